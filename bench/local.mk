@@ -1,0 +1,1 @@
+# bench/: benchmark scripts (not tests): they print figures and ratios.

@@ -1,0 +1,1 @@
+# doc/: the design essays.

@@ -1,0 +1,1 @@
+# man/: one page per tool.

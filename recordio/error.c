@@ -1,0 +1,158 @@
+/*
+ * error.c — error texts and error context.
+ *
+ * One X-macro table in recordio.h defines the codes and their texts;
+ * rio_strerror() maps those, negative errno values, and 0. Also the small
+ * file helpers every writer shares (temporary name + rename).
+ */
+#include "config.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+RIO_API const char *rio_strerror(int code)
+{
+	switch (code) {
+#define RIO__CASE(name, value, text)                                                               \
+	case name:                                                                                 \
+		return text;
+		RIO_ERROR_TABLE(RIO__CASE)
+#undef RIO__CASE
+	case 0:
+		return "success";
+	default:
+		break;
+	}
+	if (code < 0 && code > -4096)
+		return strerror(-code); /* glibc: static text for known errno values */
+	return "unknown error";
+}
+
+RIO_API const char *rio_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+void rio__error_clear(rio_error *e)
+{
+	if (!e)
+		return;
+	e->code = 0;
+	e->offset = RIO__UNKNOWN;
+	e->record = RIO__UNKNOWN;
+	e->message[0] = '\0';
+}
+
+int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, uint64_t record,
+                   const char *fmt, ...)
+{
+	if (!e)
+		return code;
+	e->code = code;
+	e->offset = offset;
+	e->record = record;
+	size_t cap = sizeof e->message, n = 0;
+	int w;
+#define APPEND(...)                                                                                \
+	do {                                                                                       \
+		w = snprintf(e->message + n, cap - n, __VA_ARGS__);                                \
+		if (w > 0)                                                                         \
+			n = (size_t)w < cap - n ? n + (size_t)w : cap - 1;                         \
+	} while (0)
+	e->message[0] = '\0';
+	if (path)
+		APPEND("%s: ", path);
+	if (offset != RIO__UNKNOWN && record != RIO__UNKNOWN)
+		APPEND("offset %llu (record %llu): ", (unsigned long long)offset,
+		       (unsigned long long)record);
+	else if (offset != RIO__UNKNOWN)
+		APPEND("offset %llu: ", (unsigned long long)offset);
+	else if (record != RIO__UNKNOWN)
+		APPEND("record %llu: ", (unsigned long long)record);
+	APPEND("%s", rio_strerror(code));
+	if (fmt) {
+		va_list ap;
+		APPEND(": ");
+		va_start(ap, fmt);
+		w = vsnprintf(e->message + n, cap - n, fmt, ap);
+		va_end(ap);
+		(void)w;
+	}
+#undef APPEND
+	return code;
+}
+
+int rio__tmpfile_open(const char *path, char **tmp_path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+	const char *base = path + dir_len;
+	size_t len = dir_len + 1 + strlen(base) + sizeof ".XXXXXX.tmp";
+	char *tmp = malloc(len);
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, len, "%.*s.%s.XXXXXX.tmp", (int)dir_len, path, base);
+	int fd = mkostemps(tmp, 4, O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+		free(tmp);
+		return err;
+	}
+	*tmp_path = tmp;
+	return fd;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	if (slash) {
+		size_t n = (size_t)(slash - path);
+		if (n >= sizeof dir)
+			return -ENAMETOOLONG;
+		memcpy(dir, path, n);
+		dir[n ? n : 1] = '\0';
+		if (!n)
+			dir[0] = '/';
+	} else {
+		strcpy(dir, ".");
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = fsync(fd) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync)
+{
+	int rc = 0;
+	if (do_fsync && fsync(fd))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp_path, path))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp_path);
+		return rc;
+	}
+	if (do_fsync)
+		rc = fsync_dir_of(path);
+	return rc;
+}
+
+void *rio__aligned_alloc(size_t align, size_t size)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, align, size ? size : align))
+		return NULL;
+	return p;
+}

@@ -1,0 +1,41 @@
+/*
+ * internal.h — helpers shared inside librecordio; not installed.
+ *
+ * Error context: every object that can fail keeps a rio_error, filled by
+ * rio__error_set() with a one-line message that names the file, the byte
+ * offset and the record when they are known.
+ */
+#ifndef RIO_INTERNAL_H
+#define RIO_INTERNAL_H
+
+#include "recordio.h"
+
+#include <stdarg.h>
+
+#define RIO__UNKNOWN UINT64_MAX
+
+/* Fills `e` (NULL allowed: then nothing happens) and returns `code`, so a
+ * failing path reads `return rio__error_set(...)`. The message is
+ * "PATH: offset O (record R): TEXT[: DETAIL]" with the parts that are known;
+ * DETAIL is printf-formatted from `fmt` (may be NULL). */
+int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, uint64_t record,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Clears `e` to "no error". */
+void rio__error_clear(rio_error *e);
+
+/* Creates a hidden temporary file next to `path` (".NAME.XXXXXX.tmp" in the
+ * same directory), returns its fd and its malloc'd name in *tmp_path, or a
+ * negative errno. */
+int rio__tmpfile_open(const char *path, char **tmp_path);
+
+/* Finishes a temporary file: optional fsync, close, rename to `path`, and
+ * with fsync also fsync of the directory. Closes fd in every case; on
+ * failure unlinks tmp_path. Returns 0 or a negative errno. */
+int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync);
+
+/* Allocates `size` bytes aligned to `align` (a power of two >= 8); NULL on
+ * ENOMEM. Free with free(). */
+void *rio__aligned_alloc(size_t align, size_t size);
+
+#endif /* RIO_INTERNAL_H */

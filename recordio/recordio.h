@@ -1,0 +1,442 @@
+/*
+ * recordio.h — the public interface of librecordio, and its manual.
+ *
+ * librecordio reads and writes TFRecord files: the sharded binary record
+ * format of TensorFlow. Files written here read in TensorFlow
+ * (tf.data.TFRecordDataset) and files TensorFlow wrote read here, including
+ * its GZIP and ZLIB compressed streams; LZ4 frames are an extension that
+ * `lz4 -d` turns back into a plain shard.
+ *
+ * Objects
+ *   rio_writer   writes one shard: records framed with their CRCs, optionally
+ *                compressed, to a temporary name, renamed into place by a
+ *                successful rio_writer_close().
+ *   rio_reader   reads one shard as a stream of records (compression detected
+ *                from the file's first bytes), verifying every CRC.
+ *   rio_index    the `.idx` sidecar: one (offset, framed size) per record.
+ *   rio_shardset the ordered list of shard paths a glob, list or PREFIX names.
+ *   rio_example  a view of one serialized tf.train.Example, for finding
+ *                features by name without copying; rio_example_builder
+ *                encodes one.
+ *
+ * Ownership
+ *   Every object is created by a *_open/*_init/*_read call that returns an
+ *   int and hands the object out through a pointer argument, and is freed by
+ *   its matching *_close/*_free call, which accepts NULL. Records returned by
+ *   rio_reader_next() and features found in an Example are borrowed views:
+ *   they point into memory owned by the reader or by the caller's buffer and
+ *   stay valid until the next call on that reader (or until the caller frees
+ *   the buffer).
+ *
+ * Errors
+ *   Functions return int: >= 0 is success, a negative value is an error.
+ *   System errors are negative errno values (-ENOENT, -ENOMEM, ...); the
+ *   library's own errors are the RIO_E* codes below, in [-1099, -1000].
+ *   rio_strerror() names any of them. Where an error has a place (a file, a
+ *   byte offset, a record number), the object that hit it keeps a rio_error
+ *   with a ready one-line message, e.g.
+ *     "train-00000-of-00004.tfrecord: offset 8192 (record 2): corrupted record
+ *      (data CRC mismatch)".
+ *   The library never prints and never exits.
+ *
+ * Threads
+ *   Objects are not shared between threads without the caller's locking; two
+ *   objects are independent (there is no global mutable state), so any number
+ *   of readers and writers may be used from different threads at once.
+ */
+#ifndef RECORDIO_H
+#define RECORDIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RIO_BUILDING_LIBRARY)
+#define RIO_API __attribute__((visibility("default")))
+#else
+#define RIO_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* X(name, value, text): the library's own error codes. */
+#define RIO_ERROR_TABLE(X)                                                     \
+	X(RIO_ECORRUPT_LENGTH, -1000, "corrupted record (length CRC mismatch)")  \
+	X(RIO_ECORRUPT_DATA, -1001, "corrupted record (data CRC mismatch)")      \
+	X(RIO_ETRUNCATED, -1002, "truncated record")                             \
+	X(RIO_ETOOLARGE, -1003, "record length exceeds limit")                   \
+	X(RIO_ECOMPRESSED, -1004, "damaged compressed stream")                   \
+	X(RIO_EBADEXAMPLE, -1005, "malformed tf.train.Example")                  \
+	X(RIO_ENOFEATURE, -1006, "feature not found")                            \
+	X(RIO_EFEATUREKIND, -1007, "feature has another kind")                   \
+	X(RIO_EBADINDEX, -1008, "malformed or mismatched index")                 \
+	X(RIO_EMISSINGSHARD, -1009, "missing shard")                             \
+	X(RIO_ENOSHARDS, -1010, "no shards match")                               \
+	X(RIO_EUNSUPPORTED, -1011, "not supported for this file")                \
+	X(RIO_EBADSHARDNAME, -1012, "inconsistent shard names")                  \
+	X(RIO_ERANGE, -1013, "index out of range")
+
+enum rio_error_code {
+#define RIO__ENUM(name, value, text) name = value,
+	RIO_ERROR_TABLE(RIO__ENUM)
+#undef RIO__ENUM
+};
+
+/* A short static text for any return code: RIO_E* codes, negative errno
+ * values (strerror's text) and 0 ("success"). Never NULL. */
+RIO_API const char *rio_strerror(int code);
+
+/* Where an error happened. `message` is a complete one-line description that
+ * names the file, the byte offset and the record when they are known, ready
+ * to print. offset/record are UINT64_MAX when unknown. */
+typedef struct rio_error {
+	int code;
+	uint64_t offset;
+	uint64_t record;
+	char message[512];
+} rio_error;
+
+/* ------------------------------------------------------------------------ */
+/* CRC-32C and the record frame                                              */
+/* ------------------------------------------------------------------------ */
+
+/* CRC-32C (Castagnoli) of `size` bytes, continuing from `crc` (0 to start).
+ * rio_crc32c(0, "123456789", 9) == 0xE3069283. Uses ISA-L or SSE4.2 when
+ * available. */
+RIO_API uint32_t rio_crc32c(uint32_t crc, const void *data, size_t size);
+
+/* TFRecord's masked CRC: ((c >> 15) | (c << 17)) + 0xa282ead8, and back. */
+RIO_API uint32_t rio_crc_mask(uint32_t crc);
+RIO_API uint32_t rio_crc_unmask(uint32_t masked);
+
+/* A record frame is 12 header bytes (u64 length LE, u32 masked CRC of the
+ * length bytes), the data, and a 4-byte masked CRC of the data. */
+#define RIO_HEADER_SIZE 12u
+#define RIO_FOOTER_SIZE 4u
+#define RIO_FRAME_OVERHEAD 16u
+
+/* Default limit on one record's data length: a damaged length field never
+ * makes a reader allocate more than this. */
+#define RIO_DEFAULT_MAX_RECORD (256u * 1024u * 1024u)
+
+/* Writes the 12-byte header for a record of `size` bytes into `out`. */
+RIO_API void rio_frame_header(uint8_t out[RIO_HEADER_SIZE], uint64_t size);
+/* Writes the 4-byte footer (masked CRC of data) into `out`. */
+RIO_API void rio_frame_footer(uint8_t out[RIO_FOOTER_SIZE], const void *data, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Compression                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum rio_compression {
+	RIO_COMPRESSION_AUTO = -1, /* reader: detect from the file's first bytes */
+	RIO_COMPRESSION_NONE = 0,
+	RIO_COMPRESSION_GZIP = 1, /* TensorFlow "GZIP": a gzip stream, .gz    */
+	RIO_COMPRESSION_ZLIB = 2, /* TensorFlow "ZLIB": a zlib stream, .zz    */
+	RIO_COMPRESSION_LZ4 = 3,  /* an LZ4 frame (lz4 -d reads it), .lz4     */
+} rio_compression;
+
+/* "none", "gzip", "zlib", "lz4" ("auto" for AUTO). */
+RIO_API const char *rio_compression_name(rio_compression c);
+/* Parses those names (and "", "GZIP", "ZLIB" as TensorFlow spells them);
+ * returns 0 and sets *out, or -EINVAL. */
+RIO_API int rio_compression_parse(const char *name, rio_compression *out);
+/* The shard file suffix: ".tfrecord", ".tfrecord.gz", ".tfrecord.zz",
+ * ".tfrecord.lz4". */
+RIO_API const char *rio_compression_suffix(rio_compression c);
+/* Detects the compression of a file from its first `size` bytes (at least 12
+ * should be given when the file has them): a valid record header means none;
+ * else gzip, LZ4 frame or zlib magic. Unknown bytes give NONE (the reader
+ * then reports them as a corrupted record). */
+RIO_API rio_compression rio_compression_detect(const void *head, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct rio_writer rio_writer;
+
+typedef struct rio_writer_opts {
+	rio_compression compression; /* NONE (default), GZIP, ZLIB or LZ4   */
+	int level;      /* compression level; 0 = the codec's default       */
+	int fsync;      /* 1: fsync the file and directory on close (default 0) */
+	int overwrite;  /* 1: replace an existing file (default 1)          */
+} rio_writer_opts;
+
+/* Fills `opts` with the defaults. */
+RIO_API void rio_writer_opts_init(rio_writer_opts *opts);
+
+/* Opens a writer for `path` (opts may be NULL for defaults). Data goes to a
+ * hidden temporary file in the same directory (".NAME.XXXXXX.tmp"); only
+ * rio_writer_close() renames it to `path`, so a crash or an error never
+ * leaves a file under `path` that looks whole. */
+RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer_opts *opts);
+
+/* Appends one record. If `offset` is not NULL it receives the record's offset
+ * in the uncompressed stream (what the .idx holds); its framed size is
+ * size + RIO_FRAME_OVERHEAD. */
+RIO_API int rio_writer_write(rio_writer *w, const void *data, size_t size, uint64_t *offset);
+
+/* Records written so far, and bytes of the uncompressed stream so far. */
+RIO_API uint64_t rio_writer_records(const rio_writer *w);
+RIO_API uint64_t rio_writer_bytes(const rio_writer *w);
+/* Bytes written to the file so far (after compression; grows as the codec
+ * flushes). */
+RIO_API uint64_t rio_writer_file_bytes(const rio_writer *w);
+
+/* Finishes the stream, flushes, fsyncs if asked, renames the temporary file
+ * to its final name and frees the writer. On any failure the temporary file
+ * is removed, nothing appears under `path`, and the error is returned. `w`
+ * is freed in every case. NULL is a no-op returning 0. */
+RIO_API int rio_writer_close(rio_writer *w);
+
+/* Discards everything written: removes the temporary file and frees `w`.
+ * Safe to call from a cleanup path; NULL is a no-op. */
+RIO_API void rio_writer_abort(rio_writer *w);
+
+/* The last error with its context (file and offset). */
+RIO_API const rio_error *rio_writer_error(const rio_writer *w);
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct rio_reader rio_reader;
+
+/* What a reader does with a damaged record. */
+typedef enum rio_damage_policy {
+	RIO_DAMAGE_FAIL = 0, /* stop: rio_reader_next() returns the error      */
+	RIO_DAMAGE_SKIP = 1, /* skip it, count it and go on: after a bad data
+	                      * CRC at the next record; after a bad length or
+	                      * length CRC at the next offset where a valid
+	                      * header starts; a truncated tail ends the file */
+} rio_damage_policy;
+
+typedef struct rio_reader_opts {
+	rio_compression compression; /* AUTO (default): detect from the bytes */
+	int verify_crc;              /* 1 (default): check both CRCs         */
+	rio_damage_policy on_damage; /* FAIL (default) or SKIP               */
+	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default    */
+	size_t buffer_size;          /* read size, default 1 MiB             */
+} rio_reader_opts;
+
+/* One record: a borrowed view, valid until the next call on the reader. */
+typedef struct rio_record {
+	const uint8_t *data;
+	size_t size;
+	uint64_t offset; /* of its frame in the uncompressed stream          */
+	uint64_t index;  /* its number in the shard, from 0 (damaged records
+	                  * that were skipped are not numbered)              */
+} rio_record;
+
+RIO_API void rio_reader_opts_init(rio_reader_opts *opts);
+
+/* Opens `path` for reading (opts may be NULL). Fails with -ENOENT etc.; the
+ * message of a failed open is not kept, as there is no reader: name the path
+ * in your own message. */
+RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts);
+
+/* Reads the next record into `*rec`. Returns 1 when a record was read, 0 at a
+ * clean end of file, or a negative error (see rio_reader_error() for where).
+ * After an error other than under the SKIP policy, further calls return the
+ * same error. */
+RIO_API int rio_reader_next(rio_reader *r, rio_record *rec);
+
+/* Positions the reader at the record that starts at `offset` in an
+ * uncompressed shard, which will be numbered `record_index`. Returns
+ * RIO_EUNSUPPORTED for a compressed shard. */
+RIO_API int rio_reader_seek(rio_reader *r, uint64_t offset, uint64_t record_index);
+
+/* The compression found (or given). */
+RIO_API rio_compression rio_reader_compression(const rio_reader *r);
+/* Records skipped under the SKIP policy, and the bytes they spanned. */
+RIO_API uint64_t rio_reader_skipped(const rio_reader *r);
+RIO_API uint64_t rio_reader_skipped_bytes(const rio_reader *r);
+/* Bytes consumed from the uncompressed stream so far, and from the file. */
+RIO_API uint64_t rio_reader_bytes(const rio_reader *r);
+RIO_API uint64_t rio_reader_file_bytes(const rio_reader *r);
+/* The last error with its context; under SKIP, the last damage skipped. */
+RIO_API const rio_error *rio_reader_error(const rio_reader *r);
+/* The path the reader was opened with. */
+RIO_API const char *rio_reader_path(const rio_reader *r);
+
+RIO_API void rio_reader_close(rio_reader *r);
+
+/* ------------------------------------------------------------------------ */
+/* Index (.idx sidecar)                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The DALI / `tfrecord` package text format: one line per record,
+ * "<offset> <framed size>\n", offsets in the uncompressed stream. */
+typedef struct rio_index {
+	uint64_t count;
+	uint64_t *offset;      /* count entries                              */
+	uint64_t *framed_size; /* count entries: data length + 16            */
+} rio_index;
+
+/* Reads `path` (an .idx file). Malformed lines give RIO_EBADINDEX with the
+ * line number in `err` (err may be NULL). Free with rio_index_free(). */
+RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err);
+/* Writes `idx` to `path` atomically (temporary name, then rename). */
+RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err);
+/* Builds the index of a shard by reading it (compressed or not); damage is
+ * an error reported in `err`. */
+RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *err);
+/* Appends one entry (grows the arrays). */
+RIO_API int rio_index_append(rio_index *idx, uint64_t offset, uint64_t framed_size);
+/* The sidecar path of a shard: shard_path + ".idx" (malloc'd; NULL on ENOMEM). */
+RIO_API char *rio_index_path(const char *shard_path);
+/* Frees the arrays and zeroes `idx`; safe on a zeroed index. */
+RIO_API void rio_index_free(rio_index *idx);
+
+/* Reads record `i` of an uncompressed shard through its index: positions `r`
+ * with rio_reader_seek() and reads it into `*rec`. Returns 1, or
+ * RIO_ERANGE, RIO_EUNSUPPORTED (compressed), RIO_EBADINDEX (the frame found
+ * at that offset is not the size the index says), or a read error. */
+RIO_API int rio_reader_read_at(rio_reader *r, const rio_index *idx, uint64_t i, rio_record *rec);
+
+/* ------------------------------------------------------------------------ */
+/* Shard sets and shard names                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct rio_shardset {
+	size_t count;
+	char **paths; /* sorted; count entries, each malloc'd */
+} rio_shardset;
+
+/* Expands a shard specification into the ordered list of files:
+ *   - a comma-separated list "a.tfrecord,b.tfrecord" (each item may itself
+ *     be a glob), in the given order;
+ *   - a glob pattern "data/train-*.tfrecord", sorted;
+ *   - an existing file;
+ *   - a PREFIX: the files PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].
+ * Index sidecars (.idx) and hidden temporary files are never included.
+ * When the files are named -SSSSS-of-NNNNN, the set must be complete: a
+ * missing shard gives RIO_EMISSINGSHARD naming it; mixed NNNNN gives
+ * RIO_EBADSHARDNAME. Nothing matching gives RIO_ENOSHARDS. `err` may be NULL.
+ */
+RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err);
+RIO_API void rio_shardset_free(rio_shardset *set);
+
+/* Parses a shard file name (a path; only the last component is looked at)
+ * of the form PREFIX-SSSSS-of-NNNNN[.suffix]: returns 1 and fills index and
+ * count when it matches, 0 when it does not. */
+RIO_API int rio_shard_name_parse(const char *path, uint32_t *index, uint32_t *count);
+
+/* Formats "PREFIX-SSSSS-of-NNNNN" + rio_compression_suffix(c) into buf.
+ * Returns the length, or -ENAMETOOLONG if it does not fit. */
+RIO_API int rio_shard_name_format(char *buf, size_t size, const char *prefix, uint32_t index,
+                                  uint32_t count, rio_compression c);
+
+/* ------------------------------------------------------------------------ */
+/* tf.train.Example: decoding                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum rio_feature_kind {
+	RIO_FEATURE_NONE = 0, /* a Feature with no list set (occurs in real data) */
+	RIO_FEATURE_BYTES = 1,
+	RIO_FEATURE_FLOAT = 2,
+	RIO_FEATURE_INT64 = 3,
+} rio_feature_kind;
+
+/* "none", "bytes", "float", "int64". */
+RIO_API const char *rio_feature_kind_name(rio_feature_kind k);
+
+/* One feature: a view into the serialized Example. */
+typedef struct rio_feature {
+	const char *name; /* not NUL-terminated: name_len bytes */
+	size_t name_len;
+	rio_feature_kind kind;
+	size_t count;          /* number of values in the list              */
+	const uint8_t *list;   /* the serialized BytesList/FloatList/Int64List */
+	size_t list_size;
+} rio_feature;
+
+/* Finds the feature called `name` (NUL-terminated) in a serialized Example.
+ * Returns 0 and fills `*f`, RIO_ENOFEATURE when absent, RIO_EBADEXAMPLE when
+ * the bytes are not a valid Example. When a name occurs more than once, the
+ * last occurrence wins (protobuf map semantics). Never reads outside
+ * [data, data + size). */
+RIO_API int rio_example_find(const void *data, size_t size, const char *name, rio_feature *f);
+
+/* Iterates over all features in order of appearance:
+ *   rio_example_iter it; rio_example_iter_init(&it, data, size);
+ *   while ((rc = rio_example_iter_next(&it, &f)) == 1) ...
+ * next returns 1 with a feature, 0 at the end, RIO_EBADEXAMPLE on damage. */
+typedef struct rio_example_iter {
+	const uint8_t *p, *end;         /* position in the Example            */
+	const uint8_t *fp, *fend;       /* position in the current Features   */
+} rio_example_iter;
+RIO_API void rio_example_iter_init(rio_example_iter *it, const void *data, size_t size);
+RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f);
+
+/* Validates a whole Example (every feature and list well formed). Returns 0
+ * or RIO_EBADEXAMPLE. */
+RIO_API int rio_example_validate(const void *data, size_t size);
+
+/* Typed access. Each copies up to `max` values into `out`, returns the number
+ * of values in the list (which may exceed `max`: call again with a bigger
+ * buffer), RIO_EFEATUREKIND if the feature is of another kind, or
+ * RIO_EBADEXAMPLE. Packed and unpacked encodings are both accepted. */
+RIO_API int64_t rio_feature_floats(const rio_feature *f, float *out, size_t max);
+RIO_API int64_t rio_feature_int64s(const rio_feature *f, int64_t *out, size_t max);
+/* int64 and float lists converted to float (bytes: RIO_EFEATUREKIND). */
+RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t max);
+
+/* Bytes values are iterated: `*cursor` starts at 0; each call returns 1 and
+ * sets *value/*len to the next value (a view), 0 after the last, or a
+ * negative error. */
+RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const uint8_t **value,
+                                   size_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* tf.train.Example: encoding                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Builds one serialized Example, features in the order they were added,
+ * numbers packed as TensorFlow writes them. Reuse it with _reset(). */
+typedef struct rio_example_builder {
+	uint8_t *buf; /* the Features body built so far */
+	size_t size, cap;
+	uint8_t *out; /* the finished Example */
+	size_t out_cap;
+	int failed; /* sticky -ENOMEM */
+} rio_example_builder;
+
+RIO_API void rio_example_builder_init(rio_example_builder *b);
+RIO_API void rio_example_builder_reset(rio_example_builder *b);
+RIO_API void rio_example_builder_free(rio_example_builder *b);
+
+/* Each add returns 0 or -ENOMEM (also remembered: _finish fails then). */
+RIO_API int rio_example_add_bytes(rio_example_builder *b, const char *name, const void *value,
+                                  size_t len);
+RIO_API int rio_example_add_bytes_list(rio_example_builder *b, const char *name,
+                                       const void *const *values, const size_t *lens, size_t n);
+RIO_API int rio_example_add_floats(rio_example_builder *b, const char *name, const float *v,
+                                   size_t n);
+RIO_API int rio_example_add_int64s(rio_example_builder *b, const char *name, const int64_t *v,
+                                   size_t n);
+/* A Feature with no kind set. */
+RIO_API int rio_example_add_empty(rio_example_builder *b, const char *name);
+
+/* Finishes the Example: *data/*size view the serialized bytes, owned by the
+ * builder, valid until the next call on it. Returns 0 or -ENOMEM. */
+RIO_API int rio_example_finish(rio_example_builder *b, const uint8_t **data, size_t *size);
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+RIO_API const char *rio_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RECORDIO_H */

@@ -1,0 +1,66 @@
+# tests/: one CUnit program per module, and shell tests of every tool.
+# Each exits 0 on success, 77 to skip (no io_uring, no GPU, no TensorFlow).
+AM_TESTS_ENVIRONMENT = \
+	RIO_TESTDATA='$(TESTDATA_DIR)'; export RIO_TESTDATA; \
+	RIO_BUILDDIR='$(abs_top_builddir)'; export RIO_BUILDDIR; \
+	RIO_SRCDIR='$(abs_top_srcdir)'; export RIO_SRCDIR;
+AM_DISTCHECK_CONFIGURE_FLAGS = TESTDATA_DIR='$(TESTDATA_DIR)'
+
+if HAVE_CUNIT
+noinst_LTLIBRARIES += tests/libtestutil.la
+tests_libtestutil_la_SOURCES = tests/testutil.c tests/testutil.h
+tests_libtestutil_la_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+
+RIO_TEST_LDADD = tests/libtestutil.la recordio/librecordio.la lib/librio_internal.la \
+	$(CUNIT_LIBS) $(ZLIB_LIBS) $(LZ4_LIBS)
+RIO_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(ZLIB_CFLAGS) $(LZ4_CFLAGS)
+
+UNIT_TESTS = \
+	tests/test_crc \
+	tests/test_record \
+	tests/test_compression \
+	tests/test_corrupt \
+	tests/test_index \
+	tests/test_testdata \
+	tests/test_example \
+	tests/test_shardset
+
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+
+tests_test_crc_SOURCES = tests/test_crc.c
+tests_test_crc_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_crc_LDADD = $(RIO_TEST_LDADD)
+tests_test_record_SOURCES = tests/test_record.c
+tests_test_record_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_record_LDADD = $(RIO_TEST_LDADD)
+tests_test_compression_SOURCES = tests/test_compression.c
+tests_test_compression_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_compression_LDADD = $(RIO_TEST_LDADD)
+tests_test_corrupt_SOURCES = tests/test_corrupt.c
+tests_test_corrupt_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_corrupt_LDADD = $(RIO_TEST_LDADD)
+tests_test_index_SOURCES = tests/test_index.c
+tests_test_index_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_index_LDADD = $(RIO_TEST_LDADD)
+tests_test_testdata_SOURCES = tests/test_testdata.c
+tests_test_testdata_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_testdata_LDADD = $(RIO_TEST_LDADD)
+tests_test_example_SOURCES = tests/test_example.c
+tests_test_example_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_example_LDADD = $(RIO_TEST_LDADD)
+tests_test_shardset_SOURCES = tests/test_shardset.c
+tests_test_shardset_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_shardset_LDADD = $(RIO_TEST_LDADD)
+endif
+
+# Shell tests of the tools (tests/cli_*.sh), sharing tests/cli_lib.sh.
+CLI_TESTS = \
+	tests/cli_pack.sh \
+	tests/cli_cat.sh \
+	tests/cli_verify.sh \
+	tests/cli_index.sh \
+	tests/cli_info.sh \
+	tests/cli_tensorflow.sh
+TESTS += $(CLI_TESTS)
+EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py

@@ -1,0 +1,127 @@
+/*
+ * testutil.c — see testutil.h.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+const char *tu_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+		snprintf(tmpdir, sizeof tmpdir, "%s/rio-test-XXXXXX", base && *base ? base : "/tmp");
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			exit(99);
+		}
+	}
+	return tmpdir;
+}
+
+const char *tu_path(const char *name)
+{
+	static char bufs[8][512];
+	static int slot;
+	char *b = bufs[slot++ & 7];
+	snprintf(b, 512, "%s/%s", tu_tmpdir(), name);
+	return b;
+}
+
+void tu_write_file(const char *path, const void *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f)) {
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		exit(99);
+	}
+}
+
+uint8_t *tu_read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	*size = (size_t)n;
+	return buf;
+}
+
+int tu_file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+const char *tu_testdata(const char *name)
+{
+	static char bufs[4][1024];
+	static int slot;
+	const char *dir = getenv("RIO_TESTDATA");
+	struct stat st;
+	if (!dir || stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return NULL;
+	char *b = bufs[slot++ & 3];
+	snprintf(b, 1024, "%s/%s", dir, name);
+	return b;
+}
+
+void tu_fill_random(void *buf, size_t size, uint64_t seed)
+{
+	uint8_t *p = buf;
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+	for (size_t i = 0; i < size; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (uint8_t)(x >> 24);
+	}
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+int tu_run(const char *program, const tu_suite *suites)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	for (const tu_suite *s = suites; s->name; s++) {
+		CU_pSuite suite = CU_add_suite(s->name, NULL, NULL);
+		if (!suite)
+			return 99;
+		for (const tu_test *t = s->tests; t->name; t++)
+			if (!CU_add_test(suite, t->name, t->fn))
+				return 99;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	unsigned ran = CU_get_number_of_tests_run();
+	CU_cleanup_registry();
+	printf("\n%s: %u tests run, %s\n", program, ran, failed ? "FAILED" : "all passed");
+	if (!failed && tmpdir[0])
+		remove_tree(tmpdir);
+	else if (tmpdir[0])
+		printf("scratch files kept in %s\n", tmpdir);
+	return failed || ran == 0 ? 1 : 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * testutil.h — helpers shared by the CUnit test programs.
+ *
+ * A fresh temporary directory per program (removed at exit when every test
+ * passed), file helpers, access to the TensorFlow-written golden files, and
+ * the CUnit main loop: RIO_TEST_MAIN(suites) runs every suite verbosely,
+ * prints CUnit's summary and exits non-zero on any failure.
+ */
+#ifndef RIO_TESTUTIL_H
+#define RIO_TESTUTIL_H
+
+#include <CUnit/Basic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The test's scratch directory (created on first use). */
+const char *tu_tmpdir(void);
+/* tu_tmpdir() + "/" + name, in a static rotating buffer (8 slots). */
+const char *tu_path(const char *name);
+/* Writes / reads a whole file; read returns a malloc'd buffer (free it). */
+void tu_write_file(const char *path, const void *data, size_t size);
+uint8_t *tu_read_file(const char *path, size_t *size);
+int tu_file_exists(const char *path);
+/* The golden file `name` in $RIO_TESTDATA, or NULL when the directory is
+ * missing (the caller then fails: the golden files are required). */
+const char *tu_testdata(const char *name);
+/* Deterministic pseudo-random bytes. */
+void tu_fill_random(void *buf, size_t size, uint64_t seed);
+
+typedef struct tu_test {
+	const char *name;
+	void (*fn)(void);
+} tu_test;
+
+typedef struct tu_suite {
+	const char *name;
+	const tu_test *tests; /* terminated by {NULL, NULL} */
+} tu_suite;
+
+/* Runs the suites (terminated by {NULL, NULL}); returns the exit code. */
+int tu_run(const char *program, const tu_suite *suites);
+
+#define RIO_TEST_MAIN(suites)                                                                      \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		(void)argc;                                                                        \
+		return tu_run(argv[0], suites);                                                    \
+	}
+
+#endif /* RIO_TESTUTIL_H */

@@ -1,0 +1,21 @@
+# tools/: the command-line programs; they use the public header only (plus
+# tools/common.h for option parsing and reporting shared among them).
+TOOL_CFLAGS = $(AM_CFLAGS)
+TOOL_LDADD = tools/libtoolcommon.la recordio/librecordio.la
+
+noinst_LTLIBRARIES += tools/libtoolcommon.la
+tools_libtoolcommon_la_SOURCES = tools/common.c tools/common.h
+
+bin_PROGRAMS += recordio-pack recordio-cat recordio-verify recordio-index recordio-info
+
+recordio_pack_SOURCES = tools/pack.c tools/pack.h tools/pack_idx.c tools/pack_tfrecord.c \
+	tools/pack_csv.c tools/pack_dir.c tools/pack_lines.c tools/shard_out.c tools/shard_out.h
+recordio_pack_LDADD = $(TOOL_LDADD)
+recordio_cat_SOURCES = tools/cat.c
+recordio_cat_LDADD = $(TOOL_LDADD)
+recordio_verify_SOURCES = tools/verify.c
+recordio_verify_LDADD = $(TOOL_LDADD) -lpthread
+recordio_index_SOURCES = tools/index.c
+recordio_index_LDADD = $(TOOL_LDADD)
+recordio_info_SOURCES = tools/info.c
+recordio_info_LDADD = $(TOOL_LDADD)
