@@ -1,0 +1,50 @@
+# cli_lib.sh — sourced by the tests/cli_*.sh shell tests.
+#
+# Gives: $BIN (the built tools), $TESTDATA (TensorFlow-written files), a
+# scratch directory $T removed on success, and assertions that count
+# passes and failures and print "N passed, N failed" at the end.
+set -u
+BIN=${RIO_BUILDDIR:-$(pwd)}
+TESTDATA=${RIO_TESTDATA:-$(cd "$(dirname "$0")/.." && pwd)/../shared/testdata/tfrecord}
+T=$(mktemp -d "${TMPDIR:-/tmp}/rio-cli-XXXXXX")
+PASSED=0
+FAILED=0
+
+pass() { PASSED=$((PASSED + 1)); }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*" >&2; }
+
+# expect_exit CODE CMD...: runs CMD (stdout to $T/out, stderr to $T/err),
+# checks its exit code.
+expect_exit() {
+	want=$1; shift
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then pass; else
+		fail "exit $got (want $want): $*"; sed 's/^/  stderr: /' "$T/err" | head -5 >&2
+	fi
+}
+
+# expect_eq WANT GOT WHAT
+expect_eq() {
+	if [ "$1" = "$2" ]; then pass; else fail "$3: want '$1', got '$2'"; fi
+}
+
+# expect_match REGEX FILE WHAT: FILE has a line matching the extended REGEX.
+expect_match() {
+	if grep -Eq -- "$1" "$2"; then pass; else
+		fail "$3: no line matches /$1/ in $2"; head -5 "$2" | sed 's/^/  /' >&2
+	fi
+}
+
+# expect_lines N FILE WHAT: FILE has exactly N lines.
+expect_lines() {
+	got=$(wc -l <"$2" | tr -d ' ')
+	expect_eq "$1" "$got" "$3"
+}
+
+finish() {
+	echo "$(basename "$0"): $PASSED passed, $FAILED failed"
+	if [ "$FAILED" -eq 0 ]; then rm -rf "$T"; exit 0; fi
+	echo "scratch files kept in $T"
+	exit 1
+}

@@ -1,0 +1,167 @@
+/*
+ * common.c — see common.h.
+ */
+#include "config.h"
+#include "common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *tool_name = "recordio";
+volatile int tool_interrupted;
+
+void tool_init(const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+	tool_name = slash ? slash + 1 : (argv0 ? argv0 : "recordio");
+	/* libtool wrappers run the real binary as lt-NAME */
+	if (!strncmp(tool_name, "lt-", 3))
+		tool_name += 3;
+}
+
+void tool_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", tool_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void tool_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", tool_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", tool_name);
+	exit(EXIT_USAGE);
+}
+
+uint64_t tool_parse_u64(const char *option, const char *value)
+{
+	char *end;
+	errno = 0;
+	if (!value || !*value || *value == '-')
+		tool_usage_error("%s: expected a non-negative integer, got '%s'", option,
+		                 value ? value : "");
+	unsigned long long v = strtoull(value, &end, 10);
+	if (errno || *end)
+		tool_usage_error("%s: expected a non-negative integer, got '%s'", option, value);
+	return v;
+}
+
+uint64_t tool_parse_size(const char *option, const char *value)
+{
+	char *end;
+	errno = 0;
+	if (!value || !*value || *value == '-')
+		tool_usage_error("%s: expected a size such as 64M, got '%s'", option, value ? value : "");
+	double v = strtod(value, &end);
+	uint64_t mult = 1;
+	if (errno || end == value || v < 0)
+		tool_usage_error("%s: expected a size such as 64M, got '%s'", option, value);
+	if (*end) {
+		int si = end[1] == 'B' || end[1] == 'b';
+		uint64_t base = si ? 1000 : 1024;
+		switch (*end) {
+		case 'k': case 'K': mult = base; break;
+		case 'm': case 'M': mult = base * base; break;
+		case 'g': case 'G': mult = base * base * base; break;
+		case 't': case 'T': mult = base * base * base * base; break;
+		case 'b': case 'B': mult = 1; si = 0; break;
+		default: tool_usage_error("%s: unknown size suffix in '%s'", option, value);
+		}
+		if (end[1 + si] != '\0' && !(end[1 + si] == 'i' && end[2 + si] == 'B' && !end[3 + si]))
+			tool_usage_error("%s: unknown size suffix in '%s'", option, value);
+	}
+	return (uint64_t)(v * (double)mult);
+}
+
+const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+double tool_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void tool_progress_init(tool_progress *p, int quiet)
+{
+	p->enabled = !quiet && isatty(STDERR_FILENO);
+	p->start = p->last = tool_now();
+}
+
+void tool_progress_update(tool_progress *p, uint64_t records, uint64_t bytes, const char *what)
+{
+	if (!p->enabled)
+		return;
+	double now = tool_now();
+	if (now - p->last < 0.1)
+		return;
+	p->last = now;
+	char b[32];
+	double secs = now - p->start;
+	fprintf(stderr, "\r%s: %s %llu records, %s, %.1f MB/s   ", tool_name, what ? what : "",
+	        (unsigned long long)records, tool_format_bytes(b, sizeof b, bytes),
+	        secs > 0 ? (double)bytes / secs / 1e6 : 0.0);
+	fflush(stderr);
+}
+
+void tool_progress_done(tool_progress *p)
+{
+	if (p->enabled) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+	}
+}
+
+int tool_expand_shards(const char *spec, rio_shardset *set)
+{
+	rio_error err;
+	int rc = rio_shardset_expand(spec, set, &err);
+	if (rc < 0) {
+		tool_error("%s", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	tool_interrupted = 1;
+}
+
+void tool_catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}

@@ -1,0 +1,59 @@
+/*
+ * common.h — what every recordio tool shares: the exit-code convention,
+ * one-line error reporting, number and size parsing, and the progress line.
+ *
+ * Exit codes: 0 success, 1 data or I/O error, 2 usage error. Errors go to
+ * stderr as "PROGRAM: MESSAGE" on one line; --help goes to stdout.
+ */
+#ifndef RIO_TOOLS_COMMON_H
+#define RIO_TOOLS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "recordio.h"
+
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+
+/* Set once from argv[0]'s last component by tool_init(). */
+extern const char *tool_name;
+void tool_init(const char *argv0);
+
+/* "PROGRAM: message\n" on stderr. */
+void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: the message, then "Try 'PROGRAM --help'.", exit 2. */
+void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Parses a non-negative integer option value (decimal); on error a usage
+ * error naming `option`. */
+uint64_t tool_parse_u64(const char *option, const char *value);
+/* Parses a size with an optional suffix K, M, G (powers of 1024) or KB, MB,
+ * GB (powers of 1000), e.g. "64M"; usage error on failure. */
+uint64_t tool_parse_size(const char *option, const char *value);
+
+/* Human-readable bytes ("1.5 GiB") into buf. */
+const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* Monotonic seconds. */
+double tool_now(void);
+
+/* A progress line on stderr, redrawn at most 10 times a second, only when
+ * stderr is a terminal and not quiet. */
+typedef struct tool_progress {
+	int enabled;
+	double start, last;
+} tool_progress;
+void tool_progress_init(tool_progress *p, int quiet);
+void tool_progress_update(tool_progress *p, uint64_t records, uint64_t bytes, const char *what);
+void tool_progress_done(tool_progress *p);
+
+/* Expands a shard spec (glob, list, PREFIX or file) with rio_shardset_expand,
+ * printing the error on failure; returns 0 or -1. */
+int tool_expand_shards(const char *spec, rio_shardset *set);
+
+/* Installs SIGINT/SIGTERM/SIGHUP handlers that set tool_interrupted. */
+extern volatile int tool_interrupted;
+void tool_catch_signals(void);
+
+#endif /* RIO_TOOLS_COMMON_H */
