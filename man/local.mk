@@ -1,1 +1,7 @@
 # man/: one page per tool.
+dist_man_MANS += \
+	man/recordio-pack.1 \
+	man/recordio-cat.1 \
+	man/recordio-verify.1 \
+	man/recordio-index.1 \
+	man/recordio-info.1
