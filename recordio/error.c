@@ -149,6 +149,20 @@ int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_f
 	return rc;
 }
 
+unsigned rio__process_umask(void)
+{
+	unsigned mask = 022;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return mask;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Umask: %o", &mask) == 1)
+			break;
+	fclose(f);
+	return mask;
+}
+
 void *rio__aligned_alloc(size_t align, size_t size)
 {
 	void *p = NULL;

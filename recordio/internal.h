@@ -34,8 +34,16 @@ int rio__tmpfile_open(const char *path, char **tmp_path);
  * failure unlinks tmp_path. Returns 0 or a negative errno. */
 int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync);
 
+/* The process umask, read without changing it (umask(2) would race with
+ * other threads creating files): from /proc/self/status, else 022. */
+unsigned rio__process_umask(void);
+
 /* Allocates `size` bytes aligned to `align` (a power of two >= 8); NULL on
  * ENOMEM. Free with free(). */
 void *rio__aligned_alloc(size_t align, size_t size);
+
+/* Checks a 12-byte frame header: returns 1 when its length CRC matches, and
+ * stores the length either way. */
+int rio__frame_header_valid(const uint8_t *hdr, uint64_t *length);
 
 #endif /* RIO_INTERNAL_H */

@@ -20,9 +20,9 @@
  *                encodes one.
  *
  * Ownership
- *   Every object is created by a *_open/*_init/*_read call that returns an
+ *   Every object is created by an open, init or read call that returns an
  *   int and hands the object out through a pointer argument, and is freed by
- *   its matching *_close/*_free call, which accepts NULL. Records returned by
+ *   its matching close or free call, which accepts NULL. Records returned by
  *   rio_reader_next() and features found in an Example are borrowed views:
  *   they point into memory owned by the reader or by the caller's buffer and
  *   stay valid until the next call on that reader (or until the caller frees
@@ -389,7 +389,7 @@ RIO_API int64_t rio_feature_int64s(const rio_feature *f, int64_t *out, size_t ma
 RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t max);
 
 /* Bytes values are iterated: `*cursor` starts at 0; each call returns 1 and
- * sets *value/*len to the next value (a view), 0 after the last, or a
+ * sets *value and *len to the next value (a view), 0 after the last, or a
  * negative error. */
 RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const uint8_t **value,
                                    size_t *len);
@@ -424,7 +424,7 @@ RIO_API int rio_example_add_int64s(rio_example_builder *b, const char *name, con
 /* A Feature with no kind set. */
 RIO_API int rio_example_add_empty(rio_example_builder *b, const char *name);
 
-/* Finishes the Example: *data/*size view the serialized bytes, owned by the
+/* Finishes the Example: *data and *size view the serialized bytes, owned by the
  * builder, valid until the next call on it. Returns 0 or -ENOMEM. */
 RIO_API int rio_example_finish(rio_example_builder *b, const uint8_t **data, size_t *size);
 

@@ -1,0 +1,185 @@
+/*
+ * index.c — the `.idx` sidecar: read, write, build.
+ *
+ * The format is the one NVIDIA DALI's tfrecord2idx and the Python `tfrecord`
+ * package write: one line per record, "<offset> <framed size>\n", the
+ * offset in the uncompressed stream. It lets a loader plan reads (and split
+ * records among ranks) without scanning the shard.
+ */
+#include "config.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+RIO_API void rio_index_free(rio_index *idx)
+{
+	if (!idx)
+		return;
+	free(idx->offset);
+	free(idx->framed_size);
+	memset(idx, 0, sizeof *idx);
+}
+
+RIO_API int rio_index_append(rio_index *idx, uint64_t offset, uint64_t framed_size)
+{
+	/* capacity is implicit: 64, then doubling at each power of two */
+	uint64_t n = idx->count;
+	if (n == 0 || (n >= 64 && (n & (n - 1)) == 0)) {
+		uint64_t cap = n ? 2 * n : 64;
+		uint64_t *o = realloc(idx->offset, cap * sizeof *o);
+		if (!o)
+			return -ENOMEM;
+		idx->offset = o;
+		uint64_t *f = realloc(idx->framed_size, cap * sizeof *f);
+		if (!f)
+			return -ENOMEM;
+		idx->framed_size = f;
+	}
+	idx->offset[n] = offset;
+	idx->framed_size[n] = framed_size;
+	idx->count = n + 1;
+	return 0;
+}
+
+RIO_API char *rio_index_path(const char *shard_path)
+{
+	size_t n = strlen(shard_path);
+	char *p = malloc(n + 5);
+	if (p) {
+		memcpy(p, shard_path, n);
+		memcpy(p + n, ".idx", 5);
+	}
+	return p;
+}
+
+/* Parses one unsigned decimal number; returns the position after it or NULL. */
+static const char *parse_u64(const char *p, uint64_t *out)
+{
+	if (*p < '0' || *p > '9')
+		return NULL;
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9') {
+		uint64_t d = (uint64_t)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return NULL;
+		v = v * 10 + d;
+		p++;
+	}
+	*out = v;
+	return p;
+}
+
+RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
+{
+	memset(idx, 0, sizeof *idx);
+	rio__error_clear(err);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	char line[128];
+	uint64_t lineno = 0, expect = 0;
+	int rc = 0;
+	while (fgets(line, sizeof line, f)) {
+		lineno++;
+		uint64_t off, size;
+		const char *p = parse_u64(line, &off);
+		if (p && (*p == ' ' || *p == '\t')) {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			p = parse_u64(p, &size);
+		} else {
+			p = NULL;
+		}
+		if (p && *p == '\r')
+			p++;
+		if (!p || (*p != '\n' && *p != '\0')) {
+			rc = rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "line %llu is not \"<offset> <size>\"",
+			                    (unsigned long long)lineno);
+			break;
+		}
+		if (size < RIO_FRAME_OVERHEAD || off != expect) {
+			rc = rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "line %llu: offset %llu size %llu does not follow the "
+			                    "previous record (expected offset %llu, size >= 16)",
+			                    (unsigned long long)lineno, (unsigned long long)off,
+			                    (unsigned long long)size, (unsigned long long)expect);
+			break;
+		}
+		expect = off + size;
+		if ((rc = rio_index_append(idx, off, size)))
+			break;
+	}
+	if (!rc && ferror(f))
+		rc = rio__error_set(err, -EIO, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	fclose(f);
+	if (rc)
+		rio_index_free(idx);
+	return rc;
+}
+
+RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
+{
+	char *tmp = NULL;
+	int fd = rio__tmpfile_open(path, &tmp);
+	if (fd < 0)
+		return rio__error_set(err, fd, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int rc = -errno;
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return rio__error_set(err, rc, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	for (uint64_t i = 0; i < idx->count; i++)
+		fprintf(f, "%llu %llu\n", (unsigned long long)idx->offset[i],
+		        (unsigned long long)idx->framed_size[i]);
+	int rc = 0;
+	if (fflush(f) || ferror(f))
+		rc = errno ? -errno : -EIO;
+	fchmod(fd, 0666 & ~rio__process_umask());
+	/* hand the fd to commit: dup so that fclose does not close it first */
+	int fd2 = dup(fd);
+	fclose(f);
+	if (rc || fd2 < 0) {
+		if (fd2 >= 0)
+			close(fd2);
+		unlink(tmp);
+		free(tmp);
+		return rio__error_set(err, rc ? rc : -EMFILE, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	rc = rio__tmpfile_commit(fd2, tmp, path, 0);
+	free(tmp);
+	if (rc)
+		return rio__error_set(err, rc, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	return 0;
+}
+
+RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *err)
+{
+	memset(idx, 0, sizeof *idx);
+	rio__error_clear(err);
+	rio_reader *r;
+	int rc = rio_reader_open(&r, shard_path, NULL);
+	if (rc)
+		return rio__error_set(err, rc, shard_path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	rio_record rec;
+	while ((rc = rio_reader_next(r, &rec)) == 1)
+		if ((rc = rio_index_append(idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)))
+			break;
+	if (rc < 0) {
+		if (err)
+			*err = *rio_reader_error(r);
+		if (!err || err->code != rc)
+			rio__error_set(err, rc, shard_path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		rio_index_free(idx);
+	}
+	rio_reader_close(r);
+	return rc < 0 ? rc : 0;
+}

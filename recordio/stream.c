@@ -1,0 +1,477 @@
+/*
+ * stream.c — the codecs under the record layer (see stream.h).
+ *
+ * gzip and zlib are TensorFlow's GZIP and ZLIB layouts: a single deflate
+ * stream with the gzip (RFC 1952) or zlib (RFC 1950) wrapper. Concatenated
+ * gzip members and LZ4 frames are read one after another, as gzip -d and
+ * lz4 -d do. Writing uses zlib's deflate and liblz4's frame API.
+ */
+#include "config.h"
+#include "stream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lz4frame.h>
+#include <zlib.h>
+#ifdef HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
+
+#define IN_CAP (256u * 1024u)
+#define OUT_CAP (1024u * 1024u)
+
+/* ---- input ---------------------------------------------------------------- */
+
+enum inflater { INF_NONE, INF_ZLIB, INF_ISAL, INF_LZ4 };
+
+struct rio__istream {
+	int fd;
+	rio_compression comp;
+	enum inflater kind;
+	const char *path;
+	rio_error *err;
+	uint64_t file_bytes; /* read from the file                          */
+	uint8_t *in;         /* compressed input                             */
+	size_t in_pos, in_end;
+	int in_eof;   /* the file has no more bytes                           */
+	int ended;    /* the codec saw its end marker and no input follows   */
+	int in_frame; /* the codec is inside a member/frame                    */
+	int z_open;   /* z was initialised                                     */
+	z_stream z;
+#ifdef HAVE_ISAL
+	struct inflate_state *isal;
+#endif
+	LZ4F_dctx *lz4;
+};
+
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static int inflater_start(rio__istream *s)
+{
+	switch (s->kind) {
+	case INF_ZLIB:
+		if (s->z_open) /* a following gzip member */
+			return inflateReset(&s->z) == Z_OK ? 0 : -ENOMEM;
+		memset(&s->z, 0, sizeof s->z);
+		if (inflateInit2(&s->z, s->comp == RIO_COMPRESSION_GZIP ? 16 + MAX_WBITS : MAX_WBITS) !=
+		    Z_OK)
+			return -ENOMEM;
+		s->z_open = 1;
+		return 0;
+#ifdef HAVE_ISAL
+	case INF_ISAL:
+		if (!s->isal && !(s->isal = malloc(sizeof *s->isal)))
+			return -ENOMEM;
+		isal_inflate_init(s->isal);
+		s->isal->crc_flag = s->comp == RIO_COMPRESSION_GZIP ? ISAL_GZIP : ISAL_ZLIB;
+		return 0;
+#endif
+	case INF_LZ4:
+		if (!s->lz4 && LZ4F_isError(LZ4F_createDecompressionContext(&s->lz4, LZ4F_VERSION)))
+			return -ENOMEM;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int rio__istream_open(rio__istream **out, int fd, rio_compression c, const char *path,
+                              rio_error *err)
+{
+	rio__istream *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	s->fd = fd;
+	s->comp = c;
+	s->path = path;
+	s->err = err;
+	if (c == RIO_COMPRESSION_NONE) {
+		s->kind = INF_NONE;
+	} else {
+		const char *force = getenv("RIO_INFLATE");
+		s->kind = c == RIO_COMPRESSION_LZ4 ? INF_LZ4 : INF_ZLIB;
+#ifdef HAVE_ISAL
+		if (s->kind == INF_ZLIB && !(force && !strcmp(force, "zlib")))
+			s->kind = INF_ISAL;
+#else
+		(void)force;
+#endif
+		s->in = malloc(IN_CAP);
+		if (!s->in) {
+			rio__istream_close(s);
+			return -ENOMEM;
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+/* Refills the compressed input buffer when it is empty. */
+static int refill(rio__istream *s)
+{
+	if (s->in_pos < s->in_end || s->in_eof)
+		return 0;
+	ssize_t r = read_full(s->fd, s->in, IN_CAP);
+	if (r < 0)
+		return rio__error_set(s->err, (int)r, s->path, s->file_bytes, RIO__UNKNOWN, NULL);
+	s->in_pos = 0;
+	s->in_end = (size_t)r;
+	s->file_bytes += (uint64_t)r;
+	if (r == 0)
+		s->in_eof = 1;
+	return 0;
+}
+
+static int damaged(rio__istream *s, const char *what)
+{
+	uint64_t off = s->file_bytes - (s->in_end - s->in_pos);
+	return rio__error_set(s->err, RIO_ECOMPRESSED, s->path, off, RIO__UNKNOWN, "%s stream: %s",
+	                      rio_compression_name(s->comp), what);
+}
+
+/* One decode step from s->in into dst; returns bytes produced or error.
+ * Sets s->in_frame to 0 when a member/frame ends. */
+static ssize_t decode_step(rio__istream *s, uint8_t *dst, size_t n)
+{
+	size_t avail = s->in_end - s->in_pos;
+	switch (s->kind) {
+	case INF_ZLIB: {
+		s->z.next_in = s->in + s->in_pos;
+		s->z.avail_in = (uInt)avail;
+		s->z.next_out = dst;
+		s->z.avail_out = n > UINT32_MAX ? UINT32_MAX : (uInt)n;
+		int zr = inflate(&s->z, Z_NO_FLUSH);
+		size_t produced = (size_t)(s->z.next_out - dst);
+		s->in_pos = (size_t)(s->z.next_in - s->in);
+		if (zr == Z_STREAM_END) {
+			s->in_frame = 0;
+		} else if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT) {
+			return damaged(s, s->z.msg ? s->z.msg : "invalid data");
+		} else if (zr == Z_MEM_ERROR) {
+			return -ENOMEM;
+		} else if (zr == Z_BUF_ERROR && avail) {
+			return damaged(s, "no progress");
+		}
+		return (ssize_t)produced;
+	}
+#ifdef HAVE_ISAL
+	case INF_ISAL: {
+		struct inflate_state *st = s->isal;
+		st->next_in = s->in + s->in_pos;
+		st->avail_in = (uint32_t)avail;
+		st->next_out = dst;
+		st->avail_out = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+		int ir = isal_inflate(st);
+		size_t produced = (size_t)(st->next_out - dst);
+		s->in_pos = (size_t)(st->next_in - s->in);
+		if (ir < 0) {
+			static const char *why[] = {"", "invalid block", "invalid symbol",
+			                            "invalid distance", "invalid header",
+			                            "unsupported method", "checksum mismatch"};
+			return damaged(s, -ir < 7 ? why[-ir] : "invalid data");
+		}
+		if (st->block_state == ISAL_BLOCK_FINISH)
+			s->in_frame = 0;
+		return (ssize_t)produced;
+	}
+#endif
+	case INF_LZ4: {
+		size_t dst_size = n, src_size = avail;
+		size_t hint = LZ4F_decompress(s->lz4, dst, &dst_size, s->in + s->in_pos, &src_size, NULL);
+		s->in_pos += src_size;
+		if (LZ4F_isError(hint)) {
+			LZ4F_resetDecompressionContext(s->lz4);
+			return damaged(s, LZ4F_getErrorName(hint));
+		}
+		if (hint == 0)
+			s->in_frame = 0;
+		return (ssize_t)dst_size;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n)
+{
+	if (s->kind == INF_NONE) {
+		ssize_t r = read_full(s->fd, dst, n);
+		if (r < 0)
+			return rio__error_set(s->err, (int)r, s->path, s->file_bytes, RIO__UNKNOWN, NULL);
+		s->file_bytes += (uint64_t)r;
+		return r;
+	}
+	uint8_t *d = dst;
+	size_t produced = 0;
+	while (produced < n && !s->ended) {
+		int rc = refill(s);
+		if (rc)
+			return rc;
+		if (s->in_pos == s->in_end && s->in_eof) {
+			if (s->in_frame)
+				return rio__error_set(s->err, RIO_ETRUNCATED, s->path, s->file_bytes,
+				                      RIO__UNKNOWN, "%s stream ends before its end marker",
+				                      rio_compression_name(s->comp));
+			s->ended = 1;
+			break;
+		}
+		if (!s->in_frame) {
+			/* a new member/frame starts (the first, or one concatenated) */
+			if ((rc = inflater_start(s)))
+				return rc;
+			s->in_frame = 1;
+		}
+		ssize_t r = decode_step(s, d + produced, n - produced);
+		if (r < 0)
+			return r;
+		produced += (size_t)r;
+		if (r > 0 && produced < n && s->in_pos == s->in_end && !s->in_eof)
+			break; /* return what is ready rather than block on more input */
+	}
+	return (ssize_t)produced;
+}
+
+uint64_t rio__istream_file_bytes(const rio__istream *s)
+{
+	return s->file_bytes;
+}
+
+int rio__istream_seek(rio__istream *s, uint64_t offset)
+{
+	if (s->kind != INF_NONE)
+		return -ESPIPE;
+	if (lseek(s->fd, (off_t)offset, SEEK_SET) < 0)
+		return -errno;
+	s->file_bytes = offset;
+	return 0;
+}
+
+void rio__istream_close(rio__istream *s)
+{
+	if (!s)
+		return;
+	if (s->z_open)
+		inflateEnd(&s->z);
+#ifdef HAVE_ISAL
+	free(s->isal);
+#endif
+	if (s->lz4)
+		LZ4F_freeDecompressionContext(s->lz4);
+	free(s->in);
+	free(s);
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+struct rio__ostream {
+	int fd;
+	rio_compression comp;
+	uint8_t *buf; /* bytes ready to write to the file */
+	size_t len, cap;
+	uint64_t file_bytes;
+	z_stream z;
+	int z_open;
+	LZ4F_cctx *lz4;
+	LZ4F_preferences_t lz4_prefs;
+};
+
+static int write_all(rio__ostream *s, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	while (n) {
+		ssize_t w = write(s->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+		s->file_bytes += (uint64_t)w;
+	}
+	return 0;
+}
+
+static int flush_buf(rio__ostream *s)
+{
+	int rc = write_all(s, s->buf, s->len);
+	s->len = 0;
+	return rc;
+}
+
+int rio__ostream_open(rio__ostream **out, int fd, rio_compression c, int level)
+{
+	rio__ostream *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	s->fd = fd;
+	s->comp = c;
+	s->cap = OUT_CAP;
+	int rc = 0;
+	switch (c) {
+	case RIO_COMPRESSION_GZIP:
+	case RIO_COMPRESSION_ZLIB:
+		if (deflateInit2(&s->z, level ? level : Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+		                 c == RIO_COMPRESSION_GZIP ? 16 + MAX_WBITS : MAX_WBITS, 8,
+		                 Z_DEFAULT_STRATEGY) != Z_OK)
+			rc = -EINVAL;
+		else
+			s->z_open = 1;
+		break;
+	case RIO_COMPRESSION_LZ4:
+		memset(&s->lz4_prefs, 0, sizeof s->lz4_prefs);
+		s->lz4_prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+		s->lz4_prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+		s->lz4_prefs.compressionLevel = level;
+		if (LZ4F_isError(LZ4F_createCompressionContext(&s->lz4, LZ4F_VERSION)))
+			rc = -ENOMEM;
+		else
+			s->cap = LZ4F_compressBound(OUT_CAP, &s->lz4_prefs) + LZ4F_HEADER_SIZE_MAX;
+		break;
+	case RIO_COMPRESSION_NONE:
+		break;
+	default:
+		rc = -EINVAL;
+	}
+	if (!rc && !(s->buf = rio__aligned_alloc(4096, s->cap)))
+		rc = -ENOMEM;
+	if (!rc && c == RIO_COMPRESSION_LZ4) {
+		size_t h = LZ4F_compressBegin(s->lz4, s->buf, s->cap, &s->lz4_prefs);
+		if (LZ4F_isError(h))
+			rc = -EINVAL;
+		else
+			s->len = h;
+	}
+	if (rc) {
+		rio__ostream_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+static int deflate_some(rio__ostream *s, const uint8_t *p, size_t n, int flush)
+{
+	s->z.next_in = (Bytef *)p;
+	s->z.avail_in = (uInt)n;
+	for (;;) {
+		s->z.next_out = s->buf + s->len;
+		s->z.avail_out = (uInt)(s->cap - s->len);
+		int zr = deflate(&s->z, flush);
+		s->len = s->cap - s->z.avail_out;
+		if (zr == Z_STREAM_ERROR)
+			return -EINVAL;
+		if (s->len == s->cap) {
+			int rc = flush_buf(s);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (flush == Z_FINISH ? zr == Z_STREAM_END : s->z.avail_in == 0)
+			return 0;
+	}
+}
+
+int rio__ostream_write(rio__ostream *s, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	int rc = 0;
+	switch (s->comp) {
+	case RIO_COMPRESSION_NONE:
+		if (s->len + n <= s->cap) {
+			memcpy(s->buf + s->len, p, n);
+			s->len += n;
+			return 0;
+		}
+		if ((rc = flush_buf(s)))
+			return rc;
+		if (n >= s->cap)
+			return write_all(s, p, n);
+		memcpy(s->buf, p, n);
+		s->len = n;
+		return 0;
+	case RIO_COMPRESSION_GZIP:
+	case RIO_COMPRESSION_ZLIB:
+		while (n) {
+			size_t chunk = n > (1u << 30) ? (1u << 30) : n;
+			if ((rc = deflate_some(s, p, chunk, Z_NO_FLUSH)))
+				return rc;
+			p += chunk;
+			n -= chunk;
+		}
+		return 0;
+	case RIO_COMPRESSION_LZ4:
+		while (n) {
+			size_t chunk = n > OUT_CAP ? OUT_CAP : n;
+			if (s->cap - s->len < LZ4F_compressBound(chunk, &s->lz4_prefs) &&
+			    (rc = flush_buf(s)))
+				return rc;
+			size_t w = LZ4F_compressUpdate(s->lz4, s->buf + s->len, s->cap - s->len, p, chunk,
+			                               NULL);
+			if (LZ4F_isError(w))
+				return -EINVAL;
+			s->len += w;
+			p += chunk;
+			n -= chunk;
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int rio__ostream_finish(rio__ostream *s)
+{
+	int rc = 0;
+	if (s->comp == RIO_COMPRESSION_GZIP || s->comp == RIO_COMPRESSION_ZLIB) {
+		rc = deflate_some(s, NULL, 0, Z_FINISH);
+	} else if (s->comp == RIO_COMPRESSION_LZ4) {
+		if (s->cap - s->len < LZ4F_compressBound(0, &s->lz4_prefs))
+			rc = flush_buf(s);
+		if (!rc) {
+			size_t w = LZ4F_compressEnd(s->lz4, s->buf + s->len, s->cap - s->len, NULL);
+			if (LZ4F_isError(w))
+				rc = -EINVAL;
+			else
+				s->len += w;
+		}
+	}
+	if (!rc)
+		rc = flush_buf(s);
+	return rc;
+}
+
+uint64_t rio__ostream_file_bytes(const rio__ostream *s)
+{
+	return s->file_bytes + s->len;
+}
+
+void rio__ostream_close(rio__ostream *s)
+{
+	if (!s)
+		return;
+	if (s->z_open)
+		deflateEnd(&s->z);
+	if (s->lz4)
+		LZ4F_freeCompressionContext(s->lz4);
+	free(s->buf);
+	free(s);
+}

@@ -1,0 +1,46 @@
+/*
+ * stream.h — byte streams under the record layer: a file read or written
+ * through one of the whole-file codecs (none, gzip, zlib, LZ4 frame).
+ *
+ * The record layer above sees only uncompressed bytes. Input: read() fills a
+ * caller's buffer with as many decompressed bytes as are ready. Output:
+ * write() buffers, compresses and writes in large chunks; finish() ends the
+ * codec's stream and writes what remains.
+ *
+ * Inflate uses ISA-L when the build has it (about 3x zlib's speed); setting
+ * the environment variable RIO_INFLATE=zlib forces zlib (the tests run both).
+ */
+#ifndef RIO_STREAM_H
+#define RIO_STREAM_H
+
+#include "internal.h"
+
+#include <sys/types.h>
+
+typedef struct rio__istream rio__istream;
+typedef struct rio__ostream rio__ostream;
+
+/* Opens an input stream over `fd` (not closed by the stream) with codec `c`
+ * (not AUTO). `path` and `err` give errors their context. */
+int rio__istream_open(rio__istream **out, int fd, rio_compression c, const char *path,
+                      rio_error *err);
+/* Fills up to `n` bytes of `dst`; returns the count (> 0), 0 at the clean
+ * end of the stream, or a negative error (also recorded in err). A
+ * compressed stream that stops before its end marker is RIO_ETRUNCATED; one
+ * that is damaged is RIO_ECOMPRESSED (the offset is the file offset). */
+ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n);
+/* Bytes consumed from the file so far. */
+uint64_t rio__istream_file_bytes(const rio__istream *s);
+/* Repositions an uncompressed stream to `offset`; -ESPIPE when compressed. */
+int rio__istream_seek(rio__istream *s, uint64_t offset);
+void rio__istream_close(rio__istream *s);
+
+/* Opens an output stream writing to `fd` (not closed by the stream). */
+int rio__ostream_open(rio__ostream **out, int fd, rio_compression c, int level);
+int rio__ostream_write(rio__ostream *s, const void *data, size_t n);
+/* Ends the codec stream and writes everything out. */
+int rio__ostream_finish(rio__ostream *s);
+uint64_t rio__ostream_file_bytes(const rio__ostream *s);
+void rio__ostream_close(rio__ostream *s);
+
+#endif /* RIO_STREAM_H */

@@ -1,0 +1,149 @@
+/*
+ * writer.c — rio_writer: frames records and writes one shard atomically.
+ *
+ * Bytes go to a hidden temporary file beside the target through an output
+ * stream (stream.c) that compresses when asked. Only a successful
+ * rio_writer_close() renames the temporary file into place, so an error, a
+ * crash or rio_writer_abort() never leaves a file under the final name.
+ */
+#include "config.h"
+#include "internal.h"
+#include "stream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct rio_writer {
+	char *path;
+	char *tmp_path;
+	int fd;
+	int fsync;
+	rio__ostream *out;
+	uint64_t records;
+	uint64_t bytes; /* of the uncompressed stream */
+	int failed;     /* a write failed: close must not publish the file */
+	rio_error err;
+};
+
+RIO_API void rio_writer_opts_init(rio_writer_opts *opts)
+{
+	memset(opts, 0, sizeof *opts);
+	opts->compression = RIO_COMPRESSION_NONE;
+	opts->overwrite = 1;
+}
+
+static void writer_free(rio_writer *w)
+{
+	rio__ostream_close(w->out);
+	free(w->tmp_path);
+	free(w->path);
+	free(w);
+}
+
+RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer_opts *opts)
+{
+	rio_writer_opts defaults;
+	if (!opts) {
+		rio_writer_opts_init(&defaults);
+		opts = &defaults;
+	}
+	*out = NULL;
+	if (opts->compression < RIO_COMPRESSION_NONE || opts->compression > RIO_COMPRESSION_LZ4)
+		return -EINVAL;
+	if (!opts->overwrite && access(path, F_OK) == 0)
+		return -EEXIST;
+	rio_writer *w = calloc(1, sizeof *w);
+	if (!w || !(w->path = strdup(path))) {
+		free(w);
+		return -ENOMEM;
+	}
+	rio__error_clear(&w->err);
+	w->fsync = opts->fsync;
+	w->fd = rio__tmpfile_open(path, &w->tmp_path);
+	if (w->fd < 0) {
+		int rc = w->fd;
+		writer_free(w);
+		return rc;
+	}
+	int rc = rio__ostream_open(&w->out, w->fd, opts->compression, opts->level);
+	if (rc) {
+		close(w->fd);
+		unlink(w->tmp_path);
+		writer_free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+RIO_API int rio_writer_write(rio_writer *w, const void *data, size_t size, uint64_t *offset)
+{
+	uint8_t header[RIO_HEADER_SIZE], footer[RIO_FOOTER_SIZE];
+	if (w->failed)
+		return w->err.code;
+	rio_frame_header(header, size);
+	rio_frame_footer(footer, data, size);
+	int rc = rio__ostream_write(w->out, header, sizeof header);
+	if (!rc && size)
+		rc = rio__ostream_write(w->out, data, size);
+	if (!rc)
+		rc = rio__ostream_write(w->out, footer, sizeof footer);
+	if (rc) {
+		w->failed = 1;
+		return rio__error_set(&w->err, rc, w->path, w->bytes, w->records, "writing record");
+	}
+	if (offset)
+		*offset = w->bytes;
+	w->bytes += size + RIO_FRAME_OVERHEAD;
+	w->records++;
+	return 0;
+}
+
+RIO_API uint64_t rio_writer_records(const rio_writer *w)
+{
+	return w->records;
+}
+
+RIO_API uint64_t rio_writer_bytes(const rio_writer *w)
+{
+	return w->bytes;
+}
+
+RIO_API uint64_t rio_writer_file_bytes(const rio_writer *w)
+{
+	return rio__ostream_file_bytes(w->out);
+}
+
+RIO_API const rio_error *rio_writer_error(const rio_writer *w)
+{
+	return &w->err;
+}
+
+RIO_API int rio_writer_close(rio_writer *w)
+{
+	if (!w)
+		return 0;
+	int rc = w->failed ? w->err.code : rio__ostream_finish(w->out);
+	if (rc) {
+		close(w->fd);
+		unlink(w->tmp_path);
+	} else {
+		/* mkstemp makes the file 0600; give it the mode open(2) would */
+		fchmod(w->fd, 0666 & ~rio__process_umask());
+		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync);
+	}
+	writer_free(w);
+	return rc;
+}
+
+RIO_API void rio_writer_abort(rio_writer *w)
+{
+	if (!w)
+		return;
+	close(w->fd);
+	unlink(w->tmp_path);
+	writer_free(w);
+}
