@@ -29,7 +29,7 @@ RIO_API const char *rio_strerror(int code)
 	default:
 		break;
 	}
-	if (code < 0 && code > -4096)
+	if (code < 0 && code > -1000)
 		return strerror(-code); /* glibc: static text for known errno values */
 	return "unknown error";
 }

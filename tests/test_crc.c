@@ -1,0 +1,145 @@
+/*
+ * test_crc.c — CRC-32C known answers, every implementation, and the mask.
+ *
+ * Known answers come from RFC 3720 (iSCSI) appendix B.4 and the TFRecord
+ * spec; the empty-record frame is the one DESIGN.md gives byte for byte.
+ */
+#include "crc32c.h"
+#include "recordio.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint32_t (*crc_fn)(uint32_t, const void *, size_t);
+
+static void check_known_answers(crc_fn f)
+{
+	uint8_t buf[48];
+	CU_ASSERT_EQUAL(f(0, "123456789", 9), 0xE3069283u);
+	CU_ASSERT_EQUAL(f(0, "", 0), 0u);
+	memset(buf, 0, 32);
+	CU_ASSERT_EQUAL(f(0, buf, 32), 0x8A9136AAu);
+	memset(buf, 0xff, 32);
+	CU_ASSERT_EQUAL(f(0, buf, 32), 0x62A8AB43u);
+	for (int i = 0; i < 32; i++)
+		buf[i] = (uint8_t)i;
+	CU_ASSERT_EQUAL(f(0, buf, 32), 0x46DD794Eu);
+	for (int i = 0; i < 32; i++)
+		buf[i] = (uint8_t)(31 - i);
+	CU_ASSERT_EQUAL(f(0, buf, 32), 0x113FDB5Cu);
+	/* continuing a CRC over pieces equals the CRC of the whole */
+	CU_ASSERT_EQUAL(f(f(0, "1234", 4), "56789", 5), 0xE3069283u);
+}
+
+static void test_portable(void)
+{
+	check_known_answers(rio__crc32c_portable);
+}
+
+static void test_sse42(void)
+{
+	if (!rio__crc32c_have_sse42()) {
+		printf("(no SSE4.2 on this CPU) ");
+		CU_PASS("skipped");
+		return;
+	}
+	check_known_answers(rio__crc32c_sse42);
+}
+
+static void test_isal(void)
+{
+	/* without ISA-L this is the portable code: still must be right */
+	check_known_answers(rio__crc32c_isal);
+}
+
+static void test_public_and_dispatch(void)
+{
+	check_known_answers(rio__crc32c);
+	CU_ASSERT_EQUAL(rio_crc32c(0, "123456789", 9), 0xE3069283u);
+}
+
+/* Every implementation agrees on every length and alignment. */
+static void test_implementations_agree(void)
+{
+	size_t n = 70000;
+	uint8_t *buf = malloc(n + 16);
+	tu_fill_random(buf, n + 16, 7);
+	for (size_t align = 0; align < 8; align++) {
+		for (size_t len = 0; len < 300; len++) {
+			uint32_t want = rio__crc32c_portable(0, buf + align, len);
+			CU_ASSERT_EQUAL_FATAL(rio__crc32c(0, buf + align, len), want);
+			CU_ASSERT_EQUAL_FATAL(rio__crc32c_isal(0, buf + align, len), want);
+			if (rio__crc32c_have_sse42())
+				CU_ASSERT_EQUAL_FATAL(rio__crc32c_sse42(0, buf + align, len), want);
+		}
+	}
+	uint32_t want = rio__crc32c_portable(0, buf, n);
+	CU_ASSERT_EQUAL(rio__crc32c(0, buf, n), want);
+	CU_ASSERT_EQUAL(rio__crc32c(rio__crc32c(0, buf, 12345), buf + 12345, n - 12345), want);
+	free(buf);
+}
+
+static void test_mask(void)
+{
+	/* mask(c) = ((c >> 15) | (c << 17)) + 0xa282ead8 */
+	CU_ASSERT_EQUAL(rio_crc_mask(0), 0xa282ead8u);
+	CU_ASSERT_EQUAL(rio_crc_mask(0xE3069283u), ((0xE3069283u >> 15) | (0xE3069283u << 17)) + 0xa282ead8u);
+	for (uint32_t c = 1; c < 0xF0000000u; c += 0x01234567u)
+		CU_ASSERT_EQUAL_FATAL(rio_crc_unmask(rio_crc_mask(c)), c);
+}
+
+/* The empty record: 00*8 29 03 98 07 d8 ea 82 a2 (DESIGN.md). */
+static void test_empty_record_frame(void)
+{
+	static const uint8_t want_header[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0x29, 0x03, 0x98, 0x07};
+	static const uint8_t want_footer[4] = {0xd8, 0xea, 0x82, 0xa2};
+	uint8_t h[12], f[4];
+	rio_frame_header(h, 0);
+	rio_frame_footer(f, "", 0);
+	CU_ASSERT_EQUAL(memcmp(h, want_header, 12), 0);
+	CU_ASSERT_EQUAL(memcmp(f, want_footer, 4), 0);
+}
+
+/* A frame from TensorFlow's tf-singles.tfrecord, checked against our header. */
+static void test_frame_matches_tensorflow(void)
+{
+	const char *path = tu_testdata("tf-singles.tfrecord");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+	size_t size;
+	uint8_t *file = tu_read_file(path, &size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+	uint64_t len = 0;
+	for (int i = 7; i >= 0; i--)
+		len = len << 8 | file[i];
+	uint8_t h[12], f[4];
+	rio_frame_header(h, len);
+	rio_frame_footer(f, file + 12, (size_t)len);
+	CU_ASSERT_EQUAL(memcmp(h, file, 12), 0);
+	CU_ASSERT_EQUAL(memcmp(f, file + 12 + len, 4), 0);
+	free(file);
+}
+
+static const tu_test crc_tests[] = {
+	{"portable known answers", test_portable},
+	{"SSE4.2 known answers", test_sse42},
+	{"ISA-L known answers", test_isal},
+	{"dispatcher and public API", test_public_and_dispatch},
+	{"implementations agree on all lengths/alignments", test_implementations_agree},
+	{NULL, NULL},
+};
+
+static const tu_test frame_tests[] = {
+	{"mask and unmask", test_mask},
+	{"empty record frame bytes", test_empty_record_frame},
+	{"frame equals TensorFlow's", test_frame_matches_tensorflow},
+	{NULL, NULL},
+};
+
+static const tu_suite suites[] = {
+	{"crc32c", crc_tests},
+	{"frame", frame_tests},
+	{NULL, NULL},
+};
+
+RIO_TEST_MAIN(suites)

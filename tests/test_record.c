@@ -1,0 +1,283 @@
+/*
+ * test_record.c — writing and reading uncompressed shards.
+ *
+ * Record sizes at the edges (0, 1, 16 MiB), many records across buffer
+ * boundaries, offsets reported by the writer, the atomic-publish promise of
+ * the writer (nothing under the final name until a successful close), and
+ * the byte layout of what we write (checked by hand, not by our reader).
+ */
+#include "recordio.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+
+/* Writes records of the given sizes (contents from seed) to path. */
+static void write_shard(const char *path, const size_t *sizes, size_t n, uint64_t *offsets)
+{
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *buf = malloc(sizes[i] + 1);
+		tu_fill_random(buf, sizes[i], i);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, buf, sizes[i], offsets ? &offsets[i] : NULL), 0);
+		free(buf);
+	}
+	CU_ASSERT_EQUAL(rio_writer_records(w), n);
+	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+}
+
+/* Reads path and checks it holds exactly those records. */
+static void check_shard(const char *path, const size_t *sizes, size_t n, size_t buffer_size)
+{
+	rio_reader_opts o;
+	rio_reader_opts_init(&o);
+	if (buffer_size)
+		o.buffer_size = buffer_size;
+	rio_reader *r;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	CU_ASSERT_EQUAL(rio_reader_compression(r), RIO_COMPRESSION_NONE);
+	rio_record rec;
+	uint64_t offset = 0;
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL_FATAL(rio_reader_next(r, &rec), 1);
+		CU_ASSERT_EQUAL_FATAL(rec.size, sizes[i]);
+		CU_ASSERT_EQUAL(rec.index, i);
+		CU_ASSERT_EQUAL(rec.offset, offset);
+		uint8_t *want = malloc(sizes[i] + 1);
+		tu_fill_random(want, sizes[i], i);
+		CU_ASSERT_EQUAL_FATAL(memcmp(rec.data, want, sizes[i]), 0);
+		free(want);
+		offset += sizes[i] + 16;
+	}
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0);
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0); /* EOF stays EOF */
+	CU_ASSERT_EQUAL(rio_reader_bytes(r), offset);
+	CU_ASSERT_EQUAL(rio_reader_file_bytes(r), offset);
+	CU_ASSERT_EQUAL(rio_reader_skipped(r), 0);
+	rio_reader_close(r);
+}
+
+static void test_empty_record_bytes(void)
+{
+	static const uint8_t want[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0x29, 0x03, 0x98, 0x07,
+	                                 0xd8, 0xea, 0x82, 0xa2};
+	const char *path = tu_path("empty-record.tfrecord");
+	size_t sizes[] = {0};
+	write_shard(path, sizes, 1, NULL);
+	size_t n;
+	uint8_t *got = tu_read_file(path, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 16);
+	CU_ASSERT_EQUAL(memcmp(got, want, 16), 0);
+	free(got);
+	check_shard(path, sizes, 1, 0);
+}
+
+static void test_one_byte_record(void)
+{
+	const char *path = tu_path("one-byte.tfrecord");
+	size_t sizes[] = {1};
+	write_shard(path, sizes, 1, NULL);
+	size_t n;
+	uint8_t *got = tu_read_file(path, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 17);
+	uint8_t one;
+	tu_fill_random(&one, 1, 0);
+	CU_ASSERT_EQUAL(got[0], 1);
+	CU_ASSERT_EQUAL(got[12], one);
+	/* data CRC = mask(crc32c(data)), little-endian */
+	uint32_t crc = rio_crc_mask(rio_crc32c(0, &one, 1));
+	CU_ASSERT_EQUAL(got[13] | got[14] << 8 | got[15] << 16 | (uint32_t)got[16] << 24, crc);
+	free(got);
+	check_shard(path, sizes, 1, 0);
+}
+
+static void test_16mib_record(void)
+{
+	const char *path = tu_path("big.tfrecord");
+	size_t sizes[] = {3, 16u << 20, 5, (16u << 20) + 1, 0};
+	write_shard(path, sizes, 5, NULL);
+	check_shard(path, sizes, 5, 0);
+	check_shard(path, sizes, 5, 4096); /* records far larger than the buffer */
+}
+
+static void test_many_records_across_buffers(void)
+{
+	const char *path = tu_path("many.tfrecord");
+	size_t n = 20000;
+	size_t *sizes = malloc(n * sizeof *sizes);
+	uint64_t *offsets = malloc(n * sizeof *offsets);
+	uint64_t expect = 0;
+	for (size_t i = 0; i < n; i++)
+		sizes[i] = (i * 7919) % 3000;
+	write_shard(path, sizes, n, offsets);
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL_FATAL(offsets[i], expect);
+		expect += sizes[i] + 16;
+	}
+	struct stat st;
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL((uint64_t)st.st_size, expect);
+	check_shard(path, sizes, n, 0);
+	check_shard(path, sizes, n, 4096);
+	check_shard(path, sizes, n, 10000);
+	free(sizes);
+	free(offsets);
+}
+
+static void test_empty_shard(void)
+{
+	const char *path = tu_path("zero-records.tfrecord");
+	write_shard(path, NULL, 0, NULL);
+	struct stat st;
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 0);
+	check_shard(path, NULL, 0, 0);
+}
+
+/* Counts the entries of the scratch subdirectory `dir`, hidden ones too. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_writer_publishes_only_on_close(void)
+{
+	const char *dir = tu_path("atomic");
+	char path[600];
+	mkdir(dir, 0755);
+	snprintf(path, sizeof path, "%s/shard.tfrecord", dir);
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "abc", 3, NULL), 0);
+	CU_ASSERT_FALSE(tu_file_exists(path)); /* not under its name yet */
+	CU_ASSERT_EQUAL(count_entries(dir), 1);  /* only the hidden temporary */
+	CU_ASSERT_EQUAL(rio_writer_close(w), 0);
+	CU_ASSERT_TRUE(tu_file_exists(path));
+	CU_ASSERT_EQUAL(count_entries(dir), 1);
+	struct stat st;
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT_TRUE((st.st_mode & 0444) == 0444); /* not left at mkstemp's 0600 */
+
+	/* abort: nothing left, and the earlier file is untouched */
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "xyz!", 4, NULL), 0);
+	rio_writer_abort(w);
+	CU_ASSERT_EQUAL(count_entries(dir), 1);
+	size_t n;
+	uint8_t *got = tu_read_file(path, &n);
+	CU_ASSERT_EQUAL(n, 19);
+	free(got);
+
+	/* overwrite = 0 refuses an existing file */
+	rio_writer_opts o;
+	rio_writer_opts_init(&o);
+	o.overwrite = 0;
+	CU_ASSERT_EQUAL(rio_writer_open(&w, path, &o), -EEXIST);
+	/* fsync path works */
+	o.overwrite = 1;
+	o.fsync = 1;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &o), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "1234", 4, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_close(w), 0);
+	CU_ASSERT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 20);
+	rio_writer_close(NULL);
+	rio_writer_abort(NULL);
+}
+
+static void test_writer_errors(void)
+{
+	rio_writer *w = (rio_writer *)1;
+	CU_ASSERT_EQUAL(rio_writer_open(&w, "/nonexistent-dir/x.tfrecord", NULL), -ENOENT);
+	CU_ASSERT_PTR_NULL(w);
+	rio_writer_opts o;
+	rio_writer_opts_init(&o);
+	o.compression = (rio_compression)42;
+	CU_ASSERT_EQUAL(rio_writer_open(&w, tu_path("bad.tfrecord"), &o), -EINVAL);
+	CU_ASSERT_FALSE(tu_file_exists(tu_path("bad.tfrecord")));
+}
+
+static void test_max_record_size(void)
+{
+	const char *path = tu_path("limit.tfrecord");
+	size_t sizes[] = {10, 1000, 10};
+	write_shard(path, sizes, 3, NULL);
+	rio_reader_opts o;
+	rio_reader_opts_init(&o);
+	o.max_record_size = 999;
+	rio_reader *r;
+	rio_record rec;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 1);
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ETOOLARGE);
+	const rio_error *e = rio_reader_error(r);
+	CU_ASSERT_EQUAL(e->offset, 26);
+	CU_ASSERT_EQUAL(e->record, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "exceeds limit"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->message, "1000"));
+	rio_reader_close(r);
+	o.max_record_size = 1000;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	int n = 0;
+	while (rio_reader_next(r, &rec) == 1)
+		n++;
+	CU_ASSERT_EQUAL(n, 3);
+	rio_reader_close(r);
+}
+
+static void test_reader_open_errors(void)
+{
+	rio_reader *r = (rio_reader *)1;
+	CU_ASSERT_EQUAL(rio_reader_open(&r, tu_path("does-not-exist"), NULL), -ENOENT);
+	CU_ASSERT_PTR_NULL(r);
+	CU_ASSERT_EQUAL(rio_reader_open(&r, tu_tmpdir(), NULL), -EISDIR);
+	rio_reader_close(NULL);
+}
+
+static void test_strerror(void)
+{
+	CU_ASSERT_STRING_EQUAL(rio_strerror(0), "success");
+	CU_ASSERT_STRING_EQUAL(rio_strerror(RIO_ECORRUPT_DATA), "corrupted record (data CRC mismatch)");
+	CU_ASSERT_STRING_EQUAL(rio_strerror(RIO_ETRUNCATED), "truncated record");
+	CU_ASSERT_STRING_EQUAL(rio_strerror(-ENOENT), "No such file or directory");
+	/* every code in the table has its own text */
+#define CHECK(name, value, text) CU_ASSERT_STRING_EQUAL(rio_strerror(value), text);
+	RIO_ERROR_TABLE(CHECK)
+#undef CHECK
+	CU_ASSERT_STRING_EQUAL(rio_strerror(-1099), "unknown error");
+	CU_ASSERT_PTR_NOT_NULL(rio_version());
+}
+
+static const tu_test tests[] = {
+	{"empty record: exact bytes", test_empty_record_bytes},
+	{"1-byte record", test_one_byte_record},
+	{"16 MiB records, small and default buffers", test_16mib_record},
+	{"20000 records across buffer boundaries", test_many_records_across_buffers},
+	{"shard with no records", test_empty_shard},
+	{"writer publishes only on close", test_writer_publishes_only_on_close},
+	{"writer errors", test_writer_errors},
+	{"max record size", test_max_record_size},
+	{"reader open errors", test_reader_open_errors},
+	{"rio_strerror", test_strerror},
+	{NULL, NULL},
+};
+
+static const tu_suite suites[] = {
+	{"record", tests},
+	{NULL, NULL},
+};
+
+RIO_TEST_MAIN(suites)
