@@ -1,0 +1,551 @@
+/*
+ * shardset.c — shard names, and from a user's shard specification to the
+ * ordered list of files.
+ *
+ * A shard is named PREFIX-SSSSS-of-NNNNN[.suffix]: shard SSSSS of a set of
+ * NNNNN, both zero-padded so that name order is shard order.
+ *
+ * A specification is one item, or a comma-separated list of items (when the
+ * whole string is not itself an existing file): the items' files are
+ * concatenated in the given order, empty items ("a,,b", a trailing comma)
+ * are skipped. Each item is, tried in this order:
+ *
+ *   - an existing file (anything but a directory): that file alone, even
+ *     when its name holds glob characters;
+ *   - a glob (it holds '*', '?' or '['): glob(3), sorted by strcmp (not by
+ *     the locale), regular files only, without index sidecars ("*.idx") and
+ *     hidden files (basename starting with '.': the writer's temporaries
+ *     are ".NAME.XXXXXX.tmp"); no file left is RIO_ENOSHARDS;
+ *   - a PREFIX: the directory entries PREFIX-<digits>-of-<digits> followed
+ *     by one of "", ".tfrecord", ".tfrecords" and then one of "", ".gz",
+ *     ".zz", ".lz4" (so no .idx and no temporaries), regular files only,
+ *     sorted by shard index. Finding none is RIO_ENOSHARDS for a lone item,
+ *     and for an item of a list -ENOENT naming it (-EISDIR for a directory):
+ *     a list is expected to name files. Accepting prefixes in a list
+ *     ("data/train,data/extra") extends the header's contract; it can only
+ *     turn an error into a result.
+ *
+ * Consistency. The files of the result whose basenames parse as shard names
+ * are grouped by everything before "-SSSSS-of-NNNNN" (directory included,
+ * as spelled). Every group must agree on NNNNN (else RIO_EBADSHARDNAME
+ * naming two files that disagree) and hold each index once (a .tfrecord and
+ * a .tfrecord.gz of the same shard: RIO_EBADSHARDNAME naming both). A group
+ * with at least one member found by a glob or a PREFIX must moreover be
+ * complete: the first missing index is RIO_EMISSINGSHARD naming the file
+ * that should be there, spelled like its siblings (same prefix, digit
+ * widths and suffix). A group made only of files the user named one by one
+ * is not checked for completeness: an explicit list is how one picks a
+ * subset of shards for a quick run. Files that are not shard names are
+ * taken as given. Groups are checked over the whole result, not item by
+ * item: "d/t-0000*-of-00020,d/t-0001*-of-00020" is one complete set.
+ *
+ * Nothing here keeps state; every function is safe to call from any thread.
+ */
+#include "config.h"
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define UNK RIO__UNKNOWN /* no offset, no record: shard sets have neither */
+
+/* ---- shard names ---------------------------------------------------------- */
+
+/* A parsed shard name; the pointers and lengths refer to the parsed path. */
+struct shard_name {
+	size_t prefix_len;   /* bytes of the path before "-SSSSS-of-NNNNN"    */
+	uint32_t index, count;
+	int index_width;     /* digits of SSSSS as written                    */
+	const char *count_digits;
+	int count_width;
+	const char *suffix;  /* what follows NNNNN: "" or ".something"        */
+};
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Parses n >= 1 decimal digits into *out; 0 when they overflow 32 bits. */
+static int parse_u32(const char *p, size_t n, uint32_t *out)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		v = v * 10 + (uint64_t)(p[i] - '0');
+		if (v > UINT32_MAX)
+			return 0;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
+/* The last path component must match .*-(\d+)-of-(\d+)(\..*)?$ with index <
+ * count. As the regex's greedy .* would, the rightmost "-of-" that fits the
+ * pattern is the one parsed: "a-1-of-2.x-3-of-4" is shard 3 of 4. */
+static int shard_name_parse(const char *path, struct shard_name *sn)
+{
+	if (!path)
+		return 0;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t len = strlen(base);
+	if (len < 7) /* "-0-of-1" */
+		return 0;
+	for (size_t pos = len - 4;; pos--) {
+		if (!memcmp(base + pos, "-of-", 4)) {
+			size_t r = 0, l = 0;
+			while (is_digit(base[pos + 4 + r]))
+				r++;
+			while (l < pos && is_digit(base[pos - 1 - l]))
+				l++;
+			char after = base[pos + 4 + r];
+			if (r && l && l < pos && base[pos - 1 - l] == '-' && (!after || after == '.')) {
+				const char *idx = base + pos - l;
+				if (!parse_u32(idx, l, &sn->index) ||
+				    !parse_u32(base + pos + 4, r, &sn->count) || sn->index >= sn->count)
+					return 0;
+				sn->prefix_len = (size_t)(idx - 1 - path);
+				sn->index_width = (int)l;
+				sn->count_digits = base + pos + 4;
+				sn->count_width = (int)r;
+				sn->suffix = base + pos + 4 + r;
+				return 1;
+			}
+		}
+		if (pos == 0)
+			return 0;
+	}
+}
+
+RIO_API int rio_shard_name_parse(const char *path, uint32_t *index, uint32_t *count)
+{
+	struct shard_name sn;
+	if (!shard_name_parse(path, &sn))
+		return 0;
+	if (index)
+		*index = sn.index;
+	if (count)
+		*count = sn.count;
+	return 1;
+}
+
+/* Also -EINVAL for a NULL buf/prefix or index >= count: such a name would
+ * not parse back. On failure buf holds "" when it has room for it. */
+RIO_API int rio_shard_name_format(char *buf, size_t size, const char *prefix, uint32_t index,
+                                  uint32_t count, rio_compression c)
+{
+	if (buf && size)
+		buf[0] = '\0';
+	if (!buf || !prefix || index >= count)
+		return -EINVAL;
+	int n = snprintf(buf, size, "%s-%05u-of-%05u%s", prefix, (unsigned)index, (unsigned)count,
+	                 rio_compression_suffix(c));
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= size) {
+		if (size)
+			buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return n;
+}
+
+/* ---- the growing result ----------------------------------------------------- */
+
+struct vec {
+	char **paths;
+	unsigned char *expanded; /* 1: found by a glob or a PREFIX         */
+	size_t n, cap;
+};
+
+static void vec_free(struct vec *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->paths[i]);
+	free(v->paths);
+	free(v->expanded);
+	memset(v, 0, sizeof *v);
+}
+
+/* Appends a copy of `path`. */
+static int vec_push(struct vec *v, const char *path, int expanded)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		char **p = realloc(v->paths, cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		v->paths = p;
+		unsigned char *e = realloc(v->expanded, cap);
+		if (!e)
+			return -ENOMEM;
+		v->expanded = e;
+		v->cap = cap;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	v->paths[v->n] = copy;
+	v->expanded[v->n] = (unsigned char)expanded;
+	v->n++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && !memcmp(s + n - t, tail, t);
+}
+
+/* ---- the forms of a specification ------------------------------------------- */
+
+static int has_glob_chars(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A glob: sorted matches that are regular files, not .idx, not hidden. */
+static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
+{
+	glob_t g;
+	memset(&g, 0, sizeof g);
+	int grc = glob(pattern, GLOB_NOSORT, NULL, &g);
+	if (grc == GLOB_NOSPACE) {
+		globfree(&g);
+		return rio__error_set(err, -ENOMEM, pattern, UNK, UNK, NULL);
+	}
+	if (grc != 0 && grc != GLOB_NOMATCH) {
+		globfree(&g);
+		return rio__error_set(err, -EIO, pattern, UNK, UNK, "glob failed");
+	}
+	if (grc == 0)
+		qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_str);
+	size_t added = 0;
+	int rc = 0;
+	for (size_t i = 0; grc == 0 && i < g.gl_pathc; i++) {
+		const char *p = g.gl_pathv[i];
+		struct stat st;
+		if (basename_of(p)[0] == '.' || ends_with(p, ".idx") || stat(p, &st) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if ((rc = vec_push(v, p, 1)) < 0)
+			break;
+		added++;
+	}
+	globfree(&g);
+	if (rc < 0)
+		return rio__error_set(err, rc, pattern, UNK, UNK, NULL);
+	if (!added)
+		return rio__error_set(err, RIO_ENOSHARDS, pattern, UNK, UNK, NULL);
+	return 0;
+}
+
+/* The suffixes a PREFIX form accepts after -SSSSS-of-NNNNN. */
+static int prefix_suffix_ok(const char *s)
+{
+	static const char *const ext[] = {"", ".tfrecord", ".tfrecords"};
+	static const char *const comp[] = {"", ".gz", ".zz", ".lz4"};
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		size_t n = strlen(ext[i]);
+		if (strncmp(s, ext[i], n))
+			continue;
+		for (size_t j = 0; j < sizeof comp / sizeof comp[0]; j++)
+			if (!strcmp(s + n, comp[j]))
+				return 1;
+	}
+	return 0;
+}
+
+struct found {
+	char *path;
+	uint32_t index;
+};
+
+static int cmp_found(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* A PREFIX: appends its shards sorted by index; finding none is not an
+ * error here (the caller knows which error to give). */
+static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
+{
+	const char *base = basename_of(prefix);
+	size_t dir_len = (size_t)(base - prefix), base_len = strlen(base);
+	char *dir = strndup(prefix, dir_len ? dir_len : 1);
+	if (!dir)
+		return rio__error_set(err, -ENOMEM, prefix, UNK, UNK, NULL);
+	if (!dir_len)
+		dir[0] = '.';
+	DIR *d = opendir(dir);
+	if (!d) {
+		int e = errno;
+		int rc = 0;
+		if (e != ENOENT && e != ENOTDIR)
+			rc = rio__error_set(err, -e, dir, UNK, UNK, NULL);
+		free(dir);
+		return rc;
+	}
+	free(dir);
+
+	struct found *f = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(d))) {
+		struct shard_name sn;
+		const char *name = de->d_name;
+		if (strncmp(name, base, base_len) || !shard_name_parse(name, &sn) ||
+		    sn.prefix_len != base_len || !prefix_suffix_ok(sn.suffix))
+			continue;
+		size_t plen = dir_len + strlen(name) + 1;
+		char *path = malloc(plen);
+		if (!path) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(path, plen, "%.*s%s", (int)dir_len, prefix, name);
+		struct stat st;
+		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct found *nf = realloc(f, ncap * sizeof *nf);
+			if (!nf) {
+				free(path);
+				rc = -ENOMEM;
+				break;
+			}
+			f = nf;
+			cap = ncap;
+		}
+		f[n].path = path;
+		f[n].index = sn.index;
+		n++;
+		errno = 0;
+	}
+	if (!rc && errno)
+		rc = -errno;
+	closedir(d);
+	if (!rc && n)
+		qsort(f, n, sizeof *f, cmp_found);
+	for (size_t i = 0; i < n; i++) {
+		if (!rc)
+			rc = vec_push(v, f[i].path, 1);
+		free(f[i].path);
+	}
+	free(f);
+	if (rc < 0)
+		return rio__error_set(err, rc, prefix, UNK, UNK, NULL);
+	return 0;
+}
+
+/* One item: an existing file, a glob, or a PREFIX (see the top of the file). */
+static int expand_item(struct vec *v, const char *item, int in_list, rio_error *err)
+{
+	struct stat st;
+	int missing = ENOENT;
+	if (stat(item, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			int rc = vec_push(v, item, 0);
+			return rc < 0 ? rio__error_set(err, rc, item, UNK, UNK, NULL) : 0;
+		}
+		missing = EISDIR;
+	} else if (errno != ENOTDIR) {
+		missing = errno;
+	}
+	if (has_glob_chars(item))
+		return expand_glob(v, item, err);
+	size_t before = v->n;
+	int rc = expand_prefix(v, item, err);
+	if (rc < 0)
+		return rc;
+	if (v->n > before)
+		return 0;
+	if (in_list)
+		return rio__error_set(err, -missing, item, UNK, UNK, NULL);
+	return rio__error_set(err, RIO_ENOSHARDS, item, UNK, UNK,
+	                      "neither a file nor the PREFIX of PREFIX-SSSSS-of-NNNNN shards");
+}
+
+static int expand_list(struct vec *v, const char *spec, rio_error *err)
+{
+	char *copy = strdup(spec);
+	if (!copy)
+		return rio__error_set(err, -ENOMEM, NULL, UNK, UNK, NULL);
+	int rc = 0;
+	char *item = copy;
+	while (item && rc >= 0) {
+		char *comma = strchr(item, ',');
+		if (comma)
+			*comma = '\0';
+		if (*item)
+			rc = expand_item(v, item, 1, err);
+		item = comma ? comma + 1 : NULL;
+	}
+	free(copy);
+	if (rc >= 0 && v->n == 0)
+		rc = rio__error_set(err, RIO_ENOSHARDS, spec, UNK, UNK, "an empty list");
+	return rc;
+}
+
+/* ---- consistency of the shard groups ---------------------------------------- */
+
+struct member {
+	const char *path;
+	size_t pos; /* in the result */
+	struct shard_name sn;
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	size_t n = x->sn.prefix_len < y->sn.prefix_len ? x->sn.prefix_len : y->sn.prefix_len;
+	int c = memcmp(x->path, y->path, n);
+	if (c)
+		return c;
+	if (x->sn.prefix_len != y->sn.prefix_len)
+		return x->sn.prefix_len < y->sn.prefix_len ? -1 : 1;
+	if (x->sn.index != y->sn.index)
+		return x->sn.index < y->sn.index ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int same_group(const struct member *x, const struct member *y)
+{
+	return x->sn.prefix_len == y->sn.prefix_len && !memcmp(x->path, y->path, x->sn.prefix_len);
+}
+
+/* The error for group member `m`'s missing sibling number `index`. */
+static int missing_shard(const struct member *m, uint32_t index, size_t present, rio_error *err)
+{
+	size_t len = m->sn.prefix_len + 1 + (size_t)m->sn.index_width + 16 +
+	             (size_t)m->sn.count_width + strlen(m->sn.suffix);
+	char *name = malloc(len);
+	if (!name)
+		return rio__error_set(err, -ENOMEM, m->path, UNK, UNK, NULL);
+	snprintf(name, len, "%.*s-%0*u-of-%.*s%s", (int)m->sn.prefix_len, m->path,
+	         m->sn.index_width, (unsigned)index, m->sn.count_width, m->sn.count_digits,
+	         m->sn.suffix);
+	int rc = rio__error_set(err, RIO_EMISSINGSHARD, name, UNK, UNK, "%zu of %u present", present,
+	                        (unsigned)m->sn.count);
+	free(name);
+	return rc;
+}
+
+/* Checks one group m[0..n), sorted by index. */
+static int check_group(const struct member *m, size_t n, int complete, rio_error *err)
+{
+	for (size_t i = 1; i < n; i++)
+		if (m[i].sn.count != m[0].sn.count)
+			return rio__error_set(err, RIO_EBADSHARDNAME, m[0].path, UNK, UNK,
+			                      "%u shards, but %s says %u", (unsigned)m[0].sn.count,
+			                      m[i].path, (unsigned)m[i].sn.count);
+	for (size_t i = 1; i < n; i++)
+		if (m[i].sn.index == m[i - 1].sn.index)
+			return rio__error_set(err, RIO_EBADSHARDNAME, m[i - 1].path, UNK, UNK,
+			                      "the same shard as %s", m[i].path);
+	if (!complete)
+		return 0;
+	/* Indexes are now distinct, ascending and < count: the first i whose
+	 * index is not i is missing, else n itself when n < count. */
+	for (size_t i = 0; i < n; i++)
+		if (m[i].sn.index != i)
+			return missing_shard(&m[0], (uint32_t)i, n, err);
+	if (n < m[0].sn.count)
+		return missing_shard(&m[0], (uint32_t)n, n, err);
+	return 0;
+}
+
+static int check_groups(const struct vec *v, rio_error *err)
+{
+	if (v->n == 0)
+		return 0;
+	struct member *m = malloc(v->n * sizeof *m);
+	if (!m)
+		return rio__error_set(err, -ENOMEM, NULL, UNK, UNK, NULL);
+	size_t k = 0;
+	for (size_t i = 0; i < v->n; i++)
+		if (shard_name_parse(v->paths[i], &m[k].sn)) {
+			m[k].path = v->paths[i];
+			m[k].pos = i;
+			k++;
+		}
+	qsort(m, k, sizeof *m, cmp_member);
+	int rc = 0;
+	for (size_t a = 0, b; a < k && rc >= 0; a = b) {
+		int complete = 0;
+		for (b = a; b < k && same_group(&m[a], &m[b]); b++)
+			complete |= v->expanded[m[b].pos];
+		rc = check_group(m + a, b - a, complete, err);
+	}
+	free(m);
+	return rc;
+}
+
+/* ---- the public entry points ------------------------------------------------ */
+
+/* Returns 0 on success (err cleared), with set->paths owned by the caller
+ * (rio_shardset_free). Also -EINVAL for a NULL or empty spec or NULL set. */
+RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err)
+{
+	if (!set)
+		return rio__error_set(err, -EINVAL, NULL, UNK, UNK, "no shard set given");
+	set->count = 0;
+	set->paths = NULL;
+	if (!spec || !*spec)
+		return rio__error_set(err, -EINVAL, NULL, UNK, UNK, "empty shard specification");
+
+	struct vec v;
+	memset(&v, 0, sizeof v);
+	struct stat st;
+	int rc;
+	if (strchr(spec, ',') && !(stat(spec, &st) == 0 && !S_ISDIR(st.st_mode)))
+		rc = expand_list(&v, spec, err);
+	else
+		rc = expand_item(&v, spec, 0, err);
+	if (rc >= 0)
+		rc = check_groups(&v, err);
+	if (rc < 0) {
+		vec_free(&v);
+		return rc;
+	}
+	set->count = v.n;
+	set->paths = v.paths;
+	free(v.expanded);
+	rio__error_clear(err);
+	return 0;
+}
+
+RIO_API void rio_shardset_free(rio_shardset *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->count; i++)
+		free(set->paths[i]);
+	free(set->paths);
+	set->count = 0;
+	set->paths = NULL;
+}
