@@ -318,7 +318,10 @@ typedef struct rio_shardset {
  * Index sidecars (.idx) and hidden temporary files are never included.
  * When the files are named -SSSSS-of-NNNNN, the set must be complete: a
  * missing shard gives RIO_EMISSINGSHARD naming it; mixed NNNNN gives
- * RIO_EBADSHARDNAME. Nothing matching gives RIO_ENOSHARDS. `err` may be NULL.
+ * RIO_EBADSHARDNAME. Nothing matching (or an empty list such as ",") gives
+ * RIO_ENOSHARDS; a NULL or empty spec -EINVAL. Files named one by one in a
+ * list are not checked for gaps (a list may pick a subset on purpose), but
+ * a glob or PREFIX must cover its whole set. Returns 0; `err` may be NULL.
  */
 RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err);
 RIO_API void rio_shardset_free(rio_shardset *set);
@@ -329,7 +332,8 @@ RIO_API void rio_shardset_free(rio_shardset *set);
 RIO_API int rio_shard_name_parse(const char *path, uint32_t *index, uint32_t *count);
 
 /* Formats "PREFIX-SSSSS-of-NNNNN" + rio_compression_suffix(c) into buf.
- * Returns the length, or -ENAMETOOLONG if it does not fit. */
+ * Returns the length, -ENAMETOOLONG if it does not fit, or -EINVAL for a
+ * NULL buf or prefix or index >= count. */
 RIO_API int rio_shard_name_format(char *buf, size_t size, const char *prefix, uint32_t index,
                                   uint32_t count, rio_compression c);
 

@@ -1,0 +1,32 @@
+# deps.sh — sourced by demo.sh and test.sh: installs, with apt-get, the Debian
+# packages the build, the tests and the demo need, when any is missing.
+RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
+	zlib1g-dev liblz4-dev liburing-dev libisal-dev libcunit1-dev
+	lz4 gzip python3 dataset-fashion-mnist"
+
+rio_install_deps() {
+	missing=""
+	for p in $RIO_PACKAGES; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "installing:$missing"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "error: missing packages:$missing (run as root, or install them)" >&2
+		return 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# rio_build DIR [CONFIGURE ARGS...]: an out-of-tree build in DIR.
+rio_build() {
+	dir=$1; shift
+	[ -x "$RIO_TOP/configure" ] || (cd "$RIO_TOP" && ./autogen.sh >/dev/null 2>&1) || return 1
+	mkdir -p "$dir" && cd "$dir" || return 1
+	if [ ! -f Makefile ]; then
+		"$RIO_TOP/configure" "$@" >configure.out 2>&1 || { cat configure.out; return 1; }
+		sed -n '/configuration summary/,$p' configure.out
+	fi
+	make -j"$(nproc)" >make.out 2>&1 || { tail -40 make.out; return 1; }
+}

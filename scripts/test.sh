@@ -1,0 +1,31 @@
+#!/bin/sh
+# test.sh — the whole test suite, as CI runs it: installs what is missing,
+# builds with AddressSanitizer and UndefinedBehaviorSanitizer, runs
+# `make check` (CUnit suites and shell tests, Automake's summary at the
+# end), then `make distcheck` on a plain build (the release tarball builds,
+# installs and passes its tests too).
+set -eu
+RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$RIO_TOP/scripts/deps.sh"
+rio_install_deps
+
+echo "== make check under ASan + UBSan (build-asan/)"
+rio_build "$RIO_TOP/build-asan" --enable-sanitizers CFLAGS="-O1 -g"
+cd "$RIO_TOP/build-asan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+make -j"$(nproc)" check || status=$?
+if [ $status -ne 0 ]; then
+	for f in $(grep -l '^:test-result: FAIL' tests/*.trs 2>/dev/null); do
+		echo "---- ${f%.trs}.log"; tail -40 "${f%.trs}.log"
+	done
+	exit $status
+fi
+
+echo "== make distcheck (build/)"
+unset ASAN_OPTIONS UBSAN_OPTIONS
+rio_build "$RIO_TOP/build"
+cd "$RIO_TOP/build"
+make -j"$(nproc)" distcheck >distcheck.out 2>&1 || { tail -60 distcheck.out; exit 1; }
+grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' distcheck.out | tail -6
+grep -E 'archives ready for distribution|recordio-.*\.tar\.gz' distcheck.out | head -3
