@@ -1,0 +1,529 @@
+/*
+ * pack.c — recordio-pack: converts a dataset into sharded TFRecord files.
+ *
+ * The command line picks a source (--from idx|tfrecord|csv|dir|lines, one
+ * file each: pack_*.c) and a sharded output (shard_out.c); this file parses
+ * options and pumps records from one to the other:
+ *
+ *   source ──► [--shuffle: held in memory, seeded Fisher-Yates] ──► shard_out
+ *
+ * --shards N splits the records into N contiguous ranges whose sizes differ
+ * by at most one, which needs the record count before the first write. idx,
+ * dir and csv sources know it when they open (csv reads its file once to
+ * check it and infer column types); a shuffled input is counted as it is
+ * loaded; lines and tfrecord inputs are read once just to count them, then
+ * rewound. Counting first keeps one shard open at a time, whatever N is,
+ * and makes shard k hold input records [k*n/N, (k+1)*n/N) in every mode.
+ */
+#include "config.h"
+#include "common.h"
+#include "pack.h"
+#include "shard_out.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Exit status after SIGINT/SIGTERM: the shell's 128 + SIGINT. */
+#define EXIT_INTERRUPTED 130
+
+static void usage(void)
+{
+	printf(
+	    "Usage: %s --from MODE --output PREFIX [OPTIONS] [INPUT...]\n"
+	    "Converts a dataset into TFRecord shards PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4],\n"
+	    "each with an index SHARD.idx (\"<offset> <framed size>\" per record).\n"
+	    "\n"
+	    "Modes:\n"
+	    "  --from idx --images FILE --labels FILE\n"
+	    "        IDX image/label files (MNIST, Fashion-MNIST; plain or gzip): one\n"
+	    "        tf.train.Example per image with features 'image' (bytes: the raw\n"
+	    "        uint8 pixels) and 'label' (int64).\n"
+	    "  --from tfrecord INPUT...\n"
+	    "        existing TFRecord files (any compression), payloads copied verbatim;\n"
+	    "        an INPUT is a file, a glob, a comma-separated list or a shard PREFIX.\n"
+	    "  --from csv [--label COLUMN] FILE\n"
+	    "        a CSV file with a header row: one Example per row; the label column\n"
+	    "        becomes an int64, columns whose values are all numbers become a\n"
+	    "        float each (an empty cell: NaN), the others bytes. Quoted fields\n"
+	    "        (\"a,b\", \"\"), CRLF line ends and blank lines are handled.\n"
+	    "  --from dir DIR\n"
+	    "        the DIR/CLASS/FILE layout (ImageNet): one Example per regular file,\n"
+	    "        features 'data' (bytes: the file), 'label' (int64: the index of\n"
+	    "        CLASS among the sorted sub-directories), 'name' (bytes: CLASS/FILE).\n"
+	    "        Files directly in DIR and hidden names are skipped.\n"
+	    "  --from lines FILE...\n"
+	    "        one raw record per line: the line without its newline.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -o, --output PREFIX      output prefix, e.g. out/train (required)\n"
+	    "  -n, --shards N           write N shards (default 1); shard k holds input\n"
+	    "                           records [k*n/N, (k+1)*n/N): counts differ by at\n"
+	    "                           most one (lines and tfrecord inputs are read once\n"
+	    "                           first to count them)\n"
+	    "  -s, --shard-size SIZE    start a new shard when the next record would take\n"
+	    "                           the shard's uncompressed bytes over SIZE (e.g. 64M,\n"
+	    "                           100MB); every shard holds at least one record\n"
+	    "  -c, --compression NAME   none (default), gzip, zlib or lz4\n"
+	    "      --level N            compression level (gzip/zlib 1-9, lz4 1-12)\n"
+	    "      --shuffle            write the records in a seeded random order (holds\n"
+	    "                           the whole dataset in memory)\n"
+	    "      --seed S             the shuffle's seed (default: random, printed)\n"
+	    "  -f, --force              replace existing shards of PREFIX, and remove its\n"
+	    "                           shards of another count or compression\n"
+	    "      --fsync              fsync every file and the directory when done\n"
+	    "  -q, --quiet              no progress line and no summary\n"
+	    "  -h, --help               this help\n"
+	    "      --version            the library version\n"
+	    "\n"
+	    "Nothing is written under the final names until every shard is complete; on\n"
+	    "an error or an interrupt no file is left behind.\n"
+	    "Exit status: 0 success, 1 data or I/O error, 2 usage error, 130 interrupted.\n"
+	    "\n"
+	    "Example:\n"
+	    "  %s --from idx --images train-images-idx3-ubyte.gz \\\n"
+	    "      --labels train-labels-idx1-ubyte.gz --output out/train --shards 4\n",
+	    tool_name, tool_name);
+}
+
+/* ---- the shuffle: records held in one buffer, a seeded permutation ---- */
+
+typedef struct record_store {
+	uint8_t *data;
+	uint64_t size, cap;
+	uint64_t *start; /* n + 1 offsets: record i is [start[i], start[i+1]) */
+	uint64_t n, ncap;
+} record_store;
+
+static int store_add(record_store *st, const uint8_t *data, size_t size)
+{
+	if (st->size + size > st->cap) {
+		uint64_t cap = st->cap ? st->cap : 1 << 20;
+		while (cap < st->size + size)
+			cap *= 2;
+		uint8_t *p = realloc(st->data, cap);
+		if (!p)
+			return -1;
+		st->data = p;
+		st->cap = cap;
+	}
+	if (st->n + 2 > st->ncap) {
+		uint64_t cap = st->ncap ? st->ncap * 2 : 4096;
+		uint64_t *p = realloc(st->start, cap * sizeof *p);
+		if (!p)
+			return -1;
+		st->start = p;
+		st->ncap = cap;
+	}
+	if (size)
+		memcpy(st->data + st->size, data, size);
+	st->start[st->n] = st->size;
+	st->size += size;
+	st->n++;
+	st->start[st->n] = st->size;
+	return 0;
+}
+
+static void store_free(record_store *st)
+{
+	free(st->data);
+	free(st->start);
+}
+
+/* xoshiro256** seeded through splitmix64 (Vigna). */
+typedef struct rng {
+	uint64_t s[4];
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+/* Uniform in [0, bound), bound > 0: rejects the 2^64 mod bound values that
+ * would make the low residues likelier. */
+static uint64_t rng_below(rng *r, uint64_t bound)
+{
+	uint64_t threshold = -bound % bound;
+	for (;;) {
+		uint64_t x = rng_next(r);
+		if (x >= threshold)
+			return x % bound;
+	}
+}
+
+/* ---- the pump ---------------------------------------------------------- */
+
+typedef struct pack_state {
+	tool_progress progress;
+	uint64_t seen; /* records read in the current phase */
+	uint64_t seen_bytes;
+} pack_state;
+
+/* Every 256 records: the progress line. */
+static void tick(pack_state *ps, size_t size, const char *what)
+{
+	ps->seen++;
+	ps->seen_bytes += size;
+	if ((ps->seen & 255) == 0)
+		tool_progress_update(&ps->progress, ps->seen, ps->seen_bytes, what);
+}
+
+/* Reads a streaming source once to count it, then rewinds it. */
+static int count_source(pack_source *src, pack_state *ps)
+{
+	const uint8_t *d;
+	size_t n;
+	int rc;
+	ps->seen = ps->seen_bytes = 0;
+	while ((rc = src->next(src, &d, &n)) == 1) {
+		if (tool_interrupted)
+			return -2;
+		tick(ps, n, "counting");
+	}
+	if (rc < 0)
+		return -1;
+	src->total = ps->seen;
+	return src->rewind(src);
+}
+
+/* Loads every record into `st`. */
+static int load_source(pack_source *src, record_store *st, pack_state *ps)
+{
+	const uint8_t *d;
+	size_t n;
+	int rc;
+	ps->seen = ps->seen_bytes = 0;
+	while ((rc = src->next(src, &d, &n)) == 1) {
+		if (tool_interrupted)
+			return -2;
+		if (store_add(st, d, n) < 0) {
+			tool_error("out of memory holding %llu records for --shuffle",
+			           (unsigned long long)st->n);
+			return -1;
+		}
+		tick(ps, n, "loading");
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* Writes the records of `st` in a seeded random order. */
+static int write_shuffled(record_store *st, uint64_t seed, shard_out *out, pack_state *ps)
+{
+	uint64_t *perm = malloc((st->n ? st->n : 1) * sizeof *perm);
+	if (!perm) {
+		tool_error("out of memory for the shuffle of %llu records", (unsigned long long)st->n);
+		return -1;
+	}
+	for (uint64_t i = 0; i < st->n; i++)
+		perm[i] = i;
+	rng r;
+	rng_seed(&r, seed);
+	for (uint64_t i = st->n; i > 1; i--) {
+		uint64_t j = rng_below(&r, i), t = perm[i - 1];
+		perm[i - 1] = perm[j];
+		perm[j] = t;
+	}
+	ps->seen = ps->seen_bytes = 0;
+	int rc = 0;
+	for (uint64_t i = 0; i < st->n && !rc; i++) {
+		if (tool_interrupted) {
+			rc = -2;
+			break;
+		}
+		uint64_t k = perm[i], size = st->start[k + 1] - st->start[k];
+		if (shard_out_write(out, st->data + st->start[k], size) < 0)
+			rc = -1;
+		tick(ps, size, "packing");
+	}
+	free(perm);
+	return rc;
+}
+
+/* Streams the source into the output. */
+static int write_stream(pack_source *src, shard_out *out, pack_state *ps)
+{
+	const uint8_t *d;
+	size_t n;
+	int rc;
+	ps->seen = ps->seen_bytes = 0;
+	while ((rc = src->next(src, &d, &n)) == 1) {
+		if (tool_interrupted)
+			return -2;
+		if (shard_out_write(out, d, n) < 0)
+			return -1;
+		tick(ps, n, "packing");
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+enum {
+	OPT_IMAGES = 256,
+	OPT_LABELS,
+	OPT_LABEL,
+	OPT_LEVEL,
+	OPT_SHUFFLE,
+	OPT_SEED,
+	OPT_FSYNC,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{"from", required_argument, NULL, 'F'},
+	{"output", required_argument, NULL, 'o'},
+	{"images", required_argument, NULL, OPT_IMAGES},
+	{"labels", required_argument, NULL, OPT_LABELS},
+	{"label", required_argument, NULL, OPT_LABEL},
+	{"shards", required_argument, NULL, 'n'},
+	{"shard-size", required_argument, NULL, 's'},
+	{"compression", required_argument, NULL, 'c'},
+	{"level", required_argument, NULL, OPT_LEVEL},
+	{"shuffle", no_argument, NULL, OPT_SHUFFLE},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"force", no_argument, NULL, 'f'},
+	{"fsync", no_argument, NULL, OPT_FSYNC},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+typedef struct pack_opts {
+	pack_args a;
+	shard_out_opts out;
+	int have_shards, have_size, have_level, shuffle, have_seed, quiet;
+	uint64_t seed;
+} pack_opts;
+
+static void parse_options(pack_opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof *o);
+	o->out.compression = RIO_COMPRESSION_NONE;
+	int c;
+	uint64_t v;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:o:n:s:c:fqh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'F': o->a.from = optarg; break;
+		case 'o': o->a.output = optarg; break;
+		case OPT_IMAGES: o->a.images = optarg; break;
+		case OPT_LABELS: o->a.labels = optarg; break;
+		case OPT_LABEL: o->a.label_column = optarg; break;
+		case 'n':
+			v = tool_parse_u64("--shards", optarg);
+			if (v < 1 || v > 99999)
+				tool_usage_error("--shards: expected 1 to 99999, got '%s'", optarg);
+			o->out.shards = (uint32_t)v;
+			o->have_shards = 1;
+			break;
+		case 's':
+			o->out.shard_size = tool_parse_size("--shard-size", optarg);
+			if (o->out.shard_size == 0)
+				tool_usage_error("--shard-size: must be more than 0");
+			o->have_size = 1;
+			break;
+		case 'c': {
+			rio_compression comp;
+			if (rio_compression_parse(optarg, &comp) < 0 || comp == RIO_COMPRESSION_AUTO ||
+			    !*optarg)
+				tool_usage_error("--compression: expected none, gzip, zlib or lz4, got '%s'",
+				                 optarg);
+			o->out.compression = comp;
+			break;
+		}
+		case OPT_LEVEL:
+			v = tool_parse_u64("--level", optarg);
+			if (v < 1 || v > 12)
+				tool_usage_error("--level: expected 1 to 12, got '%s'", optarg);
+			o->out.level = (int)v;
+			o->have_level = 1;
+			break;
+		case OPT_SHUFFLE: o->shuffle = 1; break;
+		case OPT_SEED:
+			o->seed = tool_parse_u64("--seed", optarg);
+			o->have_seed = 1;
+			break;
+		case 'f': o->out.force = 1; break;
+		case OPT_FSYNC: o->out.fsync = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': usage(); exit(EXIT_OK);
+		case OPT_VERSION: printf("%s %s\n", tool_name, rio_version()); exit(EXIT_OK);
+		case ':': tool_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				tool_usage_error("unknown option '-%c'", optopt);
+			tool_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	o->a.inputs = argv + optind;
+	o->a.ninputs = argc - optind;
+
+	if (!o->a.from)
+		tool_usage_error("missing --from (idx, tfrecord, csv, dir or lines)");
+	if (!o->a.output || !*o->a.output)
+		tool_usage_error("missing --output PREFIX");
+	size_t olen = strlen(o->a.output);
+	if (o->a.output[olen - 1] == '/')
+		tool_usage_error("--output: '%s' is a directory; give a file prefix such as %strain",
+		                 o->a.output, o->a.output);
+	if (o->have_shards && o->have_size)
+		tool_usage_error("--shards and --shard-size exclude each other");
+	if (!o->have_shards && !o->have_size)
+		o->out.shards = 1;
+	if (o->have_level) {
+		rio_compression comp = o->out.compression;
+		if (comp == RIO_COMPRESSION_NONE)
+			tool_usage_error("--level needs --compression gzip, zlib or lz4");
+		if (comp != RIO_COMPRESSION_LZ4 && o->out.level > 9)
+			tool_usage_error("--level: %s levels are 1 to 9", rio_compression_name(comp));
+	}
+	if (o->have_seed && !o->shuffle)
+		tool_usage_error("--seed needs --shuffle");
+
+	const char *m = o->a.from;
+	int idx = !strcmp(m, "idx"), csv = !strcmp(m, "csv");
+	if (!idx && !csv && strcmp(m, "tfrecord") && strcmp(m, "dir") && strcmp(m, "lines"))
+		tool_usage_error("--from: expected idx, tfrecord, csv, dir or lines, got '%s'", m);
+	if (!idx && (o->a.images || o->a.labels))
+		tool_usage_error("--images and --labels go with --from idx");
+	if (!csv && o->a.label_column)
+		tool_usage_error("--label goes with --from csv");
+	if (idx) {
+		if (!o->a.images || !o->a.labels)
+			tool_usage_error("--from idx needs --images FILE and --labels FILE");
+		if (o->a.ninputs)
+			tool_usage_error("--from idx takes no input arguments (got '%s')", o->a.inputs[0]);
+	} else if (o->a.ninputs == 0) {
+		tool_usage_error("--from %s: missing input %s", m,
+		                 !strcmp(m, "dir") ? "DIR" : csv ? "FILE" : "file");
+	} else if ((csv || !strcmp(m, "dir")) && o->a.ninputs > 1) {
+		tool_usage_error("--from %s takes one input, got %d", m, o->a.ninputs);
+	}
+}
+
+static int open_source(pack_source **src, const pack_args *a)
+{
+	const char *m = a->from;
+	if (!strcmp(m, "idx"))
+		return pack_idx_open(src, a);
+	if (!strcmp(m, "tfrecord"))
+		return pack_tfrecord_open(src, a);
+	if (!strcmp(m, "csv"))
+		return pack_csv_open(src, a);
+	if (!strcmp(m, "dir"))
+		return pack_dir_open(src, a);
+	return pack_lines_open(src, a);
+}
+
+static uint64_t random_seed(void)
+{
+	uint64_t seed;
+	if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	return seed;
+}
+
+static void print_summary(const pack_opts *o, shard_out *out, double secs)
+{
+	char b1[32], b2[32];
+	uint64_t n = shard_out_records(out), bytes = shard_out_bytes(out);
+	uint32_t shards = shard_out_count(out);
+	if (secs <= 0)
+		secs = 1e-9;
+	printf("packed %llu records (%s", (unsigned long long)n, tool_format_bytes(b1, sizeof b1, bytes));
+	if (o->out.compression != RIO_COMPRESSION_NONE)
+		printf(", %s as %s", tool_format_bytes(b2, sizeof b2, shard_out_file_bytes(out)),
+		       rio_compression_name(o->out.compression));
+	printf(") into %u shard%s in %.2f s: %.0f records/s, %.1f MB/s", shards, shards == 1 ? "" : "s",
+	       secs, (double)n / secs, (double)bytes / secs / 1e6);
+	if (o->shuffle)
+		printf("; shuffled with seed %llu", (unsigned long long)o->seed);
+	putchar('\n');
+}
+
+int main(int argc, char **argv)
+{
+	pack_opts o;
+	tool_init(argv[0]);
+	parse_options(&o, argc, argv);
+	o.out.prefix = o.a.output;
+	if (o.shuffle && !o.have_seed)
+		o.seed = random_seed();
+	tool_catch_signals();
+
+	double t0 = tool_now();
+	pack_state ps;
+	memset(&ps, 0, sizeof ps);
+	tool_progress_init(&ps.progress, o.quiet);
+	pack_source *src = NULL;
+	shard_out *out = NULL;
+	record_store st;
+	memset(&st, 0, sizeof st);
+	int rc = -1;
+
+	if (open_source(&src, &o.a) < 0)
+		goto done;
+	/* check the output before the (possibly long) counting or loading */
+	if (shard_out_open(&out, &o.out) < 0)
+		goto done;
+	if (o.shuffle) {
+		if ((rc = load_source(src, &st, &ps)) < 0)
+			goto done;
+		pack_source_close(src);
+		src = NULL;
+	} else if (o.out.shards > 1 && src->total == PACK_UNKNOWN) {
+		if ((rc = count_source(src, &ps)) < 0)
+			goto done;
+	}
+	shard_out_set_total(out, o.shuffle ? st.n : src->total);
+	rc = o.shuffle ? write_shuffled(&st, o.seed, out, &ps) : write_stream(src, out, &ps);
+	if (rc == 0 && tool_interrupted)
+		rc = -2;
+	if (rc == 0)
+		rc = shard_out_finish(out);
+done:
+	tool_progress_done(&ps.progress);
+	if (rc == 0 && !o.quiet)
+		print_summary(&o, out, tool_now() - t0);
+	if (rc == -2 || (rc < 0 && tool_interrupted))
+		tool_error("interrupted; nothing written");
+	shard_out_close(out);
+	pack_source_close(src);
+	store_free(&st);
+	if (rc == -2 || (rc < 0 && tool_interrupted))
+		return EXIT_INTERRUPTED;
+	return rc < 0 ? EXIT_DATA : EXIT_OK;
+}

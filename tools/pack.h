@@ -1,0 +1,61 @@
+/*
+ * pack.h — what recordio-pack's parts share: the parsed command line and
+ * the "record source" each --from mode implements.
+ *
+ * A source hands out one record at a time (a view it owns, valid until its
+ * next call), knows its record count up front when it can (idx, dir, csv),
+ * and can rewind to the start (pack.c counts a streaming source before
+ * splitting it into --shards N contiguous ranges). pack.c drives a source
+ * into a shard_out (shard_out.h), directly or through the in-memory shuffle.
+ * Sources report their own errors (one line naming the file and the offset
+ * or line) and then return -1; pack.c only picks the exit code.
+ */
+#ifndef RIO_TOOLS_PACK_H
+#define RIO_TOOLS_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recordio.h"
+
+/* The command line, as pack.c parsed it. */
+typedef struct pack_args {
+	const char *from;         /* idx, tfrecord, csv, dir, lines          */
+	const char *output;       /* PREFIX                                  */
+	const char *images;       /* idx: --images                           */
+	const char *labels;       /* idx: --labels                           */
+	const char *label_column; /* csv: --label (NULL: no label column)    */
+	char **inputs;            /* positional arguments                    */
+	int ninputs;
+} pack_args;
+
+/* The record count of a source that does not know it yet. */
+#define PACK_UNKNOWN UINT64_MAX
+
+typedef struct pack_source pack_source;
+struct pack_source {
+	/* Records the source will produce, or PACK_UNKNOWN. */
+	uint64_t total;
+	/* Next record: 1 and a view in *data and *size (valid until the next call),
+	 * 0 at the end, -1 on an error already reported. */
+	int (*next)(pack_source *s, const uint8_t **data, size_t *size);
+	/* Back to the first record: 0, or -1 on an error already reported. */
+	int (*rewind)(pack_source *s);
+	/* Frees the source; NULL-safe through pack_source_close(). */
+	void (*close)(pack_source *s);
+};
+
+static inline void pack_source_close(pack_source *s)
+{
+	if (s)
+		s->close(s);
+}
+
+/* The --from modes: each returns 0 and a source, or -1 after reporting. */
+int pack_idx_open(pack_source **out, const pack_args *a);
+int pack_tfrecord_open(pack_source **out, const pack_args *a);
+int pack_csv_open(pack_source **out, const pack_args *a);
+int pack_dir_open(pack_source **out, const pack_args *a);
+int pack_lines_open(pack_source **out, const pack_args *a);
+
+#endif /* RIO_TOOLS_PACK_H */

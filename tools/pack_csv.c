@@ -1,0 +1,477 @@
+/*
+ * pack_csv.c — recordio-pack --from csv: one tf.train.Example per row of a
+ * CSV file with a header row.
+ *
+ * Parsing follows RFC 4180 as spreadsheets write it: fields separated by
+ * ",", a field in double quotes may hold commas, newlines and "" (one
+ * quote); rows end in LF or CRLF; a UTF-8 byte-order mark and blank lines
+ * are skipped. Leniently, text after a closing quote is kept as part of the
+ * field.
+ *
+ * The file is read twice. The first pass (when the source opens) checks
+ * every row has as many fields as the header, that every label is an
+ * integer, and decides each column's type: a column whose non-empty values
+ * all read as decimal numbers becomes a float feature (an empty cell gives
+ * NaN), any other a bytes feature; the label column (--label) is an int64.
+ * So any error is reported, as FILE:LINE, before a record is written, and
+ * the record count is known. The second pass builds the Examples, features
+ * in header order.
+ */
+#include "config.h"
+#include "common.h"
+#include "pack.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the CSV reader ------------------------------------------------------ */
+
+typedef struct csv_reader {
+	FILE *f;
+	const char *path;
+	uint64_t line;     /* line of the next character, from 1      */
+	uint64_t rec_line; /* line where the current row starts       */
+	char *buf;         /* the row's fields, each NUL-terminated   */
+	size_t len, cap;
+	size_t *start;     /* field i is buf + start[i], flen[i] bytes */
+	size_t *flen;
+	size_t nf, fcap;
+} csv_reader;
+
+static int put(csv_reader *r, int c)
+{
+	if (r->len == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+		char *p = realloc(r->buf, cap);
+		if (!p)
+			return -1;
+		r->buf = p;
+		r->cap = cap;
+	}
+	r->buf[r->len++] = (char)c;
+	return 0;
+}
+
+/* Ends the current field (which started at buf + start[nf]). */
+static int end_field(csv_reader *r)
+{
+	if (r->nf + 1 >= r->fcap) {
+		size_t cap = r->fcap ? r->fcap * 2 : 64;
+		size_t *s = realloc(r->start, cap * sizeof *s);
+		if (s)
+			r->start = s;
+		size_t *l = realloc(r->flen, cap * sizeof *l);
+		if (l)
+			r->flen = l;
+		if (!s || !l)
+			return -1;
+		r->fcap = cap;
+	}
+	r->flen[r->nf] = r->len - r->start[r->nf];
+	if (put(r, '\0') < 0)
+		return -1;
+	r->nf++;
+	r->start[r->nf] = r->len;
+	return 0;
+}
+
+static int csv_open(csv_reader *r, const char *path)
+{
+	memset(r, 0, sizeof *r);
+	r->path = path;
+	r->f = fopen(path, "rb");
+	if (!r->f) {
+		tool_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	setvbuf(r->f, NULL, _IOFBF, 1 << 20);
+	r->line = 1;
+	/* a UTF-8 byte-order mark */
+	unsigned char bom[3];
+	if (fread(bom, 1, 3, r->f) != 3 || bom[0] != 0xef || bom[1] != 0xbb || bom[2] != 0xbf)
+		rewind(r->f);
+	return 0;
+}
+
+static int csv_rewind(csv_reader *r)
+{
+	FILE *f = r->f;
+	const char *path = r->path;
+	if (fseek(f, 0, SEEK_SET) < 0) {
+		tool_error("%s: cannot rewind: %s", path, strerror(errno));
+		return -1;
+	}
+	r->line = 1;
+	unsigned char bom[3];
+	if (fread(bom, 1, 3, f) != 3 || bom[0] != 0xef || bom[1] != 0xbb || bom[2] != 0xbf)
+		rewind(f);
+	return 0;
+}
+
+static void csv_close(csv_reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	free(r->start);
+	free(r->flen);
+}
+
+/* Reads the next non-blank row into r's fields: 1, 0 at the end of the
+ * file, -1 after reporting (an unterminated quote, a read error). */
+static int csv_next(csv_reader *r)
+{
+	FILE *f = r->f;
+	int c;
+	if (!r->start && end_field(r) < 0) /* allocate the arrays */
+		goto nomem;
+next_row:
+	r->len = 0;
+	r->nf = 0;
+	r->start[0] = 0;
+	r->rec_line = r->line;
+	size_t raw = 0; /* characters in the row, for blank-line detection */
+	int cr = 0;     /* the row so far ends in an unquoted '\r'          */
+	for (;;) {
+		c = getc_unlocked(f);
+		if (c == '"') {
+			raw++;
+			for (;;) {
+				c = getc_unlocked(f);
+				if (c == EOF) {
+					if (ferror(f))
+						goto ioerr;
+					tool_error("%s:%llu: unterminated quoted field", r->path,
+					           (unsigned long long)r->rec_line);
+					return -1;
+				}
+				if (c == '"') {
+					c = getc_unlocked(f);
+					if (c != '"')
+						break;
+				} else if (c == '\n') {
+					r->line++;
+				}
+				if (put(r, c) < 0)
+					goto nomem;
+				cr = 0;
+			}
+		}
+		/* unquoted text, or what follows a closing quote */
+		while (c != ',' && c != '\n' && c != EOF) {
+			raw++;
+			if (put(r, c) < 0)
+				goto nomem;
+			cr = c == '\r';
+			c = getc_unlocked(f);
+		}
+		if (c == EOF && ferror(f))
+			goto ioerr;
+		if (c == ',') {
+			raw++;
+			cr = 0;
+			if (end_field(r) < 0)
+				goto nomem;
+			continue;
+		}
+		/* end of the row: a '\r' before the '\n' is the CRLF's */
+		if (c == '\n') {
+			r->line++;
+			if (cr) {
+				r->len--;
+				raw--;
+			}
+		}
+		if (raw == 0) {
+			if (c == EOF)
+				return 0;
+			goto next_row; /* a blank line */
+		}
+		if (end_field(r) < 0)
+			goto nomem;
+		return 1;
+	}
+ioerr:
+	tool_error("%s:%llu: %s", r->path, (unsigned long long)r->line, strerror(errno ? errno : EIO));
+	return -1;
+nomem:
+	tool_error("%s:%llu: out of memory", r->path, (unsigned long long)r->rec_line);
+	return -1;
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+static const char *trim(const char *s, size_t *len)
+{
+	while (*len && (*s == ' ' || *s == '\t')) {
+		s++;
+		(*len)--;
+	}
+	while (*len && (s[*len - 1] == ' ' || s[*len - 1] == '\t'))
+		(*len)--;
+	return s;
+}
+
+/* A decimal number: [+-] (digits [. digits] | . digits) [e [+-] digits]. */
+static int is_number(const char *s, size_t len)
+{
+	s = trim(s, &len);
+	const char *p = s, *end = s + len;
+	int digits = 0;
+	if (p < end && (*p == '+' || *p == '-'))
+		p++;
+	while (p < end && *p >= '0' && *p <= '9')
+		p++, digits++;
+	if (p < end && *p == '.') {
+		p++;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++, digits++;
+	}
+	if (!digits)
+		return 0;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p == end || *p < '0' || *p > '9')
+			return 0;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	return p == end;
+}
+
+/* An int64: [+-] digits, in range. */
+static int parse_int64(const char *s, size_t len, int64_t *out)
+{
+	s = trim(s, &len);
+	char tmp[32];
+	if (len == 0 || len >= sizeof tmp)
+		return -1;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	const char *p = tmp + (tmp[0] == '+' || tmp[0] == '-');
+	if (!*p)
+		return -1;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(tmp, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* ---- the source ------------------------------------------------------- */
+
+enum { COL_BYTES, COL_FLOAT, COL_LABEL };
+
+typedef struct csv_source {
+	pack_source base;
+	csv_reader r;
+	size_t ncols;
+	char **names; /* header names, NUL-terminated */
+	int *type;    /* COL_* per column */
+	rio_example_builder b;
+} csv_source;
+
+/* The label of the current row, or -1 after reporting. */
+static int row_label(csv_source *s, size_t col, int64_t *label)
+{
+	const char *v = s->r.buf + s->r.start[col];
+	if (parse_int64(v, s->r.flen[col], label) < 0) {
+		tool_error("%s:%llu: label '%.*s' in column '%s' is not an integer", s->r.path,
+		           (unsigned long long)s->r.rec_line, (int)(s->r.flen[col] > 64 ? 64 : s->r.flen[col]),
+		           v, s->names[col]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the header; finds the label column. */
+static int read_header(csv_source *s, const char *label_column)
+{
+	int rc = csv_next(&s->r);
+	if (rc <= 0) {
+		if (rc == 0)
+			tool_error("%s: empty file (expected a header row)", s->r.path);
+		return -1;
+	}
+	s->ncols = s->r.nf;
+	s->names = calloc(s->ncols, sizeof *s->names);
+	s->type = calloc(s->ncols, sizeof *s->type);
+	if (!s->names || !s->type) {
+		tool_error("out of memory");
+		return -1;
+	}
+	int found = 0;
+	for (size_t i = 0; i < s->ncols; i++) {
+		size_t len = s->r.flen[i];
+		const char *name = trim(s->r.buf + s->r.start[i], &len);
+		if (len == 0 || memchr(name, '\0', len)) {
+			tool_error("%s:%llu: column %zu has no name", s->r.path,
+			           (unsigned long long)s->r.rec_line, i + 1);
+			return -1;
+		}
+		if (!(s->names[i] = strndup(name, len))) {
+			tool_error("out of memory");
+			return -1;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(s->names[j], s->names[i])) {
+				tool_error("%s:%llu: column name '%s' appears twice", s->r.path,
+				           (unsigned long long)s->r.rec_line, s->names[i]);
+				return -1;
+			}
+		}
+		if (label_column && !strcmp(s->names[i], label_column)) {
+			s->type[i] = COL_LABEL;
+			found = 1;
+		} else {
+			s->type[i] = COL_FLOAT; /* until a value says otherwise */
+		}
+	}
+	if (label_column && !found) {
+		tool_error("%s:%llu: no column '%s' in the header (for --label)", s->r.path,
+		           (unsigned long long)s->r.rec_line, label_column);
+		return -1;
+	}
+	return 0;
+}
+
+/* The first pass: checks rows and labels, infers types, counts. */
+static int survey(csv_source *s)
+{
+	uint8_t *seen = calloc(s->ncols, 1); /* a non-empty value was seen */
+	if (!seen) {
+		tool_error("out of memory");
+		return -1;
+	}
+	uint64_t rows = 0;
+	int rc;
+	while ((rc = csv_next(&s->r)) == 1) {
+		if (tool_interrupted) {
+			rc = -1;
+			break;
+		}
+		if (s->r.nf != s->ncols) {
+			tool_error("%s:%llu: expected %zu fields as in the header, found %zu", s->r.path,
+			           (unsigned long long)s->r.rec_line, s->ncols, s->r.nf);
+			rc = -1;
+			break;
+		}
+		for (size_t i = 0; i < s->ncols; i++) {
+			int64_t label;
+			size_t len = s->r.flen[i];
+			const char *v = s->r.buf + s->r.start[i];
+			if (s->type[i] == COL_LABEL) {
+				if (row_label(s, i, &label) < 0) {
+					rc = -1;
+					break;
+				}
+				continue;
+			}
+			trim(v, &len);
+			if (len == 0)
+				continue;
+			seen[i] = 1;
+			if (s->type[i] == COL_FLOAT && !is_number(v, s->r.flen[i]))
+				s->type[i] = COL_BYTES;
+		}
+		if (rc < 0)
+			break;
+		rows++;
+	}
+	for (size_t i = 0; i < s->ncols; i++)
+		if (s->type[i] == COL_FLOAT && !seen[i])
+			s->type[i] = COL_BYTES; /* an empty column: no evidence of numbers */
+	free(seen);
+	if (rc < 0)
+		return -1;
+	s->base.total = rows;
+	return 0;
+}
+
+static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
+{
+	csv_source *s = (csv_source *)base;
+	int rc = csv_next(&s->r);
+	if (rc <= 0)
+		return rc;
+	if (s->r.nf != s->ncols) { /* the file changed since the first pass */
+		tool_error("%s:%llu: expected %zu fields as in the header, found %zu", s->r.path,
+		           (unsigned long long)s->r.rec_line, s->ncols, s->r.nf);
+		return -1;
+	}
+	rio_example_builder_reset(&s->b);
+	for (size_t i = 0; i < s->ncols; i++) {
+		const char *v = s->r.buf + s->r.start[i];
+		size_t len = s->r.flen[i];
+		if (s->type[i] == COL_LABEL) {
+			int64_t label;
+			if (row_label(s, i, &label) < 0)
+				return -1;
+			rio_example_add_int64s(&s->b, s->names[i], &label, 1);
+		} else if (s->type[i] == COL_FLOAT) {
+			size_t tlen = len;
+			trim(v, &tlen);
+			float x = tlen ? strtof(v, NULL) : NAN;
+			rio_example_add_floats(&s->b, s->names[i], &x, 1);
+		} else {
+			rio_example_add_bytes(&s->b, s->names[i], v, len);
+		}
+	}
+	if (rio_example_finish(&s->b, data, size) < 0) {
+		tool_error("out of memory");
+		return -1;
+	}
+	return 1;
+}
+
+/* Back to the first row after the header. */
+static int csv_src_rewind(pack_source *base)
+{
+	csv_source *s = (csv_source *)base;
+	if (csv_rewind(&s->r) < 0)
+		return -1;
+	return csv_next(&s->r) == 1 ? 0 : -1;
+}
+
+static void csv_src_close(pack_source *base)
+{
+	csv_source *s = (csv_source *)base;
+	csv_close(&s->r);
+	for (size_t i = 0; s->names && i < s->ncols; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->type);
+	rio_example_builder_free(&s->b);
+	free(s);
+}
+
+int pack_csv_open(pack_source **out, const pack_args *a)
+{
+	*out = NULL;
+	csv_source *s = calloc(1, sizeof *s);
+	if (!s) {
+		tool_error("out of memory");
+		return -1;
+	}
+	s->base.next = csv_src_next;
+	s->base.rewind = csv_src_rewind;
+	s->base.close = csv_src_close;
+	rio_example_builder_init(&s->b);
+	if (csv_open(&s->r, a->inputs[0]) < 0 || read_header(s, a->label_column) < 0 ||
+	    survey(s) < 0 || csv_src_rewind(&s->base) < 0) {
+		csv_src_close(&s->base);
+		return -1;
+	}
+	*out = &s->base;
+	return 0;
+}

@@ -1,0 +1,414 @@
+/*
+ * shard_out.c — staged sharded output for recordio-pack; see shard_out.h.
+ *
+ * Life of one shard k: rio_writer_open() on the staging path
+ * DIR/.BASE-k.pack-PID.tfrecord[...] (the writer itself writes to its own
+ * temporary name and renames on close), records appended while the offsets
+ * go into a rio_index, rio_writer_close(), then rio_index_write() of
+ * STAGING.idx. shard_out_finish() renames every staged pair to
+ * PREFIX-k-of-N.tfrecord[...] and its .idx; if a rename fails half way the
+ * finals renamed so far are removed too.
+ */
+#include "config.h"
+#include "shard_out.h"
+#include "common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct shard_out {
+	shard_out_opts o;
+	char *prefix;  /* copy of o.prefix                          */
+	char *dir;     /* directory of the prefix ("." when none)   */
+	char *base;    /* last component of the prefix              */
+	rio_writer *w; /* the open shard, NULL between shards       */
+	rio_index idx; /* its index                                 */
+	char cur_path[PATH_MAX];
+	uint64_t cur_records, cur_bytes;
+	uint32_t opened;  /* shards opened so far; current = opened-1 */
+	char **staged;    /* completed shards' staging paths          */
+	uint32_t nstaged, cap;
+	uint32_t renamed; /* finals renamed into place by finish      */
+	char **finals;    /* their final paths (during finish)        */
+	uint64_t records, bytes, file_bytes;
+	int committed;
+};
+
+/* Removes path, ignoring a file that is not there. */
+static void remove_quietly(const char *path)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		tool_error("%s: cannot remove: %s", path, strerror(errno));
+}
+
+/* Is `name` (a directory entry) BASE-DIGITS-of-DIGITS.tfrecord[.gz|.zz|.lz4]
+ * [.idx], a shard of this prefix or its index? */
+static int is_prefix_shard(const char *name, const char *base)
+{
+	size_t blen = strlen(base);
+	if (strncmp(name, base, blen) != 0 || name[blen] != '-')
+		return 0;
+	const char *p = name + blen + 1;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, "-of-", 4) != 0)
+		return 0;
+	p += 4;
+	if (*p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (strncmp(p, ".tfrecord", 9) != 0)
+		return 0;
+	p += 9;
+	if (!strncmp(p, ".gz", 3) || !strncmp(p, ".zz", 3))
+		p += 3;
+	else if (!strncmp(p, ".lz4", 4))
+		p += 4;
+	if (!strcmp(p, ".idx"))
+		p += 4;
+	return *p == '\0';
+}
+
+/* Joins dir and name into buf: 0, or -1 when it does not fit. */
+static int join(char *buf, size_t size, const char *dir, const char *name)
+{
+	int n = !strcmp(dir, ".") ? snprintf(buf, size, "%s", name)
+	                          : snprintf(buf, size, "%s/%s", dir, name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* Calls fn(s, path, name) for every existing shard (or .idx) of the prefix,
+ * in name order. Returns 0, or -1 when the directory cannot be read or fn
+ * returned non-zero (which also stops the walk). */
+static int each_prefix_shard(shard_out *s,
+                             int (*fn)(shard_out *s, const char *path, const char *name))
+{
+	struct dirent **list = NULL;
+	int n = scandir(s->dir, &list, NULL, alphasort);
+	if (n < 0) {
+		tool_error("%s: %s", s->dir, strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		if (!rc && is_prefix_shard(list[i]->d_name, s->base)) {
+			char path[PATH_MAX];
+			if (join(path, sizeof path, s->dir, list[i]->d_name) < 0 ||
+			    fn(s, path, list[i]->d_name))
+				rc = -1;
+		}
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+static int refuse_existing(shard_out *s, const char *path, const char *name)
+{
+	(void)s;
+	(void)name;
+	tool_error("%s: already exists (use --force to replace the shards of this prefix)", path);
+	return 1;
+}
+
+/* After a successful finish with --force: removes shards of this prefix
+ * that are not the ones just written. */
+static int remove_stale(shard_out *s, const char *path, const char *name)
+{
+	for (uint32_t k = 0; k < s->renamed; k++) {
+		const char *slash = strrchr(s->finals[k], '/');
+		const char *fname = slash ? slash + 1 : s->finals[k];
+		size_t len = strlen(fname);
+		if (!strncmp(name, fname, len) && (!name[len] || !strcmp(name + len, ".idx")))
+			return 0;
+	}
+	remove_quietly(path);
+	return 0;
+}
+
+int shard_out_open(shard_out **out, const shard_out_opts *opts)
+{
+	*out = NULL;
+	shard_out *s = calloc(1, sizeof *s);
+	if (!s || !(s->prefix = strdup(opts->prefix))) {
+		tool_error("out of memory");
+		free(s);
+		return -1;
+	}
+	s->o = *opts;
+	s->o.prefix = s->prefix;
+	char *slash = strrchr(s->prefix, '/');
+	if (slash) {
+		s->dir = strndup(s->prefix, slash == s->prefix ? 1 : (size_t)(slash - s->prefix));
+		s->base = strdup(slash + 1);
+	} else {
+		s->dir = strdup(".");
+		s->base = strdup(s->prefix);
+	}
+	if (!s->dir || !s->base) {
+		tool_error("out of memory");
+		shard_out_close(s);
+		return -1;
+	}
+	if (access(s->dir, W_OK | X_OK) < 0) {
+		tool_error("%s: %s", s->dir, strerror(errno));
+		shard_out_close(s);
+		return -1;
+	}
+	if (!s->o.force && each_prefix_shard(s, refuse_existing) < 0) {
+		shard_out_close(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+void shard_out_set_total(shard_out *s, uint64_t total)
+{
+	s->o.total = total;
+}
+
+/* Start of shard k's records under --shards N: k*total/N without overflow. */
+static uint64_t shard_start(const shard_out *s, uint32_t k)
+{
+	uint64_t n = s->o.shards, q = s->o.total / n, r = s->o.total % n;
+	return q * k + r * k / n;
+}
+
+/* Completes the open shard: closes the writer (renaming its temporary file
+ * to the staging path) and writes the staging .idx. */
+static int close_current(shard_out *s)
+{
+	if (!s->w)
+		return 0;
+	int rc = rio_writer_close(s->w);
+	s->w = NULL;
+	if (rc < 0) {
+		tool_error("%s: cannot complete shard %u: %s", s->cur_path, s->opened - 1,
+		           rio_strerror(rc));
+		rio_index_free(&s->idx);
+		return -1;
+	}
+	/* from here the staged file exists: list it so an abort removes it */
+	if (s->nstaged == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		char **p = realloc(s->staged, cap * sizeof *p);
+		if (!p) {
+			remove_quietly(s->cur_path);
+			tool_error("out of memory");
+			return -1;
+		}
+		s->staged = p;
+		s->cap = cap;
+	}
+	if (!(s->staged[s->nstaged] = strdup(s->cur_path))) {
+		remove_quietly(s->cur_path);
+		tool_error("out of memory");
+		return -1;
+	}
+	s->nstaged++;
+	struct stat st;
+	if (stat(s->cur_path, &st) == 0)
+		s->file_bytes += (uint64_t)st.st_size;
+
+	char *ipath = rio_index_path(s->cur_path);
+	rio_error err;
+	rc = ipath ? rio_index_write(ipath, &s->idx, &err) : -ENOMEM;
+	rio_index_free(&s->idx);
+	if (rc < 0) {
+		if (ipath)
+			tool_error("%s", err.message);
+		else
+			tool_error("out of memory");
+		free(ipath);
+		return -1;
+	}
+	free(ipath);
+	return 0;
+}
+
+/* Closes the open shard and opens the next one. */
+static int next_shard(shard_out *s)
+{
+	if (close_current(s) < 0)
+		return -1;
+	char name[NAME_MAX + 1];
+	int n = snprintf(name, sizeof name, ".%s-%05u.pack-%ld%s", s->base, s->opened,
+	                 (long)getpid(), rio_compression_suffix(s->o.compression));
+	if (n < 0 || (size_t)n >= sizeof name ||
+	    join(s->cur_path, sizeof s->cur_path, s->dir, name) < 0) {
+		tool_error("%s: %s", s->prefix, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	rio_writer_opts wo;
+	rio_writer_opts_init(&wo);
+	wo.compression = s->o.compression;
+	wo.level = s->o.level;
+	wo.fsync = s->o.fsync;
+	wo.overwrite = 1;
+	int rc = rio_writer_open(&s->w, s->cur_path, &wo);
+	if (rc < 0) {
+		s->w = NULL;
+		tool_error("%s: cannot create a shard there: %s", s->dir, rio_strerror(rc));
+		return -1;
+	}
+	s->opened++;
+	s->cur_records = s->cur_bytes = 0;
+	return 0;
+}
+
+int shard_out_write(shard_out *s, const void *data, size_t size)
+{
+	uint64_t framed = (uint64_t)size + RIO_FRAME_OVERHEAD;
+	if (s->o.shards) {
+		while ((!s->w || s->records >= shard_start(s, s->opened)) && s->opened < s->o.shards)
+			if (next_shard(s) < 0)
+				return -1;
+	} else if (!s->w || (s->cur_records > 0 && s->cur_bytes + framed > s->o.shard_size)) {
+		if (next_shard(s) < 0)
+			return -1;
+	}
+	uint64_t offset;
+	int rc = rio_writer_write(s->w, data, size, &offset);
+	if (rc < 0) {
+		tool_error("%s", rio_writer_error(s->w)->message);
+		return -1;
+	}
+	if (rio_index_append(&s->idx, offset, framed) < 0) {
+		tool_error("out of memory");
+		return -1;
+	}
+	s->records++;
+	s->cur_records++;
+	s->cur_bytes += framed;
+	s->bytes += framed;
+	return 0;
+}
+
+/* Renames the staged shard k and its index to their final names. */
+static int rename_pair(shard_out *s, uint32_t k)
+{
+	char *sidx = rio_index_path(s->staged[k]);
+	char *fidx = rio_index_path(s->finals[k]);
+	int rc = 0;
+	if (!sidx || !fidx) {
+		tool_error("out of memory");
+		rc = -1;
+	} else if (rename(sidx, fidx) < 0) {
+		tool_error("%s: cannot rename into place: %s", fidx, strerror(errno));
+		rc = -1;
+	} else if (rename(s->staged[k], s->finals[k]) < 0) {
+		tool_error("%s: cannot rename into place: %s", s->finals[k], strerror(errno));
+		remove_quietly(fidx);
+		rc = -1;
+	}
+	free(sidx);
+	free(fidx);
+	return rc;
+}
+
+static void sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+int shard_out_finish(shard_out *s)
+{
+	if (s->o.shards) {
+		while (s->opened < s->o.shards)
+			if (next_shard(s) < 0)
+				return -1;
+	} else if (s->opened == 0 && next_shard(s) < 0) {
+		return -1;
+	}
+	if (close_current(s) < 0)
+		return -1;
+
+	uint32_t n = s->nstaged;
+	s->finals = calloc(n, sizeof *s->finals);
+	if (!s->finals) {
+		tool_error("out of memory");
+		return -1;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		char buf[PATH_MAX];
+		int len = rio_shard_name_format(buf, sizeof buf, s->prefix, k, n, s->o.compression);
+		if (len < 0 || !(s->finals[k] = strdup(buf))) {
+			tool_error("%s: %s", s->prefix, len < 0 ? rio_strerror(len) : "out of memory");
+			return -1;
+		}
+	}
+	/* without --force, refuse files that appeared since shard_out_open() */
+	for (uint32_t k = 0; k < n && !s->o.force; k++) {
+		if (access(s->finals[k], F_OK) == 0) {
+			refuse_existing(s, s->finals[k], NULL);
+			return -1;
+		}
+	}
+	for (; s->renamed < n; s->renamed++)
+		if (rename_pair(s, s->renamed) < 0)
+			return -1;
+	s->committed = 1;
+	if (s->o.force)
+		each_prefix_shard(s, remove_stale);
+	if (s->o.fsync)
+		sync_dir(s->dir);
+	return 0;
+}
+
+void shard_out_close(shard_out *s)
+{
+	if (!s)
+		return;
+	if (!s->committed) {
+		rio_writer_abort(s->w);
+		for (uint32_t k = 0; k < s->renamed; k++) {
+			char *fidx = rio_index_path(s->finals[k]);
+			remove_quietly(s->finals[k]);
+			if (fidx)
+				remove_quietly(fidx);
+			free(fidx);
+		}
+		for (uint32_t k = s->renamed; k < s->nstaged; k++) {
+			char *sidx = rio_index_path(s->staged[k]);
+			remove_quietly(s->staged[k]);
+			if (sidx)
+				remove_quietly(sidx);
+			free(sidx);
+		}
+	}
+	rio_index_free(&s->idx);
+	for (uint32_t k = 0; k < s->nstaged; k++) {
+		free(s->staged[k]);
+		if (s->finals)
+			free(s->finals[k]);
+	}
+	free(s->staged);
+	free(s->finals);
+	free(s->prefix);
+	free(s->dir);
+	free(s->base);
+	free(s);
+}
+
+uint64_t shard_out_records(const shard_out *s) { return s->records; }
+uint64_t shard_out_bytes(const shard_out *s) { return s->bytes; }
+uint32_t shard_out_count(const shard_out *s) { return s->opened; }
+
+uint64_t shard_out_file_bytes(const shard_out *s)
+{
+	return s->file_bytes + (s->w ? rio_writer_file_bytes(s->w) : 0);
+}
