@@ -56,4 +56,18 @@ int tool_expand_shards(const char *spec, rio_shardset *set);
 extern volatile int tool_interrupted;
 void tool_catch_signals(void);
 
+/* --- added for cat/verify/index/info ------------------------------------- */
+
+/* 1 when a payload reads as a tf.train.Example: it validates and is either
+ * empty or has at least one feature (a non-empty payload with no features is
+ * almost always text or binary that happens to skip as unknown fields). */
+int tool_payload_is_example(const void *data, size_t size);
+
+/* Writes `len` bytes as a JSON string literal (quotes included), escaping
+ * '"', '\\', control bytes, and bytes that are not valid UTF-8 (as \u00XX). */
+void tool_json_string(FILE *out, const void *s, size_t len);
+
+/* Writes `len` bytes as standard base64 (with padding), no quotes. */
+void tool_base64(FILE *out, const void *data, size_t len);
+
 #endif /* RIO_TOOLS_COMMON_H */

@@ -1,0 +1,176 @@
+#!/bin/sh
+# cli_cat.sh — recordio-cat: record counts of the TensorFlow-written golden
+# files, --head across files, shard specs (glob, list, PREFIX), the example,
+# json, hex and raw formats on known records, payloads that are not Examples,
+# damage in the middle, and usage errors.
+. "$(dirname "$0")/cli_lib.sh"
+
+CAT="$BIN/recordio-cat"
+D="$TESTDATA"
+MNIST="$D/tfx-mnist.tfrecord"
+MIXED="$D/tf-mixed-types.tfrecord"
+SINGLES="$D/tf-singles.tfrecord"
+
+# Payload bytes of a plain shard's record: FILE OFFSET LENGTH, as lowercase hex.
+payload_hex() {
+	od -An -v -tx1 -j "$(($2 + 12))" -N "$3" "$1" | tr -d ' \n'
+}
+
+# ---- usage -------------------------------------------------------------------
+expect_exit 0 "$CAT" --help
+expect_match '^Usage: recordio-cat' "$T/out" "--help on stdout"
+expect_match '--format' "$T/out" "--help lists --format"
+expect_exit 2 "$CAT"
+expect_match "Try 'recordio-cat --help'" "$T/err" "no FILE: try --help"
+expect_exit 2 "$CAT" --format xml "$SINGLES"
+expect_match "xml" "$T/err" "bad --format named"
+expect_exit 2 "$CAT" --head abc "$SINGLES"
+expect_exit 2 "$CAT" --head -1 "$SINGLES"
+expect_exit 2 "$CAT" --no-such-option "$SINGLES"
+expect_match "Try 'recordio-cat --help'" "$T/err" "unknown option: try --help"
+expect_exit 1 "$CAT" "$T/missing.tfrecord"
+expect_match "missing.tfrecord" "$T/err" "missing file named"
+
+# ---- counts of the golden files ------------------------------------------------
+for fc in tfx-mnist.tfrecord:1000 tfx-penguin-train.tfrecord.gz:234 \
+	tfx-external-00001-of-00002.tfrecord.gz:5012 tf-singles.tfrecord:3 tf-mixed-types.tfrecord:1; do
+	f=${fc%:*}
+	n=${fc#*:}
+	expect_exit 0 "$CAT" --count "$D/$f"
+	expect_eq "$n" "$(cat "$T/out")" "--count $f"
+done
+expect_exit 0 "$CAT" --count "$MNIST" "$SINGLES" "$MIXED" "$D/tfx-penguin-train.tfrecord.gz"
+expect_eq 1238 "$(cat "$T/out")" "--count over four files"
+expect_exit 0 "$CAT" --count "$MNIST"
+expect_lines 1 "$T/out" "--count prints one line"
+
+# ---- shard specs -------------------------------------------------------------------
+mkdir -p "$T/g" "$T/p"
+cp "$MNIST" "$SINGLES" "$MIXED" "$T/g/"
+expect_exit 0 "$CAT" --count "$T/g/*.tfrecord"
+expect_eq 1004 "$(cat "$T/out")" "--count of a glob"
+expect_exit 0 "$CAT" --count "$SINGLES,$MIXED"
+expect_eq 4 "$(cat "$T/out")" "--count of a comma list"
+cp "$SINGLES" "$T/p/part-00000-of-00002.tfrecord"
+cp "$MIXED" "$T/p/part-00001-of-00002.tfrecord"
+expect_exit 0 "$CAT" --count "$T/p/part"
+expect_eq 4 "$(cat "$T/out")" "--count of a PREFIX"
+expect_exit 0 "$CAT" --format hex "$T/p/part"
+expect_eq "$(payload_hex "$MIXED" 0 52)" "$(sed -n 4p "$T/out")" "PREFIX: shards in order"
+rm "$T/p/part-00001-of-00002.tfrecord"
+expect_exit 1 "$CAT" --count "$T/p/part"
+expect_match "part-00001-of-00002" "$T/err" "incomplete PREFIX names the missing shard"
+
+# ---- --head --------------------------------------------------------------------------
+expect_exit 0 "$CAT" --count --head 10 "$MNIST"
+expect_eq 10 "$(cat "$T/out")" "--count --head 10"
+expect_exit 0 "$CAT" --count --head 5000 "$MNIST" "$SINGLES"
+expect_eq 1003 "$(cat "$T/out")" "--head beyond the end"
+expect_exit 0 "$CAT" --head 2 --format hex "$MNIST"
+expect_lines 2 "$T/out" "--head 2 prints 2 records"
+expect_exit 0 "$CAT" --head 1001 --format hex "$MNIST" "$SINGLES"
+expect_lines 1001 "$T/out" "--head runs across files"
+expect_eq "$(payload_hex "$SINGLES" 0 24)" "$(tail -n 1 "$T/out")" "--head: the last record is the next file's first"
+expect_exit 0 "$CAT" --head 0 "$MNIST"
+expect_lines 0 "$T/out" "--head 0 prints nothing"
+
+# ---- hex --------------------------------------------------------------------------
+# hand-made shards: an empty record; "hello" and "world"
+printf '\000\000\000\000\000\000\000\000\051\003\230\007\330\352\202\242' >"$T/empty.tfrecord"
+printf '\005\000\000\000\000\000\000\000\352\262\004\076hello\273\037\034\031' >"$T/hw.tfrecord"
+printf '\005\000\000\000\000\000\000\000\352\262\004\076world\055\116\037\245' >>"$T/hw.tfrecord"
+expect_exit 0 "$CAT" --format hex "$T/empty.tfrecord"
+expect_lines 1 "$T/out" "hex: one line for the empty record"
+expect_eq "" "$(cat "$T/out")" "hex: the empty record is an empty line"
+expect_exit 0 "$CAT" --format hex "$T/hw.tfrecord"
+expect_eq "68656c6c6f
+776f726c64" "$(cat "$T/out")" "hex of hello, world"
+expect_exit 0 "$CAT" --format hex "$MIXED"
+expect_eq "$(payload_hex "$MIXED" 0 52)" "$(cat "$T/out")" "hex of tf-mixed-types"
+expect_exit 0 "$CAT" -f hex "$SINGLES"
+expect_eq "$(payload_hex "$SINGLES" 0 24)" "$(sed -n 1p "$T/out")" "hex of tf-singles record 0"
+expect_eq "$(payload_hex "$SINGLES" 40 29)" "$(sed -n 2p "$T/out")" "hex of tf-singles record 1"
+expect_exit 0 "$CAT" --format hex "$MNIST"
+expect_lines 1000 "$T/out" "hex: 1000 lines for mnist"
+expect_eq 6374 "$(sed -n 1000p "$T/out" | tr -d '\n' | wc -c | tr -d ' ')" "hex: 3187 bytes, 6374 digits"
+
+# ---- raw ----------------------------------------------------------------------------
+expect_exit 0 "$CAT" --format raw "$T/hw.tfrecord"
+expect_eq "hello
+world" "$(cat "$T/out")" "raw: payloads, one a line"
+
+# ---- example (the default) -------------------------------------------------------------
+expect_exit 0 "$CAT" "$MIXED"
+expect_match "^record 0 \(.*tf-mixed-types.tfrecord, offset 0, 52 bytes\)$" "$T/out" "example: record line"
+expect_match "^  answer: int64\[1\] 42$" "$T/out" "example: answer 42"
+expect_match "^  pi: float\[1\] 3\.14$" "$T/out" "example: pi 3.14"
+expect_match '^  name: bytes\[1\] "ABC"$' "$T/out" "example: name ABC"
+expect_exit 0 "$CAT" "$SINGLES"
+expect_match '^  int_feature: int64\[1\] 42$' "$T/out" "singles: int_feature"
+expect_match '^  float_feature: float\[1\] 3\.14$' "$T/out" "singles: float_feature"
+expect_match '^  byte_feature: bytes\[1\] "@ABCD"$' "$T/out" "singles: byte_feature"
+expect_match "^record 2 \(.*, offset 85, 29 bytes\)$" "$T/out" "singles: record 2 offset"
+expect_exit 0 "$CAT" --head 1 "$MNIST"
+expect_match '^  image_class: int64\[1\] 9$' "$T/out" "mnist record 0 is a 9"
+expect_match '^  image_floats: float\[784\]( -0\.5){8} \.\.\.$' "$T/out" "mnist floats: 8 values then ..."
+expect_exit 0 "$CAT" --format example "$T/hw.tfrecord"
+expect_match "^record 0 \(.*, offset 0, 5 bytes\): not a tf.train.Example$" "$T/out" "raw payload noted"
+expect_match '^  text: "hello"$' "$T/out" "raw payload shown as text"
+expect_exit 0 "$CAT" "$T/empty.tfrecord"
+expect_match "^  \(no features\)$" "$T/out" "an empty payload is an empty Example"
+expect_exit 0 "$CAT" "$D/tfx-external-00001-of-00002.tfrecord.gz"
+expect_match ": none\[0\]$" "$T/out" "a Feature with no kind set"
+
+# ---- json ----------------------------------------------------------------------------
+expect_exit 0 "$CAT" --format json "$MIXED"
+expect_eq '{"answer": {"int64": [42]}, "pi": {"float": [3.1400001]}, "name": {"bytes": ["QUJD"]}}' \
+	"$(cat "$T/out")" "json of tf-mixed-types"
+expect_exit 0 "$CAT" --format json "$SINGLES"
+expect_eq '{"int_feature": {"int64": [42]}}
+{"float_feature": {"float": [3.1400001]}}
+{"byte_feature": {"bytes": ["QEFCQ0Q="]}}' "$(cat "$T/out")" "json of tf-singles"
+expect_exit 0 "$CAT" --format json "$T/hw.tfrecord" "$T/empty.tfrecord"
+expect_eq '{"_raw": "aGVsbG8="}
+{"_raw": "d29ybGQ="}
+{}' "$(cat "$T/out")" "json of raw payloads and of an empty Example"
+expect_exit 0 "$CAT" --format json "$MNIST"
+expect_lines 1000 "$T/out" "json: one line per record"
+expect_match '"image_floats": \{"float": \[-0\.5, -0\.5, ' "$T/out" "json: mnist floats"
+expect_match '^\{"image_class": \{"int64": \[9\]\}, ' "$T/out" "json: mnist class"
+expect_exit 0 "$CAT" --format json "$D/tfx-external-00001-of-00002.tfrecord.gz"
+expect_lines 5012 "$T/out" "json: external, one line per record"
+expect_match '\{"none": \[\]\}' "$T/out" "json: a Feature with no kind set"
+if command -v python3 >/dev/null 2>&1; then
+	if python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    ex = json.loads(line)
+    for name, v in ex.items():
+        assert len(v) == 1 and list(v)[0] in ("bytes", "float", "int64", "none"), v
+    n += 1
+assert n == 5012, n
+' "$T/out"; then pass; else fail "json output does not parse as JSON"; fi
+fi
+
+# ---- damage in the middle ---------------------------------------------------------------
+# tfx-mnist records are 3187 bytes of data, 3203 framed: record 2 starts at 6406;
+# flip a data byte
+cp "$MNIST" "$T/bad.tfrecord"
+printf '\377' | dd of="$T/bad.tfrecord" bs=1 seek=$((6406 + 12 + 100)) conv=notrunc 2>/dev/null
+expect_exit 1 "$CAT" --format hex "$T/bad.tfrecord"
+expect_lines 2 "$T/out" "records before the damage are printed"
+expect_match "bad\.tfrecord: offset 6406 \(record 2\): corrupted record \(data CRC mismatch\)" \
+	"$T/err" "damage named with file and offset"
+expect_lines 1 "$T/err" "one error line"
+expect_exit 1 "$CAT" --count "$T/bad.tfrecord"
+expect_lines 0 "$T/out" "--count of a damaged shard prints no count"
+expect_exit 0 "$CAT" --count --head 2 "$T/bad.tfrecord"
+expect_eq 2 "$(cat "$T/out")" "--head stops before the damage"
+# a truncated file
+head -c 3300 "$MNIST" >"$T/short.tfrecord"
+expect_exit 1 "$CAT" --format hex "$T/short.tfrecord"
+expect_lines 1 "$T/out" "truncated: the whole record before it printed"
+expect_match "short\.tfrecord: offset 3203 \(record 1\): truncated record" "$T/err" "truncated named"
+
+finish

@@ -1,0 +1,126 @@
+/*
+ * index.c — recordio-index: write the .idx sidecar of shards.
+ *
+ * For each shard, rio_index_build() reads every record (checking both CRCs,
+ * decompressing .gz/.zz/.lz4 as a stream) and rio_index_write() writes
+ * SHARD.idx atomically: one "<offset> <framed size>" line per record, the
+ * format of DALI's tfrecord2idx and of the Python `tfrecord` package, with
+ * offsets in the uncompressed stream. A damaged shard gets no sidecar: an
+ * index that stops early would silently hide the records after the damage.
+ * An existing sidecar is kept unless --force is given.
+ */
+#include "config.h"
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: %s [OPTION]... FILE...\n"
+	        "Write SHARD.idx for each TFRecord shard (plain, .gz, .zz or .lz4): one line\n"
+	        "\"<offset> <framed size>\" per record, offsets in the uncompressed stream\n"
+	        "(the format of DALI's tfrecord2idx). Every CRC is checked on the way; a\n"
+	        "damaged shard gets no index.\n"
+	        "Each FILE may be a shard, a glob, a comma-separated list or a PREFIX.\n"
+	        "\n"
+	        "  -f, --force   replace an existing .idx\n"
+	        "  -q, --quiet   print only errors\n"
+	        "  -h, --help    show this help and exit\n"
+	        "\n"
+	        "Exit status: 0 every index written, 1 a shard damaged or unreadable, an\n"
+	        "index existing (without --force) or not writable, 2 usage error.\n",
+	        tool_name);
+}
+
+/* Indexes one shard; returns EXIT_OK or EXIT_DATA. */
+static int index_one(const char *path, int force, int quiet)
+{
+	char *ipath = rio_index_path(path);
+	if (!ipath) {
+		tool_error("%s: %s", path, rio_strerror(-ENOMEM));
+		return EXIT_DATA;
+	}
+	struct stat st;
+	if (!force && stat(ipath, &st) == 0) {
+		tool_error("%s: already exists (use --force to replace it)", ipath);
+		free(ipath);
+		return EXIT_DATA;
+	}
+	rio_index idx = {0};
+	rio_error err;
+	memset(&err, 0, sizeof err);
+	int rc = rio_index_build(path, &idx, &err);
+	if (rc < 0) {
+		if (err.message[0] && strstr(err.message, path))
+			tool_error("%s", err.message);
+		else
+			tool_error("%s: %s", path, err.message[0] ? err.message : rio_strerror(rc));
+		rio_index_free(&idx);
+		free(ipath);
+		return EXIT_DATA;
+	}
+	memset(&err, 0, sizeof err);
+	rc = rio_index_write(ipath, &idx, &err);
+	if (rc < 0) {
+		if (err.message[0])
+			tool_error("%s", err.message);
+		else
+			tool_error("%s: %s", ipath, rio_strerror(rc));
+	} else if (!quiet) {
+		printf("wrote %s: %llu records\n", ipath, (unsigned long long)idx.count);
+	}
+	rio_index_free(&idx);
+	free(ipath);
+	return rc < 0 ? EXIT_DATA : EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"force", no_argument, NULL, 'f'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int force = 0, quiet = 0, opt;
+
+	tool_init(argv[0]);
+	while ((opt = getopt_long(argc, argv, "fqh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f': force = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", tool_name);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		tool_usage_error("no FILE given");
+
+	/* Each shard on its own: one damaged shard does not stop the others. */
+	int status = EXIT_OK;
+	for (int i = optind; i < argc; i++) {
+		rio_shardset set;
+		if (tool_expand_shards(argv[i], &set) < 0) {
+			status = EXIT_DATA;
+			continue;
+		}
+		for (size_t k = 0; k < set.count; k++) {
+			if (index_one(set.paths[k], force, quiet) != EXIT_OK)
+				status = EXIT_DATA;
+			fflush(stdout);
+		}
+		rio_shardset_free(&set);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		tool_error("write error: %s", strerror(errno));
+		status = EXIT_DATA;
+	}
+	return status;
+}

@@ -1,0 +1,381 @@
+/*
+ * verify.c — recordio-verify: check the framing and every CRC of shards,
+ * and their .idx sidecars.
+ *
+ * Each shard is read to its end with rio_reader (compression detected, both
+ * CRCs of every record checked); when SHARD.idx exists, each of its entries
+ * must name the offset and framed size of the record with that number, and
+ * it must have one entry per record. A damaged shard is reported at its
+ * first damage (with --all-errors at every damage, reading on under the
+ * RIO_DAMAGE_SKIP policy).
+ *
+ * Why threads: one core doing read() plus CRC-32C stays well below what the
+ * page cache delivers, so shards are verified in parallel: a fixed pool of
+ * workers takes the next shard from a shared counter, and the main thread
+ * prints each shard's result in argument order as soon as it and every
+ * shard before it are done. A shard is the unit of work; one big shard gets
+ * one core.
+ */
+#include "config.h"
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct job {
+	const char *path;   /* the shard (NULL when the spec did not expand) */
+	/* results, written by the worker, read by main after `done` */
+	int done;
+	int failed;
+	uint64_t records, damages;
+	uint64_t file_bytes, stream_bytes;
+	rio_compression compression;
+	int idx_checked;
+	char *errors; /* one or more lines, each ending in '\n', or NULL */
+	size_t errors_len;
+} job;
+
+static struct {
+	int all_errors, quiet;
+	size_t buffer_size;
+	job *jobs;
+	size_t njobs;
+	size_t next;    /* next job to take, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t done_cv;
+} g = {
+	.buffer_size = 1u << 20,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: %s [OPTION]... FILE...\n"
+	        "Check the framing and both CRCs of every record of TFRecord shards (plain,\n"
+	        ".gz, .zz or .lz4), and the SHARD.idx sidecar when there is one.\n"
+	        "Each FILE may be a shard, a glob, a comma-separated list or a PREFIX.\n"
+	        "\n"
+	        "  -a, --all-errors       report every damage of a shard, not only the first\n"
+	        "  -q, --quiet            print nothing for good shards, only errors\n"
+	        "  -j, --threads N        verify N shards at once (default: online CPUs)\n"
+	        "  -b, --buffer-size SIZE read size per shard (default 1M)\n"
+	        "  -h, --help             show this help and exit\n"
+	        "\n"
+	        "Exit status: 0 all shards good, 1 a shard or index damaged or unreadable,\n"
+	        "2 usage error.\n",
+	        tool_name);
+}
+
+static void job_error(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_error(job *j, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	char *p = realloc(j->errors, j->errors_len + (size_t)n + 1);
+	if (!p)
+		return;
+	memcpy(p + j->errors_len, line, (size_t)n);
+	j->errors_len += (size_t)n;
+	p[j->errors_len] = '\0';
+	j->errors = p;
+	j->failed = 1;
+}
+
+/* Reports the damage the reader just skipped (under SKIP). */
+static void note_skipped(job *j, rio_reader *r, uint64_t now, uint64_t before)
+{
+	const rio_error *e = rio_reader_error(r);
+	uint64_t n = now - before;
+	j->damages += n;
+	if (n > 1)
+		job_error(j, "%s (and %llu more damaged records before the next good one)",
+		          e->message, (unsigned long long)(n - 1));
+	else
+		job_error(j, "%s", e->message);
+}
+
+static void verify_one(job *j)
+{
+	rio_reader_opts ro;
+	rio_reader_opts_init(&ro);
+	ro.buffer_size = g.buffer_size;
+	ro.on_damage = g.all_errors ? RIO_DAMAGE_SKIP : RIO_DAMAGE_FAIL;
+
+	rio_reader *r;
+	int rc = rio_reader_open(&r, j->path, &ro);
+	if (rc < 0) {
+		job_error(j, "%s: %s", j->path, rio_strerror(rc));
+		return;
+	}
+	j->compression = rio_reader_compression(r);
+
+	/* The sidecar, when there is one. */
+	rio_index idx = {0};
+	int have_idx = 0, idx_bad = 0;
+	char *ipath = rio_index_path(j->path);
+	struct stat st;
+	if (ipath && stat(ipath, &st) == 0) {
+		rio_error ierr;
+		rc = rio_index_read(ipath, &idx, &ierr);
+		if (rc < 0)
+			job_error(j, "%s", ierr.message[0] ? ierr.message : rio_strerror(rc));
+		else
+			have_idx = 1;
+		j->idx_checked = 1;
+	}
+
+	rio_record rec;
+	uint64_t skipped = 0, n = 0;
+	while ((rc = rio_reader_next(r, &rec)) == 1) {
+		uint64_t s = rio_reader_skipped(r);
+		if (s != skipped) {
+			note_skipped(j, r, s, skipped);
+			skipped = s;
+		}
+		/* The sidecar is compared up to the first damage only: after it
+		 * the numbering is the reader's guess. */
+		if (have_idx && !idx_bad && !j->damages) {
+			if (n >= idx.count) {
+				job_error(j,
+				          "%s: %s: %llu entries, but the shard has more records "
+				          "(record %llu at offset %llu)",
+				          ipath, rio_strerror(RIO_EBADINDEX),
+				          (unsigned long long)idx.count, (unsigned long long)n,
+				          (unsigned long long)rec.offset);
+				idx_bad = 1;
+			} else if (idx.offset[n] != rec.offset ||
+			           idx.framed_size[n] != rec.size + RIO_FRAME_OVERHEAD) {
+				job_error(j,
+				          "%s: line %llu (record %llu): %s: says offset %llu size %llu, "
+				          "the record is at offset %llu size %llu",
+				          ipath, (unsigned long long)n + 1, (unsigned long long)n,
+				          rio_strerror(RIO_EBADINDEX), (unsigned long long)idx.offset[n],
+				          (unsigned long long)idx.framed_size[n],
+				          (unsigned long long)rec.offset,
+				          (unsigned long long)(rec.size + RIO_FRAME_OVERHEAD));
+				idx_bad = 1;
+			}
+		}
+		n++;
+	}
+	uint64_t s = rio_reader_skipped(r);
+	if (s != skipped) /* e.g. a truncated tail under SKIP */
+		note_skipped(j, r, s, skipped);
+	if (rc < 0) {
+		const rio_error *e = rio_reader_error(r);
+		job_error(j, "%s", e && e->message[0] ? e->message : rio_strerror(rc));
+		j->damages++;
+	}
+	if (have_idx && !idx_bad && !j->damages && rc == 0 && idx.count != n)
+		job_error(j, "%s: line %llu: %s: %llu entries, but the shard has %llu records", ipath,
+		          (unsigned long long)n + 1, rio_strerror(RIO_EBADINDEX),
+		          (unsigned long long)idx.count, (unsigned long long)n);
+
+	j->records = n;
+	j->stream_bytes = rio_reader_bytes(r);
+	j->file_bytes = stat(j->path, &st) == 0 ? (uint64_t)st.st_size : rio_reader_file_bytes(r);
+	rio_reader_close(r);
+	rio_index_free(&idx);
+	free(ipath);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&g.lock);
+		size_t i = g.next < g.njobs ? g.next++ : g.njobs;
+		pthread_mutex_unlock(&g.lock);
+		if (i >= g.njobs)
+			return NULL;
+		job *j = &g.jobs[i];
+		if (j->path)
+			verify_one(j);
+		pthread_mutex_lock(&g.lock);
+		j->done = 1;
+		pthread_cond_broadcast(&g.done_cv);
+		pthread_mutex_unlock(&g.lock);
+	}
+}
+
+static void report(const job *j)
+{
+	char fb[32], sb[32];
+	if (j->errors) {
+		fflush(stdout);
+		/* each line as "PROGRAM: message" */
+		const char *p = j->errors;
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			tool_error("%.*s", (int)(nl - p), p);
+			p = nl + 1;
+		}
+	}
+	if (g.quiet || !j->path)
+		return;
+	if (j->failed) {
+		printf("%s: FAILED, %llu good records, %llu damaged\n", j->path,
+		       (unsigned long long)j->records, (unsigned long long)j->damages);
+	} else {
+		printf("%s: OK, %llu records, %s (%s", j->path, (unsigned long long)j->records,
+		       tool_format_bytes(fb, sizeof fb, j->file_bytes),
+		       rio_compression_name(j->compression));
+		if (j->compression != RIO_COMPRESSION_NONE)
+			printf(", %s uncompressed", tool_format_bytes(sb, sizeof sb, j->stream_bytes));
+		printf(")%s\n", j->idx_checked ? ", index OK" : "");
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"all-errors", no_argument, NULL, 'a'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"threads", required_argument, NULL, 'j'},
+		{"buffer-size", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long threads = 0;
+	int opt;
+
+	tool_init(argv[0]);
+	while ((opt = getopt_long(argc, argv, "aqj:b:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'a': g.all_errors = 1; break;
+		case 'q': g.quiet = 1; break;
+		case 'j': {
+			uint64_t v = tool_parse_u64("--threads", optarg);
+			if (v > 1024)
+				tool_usage_error("--threads: at most 1024, got '%s'", optarg);
+			threads = (long)v;
+			break;
+		}
+		case 'b': {
+			uint64_t v = tool_parse_size("--buffer-size", optarg);
+			if (v < 4096 || v > (1u << 30))
+				tool_usage_error("--buffer-size: expected 4K..1G, got '%s'", optarg);
+			g.buffer_size = (size_t)v;
+			break;
+		}
+		case 'h': usage(stdout); return EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", tool_name);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		tool_usage_error("no FILE given");
+	if (threads <= 0) {
+		threads = sysconf(_SC_NPROCESSORS_ONLN);
+		if (threads < 1)
+			threads = 1;
+	}
+
+	/* One job per shard; a spec that does not expand is a job that has
+	 * already failed, so its message comes out in argument order too. */
+	int nspecs = argc - optind;
+	rio_shardset *sets = calloc((size_t)nspecs, sizeof *sets);
+	size_t cap = 0;
+	if (!sets) {
+		tool_error("out of memory");
+		return EXIT_DATA;
+	}
+	for (int i = 0; i < nspecs; i++) {
+		rio_error err;
+		int rc = rio_shardset_expand(argv[optind + i], &sets[i], &err);
+		size_t need = g.njobs + (rc < 0 ? 1 : sets[i].count);
+		if (need > cap) {
+			cap = need * 2;
+			job *p = realloc(g.jobs, cap * sizeof *p);
+			if (!p) {
+				tool_error("out of memory");
+				return EXIT_DATA;
+			}
+			g.jobs = p;
+		}
+		if (rc < 0) {
+			job *j = &g.jobs[g.njobs++];
+			memset(j, 0, sizeof *j);
+			job_error(j, "%s", err.message[0] ? err.message : rio_strerror(rc));
+			continue;
+		}
+		for (size_t k = 0; k < sets[i].count; k++) {
+			job *j = &g.jobs[g.njobs++];
+			memset(j, 0, sizeof *j);
+			j->path = sets[i].paths[k];
+		}
+	}
+
+	double t0 = tool_now();
+	if ((size_t)threads > g.njobs)
+		threads = (long)g.njobs;
+	pthread_t *tids = calloc((size_t)threads + 1, sizeof *tids);
+	long started = 0;
+	for (long t = 0; tids && t < threads; t++) {
+		if (pthread_create(&tids[t], NULL, worker, NULL) != 0)
+			break;
+		started++;
+	}
+	if (started == 0) /* no threads at all: do the work here */
+		worker(NULL);
+
+	int status = EXIT_OK;
+	uint64_t records = 0, bytes = 0, nfailed = 0;
+	for (size_t i = 0; i < g.njobs; i++) {
+		job *j = &g.jobs[i];
+		pthread_mutex_lock(&g.lock);
+		while (!j->done)
+			pthread_cond_wait(&g.done_cv, &g.lock);
+		pthread_mutex_unlock(&g.lock);
+		report(j);
+		if (j->failed) {
+			status = EXIT_DATA;
+			nfailed++;
+		}
+		records += j->records;
+		bytes += j->file_bytes;
+	}
+	for (long t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	double secs = tool_now() - t0;
+
+	if (!g.quiet && g.njobs > 1) {
+		char b[32];
+		printf("total: %llu files, %llu OK, %llu failed, %llu records, %s in %.2f s (%.2f GB/s)\n",
+		       (unsigned long long)g.njobs, (unsigned long long)(g.njobs - nfailed),
+		       (unsigned long long)nfailed, (unsigned long long)records,
+		       tool_format_bytes(b, sizeof b, bytes), secs,
+		       secs > 0 ? (double)bytes / secs / 1e9 : 0.0);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		tool_error("write error: %s", strerror(errno));
+		status = EXIT_DATA;
+	}
+
+	for (size_t i = 0; i < g.njobs; i++)
+		free(g.jobs[i].errors);
+	free(g.jobs);
+	for (int i = 0; i < nspecs; i++)
+		rio_shardset_free(&sets[i]);
+	free(sets);
+	free(tids);
+	return status;
+}
