@@ -31,7 +31,8 @@ typedef struct idx_source {
 } idx_source;
 
 /* Reads exactly `size` bytes; 0, or -1 after reporting a short read (at
- * `offset` of the uncompressed stream) or a gzip error. */
+ * `offset` of the uncompressed stream, reading `what`; when `what` is NULL
+ * the caller reports it, gzeof() telling it apart) or a gzip error. */
 static int read_full(gzFile f, const char *path, void *buf, uint64_t size, uint64_t offset,
                      const char *what)
 {
@@ -47,6 +48,8 @@ static int read_full(gzFile f, const char *path, void *buf, uint64_t size, uint6
 			return -1;
 		}
 		if (n == 0) {
+			if (!what)
+				return -1;
 			tool_error("%s: offset %llu: truncated file (reading %s)", path,
 			           (unsigned long long)offset, what);
 			return -1;
@@ -113,8 +116,14 @@ static int idx_next(pack_source *base, const uint8_t **data, size_t *size)
 		return 0;
 	uint64_t i = s->next_i;
 	if (read_full(s->images, s->images_path, s->pixels, s->item, s->header + i * s->item,
-	              "an image") < 0)
+	              NULL) < 0) {
+		if (!gzeof(s->images))
+			return -1;
+		tool_error("%s: offset %llu: truncated file (image %llu of %llu)", s->images_path,
+		           (unsigned long long)(s->header + i * s->item), (unsigned long long)i + 1,
+		           (unsigned long long)s->count);
 		return -1;
+	}
 	int64_t label = s->labels[i];
 	rio_example_builder_reset(&s->b);
 	rio_example_add_bytes(&s->b, "image", s->pixels, s->item);

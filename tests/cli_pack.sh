@@ -1,0 +1,398 @@
+#!/bin/sh
+# cli_pack.sh — shell tests of recordio-pack: every --from mode, every
+# compression, shard naming and counts, .idx sidecars, --shuffle, the exit
+# codes of usage and data errors, that a failure or an interrupt leaves
+# nothing behind, and that existing shards are kept without --force.
+#
+# Inputs are made here (tiny IDX files with known bytes, CSV, a class tree);
+# payloads are checked by reading the shard bytes through the .idx with od,
+# and through recordio-cat when it is built.
+. "$(dirname "$0")/cli_lib.sh"
+
+PACK="$BIN/recordio-pack"
+CAT="$BIN/recordio-cat"
+[ -x "$CAT" ] && HAVE_CAT=1 || HAVE_CAT=0
+if [ ! -x "$PACK" ]; then
+	echo "cli_pack.sh: $PACK not built" >&2
+	exit 77
+fi
+cd "$T" || exit 1
+
+# ---- helpers -------------------------------------------------------------
+
+# records_hex SHARD: the payload of every record of an uncompressed SHARD in
+# hex, one a line, found through SHARD.idx ("offset framed_size").
+records_hex() {
+	while read -r off size; do
+		tail -c +$((off + 13)) "$1" | head -c $((size - 16)) | od -An -v -tx1 | tr -d ' \n'
+		echo
+	done <"$1.idx"
+}
+
+# nfiles DIR: entries in DIR, hidden ones included.
+nfiles() { ls -A "$1" | wc -l | tr -d ' '; }
+
+# pack ARGS...: recordio-pack, expected to succeed.
+pack() { expect_exit 0 "$PACK" "$@"; }
+
+# ---- inputs --------------------------------------------------------------
+
+# 5 images of 2x3 pixels, bytes 1..30; labels 0..4.
+printf '\0\0\10\3\0\0\0\5\0\0\0\2\0\0\0\3' >img.idx
+i=1
+while [ $i -le 30 ]; do
+	printf "\\$(printf %03o $i)" >>img.idx
+	i=$((i + 1))
+done
+printf '\0\0\10\1\0\0\0\5\0\1\2\3\4' >lab.idx
+gzip -c img.idx >img.idx.gz
+gzip -c lab.idx >lab.idx.gz
+printf '\0\0\10\1\0\0\0\4\0\1\2\3' >lab4.idx
+head -c 40 img.idx >trunc.idx
+
+# Example{image: bytes(6), label: int64} for image 0 and image 1
+EX0=0a250a130a05696d616765120a0a080a060102030405060a0e0a056c6162656c12051a030a0100
+EX1=0a250a130a05696d616765120a0a080a060708090a0b0c0a0e0a056c6162656c12051a030a0101
+
+printf 'alpha\nbeta\n\ngamma\r\ndelta' >lines.txt
+printf 'x,name,label,y\r\n1.5,"a,b",3,\r\n2,"say ""hi""",-4,7e2\r\n\r\n,plain,0,1\r\n' >data.csv
+mkdir -p tree/cat tree/dog tree/emu
+printf 'meow' >tree/cat/b.jpg
+printf 'purr' >tree/cat/a.jpg
+printf 'woof' >tree/dog/x.jpg
+printf 'skip' >tree/stray.txt
+printf 'skip' >tree/cat/.hidden
+
+# ---- --help and usage errors (exit 2) ------------------------------------
+
+expect_exit 0 "$PACK" --help
+expect_match '^Usage: recordio-pack' "$T/out" "--help prints usage to stdout"
+expect_match 'round|contiguous|\[k\*n/N' "$T/out" "--help documents the --shards split"
+mkdir u
+expect_exit 2 "$PACK"
+expect_exit 2 "$PACK" --bogus --from lines --output u/x lines.txt
+expect_match 'bogus' "$T/err" "unknown option named"
+expect_exit 2 "$PACK" --from lines lines.txt
+expect_match 'output' "$T/err" "missing --output named"
+expect_exit 2 "$PACK" --from lines --output u/x --compression brotli lines.txt
+expect_match 'brotli' "$T/err" "bad --compression value named"
+expect_exit 2 "$PACK" --from lines --output u/x --shards 2 --shard-size 1M lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x
+expect_exit 2 "$PACK" --from tfrecord --output u/x
+expect_exit 2 "$PACK" --from idx --images img.idx --output u/x
+expect_exit 2 "$PACK" --from idx --images img.idx --labels lab.idx --output u/x extra
+expect_exit 2 "$PACK" --from nonsense --output u/x lines.txt
+expect_exit 2 "$PACK" --output u/x lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x --shards 0 lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x --shards many lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x --shard-size 12Q lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x --seed 3 lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x --level 3 lines.txt
+expect_exit 2 "$PACK" --from lines --output u/x --label y lines.txt
+expect_exit 2 "$PACK" --from csv --output u/x data.csv data.csv
+expect_exit 2 "$PACK" --from lines --output u/ lines.txt
+expect_exit 2 "$PACK" --from lines --output
+expect_eq 0 "$(nfiles u)" "usage errors write nothing"
+
+# ---- --from idx ----------------------------------------------------------
+
+mkdir idx
+pack --from idx --images img.idx --labels lab.idx --output idx/one
+expect_match '^packed 5 records .* into 1 shard in ' "$T/out" "summary line"
+expect_eq "idx/one-00000-of-00001.tfrecord idx/one-00000-of-00001.tfrecord.idx" \
+	"$(echo idx/one*)" "one shard and its index by default"
+expect_eq "0 55" "$(head -1 idx/one-00000-of-00001.tfrecord.idx)" ".idx first line"
+expect_eq "55 55" "$(sed -n 2p idx/one-00000-of-00001.tfrecord.idx)" ".idx second line"
+expect_lines 5 idx/one-00000-of-00001.tfrecord.idx ".idx has one line per record"
+expect_eq 275 "$(wc -c <idx/one-00000-of-00001.tfrecord | tr -d ' ')" "shard size"
+records_hex idx/one-00000-of-00001.tfrecord >idx/hex
+expect_eq "$EX0" "$(sed -n 1p idx/hex)" "Example of image 0"
+expect_eq "$EX1" "$(sed -n 2p idx/hex)" "Example of image 1"
+if [ $HAVE_CAT = 1 ]; then
+	expect_exit 0 "$CAT" --format hex idx/one-00000-of-00001.tfrecord
+	expect_eq "$(cat idx/hex)" "$(cat "$T/out")" "recordio-cat reads the same payloads"
+fi
+
+pack --from idx --images img.idx.gz --labels lab.idx.gz --output idx/gz
+expect_exit 0 cmp idx/one-00000-of-00001.tfrecord idx/gz-00000-of-00001.tfrecord
+pack --from idx --images img.idx.gz --labels lab.idx --output idx/mix --quiet
+expect_eq "" "$(cat "$T/out")" "--quiet prints no summary"
+
+expect_exit 1 "$PACK" --from idx --images img.idx --labels lab4.idx --output idx/bad
+expect_match 'img\.idx.*lab4\.idx|lab4\.idx.*img\.idx' "$T/err" "count mismatch names both files"
+expect_exit 1 "$PACK" --from idx --images lab.idx --labels lab.idx --output idx/bad
+expect_exit 1 "$PACK" --from idx --images img.idx --labels img.idx --output idx/bad
+expect_exit 1 "$PACK" --from idx --images missing-images.gz --labels lab.idx --output idx/bad
+expect_match 'missing-images\.gz' "$T/err" "a missing input is named"
+expect_eq 0 "$(ls -A idx | grep -c bad)" "failed idx runs write nothing"
+
+# ---- shard counts: --shards and --shard-size ------------------------------
+
+mkdir sh
+pack --from idx --images img.idx --labels lab.idx --output sh/three --shards 3
+expect_eq 6 "$(nfiles sh)" "--shards 3: three shards and three indexes"
+counts=""
+for k in 0 1 2; do
+	f=sh/three-0000$k-of-00003.tfrecord
+	counts="$counts $(wc -l <"$f.idx" | tr -d ' ')"
+	if [ $HAVE_CAT = 1 ]; then
+		expect_eq "$(wc -l <"$f.idx" | tr -d ' ')" "$("$CAT" --count "$f")" "recordio-cat --count $f"
+	fi
+done
+expect_eq " 1 2 2" "$counts" "--shards 3 over 5 records: contiguous [k*n/N, (k+1)*n/N)"
+# the shards in order hold the records in input order
+cat sh/three-0000[012]-of-00003.tfrecord >sh/all
+cp idx/one-00000-of-00001.tfrecord.idx sh/all.idx
+expect_exit 0 cmp sh/all idx/one-00000-of-00001.tfrecord
+expect_eq "0 55" "$(head -1 sh/three-00001-of-00003.tfrecord.idx)" "each shard's index starts at 0"
+
+pack --from idx --images img.idx --labels lab.idx --output sh/seven --shards 7
+expect_eq 14 "$(ls sh/seven-* | wc -l | tr -d ' ')" "--shards 7 over 5 records writes 7 shards"
+expect_eq 0 "$(wc -c <sh/seven-00000-of-00007.tfrecord | tr -d ' ')" "an empty shard is empty"
+
+pack --from idx --images img.idx --labels lab.idx --output sh/size --shard-size 120
+expect_eq "sh/size-00000-of-00003.tfrecord sh/size-00001-of-00003.tfrecord sh/size-00002-of-00003.tfrecord" \
+	"$(ls sh/size-*.tfrecord | tr '\n' ' ' | sed 's/ $//')" "--shard-size 120: 55-byte frames, 2 a shard"
+expect_lines 2 sh/size-00000-of-00003.tfrecord.idx "--shard-size: first shard"
+expect_lines 1 sh/size-00002-of-00003.tfrecord.idx "--shard-size: last shard"
+pack --from idx --images img.idx --labels lab.idx --output sh/tiny --shard-size 10
+expect_eq 5 "$(ls sh/tiny-*-of-00005.tfrecord | wc -l | tr -d ' ')" "a shard holds at least one record"
+pack --from idx --images img.idx --labels lab.idx --output sh/exact --shard-size 110
+expect_eq 3 "$(ls sh/exact-*-of-00003.tfrecord | wc -l | tr -d ' ')" "a shard may fill SIZE exactly"
+pack --from lines --output sh/lines --shards 2 lines.txt
+expect_lines 2 sh/lines-00000-of-00002.tfrecord.idx "lines are counted first: 2 + 3"
+expect_lines 3 sh/lines-00001-of-00002.tfrecord.idx "lines are counted first: 2 + 3"
+
+# ---- compression ---------------------------------------------------------
+
+mkdir cz
+pack --from idx --images img.idx --labels lab.idx --output cz/none --compression none
+for c in gzip zlib lz4; do
+	case $c in gzip) ext=gz ;; zlib) ext=zz ;; lz4) ext=lz4 ;; esac
+	pack --from idx --images img.idx --labels lab.idx --output cz/$c --compression $c
+	expect_match "as $c" "$T/out" "summary names the compression"
+	f=cz/$c-00000-of-00001.tfrecord.$ext
+	expect_exit 0 test -s "$f"
+	expect_exit 0 cmp "$f.idx" cz/none-00000-of-00001.tfrecord.idx
+	if [ $HAVE_CAT = 1 ]; then
+		expect_exit 0 "$CAT" --format hex "$f"
+		expect_eq "$(records_hex cz/none-00000-of-00001.tfrecord)" "$(cat "$T/out")" "$c payloads"
+	fi
+done
+if command -v zcat >/dev/null 2>&1; then
+	zcat cz/gzip-00000-of-00001.tfrecord.gz >cz/from-gz
+	expect_exit 0 cmp cz/from-gz cz/none-00000-of-00001.tfrecord
+fi
+if command -v lz4 >/dev/null 2>&1; then
+	lz4 -dc cz/lz4-00000-of-00001.tfrecord.lz4 >cz/from-lz4
+	expect_exit 0 cmp cz/from-lz4 cz/none-00000-of-00001.tfrecord
+fi
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.decompress(open(sys.argv[1], "rb").read()))' \
+		cz/zlib-00000-of-00001.tfrecord.zz >cz/from-zz
+	expect_exit 0 cmp cz/from-zz cz/none-00000-of-00001.tfrecord
+fi
+pack --from idx --images img.idx --labels lab.idx --output cz/lvl --compression gzip --level 9
+expect_exit 2 "$PACK" --from idx --images img.idx --labels lab.idx --output cz/lvl2 -c gzip --level 12
+
+# ---- --from lines --------------------------------------------------------
+
+mkdir ln
+pack --from lines --output ln/l lines.txt
+records_hex ln/l-00000-of-00001.tfrecord >ln/hex
+# alpha, beta, "", gamma\r, delta (no final newline)
+expect_eq "616c706861 62657461  67616d6d610d 64656c7461" "$(tr '\n' ' ' <ln/hex | sed 's/ $//')" \
+	"one raw record per line"
+if [ $HAVE_CAT = 1 ]; then
+	expect_exit 0 "$CAT" --format hex ln/l-00000-of-00001.tfrecord
+	cp "$T/out" ln/cat-hex
+	expect_exit 0 cmp ln/cat-hex ln/hex
+fi
+: >empty.txt
+pack --from lines --output ln/empty empty.txt
+expect_eq 0 "$(wc -c <ln/empty-00000-of-00001.tfrecord | tr -d ' ')" "an empty input gives an empty shard"
+pack --from lines --output ln/two lines.txt lines.txt
+expect_lines 10 ln/two-00000-of-00001.tfrecord.idx "several line files are concatenated"
+expect_exit 1 "$PACK" --from lines --output ln/missing lines.txt no-such-file.txt
+expect_match 'no-such-file\.txt' "$T/err" "a missing line file is named"
+
+# ---- --from csv ----------------------------------------------------------
+
+mkdir csv
+pack --from csv --label label --output csv/d data.csv
+expect_lines 3 csv/d-00000-of-00001.tfrecord.idx "a blank line is skipped"
+if [ $HAVE_CAT = 1 ]; then
+	expect_exit 0 "$CAT" --format json csv/d-00000-of-00001.tfrecord
+	# "a,b" is YSxi, 'say "hi"' is c2F5ICJoaSI=
+	expect_eq '{"x": {"float": [1.5]}, "name": {"bytes": ["YSxi"]}, "label": {"int64": [3]}, "y": {"float": ["NaN"]}}' \
+		"$(sed -n 1p "$T/out")" "csv row 1: float, quoted comma, int64 label, empty float"
+	expect_eq '{"x": {"float": [2]}, "name": {"bytes": ["c2F5ICJoaSI="]}, "label": {"int64": [-4]}, "y": {"float": [700]}}' \
+		"$(sed -n 2p "$T/out")" "csv row 2: doubled quotes, negative label, exponent"
+fi
+# the same bytes in the shard: the quoted "a,b" and the int64 label 3
+records_hex csv/d-00000-of-00001.tfrecord >csv/hex
+expect_match '0a03612c62' csv/hex "csv bytes feature holds a,b"
+printf 'a,label\n1,2\n3,x\n' >badlabel.csv
+expect_exit 1 "$PACK" --from csv --label label --output csv/bad badlabel.csv
+expect_match 'badlabel\.csv:3' "$T/err" "a non-integer label names file:line"
+printf 'a,label\n1,2\n3,2.5\n' >badlabel2.csv
+expect_exit 1 "$PACK" --from csv --label label --output csv/bad badlabel2.csv
+expect_match 'badlabel2\.csv:3' "$T/err" "a fractional label names file:line"
+printf 'a,b,c\r\n1,2,3\r\n4,5\r\n' >short.csv
+expect_exit 1 "$PACK" --from csv --output csv/bad short.csv
+expect_match 'short\.csv:3' "$T/err" "a short row names file:line"
+printf 'a,b\n1,"2,3",4\n' >long.csv
+expect_exit 1 "$PACK" --from csv --output csv/bad long.csv
+expect_match 'long\.csv:2' "$T/err" "a long row names file:line"
+printf 'a,b\n1,"open\n' >quote.csv
+expect_exit 1 "$PACK" --from csv --output csv/bad quote.csv
+expect_match 'quote\.csv:2' "$T/err" "an unterminated quote names file:line"
+expect_exit 1 "$PACK" --from csv --label nosuch --output csv/bad data.csv
+expect_match 'nosuch' "$T/err" "an unknown --label column is named"
+expect_exit 1 "$PACK" --from csv --output csv/bad missing.csv
+expect_match 'missing\.csv' "$T/err" "a missing csv is named"
+expect_eq 0 "$(ls -A csv | grep -c bad)" "failed csv runs write nothing"
+
+# ---- --from dir ----------------------------------------------------------
+
+mkdir dir
+pack --from dir --output dir/t tree
+expect_lines 3 dir/t-00000-of-00001.tfrecord.idx "one record per file in a class directory"
+if [ $HAVE_CAT = 1 ]; then
+	expect_exit 0 "$CAT" --format json dir/t-00000-of-00001.tfrecord
+	# purr=cHVycg== cat/a.jpg=Y2F0L2EuanBn, meow=bWVvdw== cat/b.jpg=Y2F0L2IuanBn,
+	# woof=d29vZg== dog/x.jpg=ZG9nL3guanBn
+	expect_eq '{"data": {"bytes": ["cHVycg=="]}, "label": {"int64": [0]}, "name": {"bytes": ["Y2F0L2EuanBn"]}}' \
+		"$(sed -n 1p "$T/out")" "dir record 0: cat/a.jpg"
+	expect_eq '{"data": {"bytes": ["bWVvdw=="]}, "label": {"int64": [0]}, "name": {"bytes": ["Y2F0L2IuanBn"]}}' \
+		"$(sed -n 2p "$T/out")" "dir record 1: cat/b.jpg"
+	expect_eq '{"data": {"bytes": ["d29vZg=="]}, "label": {"int64": [1]}, "name": {"bytes": ["ZG9nL3guanBn"]}}' \
+		"$(sed -n 3p "$T/out")" "dir record 2: dog/x.jpg, label 1"
+fi
+records_hex dir/t-00000-of-00001.tfrecord >dir/hex
+expect_match '70757272' dir/hex "dir record holds the file's bytes"
+expect_match '6361742f612e6a7067' dir/hex "dir record holds CLASS/FILE"
+expect_exit 1 "$PACK" --from dir --output dir/bad no-such-dir
+expect_match 'no-such-dir' "$T/err" "a missing directory is named"
+mkdir flat
+printf x >flat/file
+expect_exit 1 "$PACK" --from dir --output dir/bad flat
+
+# ---- --from tfrecord -----------------------------------------------------
+
+mkdir tf
+PENGUIN="$TESTDATA/tfx-penguin-train.tfrecord.gz"
+if [ -f "$PENGUIN" ]; then
+	pack --from tfrecord --output tf/p --compression lz4 --shards 4 "$PENGUIN"
+	expect_eq 4 "$(ls tf/p-*-of-00004.tfrecord.lz4 | wc -l | tr -d ' ')" "TF gzip to 4 lz4 shards"
+	expect_eq 234 "$(cat tf/p-*.idx | wc -l | tr -d ' ')" "every record re-sharded"
+	pack --from tfrecord --output tf/back tf/p
+	expect_lines 234 tf/back-00000-of-00001.tfrecord.idx "a shard PREFIX as input"
+	if command -v zcat >/dev/null 2>&1; then
+		zcat "$PENGUIN" >tf/orig
+		expect_exit 0 cmp tf/orig tf/back-00000-of-00001.tfrecord
+	fi
+	pack --from tfrecord --output tf/glob "tf/p-*.lz4"
+	expect_exit 0 cmp tf/back-00000-of-00001.tfrecord tf/glob-00000-of-00001.tfrecord
+	if [ $HAVE_CAT = 1 ]; then
+		expect_eq 234 "$("$CAT" --count tf/p)" "recordio-cat counts the re-sharded set"
+	fi
+	# a damaged second input: an error naming it, nothing written
+	cp tf/back-00000-of-00001.tfrecord tf-damaged.tfrecord
+	truncate -s -3 tf-damaged.tfrecord 2>/dev/null || head -c 1000 tf/orig >tf-damaged.tfrecord
+	mkdir tfbad
+	expect_exit 1 "$PACK" --from tfrecord --output tfbad/x --shard-size 1K "$PENGUIN" tf-damaged.tfrecord
+	expect_match 'tf-damaged\.tfrecord' "$T/err" "a damaged input is named"
+	expect_eq 0 "$(nfiles tfbad)" "nothing left after a damaged input (--shard-size)"
+	expect_exit 1 "$PACK" --from tfrecord --output tfbad/x --shuffle --shards 2 "$PENGUIN" tf-damaged.tfrecord
+	expect_eq 0 "$(nfiles tfbad)" "nothing left after a damaged input (--shuffle)"
+else
+	echo "cli_pack.sh: $PENGUIN missing; TensorFlow input tests skipped" >&2
+fi
+expect_exit 1 "$PACK" --from tfrecord --output tf/bad no-such.tfrecord
+expect_match 'no-such\.tfrecord' "$T/err" "a missing tfrecord input is named"
+
+# ---- --shuffle -----------------------------------------------------------
+
+mkdir shuf
+pack --from idx --images img.idx --labels lab.idx --output shuf/a --shuffle --seed 42 --shards 2
+expect_match 'seed 42' "$T/out" "the summary gives the seed"
+pack --from idx --images img.idx --labels lab.idx --output shuf/b --shuffle --seed 42 --shards 2
+pack --from idx --images img.idx --labels lab.idx --output shuf/c --shuffle --seed 43 --shards 2
+expect_exit 0 cmp shuf/a-00000-of-00002.tfrecord shuf/b-00000-of-00002.tfrecord
+expect_exit 0 cmp shuf/a-00001-of-00002.tfrecord shuf/b-00001-of-00002.tfrecord
+cat shuf/a-0000[01]-of-00002.tfrecord >shuf/a.all
+cat shuf/c-0000[01]-of-00002.tfrecord >shuf/c.all
+expect_exit 1 cmp -s shuf/a.all shuf/c.all
+expect_lines 2 shuf/a-00000-of-00002.tfrecord.idx "shuffled --shards 2 over 5: 2 + 3"
+expect_lines 3 shuf/a-00001-of-00002.tfrecord.idx "shuffled --shards 2 over 5: 2 + 3"
+# a permutation: the same records, in another order
+{ records_hex shuf/a-00000-of-00002.tfrecord; records_hex shuf/a-00001-of-00002.tfrecord; } | sort >shuf/a.sorted
+sort idx/hex >shuf/orig.sorted
+expect_exit 0 cmp shuf/a.sorted shuf/orig.sorted
+pack --from lines --output shuf/l1 --shuffle --seed 1 lines.txt
+pack --from lines --output shuf/l2 --shuffle --seed 1 lines.txt
+expect_exit 0 cmp shuf/l1-00000-of-00001.tfrecord shuf/l2-00000-of-00001.tfrecord
+pack --from lines --output shuf/r --shuffle lines.txt
+expect_match 'shuffled with seed [0-9]+' "$T/out" "a random seed is printed"
+
+# ---- nothing left behind; existing output --------------------------------
+
+mkdir fail
+expect_exit 1 "$PACK" --from idx --images trunc.idx --labels lab.idx --output fail/x --shards 3
+expect_match 'trunc\.idx' "$T/err" "a truncated image file is named"
+expect_eq 0 "$(nfiles fail)" "nothing left after a truncated input (--shards)"
+expect_exit 1 "$PACK" --from idx --images trunc.idx --labels lab.idx --output fail/x --shard-size 60 -c gzip
+expect_eq 0 "$(nfiles fail)" "nothing left after a truncated input (--shard-size)"
+expect_exit 1 "$PACK" --from lines --output no-such-dir/x lines.txt
+expect_match 'no-such-dir' "$T/err" "a missing output directory is named"
+
+mkdir ex
+pack --from idx --images img.idx --labels lab.idx --output ex/d --shards 2
+cp ex/d-00000-of-00002.tfrecord ex-saved
+expect_exit 1 "$PACK" --from lines --output ex/d --shards 2 lines.txt
+expect_match 'ex/d-0000[01]-of-00002\.tfrecord' "$T/err" "an existing shard is named"
+expect_exit 0 cmp ex/d-00000-of-00002.tfrecord ex-saved
+expect_exit 1 "$PACK" --from lines --output ex/d --shards 3 lines.txt
+expect_eq 4 "$(nfiles ex)" "a refused run leaves the old shards alone"
+pack --from lines --output ex/d --shards 3 --force lines.txt
+expect_eq "ex/d-00000-of-00003.tfrecord ex/d-00000-of-00003.tfrecord.idx ex/d-00001-of-00003.tfrecord ex/d-00001-of-00003.tfrecord.idx ex/d-00002-of-00003.tfrecord ex/d-00002-of-00003.tfrecord.idx" \
+	"$(ls -A ex | sed 's|^|ex/|' | tr '\n' ' ' | sed 's/ $//')" "--force replaces the shards and removes the stale -of-00002 ones"
+pack --from tfrecord --output ex/d --force --compression gzip ex/d
+expect_eq "ex/d-00000-of-00001.tfrecord.gz ex/d-00000-of-00001.tfrecord.gz.idx" \
+	"$(ls -A ex | sed 's|^|ex/|' | tr '\n' ' ' | sed 's/ $//')" "re-compressing a prefix in place with --force"
+expect_lines 5 ex/d-00000-of-00001.tfrecord.gz.idx "in-place re-compression keeps every record"
+# another dataset sharing the prefix's start is not ours to remove
+pack --from lines --output ex/d-extra lines.txt
+pack --from lines --output ex/d --force lines.txt
+expect_exit 0 test -f ex/d-extra-00000-of-00001.tfrecord
+
+# ---- interrupt -----------------------------------------------------------
+
+# A big input, SIGINT (then SIGTERM) after a moment: exit 130, and not a
+# file left, hidden staging files included. If packing won the race, grow
+# the input and try again.
+mkdir big
+size=100000000
+for sig in INT TERM; do
+	tries=0
+	while :; do
+		[ -f big.txt ] && [ "$(wc -c <big.txt)" -ge $size ] || yes abcdefgh | head -c $size >big.txt
+		"$PACK" --from lines --output big/b --shards 4 --compression lz4 big.txt >/dev/null 2>"$T/err" &
+		pid=$!
+		sleep 1
+		kill -$sig $pid 2>/dev/null
+		wait $pid
+		rc=$?
+		if [ $rc -ne 0 ] || [ $tries -ge 3 ]; then break; fi
+		rm -f big/* big/.[!.]*
+		size=$((size * 2))
+		tries=$((tries + 1))
+	done
+	expect_eq 130 $rc "SIG$sig exits 130"
+	expect_match 'interrupted' "$T/err" "SIG$sig is reported"
+	expect_eq 0 "$(nfiles big)" "nothing left after SIG$sig"
+done
+rm -f big.txt
+
+finish
