@@ -104,8 +104,10 @@ static void note_skipped(job *j, rio_reader *r, uint64_t now, uint64_t before)
 	uint64_t n = now - before;
 	j->damages += n;
 	if (n > 1)
-		job_error(j, "%s (and %llu more damaged records before the next good one)",
-		          e->message, (unsigned long long)(n - 1));
+		/* the reader keeps only the last of several damages it skipped in
+		 * one call: say how many came before it without a place */
+		job_error(j, "%s (the last of %llu damaged records in a row; the reader locates "
+		          "only the last)", e->message, (unsigned long long)n);
 	else
 		job_error(j, "%s", e->message);
 }
