@@ -1,0 +1,550 @@
+/*
+ * example_decode.c — reading a serialized tf.train.Example in place.
+ *
+ *   Example  { Features features = 1; }
+ *   Features { map<string, Feature> feature = 1; }  entry: key = 1, value = 2
+ *   Feature  { oneof kind { BytesList bytes_list = 1; FloatList float_list = 2;
+ *                           Int64List int64_list = 3; } }
+ *   BytesList { repeated bytes value = 1; }
+ *   FloatList { repeated float value = 1 [packed]; }   packed or not
+ *   Int64List { repeated int64 value = 1 [packed]; }   packed or not
+ *
+ * Why in place: the loader decodes one Example per record at millions per
+ * second, so nothing here allocates or copies more than the values the caller
+ * asks for. A rio_feature is a view of the list message inside the caller's
+ * bytes; its count is taken when it is found, and the typed accessors walk
+ * the list again to copy values out.
+ *
+ * Protobuf semantics, as the C++ parser applies them:
+ *   - unknown fields (wire types 0, 1, 2, 5) are skipped at every level, and
+ *     so is a known field number that arrives with another wire type;
+ *     groups (wire types 3, 4) and wire types 6, 7 are malformed (protobuf
+ *     would skip a group; no Example carries one);
+ *   - Example.features given several times merges: iteration sees every
+ *     entry of every Features in order, find sees them all;
+ *   - a map key given twice: find returns the last entry (iteration yields
+ *     both); an entry without a key has the name "" (length 0);
+ *   - an entry's value given twice, or a Feature's oneof set twice: the last
+ *     list set wins (a later value with no kind set leaves the earlier kind
+ *     in place). Protobuf would also concatenate two occurrences of the
+ *     same list kind; no writer emits that, and a view cannot span two
+ *     pieces, so here the last one wins;
+ *   - keys are taken as bytes (not checked for UTF-8).
+ * Find and iteration check the structure they walk (every length, tag and
+ * varint, and the list they return); rio_example_validate() checks all of it,
+ * including lists a later occurrence overrode and every int64 varint (find
+ * counts a packed int64 list by the bytes that end a varint and does not decode it, so a
+ * varint over 10 bytes there fails in the accessor, not in find).
+ *
+ * Where the header is silent: a feature of kind NONE has no values, so the
+ * numeric accessors return 0 and rio_feature_bytes_next() returns 0; `out`
+ * may be NULL when `max` is 0 (to ask for the count); NULL arguments give
+ * -EINVAL; a bytes cursor past the list gives RIO_ERANGE.
+ */
+#include "config.h"
+#include "internal.h"
+#include "protobuf.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define BAD RIO_EBADEXAMPLE
+
+#define TAG_LEN1 RIO__PB_TAG(1, RIO__PB_LEN)          /* 0x0a */
+#define TAG_LEN2 RIO__PB_TAG(2, RIO__PB_LEN)          /* 0x12 */
+#define TAG_FIXED32_1 RIO__PB_TAG(1, RIO__PB_FIXED32) /* 0x0d */
+#define TAG_VARINT1 RIO__PB_TAG(1, RIO__PB_VARINT)    /* 0x08 */
+
+/* Marks an iterator that hit damage: it keeps returning the error. */
+static const uint8_t iter_dead;
+
+/* ---- lists ----------------------------------------------------------------- */
+
+/* Counts the varints of a packed int64 chunk: the bytes that end one. With
+ * `strict`, also checks that none is longer than 10 bytes. */
+static int count_packed_varints(const uint8_t *p, const uint8_t *end, int strict, size_t *count)
+{
+	size_t n = 0;
+	if (p == end)
+		return 0;
+	if (end[-1] & 0x80) /* the last varint runs past the chunk */
+		return BAD;
+	if (strict) {
+		uint64_t v;
+		while (p < end) {
+			if (rio__pb_varint(&p, end, &v))
+				return BAD;
+			n++;
+		}
+	} else {
+		for (; p < end; p++)
+			n += *p < 0x80;
+	}
+	*count += n;
+	return 0;
+}
+
+/* Counts the values of a list body of kind `kind`, checking its structure. */
+static int list_count(rio_feature_kind kind, const uint8_t *p, const uint8_t *end, int strict,
+                      size_t *count)
+{
+	size_t n = 0;
+	while (p < end) {
+		uint32_t tag;
+		const uint8_t *body;
+		size_t len;
+		uint64_t v;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag == TAG_LEN1) {
+			if (rio__pb_bytes(&p, end, &body, &len))
+				return BAD;
+			if (kind == RIO_FEATURE_BYTES) {
+				n++;
+			} else if (kind == RIO_FEATURE_FLOAT) {
+				if (len & 3)
+					return BAD;
+				n += len / 4;
+			} else if (count_packed_varints(body, body + len, strict, &n)) {
+				return BAD;
+			}
+		} else if (tag == TAG_FIXED32_1 && kind == RIO_FEATURE_FLOAT) {
+			if (end - p < 4)
+				return BAD;
+			p += 4;
+			n++;
+		} else if (tag == TAG_VARINT1 && kind == RIO_FEATURE_INT64) {
+			if (rio__pb_varint(&p, end, &v))
+				return BAD;
+			n++;
+		} else if (rio__pb_skip(&p, end, tag & 7)) {
+			return BAD;
+		}
+	}
+	*count = n;
+	return 0;
+}
+
+/* ---- Feature and map entry ------------------------------------------------- */
+
+/* Parses a Feature message body into f's kind/count/list. With `deep`,
+ * checks every list in it, not only the one that wins. */
+static int parse_feature(const uint8_t *p, const uint8_t *end, int deep, rio_feature *f)
+{
+	rio_feature_kind kind = RIO_FEATURE_NONE;
+	const uint8_t *list = NULL;
+	size_t list_size = 0, count = 0;
+	while (p < end) {
+		uint32_t tag;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		uint32_t field = tag >> 3;
+		if ((tag & 7) == RIO__PB_LEN && field >= 1 && field <= 3) {
+			if (rio__pb_bytes(&p, end, &list, &list_size))
+				return BAD;
+			kind = (rio_feature_kind)field;
+			if (deep && list_count(kind, list, list + list_size, 1, &count))
+				return BAD;
+		} else if (rio__pb_skip(&p, end, tag & 7)) {
+			return BAD;
+		}
+	}
+	count = 0;
+	if (kind != RIO_FEATURE_NONE && list_count(kind, list, list + list_size, deep, &count))
+		return BAD;
+	f->kind = kind;
+	f->list = list;
+	f->list_size = list_size;
+	f->count = count;
+	return 0;
+}
+
+/* Parses a map entry (key = 1, value = 2) into *f. */
+static int parse_entry(const uint8_t *p, const uint8_t *end, int deep, rio_feature *f)
+{
+	const uint8_t *key = (const uint8_t *)"";
+	size_t key_len = 0;
+	int have_value = 0;
+	rio_feature v;
+	f->kind = RIO_FEATURE_NONE;
+	f->count = 0;
+	f->list = NULL;
+	f->list_size = 0;
+	while (p < end) {
+		uint32_t tag;
+		const uint8_t *body;
+		size_t len;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag == TAG_LEN1) {
+			if (rio__pb_bytes(&p, end, &key, &key_len))
+				return BAD;
+		} else if (tag == TAG_LEN2) {
+			if (rio__pb_bytes(&p, end, &body, &len) ||
+			    parse_feature(body, body + len, deep, &v))
+				return BAD;
+			/* merging a Feature with no kind set changes nothing */
+			if (!have_value || v.kind != RIO_FEATURE_NONE) {
+				f->kind = v.kind;
+				f->count = v.count;
+				f->list = v.list;
+				f->list_size = v.list_size;
+				have_value = 1;
+			}
+		} else if (rio__pb_skip(&p, end, tag & 7)) {
+			return BAD;
+		}
+	}
+	f->name = (const char *)key;
+	f->name_len = key_len;
+	return 0;
+}
+
+/* The key of a map entry (the last one given), without parsing its value. */
+static int entry_key(const uint8_t *p, const uint8_t *end, const uint8_t **key, size_t *key_len)
+{
+	*key = NULL;
+	*key_len = 0;
+	while (p < end) {
+		uint32_t tag;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag == TAG_LEN1) {
+			if (rio__pb_bytes(&p, end, key, key_len))
+				return BAD;
+		} else if (rio__pb_skip(&p, end, tag & 7)) {
+			return BAD;
+		}
+	}
+	return 0;
+}
+
+/* ---- Example --------------------------------------------------------------- */
+
+RIO_API int rio_example_find(const void *data, size_t size, const char *name, rio_feature *f)
+{
+	if (!name || !f || (!data && size))
+		return -EINVAL;
+	if (!size)
+		return RIO_ENOFEATURE;
+	const uint8_t *p = data, *end = p + size;
+	const uint8_t *hit = NULL, *hit_end = NULL;
+	size_t name_len = strlen(name);
+	while (p < end) {
+		uint32_t tag;
+		const uint8_t *fp, *fend;
+		size_t len;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag != TAG_LEN1) {
+			if (rio__pb_skip(&p, end, tag & 7))
+				return BAD;
+			continue;
+		}
+		if (rio__pb_bytes(&p, end, &fp, &len))
+			return BAD;
+		fend = fp + len;
+		while (fp < fend) { /* the entries of one Features */
+			const uint8_t *entry, *key;
+			size_t key_len;
+			if (rio__pb_tag(&fp, fend, &tag))
+				return BAD;
+			if (tag != TAG_LEN1) {
+				if (rio__pb_skip(&fp, fend, tag & 7))
+					return BAD;
+				continue;
+			}
+			if (rio__pb_bytes(&fp, fend, &entry, &len) ||
+			    entry_key(entry, entry + len, &key, &key_len))
+				return BAD;
+			if (key_len == name_len && (!key_len || !memcmp(key, name, name_len))) {
+				hit = entry;
+				hit_end = entry + len;
+			}
+		}
+	}
+	if (!hit)
+		return RIO_ENOFEATURE;
+	return parse_entry(hit, hit_end, 0, f);
+}
+
+RIO_API void rio_example_iter_init(rio_example_iter *it, const void *data, size_t size)
+{
+	it->p = data;
+	it->end = data ? it->p + size : NULL;
+	it->fp = NULL;
+	it->fend = NULL;
+}
+
+static int iter_fail(rio_example_iter *it)
+{
+	it->fp = it->fend = &iter_dead;
+	return BAD;
+}
+
+RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f)
+{
+	if (it->fp == &iter_dead)
+		return BAD;
+	for (;;) {
+		uint32_t tag;
+		const uint8_t *body;
+		size_t len;
+		while (it->fp != it->fend) { /* the next entry of this Features */
+			const uint8_t *fp = it->fp;
+			if (rio__pb_tag(&fp, it->fend, &tag))
+				return iter_fail(it);
+			if (tag != TAG_LEN1) {
+				if (rio__pb_skip(&fp, it->fend, tag & 7))
+					return iter_fail(it);
+				it->fp = fp;
+				continue;
+			}
+			if (rio__pb_bytes(&fp, it->fend, &body, &len) ||
+			    parse_entry(body, body + len, 0, f))
+				return iter_fail(it);
+			it->fp = fp;
+			return 1;
+		}
+		if (it->p == it->end) /* also an Example of 0 bytes */
+			return 0;
+		const uint8_t *p = it->p;
+		if (rio__pb_tag(&p, it->end, &tag))
+			return iter_fail(it);
+		if (tag == TAG_LEN1) {
+			if (rio__pb_bytes(&p, it->end, &body, &len))
+				return iter_fail(it);
+			it->fp = body;
+			it->fend = body + len;
+		} else if (rio__pb_skip(&p, it->end, tag & 7)) {
+			return iter_fail(it);
+		}
+		it->p = p;
+	}
+}
+
+RIO_API int rio_example_validate(const void *data, size_t size)
+{
+	if (!data)
+		return size ? -EINVAL : 0;
+	const uint8_t *p = data, *end = p + size;
+	while (p < end) {
+		uint32_t tag;
+		const uint8_t *fp, *fend;
+		size_t len;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag != TAG_LEN1) {
+			if (rio__pb_skip(&p, end, tag & 7))
+				return BAD;
+			continue;
+		}
+		if (rio__pb_bytes(&p, end, &fp, &len))
+			return BAD;
+		fend = fp + len;
+		while (fp < fend) { /* every entry, each deeply */
+			const uint8_t *entry;
+			rio_feature f;
+			if (rio__pb_tag(&fp, fend, &tag))
+				return BAD;
+			if (tag != TAG_LEN1) {
+				if (rio__pb_skip(&fp, fend, tag & 7))
+					return BAD;
+				continue;
+			}
+			if (rio__pb_bytes(&fp, fend, &entry, &len) ||
+			    parse_entry(entry, entry + len, 1, &f))
+				return BAD;
+		}
+	}
+	return 0;
+}
+
+/* ---- typed access ---------------------------------------------------------- */
+
+static void copy_floats(float *out, const uint8_t *p, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(out, p, n * sizeof(float));
+#else
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = rio__pb_load32(p + 4 * i);
+		memcpy(&out[i], &u, 4);
+	}
+#endif
+}
+
+/* The float values of a FloatList body: copies up to `max`, returns all. */
+static int64_t decode_floats(const uint8_t *p, size_t size, float *out, size_t max)
+{
+	const uint8_t *end = p + size;
+	size_t n = 0;
+	while (p < end) {
+		uint32_t tag;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag == TAG_LEN1) {
+			const uint8_t *body;
+			size_t len;
+			if (rio__pb_bytes(&p, end, &body, &len) || (len & 3))
+				return BAD;
+			size_t k = len / 4;
+			if (n < max)
+				copy_floats(out + n, body, k < max - n ? k : max - n);
+			n += k;
+		} else if (tag == TAG_FIXED32_1) {
+			if (end - p < 4)
+				return BAD;
+			if (n < max)
+				copy_floats(out + n, p, 1);
+			p += 4;
+			n++;
+		} else if (rio__pb_skip(&p, end, tag & 7)) {
+			return BAD;
+		}
+	}
+	return (int64_t)n;
+}
+
+/* The values of an Int64List body, into `oi` as int64 or (when oi is NULL)
+ * into `of` as float: copies up to `max`, returns all. */
+static inline int64_t decode_int64s(const uint8_t *p, size_t size, int64_t *oi, float *of,
+                                    size_t max)
+{
+	const uint8_t *end = p + size;
+	size_t n = 0;
+	uint64_t v;
+	while (p < end) {
+		uint32_t tag;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag == TAG_LEN1) {
+			const uint8_t *q, *qend;
+			size_t len;
+			if (rio__pb_bytes(&p, end, &q, &len))
+				return BAD;
+			qend = q + len;
+			for (; q < qend && n < max; n++) {
+				if (rio__pb_varint(&q, qend, &v))
+					return BAD;
+				if (oi)
+					oi[n] = (int64_t)v;
+				else
+					of[n] = (float)(int64_t)v;
+			}
+			for (; q < qend; n++) /* past max: count, still checking */
+				if (rio__pb_varint(&q, qend, &v))
+					return BAD;
+		} else if (tag == TAG_VARINT1) {
+			if (rio__pb_varint(&p, end, &v))
+				return BAD;
+			if (n < max) {
+				if (oi)
+					oi[n] = (int64_t)v;
+				else
+					of[n] = (float)(int64_t)v;
+			}
+			n++;
+		} else if (rio__pb_skip(&p, end, tag & 7)) {
+			return BAD;
+		}
+	}
+	return (int64_t)n;
+}
+
+/* Common checks of the typed accessors: 1 to go on, 0 for a feature with
+ * no kind (no values), or an error. */
+static int check_feature(const rio_feature *f, const void *out, size_t max)
+{
+	if (!f || (!out && max))
+		return -EINVAL;
+	if (f->kind == RIO_FEATURE_NONE)
+		return 0;
+	if (!f->list && f->list_size)
+		return -EINVAL;
+	return 1;
+}
+
+RIO_API int64_t rio_feature_floats(const rio_feature *f, float *out, size_t max)
+{
+	int rc = check_feature(f, out, max);
+	if (rc <= 0)
+		return rc;
+	if (f->kind != RIO_FEATURE_FLOAT)
+		return RIO_EFEATUREKIND;
+	if (!f->list_size)
+		return 0;
+	return decode_floats(f->list, f->list_size, out, max);
+}
+
+RIO_API int64_t rio_feature_int64s(const rio_feature *f, int64_t *out, size_t max)
+{
+	int rc = check_feature(f, out, max);
+	if (rc <= 0)
+		return rc;
+	if (f->kind != RIO_FEATURE_INT64)
+		return RIO_EFEATUREKIND;
+	if (!f->list_size)
+		return 0;
+	return decode_int64s(f->list, f->list_size, out, NULL, max);
+}
+
+RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t max)
+{
+	int rc = check_feature(f, out, max);
+	if (rc <= 0)
+		return rc;
+	if (f->kind != RIO_FEATURE_FLOAT && f->kind != RIO_FEATURE_INT64)
+		return RIO_EFEATUREKIND;
+	if (!f->list_size)
+		return 0;
+	if (f->kind == RIO_FEATURE_FLOAT)
+		return decode_floats(f->list, f->list_size, out, max);
+	return decode_int64s(f->list, f->list_size, NULL, out, max);
+}
+
+RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const uint8_t **value,
+                                   size_t *len)
+{
+	if (!f || !cursor || !value || !len)
+		return -EINVAL;
+	if (f->kind == RIO_FEATURE_NONE)
+		return 0;
+	if (f->kind != RIO_FEATURE_BYTES)
+		return RIO_EFEATUREKIND;
+	if (*cursor > f->list_size)
+		return RIO_ERANGE;
+	if (!f->list)
+		return f->list_size ? -EINVAL : 0;
+	const uint8_t *p = f->list + *cursor, *end = f->list + f->list_size;
+	while (p < end) {
+		uint32_t tag;
+		if (rio__pb_tag(&p, end, &tag))
+			return BAD;
+		if (tag == TAG_LEN1) {
+			if (rio__pb_bytes(&p, end, value, len))
+				return BAD;
+			*cursor = (size_t)(p - f->list);
+			return 1;
+		}
+		if (rio__pb_skip(&p, end, tag & 7))
+			return BAD;
+	}
+	*cursor = f->list_size;
+	return 0;
+}
+
+RIO_API const char *rio_feature_kind_name(rio_feature_kind k)
+{
+	switch (k) {
+	case RIO_FEATURE_NONE:
+		return "none";
+	case RIO_FEATURE_BYTES:
+		return "bytes";
+	case RIO_FEATURE_FLOAT:
+		return "float";
+	case RIO_FEATURE_INT64:
+		return "int64";
+	}
+	return "unknown";
+}
