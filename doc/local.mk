@@ -1,1 +1,2 @@
 # doc/: the design essays.
+dist_doc_DATA += doc/recordio-format.md
