@@ -383,10 +383,14 @@ RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f);
  * or RIO_EBADEXAMPLE. */
 RIO_API int rio_example_validate(const void *data, size_t size);
 
-/* Typed access. Each copies up to `max` values into `out`, returns the number
- * of values in the list (which may exceed `max`: call again with a bigger
- * buffer), RIO_EFEATUREKIND if the feature is of another kind, or
- * RIO_EBADEXAMPLE. Packed and unpacked encodings are both accepted. */
+/* Typed access. Each copies up to `max` values into `out` (NULL when max is
+ * 0, to ask for the count only), returns the number of values in the list
+ * (which may exceed `max`: call again with a bigger buffer),
+ * RIO_EFEATUREKIND if the feature is of another kind, or RIO_EBADEXAMPLE.
+ * Packed and unpacked encodings are both accepted. A feature with no kind
+ * set has no values: the numeric accessors return 0 and
+ * rio_feature_bytes_next() returns 0 at once. NULL arguments give -EINVAL
+ * (so can rio_example_find() and rio_example_validate()). */
 RIO_API int64_t rio_feature_floats(const rio_feature *f, float *out, size_t max);
 RIO_API int64_t rio_feature_int64s(const rio_feature *f, int64_t *out, size_t max);
 /* int64 and float lists converted to float (bytes: RIO_EFEATUREKIND). */
@@ -394,7 +398,7 @@ RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t m
 
 /* Bytes values are iterated: `*cursor` starts at 0; each call returns 1 and
  * sets *value and *len to the next value (a view), 0 after the last, or a
- * negative error. */
+ * negative error (RIO_ERANGE for a cursor past the list). */
 RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const uint8_t **value,
                                    size_t *len);
 
@@ -403,7 +407,9 @@ RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const u
 /* ------------------------------------------------------------------------ */
 
 /* Builds one serialized Example, features in the order they were added,
- * numbers packed as TensorFlow writes them. Reuse it with _reset(). */
+ * numbers packed as TensorFlow writes them (byte-identical to TensorFlow's
+ * serialization of the same features in the same order). An Example with no
+ * features encodes as "0a 00"; a NULL name is "". Reuse it with _reset(). */
 typedef struct rio_example_builder {
 	uint8_t *buf; /* the Features body built so far */
 	size_t size, cap;

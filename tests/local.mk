@@ -63,4 +63,4 @@ CLI_TESTS = \
 	tests/cli_info.sh \
 	tests/cli_tensorflow.sh
 TESTS += $(CLI_TESTS)
-EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
+EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py tests/fuzz_example.c
