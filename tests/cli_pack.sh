@@ -369,8 +369,9 @@ expect_exit 0 test -f ex/d-extra-00000-of-00001.tfrecord
 
 # ---- interrupt -----------------------------------------------------------
 
-# A big input, SIGINT (then SIGTERM) after a moment: exit 130, and not a
-# file left, hidden staging files included. If packing won the race, grow
+# A big input, SIGINT (then SIGTERM) once the first shard is being written
+# (a staging file shows the signal handlers are in place): exit 130, and not
+# a file left, hidden staging files included. If packing won the race, grow
 # the input and try again.
 mkdir big
 size=100000000
@@ -380,7 +381,11 @@ for sig in INT TERM; do
 		[ -f big.txt ] && [ "$(wc -c <big.txt)" -ge $size ] || yes abcdefgh | head -c $size >big.txt
 		"$PACK" --from lines --output big/b --shards 4 --compression lz4 big.txt >/dev/null 2>"$T/err" &
 		pid=$!
-		sleep 1
+		polls=0
+		while [ "$(nfiles big)" -eq 0 ] && [ $polls -lt 300 ] && kill -0 $pid 2>/dev/null; do
+			sleep 0.1
+			polls=$((polls + 1))
+		done
 		kill -$sig $pid 2>/dev/null
 		wait $pid
 		rc=$?

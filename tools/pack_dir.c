@@ -102,7 +102,7 @@ static int scan(dir_source *s)
 		const char *cls = classes[c]->d_name;
 		if (rc)
 			continue;
-		if (join(path, s->root, cls) < 0) {
+		if (tool_interrupted || join(path, s->root, cls) < 0) {
 			rc = -1;
 			continue;
 		}
