@@ -123,38 +123,66 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 	return rc;
 }
 
+/* Appends the decimal digits of v at p; returns the new end. */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
 {
 	char *tmp = NULL;
 	int fd = rio__tmpfile_open(path, &tmp);
 	if (fd < 0)
 		return rio__error_set(err, fd, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int rc = -errno;
+	enum { CHUNK = 64 * 1024, LINE_MAX_LEN = 42 };
+	char *buf = malloc(CHUNK);
+	int rc = buf ? 0 : -ENOMEM;
+	char *p = buf;
+	for (uint64_t i = 0; !rc && i < idx->count; i++) {
+		p = put_u64(p, idx->offset[i]);
+		*p++ = ' ';
+		p = put_u64(p, idx->framed_size[i]);
+		*p++ = '\n';
+		if (p - buf > CHUNK - LINE_MAX_LEN) {
+			rc = write_all(fd, buf, (size_t)(p - buf));
+			p = buf;
+		}
+	}
+	if (!rc)
+		rc = write_all(fd, buf, (size_t)(p - buf));
+	free(buf);
+	if (!rc && fchmod(fd, 0666 & ~rio__process_umask()))
+		rc = -errno;
+	if (rc) {
 		close(fd);
 		unlink(tmp);
-		free(tmp);
-		return rio__error_set(err, rc, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	} else {
+		rc = rio__tmpfile_commit(fd, tmp, path, 0);
 	}
-	for (uint64_t i = 0; i < idx->count; i++)
-		fprintf(f, "%llu %llu\n", (unsigned long long)idx->offset[i],
-		        (unsigned long long)idx->framed_size[i]);
-	int rc = 0;
-	if (fflush(f) || ferror(f))
-		rc = errno ? -errno : -EIO;
-	fchmod(fd, 0666 & ~rio__process_umask());
-	/* hand the fd to commit: dup so that fclose does not close it first */
-	int fd2 = dup(fd);
-	fclose(f);
-	if (rc || fd2 < 0) {
-		if (fd2 >= 0)
-			close(fd2);
-		unlink(tmp);
-		free(tmp);
-		return rio__error_set(err, rc ? rc : -EMFILE, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	}
-	rc = rio__tmpfile_commit(fd2, tmp, path, 0);
 	free(tmp);
 	if (rc)
 		return rio__error_set(err, rc, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);

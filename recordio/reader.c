@@ -13,8 +13,9 @@
  * Under RIO_DAMAGE_SKIP the reader recovers: a bad data CRC skips that one
  * frame; a bad length (CRC mismatch or over the limit) scans forward byte by
  * byte to the next offset where a valid header starts; a truncated tail ends
- * the file. Damage inside a compressed stream cannot be skipped (the codec
- * cannot resynchronise), so it always stops the reader.
+ * the file, and so does a compressed stream cut short. Damage inside a
+ * compressed stream cannot be skipped (the codec cannot resynchronise), so
+ * it stops the reader, after the records decoded before it.
  */
 #include "config.h"
 #include "internal.h"
@@ -31,6 +32,9 @@
 #include <unistd.h>
 
 #define ALIGN 64u
+/* Whatever the limit asked for, a length beyond this cannot be buffered
+ * (and len + 16 must not overflow). */
+#define RIO__MAX_FRAME ((uint64_t)SIZE_MAX / 4)
 
 struct rio_reader {
 	char *path;
@@ -104,7 +108,7 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 		ssize_t n = pread(fd, head, sizeof head, 0);
 		r->comp = rio_compression_detect(head, n > 0 ? (size_t)n : 0);
 	}
-	int rc = rio__istream_open(&r->in, fd, r->comp, r->path, &r->err);
+	int rc = rio__istream_open(&r->in, fd, r->comp);
 	r->cap = 2 * r->opts.buffer_size;
 	if (!rc && !(r->buf = rio__aligned_alloc(4096, r->cap)))
 		rc = -ENOMEM;
@@ -171,10 +175,21 @@ static int fill(rio_reader *r, size_t need)
 	return 0;
 }
 
-static int fail(rio_reader *r, int code)
+/* An error from the stream under the reader (I/O, or a damaged or cut
+ * compressed stream), placed at the record being read. A compressed stream
+ * cut short is a truncated tail: under SKIP it ends the file like one. */
+static int stream_error(rio_reader *r, int code)
 {
-	if (r->err.code != code)
-		rio__error_set(&r->err, code, r->path, r->offset, r->index, NULL);
+	rio__error_set(&r->err, code, r->path, r->offset, r->index, "%s", rio__istream_detail(r->in));
+	if (code == RIO_ETRUNCATED && r->opts.on_damage == RIO_DAMAGE_SKIP) {
+		r->skipped++;
+		r->skipped_bytes += r->end - r->pos;
+		r->offset += r->end - r->pos;
+		r->pos = r->end;
+		r->eof = 1;
+		r->sticky = 0;
+		return 0;
+	}
 	r->sticky = code;
 	return code;
 }
@@ -196,13 +211,14 @@ static int resync(rio_reader *r)
 		skip_bytes(r, 1);
 		int rc = fill(r, RIO_HEADER_SIZE);
 		if (rc)
-			return rc;
+			return stream_error(r, rc);
 		if (r->end - r->pos < RIO_HEADER_SIZE) {
 			skip_bytes(r, r->end - r->pos);
 			return 0;
 		}
 		uint64_t len;
-		if (rio__frame_header_valid(r->buf + r->pos, &len) && len <= r->opts.max_record_size)
+		if (rio__frame_header_valid(r->buf + r->pos, &len) && len <= r->opts.max_record_size &&
+		    len <= RIO__MAX_FRAME)
 			return 1;
 	}
 }
@@ -214,7 +230,7 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		return r->sticky;
 	for (;;) {
 		if (r->end - r->pos < RIO_HEADER_SIZE && (rc = fill(r, RIO_HEADER_SIZE)))
-			return fail(r, rc);
+			return stream_error(r, rc);
 		size_t have = r->end - r->pos;
 		if (have == 0)
 			return 0;
@@ -236,16 +252,18 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		} else {
 			len = rio__load_le64(hdr);
 		}
-		if (len > r->opts.max_record_size) {
+		if (len > r->opts.max_record_size || len > RIO__MAX_FRAME) {
 			damage = rio__error_set(&r->err, RIO_ETOOLARGE, r->path, r->offset, r->index,
 			                        "length %llu, limit %llu", (unsigned long long)len,
-			                        (unsigned long long)r->opts.max_record_size);
+			                        (unsigned long long)(r->opts.max_record_size < RIO__MAX_FRAME
+			                                                 ? r->opts.max_record_size
+			                                                 : RIO__MAX_FRAME));
 			goto damaged;
 		}
 		size_t total = (size_t)len + RIO_FRAME_OVERHEAD;
 		if (have < total) {
 			if ((rc = fill(r, total)))
-				return fail(r, rc);
+				return stream_error(r, rc);
 			have = r->end - r->pos;
 			if (have < total) {
 				damage = rio__error_set(&r->err, RIO_ETRUNCATED, r->path, r->offset,
@@ -288,10 +306,8 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 			continue;
 		}
 		rc = resync(r);
-		if (rc < 0)
-			return fail(r, rc);
-		if (rc == 0)
-			return 0;
+		if (rc <= 0)
+			return rc; /* an error (already placed), or the end */
 	}
 }
 

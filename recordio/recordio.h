@@ -214,7 +214,11 @@ typedef enum rio_damage_policy {
 	RIO_DAMAGE_SKIP = 1, /* skip it, count it and go on: after a bad data
 	                      * CRC at the next record; after a bad length or
 	                      * length CRC at the next offset where a valid
-	                      * header starts; a truncated tail ends the file */
+	                      * header starts; a truncated tail (or a
+	                      * compressed stream cut short) ends the file.
+	                      * Damage inside a compressed stream cannot be
+	                      * skipped: it stops the reader after the records
+	                      * decoded before it. */
 } rio_damage_policy;
 
 typedef struct rio_reader_opts {
@@ -254,7 +258,8 @@ RIO_API int rio_reader_seek(rio_reader *r, uint64_t offset, uint64_t record_inde
 
 /* The compression found (or given). */
 RIO_API rio_compression rio_reader_compression(const rio_reader *r);
-/* Records skipped under the SKIP policy, and the bytes they spanned. */
+/* Damaged regions skipped under the SKIP policy (one resync over several
+ * records counts once), and the bytes they spanned. */
 RIO_API uint64_t rio_reader_skipped(const rio_reader *r);
 RIO_API uint64_t rio_reader_skipped_bytes(const rio_reader *r);
 /* Bytes consumed from the uncompressed stream so far, and from the file. */

@@ -10,6 +10,7 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,8 +32,8 @@ struct rio__istream {
 	int fd;
 	rio_compression comp;
 	enum inflater kind;
-	const char *path;
-	rio_error *err;
+	int pending;         /* an error to return once the bytes before it are out */
+	char detail[160];    /* what went wrong, for the reader's message         */
 	uint64_t file_bytes; /* read from the file                          */
 	uint8_t *in;         /* compressed input                             */
 	size_t in_pos, in_end;
@@ -93,16 +94,13 @@ static int inflater_start(rio__istream *s)
 	}
 }
 
-int rio__istream_open(rio__istream **out, int fd, rio_compression c, const char *path,
-                              rio_error *err)
+int rio__istream_open(rio__istream **out, int fd, rio_compression c)
 {
 	rio__istream *s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
 	s->fd = fd;
 	s->comp = c;
-	s->path = path;
-	s->err = err;
 	if (c == RIO_COMPRESSION_NONE) {
 		s->kind = INF_NONE;
 	} else {
@@ -130,8 +128,11 @@ static int refill(rio__istream *s)
 	if (s->in_pos < s->in_end || s->in_eof)
 		return 0;
 	ssize_t r = read_full(s->fd, s->in, IN_CAP);
-	if (r < 0)
-		return rio__error_set(s->err, (int)r, s->path, s->file_bytes, RIO__UNKNOWN, NULL);
+	if (r < 0) {
+		snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
+		         (unsigned long long)s->file_bytes);
+		return (int)r;
+	}
 	s->in_pos = 0;
 	s->in_end = (size_t)r;
 	s->file_bytes += (uint64_t)r;
@@ -143,8 +144,9 @@ static int refill(rio__istream *s)
 static int damaged(rio__istream *s, const char *what)
 {
 	uint64_t off = s->file_bytes - (s->in_end - s->in_pos);
-	return rio__error_set(s->err, RIO_ECOMPRESSED, s->path, off, RIO__UNKNOWN, "%s stream: %s",
-	                      rio_compression_name(s->comp), what);
+	snprintf(s->detail, sizeof s->detail, "%s stream: %s near compressed byte %llu",
+	         rio_compression_name(s->comp), what, (unsigned long long)off);
+	return RIO_ECOMPRESSED;
 }
 
 /* One decode step from s->in into dst; returns bytes produced or error.
@@ -188,8 +190,15 @@ static ssize_t decode_step(rio__istream *s, uint8_t *dst, size_t n)
 			                            "unsupported method", "checksum mismatch"};
 			return damaged(s, -ir < 7 ? why[-ir] : "invalid data");
 		}
-		if (st->block_state == ISAL_BLOCK_FINISH)
+		if (ir == ISAL_NEED_DICT) /* as zlib: TensorFlow never sets a dictionary */
+			return damaged(s, "needs a preset dictionary");
+		if (st->block_state == ISAL_BLOCK_FINISH) {
+			/* ISA-L reads ahead into its bit buffer: give back the whole
+			 * bytes it holds, they belong to what follows the stream */
+			size_t back = (size_t)st->read_in_length / 8;
+			s->in_pos -= back < s->in_pos ? back : s->in_pos;
 			s->in_frame = 0;
+		}
 		return (ssize_t)produced;
 	}
 #endif
@@ -214,39 +223,61 @@ ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n)
 {
 	if (s->kind == INF_NONE) {
 		ssize_t r = read_full(s->fd, dst, n);
-		if (r < 0)
-			return rio__error_set(s->err, (int)r, s->path, s->file_bytes, RIO__UNKNOWN, NULL);
+		if (r < 0) {
+			snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
+			         (unsigned long long)s->file_bytes);
+			return r;
+		}
 		s->file_bytes += (uint64_t)r;
 		return r;
 	}
+	if (s->pending)
+		return s->pending;
 	uint8_t *d = dst;
 	size_t produced = 0;
+	int rc = 0;
 	while (produced < n && !s->ended) {
-		int rc = refill(s);
-		if (rc)
-			return rc;
-		if (s->in_pos == s->in_end && s->in_eof) {
-			if (s->in_frame)
-				return rio__error_set(s->err, RIO_ETRUNCATED, s->path, s->file_bytes,
-				                      RIO__UNKNOWN, "%s stream ends before its end marker",
-				                      rio_compression_name(s->comp));
-			s->ended = 1;
+		if ((rc = refill(s)))
 			break;
-		}
+		int no_input = s->in_pos == s->in_end && s->in_eof;
 		if (!s->in_frame) {
+			if (no_input) {
+				s->ended = 1;
+				break;
+			}
 			/* a new member/frame starts (the first, or one concatenated) */
 			if ((rc = inflater_start(s)))
-				return rc;
+				break;
 			s->in_frame = 1;
 		}
+		/* at the end of the input the decoder may still hold output: it
+		 * is only cut short when it can give nothing more */
 		ssize_t r = decode_step(s, d + produced, n - produced);
-		if (r < 0)
-			return r;
+		if (r < 0) {
+			rc = (int)r;
+			break;
+		}
 		produced += (size_t)r;
+		if (r == 0 && no_input && s->in_frame) {
+			snprintf(s->detail, sizeof s->detail,
+			         "%s stream ends before its end marker (file size %llu)",
+			         rio_compression_name(s->comp), (unsigned long long)s->file_bytes);
+			rc = RIO_ETRUNCATED;
+			break;
+		}
 		if (r > 0 && produced < n && s->in_pos == s->in_end && !s->in_eof)
 			break; /* return what is ready rather than block on more input */
 	}
-	return (ssize_t)produced;
+	if (rc && produced) {
+		s->pending = rc; /* deliver the good bytes first */
+		return (ssize_t)produced;
+	}
+	return rc ? rc : (ssize_t)produced;
+}
+
+const char *rio__istream_detail(const rio__istream *s)
+{
+	return s->detail;
 }
 
 uint64_t rio__istream_file_bytes(const rio__istream *s)

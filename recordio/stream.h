@@ -21,14 +21,16 @@ typedef struct rio__istream rio__istream;
 typedef struct rio__ostream rio__ostream;
 
 /* Opens an input stream over `fd` (not closed by the stream) with codec `c`
- * (not AUTO). `path` and `err` give errors their context. */
-int rio__istream_open(rio__istream **out, int fd, rio_compression c, const char *path,
-                      rio_error *err);
+ * (not AUTO). */
+int rio__istream_open(rio__istream **out, int fd, rio_compression c);
 /* Fills up to `n` bytes of `dst`; returns the count (> 0), 0 at the clean
- * end of the stream, or a negative error (also recorded in err). A
- * compressed stream that stops before its end marker is RIO_ETRUNCATED; one
- * that is damaged is RIO_ECOMPRESSED (the offset is the file offset). */
+ * end of the stream, or a negative error. A compressed stream that stops
+ * before its end marker is RIO_ETRUNCATED; one that is damaged is
+ * RIO_ECOMPRESSED. Bytes decoded before an error are returned first; the
+ * error comes with the next call, and every call after it. */
 ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n);
+/* A short description of the last error (with the compressed file offset). */
+const char *rio__istream_detail(const rio__istream *s);
 /* Bytes consumed from the file so far. */
 uint64_t rio__istream_file_bytes(const rio__istream *s);
 /* Repositions an uncompressed stream to `offset`; -ESPIPE when compressed. */
