@@ -50,7 +50,7 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t done_cv;
 } g = {
-	.buffer_size = 1u << 20,
+	.buffer_size = 256u << 10, /* measured best: the read stays in L2 for the CRC */
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.done_cv = PTHREAD_COND_INITIALIZER,
 };
@@ -66,7 +66,7 @@ static void usage(FILE *out)
 	        "  -a, --all-errors       report every damage of a shard, not only the first\n"
 	        "  -q, --quiet            print nothing for good shards, only errors\n"
 	        "  -j, --threads N        verify N shards at once (default: online CPUs)\n"
-	        "  -b, --buffer-size SIZE read size per shard (default 1M)\n"
+	        "  -b, --buffer-size SIZE read size per shard (default 256K)\n"
 	        "  -h, --help             show this help and exit\n"
 	        "\n"
 	        "Exit status: 0 all shards good, 1 a shard or index damaged or unreadable,\n"
