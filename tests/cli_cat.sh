@@ -153,6 +153,31 @@ assert n == 5012, n
 ' "$T/out"; then pass; else fail "json output does not parse as JSON"; fi
 fi
 
+# floats that JSON has no numbers for: a hand-made Example {f: float [inf, -inf, nan]}
+printf '\031\000\000\000\000\000\000\000\213\361\010\050\012\027\012\025\012\001\146\022\020\022\016\012\014\000\000\200\177\000\000\200\377\000\000\300\177\053\252\241\361' >"$T/inf.tfrecord"
+expect_exit 0 "$CAT" --format json "$T/inf.tfrecord"
+expect_eq '{"f": {"float": ["Infinity", "-Infinity", "NaN"]}}' "$(cat "$T/out")" "json: inf, -inf, nan"
+expect_exit 0 "$CAT" "$T/inf.tfrecord"
+expect_match '^  f: float\[3\] inf -inf nan$' "$T/out" "example: inf, -inf, nan"
+
+# ---- round trips through recordio-pack (when it is built) --------------------------------
+if [ -x "$BIN/recordio-pack" ]; then
+	printf 'alpha\nbeta\n\ngamma with spaces\n' >"$T/lines.txt"
+	for c in none gzip zlib lz4; do
+		expect_exit 0 "$BIN/recordio-pack" --quiet --from lines --output "$T/rt-$c" --shards 3 \
+			--compression $c "$T/lines.txt"
+		expect_exit 0 "$CAT" --count "$T/rt-$c"
+		expect_eq 4 "$(cat "$T/out")" "pack lines ($c): count"
+		expect_exit 0 "$CAT" --format raw "$T/rt-$c"
+		if cmp -s "$T/lines.txt" "$T/out"; then pass; else fail "pack lines ($c) | cat raw differs"; fi
+	done
+	printf 'x,y,label\n1.5,,3\n2.5,7,4\n' >"$T/t.csv"
+	expect_exit 0 "$BIN/recordio-pack" --quiet --from csv --label label --output "$T/csv" "$T/t.csv"
+	expect_exit 0 "$CAT" --format json "$T/csv"
+	expect_match '"y": \{"float": \["NaN"\]\}' "$T/out" "json: an empty CSV cell is NaN"
+	expect_match '"label": \{"int64": \[4\]\}' "$T/out" "json: CSV label"
+fi
+
 # ---- damage in the middle ---------------------------------------------------------------
 # tfx-mnist records are 3187 bytes of data, 3203 framed: record 2 starts at 6406;
 # flip a data byte

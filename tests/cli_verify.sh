@@ -139,6 +139,14 @@ expect_exit 1 "$V" --all-errors "$T/row.tfrecord"
 expect_match "offset $((3 * R)) \(record 2\): corrupted record \(data CRC mismatch\).*last of 2" "$T/err" \
 	"two damages in a row"
 expect_match "row\.tfrecord: FAILED, 998 good records, 2 damaged" "$T/out" "two in a row counted"
+# more than 100 damages: 100 are listed, the rest counted
+cp "$MNIST" "$T/many.tfrecord"
+i=0
+while [ $i -lt 300 ]; do flip "$T/many.tfrecord" $((i * R + 50)); i=$((i + 2)); done
+expect_exit 1 "$V" --all-errors "$T/many.tfrecord"
+expect_lines 101 "$T/err" "100 damages listed and a count"
+expect_match "many\.tfrecord: 50 more damaged records skipped, not listed$" "$T/err" "the rest counted"
+expect_match "many\.tfrecord: FAILED, 850 good records, 150 damaged" "$T/out" "all counted"
 head -c $((999 * R + 7)) "$T/multi.tfrecord" >"$T/multicut.tfrecord"
 expect_exit 1 "$V" -a "$T/multicut.tfrecord"
 expect_lines 5 "$T/err" "--all-errors: four damages and a truncated tail"
@@ -153,6 +161,22 @@ expect_match "pg\.tfrecord\.gz: " "$T/err" "damaged gzip named"
 head -c $((size / 2)) "$D/tfx-penguin-train.tfrecord.gz" >"$T/pgcut.tfrecord.gz"
 expect_exit 1 "$V" "$T/pgcut.tfrecord.gz"
 expect_match "pgcut\.tfrecord\.gz: " "$T/err" "truncated gzip named"
+
+# zlib and LZ4 shards written by recordio-pack (when it is built), with their .idx
+if [ -x "$BIN/recordio-pack" ]; then
+	for c in zlib lz4 gzip; do
+		expect_exit 0 "$BIN/recordio-pack" --quiet --from tfrecord --output "$T/pk-$c" --shards 2 \
+			--compression $c "$MNIST"
+		expect_exit 0 "$V" "$T/pk-$c"
+		expect_match "pk-$c-00001-of-00002\.tfrecord\.[a-z0-9]+: OK, 500 records, .*\($c, .* uncompressed\), index OK$" \
+			"$T/out" "$c shard from pack, with its .idx"
+		f=$(echo "$T/pk-$c-00000-of-00002.tfrecord."*[!x])
+		size=$(wc -c <"$f" | tr -d ' ')
+		flip "$f" $((size / 2))
+		expect_exit 1 "$V" "$f"
+		expect_match "pk-$c-00000-of-00002\.tfrecord\.[a-z0-9]+: " "$T/err" "damaged $c stream named"
+	done
+fi
 
 # ---- .idx sidecars -------------------------------------------------------------------------
 # idx_lines N SIZE: the correct index of N records of SIZE bytes

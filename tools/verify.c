@@ -39,7 +39,13 @@ typedef struct job {
 	int idx_checked;
 	char *errors; /* one or more lines, each ending in '\n', or NULL */
 	size_t errors_len;
+	uint64_t lines, unlisted; /* lines in `errors`; lines past MAX_LINES */
 } job;
+
+/* At most this many lines of skipped damage per shard (--all-errors): after
+ * one bad byte a compressed stream is garbage to its end, and every record
+ * would get a line. */
+#define MAX_LINES 100
 
 static struct {
 	int all_errors, quiet;
@@ -79,6 +85,7 @@ static void job_error(job *j, const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
+	j->failed = 1;
 	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
 	va_end(ap);
@@ -94,7 +101,7 @@ static void job_error(job *j, const char *fmt, ...)
 	j->errors_len += (size_t)n;
 	p[j->errors_len] = '\0';
 	j->errors = p;
-	j->failed = 1;
+	j->lines++;
 }
 
 /* Reports the damage the reader just skipped (under SKIP). */
@@ -103,7 +110,9 @@ static void note_skipped(job *j, rio_reader *r, uint64_t now, uint64_t before)
 	const rio_error *e = rio_reader_error(r);
 	uint64_t n = now - before;
 	j->damages += n;
-	if (n > 1)
+	if (j->lines >= MAX_LINES)
+		j->unlisted += n;
+	else if (n > 1)
 		/* the reader keeps only the last of several damages it skipped in
 		 * one call: say how many came before it without a place */
 		job_error(j, "%s (the last of %llu damaged records in a row; the reader locates "
@@ -177,13 +186,24 @@ static void verify_one(job *j)
 		n++;
 	}
 	uint64_t s = rio_reader_skipped(r);
-	if (s != skipped) /* e.g. a truncated tail under SKIP */
-		note_skipped(j, r, s, skipped);
 	if (rc < 0) {
+		/* An error that cannot be skipped (a damaged compressed stream, an
+		 * I/O error); it may have come in the same call as skipped damage,
+		 * whose place it overwrote. */
 		const rio_error *e = rio_reader_error(r);
-		job_error(j, "%s", e && e->message[0] ? e->message : rio_strerror(rc));
-		j->damages++;
+		const char *msg = e && e->message[0] ? e->message : rio_strerror(rc);
+		if (s != skipped)
+			job_error(j, "%s (after %llu damaged records skipped just before it)", msg,
+			          (unsigned long long)(s - skipped));
+		else
+			job_error(j, "%s", msg);
+		j->damages += s - skipped + 1;
+	} else if (s != skipped) { /* e.g. a truncated tail under SKIP */
+		note_skipped(j, r, s, skipped);
 	}
+	if (j->unlisted)
+		job_error(j, "%s: %llu more damaged records skipped, not listed", j->path,
+		          (unsigned long long)j->unlisted);
 	if (have_idx && !idx_bad && !j->damages && rc == 0 && idx.count != n)
 		job_error(j, "%s: line %llu: %s: %llu entries, but the shard has %llu records", ipath,
 		          (unsigned long long)n + 1, rio_strerror(RIO_EBADINDEX),
