@@ -81,12 +81,20 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	char line[128];
+	char *line = NULL;
+	size_t line_cap = 0;
+	ssize_t len;
 	uint64_t lineno = 0, expect = 0;
 	int rc = 0;
-	while (fgets(line, sizeof line, f)) {
+	while ((len = getline(&line, &line_cap, f)) >= 0) {
 		lineno++;
-		uint64_t off, size;
+		/* all of the line but its "\n" or "\r\n" must parse */
+		const char *end = line + len;
+		if (end > line && end[-1] == '\n')
+			end--;
+		if (end > line && end[-1] == '\r')
+			end--;
+		uint64_t off = 0, size = 0;
 		const char *p = parse_u64(line, &off);
 		if (p && (*p == ' ' || *p == '\t')) {
 			while (*p == ' ' || *p == '\t')
@@ -95,9 +103,7 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 		} else {
 			p = NULL;
 		}
-		if (p && *p == '\r')
-			p++;
-		if (!p || (*p != '\n' && *p != '\0')) {
+		if (p != end) {
 			rc = rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
 			                    "line %llu is not \"<offset> <size>\"",
 			                    (unsigned long long)lineno);
@@ -117,6 +123,7 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 	}
 	if (!rc && ferror(f))
 		rc = rio__error_set(err, -EIO, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	free(line);
 	fclose(f);
 	if (rc)
 		rio_index_free(idx);
