@@ -3,7 +3,7 @@
  *
  * One X-macro table in recordio.h defines the codes and their texts;
  * rio_strerror() maps those, negative errno values, and 0. Also the small
- * file helpers every writer shares (temporary name + rename).
+ * file helpers every writer shares (temporary name + rename, write_all).
  */
 #include "config.h"
 #include "internal.h"
@@ -147,6 +147,22 @@ int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_f
 	if (do_fsync)
 		rc = fsync_dir_of(path);
 	return rc;
+}
+
+int rio__write_all(int fd, const void *data, size_t n)
+{
+	const char *p = data;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }
 
 unsigned rio__process_umask(void)

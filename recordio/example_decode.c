@@ -368,7 +368,7 @@ static void copy_floats(float *out, const uint8_t *p, size_t n)
 	memcpy(out, p, n * sizeof(float));
 #else
 	for (size_t i = 0; i < n; i++) {
-		uint32_t u = rio__pb_load32(p + 4 * i);
+		uint32_t u = rio__load_le32(p + 4 * i);
 		memcpy(&out[i], &u, 4);
 	}
 #endif

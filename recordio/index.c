@@ -144,21 +144,6 @@ static char *put_u64(char *p, uint64_t v)
 	return p;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
 {
 	char *tmp = NULL;
@@ -175,12 +160,12 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 		p = put_u64(p, idx->framed_size[i]);
 		*p++ = '\n';
 		if (p - buf > CHUNK - LINE_MAX_LEN) {
-			rc = write_all(fd, buf, (size_t)(p - buf));
+			rc = rio__write_all(fd, buf, (size_t)(p - buf));
 			p = buf;
 		}
 	}
 	if (!rc)
-		rc = write_all(fd, buf, (size_t)(p - buf));
+		rc = rio__write_all(fd, buf, (size_t)(p - buf));
 	free(buf);
 	if (!rc && fchmod(fd, 0666 & ~rio__process_umask()))
 		rc = -errno;

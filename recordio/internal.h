@@ -34,6 +34,10 @@ int rio__tmpfile_open(const char *path, char **tmp_path);
  * failure unlinks tmp_path. Returns 0 or a negative errno. */
 int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync);
 
+/* Writes all `n` bytes to fd (retrying short writes and EINTR); 0 or a
+ * negative errno. */
+int rio__write_all(int fd, const void *data, size_t n);
+
 /* The process umask, read without changing it (umask(2) would race with
  * other threads creating files): from /proc/self/status, else 022. */
 unsigned rio__process_umask(void);

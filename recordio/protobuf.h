@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "endian.h"
+
 enum {
 	RIO__PB_VARINT = 0,
 	RIO__PB_FIXED64 = 1,
@@ -133,17 +135,6 @@ static inline int rio__pb_skip(const uint8_t **pp, const uint8_t *end, uint32_t 
 	default:
 		return -1;
 	}
-}
-
-/* A little-endian 32-bit load (fixed32 values, floats). */
-static inline uint32_t rio__pb_load32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
 }
 
 /* ---- writing --------------------------------------------------------------- */

@@ -326,19 +326,10 @@ struct rio__ostream {
 
 static int write_all(rio__ostream *s, const void *data, size_t n)
 {
-	const uint8_t *p = data;
-	while (n) {
-		ssize_t w = write(s->fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-		s->file_bytes += (uint64_t)w;
-	}
-	return 0;
+	int rc = rio__write_all(s->fd, data, n);
+	if (!rc)
+		s->file_bytes += n;
+	return rc;
 }
 
 static int flush_buf(rio__ostream *s)
