@@ -103,6 +103,22 @@ static int is_text(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/* One bytes value: quoted text when it is text, else (pixels, encoded
+ * images, ...) its length and the first bytes in hex, which read better
+ * than a wall of \x escapes. */
+static void print_bytes_value(FILE *out, const uint8_t *v, size_t len)
+{
+	size_t probe = len < SHOW_BYTES ? len : SHOW_BYTES;
+	if (is_text(v, probe)) {
+		print_c_string(out, v, len, SHOW_BYTES);
+		return;
+	}
+	size_t n = len < SHOW_BYTES / 2 ? len : SHOW_BYTES / 2;
+	fprintf(out, "<%zu bytes: ", len);
+	print_hex(out, v, n);
+	fputs(n < len ? "...>" : ">", out);
+}
+
 /* Prints one feature's values for the example format; returns 0 or the
  * library's error. */
 static int print_feature_values(FILE *out, const rio_feature *f)
@@ -134,7 +150,7 @@ static int print_feature_values(FILE *out, const rio_feature *f)
 		for (size_t i = 0; i < shown && (rc = rio_feature_bytes_next(f, &cursor, &val, &len)) == 1;
 		     i++) {
 			putc(' ', out);
-			print_c_string(out, val, len, SHOW_BYTES);
+			print_bytes_value(out, val, len);
 		}
 		break;
 	}
