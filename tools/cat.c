@@ -346,20 +346,10 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		tool_usage_error("no FILE given");
 
-	/* Expand every spec first: a missing file fails before any output. */
-	rio_shardset *sets = calloc((size_t)(argc - optind), sizeof *sets);
-	if (!sets) {
-		tool_error("out of memory");
+	rio_shardset shards;
+	if (tool_expand_all(argv + optind, argc - optind, &shards) < 0)
 		return EXIT_DATA;
-	}
-	int nsets = 0, status = EXIT_OK;
-	for (int i = optind; i < argc; i++) {
-		if (tool_expand_shards(argv[i], &sets[nsets]) < 0) {
-			status = EXIT_DATA;
-			break;
-		}
-		nsets++;
-	}
+	int status = EXIT_OK;
 
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
@@ -368,55 +358,53 @@ int main(int argc, char **argv)
 	scratch s = {NULL, 0};
 	uint64_t total = 0;
 
-	for (int k = 0; status == EXIT_OK && k < nsets && total < head; k++) {
-		for (size_t j = 0; status == EXIT_OK && j < sets[k].count && total < head; j++) {
-			const char *path = sets[k].paths[j];
-			rio_reader *r;
-			int rc = rio_reader_open(&r, path, &ropts);
+	for (size_t j = 0; status == EXIT_OK && j < shards.count && total < head; j++) {
+		const char *path = shards.paths[j];
+		rio_reader *r;
+		int rc = rio_reader_open(&r, path, &ropts);
+		if (rc < 0) {
+			tool_error("%s: %s", path, rio_strerror(rc));
+			status = EXIT_DATA;
+			break;
+		}
+		rio_record rec;
+		while (total < head && (rc = rio_reader_next(r, &rec)) == 1) {
+			total++;
+			if (count_only)
+				continue;
+			switch (fmt) {
+			case FMT_EXAMPLE: rc = print_example(stdout, path, &rec); break;
+			case FMT_JSON: rc = print_json(stdout, &rec, &s); break;
+			case FMT_HEX:
+				print_hex(stdout, rec.data, rec.size);
+				putchar('\n');
+				break;
+			case FMT_RAW:
+				fwrite(rec.data, 1, rec.size, stdout);
+				putchar('\n');
+				break;
+			}
 			if (rc < 0) {
-				tool_error("%s: %s", path, rio_strerror(rc));
+				/* validated above, so only a library surprise gets here */
+				fflush(stdout);
+				tool_error("%s: offset %llu (record %llu): %s", path,
+				           (unsigned long long)rec.offset,
+				           (unsigned long long)rec.index, rio_strerror(rc));
 				status = EXIT_DATA;
 				break;
 			}
-			rio_record rec;
-			while (total < head && (rc = rio_reader_next(r, &rec)) == 1) {
-				total++;
-				if (count_only)
-					continue;
-				switch (fmt) {
-				case FMT_EXAMPLE: rc = print_example(stdout, path, &rec); break;
-				case FMT_JSON: rc = print_json(stdout, &rec, &s); break;
-				case FMT_HEX:
-					print_hex(stdout, rec.data, rec.size);
-					putchar('\n');
-					break;
-				case FMT_RAW:
-					fwrite(rec.data, 1, rec.size, stdout);
-					putchar('\n');
-					break;
-				}
-				if (rc < 0) {
-					/* validated above, so only a library surprise gets here */
-					fflush(stdout);
-					tool_error("%s: offset %llu (record %llu): %s", path,
-					           (unsigned long long)rec.offset,
-					           (unsigned long long)rec.index, rio_strerror(rc));
-					status = EXIT_DATA;
-					break;
-				}
-				rc = 1;
-			}
-			if (rc < 0 && status == EXIT_OK) {
-				const rio_error *e = rio_reader_error(r);
-				fflush(stdout);
-				if (e && e->message[0])
-					tool_error("%s", e->message);
-				else
-					tool_error("%s: %s", path, rio_strerror(rc));
-				status = EXIT_DATA;
-			}
-			rio_reader_close(r);
+			rc = 1;
 		}
+		if (rc < 0 && status == EXIT_OK) {
+			const rio_error *e = rio_reader_error(r);
+			fflush(stdout);
+			if (e && e->message[0])
+				tool_error("%s", e->message);
+			else
+				tool_error("%s: %s", path, rio_strerror(rc));
+			status = EXIT_DATA;
+		}
+		rio_reader_close(r);
 	}
 	if (count_only && status == EXIT_OK)
 		printf("%llu\n", (unsigned long long)total);
@@ -425,9 +413,7 @@ int main(int argc, char **argv)
 		tool_error("write error: %s", strerror(errno));
 		status = EXIT_DATA;
 	}
-	for (int k = 0; k < nsets; k++)
-		rio_shardset_free(&sets[k]);
-	free(sets);
+	rio_shardset_free(&shards);
 	free(s.p);
 	return status;
 }

@@ -149,6 +149,31 @@ int tool_expand_shards(const char *spec, rio_shardset *set)
 	return 0;
 }
 
+int tool_expand_all(char *const *specs, int n, rio_shardset *all)
+{
+	all->count = 0;
+	all->paths = NULL;
+	for (int i = 0; i < n; i++) {
+		rio_shardset one;
+		if (tool_expand_shards(specs[i], &one) < 0) {
+			rio_shardset_free(all);
+			return -1;
+		}
+		char **grown = realloc(all->paths, (all->count + one.count) * sizeof *grown);
+		if (!grown) {
+			tool_error("out of memory");
+			rio_shardset_free(&one);
+			rio_shardset_free(all);
+			return -1;
+		}
+		all->paths = grown;
+		memcpy(all->paths + all->count, one.paths, one.count * sizeof *one.paths);
+		all->count += one.count;
+		free(one.paths); /* the path strings now belong to `all` */
+	}
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;

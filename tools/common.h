@@ -52,6 +52,12 @@ void tool_progress_done(tool_progress *p);
  * printing the error on failure; returns 0 or -1. */
 int tool_expand_shards(const char *spec, rio_shardset *set);
 
+/* Expands `n` specs, in order, into one flat list `all` (free it with
+ * rio_shardset_free). Every spec is expanded before any is read, so a
+ * missing file fails before any output. Prints the first failure and
+ * returns -1 (with `all` empty), else 0. */
+int tool_expand_all(char *const *specs, int n, rio_shardset *all);
+
 /* Installs SIGINT/SIGTERM/SIGHUP handlers that set tool_interrupted. */
 extern volatile int tool_interrupted;
 void tool_catch_signals(void);

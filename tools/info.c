@@ -376,30 +376,19 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		tool_usage_error("no FILE given");
 
-	int nspecs = argc - optind, status = EXIT_OK;
-	rio_shardset *sets = calloc((size_t)nspecs, sizeof *sets);
-	size_t nsh = 0;
-	if (!sets) {
-		tool_error("out of memory");
+	rio_shardset shards;
+	if (tool_expand_all(argv + optind, argc - optind, &shards) < 0)
 		return EXIT_DATA;
-	}
-	for (int i = 0; i < nspecs; i++) {
-		if (tool_expand_shards(argv[optind + i], &sets[i]) < 0) {
-			status = EXIT_DATA;
-			break;
-		}
-		nsh += sets[i].count;
-	}
-	shard_info *sh = status == EXIT_OK ? calloc(nsh ? nsh : 1, sizeof *sh) : NULL;
-	if (status == EXIT_OK && !sh) {
+	int status = EXIT_OK;
+	size_t nsh = shards.count;
+	shard_info *sh = calloc(nsh ? nsh : 1, sizeof *sh);
+	if (!sh) {
 		tool_error("out of memory");
 		status = EXIT_DATA;
 	}
-	size_t k = 0;
-	for (int i = 0; status == EXIT_OK && i < nspecs; i++)
-		for (size_t j = 0; status == EXIT_OK && j < sets[i].count; j++)
-			if (scan_shard(sets[i].paths[j], &sh[k++]) < 0)
-				status = EXIT_DATA;
+	for (size_t i = 0; status == EXIT_OK && i < nsh; i++)
+		if (scan_shard(shards.paths[i], &sh[i]) < 0)
+			status = EXIT_DATA;
 
 	if (status == EXIT_OK) {
 		feat **fs = malloc((S.nfeat ? S.nfeat : 1) * sizeof *fs);
@@ -425,9 +414,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < TABLE_SIZE; i++)
 		free(S.table[i].name);
-	for (int i = 0; i < nspecs; i++)
-		rio_shardset_free(&sets[i]);
-	free(sets);
+	rio_shardset_free(&shards);
 	free(sh);
 	return status;
 }
