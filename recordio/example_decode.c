@@ -282,7 +282,9 @@ static int iter_fail(rio_example_iter *it)
 	return BAD;
 }
 
-RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f)
+/* The next feature; `deep` also checks every value of its list (and of
+ * lists a later occurrence overrides). */
+static int iter_step(rio_example_iter *it, rio_feature *f, int deep)
 {
 	if (it->fp == &iter_dead)
 		return BAD;
@@ -301,7 +303,7 @@ RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f)
 				continue;
 			}
 			if (rio__pb_bytes(&fp, it->fend, &body, &len) ||
-			    parse_entry(body, body + len, 0, f))
+			    parse_entry(body, body + len, deep, f))
 				return iter_fail(it);
 			it->fp = fp;
 			return 1;
@@ -323,41 +325,22 @@ RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f)
 	}
 }
 
+RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f)
+{
+	return iter_step(it, f, 0);
+}
+
 RIO_API int rio_example_validate(const void *data, size_t size)
 {
 	if (!data)
 		return size ? -EINVAL : 0;
-	const uint8_t *p = data, *end = p + size;
-	while (p < end) {
-		uint32_t tag;
-		const uint8_t *fp, *fend;
-		size_t len;
-		if (rio__pb_tag(&p, end, &tag))
-			return BAD;
-		if (tag != TAG_LEN1) {
-			if (rio__pb_skip(&p, end, tag & 7))
-				return BAD;
-			continue;
-		}
-		if (rio__pb_bytes(&p, end, &fp, &len))
-			return BAD;
-		fend = fp + len;
-		while (fp < fend) { /* every entry, each deeply */
-			const uint8_t *entry;
-			rio_feature f;
-			if (rio__pb_tag(&fp, fend, &tag))
-				return BAD;
-			if (tag != TAG_LEN1) {
-				if (rio__pb_skip(&fp, fend, tag & 7))
-					return BAD;
-				continue;
-			}
-			if (rio__pb_bytes(&fp, fend, &entry, &len) ||
-			    parse_entry(entry, entry + len, 1, &f))
-				return BAD;
-		}
-	}
-	return 0;
+	rio_example_iter it;
+	rio_feature f;
+	int rc;
+	rio_example_iter_init(&it, data, size);
+	while ((rc = iter_step(&it, &f, 1)) == 1)
+		;
+	return rc;
 }
 
 /* ---- typed access ---------------------------------------------------------- */
