@@ -175,31 +175,28 @@ static int fill(rio_reader *r, size_t need)
 	return 0;
 }
 
+/* Consumes `n` damaged bytes (SKIP or REPORT policy). */
+static void skip_bytes(rio_reader *r, size_t n)
+{
+	r->pos += n;
+	r->offset += n;
+	r->skipped_bytes += n;
+}
+
 /* An error from the stream under the reader (I/O, or a damaged or cut
  * compressed stream), placed at the record being read. A compressed stream
  * cut short is a truncated tail: under SKIP it ends the file like one. */
 static int stream_error(rio_reader *r, int code)
 {
 	rio__error_set(&r->err, code, r->path, r->offset, r->index, "%s", rio__istream_detail(r->in));
-	if (code == RIO_ETRUNCATED && r->opts.on_damage == RIO_DAMAGE_SKIP) {
+	if (code == RIO_ETRUNCATED && r->opts.on_damage != RIO_DAMAGE_FAIL) {
 		r->skipped++;
-		r->skipped_bytes += r->end - r->pos;
-		r->offset += r->end - r->pos;
-		r->pos = r->end;
+		skip_bytes(r, r->end - r->pos);
 		r->eof = 1;
-		r->sticky = 0;
-		return 0;
+		return r->opts.on_damage == RIO_DAMAGE_REPORT ? code : 0;
 	}
 	r->sticky = code;
 	return code;
-}
-
-/* Consumes `n` damaged bytes under the SKIP policy. */
-static void skip_bytes(rio_reader *r, size_t n)
-{
-	r->pos += n;
-	r->offset += n;
-	r->skipped_bytes += n;
 }
 
 /* After a bad header at pos: scans forward for the next offset where a valid
@@ -292,23 +289,34 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		return 1;
 
 	damaged:
-		if (r->opts.on_damage != RIO_DAMAGE_SKIP) {
+		if (r->opts.on_damage == RIO_DAMAGE_FAIL) {
 			r->sticky = damage;
 			return damage;
 		}
 		r->skipped++;
 		if (damage == RIO_ETRUNCATED) {
 			skip_bytes(r, have);
-			return 0;
+			return r->opts.on_damage == RIO_DAMAGE_REPORT ? damage : 0;
 		}
 		if (damage == RIO_ECORRUPT_DATA) {
 			skip_bytes(r, (size_t)len + RIO_FRAME_OVERHEAD);
+			if (r->opts.on_damage == RIO_DAMAGE_REPORT)
+				return damage;
 			continue;
 		}
 		rc = resync(r);
-		if (rc <= 0)
-			return rc; /* an error (already placed), or the end */
+		if (rc < 0)
+			return rc; /* a stream error, already placed */
+		if (r->opts.on_damage == RIO_DAMAGE_REPORT)
+			return damage;
+		if (rc == 0)
+			return 0; /* no valid header after the damage: the end */
 	}
+}
+
+RIO_API int rio_reader_stopped(const rio_reader *r)
+{
+	return r->sticky != 0;
 }
 
 RIO_API int rio_reader_seek(rio_reader *r, uint64_t offset, uint64_t record_index)

@@ -219,12 +219,19 @@ typedef enum rio_damage_policy {
 	                      * Damage inside a compressed stream cannot be
 	                      * skipped: it stops the reader after the records
 	                      * decoded before it. */
+	RIO_DAMAGE_REPORT = 2, /* as SKIP, but each damage is also returned by
+	                        * rio_reader_next() as its error code (with its
+	                        * place in rio_reader_error()), once, after it
+	                        * was skipped: call again to go on. For tools
+	                        * that list every damage (recordio-verify
+	                        * --all-errors). Errors that stop the reader
+	                        * are told apart by rio_reader_stopped(). */
 } rio_damage_policy;
 
 typedef struct rio_reader_opts {
 	rio_compression compression; /* AUTO (default): detect from the bytes */
 	int verify_crc;              /* 1 (default): check both CRCs         */
-	rio_damage_policy on_damage; /* FAIL (default) or SKIP               */
+	rio_damage_policy on_damage; /* FAIL (default), SKIP or REPORT       */
 	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default    */
 	size_t buffer_size;          /* read size, default 1 MiB             */
 } rio_reader_opts;
@@ -255,6 +262,10 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec);
  * uncompressed shard, which will be numbered `record_index`. Returns
  * RIO_EUNSUPPORTED for a compressed shard. */
 RIO_API int rio_reader_seek(rio_reader *r, uint64_t offset, uint64_t record_index);
+
+/* 1 when the reader has stopped on an error (every later call returns it),
+ * 0 while it can go on (also right after a RIO_DAMAGE_REPORT damage). */
+RIO_API int rio_reader_stopped(const rio_reader *r);
 
 /* The compression found (or given). */
 RIO_API rio_compression rio_reader_compression(const rio_reader *r);

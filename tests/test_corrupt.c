@@ -648,6 +648,90 @@ static void expect_skip(const char *path, const corpus *c, const size_t *want, s
 	rio_reader_close(r);
 }
 
+/* REPORT: records 1 and 2 damaged back to back (data, then length), and a
+ * truncated tail: each damage comes out of next() once, with its own place,
+ * and the reader goes on between them. */
+static void test_report_each_damage(void)
+{
+	corpus c;
+	small_corpus(&c);
+	size_t cut = c.off[4] + 12 + 3; /* inside record 4's data */
+	uint8_t *copy = malloc(c.file_size);
+	memcpy(copy, c.file, c.file_size);
+	copy[c.off[1] + 12] ^= 0x01; /* data of record 1 */
+	copy[c.off[2] + 3] ^= 0x01;  /* length of record 2 */
+	const char *path = tu_path("report.tfrecord");
+	tu_write_file(path, copy, cut);
+	free(copy);
+	rio_reader_opts o;
+	rio_reader_opts_init(&o);
+	o.on_damage = RIO_DAMAGE_REPORT;
+	rio_reader *r;
+	rio_record rec;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 1);
+	CU_ASSERT(record_is(&rec, &c, 0, 0));
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ECORRUPT_DATA);
+	check_error(r, path, RIO_ECORRUPT_DATA, c.off[1], 1, "data CRC mismatch");
+	CU_ASSERT_FALSE(rio_reader_stopped(r));
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ECORRUPT_LENGTH);
+	check_error(r, path, RIO_ECORRUPT_LENGTH, c.off[2], 1, "length CRC mismatch");
+	CU_ASSERT_FALSE(rio_reader_stopped(r));
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 1); /* found again after the resync */
+	CU_ASSERT(rec.offset == c.off[3] && rec.size == c.size[3] &&
+	          memcmp(rec.data, c.data[3], c.size[3]) == 0);
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ETRUNCATED);
+	check_error(r, path, RIO_ETRUNCATED, c.off[4], 2, "truncated record");
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0);
+	CU_ASSERT_FALSE(rio_reader_stopped(r));
+	CU_ASSERT_EQUAL(rio_reader_skipped(r), 3);
+	CU_ASSERT_EQUAL(rio_reader_skipped_bytes(r),
+	                (c.size[1] + 16) + (c.size[2] + 16) + (cut - c.off[4]));
+	rio_reader_close(r);
+	corpus_free(&c);
+}
+
+/* REPORT on compressed shards: a cut stream is reported once, then ends;
+ * a damaged stream stops the reader (rio_reader_stopped) with the records
+ * before the damage delivered intact. */
+static void test_report_compressed(void)
+{
+	static const size_t sizes[] = {3000, 3000, 3000, 3000, 3000, 3000, 3000, 3000};
+	corpus c;
+	corpus_make(&c, tu_path("report.tfrecord.gz"), RIO_COMPRESSION_GZIP, sizes, 8, 5, 1);
+	const char *path = tu_path("report-cut.tfrecord.gz");
+	tu_write_file(path, c.file, c.file_size / 2);
+	rio_reader_opts o;
+	rio_reader_opts_init(&o);
+	o.on_damage = RIO_DAMAGE_REPORT;
+	rio_reader *r;
+	rio_record rec;
+	int rc;
+	uint64_t n = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	while ((rc = rio_reader_next(r, &rec)) == 1)
+		CU_ASSERT(record_is(&rec, &c, n, n) && n++ < 8);
+	CU_ASSERT_EQUAL(rc, RIO_ETRUNCATED);
+	CU_ASSERT_TRUE(n > 0 && n < 8);
+	CU_ASSERT_FALSE(rio_reader_stopped(r));
+	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0);
+	CU_ASSERT_EQUAL(rio_reader_skipped(r), 1);
+	rio_reader_close(r);
+
+	path = write_flipped(&c, "report-flip.tfrecord.gz", c.file_size / 2, 0xff);
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	n = 0;
+	while ((rc = rio_reader_next(r, &rec)) == 1)
+		CU_ASSERT(record_is(&rec, &c, n, n) && n++ < 8);
+	CU_ASSERT_TRUE(rc < 0);
+	if (rc == RIO_ECOMPRESSED) {
+		CU_ASSERT_TRUE(rio_reader_stopped(r));
+		CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ECOMPRESSED);
+	}
+	rio_reader_close(r);
+	corpus_free(&c);
+}
+
 static void test_skip_data_crc(void)
 {
 	corpus c;
@@ -1254,6 +1338,8 @@ static const tu_test frame_tests[] = {
 };
 
 static const tu_test skip_tests[] = {
+	{"report policy: every damage with its place", test_report_each_damage},
+	{"report policy: a cut compressed stream, then the end", test_report_compressed},
 	{"data CRC damage skips one record", test_skip_data_crc},
 	{"length damage resyncs", test_skip_length},
 	{"truncated tail ends the file", test_skip_truncated_tail},

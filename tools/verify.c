@@ -7,7 +7,7 @@
  * must name the offset and framed size of the record with that number, and
  * it must have one entry per record. A damaged shard is reported at its
  * first damage (with --all-errors at every damage, reading on under the
- * RIO_DAMAGE_SKIP policy).
+ * RIO_DAMAGE_REPORT policy, which returns each damage with its place).
  *
  * Why threads: one core doing read() plus CRC-32C stays well below what the
  * page cache delivers, so shards are verified in parallel: a fixed pool of
@@ -104,21 +104,14 @@ static void job_error(job *j, const char *fmt, ...)
 	j->lines++;
 }
 
-/* Reports the damage the reader just skipped (under SKIP). */
-static void note_skipped(job *j, rio_reader *r, uint64_t now, uint64_t before)
+/* Lists one damage (at most MAX_LINES per shard, then only counts). */
+static void note_damage(job *j, const char *message)
 {
-	const rio_error *e = rio_reader_error(r);
-	uint64_t n = now - before;
-	j->damages += n;
+	j->damages++;
 	if (j->lines >= MAX_LINES)
-		j->unlisted += n;
-	else if (n > 1)
-		/* the reader keeps only the last of several damages it skipped in
-		 * one call: say how many came before it without a place */
-		job_error(j, "%s (the last of %llu damaged records in a row; the reader locates "
-		          "only the last)", e->message, (unsigned long long)n);
+		j->unlisted++;
 	else
-		job_error(j, "%s", e->message);
+		job_error(j, "%s", message);
 }
 
 static void verify_one(job *j)
@@ -126,7 +119,7 @@ static void verify_one(job *j)
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
 	ro.buffer_size = g.buffer_size;
-	ro.on_damage = g.all_errors ? RIO_DAMAGE_SKIP : RIO_DAMAGE_FAIL;
+	ro.on_damage = g.all_errors ? RIO_DAMAGE_REPORT : RIO_DAMAGE_FAIL;
 
 	rio_reader *r;
 	int rc = rio_reader_open(&r, j->path, &ro);
@@ -152,12 +145,16 @@ static void verify_one(job *j)
 	}
 
 	rio_record rec;
-	uint64_t skipped = 0, n = 0;
-	while ((rc = rio_reader_next(r, &rec)) == 1) {
-		uint64_t s = rio_reader_skipped(r);
-		if (s != skipped) {
-			note_skipped(j, r, s, skipped);
-			skipped = s;
+	uint64_t n = 0;
+	while ((rc = rio_reader_next(r, &rec)) != 0) {
+		if (rc < 0) {
+			/* each damage once, with its place; under --all-errors the
+			 * reader has skipped it and goes on unless it stopped */
+			const rio_error *e = rio_reader_error(r);
+			note_damage(j, e->message[0] ? e->message : rio_strerror(rc));
+			if (rio_reader_stopped(r))
+				break;
+			continue;
 		}
 		/* The sidecar is compared up to the first damage only: after it
 		 * the numbering is the reader's guess. */
@@ -184,22 +181,6 @@ static void verify_one(job *j)
 			}
 		}
 		n++;
-	}
-	uint64_t s = rio_reader_skipped(r);
-	if (rc < 0) {
-		/* An error that cannot be skipped (a damaged compressed stream, an
-		 * I/O error); it may have come in the same call as skipped damage,
-		 * whose place it overwrote. */
-		const rio_error *e = rio_reader_error(r);
-		const char *msg = e && e->message[0] ? e->message : rio_strerror(rc);
-		if (s != skipped)
-			job_error(j, "%s (after %llu damaged records skipped just before it)", msg,
-			          (unsigned long long)(s - skipped));
-		else
-			job_error(j, "%s", msg);
-		j->damages += s - skipped + 1;
-	} else if (s != skipped) { /* e.g. a truncated tail under SKIP */
-		note_skipped(j, r, s, skipped);
 	}
 	if (j->unlisted)
 		job_error(j, "%s: %llu more damaged records skipped, not listed", j->path,
