@@ -24,6 +24,8 @@ expect_exit 2 "$V"
 expect_match "Try 'recordio-verify --help'" "$T/err" "no FILE"
 expect_exit 2 "$V" --threads abc "$MNIST"
 expect_exit 2 "$V" --buffer-size 1Q "$MNIST"
+expect_exit 2 "$V" "$MNIST" ""
+expect_match "empty FILE argument" "$T/err" "an empty argument is named"
 expect_exit 2 "$V" --bogus "$MNIST"
 
 # ---- the golden files are good ------------------------------------------------------

@@ -141,6 +141,8 @@ void tool_progress_done(tool_progress *p)
 int tool_expand_shards(const char *spec, rio_shardset *set)
 {
 	rio_error err;
+	if (!*spec)
+		tool_usage_error("an empty FILE argument ('')");
 	int rc = rio_shardset_expand(spec, set, &err);
 	if (rc < 0) {
 		tool_error("%s", err.message);

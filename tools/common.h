@@ -49,7 +49,8 @@ void tool_progress_update(tool_progress *p, uint64_t records, uint64_t bytes, co
 void tool_progress_done(tool_progress *p);
 
 /* Expands a shard spec (glob, list, PREFIX or file) with rio_shardset_expand,
- * printing the error on failure; returns 0 or -1. */
+ * printing the error on failure; returns 0 or -1. An empty spec is a usage
+ * error (exit 2). */
 int tool_expand_shards(const char *spec, rio_shardset *set);
 
 /* Expands `n` specs, in order, into one flat list `all` (free it with

@@ -303,6 +303,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nspecs; i++) {
 		rio_error err;
+		if (!argv[optind + i][0])
+			tool_usage_error("an empty FILE argument ('')");
 		int rc = rio_shardset_expand(argv[optind + i], &sets[i], &err);
 		size_t need = g.njobs + (rc < 0 ? 1 : sets[i].count);
 		if (need > cap) {
