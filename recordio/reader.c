@@ -14,8 +14,9 @@
  * frame; a bad length (CRC mismatch or over the limit) scans forward byte by
  * byte to the next offset where a valid header starts; a truncated tail ends
  * the file, and so does a compressed stream cut short. Damage inside a
- * compressed stream cannot be skipped (the codec cannot resynchronise), so
- * it stops the reader, after the records decoded before it.
+ * compressed stream (the codec's error, or a bad frame in what it decoded)
+ * cannot be skipped: the decoded bytes after it cannot be trusted, so it
+ * stops the reader, after the records decoded before it.
  */
 #include "config.h"
 #include "internal.h"
@@ -289,7 +290,13 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		return 1;
 
 	damaged:
-		if (r->opts.on_damage == RIO_DAMAGE_FAIL) {
+		/* In a compressed stream a bad frame means the decoded bytes are
+		 * wrong from there on; what follows may even hold intact copies
+		 * of earlier frames (the decoder's back-references), so nothing
+		 * after it is trusted: it stops the reader under every policy.
+		 * Only a cut tail can be skipped there. */
+		if (r->opts.on_damage == RIO_DAMAGE_FAIL ||
+		    (r->comp != RIO_COMPRESSION_NONE && damage != RIO_ETRUNCATED)) {
 			r->sticky = damage;
 			return damage;
 		}

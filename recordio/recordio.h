@@ -163,7 +163,12 @@ typedef struct rio_writer rio_writer;
 
 typedef struct rio_writer_opts {
 	rio_compression compression; /* NONE (default), GZIP, ZLIB or LZ4   */
-	int level;      /* compression level; 0 = the codec's default       */
+	int level;      /* compression level. 0 (default): for gzip/zlib,
+	                 * ISA-L's fast deflate when the build has it (about
+	                 * 13x zlib's level 6 for ~4% larger files), else
+	                 * zlib's level 6; for lz4, its default. 1-9: zlib's
+	                 * deflate at that level; lz4 1-12. The environment
+	                 * variable RIO_DEFLATE=zlib makes 0 mean zlib's 6. */
 	int fsync;      /* 1: fsync the file and directory on close (default 0) */
 	int overwrite;  /* 1: replace an existing file (default 1)          */
 } rio_writer_opts;
@@ -216,9 +221,11 @@ typedef enum rio_damage_policy {
 	                      * length CRC at the next offset where a valid
 	                      * header starts; a truncated tail (or a
 	                      * compressed stream cut short) ends the file.
-	                      * Damage inside a compressed stream cannot be
-	                      * skipped: it stops the reader after the records
-	                      * decoded before it. */
+	                      * Damage inside a compressed stream (the
+	                      * codec's error, or a bad frame in the decoded
+	                      * bytes) cannot be skipped: nothing decoded after
+	                      * it can be trusted, so it stops the reader after
+	                      * the records decoded before it. */
 	RIO_DAMAGE_REPORT = 2, /* as SKIP, but each damage is also returned by
 	                        * rio_reader_next() as its error code (with its
 	                        * place in rio_reader_error()), once, after it

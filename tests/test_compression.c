@@ -24,11 +24,12 @@ static size_t rec_size(size_t i)
 	return i == 7 ? (5u << 20) : (i * 131) % 5000; /* one 5 MiB record */
 }
 
-static void write_codec(const char *path, rio_compression c)
+static void write_codec_level(const char *path, rio_compression c, int level)
 {
 	rio_writer_opts o;
 	rio_writer_opts_init(&o);
 	o.compression = c;
+	o.level = level;
 	rio_writer *w;
 	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &o), 0);
 	uint8_t *buf = malloc(5u << 20);
@@ -44,6 +45,11 @@ static void write_codec(const char *path, rio_compression c)
 	}
 	free(buf);
 	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+}
+
+static void write_codec(const char *path, rio_compression c)
+{
+	write_codec_level(path, c, 0);
 }
 
 static void check_records(const char *path, rio_compression expect)
@@ -120,10 +126,13 @@ static uint8_t *plain_shard(size_t *n)
 	return tu_read_file(path, n);
 }
 
-static void round_trip(rio_compression c, const char *name)
+/* Writes with the default deflater (ISA-L when built with it) or, with
+ * `level`, zlib's deflate at that level; reads back with both inflaters and
+ * decodes with the codec library itself. */
+static void round_trip_level(rio_compression c, const char *name, int level)
 {
 	const char *path = tu_path(name);
-	write_codec(path, c);
+	write_codec_level(path, c, level);
 	check_records(path, c);
 	setenv("RIO_INFLATE", "zlib", 1);
 	check_records(path, c);
@@ -152,6 +161,11 @@ static void round_trip(rio_compression c, const char *name)
 	free(dec);
 }
 
+static void round_trip(rio_compression c, const char *name)
+{
+	round_trip_level(c, name, 0);
+}
+
 static void test_none(void)
 {
 	write_codec(tu_path("plain.tfrecord"), RIO_COMPRESSION_NONE);
@@ -166,6 +180,21 @@ static void test_gzip(void)
 static void test_zlib(void)
 {
 	round_trip(RIO_COMPRESSION_ZLIB, "x.tfrecord.zz");
+}
+
+/* zlib's deflate: an explicit level, and RIO_DEFLATE=zlib for the default */
+static void test_zlib_deflate_levels(void)
+{
+	round_trip_level(RIO_COMPRESSION_GZIP, "l1.tfrecord.gz", 1);
+	round_trip_level(RIO_COMPRESSION_GZIP, "l9.tfrecord.gz", 9);
+	round_trip_level(RIO_COMPRESSION_ZLIB, "l6.tfrecord.zz", 6);
+	setenv("RIO_DEFLATE", "zlib", 1);
+	round_trip(RIO_COMPRESSION_GZIP, "zdefault.tfrecord.gz");
+	unsetenv("RIO_DEFLATE");
+	size_t n1, n9;
+	free(tu_read_file(tu_path("l1.tfrecord.gz"), &n1));
+	free(tu_read_file(tu_path("l9.tfrecord.gz"), &n9));
+	CU_ASSERT_TRUE(n9 < n1); /* the level reached zlib */
 }
 
 static void test_lz4(void)
@@ -283,6 +312,7 @@ static const tu_test tests[] = {
 	{"none", test_none},
 	{"gzip (TensorFlow GZIP layout)", test_gzip},
 	{"zlib (TensorFlow ZLIB layout)", test_zlib},
+	{"gzip/zlib with zlib's deflate levels", test_zlib_deflate_levels},
 	{"lz4 frame", test_lz4},
 	{"detection ignores file names", test_detection_ignores_names},
 	{"rio_compression_detect", test_detect_function},
