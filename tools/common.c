@@ -45,6 +45,12 @@ void tool_usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+void tool_try_help(void)
+{
+	fprintf(stderr, "Try '%s --help'.\n", tool_name);
+	exit(EXIT_USAGE);
+}
+
 uint64_t tool_parse_u64(const char *option, const char *value)
 {
 	char *end;

@@ -25,6 +25,10 @@ void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, then "Try 'PROGRAM --help'.", exit 2. */
 void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* After getopt_long has reported an unknown option or a missing argument:
+ * "Try 'PROGRAM --help'." and exit 2. */
+void tool_try_help(void) __attribute__((noreturn));
+
 /* Parses a non-negative integer option value (decimal); on error a usage
  * error naming `option`. */
 uint64_t tool_parse_u64(const char *option, const char *value);

@@ -280,8 +280,7 @@ int main(int argc, char **argv)
 		}
 		case 'h': usage(stdout); return EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", tool_name);
-			return EXIT_USAGE;
+			tool_try_help(); /* getopt named the bad option */
 		}
 	}
 	if (optind >= argc)
