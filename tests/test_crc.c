@@ -28,6 +28,17 @@ static void check_known_answers(crc_fn f)
 	for (int i = 0; i < 32; i++)
 		buf[i] = (uint8_t)(31 - i);
 	CU_ASSERT_EQUAL(f(0, buf, 32), 0x113FDB5Cu);
+	/* RFC 3720 B.4: an iSCSI SCSI Read (10) command PDU, 48 bytes */
+	static const uint8_t iscsi_read[48] = {
+		0x01, 0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00,
+		0x00, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x18, 0x28, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+	memcpy(buf, iscsi_read, 48);
+	CU_ASSERT_EQUAL(f(0, buf, 48), 0xD9963A56u);
+	/* the 8 zero bytes of an empty record's length field */
+	memset(buf, 0, 8);
+	CU_ASSERT_EQUAL(f(0, buf, 8), 0x8C28B28Au);
 	/* continuing a CRC over pieces equals the CRC of the whole */
 	CU_ASSERT_EQUAL(f(f(0, "1234", 4), "56789", 5), 0xE3069283u);
 }
@@ -85,8 +96,24 @@ static void test_mask(void)
 	/* mask(c) = ((c >> 15) | (c << 17)) + 0xa282ead8 */
 	CU_ASSERT_EQUAL(rio_crc_mask(0), 0xa282ead8u);
 	CU_ASSERT_EQUAL(rio_crc_mask(0xE3069283u), ((0xE3069283u >> 15) | (0xE3069283u << 17)) + 0xa282ead8u);
-	for (uint32_t c = 1; c < 0xF0000000u; c += 0x01234567u)
+	/* known answers, worked out by hand from the formula (not by the code
+	 * under test): the rotation and the wrap-around of the addition */
+	CU_ASSERT_EQUAL(rio_crc_mask(0xE3069283u), 0xC78AB0E5u);
+	CU_ASSERT_EQUAL(rio_crc_mask(1), 0xa284ead8u);
+	CU_ASSERT_EQUAL(rio_crc_mask(0x80000000u), 0xa283ead8u);
+	CU_ASSERT_EQUAL(rio_crc_mask(0xffffffffu), 0xa282ead7u);
+	CU_ASSERT_EQUAL(rio_crc_mask(0x12345678u), 0x4f730f40u);
+	/* the empty record's length CRC: 29 03 98 07 on disk */
+	CU_ASSERT_EQUAL(rio_crc_mask(0x8C28B28Au), 0x07980329u);
+	CU_ASSERT_EQUAL(rio_crc_unmask(0x07980329u), 0x8C28B28Au);
+	CU_ASSERT_EQUAL(rio_crc_unmask(0xa282ead8u), 0);
+	CU_ASSERT_EQUAL(rio_crc_unmask(0xC78AB0E5u), 0xE3069283u);
+	int n = 0;
+	for (uint32_t c = 1; c < 0xF0000000u; c += 0x01234567u, n++) {
 		CU_ASSERT_EQUAL_FATAL(rio_crc_unmask(rio_crc_mask(c)), c);
+		CU_ASSERT_NOT_EQUAL(rio_crc_mask(c), c);
+	}
+	CU_ASSERT_EQUAL(n, 211); /* the loop ran */
 }
 
 /* The empty record: 00*8 29 03 98 07 d8 ea 82 a2 (DESIGN.md). */
@@ -101,23 +128,39 @@ static void test_empty_record_frame(void)
 	CU_ASSERT_EQUAL(memcmp(f, want_footer, 4), 0);
 }
 
-/* A frame from TensorFlow's tf-singles.tfrecord, checked against our header. */
-static void test_frame_matches_tensorflow(void)
+/* Every frame of TensorFlow's small plain files, checked against our header
+ * and footer: TensorFlow's CRCs are ours. */
+static void frames_match_tensorflow(const char *name, int want_frames)
 {
-	const char *path = tu_testdata("tf-singles.tfrecord");
+	const char *path = tu_testdata(name);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(path);
 	size_t size;
 	uint8_t *file = tu_read_file(path, &size);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
-	uint64_t len = 0;
-	for (int i = 7; i >= 0; i--)
-		len = len << 8 | file[i];
-	uint8_t h[12], f[4];
-	rio_frame_header(h, len);
-	rio_frame_footer(f, file + 12, (size_t)len);
-	CU_ASSERT_EQUAL(memcmp(h, file, 12), 0);
-	CU_ASSERT_EQUAL(memcmp(f, file + 12 + len, 4), 0);
+	size_t off = 0;
+	int frames = 0;
+	while (size - off >= RIO_FRAME_OVERHEAD) {
+		uint64_t len = 0;
+		for (int i = 7; i >= 0; i--)
+			len = len << 8 | file[off + (size_t)i];
+		CU_ASSERT_FATAL(len <= size - off - RIO_FRAME_OVERHEAD);
+		uint8_t h[12], f[4];
+		rio_frame_header(h, len);
+		rio_frame_footer(f, file + off + 12, (size_t)len);
+		CU_ASSERT_EQUAL(memcmp(h, file + off, 12), 0);
+		CU_ASSERT_EQUAL(memcmp(f, file + off + 12 + len, 4), 0);
+		off += (size_t)len + RIO_FRAME_OVERHEAD;
+		frames++;
+	}
+	CU_ASSERT_EQUAL(off, size); /* ends on a frame boundary */
+	CU_ASSERT_EQUAL(frames, want_frames);
 	free(file);
+}
+
+static void test_frame_matches_tensorflow(void)
+{
+	frames_match_tensorflow("tf-singles.tfrecord", 3);
+	frames_match_tensorflow("tf-mixed-types.tfrecord", 1);
 }
 
 static const tu_test crc_tests[] = {
@@ -132,7 +175,7 @@ static const tu_test crc_tests[] = {
 static const tu_test frame_tests[] = {
 	{"mask and unmask", test_mask},
 	{"empty record frame bytes", test_empty_record_frame},
-	{"frame equals TensorFlow's", test_frame_matches_tensorflow},
+	{"frames equal TensorFlow's", test_frame_matches_tensorflow},
 	{NULL, NULL},
 };
 
