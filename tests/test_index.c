@@ -14,7 +14,6 @@
 #include "recordio.h"
 #include "testutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,20 +161,6 @@ static char *index_text(const shard *s, size_t *len)
 	return t;
 }
 
-static size_t count_dir_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	size_t n = 0;
-	struct dirent *e;
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
 static void test_write_read(void)
 {
 	const char *dir = tu_path("idxdir");
@@ -201,7 +186,7 @@ static void test_write_read(void)
 	CU_ASSERT(got_len > 35 && memcmp(got, "0 16\n16 17\n33 116\n149 4112\n4261 23\n", 35) == 0);
 	free(got);
 	/* the shard and its index, and no temporary file left behind */
-	CU_ASSERT_EQUAL(count_dir_entries(dir), 2);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 2);
 
 	CU_ASSERT_EQUAL_FATAL(rio_index_read(idx_path, &back, &err), 0);
 	CU_ASSERT_EQUAL(err.code, 0);
@@ -215,7 +200,7 @@ static void test_write_read(void)
 	CU_ASSERT_EQUAL(got_len, 18);
 	CU_ASSERT(got_len == 18 && memcmp(got, "0 16\n16 17\n33 116\n", 18) == 0);
 	free(got);
-	CU_ASSERT_EQUAL(count_dir_entries(dir), 2);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 2);
 	CU_ASSERT_EQUAL_FATAL(rio_index_read(idx_path, &back, NULL), 0);
 	CU_ASSERT_EQUAL(back.count, 3);
 	CU_ASSERT_EQUAL(back.framed_size[2], 116);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
 
 /* Writes records of the given sizes (contents from seed) to path. */
 static void write_shard(const char *path, const size_t *sizes, size_t n, uint64_t *offsets)
@@ -138,21 +137,6 @@ static void test_empty_shard(void)
 	check_shard(path, NULL, 0, 0);
 }
 
-/* Counts the entries of the scratch subdirectory `dir`, hidden ones too. */
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
 static void test_writer_publishes_only_on_close(void)
 {
 	const char *dir = tu_path("atomic");
@@ -163,10 +147,10 @@ static void test_writer_publishes_only_on_close(void)
 	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
 	CU_ASSERT_EQUAL(rio_writer_write(w, "abc", 3, NULL), 0);
 	CU_ASSERT_FALSE(tu_file_exists(path)); /* not under its name yet */
-	CU_ASSERT_EQUAL(count_entries(dir), 1);  /* only the hidden temporary */
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);  /* only the hidden temporary */
 	CU_ASSERT_EQUAL(rio_writer_close(w), 0);
 	CU_ASSERT_TRUE(tu_file_exists(path));
-	CU_ASSERT_EQUAL(count_entries(dir), 1);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
 	struct stat st;
 	CU_ASSERT_EQUAL(stat(path, &st), 0);
 	CU_ASSERT_TRUE((st.st_mode & 0444) == 0444); /* not left at mkstemp's 0600 */
@@ -175,7 +159,7 @@ static void test_writer_publishes_only_on_close(void)
 	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
 	CU_ASSERT_EQUAL(rio_writer_write(w, "xyz!", 4, NULL), 0);
 	rio_writer_abort(w);
-	CU_ASSERT_EQUAL(count_entries(dir), 1);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
 	size_t n;
 	uint8_t *got = tu_read_file(path, &n);
 	CU_ASSERT_EQUAL(n, 19);

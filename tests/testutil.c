@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,13 +46,14 @@ void tu_write_file(const char *path, const void *data, size_t size)
 
 uint8_t *tu_read_file(const char *path, size_t *size)
 {
+	*size = 0;
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return NULL;
 	fseek(f, 0, SEEK_END);
 	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
-	uint8_t *buf = malloc((size_t)n + 1);
+	uint8_t *buf = n < 0 ? NULL : malloc((size_t)n + 1);
 	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
 		fclose(f);
 		free(buf);
@@ -66,6 +68,20 @@ int tu_file_exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
+}
+
+int tu_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
 }
 
 const char *tu_testdata(const char *name)

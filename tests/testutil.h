@@ -17,10 +17,14 @@
 const char *tu_tmpdir(void);
 /* tu_tmpdir() + "/" + name, in a static rotating buffer (8 slots). */
 const char *tu_path(const char *name);
-/* Writes / reads a whole file; read returns a malloc'd buffer (free it). */
+/* Writes / reads a whole file; read returns a malloc'd buffer (free it),
+ * or NULL with *size = 0 when the file cannot be read. */
 void tu_write_file(const char *path, const void *data, size_t size);
 uint8_t *tu_read_file(const char *path, size_t *size);
 int tu_file_exists(const char *path);
+/* Entries of directory `dir`, hidden ones too ("." and ".." not counted);
+ * -1 when it cannot be opened. */
+int tu_count_entries(const char *dir);
 /* The golden file `name` in $RIO_TESTDATA, or NULL when the directory is
  * missing (the caller then fails: the golden files are required). */
 const char *tu_testdata(const char *name);
