@@ -28,76 +28,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ---- a shard with known records ------------------------------------------ */
-
-typedef struct corpus {
-	size_t n;
-	uint8_t **data;
-	size_t *size;
-	uint64_t *off;   /* each record's offset, as rio_writer_write gave it  */
-	uint64_t end;    /* size of the uncompressed stream                     */
-	uint8_t *file;   /* the shard's bytes as written                        */
-	size_t file_size;
-} corpus;
-
-/* Record contents: random bytes, or (text) a compressible mix of few letters
- * with random stretches, so that deflate uses Huffman blocks and matches. */
-static void fill_record(uint8_t *p, size_t size, uint64_t seed, int text)
-{
-	tu_fill_random(p, size, seed);
-	if (!text)
-		return;
-	for (size_t i = 0; i < size; i++)
-		if ((i / 64) % 4 != 3)
-			p[i] = (uint8_t)("abcdefgh \n"[p[i] % 10]);
-}
-
-/* Writes n records of the given sizes to path with compression comp. */
-static void corpus_make(corpus *c, const char *path, rio_compression comp, const size_t *sizes,
-                        size_t n, uint64_t seed, int text)
-{
-	memset(c, 0, sizeof *c);
-	c->n = n;
-	c->data = calloc(n, sizeof *c->data);
-	c->size = calloc(n, sizeof *c->size);
-	c->off = calloc(n, sizeof *c->off);
-	CU_ASSERT_FATAL(c->data && c->size && c->off);
-	rio_writer_opts wo;
-	rio_writer_opts_init(&wo);
-	wo.compression = comp;
-	rio_writer *w;
-	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &wo), 0);
-	for (size_t i = 0; i < n; i++) {
-		c->size[i] = sizes[i];
-		c->data[i] = malloc(sizes[i] + 1);
-		CU_ASSERT_FATAL(c->data[i] != NULL);
-		fill_record(c->data[i], sizes[i], seed * 1000003u + i, text);
-		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, c->data[i], sizes[i], &c->off[i]), 0);
-	}
-	c->end = rio_writer_bytes(w);
-	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
-	c->file = tu_read_file(path, &c->file_size);
-	CU_ASSERT_FATAL(c->file != NULL);
-}
-
-static void corpus_free(corpus *c)
-{
-	for (size_t i = 0; i < c->n; i++)
-		free(c->data[i]);
-	free(c->data);
-	free(c->size);
-	free(c->off);
-	free(c->file);
-	memset(c, 0, sizeof *c);
-}
+/* ---- shards with known records: tu_shard (testutil.h) ------------------- */
 
 /* The five-record shard most tests damage. */
 static const size_t small_sizes[] = {0, 1, 100, 4096, 7};
 #define SMALL_N 5
 
-static void small_corpus(corpus *c)
+static void small_corpus(tu_shard *c)
 {
-	corpus_make(c, tu_path("small.tfrecord"), RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 1, 0);
+	tu_shard_make(c, tu_path("small.tfrecord"), RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 1, 0);
 	CU_ASSERT_EQUAL_FATAL(c->file_size, 4204 + 5 * 16);
 	static const uint64_t want_off[SMALL_N] = {0, 16, 33, 149, 4261};
 	for (size_t i = 0; i < SMALL_N; i++)
@@ -106,7 +45,7 @@ static void small_corpus(corpus *c)
 }
 
 /* A damaged copy of c's bytes at path: buf[pos] ^= mask. */
-static const char *write_flipped(const corpus *c, const char *name, size_t pos, uint8_t mask)
+static const char *write_flipped(const tu_shard *c, const char *name, size_t pos, uint8_t mask)
 {
 	const char *path = tu_path(name);
 	uint8_t *copy = malloc(c->file_size);
@@ -117,16 +56,9 @@ static const char *write_flipped(const corpus *c, const char *name, size_t pos, 
 	return path;
 }
 
-/* Does rec hold record i of c, numbered `index`? */
-static int record_is(const rio_record *rec, const corpus *c, size_t i, uint64_t index)
-{
-	return i < c->n && rec->index == index && rec->offset == c->off[i] &&
-	       rec->size == c->size[i] && memcmp(rec->data, c->data[i], c->size[i]) == 0;
-}
-
 /* Reads the records want[0..nwant) (numbered 0, 1, ...) from r, each
  * compared with the original; returns the rc of the call after them. */
-static int expect_records(rio_reader *r, const corpus *c, const size_t *want, size_t nwant)
+static int expect_records(rio_reader *r, const tu_shard *c, const size_t *want, size_t nwant)
 {
 	rio_record rec;
 	for (size_t j = 0; j < nwant; j++) {
@@ -134,13 +66,13 @@ static int expect_records(rio_reader *r, const corpus *c, const size_t *want, si
 		CU_ASSERT_EQUAL(rc, 1);
 		if (rc != 1)
 			return rc;
-		CU_ASSERT(record_is(&rec, c, want[j], j));
+		CU_ASSERT(tu_record_is(&rec, c, want[j], j));
 	}
 	return rio_reader_next(r, &rec);
 }
 
 /* Reads records 0..k-1 (intact) and returns the rc that follows. */
-static int expect_prefix(rio_reader *r, const corpus *c, size_t k)
+static int expect_prefix(rio_reader *r, const tu_shard *c, size_t k)
 {
 	size_t want[SMALL_N + 1];
 	for (size_t j = 0; j < k; j++)
@@ -169,7 +101,7 @@ static void check_error(rio_reader *r, const char *path, int code, uint64_t offs
 
 /* Opens path, expects records 0..k-1 intact, then `code` at record k with
  * its place and `word` in the message, and the same error on later calls. */
-static void expect_damage(const char *path, const rio_reader_opts *opts, const corpus *c, size_t k,
+static void expect_damage(const char *path, const rio_reader_opts *opts, const tu_shard *c, size_t k,
                           int code, const char *word)
 {
 	rio_reader *r;
@@ -205,7 +137,7 @@ typedef struct dcase {
 	uint8_t mask;
 	rio_reader_opts opts;
 	const char *inflate; /* RIO_INFLATE for this case, or NULL (unset)     */
-	const corpus *c;     /* the originals; NULL: every record is wrong     */
+	const tu_shard *c;     /* the originals; NULL: every record is wrong     */
 	int expect;          /* for the caller: the code this case must give   */
 	char what[96];       /* names the case in messages                     */
 	int ran;             /* a result came back                             */
@@ -218,7 +150,7 @@ typedef struct dcases {
 } dcases;
 
 static dcase *dcase_add(dcases *cs, const uint8_t *bytes, size_t size, const rio_reader_opts *opts,
-                        const char *inflate, const corpus *c)
+                        const char *inflate, const tu_shard *c)
 {
 	if (cs->n == cs->cap) {
 		cs->cap = cs->cap ? 2 * cs->cap : 64;
@@ -253,7 +185,7 @@ static const char *case_path(void)
 /* Is rec an intact original of c, the n-th delivered? Records are found by
  * offset (under SKIP the numbering closes up over skipped ones; under FAIL
  * the n-th delivered must be record n). */
-static int delivered_ok(const rio_record *rec, const corpus *c, uint64_t n, int skip)
+static int delivered_ok(const rio_record *rec, const tu_shard *c, uint64_t n, int skip)
 {
 	size_t lo = 0, hi = c->n;
 	while (lo < hi) {
@@ -379,31 +311,31 @@ static int is_code(int rc, const int *codes, size_t n)
 
 static void test_length_flip(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	for (size_t k = 0; k < SMALL_N; k++)
 		for (size_t b = 0; b < 8; b++) {
 			const char *path = write_flipped(&c, "length.tfrecord", c.off[k] + b, 0x01 << b);
 			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_LENGTH, "corrupted record");
 		}
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_length_crc_flip(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	for (size_t k = 0; k < SMALL_N; k++)
 		for (size_t b = 8; b < 12; b++) {
 			const char *path = write_flipped(&c, "lcrc.tfrecord", c.off[k] + b, 0x80);
 			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_LENGTH, "corrupted record");
 		}
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_data_flip(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	int cases = 0;
 	for (size_t k = 0; k < SMALL_N; k++) {
@@ -418,12 +350,12 @@ static void test_data_flip(void)
 		}
 	}
 	CU_ASSERT_EQUAL(cases, 12);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_data_crc_flip(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	for (size_t k = 0; k < SMALL_N; k++)
 		for (size_t b = 0; b < 4; b++) {
@@ -431,11 +363,11 @@ static void test_data_crc_flip(void)
 			                                 c.off[k] + 12 + c.size[k] + b, 0xff);
 			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_DATA, "corrupted record");
 		}
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* A copy of c whose record k has a header for `length` (a valid length CRC). */
-static const char *write_relength(const corpus *c, const char *name, size_t k, uint64_t length)
+static const char *write_relength(const tu_shard *c, const char *name, size_t k, uint64_t length)
 {
 	const char *path = tu_path(name);
 	uint8_t *copy = malloc(c->file_size);
@@ -448,7 +380,7 @@ static const char *write_relength(const corpus *c, const char *name, size_t k, u
 
 static void test_huge_length(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	const uint64_t lengths[] = {(uint64_t)RIO_DEFAULT_MAX_RECORD + 1, 1ull << 40, 1ull << 62};
 	for (size_t k = 0; k < SMALL_N; k++)
@@ -456,12 +388,12 @@ static void test_huge_length(void)
 			const char *path = write_relength(&c, "huge.tfrecord", k, lengths[j]);
 			expect_damage(path, NULL, &c, k, RIO_ETOOLARGE, "exceeds limit");
 		}
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_max_record_size(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	const char *path = tu_path("small.tfrecord");
 	rio_reader_opts o;
@@ -479,26 +411,26 @@ static void test_max_record_size(void)
 
 	o.max_record_size = 4095;
 	expect_damage(path, &o, &c, 3, RIO_ETOOLARGE, "exceeds limit");
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* A valid header whose length runs past the end of the file. */
 static void test_length_past_end(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	const char *path = write_relength(&c, "past-end.tfrecord", 4, 5000);
 	expect_damage(path, NULL, &c, 4, RIO_ETRUNCATED, "truncated record");
 	path = write_relength(&c, "past-end.tfrecord", 2, 4284 - 33); /* 16 bytes short */
 	expect_damage(path, NULL, &c, 2, RIO_ETRUNCATED, "truncated record");
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* With no limit (max_record_size = UINT64_MAX) a length near 2^64 must still
  * be an error, not an overflowing size computation: damage never crashes. */
 static void test_unlimited_huge_length(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	rio_reader_opts o;
 	rio_reader_opts_init(&o);
@@ -532,14 +464,14 @@ static void test_unlimited_huge_length(void)
 	for (size_t j = 0; j < 4; j++)
 		free(files[j]);
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* Every cut of the file: at a record boundary a clean end after the records
  * before it; anywhere else RIO_ETRUNCATED at the record that was cut. */
 static void truncate_everywhere(size_t buffer_size)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	const char *path = tu_path("cut.tfrecord");
 	tu_write_file(path, c.file, c.file_size);
@@ -583,7 +515,7 @@ static void truncate_everywhere(size_t buffer_size)
 	CU_ASSERT_EQUAL(in_header, SMALL_N * 11);
 	CU_ASSERT_EQUAL(in_data, 1 + 100 + 4096 + 7);
 	CU_ASSERT_EQUAL(in_footer, SMALL_N * 4);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_truncate_everywhere(void)
@@ -631,7 +563,7 @@ static void skip_opts(rio_reader_opts *o)
 
 /* Opens path under SKIP and expects exactly the records `want`, then a
  * clean end with `skipped` records and `skipped_bytes` bytes skipped. */
-static void expect_skip(const char *path, const corpus *c, const size_t *want, size_t nwant,
+static void expect_skip(const char *path, const tu_shard *c, const size_t *want, size_t nwant,
                         uint64_t skipped, uint64_t skipped_bytes, int last_code)
 {
 	rio_reader_opts o;
@@ -653,7 +585,7 @@ static void expect_skip(const char *path, const corpus *c, const size_t *want, s
  * and the reader goes on between them. */
 static void test_report_each_damage(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	size_t cut = c.off[4] + 12 + 3; /* inside record 4's data */
 	uint8_t *copy = malloc(c.file_size);
@@ -670,7 +602,7 @@ static void test_report_each_damage(void)
 	rio_record rec;
 	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
 	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 1);
-	CU_ASSERT(record_is(&rec, &c, 0, 0));
+	CU_ASSERT(tu_record_is(&rec, &c, 0, 0));
 	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ECORRUPT_DATA);
 	check_error(r, path, RIO_ECORRUPT_DATA, c.off[1], 1, "data CRC mismatch");
 	CU_ASSERT_FALSE(rio_reader_stopped(r));
@@ -688,7 +620,7 @@ static void test_report_each_damage(void)
 	CU_ASSERT_EQUAL(rio_reader_skipped_bytes(r),
 	                (c.size[1] + 16) + (c.size[2] + 16) + (cut - c.off[4]));
 	rio_reader_close(r);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* REPORT on compressed shards: a cut stream is reported once, then ends;
@@ -697,8 +629,8 @@ static void test_report_each_damage(void)
 static void test_report_compressed(void)
 {
 	static const size_t sizes[] = {3000, 3000, 3000, 3000, 3000, 3000, 3000, 3000};
-	corpus c;
-	corpus_make(&c, tu_path("report.tfrecord.gz"), RIO_COMPRESSION_GZIP, sizes, 8, 5, 1);
+	tu_shard c;
+	tu_shard_make(&c, tu_path("report.tfrecord.gz"), RIO_COMPRESSION_GZIP, sizes, 8, 5, 1);
 	const char *path = tu_path("report-cut.tfrecord.gz");
 	tu_write_file(path, c.file, c.file_size / 2);
 	rio_reader_opts o;
@@ -710,7 +642,7 @@ static void test_report_compressed(void)
 	uint64_t n = 0;
 	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
 	while ((rc = rio_reader_next(r, &rec)) == 1)
-		CU_ASSERT(record_is(&rec, &c, n, n) && n++ < 8);
+		CU_ASSERT(tu_record_is(&rec, &c, n, n) && n++ < 8);
 	CU_ASSERT_EQUAL(rc, RIO_ETRUNCATED);
 	CU_ASSERT_TRUE(n > 0 && n < 8);
 	CU_ASSERT_FALSE(rio_reader_stopped(r));
@@ -722,18 +654,18 @@ static void test_report_compressed(void)
 	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
 	n = 0;
 	while ((rc = rio_reader_next(r, &rec)) == 1)
-		CU_ASSERT(record_is(&rec, &c, n, n) && n++ < 8);
+		CU_ASSERT(tu_record_is(&rec, &c, n, n) && n++ < 8);
 	CU_ASSERT_TRUE(rc < 0);
 	CU_ASSERT_TRUE(rio_reader_stopped(r)); /* nothing after damage in a stream */
 	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), rc);
 	CU_ASSERT_EQUAL(rio_reader_skipped(r), 0);
 	rio_reader_close(r);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_skip_data_crc(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	for (size_t k = 0; k < SMALL_N; k++) {
 		const char *path =
@@ -749,12 +681,12 @@ static void test_skip_data_crc(void)
 			expect_skip(path, &c, want, n, 1, c.size[k] + 16, RIO_ECORRUPT_DATA);
 		}
 	}
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_skip_length(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	for (size_t k = 0; k < SMALL_N; k++) {
 		size_t want[SMALL_N], n = 0;
@@ -770,12 +702,12 @@ static void test_skip_length(void)
 		path = write_relength(&c, "skip-huge.tfrecord", k, 1ull << 40);
 		expect_skip(path, &c, want, n, 1, c.size[k] + 16, RIO_ETOOLARGE);
 	}
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_skip_truncated_tail(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	const char *path = tu_path("skip-tail.tfrecord");
 	const size_t want[] = {0, 1, 2, 3};
@@ -788,12 +720,12 @@ static void test_skip_truncated_tail(void)
 	/* a cut inside record 3: records 0..2, then the end */
 	tu_write_file(path, c.file, c.off[3] + 2000);
 	expect_skip(path, &c, want, 3, 1, 2000, RIO_ETRUNCATED);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_skip_two_damaged(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	uint8_t *copy = malloc(c.file_size);
 	memcpy(copy, c.file, c.file_size);
@@ -815,12 +747,12 @@ static void test_skip_two_damaged(void)
 	const size_t want2[] = {0, 1};
 	expect_skip(path, &c, want2, 2, 3, (100 + 16) + (4096 + 16) + 9, RIO_ETRUNCATED);
 	free(copy);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_no_verify(void)
 {
-	corpus c;
+	tu_shard c;
 	small_corpus(&c);
 	rio_reader_opts o;
 	rio_reader_opts_init(&o);
@@ -863,13 +795,13 @@ static void test_no_verify(void)
 	CU_ASSERT_EQUAL(expect_prefix(r, &c, SMALL_N), 0);
 	CU_ASSERT_EQUAL(rio_reader_skipped(r), 0);
 	rio_reader_close(r);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* ---- compressed shards ------------------------------------------------------ */
 
 /* A compressible shard of 300 records (sizes 0..1500), in codec comp. */
-static void compressed_corpus(corpus *c, rio_compression comp, const char *name)
+static void compressed_corpus(tu_shard *c, rio_compression comp, const char *name)
 {
 	size_t sizes[300];
 	uint64_t x = 12345;
@@ -878,7 +810,7 @@ static void compressed_corpus(corpus *c, rio_compression comp, const char *name)
 		sizes[i] = (size_t)((x >> 33) % 1501);
 	}
 	sizes[7] = 0;
-	corpus_make(c, tu_path(name), comp, sizes, 300, 7, 1);
+	tu_shard_make(c, tu_path(name), comp, sizes, 300, 7, 1);
 	CU_ASSERT_FATAL(c->file_size < c->end); /* it did compress */
 }
 
@@ -915,7 +847,7 @@ static void check_damaged(const dcases *cs, const int *codes, size_t ncodes)
 }
 
 /* Adds the cut of c's file at `cut`, with each inflater. */
-static void add_cut(dcases *cs, const corpus *c, size_t cut, int ninflaters, int expect)
+static void add_cut(dcases *cs, const tu_shard *c, size_t cut, int ninflaters, int expect)
 {
 	rio_reader_opts o;
 	rio_reader_opts_init(&o);
@@ -928,7 +860,7 @@ static void add_cut(dcases *cs, const corpus *c, size_t cut, int ninflaters, int
 }
 
 /* Adds c's file with bytes[pos] ^= mask, with each inflater. */
-static void add_flip(dcases *cs, const corpus *c, size_t pos, uint8_t mask, int ninflaters,
+static void add_flip(dcases *cs, const tu_shard *c, size_t pos, uint8_t mask, int ninflaters,
                      int expect)
 {
 	rio_reader_opts o;
@@ -947,7 +879,7 @@ static void add_flip(dcases *cs, const corpus *c, size_t pos, uint8_t mask, int 
  * ground the damage tests stand on. */
 static void compressed_clean(rio_compression comp, const char *name, int ninflaters)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, comp, name);
 	const size_t buffers[] = {0, 4096, 8192, 16384, 65536};
 	dcases cs = {0};
@@ -976,7 +908,7 @@ static void compressed_clean(rio_compression comp, const char *name, int ninflat
 			        (unsigned long long)d->res.n, c.n, d->res.message);
 	}
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_gzip_clean(void)
@@ -999,7 +931,7 @@ static void test_lz4_clean(void)
 static void compressed_truncation(rio_compression comp, const char *name, int ninflaters,
                                   size_t trailer)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, comp, name);
 	size_t size = c.file_size;
 	dcases cs = {0};
@@ -1017,7 +949,7 @@ static void compressed_truncation(rio_compression comp, const char *name, int ni
 	const int ok_codes[] = {RIO_ETRUNCATED, RIO_ECOMPRESSED};
 	check_damaged(&cs, ok_codes, 2);
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_gzip_truncated(void)
@@ -1041,7 +973,7 @@ static void test_lz4_truncated(void)
 static void compressed_flips(rio_compression comp, const char *name, int ninflaters, size_t head,
                              size_t tail)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, comp, name);
 	size_t body = c.file_size - head - tail;
 	dcases cs = {0};
@@ -1051,7 +983,7 @@ static void compressed_flips(rio_compression comp, const char *name, int ninflat
 	const int codes[] = {RIO_ECOMPRESSED, RIO_ECORRUPT_DATA, RIO_ECORRUPT_LENGTH};
 	check_damaged(&cs, codes, 3);
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_gzip_flipped(void)
@@ -1073,7 +1005,7 @@ static void test_lz4_flipped(void)
  * only the check fails, and that is RIO_ECOMPRESSED. */
 static void compressed_trailer(rio_compression comp, const char *name, int ninflaters, size_t n)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, comp, name);
 	dcases cs = {0};
 	for (size_t b = c.file_size - n; b < c.file_size; b++)
@@ -1082,7 +1014,7 @@ static void compressed_trailer(rio_compression comp, const char *name, int ninfl
 	const int codes[] = {RIO_ECOMPRESSED};
 	check_damaged(&cs, codes, 1);
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_gzip_trailer(void)
@@ -1102,7 +1034,7 @@ static void test_zlib_trailer(void)
  * block size: an error after every record, intact. */
 static void test_lz4_end_mark(void)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, RIO_COMPRESSION_LZ4, "endmark.tfrecord.lz4");
 	dcases cs = {0};
 	const uint8_t masks[] = {0x01, 0x80, 0xff};
@@ -1113,7 +1045,7 @@ static void test_lz4_end_mark(void)
 	const int codes[] = {RIO_ETRUNCATED, RIO_ECOMPRESSED};
 	check_damaged(&cs, codes, 2);
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* Under SKIP, a compressed stream cut short ends the file like a truncated
@@ -1125,7 +1057,7 @@ static void test_lz4_end_mark(void)
 static void compressed_skip(rio_compression comp, const char *name, int ninflaters, size_t head,
                             size_t tail)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, comp, name);
 	rio_reader_opts o;
 	rio_reader_opts_init(&o);
@@ -1175,7 +1107,7 @@ static void compressed_skip(rio_compression comp, const char *name, int ninflate
 			        (unsigned long long)res->skipped, res->message);
 	}
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 static void test_gzip_skip(void)
@@ -1197,7 +1129,7 @@ static void test_lz4_skip(void)
  * one; zlib's inflate refuses it): an error with both inflaters. */
 static void test_zlib_preset_dictionary(void)
 {
-	corpus c;
+	tu_shard c;
 	compressed_corpus(&c, RIO_COMPRESSION_ZLIB, "dict.tfrecord.zz");
 	/* 78 20 = deflate, 32K window, FDICT, check bits valid; then a DICTID,
 	 * then the shard's deflate data and Adler-32 */
@@ -1221,7 +1153,7 @@ static void test_zlib_preset_dictionary(void)
 			CU_ASSERT_EQUAL(cs.v[i].res.n, 0);
 	free(buf);
 	dcases_free(&cs);
-	corpus_free(&c);
+	tu_shard_free(&c);
 }
 
 /* ---- garbage ------------------------------------------------------------------ */

@@ -20,51 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ---- a shard with known records ------------------------------------------ */
-
-typedef struct shard {
-	size_t n;
-	uint8_t **data;
-	size_t *size;
-	uint64_t *off; /* from rio_writer_write */
-	uint64_t end;  /* bytes of the uncompressed stream */
-} shard;
-
-/* Writes n records (sizes given, contents from seed) to path. */
-static void shard_make(shard *s, const char *path, rio_compression comp, const size_t *sizes,
-                       size_t n, uint64_t seed)
-{
-	memset(s, 0, sizeof *s);
-	s->n = n;
-	s->data = calloc(n ? n : 1, sizeof *s->data);
-	s->size = calloc(n ? n : 1, sizeof *s->size);
-	s->off = calloc(n ? n : 1, sizeof *s->off);
-	CU_ASSERT_FATAL(s->data && s->size && s->off);
-	rio_writer_opts wo;
-	rio_writer_opts_init(&wo);
-	wo.compression = comp;
-	rio_writer *w;
-	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &wo), 0);
-	for (size_t i = 0; i < n; i++) {
-		s->size[i] = sizes[i];
-		s->data[i] = malloc(sizes[i] + 1);
-		CU_ASSERT_FATAL(s->data[i] != NULL);
-		tu_fill_random(s->data[i], sizes[i], seed * 1000003u + i);
-		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, s->data[i], sizes[i], &s->off[i]), 0);
-	}
-	s->end = rio_writer_bytes(w);
-	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
-}
-
-static void shard_free(shard *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->data[i]);
-	free(s->data);
-	free(s->size);
-	free(s->off);
-	memset(s, 0, sizeof *s);
-}
+/* ---- shards with known records: tu_shard (testutil.h) ------------------- */
 
 static uint64_t lcg(uint64_t *x)
 {
@@ -86,7 +42,7 @@ static size_t *random_sizes(size_t n, size_t max, uint64_t seed)
 }
 
 /* The index holds exactly s's records. */
-static void check_index(const rio_index *idx, const shard *s)
+static void check_index(const rio_index *idx, const tu_shard *s)
 {
 	CU_ASSERT_EQUAL_FATAL(idx->count, s->n);
 	size_t bad = 0;
@@ -98,11 +54,10 @@ static void check_index(const rio_index *idx, const shard *s)
 		CU_ASSERT_EQUAL(idx->offset[s->n - 1] + idx->framed_size[s->n - 1], s->end);
 }
 
-/* Does rec hold record i of s? */
-static int record_is(const rio_record *rec, const shard *s, size_t i)
+/* Does rec hold record i of s, numbered i? */
+static int record_is(const rio_record *rec, const tu_shard *s, size_t i)
 {
-	return rec->index == i && rec->offset == s->off[i] && rec->size == s->size[i] &&
-	       memcmp(rec->data, s->data[i], s->size[i]) == 0;
+	return tu_record_is(rec, s, i, i);
 }
 
 /* Does msg say "line N" (and not "line N0")? */
@@ -123,9 +78,9 @@ static const size_t small_sizes[] = {0, 1, 100, 4096, 7, 0, 65536, 12, 3, 20000}
 
 static void test_build(void)
 {
-	shard s;
+	tu_shard s;
 	const char *path = tu_path("build.tfrecord");
-	shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 1);
+	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 1, 0);
 	/* what the writer said, checked by hand */
 	uint64_t off = 0;
 	for (size_t i = 0; i < SMALL_N; i++) {
@@ -145,11 +100,11 @@ static void test_build(void)
 	CU_ASSERT_EQUAL_FATAL(rio_index_build(path, &idx, NULL), 0);
 	check_index(&idx, &s);
 	rio_index_free(&idx);
-	shard_free(&s);
+	tu_shard_free(&s);
 }
 
 /* Expected text of an index of s: "offset size\n" per record. */
-static char *index_text(const shard *s, size_t *len)
+static char *index_text(const tu_shard *s, size_t *len)
 {
 	size_t cap = 48 * s->n + 1, n = 0;
 	char *t = malloc(cap);
@@ -167,8 +122,8 @@ static void test_write_read(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	char shard_path[600];
 	snprintf(shard_path, sizeof shard_path, "%s/data.tfrecord", dir);
-	shard s;
-	shard_make(&s, shard_path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 2);
+	tu_shard s;
+	tu_shard_make(&s, shard_path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 2, 0);
 	rio_index idx, back;
 	rio_error err;
 	CU_ASSERT_EQUAL_FATAL(rio_index_build(shard_path, &idx, &err), 0);
@@ -217,14 +172,14 @@ static void test_write_read(void)
 	rio_index_free(&idx);
 	free(want);
 	free(idx_path);
-	shard_free(&s);
+	tu_shard_free(&s);
 }
 
 static void test_empty_shard(void)
 {
-	shard s;
+	tu_shard s;
 	const char *path = tu_path("empty.tfrecord");
-	shard_make(&s, path, RIO_COMPRESSION_NONE, NULL, 0, 3);
+	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, NULL, 0, 3, 0);
 	rio_index idx;
 	CU_ASSERT_EQUAL_FATAL(rio_index_build(path, &idx, NULL), 0);
 	CU_ASSERT_EQUAL(idx.count, 0);
@@ -240,7 +195,7 @@ static void test_empty_shard(void)
 	CU_ASSERT_EQUAL(back.count, 0);
 	rio_index_free(&back);
 	rio_index_free(&idx);
-	shard_free(&s);
+	tu_shard_free(&s);
 }
 
 static void test_index_path(void)
@@ -307,9 +262,9 @@ static void test_build_errors(void)
 	CU_ASSERT_EQUAL(idx.count, 0);
 
 	/* damage in record 3: the error with its place, no index */
-	shard s;
+	tu_shard s;
 	const char *path = tu_path("damaged.tfrecord");
-	shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 4);
+	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 4, 0);
 	size_t n;
 	uint8_t *bytes = tu_read_file(path, &n);
 	bytes[s.off[3] + 12 + 10] ^= 1;
@@ -322,7 +277,7 @@ static void test_build_errors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, path));
 	CU_ASSERT_EQUAL(idx.count, 0);
 	CU_ASSERT_PTR_NULL(idx.offset);
-	shard_free(&s);
+	tu_shard_free(&s);
 }
 
 /* ---- malformed .idx files ---------------------------------------------------- */
@@ -432,11 +387,11 @@ static void test_read_missing(void)
 
 /* The big shard (BIG_N records of 0..20000 bytes), its index read back from
  * its .idx file. */
-static void big_shard(shard *s, rio_index *idx, const char **path)
+static void big_shard(tu_shard *s, rio_index *idx, const char **path)
 {
 	*path = tu_path("big.tfrecord");
 	size_t *sizes = random_sizes(BIG_N, 20000, 5);
-	shard_make(s, *path, RIO_COMPRESSION_NONE, sizes, BIG_N, 5);
+	tu_shard_make(s, *path, RIO_COMPRESSION_NONE, sizes, BIG_N, 5, 0);
 	free(sizes);
 	rio_index built;
 	CU_ASSERT_EQUAL_FATAL(rio_index_build(*path, &built, NULL), 0);
@@ -450,7 +405,7 @@ static void big_shard(shard *s, rio_index *idx, const char **path)
 
 static void random_access(size_t buffer_size)
 {
-	shard s;
+	tu_shard s;
 	rio_index idx;
 	const char *path;
 	big_shard(&s, &idx, &path);
@@ -534,7 +489,7 @@ static void random_access(size_t buffer_size)
 
 	rio_reader_close(r);
 	rio_index_free(&idx);
-	shard_free(&s);
+	tu_shard_free(&s);
 }
 
 static void test_random_access_default(void)
@@ -551,9 +506,9 @@ static void test_random_access_small_buffer(void)
  * and the reader still works afterwards. */
 static void test_index_mismatch(void)
 {
-	shard s;
+	tu_shard s;
 	const char *path = tu_path("mismatch.tfrecord");
-	shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 6);
+	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 6, 0);
 	rio_index idx;
 	CU_ASSERT_EQUAL_FATAL(rio_index_build(path, &idx, NULL), 0);
 	rio_reader *r;
@@ -591,7 +546,7 @@ static void test_index_mismatch(void)
 
 	rio_reader_close(r);
 	rio_index_free(&idx);
-	shard_free(&s);
+	tu_shard_free(&s);
 }
 
 static void test_random_access_compressed(void)
@@ -599,11 +554,11 @@ static void test_random_access_compressed(void)
 	const rio_compression comps[] = {RIO_COMPRESSION_GZIP, RIO_COMPRESSION_ZLIB,
 	                                 RIO_COMPRESSION_LZ4};
 	for (size_t c = 0; c < 3; c++) {
-		shard s;
+		tu_shard s;
 		char name[64];
 		snprintf(name, sizeof name, "ra%s", rio_compression_suffix(comps[c]));
 		const char *path = tu_path(name);
-		shard_make(&s, path, comps[c], small_sizes, SMALL_N, 7);
+		tu_shard_make(&s, path, comps[c], small_sizes, SMALL_N, 7, 0);
 		rio_index idx;
 		CU_ASSERT_EQUAL_FATAL(rio_index_build(path, &idx, NULL), 0);
 		rio_reader *r;
@@ -619,7 +574,7 @@ static void test_random_access_compressed(void)
 		CU_ASSERT(record_is(&rec, &s, 0));
 		rio_reader_close(r);
 		rio_index_free(&idx);
-		shard_free(&s);
+		tu_shard_free(&s);
 	}
 }
 
@@ -628,8 +583,8 @@ static void test_random_access_compressed(void)
 static void test_compressed_index(void)
 {
 	size_t *sizes = random_sizes(300, 3000, 8);
-	shard plain;
-	shard_make(&plain, tu_path("cidx.tfrecord"), RIO_COMPRESSION_NONE, sizes, 300, 8);
+	tu_shard plain;
+	tu_shard_make(&plain, tu_path("cidx.tfrecord"), RIO_COMPRESSION_NONE, sizes, 300, 8, 0);
 	rio_index want;
 	CU_ASSERT_EQUAL_FATAL(rio_index_build(tu_path("cidx.tfrecord"), &want, NULL), 0);
 	check_index(&want, &plain);
@@ -639,11 +594,11 @@ static void test_compressed_index(void)
 		for (int m = 0; m < 2; m++) {
 			if (comps[c] == RIO_COMPRESSION_LZ4 && m)
 				continue;
-			shard s;
+			tu_shard s;
 			char name[64];
 			snprintf(name, sizeof name, "cidx%s", rio_compression_suffix(comps[c]));
 			const char *path = tu_path(name);
-			shard_make(&s, path, comps[c], sizes, 300, 8);
+			tu_shard_make(&s, path, comps[c], sizes, 300, 8, 0);
 			/* the writer reports offsets in the uncompressed stream */
 			CU_ASSERT_EQUAL(memcmp(s.off, plain.off, 300 * sizeof *s.off), 0);
 			CU_ASSERT_EQUAL(s.end, plain.end);
@@ -668,10 +623,10 @@ static void test_compressed_index(void)
 				                 300 * sizeof *idx.framed_size) == 0);
 			}
 			rio_index_free(&idx);
-			shard_free(&s);
+			tu_shard_free(&s);
 		}
 	rio_index_free(&want);
-	shard_free(&plain);
+	tu_shard_free(&plain);
 	free(sizes);
 }
 

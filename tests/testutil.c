@@ -109,6 +109,63 @@ void tu_fill_random(void *buf, size_t size, uint64_t seed)
 	}
 }
 
+/* Record contents: random bytes, or (text) a compressible mix of few letters
+ * with random stretches. */
+static void fill_record(uint8_t *p, size_t size, uint64_t seed, int text)
+{
+	tu_fill_random(p, size, seed);
+	if (!text)
+		return;
+	for (size_t i = 0; i < size; i++)
+		if ((i / 64) % 4 != 3)
+			p[i] = (uint8_t)("abcdefgh \n"[p[i] % 10]);
+}
+
+void tu_shard_make(tu_shard *s, const char *path, rio_compression comp, const size_t *sizes,
+                   size_t n, uint64_t seed, int text)
+{
+	memset(s, 0, sizeof *s);
+	s->n = n;
+	s->data = calloc(n ? n : 1, sizeof *s->data);
+	s->size = calloc(n ? n : 1, sizeof *s->size);
+	s->off = calloc(n ? n : 1, sizeof *s->off);
+	CU_ASSERT_FATAL(s->data && s->size && s->off);
+	rio_writer_opts wo;
+	rio_writer_opts_init(&wo);
+	wo.compression = comp;
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &wo), 0);
+	for (size_t i = 0; i < n; i++) {
+		s->size[i] = sizes[i];
+		s->data[i] = malloc(sizes[i] + 1);
+		CU_ASSERT_FATAL(s->data[i] != NULL);
+		fill_record(s->data[i], sizes[i], seed * 1000003u + i, text);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, s->data[i], sizes[i], &s->off[i]), 0);
+	}
+	s->end = rio_writer_bytes(w);
+	CU_ASSERT_EQUAL_FATAL(rio_writer_records(w), n);
+	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+	s->file = tu_read_file(path, &s->file_size);
+	CU_ASSERT_FATAL(s->file != NULL);
+}
+
+void tu_shard_free(tu_shard *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->data[i]);
+	free(s->data);
+	free(s->size);
+	free(s->off);
+	free(s->file);
+	memset(s, 0, sizeof *s);
+}
+
+int tu_record_is(const rio_record *rec, const tu_shard *s, size_t i, uint64_t index)
+{
+	return i < s->n && rec->index == index && rec->offset == s->off[i] &&
+	       rec->size == s->size[i] && memcmp(rec->data, s->data[i], s->size[i]) == 0;
+}
+
 static void remove_tree(const char *dir)
 {
 	char cmd[600];

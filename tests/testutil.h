@@ -3,11 +3,13 @@
  *
  * A fresh temporary directory per program (removed at exit when every test
  * passed), file helpers, access to the TensorFlow-written golden files, and
- * the CUnit main loop: RIO_TEST_MAIN(suites) runs every suite verbosely,
+ * shards of known records, and the CUnit main loop: RIO_TEST_MAIN(suites) runs every suite verbosely,
  * prints CUnit's summary and exits non-zero on any failure.
  */
 #ifndef RIO_TESTUTIL_H
 #define RIO_TESTUTIL_H
+
+#include "recordio.h"
 
 #include <CUnit/Basic.h>
 #include <stddef.h>
@@ -30,6 +32,28 @@ int tu_count_entries(const char *dir);
 const char *tu_testdata(const char *name);
 /* Deterministic pseudo-random bytes. */
 void tu_fill_random(void *buf, size_t size, uint64_t seed);
+
+/* A shard written with rio_writer whose records are known: record i has
+ * sizes[i] bytes from tu_fill_random(seed * 1000003 + i), or with `text`
+ * mostly a few letters with random stretches (so that deflate uses Huffman
+ * blocks and matches). Keeps each record, the offset rio_writer_write gave
+ * it, the size of the uncompressed stream and the file's bytes as written.
+ * Fails the test (fatally) when the shard cannot be written. */
+typedef struct tu_shard {
+	size_t n;
+	uint8_t **data;
+	size_t *size;
+	uint64_t *off;    /* each record's offset, as rio_writer_write gave it */
+	uint64_t end;     /* size of the uncompressed stream                   */
+	uint8_t *file;    /* the shard's bytes as written                      */
+	size_t file_size;
+} tu_shard;
+
+void tu_shard_make(tu_shard *s, const char *path, rio_compression comp, const size_t *sizes,
+                   size_t n, uint64_t seed, int text);
+void tu_shard_free(tu_shard *s);
+/* Does rec hold record i of s (offset, size, bytes), numbered `index`? */
+int tu_record_is(const rio_record *rec, const tu_shard *s, size_t i, uint64_t index);
 
 typedef struct tu_test {
 	const char *name;
