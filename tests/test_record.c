@@ -82,10 +82,14 @@ static void test_one_byte_record(void)
 	write_shard(path, sizes, 1, NULL);
 	size_t n;
 	uint8_t *got = tu_read_file(path, &n);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
 	CU_ASSERT_EQUAL_FATAL(n, 17);
 	uint8_t one;
 	tu_fill_random(&one, 1, 0);
-	CU_ASSERT_EQUAL(got[0], 1);
+	/* length 1 (LE), then mask(crc32c(01 00*7)) = 0x41de7501, worked out
+	 * by hand */
+	static const uint8_t want_header[12] = {1, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x75, 0xde, 0x41};
+	CU_ASSERT_EQUAL(memcmp(got, want_header, 12), 0);
 	CU_ASSERT_EQUAL(got[12], one);
 	/* data CRC = mask(crc32c(data)), little-endian */
 	uint32_t crc = rio_crc_mask(rio_crc32c(0, &one, 1));
@@ -162,7 +166,13 @@ static void test_writer_publishes_only_on_close(void)
 	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
 	size_t n;
 	uint8_t *got = tu_read_file(path, &n);
-	CU_ASSERT_EQUAL(n, 19);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_EQUAL_FATAL(n, 19);
+	uint8_t want[19];
+	rio_frame_header(want, 3);
+	memcpy(want + 12, "abc", 3);
+	rio_frame_footer(want + 15, "abc", 3);
+	CU_ASSERT_EQUAL(memcmp(got, want, 19), 0); /* still the "abc" record */
 	free(got);
 
 	/* overwrite = 0 refuses an existing file */
@@ -190,7 +200,9 @@ static void test_writer_errors(void)
 	rio_writer_opts o;
 	rio_writer_opts_init(&o);
 	o.compression = (rio_compression)42;
+	w = (rio_writer *)1;
 	CU_ASSERT_EQUAL(rio_writer_open(&w, tu_path("bad.tfrecord"), &o), -EINVAL);
+	CU_ASSERT_PTR_NULL(w);
 	CU_ASSERT_FALSE(tu_file_exists(tu_path("bad.tfrecord")));
 }
 
@@ -227,7 +239,9 @@ static void test_reader_open_errors(void)
 	rio_reader *r = (rio_reader *)1;
 	CU_ASSERT_EQUAL(rio_reader_open(&r, tu_path("does-not-exist"), NULL), -ENOENT);
 	CU_ASSERT_PTR_NULL(r);
+	r = (rio_reader *)1;
 	CU_ASSERT_EQUAL(rio_reader_open(&r, tu_tmpdir(), NULL), -EISDIR);
+	CU_ASSERT_PTR_NULL(r);
 	rio_reader_close(NULL);
 }
 
