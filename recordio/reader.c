@@ -45,6 +45,8 @@ struct rio_reader {
 	rio__istream *in;
 	uint8_t *buf;
 	size_t cap;
+	size_t start;        /* buf[start, end) holds stream bytes; what lies
+	                      * before start is stale (left by make_room)     */
 	size_t pos, end;     /* unconsumed bytes: buf[pos, end)               */
 	uint64_t offset;     /* stream offset of buf[pos]                     */
 	uint64_t index;      /* number of the next record                     */
@@ -136,14 +138,14 @@ static int make_room(rio_reader *r, size_t need)
 		free(r->buf);
 		r->buf = nb;
 		r->cap = want_cap;
-		r->pos = dst;
+		r->start = r->pos = dst;
 		r->end = dst + have;
 		return 0;
 	}
 	size_t dst = (ALIGN - have % ALIGN) % ALIGN;
 	if (r->pos != dst) {
 		memmove(r->buf + dst, r->buf + r->pos, have);
-		r->pos = dst;
+		r->start = r->pos = dst;
 		r->end = dst + have;
 	}
 	return 0;
@@ -332,13 +334,13 @@ RIO_API int rio_reader_seek(rio_reader *r, uint64_t offset, uint64_t record_inde
 		return rio__error_set(&r->err, RIO_EUNSUPPORTED, r->path, offset, record_index,
 		                      "random access to a %s stream", rio_compression_name(r->comp));
 	uint64_t base = r->offset - r->pos; /* stream offset of buf[0] */
-	if (offset >= base && offset <= base + r->end) {
+	if (offset >= base + r->start && offset <= base + r->end) {
 		r->pos = (size_t)(offset - base); /* inside what is buffered: just move */
 	} else {
 		int rc = rio__istream_seek(r->in, offset);
 		if (rc)
 			return rio__error_set(&r->err, rc, r->path, offset, record_index, "seek");
-		r->pos = r->end = 0;
+		r->start = r->pos = r->end = 0;
 		r->eof = 0;
 	}
 	r->offset = offset;
