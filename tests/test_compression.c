@@ -218,6 +218,62 @@ static void test_lz4(void)
 	round_trip(RIO_COMPRESSION_LZ4, "x.tfrecord.lz4");
 }
 
+/* The edge sizes through every codec: empty and 1-byte records, and a
+ * 16 MiB record of random (incompressible) bytes, one more than 16 MiB,
+ * each read back whole with both inflaters. */
+static void test_edge_sizes_every_codec(void)
+{
+	static const size_t sizes[] = {0, 1, 16u << 20, 0, 1, (16u << 20) + 1, 1, 0};
+	enum { N = sizeof sizes / sizeof sizes[0] };
+	static const rio_compression codecs[] = {RIO_COMPRESSION_NONE, RIO_COMPRESSION_GZIP,
+	                                         RIO_COMPRESSION_ZLIB, RIO_COMPRESSION_LZ4};
+	uint8_t *want = malloc((16u << 20) + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+	for (size_t c = 0; c < 4; c++) {
+		char name[64];
+		snprintf(name, sizeof name, "edges%s", rio_compression_suffix(codecs[c]));
+		const char *path = tu_path(name);
+		rio_writer_opts o;
+		rio_writer_opts_init(&o);
+		o.compression = codecs[c];
+		rio_writer *w;
+		CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &o), 0);
+		for (size_t i = 0; i < N; i++) {
+			tu_fill_random(want, sizes[i], 40 + i);
+			CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, want, sizes[i], NULL), 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+		for (int inflater = 0; inflater < 2; inflater++) {
+			if (inflater)
+				setenv("RIO_INFLATE", "zlib", 1);
+			rio_reader *r;
+			rio_record rec;
+			CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
+			CU_ASSERT_EQUAL(rio_reader_compression(r), codecs[c]);
+			uint64_t off = 0;
+			for (size_t i = 0; i < N; i++) {
+				int rc = rio_reader_next(r, &rec);
+				CU_ASSERT_EQUAL(rc, 1);
+				if (rc != 1) {
+					fprintf(stderr, "\n  %s record %zu: %d %s\n", name, i, rc,
+					        rio_reader_error(r)->message);
+					break;
+				}
+				tu_fill_random(want, sizes[i], 40 + i);
+				CU_ASSERT_EQUAL(rec.size, sizes[i]);
+				CU_ASSERT_EQUAL(rec.offset, off);
+				CU_ASSERT(rec.size == sizes[i] && memcmp(rec.data, want, sizes[i]) == 0);
+				off += sizes[i] + 16;
+			}
+			CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0);
+			CU_ASSERT_EQUAL(rio_reader_bytes(r), off);
+			rio_reader_close(r);
+			unsetenv("RIO_INFLATE");
+		}
+	}
+	free(want);
+}
+
 /* Detection reads bytes: a gzip shard named .tfrecord, an lz4 one named .gz. */
 static void test_detection_ignores_names(void)
 {
@@ -331,6 +387,7 @@ static const tu_test tests[] = {
 	{"zlib (TensorFlow ZLIB layout)", test_zlib},
 	{"gzip/zlib with zlib's deflate levels", test_zlib_deflate_levels},
 	{"lz4 frame", test_lz4},
+	{"empty, 1-byte and 16 MiB records, every codec", test_edge_sizes_every_codec},
 	{"detection ignores file names", test_detection_ignores_names},
 	{"rio_compression_detect", test_detect_function},
 	{"concatenated gzip members", test_concatenated_gzip_members},
