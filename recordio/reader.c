@@ -358,7 +358,14 @@ RIO_API int rio_reader_read_at(rio_reader *r, const rio_index *idx, uint64_t i, 
 	if (rc)
 		return rc;
 	r->read_limit = idx->framed_size[i] < r->opts.buffer_size ? (size_t)idx->framed_size[i] : 0;
+	/* Under SKIP, next() would skip a damaged record i and deliver the one
+	 * after it as if it were i. REPORT skips it the same way but returns
+	 * the damage: record i, or its error. */
+	rio_damage_policy policy = r->opts.on_damage;
+	if (policy == RIO_DAMAGE_SKIP)
+		r->opts.on_damage = RIO_DAMAGE_REPORT;
 	rc = rio_reader_next(r, rec);
+	r->opts.on_damage = policy;
 	r->read_limit = 0;
 	if (rc == 0)
 		return rio__error_set(&r->err, RIO_EBADINDEX, r->path, idx->offset[i], i,

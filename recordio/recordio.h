@@ -320,7 +320,9 @@ RIO_API void rio_index_free(rio_index *idx);
 /* Reads record `i` of an uncompressed shard through its index: positions `r`
  * with rio_reader_seek() and reads it into `*rec`. Returns 1, or
  * RIO_ERANGE, RIO_EUNSUPPORTED (compressed), RIO_EBADINDEX (the frame found
- * at that offset is not the size the index says), or a read error. */
+ * at that offset is not the size the index says), or a read error. A
+ * damaged record i is its error under every policy, never the record after
+ * it: under SKIP and REPORT it is counted and skipped as REPORT does. */
 RIO_API int rio_reader_read_at(rio_reader *r, const rio_index *idx, uint64_t i, rio_record *rec);
 
 /* ------------------------------------------------------------------------ */
