@@ -311,8 +311,9 @@ static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
 	size_t n = 0, cap = 0;
 	int rc = 0;
 	struct dirent *de;
-	errno = 0;
-	while ((de = readdir(d))) {
+	/* readdir() tells its error only through errno: clear it before each
+	 * call (a stat() below may have set it) */
+	while ((errno = 0, de = readdir(d))) {
 		struct shard_name sn;
 		const char *name = de->d_name;
 		if (strncmp(name, base, base_len) || !shard_name_parse(name, &sn) ||
@@ -344,7 +345,6 @@ static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
 		f[n].path = path;
 		f[n].index = sn.index;
 		n++;
-		errno = 0;
 	}
 	if (!rc && errno)
 		rc = -errno;
