@@ -94,6 +94,7 @@ static void check_error(rio_reader *r, const char *path, int code, uint64_t offs
 	CU_ASSERT_PTR_NOT_NULL(strstr(e->message, path));
 	CU_ASSERT_PTR_NOT_NULL(strstr(e->message, word));
 	CU_ASSERT_PTR_NOT_NULL(strstr(e->message, at));
+	CU_ASSERT_PTR_NOT_NULL(strstr(e->message, rio_strerror(code))); /* its own text */
 	if (e->code != code || e->offset != offset || !strstr(e->message, at) ||
 	    !strstr(e->message, word))
 		fprintf(stderr, "\n  want %s, %s; got \"%s\"\n", rio_strerror(code), at, e->message);
@@ -316,7 +317,7 @@ static void test_length_flip(void)
 	for (size_t k = 0; k < SMALL_N; k++)
 		for (size_t b = 0; b < 8; b++) {
 			const char *path = write_flipped(&c, "length.tfrecord", c.off[k] + b, 0x01 << b);
-			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_LENGTH, "corrupted record");
+			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_LENGTH, "length CRC mismatch");
 		}
 	tu_shard_free(&c);
 }
@@ -328,7 +329,7 @@ static void test_length_crc_flip(void)
 	for (size_t k = 0; k < SMALL_N; k++)
 		for (size_t b = 8; b < 12; b++) {
 			const char *path = write_flipped(&c, "lcrc.tfrecord", c.off[k] + b, 0x80);
-			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_LENGTH, "corrupted record");
+			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_LENGTH, "length CRC mismatch");
 		}
 	tu_shard_free(&c);
 }
@@ -345,7 +346,7 @@ static void test_data_flip(void)
 		for (size_t j = 0; j < 3; j++) {
 			const char *path =
 			        write_flipped(&c, "data.tfrecord", c.off[k] + 12 + at[j], 0x10);
-			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_DATA, "corrupted record");
+			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_DATA, "data CRC mismatch");
 			cases++;
 		}
 	}
@@ -361,7 +362,7 @@ static void test_data_crc_flip(void)
 		for (size_t b = 0; b < 4; b++) {
 			const char *path = write_flipped(&c, "dcrc.tfrecord",
 			                                 c.off[k] + 12 + c.size[k] + b, 0xff);
-			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_DATA, "corrupted record");
+			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_DATA, "data CRC mismatch");
 		}
 	tu_shard_free(&c);
 }
@@ -644,7 +645,8 @@ static void test_report_compressed(void)
 	while ((rc = rio_reader_next(r, &rec)) == 1)
 		CU_ASSERT(tu_record_is(&rec, &c, n, n) && n++ < 8);
 	CU_ASSERT_EQUAL(rc, RIO_ETRUNCATED);
-	CU_ASSERT_TRUE(n > 0 && n < 8);
+	CU_ASSERT_TRUE_FATAL(n > 0 && n < 8);
+	check_error(r, path, RIO_ETRUNCATED, c.off[n], n, "truncated record");
 	CU_ASSERT_FALSE(rio_reader_stopped(r));
 	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0);
 	CU_ASSERT_EQUAL(rio_reader_skipped(r), 1);
@@ -655,7 +657,10 @@ static void test_report_compressed(void)
 	n = 0;
 	while ((rc = rio_reader_next(r, &rec)) == 1)
 		CU_ASSERT(tu_record_is(&rec, &c, n, n) && n++ < 8);
-	CU_ASSERT_TRUE(rc < 0);
+	CU_ASSERT_TRUE(rc == RIO_ECOMPRESSED || rc == RIO_ECORRUPT_DATA ||
+	               rc == RIO_ECORRUPT_LENGTH || rc == RIO_ETOOLARGE);
+	CU_ASSERT_TRUE_FATAL(n < 8); /* the damage cost at least one record */
+	check_error(r, path, rc, c.off[n], n, rio_strerror(rc));
 	CU_ASSERT_TRUE(rio_reader_stopped(r)); /* nothing after damage in a stream */
 	CU_ASSERT_EQUAL(rio_reader_next(r, &rec), rc);
 	CU_ASSERT_EQUAL(rio_reader_skipped(r), 0);
@@ -737,7 +742,7 @@ static void test_skip_two_damaged(void)
 	expect_skip(path, &c, want, 3, 2, (1 + 16) + (4096 + 16), RIO_ECORRUPT_LENGTH);
 
 	/* the same file under FAIL stops at the first */
-	expect_damage(path, NULL, &c, 1, RIO_ECORRUPT_DATA, "corrupted record");
+	expect_damage(path, NULL, &c, 1, RIO_ECORRUPT_DATA, "data CRC mismatch");
 
 	/* two adjacent damaged records, then a truncated tail: three skipped */
 	memcpy(copy, c.file, c.file_size);
