@@ -131,7 +131,10 @@ static void test_parse_not_shards(void)
 	CU_ASSERT_EQUAL(i, 4294967294u);
 	CU_ASSERT_EQUAL(n, 4294967295u);
 	/* The shortest: an empty prefix. */
+	i = n = 77;
 	CU_ASSERT_EQUAL(rio_shard_name_parse("-0-of-1", &i, &n), 1);
+	CU_ASSERT_EQUAL(i, 0);
+	CU_ASSERT_EQUAL(n, 1);
 }
 
 static void test_format_known(void)
@@ -205,9 +208,15 @@ static void test_glob_sorted(void)
 	CU_ASSERT_EQUAL_FATAL(expand(in(d, "[ab].tfrecord"), &set, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(set.count, 2);
 	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "a.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "b.tfrecord"));
 	rio_shardset_free(&set);
 	CU_ASSERT_EQUAL_FATAL(expand(in(d, "?.t*"), &set, &err), 0);
-	CU_ASSERT_EQUAL(set.count, 5);
+	CU_ASSERT_EQUAL_FATAL(set.count, 5);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "B.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "a.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "a.txt"));
+	CU_ASSERT_STRING_EQUAL(set.paths[3], in(d, "b.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[4], in(d, "c.tfrecord"));
 	rio_shardset_free(&set);
 }
 
@@ -378,6 +387,7 @@ static void test_single_file(void)
 	/* One shard of eight, named explicitly: taken as given. */
 	CU_ASSERT_EQUAL_FATAL(expand(in(d, "train-00002-of-00008.tfrecord"), &set, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(set.count, 1);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "train-00002-of-00008.tfrecord"));
 	rio_shardset_free(&set);
 	/* An existing file wins over list and glob syntax. */
 	CU_ASSERT_EQUAL_FATAL(expand(in(d, "odd,name*.tfrecord"), &set, &err), 0);
@@ -471,7 +481,10 @@ static void test_missing_shard(void)
 	assert_failed(&set, &err, RIO_EMISSINGSHARD);
 	CU_ASSERT_EQUAL(strncmp(err.message, want, strlen(want)), 0);
 
-	/* The same with err NULL. */
+	/* The same with err NULL; the set starts as garbage (the failed calls
+	 * above zeroed it already) and must still come back zeroed. */
+	set.count = 7;
+	set.paths = (char **)&set;
 	CU_ASSERT_EQUAL(rio_shardset_expand(in(d, "train"), &set, NULL), RIO_EMISSINGSHARD);
 	CU_ASSERT_EQUAL(set.count, 0);
 	CU_ASSERT_PTR_NULL(set.paths);
@@ -553,7 +566,11 @@ static void test_nothing_matches(void)
 	CU_ASSERT_EQUAL(expand(in(d, "sub"), &set, &err), RIO_ENOSHARDS);
 	assert_failed(&set, &err, RIO_ENOSHARDS);
 	/* err may be NULL. */
+	set.count = 7;
+	set.paths = (char **)&set;
 	CU_ASSERT_EQUAL(rio_shardset_expand(in(d, "zzz*"), &set, NULL), RIO_ENOSHARDS);
+	CU_ASSERT_EQUAL(set.count, 0);
+	CU_ASSERT_PTR_NULL(set.paths);
 }
 
 static void test_list_item_missing(void)
@@ -606,6 +623,8 @@ static void test_free(void)
 	const char *d = mkdir_sub("free");
 	touch(d, "a.tfrecord");
 	CU_ASSERT_EQUAL_FATAL(rio_shardset_expand(in(d, "a.tfrecord"), &set, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 1);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "a.tfrecord"));
 	rio_shardset_free(&set);
 	CU_ASSERT_EQUAL(set.count, 0);
 	CU_ASSERT_PTR_NULL(set.paths);
