@@ -270,11 +270,16 @@ ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n)
 		if (r > 0 && produced < n && s->in_pos == s->in_end && !s->in_eof)
 			break; /* return what is ready rather than block on more input */
 	}
-	if (rc && produced) {
-		s->pending = rc; /* deliver the good bytes first */
-		return (ssize_t)produced;
+	if (rc) {
+		/* every later call returns it: a codec must not be run again
+		 * after an error (LZ4F, reset, would decode the rest as a new
+		 * frame) */
+		s->pending = rc;
+		if (produced)
+			return (ssize_t)produced; /* deliver the good bytes first */
+		return rc;
 	}
-	return rc ? rc : (ssize_t)produced;
+	return (ssize_t)produced;
 }
 
 const char *rio__istream_detail(const rio__istream *s)
