@@ -532,12 +532,17 @@ static void test_index_mismatch(void)
 	uint64_t saved = idx.offset[9];
 	idx.offset[9] = s.end + 100;
 	CU_ASSERT_EQUAL(rio_reader_read_at(r, &idx, 9, &rec), RIO_EBADINDEX);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->record, 9);
 	idx.offset[9] = s.end;
 	CU_ASSERT_EQUAL(rio_reader_read_at(r, &idx, 9, &rec), RIO_EBADINDEX);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->record, 9);
 	/* an offset inside a record: no frame there, an error (not a record) */
 	idx.offset[9] = s.off[6] + 100;
 	int rc = rio_reader_read_at(r, &idx, 9, &rec);
-	CU_ASSERT(rc < 0);
+	CU_ASSERT(rc == RIO_EBADINDEX || rc == RIO_ECORRUPT_LENGTH);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->code, rc);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->offset, s.off[6] + 100);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->record, 9);
 	idx.offset[9] = saved;
 	CU_ASSERT_EQUAL(rio_reader_read_at(r, &idx, 9, &rec), 1);
 	CU_ASSERT(record_is(&rec, &s, 9));
@@ -655,26 +660,50 @@ static void test_tf_mnist(void)
 	CU_ASSERT_EQUAL(stat(path, &st), 0);
 	CU_ASSERT_EQUAL((uint64_t)st.st_size, 1000 * 3203);
 
-	/* random access into it: each record a tf.train.Example (field 1,
-	 * length-delimited: 0x0a) */
+	/* through its .idx file and back: the same entries, first line "0 3203" */
+	const char *idx_path = tu_path("tfx-mnist.tfrecord.idx");
+	CU_ASSERT_EQUAL_FATAL(rio_index_write(idx_path, &idx, NULL), 0);
+	size_t text_len;
+	uint8_t *text = tu_read_file(idx_path, &text_len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT(text_len > 16 && memcmp(text, "0 3203\n3203 3203\n", 17) == 0);
+	free(text);
+	rio_index back;
+	CU_ASSERT_EQUAL_FATAL(rio_index_read(idx_path, &back, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(back.count, 1000);
+	CU_ASSERT(memcmp(back.offset, idx.offset, 1000 * sizeof *idx.offset) == 0 &&
+	          memcmp(back.framed_size, idx.framed_size, 1000 * sizeof *idx.offset) == 0);
+
+	/* random access into it through the index read back: each record a
+	 * tf.train.Example (field 1, length-delimited: 0x0a) */
+	size_t file_size;
+	uint8_t *file = tu_read_file(path, &file_size);
+	CU_ASSERT_FATAL(file != NULL && file_size == 1000 * 3203);
 	rio_reader *r;
 	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
 	const uint64_t picks[] = {999, 0, 500, 1, 998, 123};
 	for (size_t j = 0; j < 6; j++) {
 		rio_record rec;
-		CU_ASSERT_EQUAL_FATAL(rio_reader_read_at(r, &idx, picks[j], &rec), 1);
-		CU_ASSERT_EQUAL(rec.size, 3187);
+		CU_ASSERT_EQUAL_FATAL(rio_reader_read_at(r, &back, picks[j], &rec), 1);
+		CU_ASSERT_EQUAL_FATAL(rec.size, 3187);
 		CU_ASSERT_EQUAL(rec.offset, picks[j] * 3203);
 		CU_ASSERT_EQUAL(rec.index, picks[j]);
 		CU_ASSERT_EQUAL(rec.data[0], 0x0a);
+		/* the bytes TensorFlow wrote there */
+		CU_ASSERT_EQUAL(memcmp(rec.data, file + picks[j] * 3203 + 12, 3187), 0);
 	}
 	rio_reader_close(r);
+	free(file);
+	rio_index_free(&back);
 	rio_index_free(&idx);
 }
 
-static void test_tf_penguin_gz(void)
+/* A GZIP golden file: its index, built with both inflaters, holds `want`
+ * records whose offsets follow one another in the decompressed stream, as a
+ * sequential read finds them. */
+static void tf_gzip_index(const char *name, uint64_t want)
 {
-	const char *path = tu_testdata("tfx-penguin-train.tfrecord.gz");
+	const char *path = tu_testdata(name);
 	if (!path) {
 		CU_FAIL("RIO_TESTDATA is not set to the golden TFRecord directory");
 		return;
@@ -687,7 +716,7 @@ static void test_tf_penguin_gz(void)
 		int rc = rio_index_build(path, &idx, &err);
 		unsetenv("RIO_INFLATE");
 		CU_ASSERT_EQUAL_FATAL(rc, 0);
-		CU_ASSERT_EQUAL(idx.count, 234);
+		CU_ASSERT_EQUAL(idx.count, want);
 		/* offsets follow one another from 0 in the decompressed stream */
 		size_t bad = 0;
 		uint64_t off = 0;
@@ -711,12 +740,18 @@ static void test_tf_penguin_gz(void)
 			n++;
 		}
 		CU_ASSERT_EQUAL(rc, 0);
-		CU_ASSERT_EQUAL(n, 234);
+		CU_ASSERT_EQUAL(n, want);
 		CU_ASSERT_EQUAL(bad, 0);
 		CU_ASSERT_EQUAL(rio_reader_bytes(r), off);
 		rio_reader_close(r);
 		rio_index_free(&idx);
 	}
+}
+
+static void test_tf_gzip(void)
+{
+	tf_gzip_index("tfx-penguin-train.tfrecord.gz", 234);
+	tf_gzip_index("tfx-external-00001-of-00002.tfrecord.gz", 5012);
 }
 
 static const tu_test file_tests[] = {
@@ -751,7 +786,7 @@ static const tu_test compressed_tests[] = {
 
 static const tu_test tf_tests[] = {
 	{"tfx-mnist.tfrecord", test_tf_mnist},
-	{"tfx-penguin-train.tfrecord.gz", test_tf_penguin_gz},
+	{"tfx-penguin and tfx-external (GZIP)", test_tf_gzip},
 	{NULL, NULL},
 };
 
