@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 RIO_API const char *rio_strerror(int code)
@@ -108,6 +109,22 @@ int rio__tmpfile_open(const char *path, char **tmp_path)
 	return fd;
 }
 
+/* The process umask, read without changing it (umask(2) would race with
+ * other threads creating files): from /proc/self/status, else 022. */
+static unsigned process_umask(void)
+{
+	unsigned mask = 022;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return mask;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Umask: %o", &mask) == 1)
+			break;
+	fclose(f);
+	return mask;
+}
+
 static int fsync_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -134,7 +151,9 @@ static int fsync_dir_of(const char *path)
 int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync)
 {
 	int rc = 0;
-	if (do_fsync && fsync(fd))
+	if (fchmod(fd, 0666 & ~process_umask()))
+		rc = -errno;
+	if (!rc && do_fsync && fsync(fd))
 		rc = -errno;
 	if (close(fd) && !rc)
 		rc = -errno;
@@ -163,20 +182,6 @@ int rio__write_all(int fd, const void *data, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
-}
-
-unsigned rio__process_umask(void)
-{
-	unsigned mask = 022;
-	char line[128];
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
-		return mask;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Umask: %o", &mask) == 1)
-			break;
-	fclose(f);
-	return mask;
 }
 
 void *rio__aligned_alloc(size_t align, size_t size)

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 RIO_API void rio_index_free(rio_index *idx)
@@ -167,8 +166,6 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 	if (!rc)
 		rc = rio__write_all(fd, buf, (size_t)(p - buf));
 	free(buf);
-	if (!rc && fchmod(fd, 0666 & ~rio__process_umask()))
-		rc = -errno;
 	if (rc) {
 		close(fd);
 		unlink(tmp);

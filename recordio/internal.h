@@ -29,18 +29,15 @@ void rio__error_clear(rio_error *e);
  * negative errno. */
 int rio__tmpfile_open(const char *path, char **tmp_path);
 
-/* Finishes a temporary file: optional fsync, close, rename to `path`, and
- * with fsync also fsync of the directory. Closes fd in every case; on
- * failure unlinks tmp_path. Returns 0 or a negative errno. */
+/* Finishes a temporary file: gives it the mode open(2) would (mkstemp made
+ * it 0600), optional fsync, close, rename to `path`, and with fsync also
+ * fsync of the directory. Closes fd in every case; on failure unlinks
+ * tmp_path. Returns 0 or a negative errno. */
 int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync);
 
 /* Writes all `n` bytes to fd (retrying short writes and EINTR); 0 or a
  * negative errno. */
 int rio__write_all(int fd, const void *data, size_t n);
-
-/* The process umask, read without changing it (umask(2) would race with
- * other threads creating files): from /proc/self/status, else 022. */
-unsigned rio__process_umask(void);
 
 /* Allocates `size` bytes aligned to `align` (a power of two >= 8); NULL on
  * ENOMEM. Free with free(). */

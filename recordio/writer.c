@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 struct rio_writer {
@@ -131,8 +130,6 @@ RIO_API int rio_writer_close(rio_writer *w)
 		close(w->fd);
 		unlink(w->tmp_path);
 	} else {
-		/* mkstemp makes the file 0600; give it the mode open(2) would */
-		fchmod(w->fd, 0666 & ~rio__process_umask());
 		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync);
 	}
 	writer_free(w);
