@@ -125,6 +125,22 @@ static unsigned process_umask(void)
 	return mask;
 }
 
+/* rename() that fails with -EEXIST instead of replacing `to`, atomically. */
+static int rename_noreplace(const char *from, const char *to)
+{
+#ifdef RENAME_NOREPLACE
+	if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+#endif
+	/* a kernel or filesystem without the flag: link() refuses too */
+	if (link(from, to))
+		return -errno;
+	unlink(from);
+	return 0;
+}
+
 static int fsync_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -148,7 +164,8 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync)
+int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync,
+                        int replace)
 {
 	int rc = 0;
 	if (fchmod(fd, 0666 & ~process_umask()))
@@ -157,8 +174,10 @@ int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_f
 		rc = -errno;
 	if (close(fd) && !rc)
 		rc = -errno;
-	if (!rc && rename(tmp_path, path))
+	if (!rc && replace && rename(tmp_path, path))
 		rc = -errno;
+	if (!rc && !replace)
+		rc = rename_noreplace(tmp_path, path);
 	if (rc) {
 		unlink(tmp_path);
 		return rc;

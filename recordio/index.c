@@ -170,7 +170,7 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 		close(fd);
 		unlink(tmp);
 	} else {
-		rc = rio__tmpfile_commit(fd, tmp, path, 0);
+		rc = rio__tmpfile_commit(fd, tmp, path, 0, 1);
 	}
 	free(tmp);
 	if (rc)

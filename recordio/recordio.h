@@ -170,7 +170,9 @@ typedef struct rio_writer_opts {
 	                 * deflate at that level; lz4 1-12. The environment
 	                 * variable RIO_DEFLATE=zlib makes 0 mean zlib's 6. */
 	int fsync;      /* 1: fsync the file and directory on close (default 0) */
-	int overwrite;  /* 1: replace an existing file (default 1)          */
+	int overwrite;  /* 1: replace an existing file (default 1); 0:
+	                 * -EEXIST from open when `path` exists, or from close
+	                 * when it appeared meanwhile (never replaced)     */
 } rio_writer_opts;
 
 /* Fills `opts` with the defaults. */

@@ -20,6 +20,7 @@ struct rio_writer {
 	char *tmp_path;
 	int fd;
 	int fsync;
+	int overwrite;
 	rio__ostream *out;
 	uint64_t records;
 	uint64_t bytes; /* of the uncompressed stream */
@@ -61,6 +62,7 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
 	}
 	rio__error_clear(&w->err);
 	w->fsync = opts->fsync;
+	w->overwrite = opts->overwrite;
 	w->fd = rio__tmpfile_open(path, &w->tmp_path);
 	if (w->fd < 0) {
 		int rc = w->fd;
@@ -130,7 +132,7 @@ RIO_API int rio_writer_close(rio_writer *w)
 		close(w->fd);
 		unlink(w->tmp_path);
 	} else {
-		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync);
+		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync, w->overwrite);
 	}
 	writer_free(w);
 	return rc;
