@@ -3,9 +3,8 @@
  *
  * rio__crc32c() picks, once, the fastest implementation this machine has:
  * ISA-L's crc32_iscsi when built with ISA-L, else SSE4.2's crc32 instruction
- * (three interleaved streams for long buffers), else a portable
- * slicing-by-8 table. All give the same result; the tests hold each one to
- * the known answers.
+ * (one 8-byte step at a time), else a portable slicing-by-8 table. All
+ * give the same result; the tests hold each one to the known answers.
  */
 #ifndef RIO_CRC32C_H
 #define RIO_CRC32C_H
