@@ -427,6 +427,31 @@ static void test_length_past_end(void)
 	tu_shard_free(&c);
 }
 
+/* A wrong length that still fits in the file, rewritten with a valid length
+ * CRC (as a buggy writer would leave it): the footer is then read from the
+ * wrong place, and that is a data CRC mismatch at that record, never a record
+ * of the wrong size. Shorter and longer, by 1 and by more, for each record
+ * (the last one can only shrink). */
+static void test_wrong_length_valid_crc(void)
+{
+	tu_shard c;
+	small_corpus(&c);
+	int cases = 0;
+	for (size_t k = 0; k < SMALL_N; k++) {
+		const int64_t deltas[] = {-1, +1, -50, +50};
+		for (size_t j = 0; j < 4; j++) {
+			int64_t len = (int64_t)c.size[k] + deltas[j];
+			if (len < 0 || c.off[k] + 16 + (uint64_t)len > c.file_size)
+				continue;
+			const char *path = write_relength(&c, "relength.tfrecord", k, (uint64_t)len);
+			expect_damage(path, NULL, &c, k, RIO_ECORRUPT_DATA, "data CRC mismatch");
+			cases++;
+		}
+	}
+	CU_ASSERT_EQUAL(cases, 13);
+	tu_shard_free(&c);
+}
+
 /* With no limit (max_record_size = UINT64_MAX) a length near 2^64 must still
  * be an error, not an overflowing size computation: damage never crashes. */
 static void test_unlimited_huge_length(void)
@@ -1266,6 +1291,7 @@ static const tu_test frame_tests[] = {
 	{"huge length with a valid CRC", test_huge_length},
 	{"max_record_size", test_max_record_size},
 	{"length past the end of the file", test_length_past_end},
+	{"wrong length with a valid length CRC", test_wrong_length_valid_crc},
 	{"huge length with no limit", test_unlimited_huge_length},
 	{"truncated at every byte", test_truncate_everywhere},
 	{"truncated at every byte, 4 KiB buffer", test_truncate_everywhere_small_buffer},
