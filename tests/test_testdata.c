@@ -292,6 +292,57 @@ static void test_rewrite_is_byte_identical(void)
 	free(b);
 }
 
+/* TensorFlow's own CRCs are checked: one changed byte in the data of record
+ * 500 of tfx-mnist stops the reader there with a data CRC mismatch after 500
+ * intact records; a copy of the GZIP penguin file cut in half gives an
+ * error (never a clean end) after a prefix of its records. */
+static void test_damaged_copies(void)
+{
+	const char *src = tu_testdata("tfx-mnist.tfrecord");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+	size_t size;
+	uint8_t *file = tu_read_file(src, &size);
+	CU_ASSERT_FATAL(file != NULL && size == 1000 * 3203);
+	file[500 * 3203 + 12 + 1000] ^= 0x01;
+	const char *path = tu_path("mnist-damaged.tfrecord");
+	tu_write_file(path, file, size);
+	free(file);
+	rio_reader *r;
+	rio_record rec;
+	int rc;
+	uint64_t n = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
+	while ((rc = rio_reader_next(r, &rec)) == 1)
+		n++;
+	CU_ASSERT_EQUAL(rc, RIO_ECORRUPT_DATA);
+	CU_ASSERT_EQUAL(n, 500);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->offset, 500 * 3203);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->record, 500);
+	rio_reader_close(r);
+
+	src = tu_testdata("tfx-penguin-train.tfrecord.gz");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+	file = tu_read_file(src, &size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+	path = tu_path("penguin-cut.tfrecord.gz");
+	tu_write_file(path, file, size / 2);
+	free(file);
+	for (int inflater = 0; inflater < 2; inflater++) {
+		if (inflater)
+			setenv("RIO_INFLATE", "zlib", 1);
+		int orc = rio_reader_open(&r, path, NULL);
+		unsetenv("RIO_INFLATE");
+		CU_ASSERT_EQUAL_FATAL(orc, 0);
+		n = 0;
+		while ((rc = rio_reader_next(r, &rec)) == 1)
+			n++;
+		CU_ASSERT(rc == RIO_ETRUNCATED || rc == RIO_ECOMPRESSED);
+		CU_ASSERT(n > 0 && n < 234); /* the records before the cut came out */
+		CU_ASSERT_EQUAL(rio_reader_error(r)->record, n);
+		rio_reader_close(r);
+	}
+}
+
 static const tu_test tests[] = {
 	{"record counts, both inflaters, two buffer sizes", test_counts},
 	{"tfx-mnist values", test_mnist_values},
@@ -299,6 +350,7 @@ static const tu_test tests[] = {
 	{"tfx-external (GZIP, kindless features)", test_external_values},
 	{"tf-singles and tf-mixed-types", test_small_files},
 	{"rewrite is byte-identical", test_rewrite_is_byte_identical},
+	{"damaged copies: TensorFlow's CRCs checked, a cut GZIP file", test_damaged_copies},
 	{NULL, NULL},
 };
 
