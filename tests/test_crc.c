@@ -137,22 +137,20 @@ static void frames_match_tensorflow(const char *name, int want_frames)
 	size_t size;
 	uint8_t *file = tu_read_file(path, &size);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(file);
-	size_t off = 0;
-	int frames = 0;
-	while (size - off >= RIO_FRAME_OVERHEAD) {
-		uint64_t len = 0;
-		for (int i = 7; i >= 0; i--)
-			len = len << 8 | file[off + (size_t)i];
-		CU_ASSERT_FATAL(len <= size - off - RIO_FRAME_OVERHEAD);
+	size_t off = 0, len, at = 0;
+	const uint8_t *data;
+	int frames = 0, rc;
+	while ((rc = tu_next_frame(file, size, &off, &data, &len)) == 1) {
 		uint8_t h[12], f[4];
 		rio_frame_header(h, len);
-		rio_frame_footer(f, file + off + 12, (size_t)len);
-		CU_ASSERT_EQUAL(memcmp(h, file + off, 12), 0);
-		CU_ASSERT_EQUAL(memcmp(f, file + off + 12 + len, 4), 0);
-		off += (size_t)len + RIO_FRAME_OVERHEAD;
+		rio_frame_footer(f, data, len);
+		CU_ASSERT_EQUAL(memcmp(h, file + at, 12), 0);
+		CU_ASSERT_EQUAL(memcmp(f, data + len, 4), 0);
+		at = off;
 		frames++;
 	}
-	CU_ASSERT_EQUAL(off, size); /* ends on a frame boundary */
+	CU_ASSERT_EQUAL(rc, 0); /* ends on a frame boundary */
+	CU_ASSERT_EQUAL(off, size);
 	CU_ASSERT_EQUAL(frames, want_frames);
 	free(file);
 }

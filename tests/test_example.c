@@ -138,26 +138,6 @@ static int same_bits(float a, float b)
 	return !memcmp(&a, &b, sizeof a);
 }
 
-/* The next frame of a plain TFRecord image in memory (CRCs not checked: the
- * reader's tests do that). Returns 1, 0 at the end, -1 on a bad frame. */
-static int next_frame(const uint8_t *buf, size_t size, size_t *off, const uint8_t **data,
-                      size_t *len)
-{
-	if (*off == size)
-		return 0;
-	if (size - *off < RIO_FRAME_OVERHEAD)
-		return -1;
-	uint64_t n = 0;
-	for (int i = 7; i >= 0; i--)
-		n = n << 8 | buf[*off + (size_t)i];
-	if (n > size - *off - RIO_FRAME_OVERHEAD)
-		return -1;
-	*data = buf + *off + RIO_HEADER_SIZE;
-	*len = (size_t)n;
-	*off += (size_t)n + RIO_FRAME_OVERHEAD;
-	return 1;
-}
-
 /* A golden file, gunzipped when it is gzip (zlib's gz* read plain files
  * through too). NULL (after a failed assertion) when it cannot be read. */
 static uint8_t *load_golden(const char *name, size_t *size)
@@ -1414,11 +1394,11 @@ static void test_tf_mixed_types(void)
 	uint8_t *file = load_golden("tf-mixed-types.tfrecord", &size);
 	if (!file)
 		return;
-	CU_ASSERT_EQUAL_FATAL(next_frame(file, size, &off, &data, &len), 1);
+	CU_ASSERT_EQUAL_FATAL(tu_next_frame(file, size, &off, &data, &len), 1);
 	CU_ASSERT_EQUAL(len, 52);
 	const uint8_t *more;
 	size_t more_len;
-	CU_ASSERT_EQUAL(next_frame(file, size, &off, &more, &more_len), 0); /* one record */
+	CU_ASSERT_EQUAL(tu_next_frame(file, size, &off, &more, &more_len), 0); /* one record */
 	CU_ASSERT_EQUAL(rio_example_validate(data, len), 0);
 
 	rio_feature f;
@@ -1474,7 +1454,7 @@ static void golden_rebuild(const char *name, size_t want_records, size_t *none_f
 	rio_example_builder_init(&b);
 	int rc, mismatches = 0;
 	*none_features = 0;
-	while ((rc = next_frame(file, size, &off, &data, &len)) == 1) {
+	while ((rc = tu_next_frame(file, size, &off, &data, &len)) == 1) {
 		rio_example_iter it;
 		rio_feature f;
 		records++;
@@ -1557,7 +1537,7 @@ static void test_tf_mnist_values(void)
 		return;
 	float px[800];
 	int64_t hist[10] = {0};
-	while (next_frame(file, size, &off, &data, &len) == 1) {
+	while (tu_next_frame(file, size, &off, &data, &len) == 1) {
 		rio_feature f;
 		int64_t cls = -1;
 		CU_ASSERT_EQUAL_FATAL(rio_example_find(data, len, "image_class", &f), 0);

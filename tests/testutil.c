@@ -97,6 +97,24 @@ const char *tu_testdata(const char *name)
 	return b;
 }
 
+int tu_next_frame(const uint8_t *buf, size_t size, size_t *off, const uint8_t **data,
+                  size_t *len)
+{
+	if (*off == size)
+		return 0;
+	if (size - *off < RIO_FRAME_OVERHEAD)
+		return -1;
+	uint64_t n = 0;
+	for (int i = 7; i >= 0; i--)
+		n = n << 8 | buf[*off + (size_t)i];
+	if (n > size - *off - RIO_FRAME_OVERHEAD)
+		return -1;
+	*data = buf + *off + RIO_HEADER_SIZE;
+	*len = (size_t)n;
+	*off += (size_t)n + RIO_FRAME_OVERHEAD;
+	return 1;
+}
+
 void tu_fill_random(void *buf, size_t size, uint64_t seed)
 {
 	uint8_t *p = buf;

@@ -30,6 +30,13 @@ int tu_count_entries(const char *dir);
 /* The golden file `name` in $RIO_TESTDATA, or NULL when the directory is
  * missing (the caller then fails: the golden files are required). */
 const char *tu_testdata(const char *name);
+/* The next frame of a plain TFRecord image in memory, from *off: returns 1
+ * with *data and *len set to its payload and *off moved past it, 0 at the
+ * end, -1 when the bytes left do not hold a whole frame. CRCs are not
+ * checked (the reader's tests do that); it reads the format by hand, without
+ * the library. */
+int tu_next_frame(const uint8_t *buf, size_t size, size_t *off, const uint8_t **data,
+                  size_t *len);
 /* Deterministic pseudo-random bytes. */
 void tu_fill_random(void *buf, size_t size, uint64_t seed);
 
