@@ -108,6 +108,13 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 			                    (unsigned long long)lineno);
 			break;
 		}
+		if (size > UINT64_MAX - off) {
+			rc = rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "line %llu: offset %llu + size %llu overflows",
+			                    (unsigned long long)lineno, (unsigned long long)off,
+			                    (unsigned long long)size);
+			break;
+		}
 		if (size < RIO_FRAME_OVERHEAD || off != expect) {
 			rc = rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
 			                    "line %llu: offset %llu size %llu does not follow the "
@@ -117,8 +124,11 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 			break;
 		}
 		expect = off + size;
-		if ((rc = rio_index_append(idx, off, size)))
+		if ((rc = rio_index_append(idx, off, size))) {
+			rio__error_set(err, rc, path, RIO__UNKNOWN, RIO__UNKNOWN, "line %llu",
+			               (unsigned long long)lineno);
 			break;
+		}
 	}
 	if (!rc && ferror(f))
 		rc = rio__error_set(err, -EIO, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
