@@ -1170,6 +1170,50 @@ static void test_wrong_kind_and_missing(void)
 	rio_example_builder_free(&b);
 }
 
+/* rio_feature_bytes_next() with the caller's cursor at every position in
+ * the list (also inside a value, where the bytes are no tag): a value inside
+ * the list, the end or RIO_EBADEXAMPLE, never a read outside the Example
+ * (an exact-size heap copy, for ASan), never a cursor that goes back. */
+static void test_bytes_cursor_everywhere(void)
+{
+	rio_example_builder b;
+	const uint8_t *d;
+	size_t n;
+	char big[200];
+	memset(big, 0x0a, sizeof big); /* bytes that read as tags */
+	const void *vals[] = {"cat", big, "", "\x0a\x05"};
+	size_t lens[] = {3, sizeof big, 0, 2};
+	rio_example_builder_init(&b);
+	CU_ASSERT_EQUAL(rio_example_add_bytes_list(&b, "s", vals, lens, 4), 0);
+	CU_ASSERT_EQUAL_FATAL(rio_example_finish(&b, &d, &n), 0);
+	uint8_t *h = malloc(n);
+	CU_ASSERT_FATAL(h != NULL);
+	memcpy(h, d, n);
+	rio_example_builder_free(&b);
+	rio_feature f;
+	CU_ASSERT_EQUAL_FATAL(rio_example_find(h, n, "s", &f), 0);
+	CU_ASSERT_EQUAL_FATAL(f.count, 4);
+	size_t ends = 0, values = 0;
+	for (size_t start = 0; start <= f.list_size; start++) {
+		size_t cursor = start, len = 0;
+		const uint8_t *v = NULL;
+		int rc, steps = 0;
+		while ((rc = rio_feature_bytes_next(&f, &cursor, &v, &len)) == 1) {
+			CU_ASSERT_FATAL(v >= f.list && len <= f.list_size &&
+			                v + len <= f.list + f.list_size);
+			CU_ASSERT_FATAL(cursor > start && cursor <= f.list_size);
+			values++;
+			CU_ASSERT_FATAL(++steps <= 300); /* it moves on */
+		}
+		CU_ASSERT(rc == 0 || rc == RIO_EBADEXAMPLE);
+		if (rc == 0)
+			ends++;
+	}
+	CU_ASSERT(ends > 4); /* at least the start of each value, and the end */
+	CU_ASSERT(values >= 4 + 3 + 2 + 1);
+	free(h);
+}
+
 /* Malformed Examples, each with the feature "a": every entry point must say
  * RIO_EBADEXAMPLE. values_only = 0: the structure is damaged (find and
  * iteration fail); 1: only an int64 value is (the accessors and validate
@@ -1603,6 +1647,7 @@ static const tu_test wire_tests[] = {
 static const tu_test error_tests[] = {
 	{"wrong kind, missing feature", test_wrong_kind_and_missing},
 	{"malformed vectors", test_malformed_vectors},
+	{"bytes cursor at every position", test_bytes_cursor_everywhere},
 	{"truncation at every length", test_truncation_every_length},
 	{"random damage", test_random_damage},
 	{NULL, NULL},
