@@ -554,6 +554,124 @@ static void test_index_mismatch(void)
 	tu_shard_free(&s);
 }
 
+/* Random access to a damaged record under every policy: read_at(i) gives
+ * record i or its damage, never the next record in its place (SKIP would
+ * step over it); the records around it read intact, in any order. */
+static void test_random_access_damaged(void)
+{
+	tu_shard s;
+	const char *path = tu_path("ra-damaged.tfrecord");
+	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, small_sizes, SMALL_N, 9, 0);
+	rio_index idx;
+	CU_ASSERT_EQUAL_FATAL(rio_index_build(path, &idx, NULL), 0);
+	uint8_t *bytes = malloc(s.file_size);
+	CU_ASSERT_FATAL(bytes != NULL);
+	/* the data of record 3, the length of record 6, the data CRC of 8 */
+	const struct {
+		size_t record;
+		int code;
+	} damage[] = {{3, RIO_ECORRUPT_DATA}, {6, RIO_ECORRUPT_LENGTH}, {8, RIO_ECORRUPT_DATA}};
+	const size_t pos[] = {s.off[3] + 12 + 100, s.off[6] + 2, s.off[8] + 12 + 3 + 1};
+	memcpy(bytes, s.file, s.file_size);
+	for (size_t j = 0; j < 3; j++)
+		bytes[pos[j]] ^= 0x08;
+	const char *dpath = tu_path("ra-damaged-copy.tfrecord");
+	tu_write_file(dpath, bytes, s.file_size);
+	free(bytes);
+	const rio_damage_policy policies[] = {RIO_DAMAGE_FAIL, RIO_DAMAGE_SKIP, RIO_DAMAGE_REPORT};
+	for (size_t p = 0; p < 3; p++) {
+		rio_reader_opts o;
+		rio_reader_opts_init(&o);
+		o.on_damage = policies[p];
+		rio_reader *r;
+		rio_record rec;
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, dpath, &o), 0);
+		const size_t order[] = {9, 3, 4, 6, 2, 8, 7, 3, 0, 6, 5, 1, 8};
+		for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+			size_t i = order[k];
+			int rc = rio_reader_read_at(r, &idx, i, &rec);
+			int want = 1;
+			for (size_t j = 0; j < 3; j++)
+				if (damage[j].record == i)
+					want = damage[j].code;
+			CU_ASSERT_EQUAL(rc, want);
+			if (rc == 1) {
+				CU_ASSERT(record_is(&rec, &s, i));
+			} else if (rc < 0) {
+				CU_ASSERT_EQUAL(rio_reader_error(r)->record, i);
+				CU_ASSERT_EQUAL(rio_reader_error(r)->offset, s.off[i]);
+			}
+			if (rc != want)
+				fprintf(stderr, "\n  policy %d, record %zu: rc %d, want %d (%s)\n",
+				        (int)policies[p], i, rc, want, rio_reader_error(r)->message);
+		}
+		rio_reader_close(r);
+	}
+	rio_index_free(&idx);
+	tu_shard_free(&s);
+}
+
+/* Seeking to every offset of a small shard: at a record's start, that
+ * record; anywhere else inside the file an error, never a record; at the end
+ * a clean end, past it no record; the reader is never stuck (a seek to a
+ * record's start always works afterwards). Default and tiny buffers. */
+static void test_seek_everywhere(void)
+{
+	tu_shard s;
+	const char *path = tu_path("seek.tfrecord");
+	static const size_t sizes[] = {0, 1, 100, 300, 7};
+	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, sizes, 5, 10, 0);
+	for (int small = 0; small < 2; small++) {
+		rio_reader_opts o;
+		rio_reader_opts_init(&o);
+		if (small)
+			o.buffer_size = 64;
+		rio_reader *r;
+		rio_record rec;
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+		size_t at_records = 0, errors = 0, wrong = 0;
+		int reported = 0;
+		for (uint64_t off = 0; off <= s.end + 20; off++) {
+			size_t k = 0;
+			while (k < s.n && s.off[k] < off)
+				k++;
+			int boundary = k < s.n && s.off[k] == off;
+			int rc = rio_reader_seek(r, off, 77);
+			if (rc == 0)
+				rc = rio_reader_next(r, &rec);
+			if (boundary) {
+				at_records++;
+				if (rc != 1 || !tu_record_is(&rec, &s, k, 77))
+					wrong++;
+			} else if (off == s.end) {
+				if (rc != 0)
+					wrong++; /* the end of the file: a clean end */
+			} else if (off > s.end) {
+				if (rc > 0)
+					wrong++; /* past it: no record (the end, or an error) */
+			} else if (rc >= 0) {
+				wrong++;
+			} else {
+				errors++;
+			}
+			if (wrong && !reported) {
+				fprintf(stderr, "\n  seek to %llu (buffer %zu): rc %d\n",
+				        (unsigned long long)off, o.buffer_size, rc);
+				reported = 1;
+			}
+			/* not stuck: the last record reads after any of that */
+			CU_ASSERT_EQUAL_FATAL(rio_reader_seek(r, s.off[4], 4), 0);
+			CU_ASSERT_EQUAL_FATAL(rio_reader_next(r, &rec), 1);
+			CU_ASSERT(tu_record_is(&rec, &s, 4, 4));
+		}
+		CU_ASSERT_EQUAL(at_records, 5);
+		CU_ASSERT_EQUAL(wrong, 0);
+		CU_ASSERT_EQUAL(errors, s.end - 5); /* every offset inside the file but 5 */
+		rio_reader_close(r);
+	}
+	tu_shard_free(&s);
+}
+
 static void test_random_access_compressed(void)
 {
 	const rio_compression comps[] = {RIO_COMPRESSION_GZIP, RIO_COMPRESSION_ZLIB,
@@ -775,6 +893,8 @@ static const tu_test access_tests[] = {
 	{"every record, shuffled, default buffer", test_random_access_default},
 	{"every record, shuffled, 4 KiB buffer", test_random_access_small_buffer},
 	{"index that does not fit the file", test_index_mismatch},
+	{"damaged records under each policy", test_random_access_damaged},
+	{"seek to every offset", test_seek_everywhere},
 	{"compressed shard", test_random_access_compressed},
 	{NULL, NULL},
 };
