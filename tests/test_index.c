@@ -614,18 +614,18 @@ static void test_random_access_damaged(void)
 /* Seeking to every offset of a small shard: at a record's start, that
  * record; anywhere else inside the file an error, never a record; at the end
  * a clean end, past it no record; the reader is never stuck (a seek to a
- * record's start always works afterwards). Default and tiny buffers. */
+ * record's start always works afterwards). Default and 4 KiB buffers. */
 static void test_seek_everywhere(void)
 {
 	tu_shard s;
 	const char *path = tu_path("seek.tfrecord");
-	static const size_t sizes[] = {0, 1, 100, 300, 7};
+	static const size_t sizes[] = {0, 1, 100, 5000, 7}; /* one over 4 KiB */
 	tu_shard_make(&s, path, RIO_COMPRESSION_NONE, sizes, 5, 10, 0);
 	for (int small = 0; small < 2; small++) {
 		rio_reader_opts o;
 		rio_reader_opts_init(&o);
 		if (small)
-			o.buffer_size = 64;
+			o.buffer_size = 4096; /* the smallest */
 		rio_reader *r;
 		rio_record rec;
 		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
