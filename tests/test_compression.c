@@ -306,6 +306,51 @@ static void test_detect_function(void)
 	CU_ASSERT_EQUAL(rio_compression_detect("\x04\x22\x4d\x18", 4), RIO_COMPRESSION_LZ4);
 	CU_ASSERT_EQUAL(rio_compression_detect("", 0), RIO_COMPRESSION_NONE);
 	CU_ASSERT_EQUAL(rio_compression_detect("\x78\x9d", 2), RIO_COMPRESSION_NONE);
+	/* plain headers whose first bytes are each codec's magic: the lengths
+	 * 0x8b1f (1f 8b ..), 0x9c78 (78 9c ..), 0x0178 (78 01 ..) and
+	 * 0x184d2204 (04 22 4d 18 ..) with their valid length CRCs are
+	 * records, not streams */
+	const uint64_t lookalikes[] = {0x8b1f, 0x9c78, 0x0178, 0x184d2204};
+	for (size_t i = 0; i < 4; i++) {
+		rio_frame_header(h, lookalikes[i]);
+		CU_ASSERT_EQUAL(rio_compression_detect(h, 12), RIO_COMPRESSION_NONE);
+	}
+}
+
+/* A plain shard whose first record is 0x8b1f bytes long starts with the gzip
+ * magic 1f 8b; one of 0x9c78 bytes with zlib's 78 9c: both read as plain. */
+static void test_plain_shard_starting_with_magic(void)
+{
+	const size_t lens[] = {0x8b1f, 0x9c78};
+	for (size_t j = 0; j < 2; j++) {
+		char name[64];
+		snprintf(name, sizeof name, "lookalike-%zu.tfrecord", j);
+		const char *path = tu_path(name);
+		uint8_t *buf = malloc(lens[j]);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+		tu_fill_random(buf, lens[j], 60 + j);
+		rio_writer *w;
+		CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, buf, lens[j], NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, "x", 1, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+		size_t n;
+		uint8_t *file = tu_read_file(path, &n);
+		CU_ASSERT_FATAL(file != NULL && n >= 2);
+		CU_ASSERT(j ? file[0] == 0x78 && file[1] == 0x9c : file[0] == 0x1f && file[1] == 0x8b);
+		free(file);
+		rio_reader *r;
+		rio_record rec;
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
+		CU_ASSERT_EQUAL(rio_reader_compression(r), RIO_COMPRESSION_NONE);
+		CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 1);
+		CU_ASSERT(rec.size == lens[j] && memcmp(rec.data, buf, lens[j]) == 0);
+		CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 1);
+		CU_ASSERT(rec.size == 1 && rec.data[0] == 'x');
+		CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0);
+		rio_reader_close(r);
+		free(buf);
+	}
 }
 
 /* Two gzip members one after the other read as one stream (as zcat does). */
@@ -390,6 +435,7 @@ static const tu_test tests[] = {
 	{"empty, 1-byte and 16 MiB records, every codec", test_edge_sizes_every_codec},
 	{"detection ignores file names", test_detection_ignores_names},
 	{"rio_compression_detect", test_detect_function},
+	{"plain shards that start with a codec's magic", test_plain_shard_starting_with_magic},
 	{"concatenated gzip members", test_concatenated_gzip_members},
 	{"names and suffixes", test_names},
 	{"forced codec on a plain file", test_forced_codec_on_plain_file},
