@@ -36,6 +36,8 @@
 /* Whatever the limit asked for, a length beyond this cannot be buffered
  * (and len + 16 must not overflow). */
 #define RIO__MAX_FRAME ((uint64_t)SIZE_MAX / 4)
+/* A larger read gains nothing (and the buffer sums must not wrap). */
+#define RIO__MAX_BUFFER ((size_t)1 << 30)
 
 struct rio_reader {
 	char *path;
@@ -75,7 +77,8 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 		opts = &defaults;
 	}
 	*out = NULL;
-	if (opts->compression < RIO_COMPRESSION_AUTO || opts->compression > RIO_COMPRESSION_LZ4)
+	if (opts->compression < RIO_COMPRESSION_AUTO || opts->compression > RIO_COMPRESSION_LZ4 ||
+	    opts->on_damage < RIO_DAMAGE_FAIL || opts->on_damage > RIO_DAMAGE_REPORT)
 		return -EINVAL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -100,8 +103,12 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 	}
 	r->fd = fd;
 	r->opts = *opts;
+	if (r->opts.max_record_size > RIO__MAX_FRAME)
+		r->opts.max_record_size = RIO__MAX_FRAME;
 	if (r->opts.buffer_size < 4096)
 		r->opts.buffer_size = 4096;
+	if (r->opts.buffer_size > RIO__MAX_BUFFER)
+		r->opts.buffer_size = RIO__MAX_BUFFER;
 	r->opts.buffer_size = (r->opts.buffer_size + 4095) & ~(size_t)4095;
 	rio__error_clear(&r->err);
 
@@ -217,8 +224,7 @@ static int resync(rio_reader *r)
 			return 0;
 		}
 		uint64_t len;
-		if (rio__frame_header_valid(r->buf + r->pos, &len) && len <= r->opts.max_record_size &&
-		    len <= RIO__MAX_FRAME)
+		if (rio__frame_header_valid(r->buf + r->pos, &len) && len <= r->opts.max_record_size)
 			return 1;
 	}
 }
@@ -252,12 +258,10 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		} else {
 			len = rio__load_le64(hdr);
 		}
-		if (len > r->opts.max_record_size || len > RIO__MAX_FRAME) {
+		if (len > r->opts.max_record_size) {
 			damage = rio__error_set(&r->err, RIO_ETOOLARGE, r->path, r->offset, r->index,
 			                        "length %llu, limit %llu", (unsigned long long)len,
-			                        (unsigned long long)(r->opts.max_record_size < RIO__MAX_FRAME
-			                                                 ? r->opts.max_record_size
-			                                                 : RIO__MAX_FRAME));
+			                        (unsigned long long)r->opts.max_record_size);
 			goto damaged;
 		}
 		size_t total = (size_t)len + RIO_FRAME_OVERHEAD;

@@ -240,9 +240,11 @@ typedef enum rio_damage_policy {
 typedef struct rio_reader_opts {
 	rio_compression compression; /* AUTO (default): detect from the bytes */
 	int verify_crc;              /* 1 (default): check both CRCs         */
-	rio_damage_policy on_damage; /* FAIL (default), SKIP or REPORT       */
+	rio_damage_policy on_damage; /* FAIL (default), SKIP or REPORT
+	                              * (another value: -EINVAL from open)  */
 	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default    */
-	size_t buffer_size;          /* read size, default 1 MiB             */
+	size_t buffer_size;          /* read size, default 1 MiB (taken as
+	                              * 4 KiB to 1 GiB, in 4 KiB steps)     */
 } rio_reader_opts;
 
 /* One record: a borrowed view, valid until the next call on the reader. */
