@@ -149,8 +149,8 @@ static int parse_feature(const uint8_t *p, const uint8_t *end, int deep, rio_fea
 			return BAD;
 		}
 	}
-	count = 0;
-	if (kind != RIO_FEATURE_NONE && list_count(kind, list, list + list_size, deep, &count))
+	/* deep: the loop counted every list, the last (the one that wins) too */
+	if (!deep && kind != RIO_FEATURE_NONE && list_count(kind, list, list + list_size, 0, &count))
 		return BAD;
 	f->kind = kind;
 	f->list = list;
