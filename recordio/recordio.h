@@ -314,7 +314,10 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 /* Builds the index of a shard by reading it (compressed or not); damage is
  * an error reported in `err`. */
 RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *err);
-/* Appends one entry (grows the arrays). */
+/* Appends one entry (grows the arrays). The arrays must be the library's:
+ * from a zeroed index, rio_index_read(), rio_index_build() or earlier
+ * appends (their capacity follows from count; arrays the caller allocated
+ * would be overrun). */
 RIO_API int rio_index_append(rio_index *idx, uint64_t offset, uint64_t framed_size);
 /* The sidecar path of a shard: shard_path + ".idx" (malloc'd; NULL on ENOMEM). */
 RIO_API char *rio_index_path(const char *shard_path);
