@@ -265,13 +265,16 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 
 /* Reads the next record into `*rec`. Returns 1 when a record was read, 0 at a
  * clean end of file, or a negative error (see rio_reader_error() for where).
- * After an error other than under the SKIP policy, further calls return the
- * same error. */
+ * After an error that stops the reader, further calls return the same error:
+ * every error under FAIL, and under SKIP and REPORT those no policy skips
+ * (I/O and memory errors, damage inside a compressed stream); see
+ * rio_reader_stopped(). */
 RIO_API int rio_reader_next(rio_reader *r, rio_record *rec);
 
 /* Positions the reader at the record that starts at `offset` in an
- * uncompressed shard, which will be numbered `record_index`. Returns
- * RIO_EUNSUPPORTED for a compressed shard. */
+ * uncompressed shard, which will be numbered `record_index`, and ends a
+ * stop (reading goes on from there). Returns RIO_EUNSUPPORTED for a
+ * compressed shard. */
 RIO_API int rio_reader_seek(rio_reader *r, uint64_t offset, uint64_t record_index);
 
 /* 1 when the reader has stopped on an error (every later call returns it),
