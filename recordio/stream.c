@@ -50,6 +50,9 @@ struct rio__istream {
 	LZ4F_dctx *lz4;
 };
 
+/* Reads until `n` bytes, the end of the file or an error. Bytes read before
+ * an error are returned first (the next call meets the error again, at its
+ * own file offset). */
 static ssize_t read_full(int fd, void *buf, size_t n)
 {
 	size_t got = 0;
@@ -58,6 +61,8 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (got)
+				break;
 			return -errno;
 		}
 		if (r == 0)
