@@ -336,8 +336,7 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	o->out.compression = RIO_COMPRESSION_NONE;
 	int c;
 	uint64_t v;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:o:n:s:c:fqh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "F:o:n:s:c:fqh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'F': o->a.from = optarg; break;
 		case 'o': o->a.output = optarg; break;
@@ -383,11 +382,8 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(); exit(EXIT_OK);
 		case OPT_VERSION: printf("%s %s\n", tool_name, rio_version()); exit(EXIT_OK);
-		case ':': tool_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				tool_usage_error("unknown option '-%c'", optopt);
-			tool_usage_error("unknown option '%s'", argv[optind - 1]);
+			tool_try_help(); /* getopt named the bad option */
 		}
 	}
 	o->a.inputs = argv + optind;
