@@ -66,14 +66,23 @@ uint64_t tool_parse_u64(const char *option, const char *value)
 
 uint64_t tool_parse_size(const char *option, const char *value)
 {
-	char *end;
-	errno = 0;
-	if (!value || !*value || *value == '-')
-		tool_usage_error("%s: expected a size such as 64M, got '%s'", option, value ? value : "");
-	double v = strtod(value, &end);
+	/* Digits with an optional fraction, then the suffix. strtod alone would
+	 * also take blanks, a sign, hex, exponents, "inf" and "nan". */
+	const char *p = value ? value : "";
+	size_t len = strspn(p, "0123456789"), digits = len;
+	if (p[len] == '.') {
+		size_t frac = strspn(p + len + 1, "0123456789");
+		digits += frac;
+		len += 1 + frac;
+	}
+	char num[32];
+	if (digits == 0 || len >= sizeof num)
+		tool_usage_error("%s: expected a size such as 64M, got '%s'", option, p);
+	memcpy(num, p, len);
+	num[len] = '\0';
+	double v = strtod(num, NULL);
+	const char *end = p + len;
 	uint64_t mult = 1;
-	if (errno || end == value || v < 0)
-		tool_usage_error("%s: expected a size such as 64M, got '%s'", option, value);
 	if (*end) {
 		int si = end[1] == 'B' || end[1] == 'b';
 		uint64_t base = si ? 1000 : 1024;
@@ -88,7 +97,10 @@ uint64_t tool_parse_size(const char *option, const char *value)
 		if (end[1 + si] != '\0' && !(end[1 + si] == 'i' && end[2 + si] == 'B' && !end[3 + si]))
 			tool_usage_error("%s: unknown size suffix in '%s'", option, value);
 	}
-	return (uint64_t)(v * (double)mult);
+	double bytes = v * (double)mult;
+	if (bytes >= 18446744073709551616.0) /* 2^64 */
+		tool_usage_error("%s: '%s' is too large", option, value);
+	return (uint64_t)bytes;
 }
 
 const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes)

@@ -32,8 +32,10 @@ void tool_try_help(void) __attribute__((noreturn));
 /* Parses a non-negative integer option value (decimal); on error a usage
  * error naming `option`. */
 uint64_t tool_parse_u64(const char *option, const char *value);
-/* Parses a size with an optional suffix K, M, G (powers of 1024) or KB, MB,
- * GB (powers of 1000), e.g. "64M"; usage error on failure. */
+/* Parses a size: a decimal number (a fraction allowed, e.g. "1.5G") with an
+ * optional suffix K, M, G, T or KiB ... TiB (powers of 1024), KB ... TB
+ * (powers of 1000) or B, e.g. "64M"; usage error on anything else or on a
+ * size of 2^64 or more. */
 uint64_t tool_parse_size(const char *option, const char *value);
 
 /* Human-readable bytes ("1.5 GiB") into buf. */
