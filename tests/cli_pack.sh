@@ -346,6 +346,13 @@ expect_exit 1 "$PACK" --from idx --images trunc.idx --labels lab.idx --output fa
 expect_eq 0 "$(nfiles fail)" "nothing left after a truncated input (--shard-size)"
 expect_exit 1 "$PACK" --from lines --output no-such-dir/x lines.txt
 expect_match 'no-such-dir' "$T/err" "a missing output directory is named"
+# --shards N counts lines first: a pipe read twice would give empty shards
+expect_exit 1 sh -c "printf 'a\\nb\\nc\\n' | '$PACK' --from lines --output fail/p --shards 2 /dev/stdin"
+expect_match '/dev/stdin' "$T/err" "a pipe that --shards cannot count is named"
+expect_eq 0 "$(nfiles fail)" "nothing written for a pipe with --shards"
+expect_exit 0 sh -c "printf 'a\\nb\\nc\\n' | '$PACK' --from lines --output fail/p --shard-size 40 /dev/stdin"
+expect_eq 3 "$(cat fail/p-*.idx | wc -l | tr -d ' ')" "a pipe with --shard-size packs every line"
+rm -f fail/*
 
 mkdir ex
 pack --from idx --images img.idx --labels lab.idx --output ex/d --shards 2

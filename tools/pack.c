@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,12 +203,29 @@ static void tick(pack_state *ps, size_t size, const char *what)
 		tool_progress_update(&ps->progress, ps->seen, ps->seen_bytes, what);
 }
 
+const char *pack_read_once(char *const *paths, size_t n)
+{
+	struct stat st;
+	for (size_t i = 0; i < n; i++)
+		if (stat(paths[i], &st) == 0 &&
+		    (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
+			return paths[i];
+	return NULL;
+}
+
 /* Reads a streaming source once to count it, then rewinds it. */
 static int count_source(pack_source *src, pack_state *ps)
 {
 	const uint8_t *d;
 	size_t n;
 	int rc;
+	if (src->once) {
+		/* the second pass would find it empty and write empty shards */
+		tool_error("%s: not a regular file, so it cannot be read twice as --shards N "
+		           "needs (a first pass counts the records); use --shard-size or --shuffle",
+		           src->once);
+		return -1;
+	}
 	ps->seen = ps->seen_bytes = 0;
 	while ((rc = src->next(src, &d, &n)) == 1) {
 		if (tool_interrupted)

@@ -36,6 +36,9 @@ typedef struct pack_source pack_source;
 struct pack_source {
 	/* Records the source will produce, or PACK_UNKNOWN. */
 	uint64_t total;
+	/* An input that can be read only once (a pipe, a FIFO, a terminal:
+	 * see pack_read_once()), or NULL; such a source is never counted. */
+	const char *once;
 	/* Next record: 1 and a view in *data and *size (valid until the next call),
 	 * 0 at the end, -1 on an error already reported. */
 	int (*next)(pack_source *s, const uint8_t **data, size_t *size);
@@ -50,6 +53,10 @@ static inline void pack_source_close(pack_source *s)
 	if (s)
 		s->close(s);
 }
+
+/* The first of `n` paths that can be read only once (a pipe, a FIFO, a
+ * character device or a socket), or NULL when every one can be read again. */
+const char *pack_read_once(char *const *paths, size_t n);
 
 /* The --from modes: each returns 0 and a source, or -1 after reporting. */
 int pack_idx_open(pack_source **out, const pack_args *a);

@@ -108,6 +108,7 @@ int pack_lines_open(pack_source **out, const pack_args *a)
 	s->base.close = lines_close;
 	s->files = a->inputs;
 	s->nfiles = a->ninputs;
+	s->base.once = pack_read_once(a->inputs, (size_t)a->ninputs);
 	*out = &s->base;
 	return 0;
 }

@@ -120,6 +120,7 @@ int pack_tfrecord_open(pack_source **out, const pack_args *a)
 			return -1;
 		}
 	}
+	s->base.once = pack_read_once(s->paths, s->npaths);
 	*out = &s->base;
 	return 0;
 }
