@@ -86,6 +86,9 @@ expect_exit 2 "$PACK" --output u/x lines.txt
 expect_exit 2 "$PACK" --from lines --output u/x --shards 0 lines.txt
 expect_exit 2 "$PACK" --from lines --output u/x --shards many lines.txt
 expect_exit 2 "$PACK" --from lines --output u/x --shard-size 12Q lines.txt
+for size in nan inf 0x10 1e3 " 5" 16777216T; do
+	expect_exit 2 "$PACK" --from lines --output u/x --shard-size "$size" lines.txt
+done
 expect_exit 2 "$PACK" --from lines --output u/x --seed 3 lines.txt
 expect_exit 2 "$PACK" --from lines --output u/x --level 3 lines.txt
 expect_exit 2 "$PACK" --from lines --output u/x --label y lines.txt
