@@ -363,8 +363,8 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 		case OPT_LABEL: o->a.label_column = optarg; break;
 		case 'n':
 			v = tool_parse_u64("--shards", optarg);
-			if (v < 1 || v > 99999)
-				tool_usage_error("--shards: expected 1 to 99999, got '%s'", optarg);
+			if (v < 1 || v > SHARD_OUT_MAX)
+				tool_usage_error("--shards: expected 1 to %u, got '%s'", SHARD_OUT_MAX, optarg);
 			o->out.shards = (uint32_t)v;
 			o->have_shards = 1;
 			break;

@@ -241,6 +241,11 @@ static int next_shard(shard_out *s)
 {
 	if (close_current(s) < 0)
 		return -1;
+	if (s->opened == SHARD_OUT_MAX) {
+		tool_error("%s: more than %u shards after %llu records; give a larger --shard-size",
+		           s->prefix, SHARD_OUT_MAX, (unsigned long long)s->records);
+		return -1;
+	}
 	char name[NAME_MAX + 1];
 	int n = snprintf(name, sizeof name, ".%s-%05u.pack-%ld%s", s->base, s->opened,
 	                 (long)getpid(), rio_compression_suffix(s->o.compression));

@@ -19,7 +19,8 @@
  *     last shard. Shards left without records are written empty.
  *   - shard_size = S: a new shard starts when the next record's frame would
  *     take the current shard's uncompressed bytes over S; every shard holds
- *     at least one record (an empty input gives one empty shard).
+ *     at least one record (an empty input gives one empty shard); a run
+ *     that would need more than SHARD_OUT_MAX shards is an error.
  *
  * Existing files: shard_out_open() refuses (unless `force`) when any
  * PREFIX-DIGITS-of-DIGITS.tfrecord* file or its .idx exists. With `force`
@@ -37,6 +38,10 @@
 #include "recordio.h"
 
 typedef struct shard_out shard_out;
+
+/* The most shards of one set: SSSSS and NNNNN have five digits (a sixth
+ * would sort shard 100000 before shard 99999 in a glob). */
+#define SHARD_OUT_MAX 99999u
 
 typedef struct shard_out_opts {
 	const char *prefix;          /* PREFIX of the shard names              */
