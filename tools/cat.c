@@ -357,7 +357,9 @@ int main(int argc, char **argv)
 	scratch s = {NULL, 0};
 	uint64_t total = 0;
 
-	for (size_t j = 0; status == EXIT_OK && j < shards.count && total < head; j++) {
+	/* a failed standard output stops the reading too (reported at the end) */
+	for (size_t j = 0; status == EXIT_OK && j < shards.count && total < head && !ferror(stdout);
+	     j++) {
 		const char *path = shards.paths[j];
 		rio_reader *r;
 		int rc = rio_reader_open(&r, path, &ropts);
@@ -367,7 +369,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		rio_record rec;
-		while (total < head && (rc = rio_reader_next(r, &rec)) == 1) {
+		while (total < head && !ferror(stdout) && (rc = rio_reader_next(r, &rec)) == 1) {
 			total++;
 			if (count_only)
 				continue;
@@ -408,10 +410,8 @@ int main(int argc, char **argv)
 	if (count_only && status == EXIT_OK)
 		printf("%llu\n", (unsigned long long)total);
 
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		tool_error("write error: %s", strerror(errno));
+	if (tool_flush_stdout() < 0)
 		status = EXIT_DATA;
-	}
 	rio_shardset_free(&shards);
 	free(s.p);
 	return status;

@@ -103,6 +103,15 @@ uint64_t tool_parse_size(const char *option, const char *value)
 	return (uint64_t)bytes;
 }
 
+int tool_flush_stdout(void)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	tool_error("standard output: %s", strerror(errno ? errno : EIO));
+	return -1;
+}
+
 const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes)
 {
 	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -38,6 +38,10 @@ uint64_t tool_parse_u64(const char *option, const char *value);
  * size of 2^64 or more. */
 uint64_t tool_parse_size(const char *option, const char *value);
 
+/* Flushes standard output and checks it had no write error: 0, or -1 after
+ * reporting one ("standard output: No space left on device"). */
+int tool_flush_stdout(void);
+
 /* Human-readable bytes ("1.5 GiB") into buf. */
 const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes);
 

@@ -117,9 +117,7 @@ int main(int argc, char **argv)
 		}
 		rio_shardset_free(&set);
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		tool_error("write error: %s", strerror(errno));
+	if (tool_flush_stdout() < 0)
 		status = EXIT_DATA;
-	}
 	return status;
 }

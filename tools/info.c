@@ -15,7 +15,6 @@
 #include "config.h"
 #include "common.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,10 +406,8 @@ int main(int argc, char **argv)
 			free(fs);
 		}
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		tool_error("write error: %s", strerror(errno));
+	if (tool_flush_stdout() < 0)
 		status = EXIT_DATA;
-	}
 	for (size_t i = 0; i < TABLE_SIZE; i++)
 		free(S.table[i].name);
 	rio_shardset_free(&shards);

@@ -19,7 +19,6 @@
 #include "config.h"
 #include "common.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -369,10 +368,8 @@ int main(int argc, char **argv)
 		       tool_format_bytes(b, sizeof b, bytes), secs,
 		       secs > 0 ? (double)bytes / secs / 1e9 : 0.0);
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		tool_error("write error: %s", strerror(errno));
+	if (tool_flush_stdout() < 0)
 		status = EXIT_DATA;
-	}
 
 	for (size_t i = 0; i < g.njobs; i++)
 		free(g.jobs[i].errors);
