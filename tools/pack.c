@@ -203,6 +203,21 @@ static void tick(pack_state *ps, size_t size, const char *what)
 		tool_progress_update(&ps->progress, ps->seen, ps->seen_bytes, what);
 }
 
+void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
+                      int (*rewind)(pack_source *), void (*close)(pack_source *))
+{
+	pack_source *s = calloc(1, size);
+	if (!s) {
+		tool_error("out of memory");
+		return NULL;
+	}
+	s->total = PACK_UNKNOWN;
+	s->next = next;
+	s->rewind = rewind;
+	s->close = close;
+	return s;
+}
+
 const char *pack_read_once(char *const *paths, size_t n)
 {
 	struct stat st;

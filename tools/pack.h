@@ -4,8 +4,8 @@
  *
  * A source hands out one record at a time (a view it owns, valid until its
  * next call), knows its record count up front when it can (idx, dir, csv),
- * and can rewind to the start (pack.c counts a streaming source before
- * splitting it into --shards N contiguous ranges). pack.c drives a source
+ * and otherwise can rewind to the start (pack.c counts a streaming source
+ * before splitting it into --shards N contiguous ranges). pack.c drives a source
  * into a shard_out (shard_out.h), directly or through the in-memory shuffle.
  * Sources report their own errors (one line naming the file and the offset
  * or line) and then return -1; pack.c only picks the exit code.
@@ -42,7 +42,9 @@ struct pack_source {
 	/* Next record: 1 and a view in *data and *size (valid until the next call),
 	 * 0 at the end, -1 on an error already reported. */
 	int (*next)(pack_source *s, const uint8_t **data, size_t *size);
-	/* Back to the first record: 0, or -1 on an error already reported. */
+	/* Back to the first record: 0, or -1 on an error already reported.
+	 * NULL for a source that knows its total when it opens: only a
+	 * source of PACK_UNKNOWN records is ever counted and rewound. */
 	int (*rewind)(pack_source *s);
 	/* Frees the source; NULL-safe through pack_source_close(). */
 	void (*close)(pack_source *s);
@@ -53,6 +55,12 @@ static inline void pack_source_close(pack_source *s)
 	if (s)
 		s->close(s);
 }
+
+/* A zeroed source object of `size` bytes (a struct whose first member is
+ * its pack_source) with these methods and total PACK_UNKNOWN; NULL after
+ * reporting that memory ran out. */
+void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
+                      int (*rewind)(pack_source *), void (*close)(pack_source *));
 
 /* The first of `n` paths that can be read only once (a pipe, a FIFO, a
  * character device or a socket), or NULL when every one can be read again. */

@@ -434,10 +434,9 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 	return 1;
 }
 
-/* Back to the first row after the header. */
-static int csv_src_rewind(pack_source *base)
+/* Back to the first row after the header (after the first pass). */
+static int csv_src_rewind(csv_source *s)
 {
-	csv_source *s = (csv_source *)base;
 	if (csv_rewind(&s->r) < 0)
 		return -1;
 	return csv_next(&s->r) == 1 ? 0 : -1;
@@ -458,17 +457,12 @@ static void csv_src_close(pack_source *base)
 int pack_csv_open(pack_source **out, const pack_args *a)
 {
 	*out = NULL;
-	csv_source *s = calloc(1, sizeof *s);
-	if (!s) {
-		tool_error("out of memory");
+	csv_source *s = pack_source_new(sizeof *s, csv_src_next, NULL, csv_src_close);
+	if (!s)
 		return -1;
-	}
-	s->base.next = csv_src_next;
-	s->base.rewind = csv_src_rewind;
-	s->base.close = csv_src_close;
 	rio_example_builder_init(&s->b);
 	if (csv_open(&s->r, a->inputs[0]) < 0 || read_header(s, a->label_column) < 0 ||
-	    survey(s) < 0 || csv_src_rewind(&s->base) < 0) {
+	    survey(s) < 0 || csv_src_rewind(s) < 0) {
 		csv_src_close(&s->base);
 		return -1;
 	}

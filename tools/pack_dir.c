@@ -208,12 +208,6 @@ static int dir_next(pack_source *base, const uint8_t **data, size_t *size)
 	return 1;
 }
 
-static int dir_rewind(pack_source *base)
-{
-	((dir_source *)base)->next_i = 0;
-	return 0;
-}
-
 static void dir_close(pack_source *base)
 {
 	dir_source *s = (dir_source *)base;
@@ -228,14 +222,9 @@ static void dir_close(pack_source *base)
 int pack_dir_open(pack_source **out, const pack_args *a)
 {
 	*out = NULL;
-	dir_source *s = calloc(1, sizeof *s);
-	if (!s) {
-		tool_error("out of memory");
+	dir_source *s = pack_source_new(sizeof *s, dir_next, NULL, dir_close);
+	if (!s)
 		return -1;
-	}
-	s->base.next = dir_next;
-	s->base.rewind = dir_rewind;
-	s->base.close = dir_close;
 	s->root = a->inputs[0];
 	rio_example_builder_init(&s->b);
 	if (scan(s) < 0) {

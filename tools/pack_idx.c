@@ -136,17 +136,6 @@ static int idx_next(pack_source *base, const uint8_t **data, size_t *size)
 	return 1;
 }
 
-static int idx_rewind(pack_source *base)
-{
-	idx_source *s = (idx_source *)base;
-	if (gzrewind(s->images) < 0 || gzseek(s->images, (z_off_t)s->header, SEEK_SET) < 0) {
-		tool_error("%s: cannot rewind", s->images_path);
-		return -1;
-	}
-	s->next_i = 0;
-	return 0;
-}
-
 static void idx_close(pack_source *base)
 {
 	idx_source *s = (idx_source *)base;
@@ -161,14 +150,9 @@ static void idx_close(pack_source *base)
 int pack_idx_open(pack_source **out, const pack_args *a)
 {
 	*out = NULL;
-	idx_source *s = calloc(1, sizeof *s);
-	if (!s) {
-		tool_error("out of memory");
+	idx_source *s = pack_source_new(sizeof *s, idx_next, NULL, idx_close);
+	if (!s)
 		return -1;
-	}
-	s->base.next = idx_next;
-	s->base.rewind = idx_rewind;
-	s->base.close = idx_close;
 	s->images_path = a->images;
 	s->labels_path = a->labels;
 	rio_example_builder_init(&s->b);

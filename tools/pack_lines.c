@@ -97,15 +97,9 @@ int pack_lines_open(pack_source **out, const pack_args *a)
 			return -1;
 		fclose(f);
 	}
-	lines_source *s = calloc(1, sizeof *s);
-	if (!s) {
-		tool_error("out of memory");
+	lines_source *s = pack_source_new(sizeof *s, lines_next, lines_rewind, lines_close);
+	if (!s)
 		return -1;
-	}
-	s->base.total = PACK_UNKNOWN;
-	s->base.next = lines_next;
-	s->base.rewind = lines_rewind;
-	s->base.close = lines_close;
 	s->files = a->inputs;
 	s->nfiles = a->ninputs;
 	s->base.once = pack_read_once(a->inputs, (size_t)a->ninputs);

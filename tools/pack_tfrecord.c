@@ -73,15 +73,9 @@ static void tfr_close(pack_source *base)
 int pack_tfrecord_open(pack_source **out, const pack_args *a)
 {
 	*out = NULL;
-	tfrecord_source *s = calloc(1, sizeof *s);
-	if (!s) {
-		tool_error("out of memory");
+	tfrecord_source *s = pack_source_new(sizeof *s, tfr_next, tfr_rewind, tfr_close);
+	if (!s)
 		return -1;
-	}
-	s->base.total = PACK_UNKNOWN;
-	s->base.next = tfr_next;
-	s->base.rewind = tfr_rewind;
-	s->base.close = tfr_close;
 	if (tool_expand_all(a->inputs, a->ninputs, &s->files) < 0) {
 		tfr_close(&s->base);
 		return -1;
