@@ -186,22 +186,7 @@ static uint64_t rng_below(rng *r, uint64_t bound)
 	}
 }
 
-/* ---- the pump ---------------------------------------------------------- */
-
-typedef struct pack_state {
-	tool_progress progress;
-	uint64_t seen; /* records read in the current phase */
-	uint64_t seen_bytes;
-} pack_state;
-
-/* Every 256 records: the progress line. */
-static void tick(pack_state *ps, size_t size, const char *what)
-{
-	ps->seen++;
-	ps->seen_bytes += size;
-	if ((ps->seen & 255) == 0)
-		tool_progress_update(&ps->progress, ps->seen, ps->seen_bytes, what);
-}
+/* ---- what the sources share (pack.h) ------------------------------------ */
 
 void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
                       int (*rewind)(pack_source *), void (*close)(pack_source *))
@@ -228,12 +213,46 @@ const char *pack_read_once(char *const *paths, size_t n)
 	return NULL;
 }
 
-/* Reads a streaming source once to count it, then rewinds it. */
-static int count_source(pack_source *src, pack_state *ps)
+/* ---- the pump ---------------------------------------------------------- */
+
+typedef struct pack_state {
+	tool_progress progress;
+	uint64_t seen; /* records read in the current phase */
+	uint64_t seen_bytes;
+} pack_state;
+
+/* Every 256 records: the progress line. */
+static void tick(pack_state *ps, size_t size, const char *what)
+{
+	ps->seen++;
+	ps->seen_bytes += size;
+	if ((ps->seen & 255) == 0)
+		tool_progress_update(&ps->progress, ps->seen, ps->seen_bytes, what);
+}
+
+/* Hands every record of `src` to sink(ctx, data, size), or only counts them
+ * when sink is NULL, drawing the progress line as `what`. 0, -1 after an
+ * error was reported (by the source or the sink), -2 when interrupted. */
+static int pump(pack_source *src, pack_state *ps, const char *what,
+                int (*sink)(void *ctx, const uint8_t *data, size_t size), void *ctx)
 {
 	const uint8_t *d;
 	size_t n;
 	int rc;
+	ps->seen = ps->seen_bytes = 0;
+	while ((rc = src->next(src, &d, &n)) == 1) {
+		if (tool_interrupted)
+			return -2;
+		if (sink && sink(ctx, d, n) < 0)
+			return -1;
+		tick(ps, n, what);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* Reads a streaming source once to count it, then rewinds it. */
+static int count_source(pack_source *src, pack_state *ps)
+{
 	if (src->once) {
 		/* the second pass would find it empty and write empty shards */
 		tool_error("%s: not a regular file, so it cannot be read twice as --shards N "
@@ -241,36 +260,27 @@ static int count_source(pack_source *src, pack_state *ps)
 		           src->once);
 		return -1;
 	}
-	ps->seen = ps->seen_bytes = 0;
-	while ((rc = src->next(src, &d, &n)) == 1) {
-		if (tool_interrupted)
-			return -2;
-		tick(ps, n, "counting");
-	}
+	int rc = pump(src, ps, "counting", NULL, NULL);
 	if (rc < 0)
-		return -1;
+		return rc;
 	src->total = ps->seen;
 	return src->rewind(src);
 }
 
-/* Loads every record into `st`. */
-static int load_source(pack_source *src, record_store *st, pack_state *ps)
+/* pump() sinks: into the --shuffle store, and into the output. */
+static int store_sink(void *st, const uint8_t *data, size_t size)
 {
-	const uint8_t *d;
-	size_t n;
-	int rc;
-	ps->seen = ps->seen_bytes = 0;
-	while ((rc = src->next(src, &d, &n)) == 1) {
-		if (tool_interrupted)
-			return -2;
-		if (store_add(st, d, n) < 0) {
-			tool_error("out of memory holding %llu records for --shuffle",
-			           (unsigned long long)st->n);
-			return -1;
-		}
-		tick(ps, n, "loading");
+	if (store_add(st, data, size) < 0) {
+		tool_error("out of memory holding %llu records for --shuffle",
+		           (unsigned long long)((record_store *)st)->n);
+		return -1;
 	}
-	return rc < 0 ? -1 : 0;
+	return 0;
+}
+
+static int out_sink(void *out, const uint8_t *data, size_t size)
+{
+	return shard_out_write(out, data, size);
 }
 
 /* Writes the records of `st` in a seeded random order. */
@@ -304,23 +314,6 @@ static int write_shuffled(record_store *st, uint64_t seed, shard_out *out, pack_
 	}
 	free(perm);
 	return rc;
-}
-
-/* Streams the source into the output. */
-static int write_stream(pack_source *src, shard_out *out, pack_state *ps)
-{
-	const uint8_t *d;
-	size_t n;
-	int rc;
-	ps->seen = ps->seen_bytes = 0;
-	while ((rc = src->next(src, &d, &n)) == 1) {
-		if (tool_interrupted)
-			return -2;
-		if (shard_out_write(out, d, n) < 0)
-			return -1;
-		tick(ps, n, "packing");
-	}
-	return rc < 0 ? -1 : 0;
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -531,7 +524,7 @@ int main(int argc, char **argv)
 	if (shard_out_open(&out, &o.out) < 0)
 		goto done;
 	if (o.shuffle) {
-		if ((rc = load_source(src, &st, &ps)) < 0)
+		if ((rc = pump(src, &ps, "loading", store_sink, &st)) < 0)
 			goto done;
 		pack_source_close(src);
 		src = NULL;
@@ -540,7 +533,8 @@ int main(int argc, char **argv)
 			goto done;
 	}
 	shard_out_set_total(out, o.shuffle ? st.n : src->total);
-	rc = o.shuffle ? write_shuffled(&st, o.seed, out, &ps) : write_stream(src, out, &ps);
+	rc = o.shuffle ? write_shuffled(&st, o.seed, out, &ps)
+	               : pump(src, &ps, "packing", out_sink, out);
 	if (rc == 0 && tool_interrupted)
 		rc = -2;
 	if (rc == 0)
