@@ -55,26 +55,51 @@ static int put(csv_reader *r, int c)
 	return 0;
 }
 
+/* Makes room for field nf and the start of the one after it. */
+static int reserve_fields(csv_reader *r)
+{
+	if (r->nf + 1 < r->fcap)
+		return 0;
+	size_t cap = r->fcap ? r->fcap * 2 : 64;
+	size_t *s = realloc(r->start, cap * sizeof *s);
+	if (s)
+		r->start = s;
+	size_t *l = realloc(r->flen, cap * sizeof *l);
+	if (l)
+		r->flen = l;
+	if (!s || !l)
+		return -1;
+	r->fcap = cap;
+	return 0;
+}
+
 /* Ends the current field (which started at buf + start[nf]). */
 static int end_field(csv_reader *r)
 {
-	if (r->nf + 1 >= r->fcap) {
-		size_t cap = r->fcap ? r->fcap * 2 : 64;
-		size_t *s = realloc(r->start, cap * sizeof *s);
-		if (s)
-			r->start = s;
-		size_t *l = realloc(r->flen, cap * sizeof *l);
-		if (l)
-			r->flen = l;
-		if (!s || !l)
-			return -1;
-		r->fcap = cap;
-	}
+	if (reserve_fields(r) < 0)
+		return -1;
 	r->flen[r->nf] = r->len - r->start[r->nf];
 	if (put(r, '\0') < 0)
 		return -1;
 	r->nf++;
 	r->start[r->nf] = r->len;
+	return 0;
+}
+
+/* To the start of the file, past a UTF-8 byte-order mark. A file that
+ * cannot seek (a pipe) fails here, before the first pass reads it. */
+static int csv_rewind(csv_reader *r)
+{
+	FILE *f = r->f;
+	if (fseek(f, 0, SEEK_SET) < 0) {
+		tool_error("%s: cannot rewind: %s (the csv mode reads its file twice)", r->path,
+		           strerror(errno));
+		return -1;
+	}
+	r->line = 1;
+	unsigned char bom[3];
+	if (fread(bom, 1, 3, f) != 3 || bom[0] != 0xef || bom[1] != 0xbb || bom[2] != 0xbf)
+		rewind(f);
 	return 0;
 }
 
@@ -88,27 +113,7 @@ static int csv_open(csv_reader *r, const char *path)
 		return -1;
 	}
 	setvbuf(r->f, NULL, _IOFBF, 1 << 20);
-	r->line = 1;
-	/* a UTF-8 byte-order mark */
-	unsigned char bom[3];
-	if (fread(bom, 1, 3, r->f) != 3 || bom[0] != 0xef || bom[1] != 0xbb || bom[2] != 0xbf)
-		rewind(r->f);
-	return 0;
-}
-
-static int csv_rewind(csv_reader *r)
-{
-	FILE *f = r->f;
-	const char *path = r->path;
-	if (fseek(f, 0, SEEK_SET) < 0) {
-		tool_error("%s: cannot rewind: %s", path, strerror(errno));
-		return -1;
-	}
-	r->line = 1;
-	unsigned char bom[3];
-	if (fread(bom, 1, 3, f) != 3 || bom[0] != 0xef || bom[1] != 0xbb || bom[2] != 0xbf)
-		rewind(f);
-	return 0;
+	return csv_rewind(r);
 }
 
 static void csv_close(csv_reader *r)
@@ -126,7 +131,7 @@ static int csv_next(csv_reader *r)
 {
 	FILE *f = r->f;
 	int c;
-	if (!r->start && end_field(r) < 0) /* allocate the arrays */
+	if (!r->start && reserve_fields(r) < 0) /* the first row: allocate the arrays */
 		goto nomem;
 next_row:
 	r->len = 0;
