@@ -22,6 +22,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -201,6 +203,20 @@ void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, 
 	s->rewind = rewind;
 	s->close = close;
 	return s;
+}
+
+int pack_record_fits(size_t size, const char *fmt, ...)
+{
+	if (size <= RIO_DEFAULT_MAX_RECORD)
+		return 1;
+	char where[PATH_MAX + 64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof where, fmt, ap);
+	va_end(ap);
+	tool_error("%s: a record of %zu bytes, over the %u-byte limit of the readers", where, size,
+	           RIO_DEFAULT_MAX_RECORD);
+	return 0;
 }
 
 const char *pack_read_once(char *const *paths, size_t n)

@@ -62,6 +62,12 @@ static inline void pack_source_close(pack_source *s)
 void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
                       int (*rewind)(pack_source *), void (*close)(pack_source *));
 
+/* 1 when a record of `size` bytes can be packed, else 0 after reporting
+ * "WHERE: ..." (WHERE formatted from fmt): librecordio's readers, these
+ * tools' included, refuse records over RIO_DEFAULT_MAX_RECORD by default,
+ * so pack does not write one. */
+int pack_record_fits(size_t size, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The first of `n` paths that can be read only once (a pipe, a FIFO, a
  * character device or a socket), or NULL when every one can be read again. */
 const char *pack_read_once(char *const *paths, size_t n);

@@ -436,6 +436,8 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 		tool_error("out of memory");
 		return -1;
 	}
+	if (!pack_record_fits(*size, "%s:%llu", s->r.path, (unsigned long long)s->r.rec_line))
+		return -1;
 	return 1;
 }
 

@@ -204,6 +204,8 @@ static int dir_next(pack_source *base, const uint8_t **data, size_t *size)
 		tool_error("out of memory");
 		return -1;
 	}
+	if (!pack_record_fits(*size, "%s", path))
+		return -1;
 	s->next_i++;
 	return 1;
 }

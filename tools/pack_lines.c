@@ -54,6 +54,9 @@ static int lines_next(pack_source *base, const uint8_t **data, size_t *size)
 			s->lineno++;
 			if (n > 0 && s->line[n - 1] == '\n')
 				n--;
+			if (!pack_record_fits((size_t)n, "%s: line %llu", s->files[s->cur],
+			                      (unsigned long long)s->lineno))
+				return -1;
 			*data = (const uint8_t *)s->line;
 			*size = (size_t)n;
 			return 1;
