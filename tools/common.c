@@ -24,25 +24,28 @@ void tool_init(const char *argv0)
 		tool_name += 3;
 }
 
+static void vreport(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void tool_error(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void tool_usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", tool_name);
-	exit(EXIT_USAGE);
+	tool_try_help();
 }
 
 void tool_try_help(void)
