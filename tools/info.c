@@ -189,17 +189,21 @@ static int cmp_feat(const void *a, const void *b)
 	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
 }
 
+/* The order in which a feature's kinds are listed, in text and JSON. */
+static const rio_feature_kind kind_order[] = {RIO_FEATURE_BYTES, RIO_FEATURE_FLOAT,
+                                              RIO_FEATURE_INT64, RIO_FEATURE_NONE};
+#define NKINDS (sizeof kind_order / sizeof kind_order[0])
+
 /* "float", "int64|none", ... into buf. */
 static const char *kinds_text(char *buf, size_t size, unsigned kinds)
 {
-	static const rio_feature_kind order[] = {RIO_FEATURE_BYTES, RIO_FEATURE_FLOAT,
-	                                         RIO_FEATURE_INT64, RIO_FEATURE_NONE};
 	size_t n = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < 4; i++) {
-		if (!(kinds & (1u << order[i])))
+	for (size_t i = 0; i < NKINDS; i++) {
+		if (!(kinds & (1u << kind_order[i])))
 			continue;
-		int w = snprintf(buf + n, size - n, "%s%s", n ? "|" : "", rio_feature_kind_name(order[i]));
+		int w = snprintf(buf + n, size - n, "%s%s", n ? "|" : "",
+		                 rio_feature_kind_name(kind_order[i]));
 		if (w > 0 && (size_t)w < size - n)
 			n += (size_t)w;
 	}
@@ -333,12 +337,10 @@ static void print_json(const shard_info *sh, size_t nsh, feat **fs)
 		printf("%s\n  {\"name\": ", i ? "," : "");
 		tool_json_string(stdout, f->name, f->name_len);
 		printf(", \"kinds\": [");
-		static const rio_feature_kind order[] = {RIO_FEATURE_BYTES, RIO_FEATURE_FLOAT,
-		                                         RIO_FEATURE_INT64, RIO_FEATURE_NONE};
 		int first = 1;
-		for (size_t k = 0; k < 4; k++) {
-			if (f->kinds & (1u << order[k])) {
-				printf("%s\"%s\"", first ? "" : ", ", rio_feature_kind_name(order[k]));
+		for (size_t k = 0; k < NKINDS; k++) {
+			if (f->kinds & (1u << kind_order[k])) {
+				printf("%s\"%s\"", first ? "" : ", ", rio_feature_kind_name(kind_order[k]));
 				first = 0;
 			}
 		}
