@@ -184,6 +184,20 @@ static uint64_t shard_start(const shard_out *s, uint32_t k)
 	return q * k + r * k / n;
 }
 
+/* fsync()s the file at `path`: 0, or -1 after reporting. */
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0) {
+		tool_error("%s: fsync: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /* Completes the open shard: closes the writer (renaming its temporary file
  * to the staging path) and writes the staging .idx. */
 static int close_current(shard_out *s)
@@ -229,6 +243,11 @@ static int close_current(shard_out *s)
 			tool_error("%s", err.message);
 		else
 			tool_error("out of memory");
+		free(ipath);
+		return -1;
+	}
+	/* rio_index_write() has no fsync of its own (the shard's writer does) */
+	if (s->o.fsync && fsync_path(ipath) < 0) {
 		free(ipath);
 		return -1;
 	}
