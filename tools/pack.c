@@ -367,8 +367,8 @@ static const struct option long_options[] = {
 
 typedef struct pack_opts {
 	pack_args a;
-	shard_out_opts out;
-	int have_shards, have_size, have_level, shuffle, have_seed, quiet;
+	shard_out_opts out; /* shards, shard_size, level: 0 unless given */
+	int shuffle, have_seed, quiet;
 	uint64_t seed;
 } pack_opts;
 
@@ -390,13 +390,11 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 			if (v < 1 || v > SHARD_OUT_MAX)
 				tool_usage_error("--shards: expected 1 to %u, got '%s'", SHARD_OUT_MAX, optarg);
 			o->out.shards = (uint32_t)v;
-			o->have_shards = 1;
 			break;
 		case 's':
 			o->out.shard_size = tool_parse_size("--shard-size", optarg);
 			if (o->out.shard_size == 0)
 				tool_usage_error("--shard-size: must be more than 0");
-			o->have_size = 1;
 			break;
 		case 'c': {
 			rio_compression comp;
@@ -412,7 +410,6 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 			if (v < 1 || v > 12)
 				tool_usage_error("--level: expected 1 to 12, got '%s'", optarg);
 			o->out.level = (int)v;
-			o->have_level = 1;
 			break;
 		case OPT_SHUFFLE: o->shuffle = 1; break;
 		case OPT_SEED:
@@ -439,11 +436,11 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	if (o->a.output[olen - 1] == '/')
 		tool_usage_error("--output: '%s' is a directory; give a file prefix such as %strain",
 		                 o->a.output, o->a.output);
-	if (o->have_shards && o->have_size)
+	if (o->out.shards && o->out.shard_size)
 		tool_usage_error("--shards and --shard-size exclude each other");
-	if (!o->have_shards && !o->have_size)
+	if (!o->out.shards && !o->out.shard_size)
 		o->out.shards = 1;
-	if (o->have_level) {
+	if (o->out.level) {
 		rio_compression comp = o->out.compression;
 		if (comp == RIO_COMPRESSION_NONE)
 			tool_usage_error("--level needs --compression gzip, zlib or lz4");
