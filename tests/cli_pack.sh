@@ -94,6 +94,8 @@ expect_exit 2 "$PACK" --from lines --output u/x --level 3 lines.txt
 expect_exit 2 "$PACK" --from lines --output u/x --label y lines.txt
 expect_exit 2 "$PACK" --from csv --output u/x data.csv data.csv
 expect_exit 2 "$PACK" --from lines --output u/ lines.txt
+expect_exit 2 "$PACK" --from lines --output u/.. lines.txt
+expect_exit 2 "$PACK" --from lines --output . lines.txt
 expect_exit 2 "$PACK" --from lines --output
 expect_eq 0 "$(nfiles u)" "usage errors write nothing"
 

@@ -432,10 +432,11 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 		tool_usage_error("missing --from (idx, tfrecord, csv, dir or lines)");
 	if (!o->a.output || !*o->a.output)
 		tool_usage_error("missing --output PREFIX");
-	size_t olen = strlen(o->a.output);
-	if (o->a.output[olen - 1] == '/')
-		tool_usage_error("--output: '%s' is a directory; give a file prefix such as %strain",
-		                 o->a.output, o->a.output);
+	const char *slash = strrchr(o->a.output, '/');
+	const char *base = slash ? slash + 1 : o->a.output;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		tool_usage_error("--output: '%s' is a directory; give a file prefix such as %s%strain",
+		                 o->a.output, o->a.output, *base ? "/" : "");
 	if (o->out.shards && o->out.shard_size)
 		tool_usage_error("--shards and --shard-size exclude each other");
 	if (!o->out.shards && !o->out.shard_size)
