@@ -206,6 +206,45 @@ static void test_writer_errors(void)
 	CU_ASSERT_FALSE(tu_file_exists(tu_path("bad.tfrecord")));
 }
 
+/* overwrite = 0 holds at close too: a file that appeared meanwhile stays. */
+static void test_no_overwrite_at_close(void)
+{
+	const char *path = tu_path("appeared.tfrecord");
+	rio_writer_opts o;
+	rio_writer_opts_init(&o);
+	o.overwrite = 0;
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &o), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "mine", 4, NULL), 0);
+	tu_write_file(path, "theirs", 6);
+	CU_ASSERT_EQUAL(rio_writer_close(w), -EEXIST);
+	size_t n;
+	uint8_t *got = tu_read_file(path, &n);
+	CU_ASSERT_TRUE(got && n == 6 && memcmp(got, "theirs", 6) == 0);
+	free(got);
+	/* no hidden temporary left beside it */
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -q '^\\.appeared'", tu_tmpdir());
+	CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+}
+
+/* Options out of range: an unknown damage policy is refused; a huge
+ * buffer size is held to a sane one and reading still works. */
+static void test_reader_option_ranges(void)
+{
+	const char *path = tu_path("opts.tfrecord");
+	size_t sizes[] = {5, 70000, 0};
+	write_shard(path, sizes, 3, NULL);
+	rio_reader_opts o;
+	rio_reader_opts_init(&o);
+	o.on_damage = (rio_damage_policy)7;
+	rio_reader *r = (rio_reader *)1;
+	CU_ASSERT_EQUAL(rio_reader_open(&r, path, &o), -EINVAL);
+	CU_ASSERT_PTR_NULL(r);
+	check_shard(path, sizes, 3, SIZE_MAX);
+	check_shard(path, sizes, 3, 1);
+}
+
 static void test_max_record_size(void)
 {
 	const char *path = tu_path("limit.tfrecord");
@@ -268,6 +307,8 @@ static const tu_test tests[] = {
 	{"writer publishes only on close", test_writer_publishes_only_on_close},
 	{"writer errors", test_writer_errors},
 	{"max record size", test_max_record_size},
+	{"overwrite = 0 holds at close", test_no_overwrite_at_close},
+	{"reader option ranges", test_reader_option_ranges},
 	{"reader open errors", test_reader_open_errors},
 	{"rio_strerror", test_strerror},
 	{NULL, NULL},

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 /* A fresh subdirectory of the scratch directory; returns its path. */
@@ -317,6 +318,24 @@ static void test_prefix_suffixes(void)
 	CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "train-00001-of-00004.tfrecord.gz"));
 	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "train-00002-of-00004.tfrecord.zz"));
 	CU_ASSERT_STRING_EQUAL(set.paths[3], in(d, "train-00003-of-00004.tfrecord.lz4"));
+	rio_shardset_free(&set);
+}
+
+/* A dangling symlink in the directory is not a read error of the listing
+ * (a failed stat once left errno set and failed the whole PREFIX). */
+static void test_prefix_with_dangling_symlink(void)
+{
+	const char *d = mkdir_sub("dangling");
+	touch(d, "set-00000-of-00002.tfrecord");
+	touch(d, "set-00001-of-00002.tfrecord");
+	CU_ASSERT_EQUAL_FATAL(symlink(in(d, "nowhere"), in(d, "aaa-dangling")), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink(in(d, "nowhere"), in(d, "set-zzz")), 0);
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "set"), &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 2);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "set-00000-of-00002.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "set-00001-of-00002.tfrecord"));
 	rio_shardset_free(&set);
 }
 
@@ -686,6 +705,7 @@ static const tu_test name_tests[] = {
 };
 
 static const tu_test form_tests[] = {
+	{"PREFIX beside a dangling symlink", test_prefix_with_dangling_symlink},
 	{"glob is sorted by strcmp", test_glob_sorted},
 	{"glob of shards is in shard order", test_glob_shards_sorted},
 	{"list keeps its order", test_list_order},
