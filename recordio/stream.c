@@ -24,6 +24,7 @@
 #endif
 
 #define IN_CAP (256u * 1024u)
+#define IN_HISTORY 8u /* consumed input kept at a refill, see refill() */
 #define OUT_CAP (1024u * 1024u)
 
 /* ---- input ---------------------------------------------------------------- */
@@ -129,19 +130,24 @@ int rio__istream_open(rio__istream **out, int fd, rio_compression c)
 	return 0;
 }
 
-/* Refills the compressed input buffer when it is empty. */
+/* Refills the compressed input buffer when it is empty. The last
+ * IN_HISTORY bytes already consumed stay in front of the new ones: an
+ * inflater that read ahead past a member's end in an earlier call can
+ * always give those bytes back (ISA-L holds up to 8 in its bit buffer). */
 static int refill(rio__istream *s)
 {
 	if (s->in_pos < s->in_end || s->in_eof)
 		return 0;
-	ssize_t r = read_full(s->fd, s->in, IN_CAP);
+	size_t keep = s->in_end < IN_HISTORY ? s->in_end : IN_HISTORY;
+	memmove(s->in, s->in + s->in_end - keep, keep);
+	ssize_t r = read_full(s->fd, s->in + keep, IN_CAP - keep);
 	if (r < 0) {
 		snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
 		         (unsigned long long)s->file_bytes);
 		return (int)r;
 	}
-	s->in_pos = 0;
-	s->in_end = (size_t)r;
+	s->in_pos = keep;
+	s->in_end = keep + (size_t)r;
 	s->file_bytes += (uint64_t)r;
 	if (r == 0)
 		s->in_eof = 1;
@@ -201,9 +207,12 @@ static ssize_t decode_step(rio__istream *s, uint8_t *dst, size_t n)
 			return damaged(s, "needs a preset dictionary");
 		if (st->block_state == ISAL_BLOCK_FINISH) {
 			/* ISA-L reads ahead into its bit buffer: give back the whole
-			 * bytes it holds, they belong to what follows the stream */
+			 * bytes it holds, they belong to what follows the stream
+			 * (refill keeps IN_HISTORY bytes so they are still there) */
 			size_t back = (size_t)st->read_in_length / 8;
-			s->in_pos -= back < s->in_pos ? back : s->in_pos;
+			if (back > s->in_pos)
+				return damaged(s, "read-ahead past the buffer");
+			s->in_pos -= back;
 			s->in_frame = 0;
 		}
 		return (ssize_t)produced;

@@ -391,6 +391,78 @@ static void test_concatenated_gzip_members(void)
 	free(two);
 }
 
+/* A gzip member of one record of `len` pseudo-random bytes; *n its size. */
+static uint8_t *gzip_member(size_t len, uint64_t seed, size_t *n)
+{
+	const char *path = tu_path("member.tfrecord.gz");
+	uint8_t *buf = malloc(len ? len : 1);
+	tu_fill_random(buf, len, seed);
+	rio_writer_opts o;
+	rio_writer_opts_init(&o);
+	o.compression = RIO_COMPRESSION_GZIP;
+	rio_writer *w;
+	uint8_t *file = NULL;
+	*n = 0;
+	if (rio_writer_open(&w, path, &o) == 0) {
+		rio_writer_write(w, buf, len, NULL);
+		if (rio_writer_close(w) == 0)
+			file = tu_read_file(path, n);
+	}
+	free(buf);
+	return file;
+}
+
+/* Member boundaries at every byte position around the reader's input
+ * buffer boundary: the inflater's read-ahead past a member's end may hold
+ * bytes of an earlier buffer, and they must still reach the next member.
+ * Both inflaters, several hundred KiB of small members after a first one of
+ * every length in a range wider than a small member. */
+static void test_gzip_members_across_buffers(void)
+{
+	size_t small_n;
+	uint8_t *small = gzip_member(3, 7, &small_n);
+	CU_ASSERT_FATAL(small != NULL && small_n > 0);
+	const size_t total = 600 * 1024;
+	uint8_t *file = malloc(total + 4096);
+	const char *path = tu_path("members.tfrecord.gz");
+	for (size_t first_len = 100; first_len < 100 + small_n + 16; first_len++) {
+		size_t first_n;
+		uint8_t *first = gzip_member(first_len, first_len, &first_n);
+		CU_ASSERT_FATAL(first != NULL);
+		memcpy(file, first, first_n);
+		size_t n = first_n, members = 1;
+		while (n + small_n <= total) {
+			memcpy(file + n, small, small_n);
+			n += small_n;
+			members++;
+		}
+		free(first);
+		tu_write_file(path, file, n);
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass)
+				setenv("RIO_INFLATE", "zlib", 1);
+			rio_reader *r;
+			rio_record rec;
+			CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
+			size_t got = 0, wrong = 0;
+			int rc;
+			while ((rc = rio_reader_next(r, &rec)) == 1)
+				wrong += got++ == 0 ? rec.size != first_len : rec.size != 3;
+			CU_ASSERT_EQUAL(rc, 0);
+			if (rc != 0)
+				fprintf(stderr, "first member %zu bytes, pass %d: %s\n", first_len,
+				        pass, rio_reader_error(r)->message);
+			CU_ASSERT_EQUAL(got, members);
+			CU_ASSERT_EQUAL(wrong, 0);
+			CU_ASSERT_EQUAL(rio_reader_file_bytes(r), n);
+			rio_reader_close(r);
+		}
+		unsetenv("RIO_INFLATE");
+	}
+	free(file);
+	free(small);
+}
+
 static void test_names(void)
 {
 	rio_compression c;
@@ -437,6 +509,7 @@ static const tu_test tests[] = {
 	{"rio_compression_detect", test_detect_function},
 	{"plain shards that start with a codec's magic", test_plain_shard_starting_with_magic},
 	{"concatenated gzip members", test_concatenated_gzip_members},
+	{"gzip members across input buffers", test_gzip_members_across_buffers},
 	{"names and suffixes", test_names},
 	{"forced codec on a plain file", test_forced_codec_on_plain_file},
 	{NULL, NULL},
