@@ -44,6 +44,7 @@ static struct {
 	feat table[TABLE_SIZE];
 	size_t nfeat;
 	uint64_t untracked; /* feature occurrences whose name did not fit */
+	int out_of_memory;  /* a name could not be stored: the summary is wrong */
 	uint64_t records, examples;
 	uint64_t min_size, max_size, sum_size;
 	uint64_t raw_min, raw_max; /* sizes of records that are not Examples */
@@ -84,8 +85,10 @@ static feat *lookup(const char *name, size_t len)
 			if (S.nfeat >= MAX_FEATURES)
 				return NULL;
 			f->name = malloc(len + 1);
-			if (!f->name)
+			if (!f->name) {
+				S.out_of_memory = 1;
 				return NULL;
+			}
 			memcpy(f->name, name, len);
 			f->name[len] = '\0';
 			f->name_len = len;
@@ -224,7 +227,8 @@ static int print_name(const feat *f)
 	return n;
 }
 
-static void print_text(const shard_info *sh, size_t nsh, feat **fs)
+/* Returns -1 when out of memory (nothing of the feature table printed). */
+static int print_text(const shard_info *sh, size_t nsh, feat **fs)
 {
 	char b1[32], b2[32];
 	int w = 5;
@@ -253,14 +257,14 @@ static void print_text(const shard_info *sh, size_t nsh, feat **fs)
 	}
 	if (S.records == 0) {
 		printf("no records\n");
-		return;
+		return 0;
 	}
 	printf("record sizes: %llu..%llu bytes (mean %.1f)\n", (unsigned long long)S.min_size,
 	       (unsigned long long)S.max_size, (double)S.sum_size / (double)S.records);
 	if (S.examples == 0) {
 		printf("payloads are not tf.train.Example: raw records, sizes %llu..%llu\n",
 		       (unsigned long long)S.raw_min, (unsigned long long)S.raw_max);
-		return;
+		return 0;
 	}
 	printf("features (in %llu of %llu records parsed as Examples):\n",
 	       (unsigned long long)S.examples, (unsigned long long)S.records);
@@ -268,7 +272,7 @@ static void print_text(const shard_info *sh, size_t nsh, feat **fs)
 	int nw = 4, kw = 5, lw = 0;
 	char (*mid)[96] = malloc((S.nfeat ? S.nfeat : 1) * sizeof *mid);
 	if (!mid)
-		return;
+		return -1;
 	for (size_t i = 0; i < S.nfeat; i++) {
 		const feat *f = fs[i];
 		char k[64];
@@ -307,6 +311,7 @@ static void print_text(const shard_info *sh, size_t nsh, feat **fs)
 	if (S.untracked)
 		printf("more than %u feature names: %llu occurrences of other names not shown\n",
 		       MAX_FEATURES, (unsigned long long)S.untracked);
+	return 0;
 }
 
 static void print_json(const shard_info *sh, size_t nsh, feat **fs)
@@ -391,10 +396,10 @@ int main(int argc, char **argv)
 			status = EXIT_DATA;
 
 	if (status == EXIT_OK) {
-		feat **fs = malloc((S.nfeat ? S.nfeat : 1) * sizeof *fs);
+		feat **fs = S.out_of_memory ? NULL : malloc((S.nfeat ? S.nfeat : 1) * sizeof *fs);
 		size_t n = 0;
 		if (!fs) {
-			tool_error("out of memory");
+			tool_error("out of memory collecting the feature table");
 			status = EXIT_DATA;
 		} else {
 			for (size_t i = 0; i < TABLE_SIZE; i++)
@@ -403,8 +408,10 @@ int main(int argc, char **argv)
 			qsort(fs, n, sizeof *fs, cmp_feat);
 			if (json)
 				print_json(sh, nsh, fs);
-			else
-				print_text(sh, nsh, fs);
+			else if (print_text(sh, nsh, fs) < 0) {
+				tool_error("out of memory printing the feature table");
+				status = EXIT_DATA;
+			}
 			free(fs);
 		}
 	}
