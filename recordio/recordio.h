@@ -79,7 +79,9 @@ extern "C" {
 	X(RIO_ENOSHARDS, -1010, "no shards match")                               \
 	X(RIO_EUNSUPPORTED, -1011, "not supported for this file")                \
 	X(RIO_EBADSHARDNAME, -1012, "inconsistent shard names")                  \
-	X(RIO_ERANGE, -1013, "index out of range")
+	X(RIO_ERANGE, -1013, "index out of range")                               \
+	X(RIO_EFEATURELEN, -1014, "feature length does not match the spec")      \
+	X(RIO_ESTATE, -1015, "saved loader state does not match this loader")
 
 enum rio_error_code {
 #define RIO__ENUM(name, value, text) name = value,

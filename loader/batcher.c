@@ -1,0 +1,276 @@
+/*
+ * batcher.c — the batcher thread: takes the workers' chunks in task order,
+ * passes the records through the shuffle buffer (BUFFER mode), and copies
+ * them into batches from the pool, which it queues for the consumer.
+ *
+ * Ordering is decided here and only here: chunks are consumed strictly by
+ * task number, and the shuffle buffer draws from an RNG seeded with (seed,
+ * epoch, rank), so the output never depends on which worker was faster.
+ * Every record is copied out of its chunk (into the shuffle buffer or a
+ * batch) before the chunk goes back to its worker, so no batch or buffer
+ * entry ever pins a worker's memory.
+ */
+#include "config.h"
+#include "loader_internal.h"
+#include "rng.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RNG_SHUFFLE_BUFFER = 3 };
+
+typedef struct entry {
+	uint8_t *data; /* the payload (raw) or the decoded row */
+	size_t size, cap;
+	uint32_t shard;
+	uint64_t index;
+} entry;
+
+typedef struct batcher {
+	rio_loader *l;
+	rio__slot *slot;  /* the batch being filled, or NULL */
+	size_t fill;
+	uint64_t number;  /* the next batch's number in the epoch */
+	uint64_t discard; /* records still to drop (resume) */
+	uint64_t bytes;   /* payload bytes in the batch */
+	entry *buf;       /* the shuffle buffer */
+	size_t nbuf, capbuf;
+	rio__rng rng;
+} batcher;
+
+/* Queues the filled batch. Returns 0, or -ECANCELED when stopping. */
+static int publish(batcher *b)
+{
+	rio_loader *l = b->l;
+	rio__slot *s = b->slot;
+	s->batch.count = b->fill;
+	s->batch.epoch = l->epoch;
+	s->batch.number = b->number++;
+	s->bytes = b->bytes;
+	if (!l->cols.ncols)
+		for (size_t i = 0; i < b->fill; i++)
+			s->recs[i].data = s->arena + (uintptr_t)s->recs[i].data;
+	int rc = rio__pool_to_device(&l->pool, s, b->fill, &l->cols);
+	pthread_mutex_lock(&l->mu);
+	if (rc < 0) {
+		s->next = l->pool.free_list;
+		l->pool.free_list = s;
+	} else {
+		rio__pool *p = &l->pool;
+		p->ready[(p->ready_head + p->ready_count) % p->nslots] = s;
+		p->ready_count++;
+		pthread_cond_signal(&l->ready_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	b->slot = NULL;
+	b->fill = 0;
+	b->bytes = 0;
+	if (rc < 0)
+		rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		               "copying a batch to the device failed");
+	return rc;
+}
+
+/* Appends one record (payload or row `data`) to the batch being filled. */
+static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, uint64_t index)
+{
+	rio_loader *l = b->l;
+	if (b->discard > 0) {
+		b->discard--;
+		return 0;
+	}
+	if (!b->slot) {
+		pthread_mutex_lock(&l->mu);
+		while (!l->stop && !l->pool.free_list)
+			pthread_cond_wait(&l->slot_cv, &l->mu);
+		rio__slot *s = l->stop ? NULL : l->pool.free_list;
+		if (s)
+			l->pool.free_list = s->next;
+		pthread_mutex_unlock(&l->mu);
+		if (!s)
+			return -ECANCELED;
+		b->slot = s;
+		s->arena_used = 0;
+	}
+	rio__slot *s = b->slot;
+	rio_batch_record *r = &s->recs[b->fill];
+	r->shard = shard;
+	r->index = index;
+	if (l->cols.ncols) {
+		const rio__colplan *cp = &l->cols;
+		r->data = NULL;
+		r->size = 0;
+		for (size_t c = 0; c < cp->ncols; c++)
+			memcpy((uint8_t *)s->cols[c].host + b->fill * cp->col_bytes[c],
+			       data + cp->col_offset[c], cp->col_bytes[c]);
+	} else {
+		int rc = rio__slot_reserve(s, size);
+		if (rc < 0) {
+			rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			               "growing a batch's payload memory");
+			return rc;
+		}
+		memcpy(s->arena + s->arena_used, data, size);
+		r->data = (const uint8_t *)(uintptr_t)s->arena_used; /* made a pointer at publish */
+		r->size = size;
+		s->arena_used += size;
+	}
+	b->bytes += size;
+	if (++b->fill == l->pool.batch_size)
+		return publish(b);
+	return 0;
+}
+
+static int entry_set(entry *e, const uint8_t *data, size_t size, uint32_t shard, uint64_t index)
+{
+	if (size > e->cap) {
+		uint8_t *d = realloc(e->data, size);
+		if (!d)
+			return -ENOMEM;
+		e->data = d;
+		e->cap = size;
+	}
+	memcpy(e->data, data, size);
+	e->size = size;
+	e->shard = shard;
+	e->index = index;
+	return 0;
+}
+
+/* One record through the shuffle buffer: while it fills, records go in;
+ * once full, a random entry goes out and the new record takes its place. */
+static int shuffle_add(batcher *b, const uint8_t *data, size_t size, uint32_t shard,
+                       uint64_t index)
+{
+	size_t want = b->l->o.shuffle_buffer;
+	if (b->nbuf < want) {
+		if (b->nbuf == b->capbuf) {
+			size_t n = b->capbuf ? b->capbuf * 2 : 1024;
+			if (n > want)
+				n = want;
+			entry *e = realloc(b->buf, n * sizeof *e);
+			if (!e)
+				return -ENOMEM;
+			memset(e + b->capbuf, 0, (n - b->capbuf) * sizeof *e);
+			b->buf = e;
+			b->capbuf = n;
+		}
+		return entry_set(&b->buf[b->nbuf++], data, size, shard, index);
+	}
+	entry *e = &b->buf[rio__rng_below(&b->rng, b->nbuf)];
+	int rc = emit(b, e->data, e->size, e->shard, e->index);
+	return rc < 0 ? rc : entry_set(e, data, size, shard, index);
+}
+
+/* At the end of the epoch: the buffer's records in random order. */
+static int shuffle_drain(batcher *b)
+{
+	while (b->nbuf > 0) {
+		size_t j = (size_t)rio__rng_below(&b->rng, b->nbuf);
+		entry *e = &b->buf[j];
+		int rc = emit(b, e->data, e->size, e->shard, e->index);
+		if (rc < 0)
+			return rc;
+		entry tmp = *e; /* keep the storage: swap with the last */
+		*e = b->buf[b->nbuf - 1];
+		b->buf[--b->nbuf] = tmp;
+	}
+	return 0;
+}
+
+/* Waits for chunk `task` from the workers; NULL when stopping. */
+static rio__chunk *take_chunk(rio_loader *l, uint64_t task)
+{
+	pthread_mutex_lock(&l->mu);
+	rio__chunk *c = NULL;
+	while (!l->stop) {
+		rio__chunk **pp = &l->done;
+		while (*pp && (*pp)->task != task)
+			pp = &(*pp)->next;
+		if (*pp) {
+			c = *pp;
+			*pp = c->next;
+			break;
+		}
+		pthread_cond_wait(&l->done_cv, &l->mu);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return c;
+}
+
+static void give_back(rio_loader *l, rio__chunk *c)
+{
+	pthread_mutex_lock(&l->mu);
+	c->lent = 0;
+	c->owner->free_chunks++;
+	l->stats.skipped += c->skipped;
+	l->stats.file_bytes += c->file_bytes;
+	pthread_cond_broadcast(&l->work_cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+static int consume(batcher *b, rio__chunk *c)
+{
+	rio_loader *l = b->l;
+	int buffered = l->o.shuffle == RIO_SHUFFLE_BUFFER;
+	size_t rb = l->cols.row_bytes;
+	for (size_t i = 0; i < c->nrec; i++) {
+		const rio__chunk_rec *r = &c->recs[i];
+		const uint8_t *data = rb ? c->rows + i * rb : c->buf + r->off;
+		size_t size = rb ? rb : r->size;
+		int rc = buffered ? shuffle_add(b, data, size, r->shard, r->index)
+		                  : emit(b, data, size, r->shard, r->index);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void *rio__batcher_main(void *arg)
+{
+	rio_loader *l = arg;
+	batcher b = {0};
+	b.l = l;
+	b.discard = l->resume_skip;
+	b.number = l->resume_skip / l->pool.batch_size;
+	rio__rng_seed(&b.rng, l->o.seed, l->epoch, (uint64_t)l->ds.rank, RNG_SHUFFLE_BUFFER);
+	int rc = 0;
+	for (uint64_t t = 0; t < l->plan.ntasks && rc == 0; t++) {
+		rio__chunk *c = take_chunk(l, t);
+		if (!c) {
+			rc = -ECANCELED;
+			break;
+		}
+		rc = consume(&b, c);
+		if (rc == 0 && c->error < 0) {
+			rc = c->error;
+			l->batch_err = c->err;
+		}
+		give_back(l, c);
+	}
+	if (rc == 0 && l->o.shuffle == RIO_SHUFFLE_BUFFER)
+		rc = shuffle_drain(&b);
+	if (rc == 0 && b.fill > 0 && !l->o.drop_remainder)
+		rc = publish(&b);
+	if (b.slot) { /* a short batch that is dropped, or an error */
+		pthread_mutex_lock(&l->mu);
+		b.slot->next = l->pool.free_list;
+		l->pool.free_list = b.slot;
+		pthread_mutex_unlock(&l->mu);
+	}
+	for (size_t i = 0; i < b.capbuf; i++)
+		free(b.buf[i].data);
+	free(b.buf);
+
+	pthread_mutex_lock(&l->mu);
+	if (rc < 0 && rc != -ECANCELED) {
+		l->error = rc;
+		if (l->batch_err.code == 0)
+			rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	l->epoch_done = 1;
+	pthread_cond_broadcast(&l->ready_cv);
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}

@@ -1,0 +1,247 @@
+/*
+ * decode.c — the column spec ("name:type:length[:scale],...") and the
+ * decoding of one tf.train.Example into a row of typed values.
+ *
+ * Conversions: u8 takes a bytes feature of exactly `length` bytes; f32 takes
+ * a float list, an int64 list (cast) or a bytes feature (each byte a
+ * number), times `scale` when it is set; i64 takes an int64 list. A list of
+ * another length is RIO_EFEATURELEN: nothing is padded or cut silently.
+ */
+#include "config.h"
+#include "decode.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+RIO_API const char *rio_dtype_name(rio_dtype t)
+{
+	switch (t) {
+	case RIO_DTYPE_U8:
+		return "u8";
+	case RIO_DTYPE_F32:
+		return "f32";
+	case RIO_DTYPE_I64:
+		return "i64";
+	}
+	return "?";
+}
+
+RIO_API size_t rio_dtype_size(rio_dtype t)
+{
+	return t == RIO_DTYPE_U8 ? 1 : t == RIO_DTYPE_F32 ? 4 : t == RIO_DTYPE_I64 ? 8 : 0;
+}
+
+/* Parses one "name:type:length[:scale]" item of `len` bytes. */
+static int parse_item(const char *item, size_t len, rio_column_spec *c, rio_error *err)
+{
+	char buf[256];
+	if (len == 0 || len >= sizeof buf)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "column spec item '%.*s': want name:type:length[:scale]",
+		                      (int)(len > 64 ? 64 : len), item);
+	memcpy(buf, item, len);
+	buf[len] = '\0';
+	char orig[256];
+	memcpy(orig, buf, len + 1);
+	char *fields[5] = {0};
+	int nf = 0;
+	char *save = NULL;
+	for (char *f = strtok_r(buf, ":", &save); f && nf < 5; f = strtok_r(NULL, ":", &save))
+		fields[nf++] = f;
+	memset(c, 0, sizeof *c);
+	int bad = nf < 3 || nf > 4 || strlen(fields[0]) >= sizeof c->name;
+	if (!bad) {
+		snprintf(c->name, sizeof c->name, "%s", fields[0]);
+		if (!strcmp(fields[1], "u8"))
+			c->type = RIO_DTYPE_U8;
+		else if (!strcmp(fields[1], "f32"))
+			c->type = RIO_DTYPE_F32;
+		else if (!strcmp(fields[1], "i64"))
+			c->type = RIO_DTYPE_I64;
+		else
+			bad = 1;
+	}
+	if (!bad) {
+		char *end;
+		unsigned long long n = strtoull(fields[2], &end, 10);
+		bad = *end || n == 0 || n > (1ull << 30) || fields[2][0] == '-';
+		c->length = (size_t)n;
+	}
+	if (!bad && nf == 4) {
+		char *end;
+		c->scale = strtof(fields[3], &end);
+		bad = *end || c->type != RIO_DTYPE_F32;
+	}
+	if (bad)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "column spec item '%s': want name:type:length[:scale] with type "
+		                      "u8, f32 or i64, length >= 1, and a scale only for f32",
+		                      orig);
+	return 0;
+}
+
+RIO_API int rio_column_spec_parse(const char *text, rio_column_spec **specs, size_t *n,
+                                  rio_error *err)
+{
+	rio__error_clear(err);
+	*specs = NULL;
+	*n = 0;
+	if (!text || !*text)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "empty column spec: want name:type:length[:scale],...");
+	size_t count = 1;
+	for (const char *p = text; *p; p++)
+		count += *p == ',';
+	rio_column_spec *out = calloc(count, sizeof *out);
+	if (!out)
+		return -ENOMEM;
+	const char *p = text;
+	for (size_t i = 0; i < count; i++) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		int rc = parse_item(p, len, &out[i], err);
+		if (rc < 0) {
+			free(out);
+			return rc;
+		}
+		p += len + 1;
+	}
+	*specs = out;
+	*n = count;
+	return 0;
+}
+
+int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n)
+{
+	memset(cp, 0, sizeof *cp);
+	if (n == 0)
+		return 0;
+	cp->spec = malloc(n * sizeof *cp->spec);
+	cp->col_offset = malloc(n * sizeof *cp->col_offset);
+	cp->col_bytes = malloc(n * sizeof *cp->col_bytes);
+	if (!cp->spec || !cp->col_offset || !cp->col_bytes) {
+		rio__colplan_free(cp);
+		return -ENOMEM;
+	}
+	memcpy(cp->spec, spec, n * sizeof *spec);
+	cp->ncols = n;
+	size_t off = 0;
+	for (size_t c = 0; c < n; c++) {
+		if (spec[c].length == 0 || rio_dtype_size(spec[c].type) == 0 ||
+		    memchr(spec[c].name, '\0', sizeof spec[c].name) == NULL) {
+			rio__colplan_free(cp);
+			return -EINVAL;
+		}
+		cp->col_offset[c] = off;
+		cp->col_bytes[c] = spec[c].length * rio_dtype_size(spec[c].type);
+		off += (cp->col_bytes[c] + 7) & ~(size_t)7; /* 8-byte aligned parts */
+	}
+	cp->row_bytes = off;
+	return 0;
+}
+
+void rio__colplan_free(rio__colplan *cp)
+{
+	free(cp->spec);
+	free(cp->col_offset);
+	free(cp->col_bytes);
+	memset(cp, 0, sizeof *cp);
+}
+
+/* The single value of a bytes feature, which must be `length` bytes. */
+static int one_bytes_value(const rio_feature *f, size_t length, const uint8_t **v,
+                           size_t *got)
+{
+	size_t cursor = 0, len = 0;
+	int rc = rio_feature_bytes_next(f, &cursor, v, &len);
+	if (rc < 0)
+		return rc;
+	*got = rc == 1 ? len : 0;
+	if (rc == 0 || f->count != 1 || len != length)
+		return RIO_EFEATURELEN;
+	return 0;
+}
+
+static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t *out,
+                         size_t *got)
+{
+	*got = f->count;
+	switch (c->type) {
+	case RIO_DTYPE_U8: {
+		if (f->kind != RIO_FEATURE_BYTES)
+			return RIO_EFEATUREKIND;
+		const uint8_t *v;
+		int rc = one_bytes_value(f, c->length, &v, got);
+		if (rc < 0)
+			return rc;
+		memcpy(out, v, c->length);
+		return 0;
+	}
+	case RIO_DTYPE_F32: {
+		float *dst = (float *)(void *)out;
+		float scale = c->scale != 0.0f ? c->scale : 1.0f;
+		if (f->kind == RIO_FEATURE_BYTES) {
+			const uint8_t *v;
+			int rc = one_bytes_value(f, c->length, &v, got);
+			if (rc < 0)
+				return rc;
+			for (size_t i = 0; i < c->length; i++)
+				dst[i] = (float)v[i] * scale;
+			return 0;
+		}
+		if (f->kind != RIO_FEATURE_FLOAT && f->kind != RIO_FEATURE_INT64)
+			return RIO_EFEATUREKIND;
+		if (f->count != c->length)
+			return RIO_EFEATURELEN;
+		int64_t n = rio_feature_as_floats(f, dst, c->length);
+		if (n < 0)
+			return (int)n;
+		if ((size_t)n != c->length)
+			return RIO_EFEATURELEN;
+		if (scale != 1.0f)
+			for (size_t i = 0; i < c->length; i++)
+				dst[i] *= scale;
+		return 0;
+	}
+	case RIO_DTYPE_I64: {
+		if (f->kind != RIO_FEATURE_INT64)
+			return RIO_EFEATUREKIND;
+		if (f->count != c->length)
+			return RIO_EFEATURELEN;
+		int64_t n = rio_feature_int64s(f, (int64_t *)(void *)out, c->length);
+		if (n < 0)
+			return (int)n;
+		return (size_t)n == c->length ? 0 : RIO_EFEATURELEN;
+	}
+	}
+	return -EINVAL;
+}
+
+int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, uint8_t *row,
+                    char *detail, size_t detail_size)
+{
+	for (size_t c = 0; c < cp->ncols; c++) {
+		const rio_column_spec *s = &cp->spec[c];
+		rio_feature f;
+		int rc = rio_example_find(data, size, s->name, &f);
+		size_t got = 0;
+		if (rc == 0)
+			rc = decode_column(s, &f, row + cp->col_offset[c], &got);
+		if (rc == 0)
+			continue;
+		if (rc == RIO_EFEATURELEN)
+			snprintf(detail, detail_size, "feature '%s' has %zu %s, the spec wants %zu",
+			         s->name, got, f.kind == RIO_FEATURE_BYTES ? "bytes" : "values",
+			         s->length);
+		else if (rc == RIO_EFEATUREKIND)
+			snprintf(detail, detail_size, "feature '%s' is a %s list, which cannot be %s",
+			         s->name, rio_feature_kind_name(f.kind), rio_dtype_name(s->type));
+		else
+			snprintf(detail, detail_size, "feature '%s'", s->name);
+		return rc;
+	}
+	return 0;
+}

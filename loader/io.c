@@ -1,0 +1,242 @@
+/*
+ * io.c — the two read backends behind rio__io_run().
+ *
+ * A request is cut into pieces of at most read_size bytes. pread reads them
+ * in order. io_uring keeps up to queue_depth pieces in flight, resubmits the
+ * rest of a piece that came back short, and stops a request at the end of
+ * the file (a piece that reads 0 bytes). A request's result is the number of
+ * bytes read contiguously from its start.
+ */
+#include "config.h"
+#include "io.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
+
+typedef struct piece {
+	size_t req;
+	uint64_t offset;
+	size_t len;
+	uint8_t *buf;
+	size_t done;
+	int eof;
+	int err;
+} piece;
+
+struct rio__io {
+	int use_uring;
+	unsigned depth;
+	size_t read_size;
+	piece *pieces;
+	size_t cap;
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+#endif
+};
+
+int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read_size)
+{
+	*out = NULL;
+	rio__io *io = calloc(1, sizeof *io);
+	if (!io)
+		return -ENOMEM;
+	io->depth = queue_depth ? queue_depth : 32;
+	io->read_size = read_size ? read_size : 256 * 1024;
+	if (use_uring) {
+#ifdef HAVE_LIBURING
+		int rc = io_uring_queue_init(io->depth, &io->ring, 0);
+		if (rc < 0) {
+			free(io);
+			return rc;
+		}
+		io->use_uring = 1;
+#else
+		free(io);
+		return -ENOSYS;
+#endif
+	}
+	*out = io;
+	return 0;
+}
+
+void rio__io_close(rio__io *io)
+{
+	if (!io)
+		return;
+#ifdef HAVE_LIBURING
+	if (io->use_uring)
+		io_uring_queue_exit(&io->ring);
+#endif
+	free(io->pieces);
+	free(io);
+}
+
+int rio__io_uring_available(void)
+{
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+	if (io_uring_queue_init(2, &ring, 0) < 0)
+		return 0;
+	io_uring_queue_exit(&ring);
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+static int split(rio__io *io, const rio__io_req *reqs, size_t n, size_t *npieces)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++)
+		count += reqs[i].len ? (reqs[i].len + io->read_size - 1) / io->read_size : 0;
+	if (count > io->cap) {
+		piece *p = realloc(io->pieces, count * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		io->pieces = p;
+		io->cap = count;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t at = 0; at < reqs[i].len; at += io->read_size) {
+			size_t len = reqs[i].len - at < io->read_size ? reqs[i].len - at : io->read_size;
+			io->pieces[k++] = (piece){i, reqs[i].offset + at, len,
+			                          (uint8_t *)reqs[i].buf + at, 0, 0, 0};
+		}
+	*npieces = k;
+	return 0;
+}
+
+static int read_pread(rio__io *io, const rio__io_req *reqs, size_t np)
+{
+	for (size_t k = 0; k < np; k++) {
+		piece *p = &io->pieces[k];
+		while (p->done < p->len) {
+			ssize_t r = pread(reqs[p->req].fd, p->buf + p->done, p->len - p->done,
+			                  (off_t)(p->offset + p->done));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				p->err = -errno;
+				break;
+			}
+			if (r == 0) {
+				p->eof = 1;
+				break;
+			}
+			p->done += (size_t)r;
+		}
+	}
+	return 0;
+}
+
+#ifdef HAVE_LIBURING
+static int read_uring(rio__io *io, const rio__io_req *reqs, size_t np)
+{
+	size_t next = 0, inflight = 0;
+	/* pieces whose rest must be read again come back through `retry` */
+	size_t *retry = NULL, nretry = 0;
+	int rc = 0;
+	while (next < np || inflight > 0 || nretry > 0) {
+		while (inflight < io->depth && (nretry > 0 || next < np)) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
+			if (!sqe)
+				break;
+			size_t k = nretry > 0 ? retry[--nretry] : next++;
+			piece *p = &io->pieces[k];
+			io_uring_prep_read(sqe, reqs[p->req].fd, p->buf + p->done,
+			                   (unsigned)(p->len - p->done), p->offset + p->done);
+			io_uring_sqe_set_data64(sqe, k);
+			inflight++;
+		}
+		int s = io_uring_submit_and_wait(&io->ring, 1);
+		if (s < 0 && s != -EINTR) {
+			rc = s;
+			break;
+		}
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0;
+		io_uring_for_each_cqe(&io->ring, head, cqe)
+		{
+			seen++;
+			inflight--;
+			piece *p = &io->pieces[io_uring_cqe_get_data64(cqe)];
+			int res = cqe->res;
+			if (res == -EAGAIN || res == -EINTR || (res > 0 && p->done + (size_t)res < p->len)) {
+				if (res > 0)
+					p->done += (size_t)res;
+				size_t *nr = realloc(retry, (nretry + 1) * sizeof *nr);
+				if (!nr) {
+					rc = -ENOMEM;
+					p->err = -ENOMEM;
+					continue;
+				}
+				retry = nr;
+				retry[nretry++] = (size_t)io_uring_cqe_get_data64(cqe);
+			} else if (res < 0) {
+				p->err = res;
+			} else if (res == 0) {
+				p->eof = 1;
+			} else {
+				p->done += (size_t)res;
+			}
+		}
+		io_uring_cq_advance(&io->ring, seen);
+		if (rc < 0 && inflight == 0)
+			break;
+	}
+	/* on a submit failure, wait for what is in flight before returning */
+	while (inflight > 0) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_wait_cqe(&io->ring, &cqe) < 0)
+			break;
+		io_uring_cqe_seen(&io->ring, cqe);
+		inflight--;
+	}
+	free(retry);
+	return rc;
+}
+#endif
+
+int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n)
+{
+	size_t np;
+	int rc = split(io, reqs, n, &np);
+	if (rc < 0)
+		return rc;
+#ifdef HAVE_LIBURING
+	rc = io->use_uring ? read_uring(io, reqs, np) : read_pread(io, reqs, np);
+#else
+	rc = read_pread(io, reqs, np);
+#endif
+	/* each request: bytes read contiguously from its start */
+	for (size_t i = 0; i < n; i++)
+		reqs[i].result = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int stopped = 0;
+		for (; k < np && io->pieces[k].req == i; k++) {
+			piece *p = &io->pieces[k];
+			if (stopped)
+				continue;
+			if (p->err < 0) {
+				reqs[i].result = p->err;
+				if (rc == 0)
+					rc = p->err;
+				stopped = 1;
+				continue;
+			}
+			reqs[i].result += (ssize_t)p->done;
+			if (p->done < p->len)
+				stopped = 1;
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * io.h — the loader's reads: io_uring through liburing, or pread.
+ *
+ * Each worker owns one rio__io (its own ring: nothing is shared between
+ * threads). A worker asks for a batch of reads at once — one large range cut
+ * into read_size requests, or the scattered records of a global-shuffle task
+ * — and io_uring keeps up to queue_depth of them in flight; pread runs them
+ * one after another. Both fill the same buffers with the same bytes.
+ */
+#ifndef RIO_LOADER_IO_H
+#define RIO_LOADER_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct rio__io rio__io;
+
+typedef struct rio__io_req {
+	int fd;
+	uint64_t offset;
+	size_t len;
+	void *buf;
+	ssize_t result; /* bytes read (short only at the end of the file) or
+	                 * a negative errno                                */
+} rio__io_req;
+
+/* Opens a backend: use_uring 1 for io_uring (-ENOSYS, -EPERM... when the
+ * kernel or the sandbox refuses it), 0 for pread. */
+int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read_size);
+/* Runs all `n` requests (large ones split into read_size pieces); each
+ * request's `result` is set. Returns 0, or the first negative errno. */
+int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n);
+void rio__io_close(rio__io *io);
+
+/* 1 when io_uring can be set up here (a probe ring is created and freed). */
+int rio__io_uring_available(void);
+
+#endif /* RIO_LOADER_IO_H */

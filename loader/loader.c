@@ -1,0 +1,494 @@
+/*
+ * loader.c — the public calls: open, next, release, epochs, saved state,
+ * statistics, close; and the start and stop of an epoch's threads.
+ *
+ * An epoch's threads (workers and the batcher) start at the first
+ * rio_loader_next() of the epoch and are joined when the epoch ends, when
+ * the caller moves to another epoch or restores a position, and at close.
+ * Everything they use (the chunks, the pool, the io rings) is allocated at
+ * open and reused, so an epoch allocates only its plan.
+ */
+#include "config.h"
+#include "loader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+RIO_API void rio_loader_opts_init(rio_loader_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->rank = -1;
+	o->world = -1;
+	o->sharding = RIO_SHARD_AUTO;
+	o->batch_size = 32;
+	o->shuffle = RIO_SHUFFLE_NONE;
+	o->shuffle_buffer = 10000;
+	o->interleave = 4;
+	o->workers = 2;
+	o->prefetch = 4;
+	o->hold = 2;
+	o->chunk_bytes = 1 << 20;
+	o->io = RIO_IO_AUTO;
+	o->queue_depth = 32;
+	o->read_size = 256 * 1024;
+	o->verify_crc = 1;
+	o->on_damage = RIO_DAMAGE_FAIL;
+	o->max_record_size = RIO_DEFAULT_MAX_RECORD;
+}
+
+static int bad_option(rio_loader *l, const char *what)
+{
+	return rio__error_set(&l->err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+	                      "invalid loader option: %s", what);
+}
+
+static int check_options(rio_loader *l)
+{
+	const rio_loader_opts *o = &l->o;
+	if (o->batch_size == 0 || o->batch_size > (1u << 24))
+		return bad_option(l, "batch_size must be 1 to 16777216");
+	if (o->workers < 1 || o->workers > 256)
+		return bad_option(l, "workers must be 1 to 256");
+	if (o->prefetch < 1 || o->prefetch > 4096 || o->hold < 1 || o->hold > 4096)
+		return bad_option(l, "prefetch and hold must be 1 to 4096");
+	if (o->chunk_bytes < 4096)
+		return bad_option(l, "chunk_bytes must be at least 4096");
+	if ((unsigned)o->shuffle > RIO_SHUFFLE_GLOBAL)
+		return bad_option(l, "shuffle must be none, buffer or global");
+	if (o->shuffle == RIO_SHUFFLE_BUFFER && (o->shuffle_buffer < 1 || o->interleave < 1))
+		return bad_option(l, "shuffle_buffer and interleave must be at least 1");
+	if ((unsigned)o->sharding > RIO_SHARD_RECORDS)
+		return bad_option(l, "sharding must be auto, files or records");
+	if ((unsigned)o->io > RIO_IO_PREAD)
+		return bad_option(l, "io must be auto, uring or pread");
+	if ((unsigned)o->on_damage > RIO_DAMAGE_REPORT)
+		return bad_option(l, "on_damage must be fail or skip");
+	if (o->queue_depth < 1 || o->queue_depth > 4096 || o->read_size < 4096)
+		return bad_option(l, "queue_depth must be 1 to 4096 and read_size at least 4096");
+	if (o->max_record_size == 0)
+		return bad_option(l, "max_record_size must be positive");
+	if (o->ncolumns && !o->columns)
+		return bad_option(l, "ncolumns is set but columns is NULL");
+	return 0;
+}
+
+/* io_uring or pread: the option, then RIO_LOADER_IO for AUTO, then a probe. */
+static int choose_io(rio_loader *l)
+{
+	rio_io_backend io = l->o.io;
+	if (io == RIO_IO_AUTO) {
+		const char *env = getenv("RIO_LOADER_IO");
+		if (env && !strcmp(env, "pread"))
+			io = RIO_IO_PREAD;
+		else if (env && !strcmp(env, "uring"))
+			io = RIO_IO_URING;
+		else if (env && *env && strcmp(env, "auto"))
+			return rio__error_set(&l->err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "RIO_LOADER_IO='%s': want auto, uring or pread", env);
+	}
+	if (io == RIO_IO_URING && !rio__io_uring_available())
+		return rio__error_set(&l->err, -ENOSYS, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "io_uring is not available here (kernel, seccomp or a build "
+		                      "without liburing); use the pread backend");
+	l->use_uring = io == RIO_IO_URING || (io == RIO_IO_AUTO && rio__io_uring_available());
+	return 0;
+}
+
+static int open_workers(rio_loader *l)
+{
+	l->workers = calloc((size_t)l->o.workers, sizeof *l->workers);
+	if (!l->workers)
+		return -ENOMEM;
+	l->nworkers = l->o.workers;
+	for (int i = 0; i < l->nworkers; i++) {
+		int rc = rio__worker_init(&l->workers[i], l);
+		if (rc < 0 && l->use_uring && l->o.io != RIO_IO_URING) {
+			/* the ring could not be set up after all (e.g. memlock): pread */
+			for (int j = 0; j < i; j++)
+				rio__worker_free(&l->workers[j]);
+			rio__worker_free(&l->workers[i]);
+			l->use_uring = 0;
+			i = -1;
+			continue;
+		}
+		if (rc < 0)
+			return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "setting up the %s backend",
+			                      l->use_uring ? "io_uring" : "pread");
+	}
+	return 0;
+}
+
+RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_loader_opts *opts)
+{
+	*out = NULL;
+	rio_loader *l = calloc(1, sizeof *l);
+	if (!l)
+		return -ENOMEM;
+	*out = l;
+	if (opts)
+		l->o = *opts;
+	else
+		rio_loader_opts_init(&l->o);
+	rio__error_clear(&l->err);
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->work_cv, NULL);
+	pthread_cond_init(&l->done_cv, NULL);
+	pthread_cond_init(&l->slot_cv, NULL);
+	pthread_cond_init(&l->ready_cv, NULL);
+	int rc = check_options(l);
+	if (rc == 0)
+		rc = choose_io(l);
+	if (rc == 0 && (rc = rio__dataset_open(&l->ds, shards, &l->o, &l->err)) < 0 &&
+	    l->err.code == 0)
+		rio__error_set(&l->err, rc, shards, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	if (rc == 0 && (rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns)) < 0)
+		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		               "invalid column spec (empty name, type or length)");
+	if (rc == 0)
+		rc = rio__pool_init(&l->pool, l->o.prefetch + l->o.hold, l->o.batch_size, &l->cols,
+		                    &l->o, &l->err);
+	if (rc == 0)
+		rc = open_workers(l);
+	l->stats.io_uring = l->use_uring;
+	if (rc < 0 && l->err.code == 0)
+		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, "opening the loader");
+	return rc;
+}
+
+/* ---- an epoch's threads ----------------------------------------------- */
+
+static int start_epoch(rio_loader *l)
+{
+	int rc = rio__plan_build(&l->plan, &l->ds, &l->o, l->epoch);
+	if (rc < 0)
+		return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "planning epoch %llu", (unsigned long long)l->epoch);
+	l->streams = calloc(l->ds.npieces ? l->ds.npieces : 1, sizeof *l->streams);
+	if (!l->streams) {
+		rio__plan_free(&l->plan);
+		return -ENOMEM;
+	}
+	l->stop = 0;
+	l->next_task = 0;
+	l->done = NULL;
+	l->error = 0;
+	l->epoch_done = 0;
+	rio__error_clear(&l->batch_err);
+	l->running = 1;
+	for (int i = 0; i < l->nworkers; i++) {
+		if (pthread_create(&l->workers[i].thread, NULL, rio__worker_main, &l->workers[i]))
+			return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "starting a worker thread");
+		l->workers[i].started = 1;
+	}
+	if (pthread_create(&l->batcher, NULL, rio__batcher_main, l))
+		return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "starting the batcher thread");
+	l->batcher_started = 1;
+	l->resume_skip = 0; /* the batcher has taken it */
+	return 0;
+}
+
+static void stop_epoch(rio_loader *l)
+{
+	if (!l->running)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	pthread_cond_broadcast(&l->work_cv);
+	pthread_cond_broadcast(&l->done_cv);
+	pthread_cond_broadcast(&l->slot_cv);
+	pthread_mutex_unlock(&l->mu);
+	for (int i = 0; i < l->nworkers; i++)
+		if (l->workers[i].started) {
+			pthread_join(l->workers[i].thread, NULL);
+			l->workers[i].started = 0;
+		}
+	if (l->batcher_started) {
+		pthread_join(l->batcher, NULL);
+		l->batcher_started = 0;
+	}
+	/* everything back where it starts: chunks to their workers, queued
+	 * batches to the free list (batches the consumer holds stay valid) */
+	for (int i = 0; i < l->nworkers; i++) {
+		rio__worker *w = &l->workers[i];
+		for (int c = 0; c < RIO__CHUNKS_PER_WORKER; c++)
+			w->chunks[c].lent = 0;
+		w->free_chunks = RIO__CHUNKS_PER_WORKER;
+	}
+	l->done = NULL;
+	rio__pool *p = &l->pool;
+	while (p->ready_count > 0) {
+		rio__slot *s = p->ready[p->ready_head];
+		p->ready_head = (p->ready_head + 1) % p->nslots;
+		p->ready_count--;
+		s->next = p->free_list;
+		p->free_list = s;
+	}
+	for (size_t i = 0; i < l->ds.npieces; i++)
+		rio_reader_close(l->streams[i].reader);
+	free(l->streams);
+	l->streams = NULL;
+	rio__plan_free(&l->plan);
+	l->running = 0;
+	l->stop = 0;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
+{
+	*batch = NULL;
+	if (l->held >= l->o.hold)
+		return rio__error_set(&l->err, -ENOBUFS, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "the consumer holds %zu batches (opts.hold): release one first",
+		                      l->held);
+	if (l->finished) {
+		l->epoch++;
+		l->position = 0;
+		l->batches_out = 0;
+		l->finished = 0;
+	}
+	if (!l->running) {
+		int rc = start_epoch(l);
+		if (rc < 0) {
+			stop_epoch(l);
+			return rc;
+		}
+	}
+	double t0 = now_seconds();
+	pthread_mutex_lock(&l->mu);
+	rio__pool *p = &l->pool;
+	while (p->ready_count == 0 && !l->epoch_done)
+		pthread_cond_wait(&l->ready_cv, &l->mu);
+	l->stats.wait_seconds += now_seconds() - t0;
+	if (p->ready_count > 0) {
+		rio__slot *s = p->ready[p->ready_head];
+		p->ready_head = (p->ready_head + 1) % p->nslots;
+		p->ready_count--;
+		s->held = 1;
+		l->held++;
+		l->position += s->batch.count;
+		l->batches_out++;
+		l->stats.records += s->batch.count;
+		l->stats.batches++;
+		l->stats.bytes += s->bytes;
+		pthread_mutex_unlock(&l->mu);
+		*batch = &s->batch;
+		return 1;
+	}
+	int err = l->error;
+	rio_error e = l->batch_err;
+	pthread_mutex_unlock(&l->mu);
+	if (err < 0) {
+		/* the error stays: the epoch is stopped where it failed */
+		l->err = e;
+		return err;
+	}
+	stop_epoch(l);
+	l->finished = 1;
+	return 0;
+}
+
+RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
+{
+	if (!l || !batch)
+		return;
+	rio__slot *s = (rio__slot *)(void *)batch; /* the batch is a slot's first member */
+	pthread_mutex_lock(&l->mu);
+	if (s->held) {
+		s->held = 0;
+		l->held--;
+		s->next = l->pool.free_list;
+		l->pool.free_list = s;
+		pthread_cond_signal(&l->slot_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* ---- sizes, epochs and positions -------------------------------------- */
+
+RIO_API uint64_t rio_loader_records(const rio_loader *l)
+{
+	return l->ds.rank_records;
+}
+
+RIO_API uint64_t rio_loader_full_batches(const rio_loader *l)
+{
+	return l->ds.rank_records / l->o.batch_size;
+}
+
+RIO_API uint64_t rio_loader_batches(const rio_loader *l)
+{
+	uint64_t full = rio_loader_full_batches(l);
+	return full + (!l->o.drop_remainder && l->ds.rank_records % l->o.batch_size ? 1 : 0);
+}
+
+RIO_API uint64_t rio_loader_epoch(const rio_loader *l)
+{
+	return l->finished ? l->epoch + 1 : l->epoch;
+}
+
+RIO_API uint64_t rio_loader_position(const rio_loader *l)
+{
+	return l->finished ? 0 : l->position;
+}
+
+RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch)
+{
+	stop_epoch(l);
+	l->epoch = epoch;
+	l->position = 0;
+	l->batches_out = 0;
+	l->finished = 0;
+	l->resume_skip = 0;
+	return 0;
+}
+
+/* The saved state: fixed-size little-endian fields, then a CRC-32C. */
+enum { STATE_WORDS = 16, STATE_SIZE = STATE_WORDS * 8 + 4 };
+static const uint64_t STATE_MAGIC = 0x314c4f4952ull; /* "RIOL1" */
+
+static void state_words(const rio_loader *l, uint64_t w[STATE_WORDS], uint64_t epoch,
+                        uint64_t position)
+{
+	const rio_loader_opts *o = &l->o;
+	uint64_t cols = 0;
+	for (size_t c = 0; c < l->cols.ncols; c++)
+		cols = (cols ^ l->cols.col_bytes[c]) * 0x100000001b3ull;
+	uint64_t v[STATE_WORDS] = {
+		STATE_MAGIC, o->seed, epoch, position, (uint64_t)l->ds.rank,
+		(uint64_t)l->ds.world, l->ds.ident, l->ds.rank_records, o->batch_size,
+		(uint64_t)o->shuffle, o->shuffle == RIO_SHUFFLE_BUFFER ? o->shuffle_buffer : 0,
+		o->shuffle == RIO_SHUFFLE_BUFFER ? o->interleave : 0, (uint64_t)l->ds.sharding,
+		(uint64_t)o->drop_remainder, (uint64_t)o->on_damage, cols};
+	memcpy(w, v, sizeof v);
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+RIO_API int rio_loader_state_save(const rio_loader *l, void *buf, size_t size)
+{
+	if (size == 0)
+		return STATE_SIZE;
+	if (!buf || size < STATE_SIZE)
+		return -ENOSPC;
+	uint64_t w[STATE_WORDS];
+	state_words(l, w, rio_loader_epoch(l), rio_loader_position(l));
+	uint8_t *p = buf;
+	for (int i = 0; i < STATE_WORDS; i++)
+		put_le64(p + 8 * i, w[i]);
+	uint32_t crc = rio_crc32c(0, p, STATE_WORDS * 8);
+	for (int i = 0; i < 4; i++)
+		p[STATE_WORDS * 8 + i] = (uint8_t)(crc >> (8 * i));
+	return STATE_SIZE;
+}
+
+RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size)
+{
+	const uint8_t *p = buf;
+	if (!buf || size != STATE_SIZE)
+		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "a saved loader state is %d bytes, this one %zu", STATE_SIZE,
+		                      size);
+	uint32_t crc = (uint32_t)p[STATE_WORDS * 8] | (uint32_t)p[STATE_WORDS * 8 + 1] << 8 |
+	               (uint32_t)p[STATE_WORDS * 8 + 2] << 16 |
+	               (uint32_t)p[STATE_WORDS * 8 + 3] << 24;
+	if (crc != rio_crc32c(0, p, STATE_WORDS * 8))
+		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "the saved loader state is damaged (CRC mismatch)");
+	uint64_t got[STATE_WORDS], want[STATE_WORDS];
+	for (int i = 0; i < STATE_WORDS; i++)
+		got[i] = get_le64(p + 8 * i);
+	state_words(l, want, got[2], got[3]);
+	static const char *const names[STATE_WORDS] = {
+		"format", "seed", "epoch", "position", "rank", "world size", "data (shard record counts)",
+		"record count", "batch size", "shuffle", "shuffle buffer", "interleave", "sharding",
+		"drop remainder", "damage policy", "columns"};
+	for (int i = 0; i < STATE_WORDS; i++)
+		if (got[i] != want[i])
+			return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "the saved loader state has another %s (%llu, here %llu)",
+			                      names[i], (unsigned long long)got[i],
+			                      (unsigned long long)want[i]);
+	if (got[3] > l->ds.rank_records)
+		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "the saved position %llu is past the epoch's %llu records",
+		                      (unsigned long long)got[3],
+		                      (unsigned long long)l->ds.rank_records);
+	stop_epoch(l);
+	l->epoch = got[2];
+	l->position = got[3];
+	l->batches_out = got[3] / l->o.batch_size;
+	l->finished = 0;
+	l->resume_skip = got[3];
+	return 0;
+}
+
+/* ---- the rest --------------------------------------------------------- */
+
+RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&l->mu);
+	*stats = l->stats;
+	pthread_mutex_unlock((pthread_mutex_t *)&l->mu);
+}
+
+RIO_API const rio_shardset *rio_loader_shards(const rio_loader *l)
+{
+	return &l->ds.set;
+}
+
+RIO_API int rio_loader_rank(const rio_loader *l)
+{
+	return l->ds.rank;
+}
+
+RIO_API int rio_loader_world(const rio_loader *l)
+{
+	return l->ds.world;
+}
+
+RIO_API const rio_error *rio_loader_error(const rio_loader *l)
+{
+	return &l->err;
+}
+
+RIO_API void rio_loader_close(rio_loader *l)
+{
+	if (!l)
+		return;
+	stop_epoch(l);
+	for (int i = 0; i < l->nworkers; i++)
+		rio__worker_free(&l->workers[i]);
+	free(l->workers);
+	rio__pool_free(&l->pool, &l->cols);
+	rio__colplan_free(&l->cols);
+	rio__dataset_close(&l->ds);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->work_cv);
+	pthread_cond_destroy(&l->done_cv);
+	pthread_cond_destroy(&l->slot_cv);
+	pthread_cond_destroy(&l->ready_cv);
+	free(l);
+}

@@ -1,0 +1,301 @@
+/*
+ * loader.h — the recordio loader: the public interface, and its manual.
+ *
+ * The loader turns a set of TFRecord shards into a stream of batches for one
+ * rank of a data-parallel job: it picks this rank's part of the data, reads
+ * it with io_uring (or pread), checks every CRC, decompresses, decodes
+ * tf.train.Example records into dense columns, shuffles, and fills batches
+ * ahead of the consumer in a pool of page-aligned (or, with CUDA, pinned)
+ * buffers. It is part of librecordio (link with `pkg-config --libs
+ * recordio`).
+ *
+ * Lifecycle
+ *   rio_loader_opts o; rio_loader_opts_init(&o);
+ *   o.batch_size = 128; o.shuffle = RIO_SHUFFLE_BUFFER; o.seed = 42;
+ *   rio_loader *l;
+ *   if (rio_loader_open(&l, "data/train-*.tfrecord", &o) < 0) ... message
+ *       in rio_loader_error(l) (l is set even on failure; close it).
+ *   for (;;) {                                   // one epoch
+ *       rio_batch *b;
+ *       while ((rc = rio_loader_next(l, &b)) == 1) {
+ *           ... use b->records or b->columns ...
+ *           rio_loader_release(l, b);
+ *       }
+ *       if (rc < 0) ... error (rio_loader_error(l)->message)
+ *       // rc == 0: the epoch ended; the next call starts epoch + 1
+ *   }
+ *   rio_loader_close(l);
+ *
+ * Threads
+ *   Workers (opts.workers threads) read, verify, decompress and decode
+ *   chunks of records; one batcher thread puts them in order, shuffles and
+ *   fills batches; the consumer takes ready batches with rio_loader_next().
+ *   A loader is used from one consumer thread; two loaders in one process
+ *   are independent (no global state). doc/loader.md draws the queues.
+ *
+ * Determinism
+ *   The records a rank gets, and their order, depend only on the seed, the
+ *   epoch, the rank, the world size, the data and the options: never on the
+ *   number of workers or on timing. Across the ranks of a world, every
+ *   record appears exactly once per epoch (before remainders are dropped).
+ *
+ * Memory
+ *   Bounded whatever the size of the dataset: the batch pool (prefetch +
+ *   held batches), the workers' chunk buffers, and the shuffle buffer. The
+ *   indexes cost 8 bytes per 64 records (16 bytes per record with global
+ *   shuffling, which needs every record's place).
+ *
+ * Errors
+ *   As in recordio.h: negative errno or RIO_E* codes; rio_loader_error()
+ *   keeps a one-line message naming the shard, offset and record. An error
+ *   in a worker comes out of rio_loader_next() as its code, after the
+ *   batches before it; the loader never prints, exits or hangs on it.
+ */
+#ifndef RECORDIO_LOADER_H
+#define RECORDIO_LOADER_H
+
+#include "recordio.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Decoding spec: which Example features become which dense columns          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum rio_dtype {
+	RIO_DTYPE_U8 = 0,  /* uint8: from a bytes feature of `length` bytes   */
+	RIO_DTYPE_F32 = 1, /* float: from a float list, an int64 list (cast),
+	                    * or a bytes feature (each byte as a number);
+	                    * multiplied by `scale` when scale != 0          */
+	RIO_DTYPE_I64 = 2, /* int64: from an int64 list                       */
+} rio_dtype;
+
+/* "u8", "f32", "i64"; bytes per element: 1, 4, 8. */
+RIO_API const char *rio_dtype_name(rio_dtype t);
+RIO_API size_t rio_dtype_size(rio_dtype t);
+
+/* One column: feature `name` holding exactly `length` values of `type`. */
+typedef struct rio_column_spec {
+	char name[128];
+	rio_dtype type;
+	size_t length;
+	float scale; /* f32 only: 0 (default) means 1 */
+} rio_column_spec;
+
+/* Parses "name:type:length[:scale],..." (e.g. "image:f32:784:0.00392157,
+ * label:i64:1") into a malloc'd array of *n specs (free it with free()).
+ * Returns 0, or -EINVAL with a message naming the bad item in `err` (may be
+ * NULL). */
+RIO_API int rio_column_spec_parse(const char *text, rio_column_spec **specs, size_t *n,
+                                  rio_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum rio_shuffle {
+	RIO_SHUFFLE_NONE = 0,   /* the rank's records in shard order          */
+	RIO_SHUFFLE_BUFFER = 1, /* tf.data's scheme: the rank's shards (pieces)
+	                         * in an order shuffled per epoch, `interleave`
+	                         * of them read at once in turns of one chunk,
+	                         * through a shuffle buffer of `shuffle_buffer`
+	                         * records. Sequential reads.                */
+	RIO_SHUFFLE_GLOBAL = 2, /* an exact permutation of all the rank's
+	                         * records per epoch, read with batched random
+	                         * reads. Needs uncompressed shards.          */
+} rio_shuffle;
+
+typedef enum rio_sharding {
+	RIO_SHARD_AUTO = 0,    /* RECORDS when every shard has an .idx or there
+	                        * are fewer shards than ranks, else FILES     */
+	RIO_SHARD_FILES = 1,   /* rank r takes shards r, r + W, r + 2W, ...   */
+	RIO_SHARD_RECORDS = 2, /* rank r takes the r-th of W contiguous,
+	                        * balanced ranges of all records (sizes differ
+	                        * by at most one)                            */
+} rio_sharding;
+
+typedef enum rio_io_backend {
+	RIO_IO_AUTO = 0,  /* io_uring when it works here, else pread; the
+	                   * environment variable RIO_LOADER_IO=pread|uring
+	                   * overrides AUTO                               */
+	RIO_IO_URING = 1, /* io_uring (-ENOSYS from open when unavailable)  */
+	RIO_IO_PREAD = 2,
+} rio_io_backend;
+
+typedef struct rio_loader_opts {
+	/* the rank's part of the data */
+	int rank;  /* -1 (default): from the environment (OMPI_COMM_WORLD_RANK,
+	            * PMI_RANK, SLURM_PROCID), else 0                      */
+	int world; /* -1 (default): OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+	            * SLURM_NTASKS, else 1                                 */
+	rio_sharding sharding;
+
+	/* batches */
+	size_t batch_size;  /* records per batch (default 32)              */
+	int drop_remainder; /* 1: the last, short batch of an epoch is not
+	                     * delivered (default 0)                       */
+
+	/* order */
+	rio_shuffle shuffle;   /* default NONE                                */
+	uint64_t seed;         /* default 0                                   */
+	size_t shuffle_buffer; /* BUFFER: records held (default 10000)        */
+	size_t interleave;     /* BUFFER: pieces read at once (default 4)     */
+
+	/* decoding: NULL / 0 delivers raw payloads in batch->records */
+	const rio_column_spec *columns;
+	size_t ncolumns;
+
+	/* threads and memory */
+	int workers;         /* reader/decoder threads (default 2)           */
+	size_t prefetch;     /* ready batches queued ahead (default 4)       */
+	size_t hold;         /* batches the consumer may hold unreleased at
+	                      * once (default 2); the pool has prefetch + hold
+	                      * batches                                      */
+	size_t chunk_bytes;  /* a worker's unit of reading (default 1 MiB)   */
+
+	/* I/O */
+	rio_io_backend io;
+	unsigned queue_depth; /* io_uring entries per worker (default 32)   */
+	size_t read_size;     /* bytes per read request (default 256 KiB)   */
+	int direct;           /* 1: O_DIRECT for uncompressed shards        */
+
+	/* damage */
+	int verify_crc;              /* 1 (default)                           */
+	rio_damage_policy on_damage; /* FAIL (default) or SKIP (REPORT is
+	                              * taken as SKIP): a damaged record, or
+	                              * one that does not match the columns,
+	                              * is skipped and counted               */
+	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default     */
+
+	/* GPU (builds with CUDA only; otherwise -ENOTSUP from open when set) */
+	int pinned;      /* 1: the pool's column memory is pinned host memory
+	                  * (cudaHostAlloc)                                 */
+	int device_copy; /* 1 (implies pinned): each batch's columns are also
+	                  * copied to device memory on the loader's own
+	                  * stream, and the copy has completed before the
+	                  * batch is handed out                             */
+	int device;      /* the CUDA device to use (default 0)            */
+} rio_loader_opts;
+
+RIO_API void rio_loader_opts_init(rio_loader_opts *opts);
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* One record of a raw batch: a view into the batch's memory. */
+typedef struct rio_batch_record {
+	const uint8_t *data;
+	size_t size;
+	uint32_t shard;  /* position in the sorted shard list                */
+	uint64_t index;  /* record number in that shard, from 0               */
+} rio_batch_record;
+
+/* One dense column of a decoded batch: `count` rows of `length` values. */
+typedef struct rio_batch_column {
+	const char *name;
+	rio_dtype type;
+	size_t length;
+	void *host;   /* count * length values, row-major; page-aligned
+	               * (pinned with opts.pinned)                        */
+	void *device; /* with opts.device_copy: the same in device memory,
+	               * ready; else NULL                                 */
+} rio_batch_column;
+
+typedef struct rio_batch {
+	size_t count;        /* records in the batch (batch_size, or fewer
+	                      * for an epoch's last batch)               */
+	uint64_t epoch;
+	uint64_t number;     /* batch number within the epoch, from 0      */
+	/* every batch: where each record came from (count entries; data and
+	 * size are set only for raw batches) */
+	const rio_batch_record *records;
+	/* decoded batches: one column per spec, in spec order */
+	const rio_batch_column *columns;
+	size_t ncolumns;
+} rio_batch;
+
+/* ------------------------------------------------------------------------ */
+/* The loader                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct rio_loader rio_loader;
+
+/* Opens a loader over `shards` (a glob, a comma-separated list or a shard
+ * PREFIX, as rio_shardset_expand() takes), `opts` may be NULL for defaults.
+ * Reads each shard's .idx sidecar, or scans shards that have none (once:
+ * recordio-index writes the sidecars). On failure *out is still set (unless
+ * it is -ENOMEM before anything) so rio_loader_error() can say why; close
+ * it. No thread runs until the first rio_loader_next(). */
+RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_loader_opts *opts);
+
+/* Hands out the next batch of the current epoch: returns 1 and sets *batch
+ * (valid until rio_loader_release()), 0 when the epoch has ended (the next
+ * call begins epoch + 1), or a negative error: a worker's error (damaged
+ * data under FAIL, an I/O error), -ENOBUFS when the consumer already holds
+ * opts.hold batches. Blocks only while the batch is not ready yet (that
+ * time is counted in the stats). */
+RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch);
+
+/* Gives a batch's memory back to the pool. */
+RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch);
+
+/* Batches this rank delivers per epoch: full ones (what ranks agree on,
+ * taking the minimum, before an epoch: no collective then waits on a rank
+ * that ran out), and all of them with a short last one unless dropped. */
+RIO_API uint64_t rio_loader_full_batches(const rio_loader *l);
+RIO_API uint64_t rio_loader_batches(const rio_loader *l);
+/* Records this rank reads per epoch (before damaged ones are skipped). */
+RIO_API uint64_t rio_loader_records(const rio_loader *l);
+
+/* The epoch the next batch comes from, and records delivered in it. */
+RIO_API uint64_t rio_loader_epoch(const rio_loader *l);
+RIO_API uint64_t rio_loader_position(const rio_loader *l);
+
+/* Stops the current epoch wherever it is (batches still held stay valid
+ * until released) and makes the next batch the first of `epoch`. A trainer
+ * that stops early (at the steps all ranks agreed on) calls this. */
+RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch);
+
+/* The loader's position as a small blob (seed, epoch, position in the
+ * epoch, and what identifies the data and options): writes up to `size`
+ * bytes to `buf` and returns the blob's size (call with size 0 to ask), or
+ * a negative error. The position counts batches handed out by
+ * rio_loader_next(). */
+RIO_API int rio_loader_state_save(const rio_loader *l, void *buf, size_t size);
+/* Restores a saved position: the next batch is the one an uninterrupted
+ * loader would have handed out next. RIO_ESTATE when the blob is damaged
+ * or was saved by a loader over other data, rank, world or options. */
+RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size);
+
+typedef struct rio_loader_stats {
+	uint64_t records;       /* delivered                                 */
+	uint64_t bytes;         /* payload bytes delivered                   */
+	uint64_t batches;       /* delivered                                 */
+	uint64_t skipped;       /* damaged or non-matching records skipped   */
+	uint64_t file_bytes;    /* read from the files                       */
+	double wait_seconds;    /* time rio_loader_next() waited for a batch */
+	int io_uring;           /* 1 when the io_uring backend is in use     */
+} rio_loader_stats;
+
+RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats);
+
+/* The shard list (sorted, as batch records number them), rank and world. */
+RIO_API const rio_shardset *rio_loader_shards(const rio_loader *l);
+RIO_API int rio_loader_rank(const rio_loader *l);
+RIO_API int rio_loader_world(const rio_loader *l);
+
+/* The last error with its context. */
+RIO_API const rio_error *rio_loader_error(const rio_loader *l);
+
+/* Stops the threads and frees everything (batches still held too). NULL is a
+ * no-op. */
+RIO_API void rio_loader_close(rio_loader *l);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RECORDIO_LOADER_H */

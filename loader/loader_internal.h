@@ -1,0 +1,127 @@
+/*
+ * loader_internal.h — the loader's shared state, seen by its parts:
+ * plan.c (what to read this epoch), worker.c (reading, checking and decoding
+ * chunks), batcher.c (ordering, shuffling and filling batches), pool.c (the
+ * batch memory) and loader.c (the public calls and the threads).
+ *
+ * The flow (doc/loader.md draws it):
+ *   plan: tasks 0..T-1  →  workers claim tasks in order, each fills one of
+ *   its own chunks  →  batcher takes chunks in task order, shuffles, copies
+ *   into a pool slot  →  ready queue  →  rio_loader_next()  →  release.
+ * One mutex guards the shared counters and lists; each waiting side has its
+ * own condition variable.
+ */
+#ifndef RIO_LOADER_INTERNAL_H
+#define RIO_LOADER_INTERNAL_H
+
+#include "internal.h"
+#include "loader.h"
+#include "io.h"
+#include "plan.h"
+#include "pool.h"
+#include "decode.h"
+
+#include <pthread.h>
+
+/* Chunks per worker: one being filled while the batcher drains another. */
+#define RIO__CHUNKS_PER_WORKER 2
+
+/* One delivered record inside a chunk: its payload is at buf + off (an
+ * offset, as the buffer may move while the chunk fills); decoded, its row
+ * is rows + i * row_bytes. */
+typedef struct rio__chunk_rec {
+	size_t off;
+	size_t size;
+	uint32_t shard;
+	uint64_t index;
+} rio__chunk_rec;
+
+/* A worker's output for one task. Owned by its worker; lent to the batcher
+ * between "done" and "returned". */
+typedef struct rio__chunk {
+	struct rio__worker *owner;
+	uint64_t task;          /* task number in the epoch's plan           */
+	uint8_t *buf;           /* bytes read (raw records point here)      */
+	size_t cap;
+	rio__chunk_rec *recs;
+	size_t nrec, rec_cap;
+	uint8_t *rows;          /* decoded rows, nrec * row_bytes            */
+	size_t rows_cap;        /* in rows                                   */
+	uint64_t skipped;       /* damaged or non-matching records skipped   */
+	uint64_t file_bytes;
+	int lent;               /* handed to the batcher                     */
+	int error;              /* < 0: the task failed (err says where)    */
+	rio_error err;
+	struct rio__chunk *next; /* in the loader's done list              */
+} rio__chunk;
+
+typedef struct rio__worker {
+	struct rio_loader *l;
+	pthread_t thread;
+	int started;
+	rio__io *io;
+	rio__chunk chunks[RIO__CHUNKS_PER_WORKER];
+	int free_chunks;        /* chunks not lent to the batcher            */
+	rio_reader_opts ropts;  /* for compressed shards                    */
+} rio__worker;
+
+/* A compressed piece is read by one reader that its tasks pass along in
+ * order (a stream cannot be split). */
+typedef struct rio__piece_stream {
+	rio_reader *reader;
+	uint64_t next_seq;      /* the task sequence number that may go next */
+	uint64_t skipped_seen;  /* the reader's skip count already reported  */
+	uint64_t pos;           /* the record number the reader gives next   */
+} rio__piece_stream;
+
+struct rio_loader {
+	rio_loader_opts o;
+	rio_error err;
+	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
+	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
+	int use_uring;
+
+	/* the epoch being delivered */
+	uint64_t epoch;
+	uint64_t position;      /* records handed out in this epoch           */
+	uint64_t batches_out;   /* batches handed out in this epoch           */
+	int running;            /* threads started for this epoch            */
+	int finished;           /* this epoch ended (next() returned 0)     */
+	uint64_t resume_skip;   /* records to discard at the start (resume)  */
+	rio__plan plan;
+	rio__piece_stream *streams; /* one per piece (compressed shards)    */
+
+	/* threads */
+	pthread_mutex_t mu;
+	pthread_cond_t work_cv;  /* workers: a task, a chunk or a turn      */
+	pthread_cond_t done_cv;  /* batcher: a chunk is done                */
+	pthread_cond_t slot_cv;  /* batcher: a pool slot is free             */
+	pthread_cond_t ready_cv; /* consumer: a batch is ready              */
+	int stop;                /* everyone: leave now                     */
+	uint64_t next_task;      /* the next task a worker claims           */
+	rio__chunk *done;        /* chunks done, not yet taken by batcher   */
+	rio__worker *workers;
+	int nworkers;
+	pthread_t batcher;
+	int batcher_started;
+
+	/* batches */
+	rio__pool pool;
+	int error;               /* the batcher's error, after ready batches */
+	rio_error batch_err;
+	int epoch_done;          /* the batcher published its last batch    */
+	size_t held;             /* batches the consumer holds              */
+
+	/* statistics */
+	rio_loader_stats stats;
+};
+
+/* worker.c: the worker thread; runs tasks until none are left or stop. */
+void *rio__worker_main(void *arg);
+int rio__worker_init(rio__worker *w, struct rio_loader *l);
+void rio__worker_free(rio__worker *w);
+
+/* batcher.c: the batcher thread. */
+void *rio__batcher_main(void *arg);
+
+#endif /* RIO_LOADER_INTERNAL_H */

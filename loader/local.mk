@@ -1,0 +1,17 @@
+# loader/: the loader (public header loader.h), built into librecordio.
+include_HEADERS += loader/loader.h
+recordio_librecordio_la_SOURCES += \
+	loader/loader.c loader/loader_internal.h \
+	loader/plan.c loader/plan.h \
+	loader/io.c loader/io.h \
+	loader/worker.c \
+	loader/decode.c loader/decode.h \
+	loader/batcher.c \
+	loader/pool.c loader/pool.h
+recordio_librecordio_la_CFLAGS += $(LIBURING_CFLAGS)
+recordio_librecordio_la_LIBADD += $(LIBURING_LIBS)
+if HAVE_CUDA
+recordio_librecordio_la_SOURCES += loader/cuda.c
+recordio_librecordio_la_CFLAGS += $(CUDA_CFLAGS)
+recordio_librecordio_la_LIBADD += $(CUDA_LIBS)
+endif

@@ -1,0 +1,508 @@
+/*
+ * plan.c — the rank's share of the data, and each epoch's order of tasks.
+ *
+ * Opening: every shard the rank may read is opened once and counted through
+ * its .idx sidecar, or scanned with a reader when it has none (with the
+ * loader's damage policy, so the counts match what workers will deliver).
+ * Then `files` sharding gives rank r the shards r, r + W, ...; `records`
+ * sharding cuts the concatenation of all records into W contiguous ranges
+ * whose sizes differ by at most one and maps each onto shard pieces.
+ *
+ * Each epoch: NONE runs the pieces in order; BUFFER shuffles the pieces and
+ * interleaves `interleave` of them a task at a time (the batcher then draws
+ * records through the shuffle buffer); GLOBAL makes a Fisher-Yates
+ * permutation of all the rank's records and cuts it into tasks of a chunk's
+ * worth of records. Every random choice comes from an RNG seeded with (seed,
+ * epoch, rank, purpose) and nothing else.
+ */
+#include "config.h"
+#include "internal.h"
+#include "plan.h"
+#include "rng.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { RNG_PIECES = 1, RNG_PERM = 2 };
+
+/* ---- rank and world --------------------------------------------------- */
+
+static int env_int(const char *name, int *out)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return 0;
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (*end || x < 0 || x > 1 << 24)
+		return -EINVAL;
+	*out = (int)x;
+	return 1;
+}
+
+int rio__rank_from_env(int *rank, int *world)
+{
+	static const char *const pairs[][2] = {
+		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{"PMI_RANK", "PMI_SIZE"},
+		{"SLURM_PROCID", "SLURM_NTASKS"},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		int r, w;
+		int a = env_int(pairs[i][0], &r), b = env_int(pairs[i][1], &w);
+		if (a < 0 || b < 0)
+			return -EINVAL;
+		if (a == 1 && b == 1) {
+			*rank = r;
+			*world = w;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- counting a shard ------------------------------------------------- */
+
+static int ckpt_alloc(rio__shard *s)
+{
+	size_t n = (size_t)((s->count + RIO__CKPT - 1) / RIO__CKPT);
+	s->ckpt = malloc((n ? n : 1) * sizeof *s->ckpt);
+	return s->ckpt ? 0 : -ENOMEM;
+}
+
+static int full_alloc(rio__shard *s)
+{
+	size_t n = s->count ? (size_t)s->count : 1;
+	s->offset = malloc(n * sizeof *s->offset);
+	s->framed = malloc(n * sizeof *s->framed);
+	return s->offset && s->framed ? 0 : -ENOMEM;
+}
+
+/* Counts through the .idx sidecar; returns 1 when used, 0 when there is
+ * none, or an error. */
+static int count_from_index(rio__shard *s, int full, rio_error *err)
+{
+	char *ipath = rio_index_path(s->path);
+	if (!ipath)
+		return -ENOMEM;
+	if (access(ipath, F_OK) != 0) {
+		free(ipath);
+		return 0;
+	}
+	rio_index idx;
+	int rc = rio_index_read(ipath, &idx, err);
+	free(ipath);
+	if (rc < 0)
+		return rc;
+	s->count = idx.count;
+	uint64_t end = idx.count ? idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] : 0;
+	if (s->comp == RIO_COMPRESSION_NONE && end > s->file_size) {
+		rio_index_free(&idx);
+		return rio__error_set(err, RIO_EBADINDEX, s->path, end, RIO__UNKNOWN,
+		                      "its .idx reaches past the end of the file (%llu bytes)",
+		                      (unsigned long long)s->file_size);
+	}
+	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size : end;
+	if ((rc = ckpt_alloc(s)) < 0 || (full && (rc = full_alloc(s)) < 0)) {
+		rio_index_free(&idx);
+		return rc;
+	}
+	for (uint64_t i = 0; i < idx.count; i++) {
+		if (i % RIO__CKPT == 0)
+			s->ckpt[i / RIO__CKPT] = idx.offset[i];
+		if (full) {
+			if (idx.framed_size[i] > UINT32_MAX) {
+				rio_index_free(&idx);
+				return rio__error_set(err, RIO_ETOOLARGE, s->path, idx.offset[i], i,
+				                      "a record over 4 GiB cannot be shuffled globally");
+			}
+			s->offset[i] = idx.offset[i];
+			s->framed[i] = (uint32_t)idx.framed_size[i];
+		}
+	}
+	rio_index_free(&idx);
+	return 1;
+}
+
+/* Counts by reading the shard (no sidecar). */
+static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
+{
+	rio_reader_opts ro;
+	rio_reader_opts_init(&ro);
+	ro.verify_crc = o->verify_crc;
+	ro.on_damage = o->on_damage == RIO_DAMAGE_FAIL ? RIO_DAMAGE_FAIL : RIO_DAMAGE_SKIP;
+	ro.max_record_size = o->max_record_size;
+	rio_reader *r;
+	int rc = rio_reader_open(&r, s->path, &ro);
+	if (rc < 0)
+		return rio__error_set(err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	rio_index idx = {0};
+	rio_record rec;
+	while ((rc = rio_reader_next(r, &rec)) == 1) {
+		if ((rc = rio_index_append(&idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
+			break;
+	}
+	if (rc < 0) {
+		if (rio_reader_error(r)->code == rc)
+			*err = *rio_reader_error(r);
+		else
+			rio__error_set(err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		rio_reader_close(r);
+		rio_index_free(&idx);
+		return rc;
+	}
+	rio_reader_close(r);
+	s->count = idx.count;
+	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size
+	              : idx.count ? idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] : 0;
+	if ((rc = ckpt_alloc(s)) < 0 || (full && (rc = full_alloc(s)) < 0)) {
+		rio_index_free(&idx);
+		return rc;
+	}
+	for (uint64_t i = 0; i < idx.count; i++) {
+		if (i % RIO__CKPT == 0)
+			s->ckpt[i / RIO__CKPT] = idx.offset[i];
+		if (full) {
+			s->offset[i] = idx.offset[i];
+			s->framed[i] = (uint32_t)idx.framed_size[i];
+		}
+	}
+	rio_index_free(&idx);
+	return 0;
+}
+
+static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
+{
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	struct stat st;
+	if (fstat(s->fd, &st) < 0)
+		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	s->file_size = (uint64_t)st.st_size;
+	uint8_t head[16];
+	ssize_t n = pread(s->fd, head, sizeof head, 0);
+	if (n < 0)
+		return rio__error_set(err, -errno, s->path, 0, RIO__UNKNOWN, NULL);
+	s->comp = rio_compression_detect(head, (size_t)n);
+	if (o->direct && s->comp == RIO_COMPRESSION_NONE) {
+		s->fd_direct = open(s->path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+		if (s->fd_direct < 0)
+			return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "cannot open with O_DIRECT");
+	}
+	return 0;
+}
+
+static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
+{
+	int rc = count_from_index(s, full, err);
+	if (rc == 0)
+		rc = count_by_scan(s, full, o, err);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- the rank's pieces ------------------------------------------------ */
+
+static int add_piece(rio__dataset *ds, uint32_t shard, uint64_t first, uint64_t count)
+{
+	rio__piece *p = realloc(ds->pieces, (ds->npieces + 1) * sizeof *p);
+	if (!p)
+		return -ENOMEM;
+	ds->pieces = p;
+	p[ds->npieces++] = (rio__piece){shard, first, count, ds->rank_records};
+	ds->rank_records += count;
+	return 0;
+}
+
+static int make_pieces(rio__dataset *ds)
+{
+	int rc = 0;
+	if (ds->sharding == RIO_SHARD_FILES) {
+		for (size_t s = (size_t)ds->rank; s < ds->nshards && rc == 0; s += (size_t)ds->world)
+			if (ds->shards[s].count)
+				rc = add_piece(ds, (uint32_t)s, 0, ds->shards[s].count);
+		return rc;
+	}
+	uint64_t n = ds->total_records, w = (uint64_t)ds->world, r = (uint64_t)ds->rank;
+	uint64_t base = n / w, extra = n % w;
+	uint64_t lo = r * base + (r < extra ? r : extra);
+	uint64_t hi = lo + base + (r < extra ? 1 : 0);
+	uint64_t start = 0;
+	for (size_t s = 0; s < ds->nshards && rc == 0; s++) {
+		uint64_t end = start + ds->shards[s].count;
+		uint64_t a = lo > start ? lo : start, b = hi < end ? hi : end;
+		if (a < b)
+			rc = add_piece(ds, (uint32_t)s, a - start, b - a);
+		start = end;
+	}
+	return rc;
+}
+
+int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
+                      rio_error *err)
+{
+	memset(ds, 0, sizeof *ds);
+	int rc = rio_shardset_expand(spec, &ds->set, err);
+	if (rc < 0)
+		return rc;
+	ds->rank = o->rank;
+	ds->world = o->world;
+	if (ds->rank < 0 || ds->world < 0) {
+		int r = 0, w = 1;
+		rc = rio__rank_from_env(&r, &w);
+		if (rc < 0)
+			return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "the rank or world size in the environment is not a number");
+		if (ds->rank < 0)
+			ds->rank = r;
+		if (ds->world < 0)
+			ds->world = w;
+	}
+	if (ds->world < 1 || ds->rank >= ds->world)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "rank %d is not in a world of %d", ds->rank, ds->world);
+
+	ds->nshards = ds->set.count;
+	ds->shards = calloc(ds->nshards, sizeof *ds->shards);
+	if (!ds->shards)
+		return -ENOMEM;
+	int all_indexed = 1;
+	for (size_t s = 0; s < ds->nshards; s++) {
+		rio__shard *sh = &ds->shards[s];
+		sh->path = ds->set.paths[s];
+		sh->fd = sh->fd_direct = -1;
+		char *ipath = rio_index_path(sh->path);
+		if (!ipath)
+			return -ENOMEM;
+		if (access(ipath, F_OK) != 0)
+			all_indexed = 0;
+		free(ipath);
+	}
+	ds->sharding = o->sharding;
+	if (ds->sharding == RIO_SHARD_AUTO)
+		ds->sharding = all_indexed || ds->nshards < (size_t)ds->world ? RIO_SHARD_RECORDS
+		                                                               : RIO_SHARD_FILES;
+
+	/* open and count what this rank needs: its own shards (files), or all
+	 * of them (records: the split needs every count) */
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL;
+	for (size_t s = 0; s < ds->nshards; s++) {
+		rio__shard *sh = &ds->shards[s];
+		sh->needed = ds->sharding == RIO_SHARD_RECORDS ||
+		             s % (size_t)ds->world == (size_t)ds->rank;
+		if (!sh->needed)
+			continue;
+		if ((rc = shard_open(sh, o, err)) < 0)
+			return rc;
+		if (full && sh->comp != RIO_COMPRESSION_NONE)
+			return rio__error_set(err, RIO_EUNSUPPORTED, sh->path, RIO__UNKNOWN,
+			                      RIO__UNKNOWN,
+			                      "global shuffling needs uncompressed shards (this one is %s); "
+			                      "use buffer shuffling",
+			                      rio_compression_name(sh->comp));
+		if ((rc = shard_count(sh, full, o, err)) < 0)
+			return rc;
+		ds->total_records += sh->count;
+		ds->ident = (ds->ident ^ (sh->count + 0x9e3779b97f4a7c15ull * (s + 1))) *
+		            0x100000001b3ull;
+	}
+	if ((rc = make_pieces(ds)) < 0)
+		return rc;
+	return 0;
+}
+
+void rio__dataset_close(rio__dataset *ds)
+{
+	for (size_t s = 0; s < ds->nshards; s++) {
+		rio__shard *sh = &ds->shards[s];
+		if (sh->fd >= 0)
+			close(sh->fd);
+		if (sh->fd_direct >= 0)
+			close(sh->fd_direct);
+		free(sh->ckpt);
+		free(sh->offset);
+		free(sh->framed);
+	}
+	free(ds->shards);
+	free(ds->pieces);
+	rio_shardset_free(&ds->set);
+	memset(ds, 0, sizeof *ds);
+}
+
+void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,
+                         uint32_t *shard, uint64_t *record)
+{
+	size_t lo = 0, hi = ds->npieces; /* the last piece with rank_start <= ordinal */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (ds->pieces[mid].rank_start <= ordinal)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const rio__piece *p = &ds->pieces[lo];
+	*piece = (uint32_t)lo;
+	*shard = p->shard;
+	*record = p->first + (ordinal - p->rank_start);
+}
+
+/* ---- the epoch's tasks ------------------------------------------------ */
+
+/* Records per task for a shard: about a chunk's worth, a multiple of the
+ * sparse index step so every task but a piece's first starts at a known
+ * offset. */
+static uint64_t task_records(const rio__shard *s, const rio_loader_opts *o)
+{
+	uint64_t avg = s->count ? (s->data_end + s->count - 1) / s->count : 1;
+	uint64_t n = o->chunk_bytes / (avg ? avg : 1);
+	n = n / RIO__CKPT * RIO__CKPT;
+	return n < RIO__CKPT ? RIO__CKPT : n;
+}
+
+static int push_task(rio__plan *p, uint64_t *cap, rio__task t)
+{
+	if (p->ntasks == *cap) {
+		uint64_t nc = *cap ? *cap * 2 : 64;
+		rio__task *nt = realloc(p->tasks, nc * sizeof *nt);
+		if (!nt)
+			return -ENOMEM;
+		p->tasks = nt;
+		*cap = nc;
+	}
+	p->tasks[p->ntasks++] = t;
+	return 0;
+}
+
+/* The next task of piece `pi`, whose records from `*pos` are not planned
+ * yet; returns 0 when the piece is done. */
+static int piece_next_task(const rio__dataset *ds, const rio_loader_opts *o, uint32_t pi,
+                           uint64_t *pos, uint64_t *seq, rio__task *t)
+{
+	const rio__piece *p = &ds->pieces[pi];
+	uint64_t end = p->first + p->count;
+	if (*pos >= end)
+		return 0;
+	uint64_t step = task_records(&ds->shards[p->shard], o);
+	uint64_t stop = (*pos / step + 1) * step; /* the next aligned boundary */
+	if (stop > end)
+		stop = end;
+	*t = (rio__task){pi, p->shard, *pos, stop - *pos, (*seq)++};
+	*pos = stop;
+	return 1;
+}
+
+static int plan_sequential(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                           uint64_t epoch)
+{
+	uint64_t cap = 0;
+	size_t n = ds->npieces;
+	uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+	uint64_t *pos = malloc((n ? n : 1) * sizeof *pos);
+	uint64_t *seq = calloc(n ? n : 1, sizeof *seq);
+	int rc = order && pos && seq ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		order[i] = (uint32_t)i;
+		pos[i] = ds->pieces[i].first;
+	}
+	size_t k = 1;
+	if (rc == 0 && o->shuffle == RIO_SHUFFLE_BUFFER) {
+		rio__rng rng;
+		rio__rng_seed(&rng, o->seed, epoch, (uint64_t)ds->rank, RNG_PIECES);
+		for (size_t i = n; i > 1; i--) {
+			size_t j = (size_t)rio__rng_below(&rng, i);
+			uint32_t tmp = order[i - 1];
+			order[i - 1] = order[j];
+			order[j] = tmp;
+		}
+		k = o->interleave ? o->interleave : 1;
+	}
+	/* `k` slots take turns, a task each; a slot whose piece is done takes
+	 * the next piece in order. k == 1 is plain piece order. */
+	uint32_t slots[256];
+	if (k > 256)
+		k = 256;
+	size_t next_piece = 0, active = 0;
+	while (rc == 0 && active < k && next_piece < n)
+		slots[active++] = order[next_piece++];
+	size_t turn = 0;
+	while (rc == 0 && active > 0) {
+		if (turn >= active)
+			turn = 0;
+		uint32_t pi = slots[turn];
+		rio__task t;
+		if (piece_next_task(ds, o, pi, &pos[pi], &seq[pi], &t)) {
+			rc = push_task(p, &cap, t);
+			turn++;
+		} else if (next_piece < n) {
+			slots[turn] = order[next_piece++];
+		} else {
+			memmove(&slots[turn], &slots[turn + 1], (active - turn - 1) * sizeof *slots);
+			active--;
+		}
+	}
+	free(order);
+	free(pos);
+	free(seq);
+	return rc;
+}
+
+static int plan_global(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                       uint64_t epoch)
+{
+	uint64_t n = ds->rank_records;
+	p->global = 1;
+	p->perm = malloc((n ? n : 1) * sizeof *p->perm);
+	if (!p->perm)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++)
+		p->perm[i] = i;
+	rio__rng rng;
+	rio__rng_seed(&rng, o->seed, epoch, (uint64_t)ds->rank, RNG_PERM);
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = rio__rng_below(&rng, i);
+		uint64_t tmp = p->perm[i - 1];
+		p->perm[i - 1] = p->perm[j];
+		p->perm[j] = tmp;
+	}
+	/* tasks of about a chunk's worth of records each */
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < ds->npieces; i++) {
+		const rio__shard *s = &ds->shards[ds->pieces[i].shard];
+		bytes += s->count ? s->data_end / s->count * ds->pieces[i].count : 0;
+	}
+	uint64_t avg = n ? bytes / n : 1;
+	uint64_t per = o->chunk_bytes / (avg ? avg : 1);
+	if (per < 1)
+		per = 1;
+	if (per > 4096)
+		per = 4096;
+	uint64_t cap = 0;
+	int rc = 0;
+	for (uint64_t i = 0; i < n && rc == 0; i += per)
+		rc = push_task(p, &cap,
+		               (rio__task){0, 0, i, (n - i < per ? n - i : per), i / per});
+	return rc;
+}
+
+int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                    uint64_t epoch)
+{
+	memset(p, 0, sizeof *p);
+	int rc = o->shuffle == RIO_SHUFFLE_GLOBAL ? plan_global(p, ds, o, epoch)
+	                                          : plan_sequential(p, ds, o, epoch);
+	if (rc < 0)
+		rio__plan_free(p);
+	return rc;
+}
+
+void rio__plan_free(rio__plan *p)
+{
+	free(p->tasks);
+	free(p->perm);
+	memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,98 @@
+/*
+ * plan.h — what a rank reads, and in which order, each epoch.
+ *
+ * The dataset part (rio__dataset) is fixed when the loader opens: the shard
+ * list, each shard's record count and a sparse index (the offset of every
+ * 64th record, so a task can start reading in the middle of an uncompressed
+ * shard), and this rank's pieces: (shard, first record, count) ranges from
+ * `files` or `records` sharding.
+ *
+ * The epoch part (rio__plan) is rebuilt for every epoch from the seed, the
+ * epoch and the rank only: a list of tasks, each a run of records one worker
+ * reads as a unit (a chunk). Workers run tasks in any order and at any
+ * speed; the batcher consumes them in task order, so the plan alone fixes
+ * what the rank delivers. That is the determinism rule.
+ */
+#ifndef RIO_LOADER_PLAN_H
+#define RIO_LOADER_PLAN_H
+
+#include "loader.h"
+
+#include <stdint.h>
+
+/* Records between two entries of the sparse index. */
+#define RIO__CKPT 64u
+
+typedef struct rio__shard {
+	const char *path;       /* owned by the dataset's shardset            */
+	int fd;                 /* open for the loader's lifetime            */
+	int fd_direct;          /* O_DIRECT descriptor, or -1               */
+	rio_compression comp;
+	uint64_t file_size;
+	int needed;             /* this rank reads it (or counts it)         */
+	uint64_t count;         /* records                                   */
+	uint64_t *ckpt;         /* uncompressed: offset of record k*64       */
+	uint64_t data_end;      /* uncompressed: where the last record ends */
+	uint64_t *offset;       /* global shuffle: every record's offset    */
+	uint32_t *framed;       /* global shuffle: every record's frame size */
+} rio__shard;
+
+typedef struct rio__piece {
+	uint32_t shard;
+	uint64_t first, count;  /* records [first, first + count) of shard  */
+	uint64_t rank_start;    /* ordinal of `first` among the rank's records */
+} rio__piece;
+
+typedef struct rio__dataset {
+	rio_shardset set;
+	rio__shard *shards;
+	size_t nshards;
+	int rank, world;
+	rio_sharding sharding;  /* FILES or RECORDS (AUTO resolved)          */
+	rio__piece *pieces;
+	size_t npieces;
+	uint64_t rank_records;
+	uint64_t total_records;
+	uint64_t ident;         /* a hash of the shard counts (saved state) */
+} rio__dataset;
+
+/* One unit of work. RANGE tasks read records [first, first + count) of
+ * `shard`; GLOBAL tasks read positions [first, first + count) of the
+ * epoch's permutation. `seq` orders the tasks of one piece (a compressed
+ * piece's tasks pass one reader along). */
+typedef struct rio__task {
+	uint32_t piece;
+	uint32_t shard;
+	uint64_t first;
+	uint64_t count;
+	uint64_t seq;
+} rio__task;
+
+typedef struct rio__plan {
+	rio__task *tasks;
+	uint64_t ntasks;
+	uint64_t *perm;         /* GLOBAL: rank ordinals in delivery order   */
+	int global;
+} rio__plan;
+
+/* Opens the shards of `spec` and finds this rank's pieces (rank, world and
+ * sharding from `o`, resolved from the environment when -1 / AUTO). */
+int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
+                      rio_error *err);
+void rio__dataset_close(rio__dataset *ds);
+
+/* The shard and record of the rank's `ordinal`-th record. */
+void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,
+                         uint32_t *shard, uint64_t *record);
+
+/* Builds epoch `epoch`'s plan. */
+int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                    uint64_t epoch);
+void rio__plan_free(rio__plan *p);
+
+/* Reads the rank and world from the environment of Open MPI, PMI or Slurm
+ * (in that order); returns 1 when found, 0 when none is set, or -EINVAL
+ * when a variable is not a number. */
+int rio__rank_from_env(int *rank, int *world);
+
+#endif /* RIO_LOADER_PLAN_H */

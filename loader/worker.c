@@ -1,0 +1,422 @@
+/*
+ * worker.c — a worker thread: claims the plan's tasks in order and turns
+ * each into a chunk of checked (and decoded) records.
+ *
+ * Three kinds of task:
+ *   - a range of an uncompressed shard: one read of the bytes between two
+ *     entries of the sparse index (io_uring or pread), then the frames are
+ *     parsed in memory and both CRCs checked;
+ *   - a range of a compressed shard: the piece's reader (a stream) is passed
+ *     from task to task in order, and its records are copied into the chunk;
+ *   - a global-shuffle task: one read per record, all submitted at once, at
+ *     the offsets the full index gives.
+ * Damage is handled as the reader does: an error with the file, offset and
+ * record under FAIL; skipped and counted under SKIP. A worker holds at most
+ * RIO__CHUNKS_PER_WORKER chunks; it waits for the batcher to give one back
+ * before claiming another task (that is the backpressure).
+ */
+#include "config.h"
+#include "loader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 4096u
+
+/* ---- chunk memory ----------------------------------------------------- */
+
+static int chunk_reserve(rio__chunk *c, size_t need)
+{
+	if (need <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 1 << 20;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *b = rio__aligned_alloc(ALIGN, cap);
+	if (!b)
+		return -ENOMEM;
+	return (free(c->buf), c->buf = b, c->cap = cap, 0);
+}
+
+/* Grows while keeping the bytes (compressed chunks fill as they go). */
+static int chunk_grow_keep(rio__chunk *c, size_t used, size_t need)
+{
+	if (need <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 1 << 20;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *b = rio__aligned_alloc(ALIGN, cap);
+	if (!b)
+		return -ENOMEM;
+	if (used)
+		memcpy(b, c->buf, used);
+	return (free(c->buf), c->buf = b, c->cap = cap, 0);
+}
+
+static int chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t size,
+                     uint32_t shard, uint64_t index)
+{
+	if (c->nrec == c->rec_cap) {
+		size_t n = c->rec_cap ? c->rec_cap * 2 : 256;
+		rio__chunk_rec *r = realloc(c->recs, n * sizeof *r);
+		if (!r)
+			return -ENOMEM;
+		c->recs = r;
+		c->rec_cap = n;
+	}
+	if (cp->ncols && c->nrec == c->rows_cap) {
+		size_t n = c->rows_cap ? c->rows_cap * 2 : 256;
+		uint8_t *r = realloc(c->rows, n * cp->row_bytes);
+		if (!r)
+			return -ENOMEM;
+		c->rows = r;
+		c->rows_cap = n;
+	}
+	c->recs[c->nrec++] = (rio__chunk_rec){off, size, shard, index};
+	return 0;
+}
+
+/* Decodes the record just added; on a mismatch drops it (SKIP) or fails. */
+static int chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint64_t offset)
+{
+	const rio__colplan *cp = &l->cols;
+	if (!cp->ncols)
+		return 0;
+	rio__chunk_rec *r = &c->recs[c->nrec - 1];
+	char detail[300];
+	int rc = rio__decode_row(cp, c->buf + r->off, r->size, c->rows + (c->nrec - 1) * cp->row_bytes,
+	                         detail, sizeof detail);
+	if (rc == 0)
+		return 0;
+	if (l->o.on_damage != RIO_DAMAGE_FAIL) {
+		c->nrec--;
+		c->skipped++;
+		return 0;
+	}
+	return rio__error_set(&c->err, rc, path, offset, r->index, "%s", detail);
+}
+
+/* ---- frames in memory (uncompressed and global tasks) ----------------- */
+
+/* Checks the frame at p (avail bytes): 1 valid with *len set, or a damage
+ * code (RIO_ECORRUPT_LENGTH, RIO_ETOOLARGE, RIO_ETRUNCATED,
+ * RIO_ECORRUPT_DATA). */
+static int frame_check(const rio_loader *l, const uint8_t *p, size_t avail, uint64_t *len)
+{
+	if (avail < RIO_HEADER_SIZE)
+		return RIO_ETRUNCATED;
+	if (!rio__frame_header_valid(p, len))
+		return RIO_ECORRUPT_LENGTH;
+	if (*len > l->o.max_record_size)
+		return RIO_ETOOLARGE;
+	if (avail - RIO_HEADER_SIZE < *len + RIO_FOOTER_SIZE)
+		return RIO_ETRUNCATED;
+	if (l->o.verify_crc) {
+		uint8_t want[RIO_FOOTER_SIZE];
+		rio_frame_footer(want, p + RIO_HEADER_SIZE, (size_t)*len);
+		if (memcmp(want, p + RIO_HEADER_SIZE + *len, RIO_FOOTER_SIZE) != 0)
+			return RIO_ECORRUPT_DATA;
+	}
+	return 1;
+}
+
+/* The next offset after `pos` where a whole valid frame starts, or avail. */
+static size_t resync(const rio_loader *l, const uint8_t *buf, size_t pos, size_t avail)
+{
+	for (size_t p = pos + 1; p + RIO_HEADER_SIZE <= avail; p++) {
+		uint64_t len;
+		if (frame_check(l, buf + p, avail - p, &len) == 1)
+			return p;
+	}
+	return avail;
+}
+
+/* Parses records [first, first + count) of a shard from `buf` (avail
+ * bytes read from file offset `base`, where record `at` starts). */
+static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t start,
+                       size_t avail, uint64_t base, uint64_t at, int at_file_end)
+{
+	const rio__shard *s = &l->ds.shards[t->shard];
+	size_t pos = start;
+	uint64_t index = at, end = t->first + t->count;
+	while (index < end) {
+		uint64_t len;
+		int rc = frame_check(l, c->buf + pos, avail - pos, &len);
+		uint64_t off = base + (pos - start);
+		if (rc == RIO_ETRUNCATED && !at_file_end)
+			return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
+			                      "the shard ends before the record its index lists");
+		if (rc < 0) {
+			if (l->o.on_damage == RIO_DAMAGE_FAIL)
+				return rio__error_set(&c->err, rc, s->path, off, index, NULL);
+			c->skipped++;
+			if (rc == RIO_ETRUNCATED)
+				return 0; /* the file ends here */
+			pos = rc == RIO_ECORRUPT_DATA ? pos + RIO_FRAME_OVERHEAD + (size_t)len
+			                              : resync(l, c->buf, pos, avail);
+			if (pos >= avail)
+				return 0;
+			continue;
+		}
+		if (index >= t->first) {
+			if ((rc = chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len, t->shard,
+			                    index)) < 0 ||
+			    (rc = chunk_decode_last(c, l, s->path, off)) < 0)
+				return rc;
+		}
+		index++;
+		pos += RIO_FRAME_OVERHEAD + (size_t)len;
+	}
+	return 0;
+}
+
+static int run_uncompressed(rio__worker *w, rio__chunk *c, const rio__task *t)
+{
+	rio_loader *l = w->l;
+	const rio__shard *s = &l->ds.shards[t->shard];
+	uint64_t k0 = t->first / RIO__CKPT;
+	uint64_t k1 = (t->first + t->count + RIO__CKPT - 1) / RIO__CKPT;
+	uint64_t from = s->ckpt[k0];
+	uint64_t to = k1 * RIO__CKPT >= s->count ? s->data_end : s->ckpt[k1];
+	int at_file_end = to == s->data_end;
+	uint64_t afrom = from, ato = to;
+	int fd = s->fd;
+	if (s->fd_direct >= 0) {
+		fd = s->fd_direct;
+		afrom = from & ~(uint64_t)(ALIGN - 1);
+		ato = (to + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+	}
+	int rc = chunk_reserve(c, (size_t)(ato - afrom) + RIO_HEADER_SIZE);
+	if (rc < 0)
+		return rc;
+	rio__io_req req = {fd, afrom, (size_t)(ato - afrom), c->buf, 0};
+	rc = rio__io_run(w->io, &req, 1);
+	if (rc < 0)
+		return rio__error_set(&c->err, rc, s->path, afrom, RIO__UNKNOWN, "read failed");
+	c->file_bytes += (uint64_t)req.result;
+	size_t start = (size_t)(from - afrom);
+	size_t avail = (size_t)req.result;
+	if (avail > (size_t)(to - afrom))
+		avail = (size_t)(to - afrom);
+	if (avail < start)
+		avail = start;
+	return parse_range(c, l, t, start, avail, from, k0 * RIO__CKPT, at_file_end);
+}
+
+/* ---- compressed ranges: the piece's reader, in turn ------------------- */
+
+static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
+{
+	rio_loader *l = w->l;
+	const rio__shard *s = &l->ds.shards[t->shard];
+	rio__piece_stream *ps = &l->streams[t->piece];
+
+	pthread_mutex_lock(&l->mu);
+	while (!l->stop && ps->next_seq != t->seq)
+		pthread_cond_wait(&l->work_cv, &l->mu);
+	int stop = l->stop;
+	pthread_mutex_unlock(&l->mu);
+	if (stop)
+		return 0;
+
+	int rc = 0;
+	if (!ps->reader) {
+		rc = rio_reader_open(&ps->reader, s->path, &w->ropts);
+		if (rc < 0)
+			rc = rio__error_set(&c->err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		ps->pos = 0;
+	}
+	size_t used = 0;
+	rio_record rec;
+	uint64_t end = t->first + t->count;
+	uint64_t file_before = ps->reader ? rio_reader_file_bytes(ps->reader) : 0;
+	while (rc == 0 && ps->pos < end) {
+		int n = rio_reader_next(ps->reader, &rec);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			c->err = *rio_reader_error(ps->reader);
+			rc = n;
+			break;
+		}
+		ps->pos = rec.index + 1;
+		if (rec.index < t->first)
+			continue;
+		if ((rc = chunk_grow_keep(c, used, used + rec.size)) < 0)
+			break;
+		memcpy(c->buf + used, rec.data, rec.size);
+		if ((rc = chunk_add(c, &l->cols, used, rec.size, t->shard, rec.index)) < 0 ||
+		    (rc = chunk_decode_last(c, l, s->path, rec.offset)) < 0)
+			break;
+		used += rec.size;
+	}
+	if (ps->reader) {
+		uint64_t sk = rio_reader_skipped(ps->reader);
+		c->skipped += sk - ps->skipped_seen;
+		ps->skipped_seen = sk;
+		c->file_bytes += rio_reader_file_bytes(ps->reader) - file_before;
+		const rio__piece *p = &l->ds.pieces[t->piece];
+		if (rc < 0 || end >= p->first + p->count) {
+			rio_reader_close(ps->reader);
+			ps->reader = NULL;
+		}
+	}
+	pthread_mutex_lock(&l->mu);
+	ps->next_seq++;
+	pthread_cond_broadcast(&l->work_cv);
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+/* ---- global shuffle: scattered reads ---------------------------------- */
+
+static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
+{
+	rio_loader *l = w->l;
+	size_t n = (size_t)t->count;
+	rio__io_req *reqs = malloc(n * sizeof *reqs);
+	uint32_t *shard = malloc(n * sizeof *shard);
+	uint64_t *recno = malloc(n * sizeof *recno);
+	int rc = reqs && shard && recno ? 0 : -ENOMEM;
+	size_t total = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint32_t piece;
+		rio__dataset_locate(&l->ds, l->plan.perm[t->first + i], &piece, &shard[i], &recno[i]);
+		const rio__shard *s = &l->ds.shards[shard[i]];
+		uint64_t off = s->offset[recno[i]], len = s->framed[recno[i]];
+		int fd = s->fd;
+		if (s->fd_direct >= 0) {
+			fd = s->fd_direct;
+			uint64_t a = off & ~(uint64_t)(ALIGN - 1);
+			len = ((off + len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1)) - a;
+			off = a;
+			total = (total + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+		}
+		reqs[i] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
+		total += (size_t)len;
+	}
+	if (rc == 0)
+		rc = chunk_reserve(c, total);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		reqs[i].buf = c->buf + (uintptr_t)reqs[i].buf;
+	if (rc == 0) {
+		rc = rio__io_run(w->io, reqs, n);
+		if (rc < 0)
+			rc = rio__error_set(&c->err, rc, l->ds.shards[shard[0]].path, RIO__UNKNOWN,
+			                    RIO__UNKNOWN, "read failed");
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const rio__shard *s = &l->ds.shards[shard[i]];
+		uint64_t off = s->offset[recno[i]];
+		size_t skip = (size_t)(off - reqs[i].offset);
+		size_t pos = (size_t)((uint8_t *)reqs[i].buf - c->buf) + skip;
+		size_t got = reqs[i].result > (ssize_t)skip ? (size_t)reqs[i].result - skip : 0;
+		if (got > s->framed[recno[i]])
+			got = s->framed[recno[i]];
+		c->file_bytes += got;
+		uint64_t len;
+		int d = frame_check(l, c->buf + pos, got, &len);
+		if (d == 1 && len + RIO_FRAME_OVERHEAD != s->framed[recno[i]])
+			d = RIO_EBADINDEX;
+		if (d < 0) {
+			if (l->o.on_damage == RIO_DAMAGE_FAIL) {
+				rc = rio__error_set(&c->err, d, s->path, off, recno[i],
+				                    d == RIO_EBADINDEX ? "the frame there is not the size "
+				                                         "the index gives"
+				                                       : NULL);
+				break;
+			}
+			c->skipped++;
+			continue;
+		}
+		if ((rc = chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len, shard[i],
+		                    recno[i])) < 0 ||
+		    (rc = chunk_decode_last(c, l, s->path, off)) < 0)
+			break;
+	}
+	free(reqs);
+	free(shard);
+	free(recno);
+	return rc;
+}
+
+/* ---- the thread ------------------------------------------------------- */
+
+static void run_task(rio__worker *w, rio__chunk *c, uint64_t task)
+{
+	rio_loader *l = w->l;
+	const rio__task *t = &l->plan.tasks[task];
+	c->task = task;
+	c->nrec = 0;
+	c->skipped = 0;
+	c->file_bytes = 0;
+	rio__error_clear(&c->err);
+	int rc;
+	if (l->plan.global)
+		rc = run_global(w, c, t);
+	else if (l->ds.shards[t->shard].comp != RIO_COMPRESSION_NONE)
+		rc = run_compressed(w, c, t);
+	else
+		rc = run_uncompressed(w, c, t);
+	if (rc < 0 && c->err.code == 0)
+		rio__error_set(&c->err, rc, l->ds.shards[t->shard].path, RIO__UNKNOWN, RIO__UNKNOWN,
+		               NULL);
+	c->error = rc < 0 ? rc : 0;
+}
+
+void *rio__worker_main(void *arg)
+{
+	rio__worker *w = arg;
+	rio_loader *l = w->l;
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		while (!l->stop && l->next_task < l->plan.ntasks && w->free_chunks == 0)
+			pthread_cond_wait(&l->work_cv, &l->mu);
+		if (l->stop || l->next_task >= l->plan.ntasks)
+			break;
+		uint64_t task = l->next_task++;
+		rio__chunk *c = NULL;
+		for (int i = 0; i < RIO__CHUNKS_PER_WORKER && !c; i++)
+			if (!w->chunks[i].lent)
+				c = &w->chunks[i];
+		c->lent = 1;
+		w->free_chunks--;
+		pthread_mutex_unlock(&l->mu);
+
+		run_task(w, c, task);
+
+		pthread_mutex_lock(&l->mu);
+		c->next = l->done;
+		l->done = c;
+		pthread_cond_signal(&l->done_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+int rio__worker_init(rio__worker *w, rio_loader *l)
+{
+	memset(w, 0, sizeof *w);
+	w->l = l;
+	w->free_chunks = RIO__CHUNKS_PER_WORKER;
+	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++)
+		w->chunks[i].owner = w;
+	rio_reader_opts_init(&w->ropts);
+	w->ropts.verify_crc = l->o.verify_crc;
+	w->ropts.on_damage = l->o.on_damage == RIO_DAMAGE_FAIL ? RIO_DAMAGE_FAIL : RIO_DAMAGE_SKIP;
+	w->ropts.max_record_size = l->o.max_record_size;
+	return rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
+}
+
+void rio__worker_free(rio__worker *w)
+{
+	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++) {
+		free(w->chunks[i].buf);
+		free(w->chunks[i].recs);
+		free(w->chunks[i].rows);
+	}
+	rio__io_close(w->io);
+	memset(w, 0, sizeof *w);
+}
