@@ -235,7 +235,7 @@ void *rio__batcher_main(void *arg)
 	b.discard = l->resume_skip;
 	b.number = l->resume_skip / l->pool.batch_size;
 	rio__rng_seed(&b.rng, l->o.seed, l->epoch, (uint64_t)l->ds.rank, RNG_SHUFFLE_BUFFER);
-	int rc = 0;
+	int rc = l->pool.device_copy ? rio__cuda_set_device(l->o.device) : 0;
 	for (uint64_t t = 0; t < l->plan.ntasks && rc == 0; t++) {
 		rio__chunk *c = take_chunk(l, t);
 		if (!c) {

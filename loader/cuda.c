@@ -34,6 +34,11 @@ int rio__cuda_init(int device, void **stream)
 	return rc;
 }
 
+int rio__cuda_set_device(int device)
+{
+	return check(cudaSetDevice(device));
+}
+
 void rio__cuda_fini(void *stream)
 {
 	if (stream)

@@ -220,8 +220,8 @@ static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t
 	return -EINVAL;
 }
 
-int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, uint8_t *row,
-                    char *detail, size_t detail_size)
+int rio__decode_into(const rio__colplan *cp, const uint8_t *data, size_t size,
+                     uint8_t *const *dst, size_t row, char *detail, size_t detail_size)
 {
 	for (size_t c = 0; c < cp->ncols; c++) {
 		const rio_column_spec *s = &cp->spec[c];
@@ -229,7 +229,7 @@ int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, ui
 		int rc = rio_example_find(data, size, s->name, &f);
 		size_t got = 0;
 		if (rc == 0)
-			rc = decode_column(s, &f, row + cp->col_offset[c], &got);
+			rc = decode_column(s, &f, dst[c] + row * cp->col_bytes[c], &got);
 		if (rc == 0)
 			continue;
 		if (rc == RIO_EFEATURELEN)
@@ -242,6 +242,23 @@ int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, ui
 		else
 			snprintf(detail, detail_size, "feature '%s'", s->name);
 		return rc;
+	}
+	return 0;
+}
+
+int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, uint8_t *row,
+                    char *detail, size_t detail_size)
+{
+	for (size_t c = 0; c < cp->ncols; c++) {
+		uint8_t *dst = row + cp->col_offset[c];
+		/* one column at a time, each "table" being this row's part */
+		rio__colplan one = *cp;
+		one.spec += c;
+		one.col_bytes += c;
+		one.ncols = 1;
+		int rc = rio__decode_into(&one, data, size, &dst, 0, detail, detail_size);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }

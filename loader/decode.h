@@ -28,4 +28,9 @@ void rio__colplan_free(rio__colplan *cp);
 int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, uint8_t *row,
                     char *detail, size_t detail_size);
 
+/* Decodes one Example straight into column tables: column c's values go to
+ * dst[c] + row * col_bytes[c] (the batch's own memory). Same returns. */
+int rio__decode_into(const rio__colplan *cp, const uint8_t *data, size_t size,
+                     uint8_t *const *dst, size_t row, char *detail, size_t detail_size);
+
 #endif /* RIO_LOADER_DECODE_H */

@@ -29,7 +29,7 @@ RIO_API void rio_loader_opts_init(rio_loader_opts *o)
 	o->workers = 2;
 	o->prefetch = 4;
 	o->hold = 2;
-	o->chunk_bytes = 1 << 20;
+	o->chunk_bytes = 128 * 1024;
 	o->io = RIO_IO_AUTO;
 	o->queue_depth = 32;
 	o->read_size = 256 * 1024;
@@ -153,6 +153,7 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	if (rc == 0)
 		rc = open_workers(l);
 	l->stats.io_uring = l->use_uring;
+	l->direct = l->ds.direct;
 	if (rc < 0 && l->err.code == 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, "opening the loader");
 	return rc;
@@ -163,6 +164,8 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 static int start_epoch(rio_loader *l)
 {
 	int rc = rio__plan_build(&l->plan, &l->ds, &l->o, l->epoch);
+	if (rc == 0 && l->direct && (rc = rio__direct_plan(&l->plan, &l->ds, &l->o)) < 0)
+		rio__plan_free(&l->plan);
 	if (rc < 0)
 		return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "planning epoch %llu", (unsigned long long)l->epoch);
@@ -172,22 +175,24 @@ static int start_epoch(rio_loader *l)
 		return -ENOMEM;
 	}
 	l->stop = 0;
-	l->next_task = 0;
+	l->next_task = l->direct ? l->resume_skip / l->o.batch_size : 0;
 	l->done = NULL;
+	l->direct_done = NULL;
 	l->error = 0;
 	l->epoch_done = 0;
 	rio__error_clear(&l->batch_err);
 	l->running = 1;
 	for (int i = 0; i < l->nworkers; i++) {
-		if (pthread_create(&l->workers[i].thread, NULL, rio__worker_main, &l->workers[i]))
+		if (pthread_create(&l->workers[i].thread, NULL,
+		                   l->direct ? rio__direct_main : rio__worker_main, &l->workers[i]))
 			return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 			                      "starting a worker thread");
 		l->workers[i].started = 1;
 	}
-	if (pthread_create(&l->batcher, NULL, rio__batcher_main, l))
+	if (!l->direct && pthread_create(&l->batcher, NULL, rio__batcher_main, l))
 		return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "starting the batcher thread");
-	l->batcher_started = 1;
+	l->batcher_started = !l->direct;
 	l->resume_skip = 0; /* the batcher has taken it */
 	return 0;
 }
@@ -221,6 +226,12 @@ static void stop_epoch(rio_loader *l)
 	}
 	l->done = NULL;
 	rio__pool *p = &l->pool;
+	while (l->direct_done) {
+		rio__slot *s = l->direct_done;
+		l->direct_done = s->next;
+		s->next = p->free_list;
+		p->free_list = s;
+	}
 	while (p->ready_count > 0) {
 		rio__slot *s = p->ready[p->ready_head];
 		p->ready_head = (p->ready_head + 1) % p->nslots;
@@ -235,6 +246,44 @@ static void stop_epoch(rio_loader *l)
 	rio__plan_free(&l->plan);
 	l->running = 0;
 	l->stop = 0;
+}
+
+/* Pipeline: the next queued batch, or NULL at the end or on an error
+ * (waits under l->mu). */
+static rio__slot *take_ready(rio_loader *l)
+{
+	rio__pool *p = &l->pool;
+	while (p->ready_count == 0 && !l->epoch_done)
+		pthread_cond_wait(&l->ready_cv, &l->mu);
+	if (p->ready_count == 0)
+		return NULL;
+	rio__slot *s = p->ready[p->ready_head];
+	p->ready_head = (p->ready_head + 1) % p->nslots;
+	p->ready_count--;
+	return s;
+}
+
+/* Direct path: the slot of the next batch number, or NULL at the end of the
+ * plan or when that batch failed (then l->error says why; the epoch ends
+ * for the consumer as for the pipeline). */
+static rio__slot *take_direct(rio_loader *l)
+{
+	uint64_t want = l->batches_out;
+	for (;;) {
+		if (want >= l->plan.ntasks) {
+			l->epoch_done = 1;
+			return NULL;
+		}
+		for (rio__slot **pp = &l->direct_done; *pp; pp = &(*pp)->next)
+			if ((*pp)->batch.number == want) {
+				rio__slot *s = *pp;
+				*pp = s->next;
+				return s;
+			}
+		if (l->error < 0 && l->error_batch == want)
+			return NULL;
+		pthread_cond_wait(&l->ready_cv, &l->mu);
+	}
 }
 
 static double now_seconds(void)
@@ -266,14 +315,9 @@ RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 	}
 	double t0 = now_seconds();
 	pthread_mutex_lock(&l->mu);
-	rio__pool *p = &l->pool;
-	while (p->ready_count == 0 && !l->epoch_done)
-		pthread_cond_wait(&l->ready_cv, &l->mu);
+	rio__slot *s = l->direct ? take_direct(l) : take_ready(l);
 	l->stats.wait_seconds += now_seconds() - t0;
-	if (p->ready_count > 0) {
-		rio__slot *s = p->ready[p->ready_head];
-		p->ready_head = (p->ready_head + 1) % p->nslots;
-		p->ready_count--;
+	if (s) {
 		s->held = 1;
 		l->held++;
 		l->position += s->batch.count;
@@ -309,7 +353,7 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 		l->held--;
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
-		pthread_cond_signal(&l->slot_cv);
+		pthread_cond_broadcast(&l->slot_cv);
 	}
 	pthread_mutex_unlock(&l->mu);
 }

@@ -63,6 +63,9 @@ typedef struct rio__worker {
 	rio__chunk chunks[RIO__CHUNKS_PER_WORKER];
 	int free_chunks;        /* chunks not lent to the batcher            */
 	rio_reader_opts ropts;  /* for compressed shards                    */
+	void *places;           /* direct path: scratch per record         */
+	size_t nplaces;
+	rio_error err;          /* direct path: this batch's error          */
 } rio__worker;
 
 /* A compressed piece is read by one reader that its tasks pass along in
@@ -80,6 +83,7 @@ struct rio_loader {
 	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
 	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
 	int use_uring;
+	int direct;             /* the direct path (direct.c) serves this loader */
 
 	/* the epoch being delivered */
 	uint64_t epoch;
@@ -111,6 +115,8 @@ struct rio_loader {
 	rio_error batch_err;
 	int epoch_done;          /* the batcher published its last batch    */
 	size_t held;             /* batches the consumer holds              */
+	rio__slot *direct_done;  /* direct path: filled slots, any order    */
+	uint64_t error_batch;    /* direct path: the batch that failed      */
 
 	/* statistics */
 	rio_loader_stats stats;
@@ -123,5 +129,16 @@ void rio__worker_free(rio__worker *w);
 
 /* batcher.c: the batcher thread. */
 void *rio__batcher_main(void *arg);
+
+/* Checks the frame at p (avail bytes): 1 when valid, with *len set, or a
+ * damage code (RIO_ECORRUPT_LENGTH, RIO_ETOOLARGE, RIO_ETRUNCATED,
+ * RIO_ECORRUPT_DATA). */
+int rio__frame_check(const struct rio_loader *l, const uint8_t *p, size_t avail,
+                     uint64_t *len);
+
+/* direct.c: the direct path's plan (one task per batch) and its worker
+ * thread. */
+int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o);
+void *rio__direct_main(void *arg);
 
 #endif /* RIO_LOADER_INTERNAL_H */

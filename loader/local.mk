@@ -5,6 +5,7 @@ recordio_librecordio_la_SOURCES += \
 	loader/plan.c loader/plan.h \
 	loader/io.c loader/io.h \
 	loader/worker.c \
+	loader/direct.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \
 	loader/pool.c loader/pool.h

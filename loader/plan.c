@@ -128,12 +128,15 @@ static int count_from_index(rio__shard *s, int full, rio_error *err)
 	return 1;
 }
 
-/* Counts by reading the shard (no sidecar). */
+/* Counts by reading the shard (no sidecar). Frames are counted as an index
+ * would list them: under SKIP a frame whose data is damaged still counts
+ * (the workers skip it when they read it), so data CRCs are checked here
+ * only to fail early under FAIL. */
 static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
 {
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
-	ro.verify_crc = o->verify_crc;
+	ro.verify_crc = o->verify_crc && o->on_damage == RIO_DAMAGE_FAIL;
 	ro.on_damage = o->on_damage == RIO_DAMAGE_FAIL ? RIO_DAMAGE_FAIL : RIO_DAMAGE_SKIP;
 	ro.max_record_size = o->max_record_size;
 	rio_reader *r;
@@ -289,8 +292,10 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		                                                               : RIO_SHARD_FILES;
 
 	/* open and count what this rank needs: its own shards (files), or all
-	 * of them (records: the split needs every count) */
-	int full = o->shuffle == RIO_SHUFFLE_GLOBAL;
+	 * of them (records: the split needs every count). Every record's place
+	 * is kept for global shuffling, and for the direct path when all the
+	 * shards are uncompressed. */
+	int all_plain = 1;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		sh->needed = ds->sharding == RIO_SHARD_RECORDS ||
@@ -299,7 +304,15 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 			continue;
 		if ((rc = shard_open(sh, o, err)) < 0)
 			return rc;
-		if (full && sh->comp != RIO_COMPRESSION_NONE)
+		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
+	}
+	ds->direct = all_plain && rio__direct_eligible(o);
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
+	for (size_t s = 0; s < ds->nshards; s++) {
+		rio__shard *sh = &ds->shards[s];
+		if (!sh->needed)
+			continue;
+		if (o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
 			return rio__error_set(err, RIO_EUNSUPPORTED, sh->path, RIO__UNKNOWN,
 			                      RIO__UNKNOWN,
 			                      "global shuffling needs uncompressed shards (this one is %s); "
@@ -498,6 +511,13 @@ int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts 
 	if (rc < 0)
 		rio__plan_free(p);
 	return rc;
+}
+
+void rio__plan_free_tasks(rio__plan *p)
+{
+	free(p->tasks);
+	p->tasks = NULL;
+	p->ntasks = 0;
 }
 
 void rio__plan_free(rio__plan *p)

@@ -54,6 +54,8 @@ typedef struct rio__dataset {
 	uint64_t rank_records;
 	uint64_t total_records;
 	uint64_t ident;         /* a hash of the shard counts (saved state) */
+	int direct;             /* every record's place is kept: the direct
+	                         * path can serve this rank                  */
 } rio__dataset;
 
 /* One unit of work. RANGE tasks read records [first, first + count) of
@@ -75,6 +77,9 @@ typedef struct rio__plan {
 	int global;
 } rio__plan;
 
+/* direct.c: 1 when the options let workers fill batches directly. */
+int rio__direct_eligible(const rio_loader_opts *o);
+
 /* Opens the shards of `spec` and finds this rank's pieces (rank, world and
  * sharding from `o`, resolved from the environment when -1 / AUTO). */
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
@@ -89,6 +94,8 @@ void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *pie
 int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                     uint64_t epoch);
 void rio__plan_free(rio__plan *p);
+/* Frees the task list only (the direct path replaces it). */
+void rio__plan_free_tasks(rio__plan *p);
 
 /* Reads the rank and world from the environment of Open MPI, PMI or Slurm
  * (in that order); returns 1 when found, 0 when none is set, or -EINVAL

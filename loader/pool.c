@@ -142,6 +142,11 @@ int rio__cuda_init(int device, void **stream)
 	return -ENOTSUP;
 }
 void rio__cuda_fini(void *stream) { (void)stream; }
+int rio__cuda_set_device(int device)
+{
+	(void)device;
+	return -ENOTSUP;
+}
 int rio__cuda_host_alloc(void **p, size_t size)
 {
 	(void)size;

@@ -53,6 +53,8 @@ int rio__pool_to_device(rio__pool *p, rio__slot *s, size_t count, const rio__col
 /* CUDA glue (cuda.c; without CUDA these return -ENOTSUP). */
 int rio__cuda_init(int device, void **stream);
 void rio__cuda_fini(void *stream);
+/* Makes `device` current for the calling thread (the batcher's copies). */
+int rio__cuda_set_device(int device);
 int rio__cuda_host_alloc(void **p, size_t size);
 void rio__cuda_host_free(void *p);
 int rio__cuda_device_alloc(void **p, size_t size);

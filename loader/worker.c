@@ -103,7 +103,7 @@ static int chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uin
 /* Checks the frame at p (avail bytes): 1 valid with *len set, or a damage
  * code (RIO_ECORRUPT_LENGTH, RIO_ETOOLARGE, RIO_ETRUNCATED,
  * RIO_ECORRUPT_DATA). */
-static int frame_check(const rio_loader *l, const uint8_t *p, size_t avail, uint64_t *len)
+int rio__frame_check(const rio_loader *l, const uint8_t *p, size_t avail, uint64_t *len)
 {
 	if (avail < RIO_HEADER_SIZE)
 		return RIO_ETRUNCATED;
@@ -127,14 +127,19 @@ static size_t resync(const rio_loader *l, const uint8_t *buf, size_t pos, size_t
 {
 	for (size_t p = pos + 1; p + RIO_HEADER_SIZE <= avail; p++) {
 		uint64_t len;
-		if (frame_check(l, buf + p, avail - p, &len) == 1)
+		if (rio__frame_check(l, buf + p, avail - p, &len) == 1)
 			return p;
 	}
 	return avail;
 }
 
 /* Parses records [first, first + count) of a shard from `buf` (avail
- * bytes read from file offset `base`, where record `at` starts). */
+ * bytes read from file offset `base`, where record `at` starts). Records
+ * are numbered by frame, as the index counts them: a frame whose data CRC
+ * fails keeps its number when it is skipped; after a damaged header the
+ * numbering goes on from the next valid frame (the index cannot tell how
+ * many frames the damage spans). Under SKIP a range that ends early just
+ * ends. */
 static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t start,
                        size_t avail, uint64_t base, uint64_t at, int at_file_end)
 {
@@ -143,19 +148,26 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 	uint64_t index = at, end = t->first + t->count;
 	while (index < end) {
 		uint64_t len;
-		int rc = frame_check(l, c->buf + pos, avail - pos, &len);
+		int rc = rio__frame_check(l, c->buf + pos, avail - pos, &len);
 		uint64_t off = base + (pos - start);
-		if (rc == RIO_ETRUNCATED && !at_file_end)
+		if (rc == RIO_ETRUNCATED && !at_file_end) {
+			if (l->o.on_damage != RIO_DAMAGE_FAIL)
+				return 0;
 			return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
 			                      "the shard ends before the record its index lists");
+		}
 		if (rc < 0) {
 			if (l->o.on_damage == RIO_DAMAGE_FAIL)
 				return rio__error_set(&c->err, rc, s->path, off, index, NULL);
 			c->skipped++;
 			if (rc == RIO_ETRUNCATED)
 				return 0; /* the file ends here */
-			pos = rc == RIO_ECORRUPT_DATA ? pos + RIO_FRAME_OVERHEAD + (size_t)len
-			                              : resync(l, c->buf, pos, avail);
+			if (rc == RIO_ECORRUPT_DATA) {
+				pos += RIO_FRAME_OVERHEAD + (size_t)len;
+				index++;
+			} else {
+				pos = resync(l, c->buf, pos, avail);
+			}
 			if (pos >= avail)
 				return 0;
 			continue;
@@ -317,7 +329,7 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 			got = s->framed[recno[i]];
 		c->file_bytes += got;
 		uint64_t len;
-		int d = frame_check(l, c->buf + pos, got, &len);
+		int d = rio__frame_check(l, c->buf + pos, got, &len);
 		if (d == 1 && len + RIO_FRAME_OVERHEAD != s->framed[recno[i]])
 			d = RIO_EBADINDEX;
 		if (d < 0) {
@@ -417,6 +429,7 @@ void rio__worker_free(rio__worker *w)
 		free(w->chunks[i].recs);
 		free(w->chunks[i].rows);
 	}
+	free(w->places);
 	rio__io_close(w->io);
 	memset(w, 0, sizeof *w);
 }

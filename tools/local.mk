@@ -6,7 +6,8 @@ TOOL_LDADD = tools/libtoolcommon.la recordio/librecordio.la
 noinst_LTLIBRARIES += tools/libtoolcommon.la
 tools_libtoolcommon_la_SOURCES = tools/common.c tools/common.h
 
-bin_PROGRAMS += recordio-pack recordio-cat recordio-verify recordio-index recordio-info
+bin_PROGRAMS += recordio-pack recordio-cat recordio-verify recordio-index recordio-info \
+	recordio-bench
 
 recordio_pack_SOURCES = tools/pack.c tools/pack.h tools/pack_idx.c tools/pack_tfrecord.c \
 	tools/pack_csv.c tools/pack_dir.c tools/pack_lines.c tools/shard_out.c tools/shard_out.h
@@ -20,3 +21,5 @@ recordio_index_SOURCES = tools/index.c
 recordio_index_LDADD = $(TOOL_LDADD)
 recordio_info_SOURCES = tools/info.c
 recordio_info_LDADD = $(TOOL_LDADD)
+recordio_bench_SOURCES = tools/bench.c
+recordio_bench_LDADD = $(TOOL_LDADD) -lpthread

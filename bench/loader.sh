@@ -1,0 +1,230 @@
+#!/bin/sh
+# loader.sh — speed and memory of the loader (through recordio-bench) against
+# this machine's own limits.
+#
+# Prints, in one run, side by side (never as pass/fail):
+#   a. uncompressed shards of 4 KiB records (~1 GiB in 8 shards, with .idx),
+#      CRC on, 2 workers, shuffle none: recordio-bench against `cat` of the
+#      same files to /dev/null (aim: >= 0.8 of cat);
+#   b. 100-byte records: records/s (aim: several million);
+#   c. lz4 shards of the 4 KiB records against `lz4 -dc` of the same files
+#      (aim: no slower);
+#   d. --shuffle global against --shuffle none, 4 KiB records (aim: >= 0.7);
+#   e. --shuffle buffer, 4 KiB records;
+#   f. peak RSS against the memory budget of the options passed: shuffle
+#      buffer + batch pool ((prefetch + hold) batches) + the workers' chunk
+#      buffers + the record index (aim: RSS not far above the budget, and
+#      independent of the data size);
+#   g. io_uring against pread, in order and globally shuffled.
+# Page cache: each file set is read once right before it is timed, and the
+# best of RUNS runs is reported. recordio-bench's own figures (the JSON's
+# "seconds": from the first batch asked for to the last one released) are
+# shown next to the whole process's wall time, which is what `cat` gets.
+#
+# Usage: bench/loader.sh [BUILD_DIR]   (default: build-bench/, built if
+# missing, with --disable-shared: a libtool wrapper script in front of a
+# shared-library build would add ~20 ms to every timed run)
+# Env: RUNS (default 3), BENCH_DIR (scratch, default /tmp/recordio-bench-loader),
+#      BENCH_GIB (size of the 4 KiB set in GiB, default 1), SMALL_RECORDS
+#      (100-byte records, default 4194304).
+set -eu
+RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$RIO_TOP/scripts/deps.sh"
+B=${1:-$RIO_TOP/build-bench}
+[ -x "$B/recordio-bench" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+RUNS=${RUNS:-3}
+W=${BENCH_DIR:-/tmp/recordio-bench-loader}
+GIB=${BENCH_GIB:-1}
+SMALL=${SMALL_RECORDS:-4194304}
+SRC=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+RB="$B/recordio-bench"
+WORKERS=2
+rm -rf "$W" && mkdir -p "$W"
+trap 'rm -rf "$W"' EXIT
+
+# ---- helpers -------------------------------------------------------------
+
+now() { date +%s.%N; }
+# best wall seconds of RUNS runs of a shell command
+best() {
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		s=$(now)
+		sh -c "$1" >/dev/null 2>"$W/err" || { echo "bench: failed: $1" >&2; cat "$W/err" >&2; exit 1; }
+		e=$(now)
+		awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'
+		i=$((i + 1))
+	done | sort -n | head -1 | awk '{printf "%.4f", $1}'
+}
+# rb NAME ARGS...: recordio-bench --json ARGS, RUNS times; keeps in
+# $W/NAME.json the JSON of the run with the shortest wall time and in
+# $W/NAME.wall that wall time. Fails the script on an error.
+rb() {
+	name=$1; shift
+	i=0
+	: >"$W/$name.runs"
+	while [ $i -lt "$RUNS" ]; do
+		s=$(now)
+		"$RB" --json "$@" >"$W/$name.one" 2>"$W/err" ||
+			{ echo "bench: failed: recordio-bench $*" >&2; cat "$W/err" >&2; exit 1; }
+		e=$(now)
+		printf '%s ' "$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')" >>"$W/$name.runs"
+		cat "$W/$name.one" >>"$W/$name.runs"
+		i=$((i + 1))
+	done
+	sort -n "$W/$name.runs" | head -1 >"$W/$name.best"
+	cut -d' ' -f1 "$W/$name.best" >"$W/$name.wall"
+	cut -d' ' -f2- "$W/$name.best" >"$W/$name.json"
+}
+# j NAME KEY: a value from $W/NAME.json
+j() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$W/$1.json" "$2"; }
+wall() { cat "$W/$1.wall"; }
+bytes_of() { cat "$@" | wc -c | tr -d ' '; }
+gbps() { awk -v b="$1" -v t="$2" 'BEGIN {printf "%.2f", b / t / 1e9}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+mrps() { awk -v r="$1" 'BEGIN {printf "%.2f", r / 1e6}'; }
+mib() { awk -v b="$1" 'BEGIN {printf "%.1f", b / 1048576}'; }
+warm() { cat "$@" >/dev/null; }
+# row LABEL NAME BYTES: one line for recordio-bench run NAME over BYTES of
+# files: whole-process wall time and GB/s, then the loop's own figures
+row() {
+	printf "   %-44s %7s s %6s GB/s | loop %6s GB/s payload, %6s M rec/s, wait %s%%\n" \
+		"$1" "$(wall "$2")" "$(gbps "$3" "$(wall "$2")")" \
+		"$(awk -v b="$(j "$2" bytes_per_s)" 'BEGIN {printf "%.2f", b / 1e9}')" \
+		"$(mrps "$(j "$2" records_per_s)")" \
+		"$(awk -v f="$(j "$2" wait_fraction)" 'BEGIN {printf "%.0f", f * 100}')"
+}
+
+echo "recordio loader benchmark, $(nproc) cores, $(date -u +%Y-%m-%d), $WORKERS workers, CRC on, best of $RUNS"
+echo
+
+# ---- data ------------------------------------------------------------------
+make -C "$B" -s bench/mkshards >/dev/null
+lines=$((GIB * 262144))
+"$B/bench/mkshards" "$SRC" 4080 "$lines" 8 "$W/plain"
+"$B/recordio-index" --quiet "$W"/plain-*.tfrecord
+PLAIN=$(echo "$W"/plain-*.tfrecord)
+PLAIN_BYTES=$(bytes_of $PLAIN)
+REC=4080
+
+# ---- a. uncompressed 4 KiB records against cat -----------------------------
+BATCH=256
+echo "a. uncompressed: 8 shards with .idx, $lines records of $REC bytes (4 KiB framed), $(mib $PLAIN_BYTES) MiB; --batch $BATCH"
+warm $PLAIN
+t_cat=$(best "cat $PLAIN > /dev/null")
+rb none --workers $WORKERS --batch $BATCH "$W/plain"
+printf "   %-44s %7s s %6s GB/s\n" "cat > /dev/null" "$t_cat" "$(gbps $PLAIN_BYTES $t_cat)"
+row "recordio-bench --shuffle none" none "$PLAIN_BYTES"
+echo "   ratio to cat: whole process $(ratio "$t_cat" "$(wall none)"), loop (file bytes / JSON seconds) $(ratio "$(gbps $PLAIN_BYTES "$(j none seconds)")" "$(gbps $PLAIN_BYTES $t_cat)")  (aim >= 0.80)"
+rb none1 --workers 1 --batch $BATCH "$W/plain"
+row "recordio-bench --shuffle none --workers 1" none1 "$PLAIN_BYTES"
+rb nocrc --workers $WORKERS --batch $BATCH --no-crc "$W/plain"
+row "recordio-bench --shuffle none --no-crc" nocrc "$PLAIN_BYTES"
+echo
+
+# ---- b. 100-byte records ------------------------------------------------------
+"$B/bench/mkshards" "$SRC" 100 "$SMALL" 8 "$W/small"
+"$B/recordio-index" --quiet "$W"/small-*.tfrecord
+SMALLF=$(echo "$W"/small-*.tfrecord)
+SMALL_BYTES=$(bytes_of $SMALLF)
+echo "b. small records: 8 shards with .idx, $SMALL records of 100 bytes (116 framed), $(mib $SMALL_BYTES) MiB"
+warm $SMALLF
+t_scat=$(best "cat $SMALLF > /dev/null")
+printf "   %-44s %7s s %6s GB/s\n" "cat > /dev/null" "$t_scat" "$(gbps $SMALL_BYTES $t_scat)"
+for b in 256 1024 4096; do
+	rb small$b --workers $WORKERS --batch $b "$W/small"
+	row "recordio-bench --batch $b" small$b "$SMALL_BYTES"
+done
+echo "   records/s (loop, --batch 1024): $(mrps "$(j small1024 records_per_s)") M; whole process: $(mrps "$(awk -v n=$SMALL -v t="$(wall small1024)" 'BEGIN {print n / t}')") M  (aim: several M)"
+rm -f $SMALLF "$W"/small-*.idx
+echo
+
+# ---- c. lz4 ------------------------------------------------------------------
+"$B/recordio-pack" --quiet --from tfrecord --output "$W/lz" --shards 8 --compression lz4 $PLAIN >/dev/null
+LZ=$(echo "$W"/lz-*.tfrecord.lz4)
+LZ_BYTES=$(bytes_of $LZ)
+echo "c. lz4: 8 shards, $(mib $LZ_BYTES) MiB compressed (ratio $(ratio $PLAIN_BYTES $LZ_BYTES)), figures in uncompressed GB/s"
+warm $LZ
+t_lz=$(best "for f in $LZ; do lz4 -dc \$f; done > /dev/null")
+t_lzp=$(best "printf '%s\n' $LZ | xargs -P $WORKERS -n 1 lz4 -dc > /dev/null")
+rb lz4 --workers $WORKERS --batch $BATCH "$W/lz"
+printf "   %-44s %7s s %6s GB/s\n" "lz4 -dc (one after another)" "$t_lz" "$(gbps $PLAIN_BYTES $t_lz)"
+printf "   %-44s %7s s %6s GB/s\n" "lz4 -dc (xargs -P $WORKERS)" "$t_lzp" "$(gbps $PLAIN_BYTES $t_lzp)"
+row "recordio-bench, lz4 shards" lz4 "$PLAIN_BYTES"
+echo "   ratio to lz4 -dc: $(ratio "$t_lz" "$(wall lz4)"), to parallel lz4 -dc: $(ratio "$t_lzp" "$(wall lz4)")  (aim >= 1)"
+rb lz4buf --workers $WORKERS --batch $BATCH --shuffle buffer --seed 1 "$W/lz"
+row "recordio-bench, lz4, --shuffle buffer" lz4buf "$PLAIN_BYTES"
+rm -f $LZ "$W"/lz-*.idx
+echo
+
+# ---- d. global shuffle -----------------------------------------------------------
+echo "d. --shuffle global against --shuffle none, 4 KiB records"
+warm $PLAIN
+rb global --workers $WORKERS --batch $BATCH --shuffle global --seed 1 "$W/plain"
+row "recordio-bench --shuffle none" none "$PLAIN_BYTES"
+row "recordio-bench --shuffle global" global "$PLAIN_BYTES"
+echo "   ratio global / none: whole process $(ratio "$(wall none)" "$(wall global)"), loop $(ratio "$(j global records_per_s)" "$(j none records_per_s)")  (aim >= 0.70)"
+echo
+
+# ---- e. buffer shuffle ---------------------------------------------------------
+SB=10000
+echo "e. --shuffle buffer (--shuffle-buffer $SB, --interleave 4), 4 KiB records"
+rb buffer --workers $WORKERS --batch $BATCH --shuffle buffer --seed 1 --shuffle-buffer $SB --interleave 4 "$W/plain"
+row "recordio-bench --shuffle buffer" buffer "$PLAIN_BYTES"
+echo "   ratio buffer / none: whole process $(ratio "$(wall none)" "$(wall buffer)"), loop $(ratio "$(j buffer records_per_s)" "$(j none records_per_s)")"
+echo
+
+# ---- f. memory -------------------------------------------------------------------
+# budget: shuffle buffer + (prefetch + hold) batches + the workers' chunk
+# buffers (loader.h's defaults: hold 2, chunk_bytes 1 MiB) + the index
+# (8 bytes per 64 records; 16 bytes per record with global shuffling)
+PREFETCH=4
+HOLD=2
+CHUNK=1048576
+budget() { # SHUFFLE_RECORDS BATCH PREFETCH INDEX_BYTES
+	echo $(($1 * REC + ($3 + HOLD) * $2 * REC + WORKERS * CHUNK + $4))
+}
+echo "f. peak RSS against the budget of the options: shuffle buffer + (prefetch + hold $HOLD) batches"
+echo "   + $WORKERS x 1 MiB chunks + index; 4 KiB records"
+printf "   %-44s %10s %10s %10s\n" "run" "budget MiB" "RSS MiB" "RSS/budget"
+mem_row() { # LABEL NAME BUDGET
+	printf "   %-44s %10s %10s %10s\n" "$1" "$(mib "$3")" "$(mib "$(j "$2" peak_rss_bytes)")" \
+		"$(ratio "$(j "$2" peak_rss_bytes)" "$3")"
+}
+rb memnone --workers $WORKERS --batch $BATCH --prefetch $PREFETCH "$W/plain"
+mem_row "--shuffle none --batch $BATCH --prefetch $PREFETCH" memnone \
+	"$(budget 0 $BATCH $PREFETCH $((lines / 8)))"
+rb memglobal --workers $WORKERS --batch $BATCH --prefetch $PREFETCH --shuffle global --seed 1 "$W/plain"
+mem_row "--shuffle global --batch $BATCH --prefetch $PREFETCH" memglobal \
+	"$(budget 0 $BATCH $PREFETCH $((lines * 16)))"
+for sb in 10000 50000; do
+	rb membuf$sb --workers $WORKERS --batch $BATCH --prefetch $PREFETCH --shuffle buffer --seed 1 \
+		--shuffle-buffer $sb "$W/plain"
+	mem_row "--shuffle buffer --shuffle-buffer $sb" membuf$sb \
+		"$(budget $sb $BATCH $PREFETCH $((lines / 8)))"
+done
+rb membig --workers $WORKERS --batch 1024 --prefetch 16 "$W/plain"
+mem_row "--shuffle none --batch 1024 --prefetch 16" membig "$(budget 0 1024 16 $((lines / 8)))"
+# the process with the smallest loader: one record, one worker, one batch
+head -c 4096 "$W/plain-00000-of-00008.tfrecord" >"$W/tiny.tfrecord"
+rb tiny --batch 1 --workers 1 --prefetch 1 "$W/tiny.tfrecord"
+echo "   (the process over one record, --batch 1 --workers 1 --prefetch 1: $(mib "$(j tiny peak_rss_bytes)") MiB;"
+echo "   the 4 KiB set is $(mib $PLAIN_BYTES) MiB: the RSS does not follow the data size)"
+echo
+
+# ---- g. io_uring against pread ---------------------------------------------------
+echo "g. io_uring against pread, 4 KiB records"
+if "$RB" --json --io uring --batch $BATCH "$W/plain-00000-of-00008.tfrecord" >/dev/null 2>"$W/err"; then
+	for mode in none global; do
+		rb uring-$mode --workers $WORKERS --batch $BATCH --io uring --shuffle $mode --seed 1 "$W/plain"
+		rb pread-$mode --workers $WORKERS --batch $BATCH --io pread --shuffle $mode --seed 1 "$W/plain"
+		row "--io uring --shuffle $mode" uring-$mode "$PLAIN_BYTES"
+		row "--io pread --shuffle $mode" pread-$mode "$PLAIN_BYTES"
+		echo "   ratio uring / pread (--shuffle $mode): whole process $(ratio "$(wall pread-$mode)" "$(wall uring-$mode)"), loop $(ratio "$(j uring-$mode records_per_s)" "$(j pread-$mode records_per_s)")"
+	done
+else
+	echo "   io_uring is not available here: $(cat "$W/err")"
+	rb pread-none --workers $WORKERS --batch $BATCH --io pread "$W/plain"
+	row "--io pread --shuffle none" pread-none "$PLAIN_BYTES"
+fi
+echo "   (default backend: $(j none io))"

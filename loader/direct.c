@@ -1,0 +1,242 @@
+/*
+ * direct.c — the direct path: workers read each batch straight into its
+ * pool slot, with no copy and no batcher thread.
+ *
+ * When every record's place is known in advance — uncompressed shards, with
+ * no shuffle or a global one, and damage failing the epoch (so no record
+ * drops out and shifts the rest) — batch b holds exactly the records at
+ * positions [b * batch_size, (b + 1) * batch_size) of the epoch's sequence.
+ * A worker then takes a free slot and the next batch number together (so
+ * slots go to batches in order and the earliest unfinished batch always
+ * has one), reads that batch's records into the slot (raw: into its arena,
+ * where the views point; decoded: into a scratch buffer, decoded straight
+ * into the slot's columns), checks the CRCs and files the slot as done. The
+ * consumer takes done slots strictly by batch number, so the order is the
+ * plan's whatever the number of workers. Everything else (compressed
+ * shards, buffer shuffling, skipping damage) takes the pipeline of
+ * worker.c and batcher.c.
+ */
+#include "config.h"
+#include "loader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 4096u
+
+int rio__direct_eligible(const rio_loader_opts *o)
+{
+	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL) &&
+	       o->on_damage == RIO_DAMAGE_FAIL;
+}
+
+typedef struct place {
+	uint32_t shard;
+	uint64_t rec;
+	uint64_t offset;
+	uint32_t framed;
+	size_t at; /* where its frame lands in the read buffer */
+} place;
+
+static int grow_places(rio__worker *w, size_t n)
+{
+	if (n <= w->nplaces)
+		return 0;
+	void *p = realloc(w->places, n * (sizeof(place) + sizeof(rio__io_req)));
+	if (!p)
+		return -ENOMEM;
+	w->places = p;
+	w->nplaces = n;
+	return 0;
+}
+
+/* Reads batch `b`'s records into `s`. Returns 0 or an error in w->err. */
+static int fill(rio__worker *w, rio__slot *s, uint64_t b)
+{
+	rio_loader *l = w->l;
+	const rio__task *t = &l->plan.tasks[b];
+	size_t n = (size_t)t->count;
+	int rc = grow_places(w, n);
+	if (rc < 0)
+		return rc;
+	place *pl = w->places;
+	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
+	int into_arena = !l->cols.ncols;
+
+	/* where each record is, and one read per run of adjacent records */
+	size_t nreq = 0, total = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ord = l->plan.perm ? l->plan.perm[t->first + i] : t->first + i;
+		uint32_t piece;
+		rio__dataset_locate(&l->ds, ord, &piece, &pl[i].shard, &pl[i].rec);
+		const rio__shard *sh = &l->ds.shards[pl[i].shard];
+		pl[i].offset = sh->offset[pl[i].rec];
+		pl[i].framed = sh->framed[pl[i].rec];
+		if (sh->fd_direct >= 0)
+			into_arena = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const rio__shard *sh = &l->ds.shards[pl[i].shard];
+		rio__io_req *last = nreq ? &reqs[nreq - 1] : NULL;
+		int fd = sh->fd_direct >= 0 ? sh->fd_direct : sh->fd;
+		if (last && last->fd == fd && last->offset + last->len == pl[i].offset &&
+		    fd != sh->fd_direct) {
+			pl[i].at = total;
+			last->len += pl[i].framed;
+			total += pl[i].framed;
+			continue;
+		}
+		uint64_t off = pl[i].offset, len = pl[i].framed;
+		if (fd == sh->fd_direct) {
+			uint64_t a = off & ~(uint64_t)(ALIGN - 1);
+			len = ((off + len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1)) - a;
+			total = (total + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+			pl[i].at = total + (size_t)(off - a);
+			off = a;
+		} else {
+			pl[i].at = total;
+		}
+		reqs[nreq++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
+		total += (size_t)len;
+	}
+	uint8_t *base;
+	if (into_arena) {
+		s->arena_used = 0;
+		if ((rc = rio__slot_reserve(s, total)) < 0)
+			return rc;
+		base = s->arena;
+	} else {
+		rio__chunk *c = &w->chunks[0];
+		if (total > c->cap) {
+			uint8_t *nb = rio__aligned_alloc(ALIGN, total);
+			if (!nb)
+				return -ENOMEM;
+			free(c->buf);
+			c->buf = nb;
+			c->cap = total;
+		}
+		base = c->buf;
+	}
+	for (size_t r = 0; r < nreq; r++)
+		reqs[r].buf = base + (uintptr_t)reqs[r].buf;
+	if ((rc = rio__io_run(w->io, reqs, nreq)) < 0)
+		return rio__error_set(&w->err, rc, l->ds.shards[pl[0].shard].path, reqs[0].offset,
+		                      RIO__UNKNOWN, "read failed");
+	uint64_t file_bytes = 0;
+	for (size_t r = 0; r < nreq; r++)
+		file_bytes += (uint64_t)reqs[r].result;
+
+	/* check every frame; views or decoded rows */
+	uint8_t *dst[l->cols.ncols ? l->cols.ncols : 1];
+	for (size_t c = 0; c < l->cols.ncols; c++)
+		dst[c] = s->cols[c].host;
+	uint64_t bytes = 0;
+	size_t r = 0;
+	for (size_t i = 0; i < n; i++) {
+		const rio__shard *sh = &l->ds.shards[pl[i].shard];
+		while (r + 1 < nreq && (uint8_t *)reqs[r + 1].buf <= base + pl[i].at)
+			r++;
+		size_t req_start = (size_t)((uint8_t *)reqs[r].buf - base);
+		size_t got_end = req_start + (size_t)reqs[r].result; /* bytes actually there */
+		size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
+		if (avail > pl[i].framed)
+			avail = pl[i].framed;
+		uint64_t len;
+		int d = rio__frame_check(l, base + pl[i].at, avail, &len);
+		if (d == 1 && len + RIO_FRAME_OVERHEAD != pl[i].framed)
+			d = RIO_EBADINDEX;
+		if (d < 0)
+			return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec,
+			                      d == RIO_EBADINDEX ? "the frame there is not the size the "
+			                                           "index gives"
+			                                         : NULL);
+		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
+		rio_batch_record *br = &s->recs[i];
+		br->shard = pl[i].shard;
+		br->index = pl[i].rec;
+		if (l->cols.ncols) {
+			char detail[300];
+			br->data = NULL;
+			br->size = 0;
+			d = rio__decode_into(&l->cols, data, (size_t)len, dst, i, detail, sizeof detail);
+			if (d < 0)
+				return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec, "%s",
+				                      detail);
+			bytes += l->cols.row_bytes;
+		} else {
+			br->data = data;
+			br->size = (size_t)len;
+			bytes += len;
+		}
+	}
+	s->batch.count = n;
+	s->batch.epoch = l->epoch;
+	s->batch.number = b;
+	s->bytes = bytes;
+	if ((rc = rio__pool_to_device(&l->pool, s, n, &l->cols)) < 0)
+		return rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "copying a batch to the device failed");
+	pthread_mutex_lock(&l->mu);
+	l->stats.file_bytes += file_bytes;
+	pthread_mutex_unlock(&l->mu);
+	return 0;
+}
+
+void *rio__direct_main(void *arg)
+{
+	rio__worker *w = arg;
+	rio_loader *l = w->l;
+	if (l->pool.device_copy)
+		rio__cuda_set_device(l->o.device);
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		while (!l->stop && l->next_task < l->plan.ntasks && !l->pool.free_list)
+			pthread_cond_wait(&l->slot_cv, &l->mu);
+		if (l->stop || l->next_task >= l->plan.ntasks)
+			break;
+		uint64_t b = l->next_task++;
+		rio__slot *s = l->pool.free_list;
+		l->pool.free_list = s->next;
+		pthread_mutex_unlock(&l->mu);
+
+		rio__error_clear(&w->err);
+		int rc = fill(w, s, b);
+		if (rc < 0 && w->err.code == 0)
+			rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+
+		pthread_mutex_lock(&l->mu);
+		if (rc < 0) {
+			if (l->error == 0 || b < l->error_batch) {
+				l->error = rc;
+				l->error_batch = b;
+				l->batch_err = w->err;
+			}
+			s->next = l->pool.free_list;
+			l->pool.free_list = s;
+			pthread_cond_broadcast(&l->slot_cv);
+		} else {
+			s->next = l->direct_done;
+			l->direct_done = s;
+		}
+		pthread_cond_broadcast(&l->ready_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o)
+{
+	uint64_t n = ds->rank_records, bs = o->batch_size;
+	uint64_t nb = n / bs + (!o->drop_remainder && n % bs ? 1 : 0);
+	rio__plan_free_tasks(p);
+	p->tasks = malloc((nb ? nb : 1) * sizeof *p->tasks);
+	if (!p->tasks)
+		return -ENOMEM;
+	for (uint64_t b = 0; b < nb; b++) {
+		uint64_t first = b * bs;
+		p->tasks[b] = (rio__task){0, 0, first, n - first < bs ? n - first : bs, b};
+	}
+	p->ntasks = nb;
+	return 0;
+}

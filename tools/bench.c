@@ -1,0 +1,480 @@
+/*
+ * bench.c — recordio-bench: drive the loader over a set of shards and
+ * report how fast it delivers batches.
+ *
+ * The tool is the loader's consumer and nothing more: it opens one loader
+ * (loader.h) with the options given, takes every batch of E epochs with
+ * rio_loader_next(), touches each one (one byte of every record, or of
+ * every row of every decoded column, summed into a sink the compiler cannot
+ * drop) and releases it at once. What it reports is then what a trainer
+ * that does no work would see: records/s, payload MB/s and batches/s over
+ * the wall time of the epochs (the loader's open, which reads the .idx
+ * sidecars, is timed apart), how long the consumer waited for batches
+ * (the loader's stats), the I/O backend, skipped records and the peak RSS.
+ *
+ * --dump-order writes where every delivered record came from, in delivery
+ * order, so the loader's determinism (workers, io backend, ranks, seeds)
+ * can be checked from the shell: tests/cli_bench.sh does.
+ *
+ * Errors follow the tools' convention: a bad option value exits 2 naming
+ * it; damaged or missing data exits 1 with the loader's one-line message
+ * (shard, offset, record).
+ */
+#include "config.h"
+#include "common.h"
+#include "loader.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define EXIT_INTERRUPTED 130
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: %s [OPTION]... SHARDS...\n"
+	        "Read TFRecord shards through the recordio loader, as a trainer would, and\n"
+	        "report its speed: records/s, MB/s of payload, batches/s, the time spent\n"
+	        "waiting for batches, the I/O backend, skipped records and peak memory.\n"
+	        "SHARDS are shard files, globs, comma-separated lists or PREFIXes, all\n"
+	        "read as one set.\n"
+	        "\n"
+	        "Batches and order:\n"
+	        "  -b, --batch N            records per batch (default 32)\n"
+	        "  -e, --epochs E           read E epochs (default 1)\n"
+	        "  -s, --shuffle MODE       none (default): shard order; buffer: shards in a\n"
+	        "                           shuffled order through a shuffle buffer; global:\n"
+	        "                           an exact permutation (uncompressed shards only)\n"
+	        "      --shuffle-buffer N   records in the shuffle buffer (default 10000)\n"
+	        "      --interleave N       shards read at once with --shuffle buffer\n"
+	        "                           (default 4)\n"
+	        "      --seed S             the shuffle's seed (default 0)\n"
+	        "      --drop-remainder     do not deliver an epoch's last, short batch\n"
+	        "\n"
+	        "Ranks:\n"
+	        "      --rank R --world W   read rank R's part of a world of W ranks\n"
+	        "                           (default: from OMPI_*/PMI_*/SLURM_* variables,\n"
+	        "                           else rank 0 of 1)\n"
+	        "      --sharding MODE      auto (default), files or records\n"
+	        "\n"
+	        "Reading:\n"
+	        "  -w, --workers N          reader/decoder threads (default 2)\n"
+	        "      --io BACKEND         auto (default), uring or pread\n"
+	        "      --direct             O_DIRECT for uncompressed shards\n"
+	        "      --queue-depth N      io_uring entries per worker (default 32)\n"
+	        "      --read-size SIZE     bytes per read request (default 256K)\n"
+	        "      --prefetch N         ready batches queued ahead (default 4)\n"
+	        "      --no-crc             do not check the record CRCs\n"
+	        "      --skip-damaged       skip damaged records (counted) instead of failing\n"
+	        "\n"
+	        "Decoding:\n"
+	        "  -d, --decode SPEC        decode tf.train.Example records into dense\n"
+	        "                           columns: name:type:length[:scale],... with type\n"
+	        "                           u8, f32 or i64 (e.g. image:u8:784,label:i64:1)\n"
+	        "\n"
+	        "Output:\n"
+	        "      --dump-order FILE    write \"<shard> <record>\" for every delivered\n"
+	        "                           record, in delivery order, to FILE (shard: its\n"
+	        "                           position in the sorted shard list; record: its\n"
+	        "                           number in the shard, from 0)\n"
+	        "  -J, --json               print one JSON object instead of a table\n"
+	        "  -h, --help               show this help and exit\n"
+	        "\n"
+	        "Exit status: 0 success, 1 damaged, missing or unreadable data, 2 usage\n"
+	        "error, 130 interrupted (the figures so far are printed).\n",
+	        tool_name);
+}
+
+/* "none" -> value for --shuffle, --io, --sharding; usage error otherwise. */
+typedef struct name_value {
+	const char *name;
+	int value;
+} name_value;
+
+static int parse_name(const char *option, const char *value, const name_value *names)
+{
+	for (const name_value *n = names; n->name; n++)
+		if (!strcmp(value, n->name))
+			return n->value;
+	char list[128] = "";
+	for (const name_value *n = names; n->name; n++) {
+		if (n != names)
+			strncat(list, ", ", sizeof list - strlen(list) - 1);
+		strncat(list, n->name, sizeof list - strlen(list) - 1);
+	}
+	tool_usage_error("%s: expected one of %s, got '%s'", option, list, value);
+}
+
+static const name_value shuffle_names[] = {
+	{"none", RIO_SHUFFLE_NONE}, {"buffer", RIO_SHUFFLE_BUFFER}, {"global", RIO_SHUFFLE_GLOBAL},
+	{NULL, 0},
+};
+static const name_value io_names[] = {
+	{"auto", RIO_IO_AUTO}, {"uring", RIO_IO_URING}, {"pread", RIO_IO_PREAD}, {NULL, 0},
+};
+static const name_value sharding_names[] = {
+	{"auto", RIO_SHARD_AUTO}, {"files", RIO_SHARD_FILES}, {"records", RIO_SHARD_RECORDS},
+	{NULL, 0},
+};
+
+static const char *shuffle_name(rio_shuffle s)
+{
+	for (const name_value *n = shuffle_names; n->name; n++)
+		if (n->value == (int)s)
+			return n->name;
+	return "?";
+}
+
+/* An integer option in [min, max]. */
+static uint64_t parse_range(const char *option, const char *value, uint64_t min, uint64_t max)
+{
+	uint64_t v = tool_parse_u64(option, value);
+	if (v < min || v > max)
+		tool_usage_error("%s: expected %llu..%llu, got '%s'", option, (unsigned long long)min,
+		                 (unsigned long long)max, value);
+	return v;
+}
+
+/* The --dump-order file: "<shard> <index>\n" per record, formatted by hand
+ * (fprintf would cost more than the loader itself per 100-byte record). */
+typedef struct dump {
+	FILE *f;
+	const char *path;
+} dump;
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static void dump_batch(dump *d, const rio_batch *b)
+{
+	char buf[8192];
+	char *p = buf;
+	for (size_t i = 0; i < b->count; i++) {
+		if (p > buf + sizeof buf - 48) {
+			fwrite(buf, 1, (size_t)(p - buf), d->f);
+			p = buf;
+		}
+		p = put_u64(p, b->records[i].shard);
+		*p++ = ' ';
+		p = put_u64(p, b->records[i].index);
+		*p++ = '\n';
+	}
+	fwrite(buf, 1, (size_t)(p - buf), d->f);
+}
+
+/* One byte of every record (raw) or of every row of every column (decoded),
+ * summed, so that the batch's memory is really read. */
+static uint64_t touch(const rio_batch *b, uint64_t *payload)
+{
+	uint64_t sum = 0;
+	if (b->ncolumns == 0) {
+		for (size_t i = 0; i < b->count; i++) {
+			*payload += b->records[i].size;
+			if (b->records[i].size)
+				sum += b->records[i].data[b->records[i].size / 2];
+		}
+		return sum;
+	}
+	for (size_t c = 0; c < b->ncolumns; c++) {
+		const rio_batch_column *col = &b->columns[c];
+		size_t row = col->length * rio_dtype_size(col->type);
+		const uint8_t *p = col->host;
+		if (!p || !row)
+			continue;
+		for (size_t i = 0; i < b->count; i++)
+			sum += p[i * row + row / 2];
+	}
+	return sum;
+}
+
+static volatile uint64_t sink;
+
+/* The loader's error as one line (its message names the shard and offset). */
+static void loader_error(const rio_loader *l, int rc)
+{
+	const rio_error *e = l ? rio_loader_error(l) : NULL;
+	tool_error("%s", e && e->message[0] ? e->message : rio_strerror(rc));
+}
+
+typedef struct result {
+	uint64_t records, bytes, batches, epochs;
+	double seconds, open_seconds;
+	rio_loader_stats st;
+	long peak_rss;
+} result;
+
+static void print_json(const rio_loader *l, const rio_loader_opts *o, const result *r)
+{
+	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	printf("{\"records\": %llu, \"bytes\": %llu, \"batches\": %llu, \"epochs\": %llu, "
+	       "\"seconds\": %.6f, \"open_s\": %.6f, \"records_per_s\": %.1f, "
+	       "\"bytes_per_s\": %.1f, \"batches_per_s\": %.1f, \"wait_s\": %.6f, "
+	       "\"wait_fraction\": %.4f, \"file_bytes\": %llu, \"peak_rss_bytes\": %ld, "
+	       "\"skipped\": %llu, \"io\": \"%s\", \"workers\": %d, \"shuffle\": \"%s\", "
+	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, "
+	       "\"world\": %d, \"columns\": %zu}\n",
+	       (unsigned long long)r->records, (unsigned long long)r->bytes,
+	       (unsigned long long)r->batches, (unsigned long long)r->epochs, r->seconds,
+	       r->open_seconds, (double)r->records / s, (double)r->bytes / s,
+	       (double)r->batches / s, r->st.wait_seconds, r->st.wait_seconds / s,
+	       (unsigned long long)r->st.file_bytes, r->peak_rss, (unsigned long long)r->st.skipped,
+	       r->st.io_uring ? "uring" : "pread", o->workers, shuffle_name(o->shuffle),
+	       o->batch_size, rio_loader_shards(l)->count,
+	       (unsigned long long)rio_loader_records(l), rio_loader_rank(l), rio_loader_world(l),
+	       o->ncolumns);
+}
+
+static void print_table(const rio_loader *l, const rio_loader_opts *o, const result *r)
+{
+	char b1[32], b2[32], b3[32];
+	double s = r->seconds > 0 ? r->seconds : 1e-9;
+	printf("shards:       %zu (rank %d of %d), %llu records per epoch\n",
+	       rio_loader_shards(l)->count, rio_loader_rank(l), rio_loader_world(l),
+	       (unsigned long long)rio_loader_records(l));
+	printf("options:      batch %zu, %d workers, shuffle %s, %s%s\n", o->batch_size,
+	       o->workers, shuffle_name(o->shuffle), o->ncolumns ? "decoded" : "raw",
+	       o->verify_crc ? "" : ", no CRC");
+	printf("read:         %llu epochs, %llu records, %s payload, %s from files, %llu "
+	       "batches in %.3f s (open %.3f s)\n",
+	       (unsigned long long)r->epochs, (unsigned long long)r->records,
+	       tool_format_bytes(b1, sizeof b1, r->bytes),
+	       tool_format_bytes(b2, sizeof b2, r->st.file_bytes), (unsigned long long)r->batches,
+	       r->seconds, r->open_seconds);
+	printf("records/s:    %.0f\n", (double)r->records / s);
+	printf("MB/s:         %.1f\n", (double)r->bytes / s / 1e6);
+	printf("batches/s:    %.1f\n", (double)r->batches / s);
+	printf("wait:         %.3f s (%.1f%% of wall time)\n", r->st.wait_seconds,
+	       100.0 * r->st.wait_seconds / s);
+	printf("io:           %s\n", r->st.io_uring ? "uring" : "pread");
+	printf("skipped:      %llu\n", (unsigned long long)r->st.skipped);
+	printf("peak RSS:     %s\n", tool_format_bytes(b3, sizeof b3, (uint64_t)r->peak_rss));
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		OPT_SHUFFLE_BUFFER = 256, OPT_INTERLEAVE, OPT_SEED, OPT_IO, OPT_DIRECT,
+		OPT_QUEUE_DEPTH, OPT_READ_SIZE, OPT_PREFETCH, OPT_RANK, OPT_WORLD, OPT_SHARDING,
+		OPT_SKIP_DAMAGED, OPT_NO_CRC, OPT_DROP_REMAINDER, OPT_DUMP_ORDER,
+	};
+	static const struct option longopts[] = {
+		{"batch", required_argument, NULL, 'b'},
+		{"workers", required_argument, NULL, 'w'},
+		{"shuffle", required_argument, NULL, 's'},
+		{"shuffle-buffer", required_argument, NULL, OPT_SHUFFLE_BUFFER},
+		{"interleave", required_argument, NULL, OPT_INTERLEAVE},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"epochs", required_argument, NULL, 'e'},
+		{"io", required_argument, NULL, OPT_IO},
+		{"direct", no_argument, NULL, OPT_DIRECT},
+		{"queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH},
+		{"read-size", required_argument, NULL, OPT_READ_SIZE},
+		{"prefetch", required_argument, NULL, OPT_PREFETCH},
+		{"rank", required_argument, NULL, OPT_RANK},
+		{"world", required_argument, NULL, OPT_WORLD},
+		{"sharding", required_argument, NULL, OPT_SHARDING},
+		{"decode", required_argument, NULL, 'd'},
+		{"skip-damaged", no_argument, NULL, OPT_SKIP_DAMAGED},
+		{"no-crc", no_argument, NULL, OPT_NO_CRC},
+		{"drop-remainder", no_argument, NULL, OPT_DROP_REMAINDER},
+		{"dump-order", required_argument, NULL, OPT_DUMP_ORDER},
+		{"json", no_argument, NULL, 'J'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	rio_loader_opts o;
+	rio_loader_opts_init(&o);
+	uint64_t epochs = 1;
+	int json = 0, have_rank = 0, have_world = 0, opt;
+	const char *decode = NULL, *dump_path = NULL;
+
+	tool_init(argv[0]);
+	while ((opt = getopt_long(argc, argv, "b:w:s:e:d:Jh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'b': o.batch_size = (size_t)parse_range("--batch", optarg, 1, 1u << 24); break;
+		case 'w': o.workers = (int)parse_range("--workers", optarg, 1, 1024); break;
+		case 's': o.shuffle = (rio_shuffle)parse_name("--shuffle", optarg, shuffle_names); break;
+		case OPT_SHUFFLE_BUFFER:
+			o.shuffle_buffer = (size_t)parse_range("--shuffle-buffer", optarg, 1, 1ull << 40);
+			break;
+		case OPT_INTERLEAVE:
+			o.interleave = (size_t)parse_range("--interleave", optarg, 1, 1u << 20);
+			break;
+		case OPT_SEED: o.seed = tool_parse_u64("--seed", optarg); break;
+		case 'e': epochs = parse_range("--epochs", optarg, 1, 1u << 30); break;
+		case OPT_IO: o.io = (rio_io_backend)parse_name("--io", optarg, io_names); break;
+		case OPT_DIRECT: o.direct = 1; break;
+		case OPT_QUEUE_DEPTH:
+			o.queue_depth = (unsigned)parse_range("--queue-depth", optarg, 1, 32768);
+			break;
+		case OPT_READ_SIZE: {
+			uint64_t v = tool_parse_size("--read-size", optarg);
+			if (v < 4096 || v > (1u << 30))
+				tool_usage_error("--read-size: expected 4K..1G, got '%s'", optarg);
+			o.read_size = (size_t)v;
+			break;
+		}
+		case OPT_PREFETCH:
+			o.prefetch = (size_t)parse_range("--prefetch", optarg, 1, 1u << 16);
+			break;
+		case OPT_RANK:
+			o.rank = (int)parse_range("--rank", optarg, 0, 1u << 24);
+			have_rank = 1;
+			break;
+		case OPT_WORLD:
+			o.world = (int)parse_range("--world", optarg, 1, 1u << 24);
+			have_world = 1;
+			break;
+		case OPT_SHARDING:
+			o.sharding = (rio_sharding)parse_name("--sharding", optarg, sharding_names);
+			break;
+		case 'd': decode = optarg; break;
+		case OPT_SKIP_DAMAGED: o.on_damage = RIO_DAMAGE_SKIP; break;
+		case OPT_NO_CRC: o.verify_crc = 0; break;
+		case OPT_DROP_REMAINDER: o.drop_remainder = 1; break;
+		case OPT_DUMP_ORDER:
+			if (!*optarg)
+				tool_usage_error("--dump-order: an empty FILE ('')");
+			dump_path = optarg;
+			break;
+		case 'J': json = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default:
+			tool_try_help(); /* getopt named the bad option */
+		}
+	}
+	if (optind >= argc)
+		tool_usage_error("no SHARDS given");
+	if (have_rank != have_world)
+		tool_usage_error("%s given without %s", have_rank ? "--rank" : "--world",
+		                 have_rank ? "--world" : "--rank");
+	if (have_rank && o.rank >= o.world)
+		tool_usage_error("--rank: %d is not below --world %d", o.rank, o.world);
+
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	if (decode) {
+		rio_error err;
+		memset(&err, 0, sizeof err);
+		int rc = rio_column_spec_parse(decode, &cols, &ncols, &err);
+		if (rc < 0)
+			tool_usage_error("--decode: %s", err.message[0] ? err.message : rio_strerror(rc));
+		o.columns = cols;
+		o.ncolumns = ncols;
+	}
+
+	/* The SHARDS as one spec: a comma-separated list whose items may be
+	 * files, globs or PREFIXes (rio_shardset_expand takes all three). */
+	size_t speclen = 1;
+	for (int i = optind; i < argc; i++) {
+		if (!argv[i][0])
+			tool_usage_error("an empty SHARDS argument ('')");
+		speclen += strlen(argv[i]) + 1;
+	}
+	char *spec = malloc(speclen);
+	if (!spec) {
+		tool_error("out of memory");
+		return EXIT_DATA;
+	}
+	spec[0] = '\0';
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			strcat(spec, ",");
+		strcat(spec, argv[i]);
+	}
+
+	dump d = {NULL, dump_path};
+	if (dump_path && !(d.f = fopen(dump_path, "w"))) {
+		tool_error("%s: %s", dump_path, strerror(errno));
+		return EXIT_DATA;
+	}
+
+	tool_catch_signals();
+	result r;
+	memset(&r, 0, sizeof r);
+	rio_loader *l = NULL;
+	double t0 = tool_now();
+	int rc = rio_loader_open(&l, spec, &o);
+	r.open_seconds = tool_now() - t0;
+	int status = EXIT_OK;
+	if (rc < 0) {
+		loader_error(l, rc);
+		/* the options passed the checks above; the loader may still find
+		 * a combination it does not take (-EINVAL): a usage error */
+		if (rc == -EINVAL)
+			tool_try_help();
+		status = EXIT_DATA;
+		goto out;
+	}
+
+	uint64_t sum = 0;
+	t0 = tool_now();
+	for (uint64_t e = 0; e < epochs && !tool_interrupted; e++) {
+		rio_batch *b;
+		while (!tool_interrupted && (rc = rio_loader_next(l, &b)) == 1) {
+			sum += touch(b, &r.bytes);
+			if (d.f)
+				dump_batch(&d, b);
+			r.records += b->count;
+			r.batches++;
+			rio_loader_release(l, b);
+		}
+		if (rc < 0) {
+			loader_error(l, rc);
+			status = EXIT_DATA;
+			break;
+		}
+		if (rc == 0)
+			r.epochs++;
+	}
+	r.seconds = tool_now() - t0;
+	sink = sum;
+	rio_loader_stats_get(l, &r.st);
+	if (o.ncolumns) /* decoded batches carry no sizes: the loader counts */
+		r.bytes = r.st.bytes;
+
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		r.peak_rss = ru.ru_maxrss * 1024L;
+
+	if (status == EXIT_OK) {
+		if (tool_interrupted) {
+			tool_error("interrupted; the figures are for what was read");
+			status = EXIT_INTERRUPTED;
+		}
+		if (json)
+			print_json(l, &o, &r);
+		else
+			print_table(l, &o, &r);
+		if (tool_flush_stdout() < 0)
+			status = EXIT_DATA;
+	}
+
+out:
+	if (d.f) {
+		int bad = ferror(d.f);
+		errno = 0;
+		if (fclose(d.f) != 0 || bad) {
+			tool_error("%s: %s", d.path, strerror(errno ? errno : EIO));
+			if (status == EXIT_OK)
+				status = EXIT_DATA;
+		}
+	}
+	rio_loader_close(l);
+	free(cols);
+	free(spec);
+	return status;
+}
