@@ -232,8 +232,8 @@ void *rio__batcher_main(void *arg)
 	rio_loader *l = arg;
 	batcher b = {0};
 	b.l = l;
-	b.discard = l->resume_skip;
-	b.number = l->resume_skip / l->pool.batch_size;
+	b.discard = l->epoch_skip;
+	b.number = (l->epoch_skip + l->pool.batch_size - 1) / l->pool.batch_size;
 	rio__rng_seed(&b.rng, l->o.seed, l->epoch, (uint64_t)l->ds.rank, RNG_SHUFFLE_BUFFER);
 	int rc = l->pool.device_copy ? rio__cuda_set_device(l->o.device) : 0;
 	for (uint64_t t = 0; t < l->plan.ntasks && rc == 0; t++) {

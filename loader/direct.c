@@ -133,6 +133,13 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		dst[c] = s->cols[c].host;
 	uint64_t bytes = 0;
 	size_t r = 0;
+	if (!l->cols.ncols && !into_arena) {
+		/* O_DIRECT read into the scratch buffer: the payloads move to the
+		 * slot's arena (the views must outlive the scratch) */
+		s->arena_used = 0;
+		if ((rc = rio__slot_reserve(s, total)) < 0)
+			return rc;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		while (r + 1 < nreq && (uint8_t *)reqs[r + 1].buf <= base + pl[i].at)
@@ -165,6 +172,11 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 				                      detail);
 			bytes += l->cols.row_bytes;
 		} else {
+			if (!into_arena) {
+				memcpy(s->arena + s->arena_used, data, (size_t)len);
+				data = s->arena + s->arena_used;
+				s->arena_used += (size_t)len;
+			}
 			br->data = data;
 			br->size = (size_t)len;
 			bytes += len;

@@ -29,7 +29,7 @@ RIO_API void rio_loader_opts_init(rio_loader_opts *o)
 	o->workers = 2;
 	o->prefetch = 4;
 	o->hold = 2;
-	o->chunk_bytes = 128 * 1024;
+	o->chunk_bytes = 1 << 20;
 	o->io = RIO_IO_AUTO;
 	o->queue_depth = 32;
 	o->read_size = 256 * 1024;
@@ -175,13 +175,25 @@ static int start_epoch(rio_loader *l)
 		return -ENOMEM;
 	}
 	l->stop = 0;
-	l->next_task = l->direct ? l->resume_skip / l->o.batch_size : 0;
+	/* a saved position is a multiple of the batch size, or the end of the
+	 * epoch after a short last batch: round up */
+	l->next_task = l->direct ? (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size : 0;
+
 	l->done = NULL;
 	l->direct_done = NULL;
 	l->error = 0;
 	l->epoch_done = 0;
 	rio__error_clear(&l->batch_err);
 	l->running = 1;
+	if (l->plan.global) /* the sequential tasks see damaged tails themselves */
+		for (size_t i = 0; i < l->ds.npieces; i++) {
+			const rio__piece *pc = &l->ds.pieces[i];
+			const rio__shard *sh = &l->ds.shards[pc->shard];
+			if (sh->damaged_tail && pc->first + pc->count == sh->count)
+				l->stats.skipped++;
+		}
+	l->epoch_skip = l->resume_skip; /* read by the threads; the next epoch skips nothing */
+	l->resume_skip = 0;
 	for (int i = 0; i < l->nworkers; i++) {
 		if (pthread_create(&l->workers[i].thread, NULL,
 		                   l->direct ? rio__direct_main : rio__worker_main, &l->workers[i]))
@@ -193,7 +205,6 @@ static int start_epoch(rio_loader *l)
 		return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "starting the batcher thread");
 	l->batcher_started = !l->direct;
-	l->resume_skip = 0; /* the batcher has taken it */
 	return 0;
 }
 
@@ -483,7 +494,7 @@ RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size
 	stop_epoch(l);
 	l->epoch = got[2];
 	l->position = got[3];
-	l->batches_out = got[3] / l->o.batch_size;
+	l->batches_out = (got[3] + l->o.batch_size - 1) / l->o.batch_size;
 	l->finished = 0;
 	l->resume_skip = got[3];
 	return 0;

@@ -92,6 +92,7 @@ struct rio_loader {
 	int running;            /* threads started for this epoch            */
 	int finished;           /* this epoch ended (next() returned 0)     */
 	uint64_t resume_skip;   /* records to discard at the start (resume)  */
+	uint64_t epoch_skip;    /* what the running epoch's threads took of it */
 	rio__plan plan;
 	rio__piece_stream *streams; /* one per piece (compressed shards)    */
 

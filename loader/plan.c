@@ -84,7 +84,7 @@ static int full_alloc(rio__shard *s)
 
 /* Counts through the .idx sidecar; returns 1 when used, 0 when there is
  * none, or an error. */
-static int count_from_index(rio__shard *s, int full, rio_error *err)
+static int count_from_index(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
 {
 	char *ipath = rio_index_path(s->path);
 	if (!ipath)
@@ -101,10 +101,19 @@ static int count_from_index(rio__shard *s, int full, rio_error *err)
 	s->count = idx.count;
 	uint64_t end = idx.count ? idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] : 0;
 	if (s->comp == RIO_COMPRESSION_NONE && end > s->file_size) {
-		rio_index_free(&idx);
-		return rio__error_set(err, RIO_EBADINDEX, s->path, end, RIO__UNKNOWN,
-		                      "its .idx reaches past the end of the file (%llu bytes)",
-		                      (unsigned long long)s->file_size);
+		if (o->on_damage == RIO_DAMAGE_FAIL) {
+			rio_index_free(&idx);
+			return rio__error_set(err, RIO_EBADINDEX, s->path, end, RIO__UNKNOWN,
+			                      "its .idx reaches past the end of the file (%llu bytes): "
+			                      "the shard is truncated",
+			                      (unsigned long long)s->file_size);
+		}
+		/* SKIP: the records that are wholly there; the workers count the
+		 * torn one at the end */
+		while (idx.count > 0 &&
+		       idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] > s->file_size)
+			idx.count--;
+		s->count = idx.count;
 	}
 	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size : end;
 	if ((rc = ckpt_alloc(s)) < 0 || (full && (rc = full_alloc(s)) < 0)) {
@@ -145,8 +154,14 @@ static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_
 		return rio__error_set(err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	rio_index idx = {0};
 	rio_record rec;
+	uint64_t damaged = 0;
 	while ((rc = rio_reader_next(r, &rec)) == 1) {
-		if ((rc = rio_index_append(&idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
+		/* each damaged region skipped before this record stands for one
+		 * frame (as the workers number them), placed where it starts */
+		for (; damaged < rio_reader_skipped(r) && rc == 0; damaged++)
+			rc = rio_index_append(&idx, rio_reader_error(r)->offset, 0);
+		if (rc < 0 ||
+		    (rc = rio_index_append(&idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
 			break;
 	}
 	if (rc < 0) {
@@ -203,10 +218,38 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 
 static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
 {
-	int rc = count_from_index(s, full, err);
+	int rc = count_from_index(s, full, o, err);
 	if (rc == 0)
 		rc = count_by_scan(s, full, o, err);
-	return rc < 0 ? rc : 0;
+	if (rc < 0 || s->comp != RIO_COMPRESSION_NONE)
+		return rc < 0 ? rc : 0;
+	/* bytes after the last record: a torn write, or data the index does
+	 * not list; FAIL refuses the shard, SKIP counts it once an epoch */
+	uint64_t last_end = 0;
+	if (s->count > 0) {
+		uint64_t k = (s->count - 1) / RIO__CKPT * RIO__CKPT;
+		last_end = s->ckpt[k / RIO__CKPT]; /* found exactly below, by frames */
+		uint8_t hdr[RIO_HEADER_SIZE];
+		for (; k < s->count; k++) {
+			uint64_t len;
+			if (pread(s->fd, hdr, sizeof hdr, (off_t)last_end) != (ssize_t)sizeof hdr ||
+			    !rio__frame_header_valid(hdr, &len)) {
+				/* a damaged header (SKIP numbered it as one frame):
+				 * the pieces' workers resync past it themselves */
+				last_end = s->file_size;
+				break;
+			}
+			last_end += len + RIO_FRAME_OVERHEAD;
+		}
+	}
+	if (last_end < s->file_size) {
+		if (o->on_damage == RIO_DAMAGE_FAIL)
+			return rio__error_set(err, RIO_ETRUNCATED, s->path, last_end, s->count,
+			                      "%llu bytes follow the last whole record",
+			                      (unsigned long long)(s->file_size - last_end));
+		s->damaged_tail = 1;
+	}
+	return 0;
 }
 
 /* ---- the rank's pieces ------------------------------------------------ */

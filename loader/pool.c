@@ -30,9 +30,11 @@ int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__co
 {
 	memset(p, 0, sizeof *p);
 	p->batch_size = batch_size;
+	/* pinned memory and device copies apply to columns; raw batches stay in
+	 * pageable arenas, but the options are still checked */
 	p->device_copy = o->device_copy && cp->ncols > 0;
 	p->pinned = (o->pinned || o->device_copy) && cp->ncols > 0;
-	if (p->pinned) {
+	if (o->pinned || o->device_copy) {
 		int rc = rio__cuda_init(o->device, &p->stream);
 		if (rc < 0)
 			return rio__error_set(err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,

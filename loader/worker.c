@@ -136,25 +136,39 @@ static size_t resync(const rio_loader *l, const uint8_t *buf, size_t pos, size_t
 /* Parses records [first, first + count) of a shard from `buf` (avail
  * bytes read from file offset `base`, where record `at` starts). Records
  * are numbered by frame, as the index counts them: a frame whose data CRC
- * fails keeps its number when it is skipped; after a damaged header the
- * numbering goes on from the next valid frame (the index cannot tell how
- * many frames the damage spans). Under SKIP a range that ends early just
- * ends. */
+ * fails keeps its number when it is skipped, and so does a damaged header
+ * up to the next valid frame (taken as one record: a bit flip's damage; the
+ * index cannot tell how many frames longer damage spans). Under SKIP a
+ * range that ends early just ends. */
 static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t start,
                        size_t avail, uint64_t base, uint64_t at, int at_file_end)
 {
 	const rio__shard *s = &l->ds.shards[t->shard];
 	size_t pos = start;
 	uint64_t index = at, end = t->first + t->count;
-	while (index < end) {
+	/* the shard's last task also checks that nothing follows its last
+	 * record (a torn write, or garbage an index would not show) */
+	int check_tail = at_file_end && end == s->count;
+	while (index < end || (check_tail && pos < avail)) {
 		uint64_t len;
 		int rc = rio__frame_check(l, c->buf + pos, avail - pos, &len);
 		uint64_t off = base + (pos - start);
-		if (rc == RIO_ETRUNCATED && !at_file_end) {
+		if (rc == RIO_ETRUNCATED && (!at_file_end || pos == avail)) {
+			/* the bytes end where the index lists another record: after
+			 * skipped damage that is expected (the damage took its
+			 * place); otherwise the shard and its index disagree */
 			if (l->o.on_damage != RIO_DAMAGE_FAIL)
 				return 0;
 			return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
 			                      "the shard ends before the record its index lists");
+		}
+		if (rc == 1 && index >= end) { /* a whole frame the index does not list */
+			if (l->o.on_damage == RIO_DAMAGE_FAIL)
+				return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
+				                      "a record follows the last one its index lists");
+			c->skipped++;
+			pos += RIO_FRAME_OVERHEAD + (size_t)len;
+			continue;
 		}
 		if (rc < 0) {
 			if (l->o.on_damage == RIO_DAMAGE_FAIL)
@@ -162,12 +176,11 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 			c->skipped++;
 			if (rc == RIO_ETRUNCATED)
 				return 0; /* the file ends here */
-			if (rc == RIO_ECORRUPT_DATA) {
-				pos += RIO_FRAME_OVERHEAD + (size_t)len;
-				index++;
-			} else {
-				pos = resync(l, c->buf, pos, avail);
-			}
+			/* either way the damage stands for one record, as the
+			 * index (and a scan) number it */
+			pos = rc == RIO_ECORRUPT_DATA ? pos + RIO_FRAME_OVERHEAD + (size_t)len
+			                              : resync(l, c->buf, pos, avail);
+			index++;
 			if (pos >= avail)
 				return 0;
 			continue;

@@ -23,7 +23,9 @@ UNIT_TESTS = \
 	tests/test_index \
 	tests/test_testdata \
 	tests/test_example \
-	tests/test_shardset
+	tests/test_shardset \
+	tests/test_loader \
+	tests/test_loader_uring
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -52,6 +54,12 @@ tests_test_example_LDADD = $(RIO_TEST_LDADD)
 tests_test_shardset_SOURCES = tests/test_shardset.c
 tests_test_shardset_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_shardset_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_SOURCES = tests/test_loader.c tests/loadutil.c tests/loadutil.h
+tests_test_loader_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_uring_SOURCES = tests/test_loader_uring.c tests/loadutil.c tests/loadutil.h
+tests_test_loader_uring_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_uring_LDADD = $(RIO_TEST_LDADD)
 endif
 
 # Shell tests of the tools (tests/cli_*.sh), sharing tests/cli_lib.sh.
@@ -61,6 +69,20 @@ CLI_TESTS = \
 	tests/cli_verify.sh \
 	tests/cli_index.sh \
 	tests/cli_info.sh \
-	tests/cli_tensorflow.sh
+	tests/cli_tensorflow.sh \
+	tests/cli_bench.sh \
+	tests/cli_example.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py tests/fuzz_example.c
+
+# The loader's GPU path: built with --with-cuda only; skips (77) without a device.
+if HAVE_CUNIT
+if HAVE_CUDA
+check_PROGRAMS += tests/test_loader_cuda
+TESTS += tests/test_loader_cuda
+tests_test_loader_cuda_SOURCES = tests/test_loader_cuda.c
+tests_test_loader_cuda_CFLAGS = $(RIO_TEST_CFLAGS) $(CUDA_CFLAGS)
+tests_test_loader_cuda_LDADD = $(RIO_TEST_LDADD) $(CUDA_LIBS)
+endif
+endif
+EXTRA_DIST += tests/test_loader_cuda.c

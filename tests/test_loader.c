@@ -1,0 +1,2449 @@
+/*
+ * test_loader.c — the loader (loader.h), held to its header.
+ *
+ * Datasets of raw records whose bytes say where they come from (shard,
+ * index; tests/loadutil.h) are written with rio_writer: seven uneven shards
+ * of 0, 1, 13, 64, 65, 130 and 200 records, with and without .idx sidecars,
+ * plain and gzip/zlib/lz4 compressed, and datasets of tf.train.Examples.
+ * One loader per rank runs in this process, so the properties of a whole
+ * world can be checked at once:
+ *   - every record exactly once per epoch over the ranks, for every shuffle
+ *     mode, sharding and world size from 1 to 5, with the counts the loader
+ *     announces (records, full batches, batches) and the bytes it delivers;
+ *   - the order depends on the seed, epoch, rank and world only: never on
+ *     the workers or the I/O backend; NONE keeps shard order;
+ *   - drop_remainder, rio_loader_set_epoch, and saved states that resume
+ *     exactly where an uninterrupted loader would be (and are refused when
+ *     they belong to another loader, or are damaged);
+ *   - decoding into dense columns, checked value by value, and records that
+ *     do not match the columns (an error under FAIL, skipped under SKIP);
+ *   - damaged and truncated shards: the error after the batches before it,
+ *     naming the shard, or every other record under SKIP; never a hang
+ *     (a watchdog ends the program if a test runs too long);
+ *   - rank and world from Open MPI, PMI and Slurm variables, the errors of
+ *     open, -ENOBUFS for a consumer holding too many batches, two loaders at
+ *     once, and the statistics.
+ * The io_uring backend is compared with pread in test_loader_uring.
+ */
+#include "config.h"
+#include "loader.h"
+#include "loadutil.h"
+#include "recordio.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Asserts `cond` and, when it fails, says why (printf-style). */
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		int ok_ = !!(cond);                                                                \
+		CU_assertImplementation(ok_, __LINE__, #cond, __FILE__, "", CU_FALSE);             \
+		if (!ok_) {                                                                        \
+			printf("\n    line %d: ", __LINE__);                                       \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
+
+static const char *shuffle_name(rio_shuffle s)
+{
+	return s == RIO_SHUFFLE_NONE ? "NONE" : s == RIO_SHUFFLE_BUFFER ? "BUFFER" : "GLOBAL";
+}
+
+static const char *sharding_name(rio_sharding s)
+{
+	return s == RIO_SHARD_FILES ? "FILES" : s == RIO_SHARD_RECORDS ? "RECORDS" : "AUTO";
+}
+
+static const rio_shuffle all_shuffles[3] = {RIO_SHUFFLE_NONE, RIO_SHUFFLE_BUFFER,
+                                            RIO_SHUFFLE_GLOBAL};
+
+/* ---- the datasets (written once, on first use) ---------------------------- */
+
+static const size_t main_counts[7] = {0, 1, 13, 64, 65, 130, 200};
+#define MAIN_TOTAL 473
+
+enum { DS_MAIN, DS_NOIDX, DS_GZ, DS_ZZ, DS_LZ4, DS_TWO, DS_OTHER, DS_COUNT };
+static lu_dataset datasets[DS_COUNT];
+static int made[DS_COUNT];
+
+static const lu_dataset *dataset(int which)
+{
+	static const size_t two_counts[2] = {10, 3};
+	static const size_t other_counts[7] = {0, 1, 13, 64, 65, 130, 199};
+	static const lu_spec specs[DS_COUNT] = {
+	    [DS_MAIN] = {.name = "main",
+	                 .tag = 1,
+	                 .counts = main_counts,
+	                 .nshards = 7,
+	                 .comp = RIO_COMPRESSION_NONE,
+	                 .idx_mask = 0x7f},
+	    [DS_NOIDX] = {.name = "noidx",
+	                  .tag = 1,
+	                  .counts = main_counts,
+	                  .nshards = 7,
+	                  .comp = RIO_COMPRESSION_NONE,
+	                  .idx_mask = 0},
+	    [DS_GZ] = {.name = "gz",
+	               .tag = 1,
+	               .counts = main_counts,
+	               .nshards = 7,
+	               .comp = RIO_COMPRESSION_GZIP,
+	               .idx_mask = 0x7f},
+	    [DS_ZZ] = {.name = "zz",
+	               .tag = 1,
+	               .counts = main_counts,
+	               .nshards = 7,
+	               .comp = RIO_COMPRESSION_ZLIB,
+	               .idx_mask = 0},
+	    [DS_LZ4] = {.name = "lz4",
+	                .tag = 1,
+	                .counts = main_counts,
+	                .nshards = 7,
+	                .comp = RIO_COMPRESSION_LZ4,
+	                .idx_mask = 0x2a},
+	    [DS_TWO] = {.name = "two",
+	                .tag = 2,
+	                .counts = two_counts,
+	                .nshards = 2,
+	                .comp = RIO_COMPRESSION_NONE,
+	                .idx_mask = 0x3},
+	    [DS_OTHER] = {.name = "other",
+	                  .tag = 1,
+	                  .counts = other_counts,
+	                  .nshards = 7,
+	                  .comp = RIO_COMPRESSION_NONE,
+	                  .idx_mask = 0x7f},
+	};
+	if (!made[which]) {
+		lu_dataset_make(&datasets[which], &specs[which]);
+		made[which] = 1;
+	}
+	return &datasets[which];
+}
+
+/* Batches [from, from + nb) of s, as a sequence (a view: not freed). */
+static lu_seq view(const lu_seq *s, size_t from, size_t nb)
+{
+	lu_seq v = *s;
+	v.b = s->b + from;
+	v.nb = from + nb <= s->nb ? nb : 0;
+	return v;
+}
+
+/* Records [from, from + n) of s, as a sequence of records only (a view). */
+static lu_seq recview(const lu_seq *s, size_t from, size_t n)
+{
+	lu_seq v = *s;
+	v.rec = s->rec + from;
+	v.n = from + n <= s->n ? n : 0;
+	v.b = NULL;
+	v.nb = 0;
+	return v;
+}
+
+/* The first batch of s of epoch e or later. */
+static size_t epoch_start(const lu_seq *s, uint64_t e)
+{
+	size_t i = 0;
+	while (i < s->nb && s->b[i].epoch < e)
+		i++;
+	return i;
+}
+
+/* Reads one epoch from each of the loaders l[0..n) in turns (one batch
+ * each), into s[r]; rcs[r] gets each one's final return. */
+static void drain_round_robin(rio_loader **l, lu_seq *s, int *rcs, int n, const lu_dataset *d)
+{
+	int done[16] = {0}, active = n;
+	while (active) {
+		for (int r = 0; r < n; r++) {
+			if (done[r])
+				continue;
+			rio_batch *b;
+			int rc = rio_loader_next(l[r], &b);
+			if (rc == 1) {
+				lu_seq_add(&s[r], b, d);
+				rio_loader_release(l[r], b);
+			} else {
+				rcs[r] = rc;
+				done[r] = 1;
+				active--;
+			}
+		}
+	}
+}
+
+/* ---- options, dtypes, column specs ------------------------------------------ */
+
+static void test_opts_defaults(void)
+{
+	rio_loader_opts o;
+	memset(&o, 0xab, sizeof o);
+	rio_loader_opts_init(&o);
+	CU_ASSERT_EQUAL(o.rank, -1);
+	CU_ASSERT_EQUAL(o.world, -1);
+	CU_ASSERT_EQUAL(o.sharding, RIO_SHARD_AUTO);
+	CU_ASSERT_EQUAL(o.batch_size, 32);
+	CU_ASSERT_EQUAL(o.drop_remainder, 0);
+	CU_ASSERT_EQUAL(o.shuffle, RIO_SHUFFLE_NONE);
+	CU_ASSERT_EQUAL(o.seed, 0);
+	CU_ASSERT_EQUAL(o.shuffle_buffer, 10000);
+	CU_ASSERT_EQUAL(o.interleave, 4);
+	CU_ASSERT_PTR_NULL(o.columns);
+	CU_ASSERT_EQUAL(o.ncolumns, 0);
+	CU_ASSERT_EQUAL(o.workers, 2);
+	CU_ASSERT_EQUAL(o.prefetch, 4);
+	CU_ASSERT_EQUAL(o.hold, 2);
+	CU_ASSERT_EQUAL(o.chunk_bytes, 1u << 20);
+	CU_ASSERT_EQUAL(o.io, RIO_IO_AUTO);
+	CU_ASSERT_EQUAL(o.queue_depth, 32);
+	CU_ASSERT_EQUAL(o.read_size, 256u << 10);
+	CU_ASSERT_EQUAL(o.direct, 0);
+	CU_ASSERT_EQUAL(o.verify_crc, 1);
+	CU_ASSERT_EQUAL(o.on_damage, RIO_DAMAGE_FAIL);
+	CU_ASSERT_EQUAL(o.max_record_size, RIO_DEFAULT_MAX_RECORD);
+	CU_ASSERT_EQUAL(o.pinned, 0);
+	CU_ASSERT_EQUAL(o.device_copy, 0);
+	CU_ASSERT_EQUAL(o.device, 0);
+}
+
+static void test_dtypes(void)
+{
+	CU_ASSERT_STRING_EQUAL(rio_dtype_name(RIO_DTYPE_U8), "u8");
+	CU_ASSERT_STRING_EQUAL(rio_dtype_name(RIO_DTYPE_F32), "f32");
+	CU_ASSERT_STRING_EQUAL(rio_dtype_name(RIO_DTYPE_I64), "i64");
+	CU_ASSERT_EQUAL(rio_dtype_size(RIO_DTYPE_U8), 1);
+	CU_ASSERT_EQUAL(rio_dtype_size(RIO_DTYPE_F32), 4);
+	CU_ASSERT_EQUAL(rio_dtype_size(RIO_DTYPE_I64), 8);
+}
+
+static void test_column_spec_parse(void)
+{
+	rio_column_spec *c = NULL;
+	size_t n = 0;
+	rio_error err;
+	CU_ASSERT_EQUAL_FATAL(
+	    rio_column_spec_parse("image:u8:784,label:i64:1,x:f32:3", &c, &n, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_STRING_EQUAL(c[0].name, "image");
+	CU_ASSERT_EQUAL(c[0].type, RIO_DTYPE_U8);
+	CU_ASSERT_EQUAL(c[0].length, 784);
+	CU_ASSERT_STRING_EQUAL(c[1].name, "label");
+	CU_ASSERT_EQUAL(c[1].type, RIO_DTYPE_I64);
+	CU_ASSERT_EQUAL(c[1].length, 1);
+	CU_ASSERT_STRING_EQUAL(c[2].name, "x");
+	CU_ASSERT_EQUAL(c[2].type, RIO_DTYPE_F32);
+	CU_ASSERT_EQUAL(c[2].length, 3);
+	/* no scale given: 0 (the default, meaning 1) or 1 itself */
+	CU_ASSERT(c[2].scale == 0.0f || c[2].scale == 1.0f);
+	free(c);
+
+	c = NULL;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse("image:f32:784:0.5", &c, &n, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(c[0].name, "image");
+	CU_ASSERT_EQUAL(c[0].type, RIO_DTYPE_F32);
+	CU_ASSERT_EQUAL(c[0].length, 784);
+	CU_ASSERT_EQUAL(c[0].scale, 0.5f);
+	free(c);
+
+	c = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+	    rio_column_spec_parse("image:f32:784:0.00392157,label:i64:1", &c, &n, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT(c[0].scale > 0.0039215f && c[0].scale < 0.0039216f);
+	CU_ASSERT_EQUAL(c[1].type, RIO_DTYPE_I64);
+	free(c);
+
+	char longname[200];
+	memset(longname, 'n', 150);
+	strcpy(longname + 150, ":u8:3");
+	const char *bad[] = {"x:u9:3",
+	                     "x:u8:0",
+	                     "x",
+	                     "",
+	                     "x:u8",
+	                     "x:u8:3x",
+	                     ":u8:3",
+	                     "x:u8:-1",
+	                     "x:f32:3:abc",
+	                     "a:u8:3,,b:u8:1",
+	                     "a:u8:3,b:f32:x",
+	                     longname};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		c = NULL;
+		n = 12345;
+		memset(&err, 0, sizeof err);
+		int rc = rio_column_spec_parse(bad[i], &c, &n, &err);
+		CHECK(rc == -EINVAL, "rio_column_spec_parse(\"%.40s\") = %d, want -EINVAL", bad[i],
+		      rc);
+		CHECK(err.message[0] != '\0', "no message for \"%.40s\"", bad[i]);
+		if (rc == 0)
+			free(c);
+		/* err may be NULL */
+		c = NULL;
+		rc = rio_column_spec_parse(bad[i], &c, &n, NULL);
+		CU_ASSERT_EQUAL(rc, -EINVAL);
+		if (rc == 0)
+			free(c);
+	}
+	/* the message names the bad item */
+	memset(&err, 0, sizeof err);
+	CU_ASSERT_EQUAL(rio_column_spec_parse("a:u8:3,bad:u9:3", &c, &n, &err), -EINVAL);
+	CHECK(strstr(err.message, "bad") != NULL, "message \"%s\" does not name \"bad:u9:3\"",
+	      err.message);
+}
+
+/* ---- every record exactly once --------------------------------------------- */
+
+/* One epoch of W loaders (ranks 0..W-1) over d: the checks of one world. */
+static void once_world(const lu_dataset *d, rio_shuffle sh, rio_sharding shd, int W, size_t bs)
+{
+	rio_loader *l[8] = {0};
+	lu_seq s[8];
+	int rcs[8] = {0};
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = sh;
+	o.sharding = shd;
+	o.world = W;
+	o.batch_size = bs;
+	o.seed = 11;
+	for (int r = 0; r < W; r++)
+		lu_seq_init(&s[r]);
+	for (int r = 0; r < W; r++) {
+		o.rank = r;
+		l[r] = lu_open(d, &o);
+		if (!l[r])
+			goto out;
+	}
+	drain_round_robin(l, s, rcs, W, d);
+
+	const char *what = shuffle_name(sh), *how = sharding_name(shd);
+	uint64_t sum = 0, minn = UINT64_MAX, maxn = 0, start = 0;
+	for (int r = 0; r < W; r++) {
+		uint64_t n = s[r].n;
+		sum += n;
+		minn = n < minn ? n : minn;
+		maxn = n > maxn ? n : maxn;
+		CHECK(rcs[r] == 0, "%s %s world %d rank %d: epoch ended with %d (%s) %s", what, how,
+		      W, r, rcs[r], rio_strerror(rcs[r]), rio_loader_error(l[r])->message);
+		CHECK(rio_loader_rank(l[r]) == r && rio_loader_world(l[r]) == W,
+		      "rank/world %d/%d, want %d/%d", rio_loader_rank(l[r]), rio_loader_world(l[r]),
+		      r, W);
+		CHECK(rio_loader_records(l[r]) == n,
+		      "%s %s world %d rank %d: rio_loader_records %llu, delivered %llu", what, how,
+		      W, r, (unsigned long long)rio_loader_records(l[r]), (unsigned long long)n);
+		CHECK(rio_loader_full_batches(l[r]) == n / bs,
+		      "%s %s world %d rank %d: full_batches %llu, want %llu", what, how, W, r,
+		      (unsigned long long)rio_loader_full_batches(l[r]),
+		      (unsigned long long)(n / bs));
+		CHECK(rio_loader_batches(l[r]) == (n + bs - 1) / bs,
+		      "%s %s world %d rank %d: batches %llu, want %llu", what, how, W, r,
+		      (unsigned long long)rio_loader_batches(l[r]),
+		      (unsigned long long)((n + bs - 1) / bs));
+		int shape = lu_epoch_shape(&s[r], 0, bs, 0, n, 0);
+		CHECK(shape == 0,
+		      "%s %s world %d rank %d: %d batches numbered or sized wrong (%zu batches)",
+		      what, how, W, r, shape, s[r].nb);
+		CHECK(s[r].bad_payload == 0, "%s %s world %d rank %d: %zu records with wrong bytes",
+		      what, how, W, r, s[r].bad_payload);
+		CU_ASSERT_EQUAL(s[r].bad_meta, 0);
+		rio_loader_stats st;
+		rio_loader_stats_get(l[r], &st);
+		CHECK(st.records == n && st.batches == s[r].nb && st.bytes == s[r].bytes &&
+		          st.skipped == 0,
+		      "%s %s world %d rank %d: stats records %llu batches %llu bytes %llu skipped "
+		      "%llu,"
+		      " delivered %llu / %zu / %llu",
+		      what, how, W, r, (unsigned long long)st.records,
+		      (unsigned long long)st.batches, (unsigned long long)st.bytes,
+		      (unsigned long long)st.skipped, (unsigned long long)n, s[r].nb,
+		      (unsigned long long)s[r].bytes);
+		CHECK(rio_loader_epoch(l[r]) == 1 && rio_loader_position(l[r]) == 0,
+		      "after the epoch: epoch %llu position %llu, want 1 0",
+		      (unsigned long long)rio_loader_epoch(l[r]),
+		      (unsigned long long)rio_loader_position(l[r]));
+
+		/* which records the rank has */
+		size_t wrong_rank = 0, unordered = 0;
+		for (size_t i = 0; i < s[r].n; i++) {
+			const lu_id *id = &s[r].rec[i];
+			if (id->shard >= d->nshards || id->index >= d->count[id->shard]) {
+				wrong_rank++;
+				continue;
+			}
+			uint64_t ord = lu_ordinal(d, id->shard, id->index);
+			if (shd == RIO_SHARD_FILES) {
+				if (id->shard % (uint32_t)W != (uint32_t)r)
+					wrong_rank++;
+			} else if (ord < start || ord >= start + n) {
+				wrong_rank++;
+			}
+			if (sh == RIO_SHUFFLE_NONE && i > 0) {
+				uint64_t prev =
+				    lu_ordinal(d, s[r].rec[i - 1].shard, s[r].rec[i - 1].index);
+				if (shd == RIO_SHARD_RECORDS ? ord != prev + 1 : ord <= prev)
+					unordered++;
+			}
+		}
+		CHECK(wrong_rank == 0, "%s %s world %d rank %d: %zu records of other ranks", what,
+		      how, W, r, wrong_rank);
+		CHECK(unordered == 0, "%s %s world %d rank %d: %zu records out of shard order",
+		      what, how, W, r, unordered);
+		if (shd == RIO_SHARD_FILES) {
+			uint64_t want = 0;
+			for (size_t k = (size_t)r; k < d->nshards; k += (size_t)W)
+				want += d->count[k];
+			CHECK(n == want,
+			      "%s FILES world %d rank %d: %llu records, its shards hold %llu", what,
+			      W, r, (unsigned long long)n, (unsigned long long)want);
+		}
+		start += n;
+	}
+	CHECK(sum == d->total, "%s %s world %d: %llu records in all, want %llu", what, how, W,
+	      (unsigned long long)sum, (unsigned long long)d->total);
+	if (shd == RIO_SHARD_RECORDS)
+		CHECK(maxn - minn <= 1, "%s RECORDS world %d: ranks hold %llu to %llu records",
+		      what, W, (unsigned long long)minn, (unsigned long long)maxn);
+	size_t not_once = lu_not_once(d, s, (size_t)W);
+	CHECK(not_once == 0, "%s %s world %d: %zu records not delivered exactly once", what, how, W,
+	      not_once);
+out:
+	for (int r = 0; r < W; r++) {
+		rio_loader_close(l[r]);
+		lu_seq_free(&s[r]);
+	}
+}
+
+static void once_matrix(rio_shuffle sh)
+{
+	lu_watchdog("exactly once", 240);
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int W = 1; W <= 5; W++) {
+		once_world(d, sh, RIO_SHARD_RECORDS, W, 16);
+		once_world(d, sh, RIO_SHARD_FILES, W, 16);
+	}
+	/* a batch size that divides nothing, and batches of one */
+	once_world(d, sh, RIO_SHARD_RECORDS, 3, 7);
+	once_world(d, sh, RIO_SHARD_FILES, 2, 1);
+	lu_watchdog(NULL, 0);
+}
+
+static void test_once_none(void)
+{
+	once_matrix(RIO_SHUFFLE_NONE);
+}
+
+static void test_once_buffer(void)
+{
+	once_matrix(RIO_SHUFFLE_BUFFER);
+}
+
+static void test_once_global(void)
+{
+	once_matrix(RIO_SHUFFLE_GLOBAL);
+}
+
+/* Shards without .idx (scanned at open) give what the same shards with them
+ * give, in the same order. */
+static void test_scan_path(void)
+{
+	lu_watchdog("scan path", 120);
+	const lu_dataset *with = dataset(DS_MAIN), *without = dataset(DS_NOIDX);
+	static const int worlds[] = {1, 3};
+	for (int si = 0; si < 3; si++)
+		for (int shd = RIO_SHARD_FILES; shd <= RIO_SHARD_RECORDS; shd++)
+			for (size_t wi = 0; wi < 2; wi++) {
+				int W = worlds[wi];
+				once_world(without, all_shuffles[si], (rio_sharding)shd, W, 16);
+				for (int r = 0; r < W; r++) {
+					rio_loader_opts o;
+					lu_base_opts(&o);
+					o.shuffle = all_shuffles[si];
+					o.sharding = (rio_sharding)shd;
+					o.rank = r;
+					o.world = W;
+					lu_seq a, b;
+					lu_seq_init(&a);
+					lu_seq_init(&b);
+					lu_run(with, &o, 2, &a);
+					lu_run(without, &o, 2, &b);
+					CHECK(lu_seq_equal(&a, 0, &b, 0),
+					      "%s %s world %d rank %d: scanned shards give another "
+					      "sequence than indexed ones",
+					      shuffle_name(o.shuffle), sharding_name(o.sharding), W,
+					      r);
+					lu_seq_free(&a);
+					lu_seq_free(&b);
+				}
+			}
+	lu_watchdog(NULL, 0);
+}
+
+/* A rank whose shards are all empty (FILES, world 7: rank 0 has shard 0 of
+ * 0 records) ends every epoch at once. */
+static void test_empty_rank(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.sharding = RIO_SHARD_FILES;
+		o.world = 7;
+		o.rank = 0;
+		rio_loader *l = lu_open(d, &o);
+		if (!l)
+			continue;
+		CU_ASSERT_EQUAL(rio_loader_records(l), 0);
+		CU_ASSERT_EQUAL(rio_loader_batches(l), 0);
+		CU_ASSERT_EQUAL(rio_loader_full_batches(l), 0);
+		rio_batch *b;
+		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 0);
+		CU_ASSERT_EQUAL(rio_loader_epoch(l), 1);
+		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 0);
+		CU_ASSERT_EQUAL(rio_loader_epoch(l), 2);
+		rio_loader_close(l);
+		/* the other six ranks have a shard each: 1 .. 200 records */
+		for (int r = 1; r < 7; r++) {
+			o.rank = r;
+			lu_seq s;
+			lu_seq_init(&s);
+			lu_run(d, &o, 1, &s);
+			CHECK(s.n == main_counts[r],
+			      "%s FILES world 7 rank %d: %zu records, want %zu",
+			      shuffle_name(o.shuffle), r, s.n, main_counts[r]);
+			lu_seq_free(&s);
+		}
+	}
+}
+
+/* 2 shards, 5 ranks: records are shared out, not files. */
+static void test_fewer_shards_than_ranks(void)
+{
+	const lu_dataset *d = dataset(DS_TWO);
+	for (int si = 0; si < 3; si++)
+		for (int shd = RIO_SHARD_AUTO; shd <= RIO_SHARD_RECORDS; shd += 2) {
+			rio_loader *l[5] = {0};
+			lu_seq s[5];
+			int rcs[5];
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.sharding = (rio_sharding)shd;
+			o.world = 5;
+			o.batch_size = 2;
+			int ok = 1;
+			for (int r = 0; r < 5; r++) {
+				lu_seq_init(&s[r]);
+				o.rank = r;
+				l[r] = lu_open(d, &o);
+				ok = ok && l[r];
+			}
+			if (ok) {
+				drain_round_robin(l, s, rcs, 5, d);
+				size_t minn = SIZE_MAX, maxn = 0;
+				for (int r = 0; r < 5; r++) {
+					CU_ASSERT_EQUAL(rcs[r], 0);
+					CU_ASSERT_EQUAL(s[r].bad_payload, 0);
+					CU_ASSERT_EQUAL(rio_loader_records(l[r]), s[r].n);
+					minn = s[r].n < minn ? s[r].n : minn;
+					maxn = s[r].n > maxn ? s[r].n : maxn;
+				}
+				CHECK(minn > 0 && maxn - minn <= 1,
+				      "%s %s, 13 records over 5 ranks: %zu to %zu each",
+				      shuffle_name(o.shuffle), sharding_name(o.sharding), minn,
+				      maxn);
+				CU_ASSERT_EQUAL(lu_not_once(d, s, 5), 0);
+			}
+			for (int r = 0; r < 5; r++) {
+				rio_loader_close(l[r]);
+				lu_seq_free(&s[r]);
+			}
+		}
+}
+
+/* AUTO: RECORDS when every shard has an .idx, FILES when some have none. */
+static void test_auto_sharding(void)
+{
+	for (int which = DS_MAIN; which <= DS_NOIDX; which++) {
+		const lu_dataset *d = dataset(which);
+		lu_seq s[3];
+		int rcs[3];
+		rio_loader *l[3] = {0};
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.sharding = RIO_SHARD_AUTO;
+		o.world = 3;
+		int ok = 1;
+		for (int r = 0; r < 3; r++) {
+			lu_seq_init(&s[r]);
+			o.rank = r;
+			l[r] = lu_open(d, &o);
+			ok = ok && l[r];
+		}
+		if (ok) {
+			drain_round_robin(l, s, rcs, 3, d);
+			CU_ASSERT_EQUAL(lu_not_once(d, s, 3), 0);
+			size_t by_files = 0, by_records = 0;
+			uint64_t start = 0;
+			for (int r = 0; r < 3; r++) {
+				for (size_t i = 0; i < s[r].n; i++) {
+					uint64_t ord =
+					    lu_ordinal(d, s[r].rec[i].shard, s[r].rec[i].index);
+					by_files += s[r].rec[i].shard % 3 == (uint32_t)r;
+					by_records += ord >= start && ord < start + s[r].n;
+				}
+				start += s[r].n;
+			}
+			if (which == DS_MAIN)
+				CHECK(by_records == MAIN_TOTAL,
+				      "AUTO with every .idx: not RECORDS sharding (%zu of %d "
+				      "records in "
+				      "the rank's range)",
+				      by_records, MAIN_TOTAL);
+			else
+				CHECK(by_files == MAIN_TOTAL,
+				      "AUTO without .idx: not FILES sharding (%zu of %d records in "
+				      "the "
+				      "rank's files)",
+				      by_files, MAIN_TOTAL);
+		}
+		for (int r = 0; r < 3; r++) {
+			rio_loader_close(l[r]);
+			lu_seq_free(&s[r]);
+		}
+	}
+}
+
+/* ---- order ---------------------------------------------------------------- */
+
+/* The same sequence with 1, 2 and 4 workers, and twice with 2. */
+static void test_determinism(void)
+{
+	lu_watchdog("determinism", 120);
+	const lu_dataset *d = dataset(DS_MAIN);
+	static const struct {
+		int world, rank;
+		rio_sharding shd;
+	} parts[] = {{1, 0, RIO_SHARD_RECORDS}, {3, 1, RIO_SHARD_FILES}, {2, 1, RIO_SHARD_RECORDS}};
+	for (int si = 0; si < 3; si++)
+		for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.world = parts[p].world;
+			o.rank = parts[p].rank;
+			o.sharding = parts[p].shd;
+			o.workers = 2;
+			lu_seq ref;
+			lu_seq_init(&ref);
+			lu_run(d, &o, 2, &ref);
+			static const int workers[] = {1, 4, 2};
+			for (int w = 0; w < 3; w++) {
+				lu_seq s;
+				lu_seq_init(&s);
+				o.workers = workers[w];
+				o.prefetch = workers[w] == 4 ? 1 : 4;
+				lu_run(d, &o, 2, &s);
+				CHECK(lu_seq_equal(&ref, 0, &s, 0),
+				      "%s world %d rank %d: %d workers give another order than 2",
+				      shuffle_name(o.shuffle), o.world, o.rank, workers[w]);
+				lu_seq_free(&s);
+			}
+			lu_seq_free(&ref);
+		}
+	lu_watchdog(NULL, 0);
+}
+
+/* Is the sequence the dataset's records in shard order? */
+static int in_shard_order(const lu_dataset *d, const lu_seq *s, size_t from, size_t n)
+{
+	if (from + n > s->n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (lu_ordinal(d, s->rec[from + i].shard, s->rec[from + i].index) != i)
+			return 0;
+	return 1;
+}
+
+/* Records [from, from + n) of a and b in the same order? */
+static int same_records(const lu_seq *a, size_t afrom, const lu_seq *b, size_t bfrom, size_t n)
+{
+	if (afrom + n > a->n || bfrom + n > b->n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (a->rec[afrom + i].shard != b->rec[bfrom + i].shard ||
+		    a->rec[afrom + i].index != b->rec[bfrom + i].index)
+			return 0;
+	return 1;
+}
+
+/* Another seed, another order; another epoch, another order; NONE keeps
+ * shard order whatever the seed and epoch. */
+static void test_seed_and_epoch(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.seed = 5;
+		lu_seq a, b;
+		lu_seq_init(&a);
+		lu_seq_init(&b);
+		lu_run(d, &o, 2, &a);
+		o.seed = 6;
+		lu_run(d, &o, 1, &b);
+		CU_ASSERT_EQUAL_FATAL(a.n, 2 * MAIN_TOTAL);
+		CU_ASSERT_EQUAL_FATAL(b.n, MAIN_TOTAL);
+		/* both epochs whole, each with every record once */
+		size_t nb0 = epoch_start(&a, 1);
+		lu_seq v0 = view(&a, 0, nb0), v1 = view(&a, nb0, a.nb - nb0);
+		CU_ASSERT_EQUAL(lu_epoch_shape(&v0, 0, 16, 0, MAIN_TOTAL, 0), 0);
+		CU_ASSERT_EQUAL(lu_epoch_shape(&v1, 0, 16, 1, MAIN_TOTAL, 0), 0);
+		lu_seq first = recview(&a, 0, MAIN_TOTAL),
+		       second = recview(&a, MAIN_TOTAL, MAIN_TOTAL);
+		CU_ASSERT_EQUAL(lu_not_once(d, &first, 1), 0);
+		CU_ASSERT_EQUAL(lu_not_once(d, &second, 1), 0);
+		CU_ASSERT_EQUAL(lu_not_once(d, &b, 1), 0);
+		int e0_sorted = in_shard_order(d, &a, 0, MAIN_TOTAL);
+		int e1_sorted = in_shard_order(d, &a, MAIN_TOTAL, MAIN_TOTAL);
+		int seeds_same = same_records(&a, 0, &b, 0, MAIN_TOTAL);
+		int epochs_same = same_records(&a, 0, &a, MAIN_TOTAL, MAIN_TOTAL);
+		if (o.shuffle == RIO_SHUFFLE_NONE) {
+			CHECK(e0_sorted && e1_sorted, "NONE: not in shard order (epoch 0 %d, 1 %d)",
+			      e0_sorted, e1_sorted);
+			CHECK(seeds_same, "NONE: the seed changes the order");
+		} else {
+			CHECK(!e0_sorted && !e1_sorted, "%s: not shuffled",
+			      shuffle_name(o.shuffle));
+			CHECK(!seeds_same, "%s: seeds 5 and 6 give the same order",
+			      shuffle_name(o.shuffle));
+			CHECK(!epochs_same, "%s: epochs 0 and 1 in the same order",
+			      shuffle_name(o.shuffle));
+		}
+		lu_seq_free(&a);
+		lu_seq_free(&b);
+	}
+}
+
+/* GLOBAL is a permutation of all the rank's records: its first batch is not
+ * stuck in one shard, and a shard's records do not come out in order. */
+static void test_global_mixes(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = RIO_SHUFFLE_GLOBAL;
+	o.batch_size = 32;
+	lu_seq s;
+	lu_seq_init(&s);
+	lu_run(d, &o, 1, &s);
+	CU_ASSERT_FATAL(s.n == MAIN_TOTAL);
+	unsigned shards_seen = 0;
+	for (size_t i = 0; i < 32; i++)
+		shards_seen |= 1u << s.rec[i].shard;
+	CHECK(__builtin_popcount(shards_seen) >= 3, "first batch from %d shards only",
+	      __builtin_popcount(shards_seen));
+	/* shard 6's records (200 of them) in increasing index order? */
+	size_t rises = 0, n6 = 0;
+	uint64_t prev = 0;
+	for (size_t i = 0; i < s.n; i++)
+		if (s.rec[i].shard == 6) {
+			if (n6++ && s.rec[i].index > prev)
+				rises++;
+			prev = s.rec[i].index;
+		}
+	CHECK(rises < n6 * 3 / 4, "shard 6 nearly in order under GLOBAL (%zu rises of %zu)", rises,
+	      n6);
+	lu_seq_free(&s);
+}
+
+/* drop_remainder: the same batches without the last, short one. */
+static void test_drop_remainder(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++)
+		for (int W = 1; W <= 2; W++)
+			for (int r = 0; r < W; r++) {
+				rio_loader_opts o;
+				lu_base_opts(&o);
+				o.shuffle = all_shuffles[si];
+				o.world = W;
+				o.rank = r;
+				lu_seq ref, s;
+				lu_seq_init(&ref);
+				lu_seq_init(&s);
+				lu_run(d, &o, 2, &ref);
+				o.drop_remainder = 1;
+				rio_loader *l = lu_open(d, &o);
+				if (!l)
+					continue;
+				uint64_t n = rio_loader_records(l);
+				CHECK(rio_loader_batches(l) == n / 16 &&
+				          rio_loader_full_batches(l) == n / 16,
+				      "%s world %d rank %d, drop_remainder: batches %llu, full "
+				      "%llu, want "
+				      "%llu",
+				      shuffle_name(o.shuffle), W, r,
+				      (unsigned long long)rio_loader_batches(l),
+				      (unsigned long long)rio_loader_full_batches(l),
+				      (unsigned long long)(n / 16));
+				CU_ASSERT_EQUAL(lu_drain_epoch(l, &s, d), 0);
+				size_t nb0 = s.nb;
+				CU_ASSERT_EQUAL(lu_drain_epoch(l, &s, d), 0);
+				rio_loader_close(l);
+				CU_ASSERT(n % 16 != 0); /* there is a remainder to drop */
+				size_t full = (size_t)(n / 16);
+				lu_seq s0 = view(&s, 0, nb0), s1 = view(&s, nb0, s.nb - nb0);
+				CHECK(lu_epoch_shape(&s0, 0, 16, 0, n, 1) == 0 &&
+				          lu_epoch_shape(&s1, 0, 16, 1, n, 1) == 0,
+				      "%s world %d rank %d, drop_remainder: epochs of %zu and %zu "
+				      "batches, "
+				      "want %zu full ones each",
+				      shuffle_name(o.shuffle), W, r, nb0, s.nb - nb0, full);
+				CU_ASSERT_EQUAL(s.bad_payload, 0);
+				/* the reference without its two short batches */
+				lu_seq r0 = view(&ref, 0, full), r1 = view(&ref, full + 1, full);
+				int same = ref.nb == 2 * (full + 1) && s.nb == 2 * full &&
+				           lu_seq_equal(&r0, 0, &s0, 0) &&
+				           lu_seq_equal(&r1, 0, &s1, 0);
+				CHECK(
+				    same,
+				    "%s world %d rank %d: drop_remainder does not deliver the same "
+				    "batches less the last",
+				    shuffle_name(o.shuffle), W, r);
+				lu_seq_free(&ref);
+				lu_seq_free(&s);
+			}
+}
+
+/* rio_loader_epoch and rio_loader_position along an epoch. */
+static void test_epoch_position(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = RIO_SHUFFLE_BUFFER;
+	rio_loader *l = lu_open(d, &o);
+	if (!l)
+		return;
+	lu_seq s;
+	lu_seq_init(&s);
+	CU_ASSERT_EQUAL(rio_loader_epoch(l), 0);
+	CU_ASSERT_EQUAL(rio_loader_position(l), 0);
+	CU_ASSERT_EQUAL(lu_take(l, &s, d, 3), 0);
+	CU_ASSERT_EQUAL(rio_loader_epoch(l), 0);
+	CU_ASSERT_EQUAL(rio_loader_position(l), 48);
+	CU_ASSERT_EQUAL(lu_take(l, &s, d, 27), 0); /* 30 batches: 29 of 16 and 1 of 9 */
+	CU_ASSERT_EQUAL(rio_loader_epoch(l), 0);
+	CU_ASSERT_EQUAL(rio_loader_position(l), MAIN_TOTAL);
+	rio_batch *b;
+	CU_ASSERT_EQUAL(rio_loader_next(l, &b), 0);
+	CU_ASSERT_EQUAL(rio_loader_epoch(l), 1);
+	CU_ASSERT_EQUAL(rio_loader_position(l), 0);
+	CU_ASSERT_EQUAL_FATAL(rio_loader_next(l, &b), 1);
+	CU_ASSERT_EQUAL(b->epoch, 1);
+	CU_ASSERT_EQUAL(b->number, 0);
+	rio_loader_release(l, b);
+	CU_ASSERT_EQUAL(rio_loader_epoch(l), 1);
+	CU_ASSERT_EQUAL(rio_loader_position(l), 16);
+	rio_loader_close(l);
+	lu_seq_free(&s);
+}
+
+/* ---- resume --------------------------------------------------------------- */
+
+/* Collects batches until the end of epoch `last` (0 returns before that
+ * are passed over: a loader resumed at the end of an epoch may end it
+ * first). */
+static int drain_through(rio_loader *l, lu_seq *s, const lu_dataset *d, uint64_t last)
+{
+	int zeros = 0;
+	for (;;) {
+		rio_batch *b;
+		int rc = rio_loader_next(l, &b);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			if ((s->nb && s->b[s->nb - 1].epoch >= last) || ++zeros > 2)
+				return 0;
+			continue;
+		}
+		lu_seq_add(s, b, d);
+		rio_loader_release(l, b);
+		if (s->b[s->nb - 1].epoch > last)
+			return -EPROTO;
+	}
+}
+
+static void resume_one(rio_shuffle sh, const rio_loader_opts *opts);
+
+static void resume_mode(rio_shuffle sh)
+{
+	lu_watchdog("resume", 120);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = sh;
+	o.world = 2;
+	o.rank = 1;
+	o.seed = 99;
+	resume_one(sh, &o);
+	/* another part of the data, short batches dropped */
+	o.world = 3;
+	o.rank = 2;
+	o.sharding = RIO_SHARD_FILES;
+	o.batch_size = 8;
+	o.drop_remainder = 1;
+	resume_one(sh, &o);
+	lu_watchdog(NULL, 0);
+}
+
+/* Saves after k batches (for several k), restores into a fresh loader and
+ * compares the rest, through epoch 1, with an uninterrupted loader's. */
+static void resume_one(rio_shuffle sh, const rio_loader_opts *opts)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	rio_loader_opts o = *opts;
+	lu_seq ref;
+	lu_seq_init(&ref);
+	rio_loader *l = lu_open(d, &o);
+	if (!l)
+		return;
+	CU_ASSERT_EQUAL(drain_through(l, &ref, d, 1), 0);
+	rio_loader_close(l);
+	size_t nb0 = 0;
+	while (nb0 < ref.nb && ref.b[nb0].epoch == 0)
+		nb0++;
+	CU_ASSERT_FATAL(nb0 > 8 && ref.nb == 2 * nb0);
+
+	/* k batches taken before saving; after_zero: the 0 that ends epoch 0
+	 * was seen too */
+	const struct {
+		size_t k;
+		int after_zero;
+	} cases[] = {{0, 0}, {1, 0}, {7, 0}, {nb0 - 1, 0}, {nb0, 0}, {nb0, 1}, {nb0 + 2, 0}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		size_t k = cases[c].k;
+		lu_seq a, b;
+		lu_seq_init(&a);
+		lu_seq_init(&b);
+		rio_loader *la = lu_open(d, &o);
+		if (!la)
+			break;
+		CU_ASSERT_EQUAL(lu_take(la, &a, d, k), 0);
+		if (cases[c].after_zero) {
+			rio_batch *bt;
+			CU_ASSERT_EQUAL(rio_loader_next(la, &bt), 0);
+		}
+		lu_seq head = view(&ref, 0, k);
+		CU_ASSERT(a.nb == k && lu_seq_equal(&head, 0, &a, 0));
+		uint64_t epoch = rio_loader_epoch(la), pos = rio_loader_position(la);
+		int size = rio_loader_state_save(la, NULL, 0);
+		CHECK(size > 0 && size < 4096, "state_save(NULL, 0) = %d", size);
+		if (size <= 0) {
+			rio_loader_close(la);
+			lu_seq_free(&a);
+			continue;
+		}
+		uint8_t *blob = malloc((size_t)size);
+		CU_ASSERT_EQUAL(rio_loader_state_save(la, blob, (size_t)size), size);
+		rio_loader_close(la);
+
+		rio_loader *lb = lu_open(d, &o);
+		if (lb) {
+			int rc = rio_loader_state_restore(lb, blob, (size_t)size);
+			CHECK(rc == 0, "%s k=%zu: restore = %d (%s) %s", shuffle_name(sh), k, rc,
+			      rio_strerror(rc), rio_loader_error(lb)->message);
+			CHECK(rio_loader_epoch(lb) == epoch && rio_loader_position(lb) == pos,
+			      "%s k=%zu: restored at epoch %llu position %llu, saved at %llu %llu",
+			      shuffle_name(sh), k, (unsigned long long)rio_loader_epoch(lb),
+			      (unsigned long long)rio_loader_position(lb),
+			      (unsigned long long)epoch, (unsigned long long)pos);
+			rc = drain_through(lb, &b, d, 1);
+			CU_ASSERT_EQUAL(rc, 0);
+			CU_ASSERT_EQUAL(b.bad_payload, 0);
+			char diff[300];
+			CHECK(lu_seq_equal(&ref, k, &b, 0),
+			      "%s world %d rank %d%s: resumed after %zu batches%s, the rest "
+			      "differs from an uninterrupted loader's (%zu batches, want %zu): "
+			      "uninterrupted vs resumed: %s",
+			      shuffle_name(sh), o.world, o.rank,
+			      o.drop_remainder ? " drop_remainder" : "", k,
+			      cases[c].after_zero ? " and the epoch's end" : "", b.nb, ref.nb - k,
+			      lu_seq_diff(&ref, k, &b, 0, diff, sizeof diff));
+			rio_loader_close(lb);
+		}
+		free(blob);
+		lu_seq_free(&a);
+		lu_seq_free(&b);
+	}
+	lu_seq_free(&ref);
+}
+
+static void test_resume_none(void)
+{
+	resume_mode(RIO_SHUFFLE_NONE);
+}
+
+static void test_resume_buffer(void)
+{
+	resume_mode(RIO_SHUFFLE_BUFFER);
+}
+
+static void test_resume_global(void)
+{
+	resume_mode(RIO_SHUFFLE_GLOBAL);
+}
+
+/* A state saved by one loader is refused by loaders over other data, rank,
+ * world or options, and damaged blobs are refused; the loader that refused
+ * them still takes the good one. */
+static void test_resume_refused(void)
+{
+	lu_watchdog("resume refused", 120);
+	const lu_dataset *d = dataset(DS_MAIN);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = RIO_SHUFFLE_BUFFER;
+	o.world = 2;
+	o.rank = 0;
+	o.seed = 7;
+	lu_seq ref;
+	lu_seq_init(&ref);
+	rio_loader *l = lu_open(d, &o);
+	if (!l)
+		return;
+	CU_ASSERT_EQUAL(lu_take(l, &ref, d, 2), 0);
+	int size = rio_loader_state_save(l, NULL, 0);
+	CU_ASSERT_FATAL(size > 0);
+	uint8_t *blob = malloc((size_t)size);
+	CU_ASSERT_EQUAL(rio_loader_state_save(l, blob, (size_t)size), size);
+	CU_ASSERT_EQUAL(lu_drain_epoch(l, &ref, d), 0);
+	rio_loader_close(l);
+
+	struct {
+		const char *what;
+		int dataset;
+		int world, rank;
+		uint64_t seed;
+		rio_shuffle sh;
+	} others[] = {
+	    {"another world", DS_MAIN, 3, 0, 7, RIO_SHUFFLE_BUFFER},
+	    {"another rank", DS_MAIN, 2, 1, 7, RIO_SHUFFLE_BUFFER},
+	    {"another seed", DS_MAIN, 2, 0, 8, RIO_SHUFFLE_BUFFER},
+	    {"another shuffle", DS_MAIN, 2, 0, 7, RIO_SHUFFLE_GLOBAL},
+	    {"another dataset", DS_OTHER, 2, 0, 7, RIO_SHUFFLE_BUFFER},
+	    {"a dataset of other shards", DS_TWO, 2, 0, 7, RIO_SHUFFLE_BUFFER},
+	};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		rio_loader_opts p = o;
+		p.world = others[i].world;
+		p.rank = others[i].rank;
+		p.seed = others[i].seed;
+		p.shuffle = others[i].sh;
+		rio_loader *x = lu_open(dataset(others[i].dataset), &p);
+		if (!x)
+			continue;
+		int rc = rio_loader_state_restore(x, blob, (size_t)size);
+		CHECK(rc == RIO_ESTATE, "restore into a loader with %s: %d (%s), want RIO_ESTATE",
+		      others[i].what, rc, rio_strerror(rc));
+		rio_loader_close(x);
+	}
+
+	/* damaged blobs: every truncation, every byte flipped */
+	rio_loader *x = lu_open(d, &o);
+	if (x) {
+		uint8_t *copy = malloc((size_t)size);
+		size_t accepted_cut = 0, accepted_flip = 0;
+		for (int n = 0; n < size; n++) {
+			memcpy(copy, blob, (size_t)n);
+			if (rio_loader_state_restore(x, copy, (size_t)n) != RIO_ESTATE)
+				accepted_cut++;
+		}
+		for (int i = 0; i < size; i++) {
+			memcpy(copy, blob, (size_t)size);
+			copy[i] ^= 0x10;
+			if (rio_loader_state_restore(x, copy, (size_t)size) != RIO_ESTATE)
+				accepted_flip++;
+		}
+		CHECK(accepted_cut == 0, "%zu of %d truncated blobs not refused with RIO_ESTATE",
+		      accepted_cut, size);
+		CHECK(accepted_flip == 0,
+		      "%zu of %d blobs with a flipped byte not refused with "
+		      "RIO_ESTATE",
+		      accepted_flip, size);
+		/* a blob with a byte more is not this loader's either */
+		uint8_t *longer = calloc(1, (size_t)size + 1);
+		memcpy(longer, blob, (size_t)size);
+		int rc = rio_loader_state_restore(x, longer, (size_t)size + 1);
+		CHECK(rc == RIO_ESTATE, "a blob with a byte appended: %d, want RIO_ESTATE", rc);
+		free(longer);
+		free(copy);
+		/* the good blob still works: the rest of the epoch */
+		CU_ASSERT_EQUAL(rio_loader_state_restore(x, blob, (size_t)size), 0);
+		lu_seq s;
+		lu_seq_init(&s);
+		CU_ASSERT_EQUAL(lu_drain_epoch(x, &s, d), 0);
+		char diff[300];
+		CHECK(lu_seq_equal(&ref, 2, &s, 0),
+		      "after refusing damaged blobs, the good one does not resume the epoch: "
+		      "uninterrupted vs resumed: %s",
+		      lu_seq_diff(&ref, 2, &s, 0, diff, sizeof diff));
+		lu_seq_free(&s);
+		rio_loader_close(x);
+	}
+	free(blob);
+	lu_seq_free(&ref);
+	lu_watchdog(NULL, 0);
+}
+
+/* ---- set_epoch ------------------------------------------------------------ */
+
+static void test_set_epoch(void)
+{
+	lu_watchdog("set_epoch", 120);
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.world = 2;
+		o.rank = 0;
+		o.seed = 3;
+		const char *what = shuffle_name(o.shuffle);
+		/* the epochs 0..3 of an uninterrupted loader */
+		lu_seq nat;
+		lu_seq_init(&nat);
+		lu_run(d, &o, 4, &nat);
+		size_t e3 = 0;
+		while (e3 < nat.nb && nat.b[e3].epoch < 3)
+			e3++;
+
+		/* a fresh loader set to epoch 3 gives the same epoch 3 */
+		lu_seq fresh;
+		lu_seq_init(&fresh);
+		rio_loader *l = lu_open(d, &o);
+		if (!l)
+			continue;
+		CU_ASSERT_EQUAL(rio_loader_set_epoch(l, 3), 0);
+		CU_ASSERT_EQUAL(rio_loader_epoch(l), 3);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &fresh, d), 0);
+		rio_loader_close(l);
+		CHECK(lu_seq_equal(&nat, e3, &fresh, 0),
+		      "%s: set_epoch(3) on a fresh loader differs from its natural epoch 3", what);
+
+		/* stopping mid-epoch, while a batch is held */
+		l = lu_open(d, &o);
+		if (!l)
+			continue;
+		lu_seq s;
+		lu_seq_init(&s);
+		CU_ASSERT_EQUAL(lu_take(l, &s, d, 3), 0);
+		rio_batch *held;
+		CU_ASSERT_EQUAL_FATAL(rio_loader_next(l, &held), 1);
+		lu_seq h1, h2;
+		lu_seq_init(&h1);
+		lu_seq_init(&h2);
+		lu_seq_add(&h1, held, d);
+		CU_ASSERT_EQUAL(rio_loader_set_epoch(l, 3), 0);
+		CU_ASSERT_EQUAL(rio_loader_epoch(l), 3);
+		CU_ASSERT_EQUAL(rio_loader_position(l), 0);
+		lu_seq_add(&h2, held, d); /* still valid: the same records and bytes */
+		CHECK(lu_seq_equal(&h1, 0, &h2, 0) && h2.bad_payload == 0,
+		      "%s: a batch held across set_epoch changed", what);
+		rio_loader_release(l, held);
+		lu_seq e;
+		lu_seq_init(&e);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &e, d), 0);
+		CHECK(e.nb > 0 && e.b[0].epoch == 3 && e.b[0].number == 0,
+		      "%s: after set_epoch(3) the next batch is epoch %llu number %llu", what,
+		      e.nb ? (unsigned long long)e.b[0].epoch : 0ull,
+		      e.nb ? (unsigned long long)e.b[0].number : 0ull);
+		CHECK(lu_seq_equal(&fresh, 0, &e, 0),
+		      "%s: epoch 3 after stopping epoch 0 mid-way differs from a fresh loader's",
+		      what);
+		CU_ASSERT_EQUAL(e.bad_payload, 0);
+
+		/* and back to epoch 0 in the middle of epoch 4 */
+		lu_seq f;
+		lu_seq_init(&f);
+		CU_ASSERT_EQUAL(lu_take(l, &f, d, 2), 0);
+		CU_ASSERT_EQUAL(rio_loader_set_epoch(l, 0), 0);
+		lu_seq g;
+		lu_seq_init(&g);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &g, d), 0);
+		size_t nb0 = 0;
+		while (nb0 < nat.nb && nat.b[nb0].epoch == 0)
+			nb0++;
+		lu_seq nat0 = view(&nat, 0, nb0);
+		CHECK(lu_seq_equal(&nat0, 0, &g, 0), "%s: set_epoch(0) mid-way: not epoch 0 again",
+		      what);
+		rio_loader_close(l);
+		lu_seq_free(&nat);
+		lu_seq_free(&fresh);
+		lu_seq_free(&s);
+		lu_seq_free(&h1);
+		lu_seq_free(&h2);
+		lu_seq_free(&e);
+		lu_seq_free(&f);
+		lu_seq_free(&g);
+	}
+	lu_watchdog(NULL, 0);
+}
+
+/* ---- I/O ------------------------------------------------------------------ */
+
+/* RIO_LOADER_IO=pread makes AUTO use pread; PREAD is pread. */
+static void test_io_env_pread(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	char *saved = getenv("RIO_LOADER_IO") ? strdup(getenv("RIO_LOADER_IO")) : NULL;
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.io = RIO_IO_PREAD;
+		unsetenv("RIO_LOADER_IO");
+		lu_seq ref, s;
+		lu_seq_init(&ref);
+		lu_seq_init(&s);
+		rio_loader *l = lu_open(d, &o);
+		if (l) {
+			CU_ASSERT_EQUAL(lu_drain_epoch(l, &ref, d), 0);
+			rio_loader_stats st;
+			rio_loader_stats_get(l, &st);
+			CHECK(st.io_uring == 0, "io = PREAD, stats.io_uring = %d", st.io_uring);
+			rio_loader_close(l);
+		}
+		setenv("RIO_LOADER_IO", "pread", 1);
+		o.io = RIO_IO_AUTO;
+		l = lu_open(d, &o);
+		if (l) {
+			rio_batch *b;
+			CU_ASSERT_EQUAL_FATAL(rio_loader_next(l, &b), 1);
+			lu_seq_add(&s, b, d);
+			rio_loader_release(l, b);
+			CU_ASSERT_EQUAL(lu_drain_epoch(l, &s, d), 0);
+			rio_loader_stats st;
+			rio_loader_stats_get(l, &st);
+			CHECK(st.io_uring == 0,
+			      "RIO_LOADER_IO=pread with AUTO: stats.io_uring = %d", st.io_uring);
+			rio_loader_close(l);
+		}
+		CHECK(lu_seq_equal(&ref, 0, &s, 0),
+		      "%s: AUTO with RIO_LOADER_IO=pread gives "
+		      "another sequence than PREAD",
+		      shuffle_name(o.shuffle));
+		CU_ASSERT_EQUAL(s.bad_payload, 0);
+		lu_seq_free(&ref);
+		lu_seq_free(&s);
+	}
+	if (saved)
+		setenv("RIO_LOADER_IO", saved, 1);
+	else
+		unsetenv("RIO_LOADER_IO");
+	free(saved);
+}
+
+/* O_DIRECT reads give the same records (skipped only where the file system
+ * refuses O_DIRECT with -EINVAL). */
+static void test_direct(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++)
+		for (int io = RIO_IO_AUTO; io <= RIO_IO_PREAD; io += 2) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.io = (rio_io_backend)io;
+			o.world = 2;
+			o.rank = 1;
+			lu_seq ref, s;
+			lu_seq_init(&ref);
+			lu_seq_init(&s);
+			lu_run(d, &o, 1, &ref);
+			o.direct = 1;
+			rio_loader *l = NULL;
+			int rc = rio_loader_open(&l, d->prefix, &o);
+			if (rc == -EINVAL) {
+				printf("\n    O_DIRECT refused here (%s): skipped\n",
+				       rio_loader_error(l)->message);
+				rio_loader_close(l);
+				lu_seq_free(&ref);
+				return;
+			}
+			CHECK(rc == 0, "open with direct = 1: %d (%s) %s", rc, rio_strerror(rc),
+			      l ? rio_loader_error(l)->message : "");
+			if (rc == 0) {
+				rc = lu_drain_epoch(l, &s, d);
+				CHECK(rc == 0, "direct = 1: epoch ended with %d (%s) %s", rc,
+				      rio_strerror(rc), rio_loader_error(l)->message);
+				CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
+				      "%s, direct = 1: another sequence (%zu records, %zu wrong)",
+				      shuffle_name(o.shuffle), s.n, s.bad_payload);
+			}
+			rio_loader_close(l);
+			lu_seq_free(&ref);
+			lu_seq_free(&s);
+		}
+}
+
+/* ---- compressed shards ---------------------------------------------------- */
+
+static void test_compressed(void)
+{
+	lu_watchdog("compressed", 120);
+	const lu_dataset *plain = dataset(DS_MAIN);
+	static const int comp[] = {DS_GZ, DS_ZZ, DS_LZ4};
+	static const char *names[] = {"gzip", "zlib", "lz4"};
+	for (int c = 0; c < 3; c++) {
+		const lu_dataset *d = dataset(comp[c]);
+		for (int si = 0; si < 2; si++)
+			for (int shd = RIO_SHARD_FILES; shd <= RIO_SHARD_RECORDS; shd++)
+				for (int W = 1; W <= 3; W += 2)
+					for (int r = 0; r < W; r++) {
+						rio_loader_opts o;
+						lu_base_opts(&o);
+						o.shuffle = all_shuffles[si];
+						o.sharding = (rio_sharding)shd;
+						o.world = W;
+						o.rank = r;
+						lu_seq ref, s;
+						lu_seq_init(&ref);
+						lu_seq_init(&s);
+						lu_run(plain, &o, 2, &ref);
+						lu_run(d, &o, 2, &s);
+						CHECK(s.bad_payload == 0, "%s: %zu wrong records",
+						      names[c], s.bad_payload);
+						if (o.shuffle == RIO_SHUFFLE_NONE) {
+							CHECK(
+							    lu_seq_equal(&ref, 0, &s, 0),
+							    "%s NONE %s world %d rank %d: not the "
+							    "uncompressed sequence",
+							    names[c], sharding_name(o.sharding), W,
+							    r);
+						} else {
+							CHECK(lu_same_set(d, &ref, &s),
+							      "%s BUFFER %s world %d rank %d: not "
+							      "the "
+							      "records of the uncompressed shards",
+							      names[c], sharding_name(o.sharding),
+							      W, r);
+							uint64_t n = s.n / 2;
+							size_t nb0 = epoch_start(&s, 1);
+							lu_seq s0 = view(&s, 0, nb0),
+							       s1 = view(&s, nb0, s.nb - nb0);
+							CU_ASSERT_EQUAL(s.n, ref.n);
+							CU_ASSERT_EQUAL(
+							    lu_epoch_shape(&s0, 0, 16, 0, n, 0), 0);
+							CU_ASSERT_EQUAL(
+							    lu_epoch_shape(&s1, 0, 16, 1, n, 0), 0);
+						}
+						lu_seq_free(&ref);
+						lu_seq_free(&s);
+					}
+		/* and every record once over the ranks */
+		once_world(d, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, 4, 16);
+		once_world(d, RIO_SHUFFLE_NONE, RIO_SHARD_FILES, 2, 16);
+	}
+	lu_watchdog(NULL, 0);
+}
+
+static void test_compressed_global(void)
+{
+	static const int comp[] = {DS_GZ, DS_ZZ, DS_LZ4};
+	for (int c = 0; c < 3; c++) {
+		const lu_dataset *d = dataset(comp[c]);
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = RIO_SHUFFLE_GLOBAL;
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, d->prefix, &o);
+		CHECK(rc == RIO_EUNSUPPORTED,
+		      "GLOBAL over %s shards: open = %d (%s), want "
+		      "RIO_EUNSUPPORTED",
+		      d->sp.name, rc, rio_strerror(rc));
+		CU_ASSERT_PTR_NOT_NULL(l);
+		if (l) {
+			CU_ASSERT_EQUAL(rio_loader_error(l)->code, rc);
+			CU_ASSERT(rio_loader_error(l)->message[0] != '\0');
+		}
+		rio_loader_close(l);
+	}
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+static const size_t ex_counts[3] = {20, 37, 5};
+
+static void decode_run(const lu_dataset *d, const char *spec, int float_cols, rio_shuffle sh, int W)
+{
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(spec, &cols, &ncols, NULL), 0);
+	lu_seq s[4];
+	rio_loader *l[4] = {0};
+	int rcs[4];
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = sh;
+	o.world = W;
+	o.batch_size = 8;
+	o.columns = cols;
+	o.ncolumns = ncols;
+	int ok = 1;
+	for (int r = 0; r < W; r++) {
+		lu_seq_init(&s[r]);
+		s[r].float_cols = float_cols;
+		o.rank = r;
+		l[r] = lu_open(d, &o);
+		ok = ok && l[r];
+	}
+	/* (the spec array is kept until the loaders are closed: the header
+	 * does not say whether open copies it) */
+	if (ok) {
+		drain_round_robin(l, s, rcs, W, d);
+		for (int r = 0; r < W; r++) {
+			CHECK(rcs[r] == 0, "decoding %s: %d (%s) %s", spec, rcs[r],
+			      rio_strerror(rcs[r]), rio_loader_error(l[r])->message);
+			CHECK(s[r].bad_columns == 0,
+			      "decoding \"%s\" (%s, world %d rank %d): %zu wrong "
+			      "values",
+			      spec, shuffle_name(sh), W, r, s[r].bad_columns);
+			CU_ASSERT_EQUAL(lu_epoch_shape(&s[r], 0, 8, 0, s[r].n, 0), 0);
+			rio_loader_stats st;
+			rio_loader_stats_get(l[r], &st);
+			CU_ASSERT_EQUAL(st.records, s[r].n);
+			CU_ASSERT_EQUAL(st.batches, s[r].nb);
+		}
+		CHECK(lu_not_once(d, s, (size_t)W) == 0, "decoding: records not exactly once");
+	}
+	for (int r = 0; r < W; r++) {
+		rio_loader_close(l[r]);
+		lu_seq_free(&s[r]);
+	}
+	free(cols);
+}
+
+static void test_decode(void)
+{
+	lu_dataset d, dz;
+	lu_dataset_make(&d, &(lu_spec){.name = "ex",
+	                               .tag = 5,
+	                               .counts = ex_counts,
+	                               .nshards = 3,
+	                               .comp = RIO_COMPRESSION_NONE,
+	                               .idx_mask = 0x5,
+	                               .example = 1});
+	lu_dataset_make(&dz, &(lu_spec){.name = "exgz",
+	                                .tag = 5,
+	                                .counts = ex_counts,
+	                                .nshards = 3,
+	                                .comp = RIO_COMPRESSION_GZIP,
+	                                .example = 1});
+	for (int si = 0; si < 3; si++) {
+		decode_run(&d, LU_COLS_NATIVE, 0, all_shuffles[si], 1);
+		decode_run(&d, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
+		if (all_shuffles[si] != RIO_SHUFFLE_GLOBAL)
+			decode_run(&dz, LU_COLS_NATIVE, 0, all_shuffles[si], 2);
+	}
+	/* the image alone, scaled */
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse("image:f32:784:0.5", &cols, &ncols, NULL), 0);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.batch_size = 8;
+	o.columns = cols;
+	o.ncolumns = ncols;
+	rio_loader *l = lu_open(&d, &o);
+	if (l) {
+		rio_batch *b;
+		size_t rows = 0, bad = 0;
+		int rc;
+		while ((rc = rio_loader_next(l, &b)) == 1) {
+			CU_ASSERT_EQUAL_FATAL(b->ncolumns, 1);
+			CU_ASSERT_EQUAL(b->columns[0].type, RIO_DTYPE_F32);
+			CU_ASSERT_EQUAL(b->columns[0].length, 784);
+			for (size_t i = 0; i < b->count; i++) {
+				lu_values v;
+				lu_example_values(5, b->records[i].shard, b->records[i].index, &v);
+				const float *img = (const float *)b->columns[0].host + i * 784;
+				for (size_t j = 0; j < 784; j++)
+					bad += img[j] != (float)v.image[j] * 0.5f;
+				/* NONE: shard order */
+				bad += lu_ordinal(&d, b->records[i].shard, b->records[i].index) !=
+				       rows;
+				rows++;
+			}
+			rio_loader_release(l, b);
+		}
+		CU_ASSERT_EQUAL(rc, 0);
+		CU_ASSERT_EQUAL(rows, d.total);
+		CU_ASSERT_EQUAL(bad, 0);
+		rio_loader_close(l);
+	}
+	free(cols);
+	lu_dataset_free(&d);
+	lu_dataset_free(&dz);
+}
+
+/* A record that does not fit the columns: its error under FAIL (after the
+ * batches before it, naming the shard), skipped and counted under SKIP. */
+static void test_decode_mismatch(void)
+{
+	lu_watchdog("decode mismatch", 120);
+	static const size_t counts[3] = {12, 30, 9};
+	static const struct {
+		int bad;
+		int code;
+		const char *name;
+	} kinds[] = {
+	    {LU_BAD_NO_LABEL, RIO_ENOFEATURE, "nolabel"},
+	    {LU_BAD_SHORT_IMAGE, RIO_EFEATURELEN, "shortimage"},
+	    {LU_BAD_LONG_LABEL, RIO_EFEATURELEN, "longlabel"},
+	    {LU_BAD_FLOAT_LABEL, RIO_EFEATUREKIND, "floatlabel"},
+	    {LU_BAD_NOT_EXAMPLE, RIO_EBADEXAMPLE, "notexample"},
+	};
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(LU_COLS_NATIVE, &cols, &ncols, NULL), 0);
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		lu_dataset d;
+		lu_dataset_make(&d, &(lu_spec){.name = kinds[k].name,
+		                               .tag = 9,
+		                               .counts = counts,
+		                               .nshards = 3,
+		                               .comp = RIO_COMPRESSION_NONE,
+		                               .idx_mask = 0x7,
+		                               .example = 1,
+		                               .bad = kinds[k].bad,
+		                               .bad_shard = 1,
+		                               .bad_index = 13});
+		for (int si = 0; si < 3; si++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.batch_size = 8;
+			o.columns = cols;
+			o.ncolumns = ncols;
+			const char *what = shuffle_name(o.shuffle);
+			/* FAIL */
+			rio_loader *l = lu_open(&d, &o);
+			if (l) {
+				lu_seq s;
+				lu_seq_init(&s);
+				int rc = lu_drain_epoch(l, &s, &d);
+				CHECK(rc == kinds[k].code,
+				      "%s, %s, FAIL: next = %d (%s), want %d (%s)", kinds[k].name,
+				      what, rc, rio_strerror(rc), kinds[k].code,
+				      rio_strerror(kinds[k].code));
+				const char *msg = rio_loader_error(l)->message;
+				CHECK(strstr(msg, "data-00001-of-00003.tfrecord") != NULL,
+				      "%s: the message \"%s\" does not name the shard",
+				      kinds[k].name, msg);
+				CU_ASSERT_EQUAL(s.bad_columns, 0);
+				if (o.shuffle == RIO_SHUFFLE_NONE)
+					/* records 0..23 come before (1, 13), the 26th */
+					CHECK(s.nb == 3,
+					      "%s, NONE, FAIL: %zu batches before the error, "
+					      "want 3",
+					      kinds[k].name, s.nb);
+				rio_loader_close(l);
+				lu_seq_free(&s);
+			}
+			/* SKIP */
+			o.on_damage = RIO_DAMAGE_SKIP;
+			l = lu_open(&d, &o);
+			if (l) {
+				lu_seq s;
+				lu_seq_init(&s);
+				int rc = lu_drain_epoch(l, &s, &d);
+				CHECK(rc == 0, "%s, %s, SKIP: next = %d (%s) %s", kinds[k].name,
+				      what, rc, rio_strerror(rc), rio_loader_error(l)->message);
+				rio_loader_stats st;
+				rio_loader_stats_get(l, &st);
+				CHECK(st.skipped == 1, "%s, %s, SKIP: stats.skipped = %llu, want 1",
+				      kinds[k].name, what, (unsigned long long)st.skipped);
+				CU_ASSERT_EQUAL(st.records, s.n);
+				CU_ASSERT_EQUAL(rio_loader_records(l), d.total);
+				unsigned *hits = calloc(d.total, sizeof *hits);
+				CU_ASSERT_EQUAL(lu_count_hits(&d, &s, hits), 0);
+				size_t wrong = 0;
+				for (uint64_t i = 0; i < d.total; i++)
+					wrong += hits[i] != (i == lu_ordinal(&d, 1, 13) ? 0u : 1u);
+				CHECK(wrong == 0 && s.n == d.total - 1,
+				      "%s, %s, SKIP: %zu records delivered, %zu not as expected",
+				      kinds[k].name, what, s.n, wrong);
+				CU_ASSERT_EQUAL(s.bad_columns, 0);
+				/* full batches but the last */
+				for (size_t i = 0; i + 1 < s.nb; i++)
+					CU_ASSERT_EQUAL(s.b[i].count, 8);
+				free(hits);
+				rio_loader_close(l);
+				lu_seq_free(&s);
+			}
+		}
+		lu_dataset_free(&d);
+	}
+	free(cols);
+	lu_watchdog(NULL, 0);
+}
+
+/* The TensorFlow-written MNIST file, decoded; checked against the Example
+ * decoder of recordio.h. */
+static void test_decode_tf_mnist(void)
+{
+	const char *path = tu_testdata("tfx-mnist.tfrecord");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+	/* the expected values, read with rio_reader */
+	enum { N = 1000 };
+	float *img = malloc((size_t)N * 784 * sizeof *img);
+	int64_t *cls = malloc(N * sizeof *cls);
+	CU_ASSERT_FATAL(img && cls);
+	rio_reader *r;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
+	rio_record rec;
+	size_t n = 0;
+	while (rio_reader_next(r, &rec) == 1 && n < N) {
+		rio_feature f;
+		CU_ASSERT_EQUAL_FATAL(rio_example_find(rec.data, rec.size, "image_floats", &f), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_feature_floats(&f, img + n * 784, 784), 784);
+		CU_ASSERT_EQUAL_FATAL(rio_example_find(rec.data, rec.size, "image_class", &f), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_feature_int64s(&f, cls + n, 1), 1);
+		n++;
+	}
+	rio_reader_close(r);
+	CU_ASSERT_EQUAL_FATAL(n, N);
+
+	static const struct {
+		rio_shuffle sh;
+		int world;
+		size_t bs;
+		const char *spec;
+	} runs[] = {
+	    {RIO_SHUFFLE_NONE, 1, 100, "image_floats:f32:784,image_class:i64:1"},
+	    {RIO_SHUFFLE_GLOBAL, 2, 64, "image_floats:f32:784,image_class:i64:1"},
+	    {RIO_SHUFFLE_BUFFER, 3, 50, "image_class:f32:1,image_floats:f32:784:2"},
+	};
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		rio_column_spec *cols = NULL;
+		size_t ncols = 0;
+		CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(runs[k].spec, &cols, &ncols, NULL), 0);
+		int swapped = k == 2; /* class first, as a float; image doubled */
+		unsigned *hits = calloc(N, sizeof *hits);
+		size_t bad = 0, rows = 0, out_of_order = 0;
+		for (int rank = 0; rank < runs[k].world; rank++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = runs[k].sh;
+			o.world = runs[k].world;
+			o.rank = rank;
+			o.batch_size = runs[k].bs;
+			o.columns = cols;
+			o.ncolumns = ncols;
+			rio_loader *l = NULL;
+			int rc = rio_loader_open(&l, path, &o);
+			CHECK(rc == 0, "open %s: %d (%s) %s", path, rc, rio_strerror(rc),
+			      l ? rio_loader_error(l)->message : "");
+			if (rc) {
+				rio_loader_close(l);
+				continue;
+			}
+			CU_ASSERT_EQUAL(rio_loader_shards(l)->count, 1);
+			rio_batch *b;
+			while ((rc = rio_loader_next(l, &b)) == 1) {
+				CU_ASSERT_EQUAL_FATAL(b->ncolumns, 2);
+				const rio_batch_column *ci = &b->columns[swapped ? 1 : 0];
+				const rio_batch_column *cc = &b->columns[swapped ? 0 : 1];
+				CU_ASSERT_STRING_EQUAL(ci->name, "image_floats");
+				CU_ASSERT_STRING_EQUAL(cc->name, "image_class");
+				CU_ASSERT_EQUAL(ci->length, 784);
+				CU_ASSERT_EQUAL(cc->length, 1);
+				for (size_t i = 0; i < b->count; i++) {
+					uint64_t idx = b->records[i].index;
+					if (b->records[i].shard != 0 || idx >= N) {
+						bad++;
+						continue;
+					}
+					hits[idx]++;
+					if (runs[k].sh == RIO_SHUFFLE_NONE && idx != rows)
+						out_of_order++;
+					rows++;
+					const float *im = (const float *)ci->host + i * 784;
+					for (size_t j = 0; j < 784; j++)
+						bad += im[j] !=
+						       (swapped ? 2.0f : 1.0f) * img[idx * 784 + j];
+					if (swapped)
+						bad +=
+						    ((const float *)cc->host)[i] != (float)cls[idx];
+					else
+						bad += ((const int64_t *)cc->host)[i] != cls[idx];
+				}
+				rio_loader_release(l, b);
+			}
+			CHECK(rc == 0, "tfx-mnist: %d (%s) %s", rc, rio_strerror(rc),
+			      rio_loader_error(l)->message);
+			rio_loader_close(l);
+		}
+		size_t not_once = 0;
+		for (size_t i = 0; i < N; i++)
+			not_once += hits[i] != 1;
+		CHECK(
+		    bad == 0 && not_once == 0 && out_of_order == 0,
+		    "tfx-mnist \"%s\" %s world %d: %zu wrong values, %zu records not once, %zu out "
+		    "of order",
+		    runs[k].spec, shuffle_name(runs[k].sh), runs[k].world, bad, not_once,
+		    out_of_order);
+		free(hits);
+		free(cols);
+	}
+	free(img);
+	free(cls);
+}
+
+/* ---- damaged shards ------------------------------------------------------- */
+
+static void flip_byte(const char *path, uint64_t pos)
+{
+	size_t size;
+	uint8_t *buf = tu_read_file(path, &size);
+	CU_ASSERT_FATAL(buf && pos < size);
+	buf[pos] ^= 0x20;
+	tu_write_file(path, buf, size);
+	free(buf);
+}
+
+static void cut_file(const char *path, uint64_t size)
+{
+	CU_ASSERT_EQUAL_FATAL(truncate(path, (off_t)size), 0);
+}
+
+static const size_t dmg_counts[3] = {40, 40, 40};
+
+/* One epoch of d under `policy`; returns the final rc, fills s. */
+/* The loader's error after the last damaged_epoch(). */
+static rio_error last_err;
+
+static int damaged_epoch(const lu_dataset *d, rio_shuffle sh, rio_damage_policy policy, int verify,
+                         lu_seq *s, rio_loader_stats *st, char *msg, size_t msgsize, int *open_rc)
+{
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = sh;
+	o.batch_size = 8;
+	o.on_damage = policy;
+	o.verify_crc = verify;
+	rio_loader *l = NULL;
+	*open_rc = rio_loader_open(&l, d->prefix, &o);
+	if (*open_rc < 0) {
+		snprintf(msg, msgsize, "%s", l ? rio_loader_error(l)->message : "");
+		rio_loader_close(l);
+		return *open_rc;
+	}
+	int rc = lu_drain_epoch(l, s, d);
+	snprintf(msg, msgsize, "%s", rio_loader_error(l)->message);
+	last_err = *rio_loader_error(l);
+	rio_loader_stats_get(l, st);
+	rio_loader_close(l);
+	return rc;
+}
+
+static void test_damaged_data(void)
+{
+	lu_watchdog("damaged data", 120);
+	lu_dataset d;
+	lu_dataset_make(&d, &(lu_spec){.name = "dmg",
+	                               .tag = 7,
+	                               .counts = dmg_counts,
+	                               .nshards = 3,
+	                               .comp = RIO_COMPRESSION_NONE,
+	                               .idx_mask = 0x7});
+	flip_byte(d.paths[1], d.off[1][17] + RIO_HEADER_SIZE + 5);
+	uint64_t bad_ord = lu_ordinal(&d, 1, 17);
+	char msg[600];
+	for (int si = 0; si < 3; si++) {
+		rio_shuffle sh = all_shuffles[si];
+		const char *what = shuffle_name(sh);
+		lu_seq s;
+		rio_loader_stats st;
+		int orc;
+		/* FAIL */
+		lu_seq_init(&s);
+		int rc = damaged_epoch(&d, sh, RIO_DAMAGE_FAIL, 1, &s, &st, msg, sizeof msg, &orc);
+		CHECK(orc == 0, "open: %d (%s) %s", orc, rio_strerror(orc), msg);
+		CHECK(rc == RIO_ECORRUPT_DATA, "%s, FAIL: next = %d (%s), want RIO_ECORRUPT_DATA",
+		      what, rc, rio_strerror(rc));
+		CHECK(strstr(msg, "data-00001-of-00003.tfrecord") != NULL,
+		      "%s: the message \"%s\" does not name the shard", what, msg);
+		/* and the place: the record's offset and number */
+		char place[64];
+		snprintf(place, sizeof place, "offset %llu", (unsigned long long)d.off[1][17]);
+		CHECK(last_err.code == RIO_ECORRUPT_DATA && last_err.record == 17 &&
+		          last_err.offset == d.off[1][17] && strstr(msg, place) &&
+		          strstr(msg, "record 17"),
+		      "%s: error code %d offset %llu record %llu, message \"%s\"; want "
+		      "RIO_ECORRUPT_DATA at offset %llu, record 17, both in the message",
+		      what, last_err.code, (unsigned long long)last_err.offset,
+		      (unsigned long long)last_err.record, msg, (unsigned long long)d.off[1][17]);
+		CU_ASSERT_EQUAL(s.bad_payload, 0);
+		size_t has_bad = 0;
+		for (size_t i = 0; i < s.n; i++)
+			has_bad += lu_ordinal(&d, s.rec[i].shard, s.rec[i].index) == bad_ord;
+		CU_ASSERT_EQUAL(has_bad, 0);
+		if (sh == RIO_SHUFFLE_NONE)
+			/* 40 + 17 records before it: 7 batches of 8 */
+			CHECK(s.nb == 7 && in_shard_order(&d, &s, 0, 56),
+			      "NONE, FAIL: %zu batches before the error, want 7", s.nb);
+		lu_seq_free(&s);
+		/* SKIP */
+		lu_seq_init(&s);
+		rc = damaged_epoch(&d, sh, RIO_DAMAGE_SKIP, 1, &s, &st, msg, sizeof msg, &orc);
+		CHECK(rc == 0, "%s, SKIP: next = %d (%s) %s", what, rc, rio_strerror(rc), msg);
+		CHECK(st.skipped == 1, "%s, SKIP: stats.skipped = %llu, want 1", what,
+		      (unsigned long long)st.skipped);
+		unsigned hits[120] = {0};
+		CU_ASSERT_EQUAL(lu_count_hits(&d, &s, hits), 0);
+		size_t wrong = 0;
+		for (uint64_t i = 0; i < 120; i++)
+			wrong += hits[i] != (i == bad_ord ? 0u : 1u);
+		CHECK(wrong == 0 && s.n == 119, "%s, SKIP: %zu records, %zu not as expected", what,
+		      s.n, wrong);
+		CU_ASSERT_EQUAL(s.bad_payload, 0);
+		CU_ASSERT_EQUAL(st.records, 119);
+		lu_seq_free(&s);
+		/* REPORT is taken as SKIP */
+		lu_seq_init(&s);
+		rc = damaged_epoch(&d, sh, RIO_DAMAGE_REPORT, 1, &s, &st, msg, sizeof msg, &orc);
+		CHECK(rc == 0 && s.n == 119 && st.skipped == 1,
+		      "%s, REPORT: rc %d, %zu records, skipped %llu", what, rc, s.n,
+		      (unsigned long long)st.skipped);
+		lu_seq_free(&s);
+		/* without CRC checks the damaged bytes come through */
+		lu_seq_init(&s);
+		rc = damaged_epoch(&d, sh, RIO_DAMAGE_FAIL, 0, &s, &st, msg, sizeof msg, &orc);
+		CHECK(rc == 0 && s.n == 120 && s.bad_payload == 1,
+		      "%s, verify_crc = 0: rc %d, %zu records, %zu differ (want 0, 120, 1)", what,
+		      rc, s.n, s.bad_payload);
+		lu_seq_free(&s);
+	}
+	lu_dataset_free(&d);
+
+	/* a damaged length CRC */
+	lu_dataset_make(&d, &(lu_spec){.name = "dmglen",
+	                               .tag = 7,
+	                               .counts = dmg_counts,
+	                               .nshards = 3,
+	                               .comp = RIO_COMPRESSION_NONE,
+	                               .idx_mask = 0x7});
+	flip_byte(d.paths[2], d.off[2][3] + 9);
+	lu_seq s;
+	rio_loader_stats st;
+	int orc;
+	lu_seq_init(&s);
+	int rc =
+	    damaged_epoch(&d, RIO_SHUFFLE_NONE, RIO_DAMAGE_FAIL, 1, &s, &st, msg, sizeof msg, &orc);
+	CHECK(
+	    rc == RIO_ECORRUPT_LENGTH && s.nb == 10,
+	    "length CRC, FAIL: next = %d (%s) after %zu batches, want RIO_ECORRUPT_LENGTH after 10",
+	    rc, rio_strerror(rc), s.nb);
+	CHECK(strstr(msg, "data-00002-of-00003.tfrecord") != NULL,
+	      "the message \"%s\" does not name the shard", msg);
+	lu_seq_free(&s);
+	lu_seq_init(&s);
+	rc =
+	    damaged_epoch(&d, RIO_SHUFFLE_NONE, RIO_DAMAGE_SKIP, 1, &s, &st, msg, sizeof msg, &orc);
+	unsigned hits[120] = {0};
+	CU_ASSERT_EQUAL(lu_count_hits(&d, &s, hits), 0);
+	size_t wrong = 0;
+	for (uint64_t i = 0; i < 120; i++)
+		wrong += hits[i] != (i == lu_ordinal(&d, 2, 3) ? 0u : 1u);
+	CHECK(rc == 0 && s.n == 119 && wrong == 0 && st.skipped == 1 && s.bad_payload == 0,
+	      "length CRC, SKIP: rc %d, %zu records (%zu not as expected, %zu with wrong bytes), "
+	      "skipped %llu; want 0, 119 (all but (2,3)), 0, 0, 1",
+	      rc, s.n, wrong, s.bad_payload, (unsigned long long)st.skipped);
+	lu_seq_free(&s);
+	lu_dataset_free(&d);
+	lu_watchdog(NULL, 0);
+}
+
+/* The first shard cut in its last record, with and without its .idx. */
+static void test_truncated(void)
+{
+	lu_watchdog("truncated", 120);
+	for (int with_idx = 0; with_idx <= 1; with_idx++) {
+		lu_dataset d;
+		lu_dataset_make(&d, &(lu_spec){.name = with_idx ? "cut-idx" : "cut-noidx",
+		                               .tag = 8,
+		                               .counts = dmg_counts,
+		                               .nshards = 3,
+		                               .comp = RIO_COMPRESSION_NONE,
+		                               .idx_mask = with_idx ? 0x7u : 0u});
+		cut_file(d.paths[0], d.off[0][40] - 5);
+		const char *how = with_idx ? "with .idx" : "scanned";
+		char msg[600];
+		for (int si = 0; si < 3; si++) {
+			rio_shuffle sh = all_shuffles[si];
+			const char *what = shuffle_name(sh);
+			lu_seq s;
+			rio_loader_stats st;
+			int orc;
+			lu_seq_init(&s);
+			int rc = damaged_epoch(&d, sh, RIO_DAMAGE_FAIL, 1, &s, &st, msg, sizeof msg,
+			                       &orc);
+			/* the error comes from next() after the batches before it, or
+			 * from the open that read the shard through */
+			CHECK(rc == RIO_ETRUNCATED || (orc < 0 && rc == RIO_EBADINDEX && with_idx),
+			      "truncated (%s), %s, FAIL: %s = %d (%s)", how, what,
+			      orc < 0 ? "open" : "next", rc, rio_strerror(rc));
+			CHECK(strstr(msg, "data-00000-of-00003.tfrecord") != NULL,
+			      "truncated (%s): the message \"%s\" does not name the shard", how,
+			      msg);
+			if (orc == 0 && sh == RIO_SHUFFLE_NONE)
+				CHECK(s.nb == 4 && in_shard_order(&d, &s, 0, 32),
+				      "truncated (%s), NONE, FAIL: %zu batches before the error, "
+				      "want 4 "
+				      "(39 good records first)",
+				      how, s.nb);
+			if (orc < 0)
+				printf("\n    (truncated shard %s refused at open: %s)\n", how,
+				       msg);
+			lu_seq_free(&s);
+
+			lu_seq_init(&s);
+			rc = damaged_epoch(&d, sh, RIO_DAMAGE_SKIP, 1, &s, &st, msg, sizeof msg,
+			                   &orc);
+			CHECK(orc == 0 && rc == 0, "truncated (%s), %s, SKIP: %s = %d (%s) %s", how,
+			      what, orc ? "open" : "next", rc, rio_strerror(rc), msg);
+			unsigned hits[120] = {0};
+			CU_ASSERT_EQUAL(lu_count_hits(&d, &s, hits), 0);
+			size_t wrong = 0;
+			for (uint64_t i = 0; i < 120; i++)
+				wrong += hits[i] != (i == 39 ? 0u : 1u);
+			CHECK(wrong == 0 && s.n == 119,
+			      "truncated (%s), %s, SKIP: %zu records, %zu not as expected", how,
+			      what, s.n, wrong);
+			CHECK(orc != 0 || st.skipped == 1,
+			      "truncated (%s), %s, SKIP: stats.skipped = %llu, want 1", how, what,
+			      (unsigned long long)st.skipped);
+			CU_ASSERT_EQUAL(s.bad_payload, 0);
+			lu_seq_free(&s);
+		}
+		lu_dataset_free(&d);
+	}
+	lu_watchdog(NULL, 0);
+}
+
+/* ---- rank and world from the environment ---------------------------------- */
+
+static const char *env_names[] = {
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
+    "SLURM_PROCID",         "SLURM_NTASKS"};
+#define NENV 6
+
+static void env_check(const char *what, int want_rank, int want_world)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.rank = -1;
+	o.world = -1;
+	rio_loader *l = lu_open(d, &o);
+	if (!l)
+		return;
+	CHECK(rio_loader_rank(l) == want_rank && rio_loader_world(l) == want_world,
+	      "%s: rank %d world %d, want %d %d", what, rio_loader_rank(l), rio_loader_world(l),
+	      want_rank, want_world);
+	/* and the records are that rank's */
+	lu_seq s;
+	lu_seq_init(&s);
+	CU_ASSERT_EQUAL(lu_drain_epoch(l, &s, d), 0);
+	rio_loader_close(l);
+	o.rank = want_rank;
+	o.world = want_world;
+	lu_seq t;
+	lu_seq_init(&t);
+	lu_run(d, &o, 1, &t);
+	CHECK(lu_seq_equal(&s, 0, &t, 0), "%s: not the records of rank %d of %d", what, want_rank,
+	      want_world);
+	lu_seq_free(&s);
+	lu_seq_free(&t);
+}
+
+static void test_rank_from_env(void)
+{
+	char *saved[NENV];
+	for (int i = 0; i < NENV; i++) {
+		saved[i] = getenv(env_names[i]) ? strdup(getenv(env_names[i])) : NULL;
+		unsetenv(env_names[i]);
+	}
+	env_check("no variables", 0, 1);
+	setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+	env_check("Open MPI", 2, 3);
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("OMPI_COMM_WORLD_SIZE");
+	setenv("PMI_RANK", "1", 1);
+	setenv("PMI_SIZE", "4", 1);
+	env_check("PMI", 1, 4);
+	unsetenv("PMI_RANK");
+	unsetenv("PMI_SIZE");
+	setenv("SLURM_PROCID", "4", 1);
+	setenv("SLURM_NTASKS", "5", 1);
+	env_check("Slurm", 4, 5);
+	/* Open MPI first, then PMI, then Slurm */
+	setenv("PMI_RANK", "0", 1);
+	setenv("PMI_SIZE", "2", 1);
+	env_check("PMI before Slurm", 0, 2);
+	setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+	env_check("Open MPI before PMI and Slurm", 1, 3);
+	/* explicit values win over the environment */
+	{
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.rank = 0;
+		o.world = 2;
+		rio_loader *l = lu_open(dataset(DS_MAIN), &o);
+		if (l) {
+			CU_ASSERT_EQUAL(rio_loader_rank(l), 0);
+			CU_ASSERT_EQUAL(rio_loader_world(l), 2);
+			rio_loader_close(l);
+		}
+	}
+	for (int i = 0; i < NENV; i++) {
+		if (saved[i])
+			setenv(env_names[i], saved[i], 1);
+		else
+			unsetenv(env_names[i]);
+		free(saved[i]);
+	}
+}
+
+/* ---- errors ----------------------------------------------------------------- */
+
+static void test_open_errors(void)
+{
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	rio_loader *l = NULL;
+	char spec[700];
+	snprintf(spec, sizeof spec, "%s/nothing-*.tfrecord", tu_tmpdir());
+	int rc = rio_loader_open(&l, spec, &o);
+	CHECK(rc == RIO_ENOSHARDS, "no shards: %d (%s), want RIO_ENOSHARDS", rc, rio_strerror(rc));
+	CU_ASSERT_PTR_NOT_NULL(l);
+	if (l) {
+		CU_ASSERT_EQUAL(rio_loader_error(l)->code, RIO_ENOSHARDS);
+		CU_ASSERT(rio_loader_error(l)->message[0] != '\0');
+	}
+	rio_loader_close(l);
+
+	/* a set with a shard missing */
+	static const size_t three[3] = {2, 2, 2};
+	lu_dataset d;
+	lu_dataset_make(&d, &(lu_spec){.name = "gap",
+	                               .tag = 3,
+	                               .counts = three,
+	                               .nshards = 3,
+	                               .comp = RIO_COMPRESSION_NONE});
+	CU_ASSERT_EQUAL_FATAL(unlink(d.paths[1]), 0);
+	l = NULL;
+	rc = rio_loader_open(&l, d.prefix, &o);
+	CHECK(rc == RIO_EMISSINGSHARD, "a missing shard: %d (%s)", rc, rio_strerror(rc));
+	if (l)
+		CHECK(strstr(rio_loader_error(l)->message, "data-00001-of-00003") != NULL,
+		      "the message \"%s\" does not name the missing shard",
+		      rio_loader_error(l)->message);
+	rio_loader_close(l);
+	lu_dataset_free(&d);
+
+	/* batch_size 0 */
+	o.batch_size = 0;
+	l = NULL;
+	rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+	CHECK(rc == -EINVAL, "batch_size 0: %d (%s), want -EINVAL", rc, rio_strerror(rc));
+	rio_loader_close(l);
+
+#ifndef HAVE_CUDA
+	/* GPU options in a build without CUDA */
+	lu_base_opts(&o);
+	o.pinned = 1;
+	l = NULL;
+	rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+	CHECK(rc == -ENOTSUP, "pinned without CUDA: %d (%s), want -ENOTSUP", rc, rio_strerror(rc));
+	rio_loader_close(l);
+	lu_base_opts(&o);
+	o.device_copy = 1;
+	l = NULL;
+	rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+	CHECK(rc == -ENOTSUP, "device_copy without CUDA: %d (%s), want -ENOTSUP", rc,
+	      rio_strerror(rc));
+	rio_loader_close(l);
+	/* and with columns (the pool's column memory is what gets pinned) */
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(LU_COLS_NATIVE, &cols, &ncols, NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		lu_base_opts(&o);
+		o.columns = cols;
+		o.ncolumns = ncols;
+		o.pinned = k == 0;
+		o.device_copy = k == 1;
+		l = NULL;
+		rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+		CHECK(rc == -ENOTSUP, "%s with columns, without CUDA: %d (%s), want -ENOTSUP",
+		      k ? "device_copy" : "pinned", rc, rio_strerror(rc));
+		rio_loader_close(l);
+	}
+	free(cols);
+#endif
+
+	/* NULL options are the defaults; NULL closes nothing */
+	l = NULL;
+	rc = rio_loader_open(&l, dataset(DS_TWO)->prefix, NULL);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc == 0) {
+		rio_batch *b;
+		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 1);
+		CU_ASSERT_EQUAL(b->count, 13); /* batch_size 32: all 13 in one */
+		rio_loader_release(l, b);
+		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 0);
+	}
+	rio_loader_close(l);
+	rio_loader_close(NULL);
+}
+
+/* The consumer may hold opts.hold batches; one more is -ENOBUFS, and
+ * releasing one makes room. */
+static void test_hold(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (size_t hold = 1; hold <= 3; hold++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.hold = hold;
+		o.prefetch = 2;
+		rio_loader *l = lu_open(d, &o);
+		if (!l)
+			return;
+		rio_batch *b[4];
+		lu_seq s;
+		lu_seq_init(&s);
+		for (size_t i = 0; i < hold; i++) {
+			CU_ASSERT_EQUAL_FATAL(rio_loader_next(l, &b[i]), 1);
+			CU_ASSERT_EQUAL(b[i]->number, i);
+		}
+		rio_batch *extra = NULL;
+		int rc = rio_loader_next(l, &extra);
+		CHECK(rc == -ENOBUFS, "hold %zu: next with %zu batches held = %d, want -ENOBUFS",
+		      hold, hold, rc);
+		if (rc == 1)
+			rio_loader_release(l, extra);
+		/* the held batches are intact */
+		for (size_t i = 0; i < hold; i++)
+			lu_seq_add(&s, b[i], d);
+		CU_ASSERT_EQUAL(s.bad_payload, 0);
+		CU_ASSERT(in_shard_order(d, &s, 0, 16 * hold));
+		rio_loader_release(l, b[0]);
+		if (rc != 1) {
+			CU_ASSERT_EQUAL_FATAL(rio_loader_next(l, &b[0]), 1);
+			CHECK(b[0]->number == hold,
+			      "after -ENOBUFS the next batch is number %llu, "
+			      "want %zu",
+			      (unsigned long long)b[0]->number, hold);
+		}
+		/* closing with batches held frees them (ASan checks) */
+		rio_loader_close(l);
+		lu_seq_free(&s);
+	}
+}
+
+/* Two loaders at once, used in turns, each as if alone. */
+static void test_two_loaders(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN), *d2 = dataset(DS_TWO);
+	rio_loader_opts o1, o2;
+	lu_base_opts(&o1);
+	lu_base_opts(&o2);
+	o1.shuffle = RIO_SHUFFLE_NONE;
+	o2.shuffle = RIO_SHUFFLE_GLOBAL;
+	o2.seed = 3;
+	lu_seq r1, r2, r3, s[3];
+	lu_seq_init(&r1);
+	lu_seq_init(&r2);
+	lu_seq_init(&r3);
+	lu_run(d, &o1, 2, &r1);
+	lu_run(d, &o2, 2, &r2);
+	lu_run(d2, &o2, 2, &r3);
+	rio_loader *l[3];
+	l[0] = lu_open(d, &o1);
+	l[1] = lu_open(d, &o2);
+	l[2] = lu_open(d2, &o2);
+	if (l[0] && l[1] && l[2]) {
+		int rcs[3];
+		for (int i = 0; i < 3; i++)
+			lu_seq_init(&s[i]);
+		for (int e = 0; e < 2; e++) {
+			/* d2 has 13 records; its loader is drained with the others */
+			int done[3] = {0}, active = 3;
+			while (active)
+				for (int i = 0; i < 3; i++) {
+					if (done[i])
+						continue;
+					rio_batch *b;
+					int rc = rio_loader_next(l[i], &b);
+					if (rc == 1) {
+						lu_seq_add(&s[i], b, i == 2 ? d2 : d);
+						rio_loader_release(l[i], b);
+					} else {
+						rcs[i] = rc;
+						done[i] = 1;
+						active--;
+					}
+				}
+			for (int i = 0; i < 3; i++)
+				CU_ASSERT_EQUAL(rcs[i], 0);
+		}
+		CHECK(lu_seq_equal(&r1, 0, &s[0], 0), "loader 1 of 3 differs from its solo run");
+		CHECK(lu_seq_equal(&r2, 0, &s[1], 0), "loader 2 of 3 differs from its solo run");
+		CHECK(lu_seq_equal(&r3, 0, &s[2], 0), "loader 3 of 3 differs from its solo run");
+		for (int i = 0; i < 3; i++) {
+			CU_ASSERT_EQUAL(s[i].bad_payload, 0);
+			lu_seq_free(&s[i]);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		rio_loader_close(l[i]);
+	lu_seq_free(&r1);
+	lu_seq_free(&r2);
+	lu_seq_free(&r3);
+}
+
+/* Statistics count what was delivered, over epochs. */
+static void test_stats(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		rio_loader *l = lu_open(d, &o);
+		if (!l)
+			return;
+		rio_loader_stats st;
+		rio_loader_stats_get(l, &st);
+		CU_ASSERT_EQUAL(st.records, 0);
+		CU_ASSERT_EQUAL(st.batches, 0);
+		CU_ASSERT_EQUAL(st.bytes, 0);
+		lu_seq s;
+		lu_seq_init(&s);
+		CU_ASSERT_EQUAL(lu_take(l, &s, d, 5), 0);
+		rio_loader_stats_get(l, &st);
+		CU_ASSERT_EQUAL(st.records, 80);
+		CU_ASSERT_EQUAL(st.batches, 5);
+		CU_ASSERT_EQUAL(st.bytes, s.bytes);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &s, d), 0);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &s, d), 0);
+		rio_loader_stats_get(l, &st);
+		CHECK(st.records == 2 * MAIN_TOTAL && st.batches == s.nb && st.bytes == s.bytes,
+		      "%s: stats %llu records %llu batches %llu bytes, delivered %zu %zu %llu",
+		      shuffle_name(o.shuffle), (unsigned long long)st.records,
+		      (unsigned long long)st.batches, (unsigned long long)st.bytes, s.n, s.nb,
+		      (unsigned long long)s.bytes);
+		CU_ASSERT_EQUAL(s.nb, 60);
+		CU_ASSERT_EQUAL(st.skipped, 0);
+		/* every byte of the shards read at least once a epoch */
+		uint64_t file_total = 0;
+		for (size_t k = 0; k < d->nshards; k++)
+			file_total += d->off[k][d->count[k]];
+		CHECK(st.file_bytes >= 2 * file_total, "%s: file_bytes %llu < %llu",
+		      shuffle_name(o.shuffle), (unsigned long long)st.file_bytes,
+		      (unsigned long long)(2 * file_total));
+		CU_ASSERT(st.wait_seconds >= 0.0);
+		rio_loader_close(l);
+		lu_seq_free(&s);
+	}
+}
+
+/* The shard list as rio_shardset_expand() gives it; specs as globs and
+ * lists. */
+static void test_shard_list(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	rio_loader *l = lu_open(d, &o);
+	if (!l)
+		return;
+	const rio_shardset *set = rio_loader_shards(l);
+	CU_ASSERT_EQUAL_FATAL(set->count, 7);
+	for (size_t i = 0; i < 7; i++)
+		CU_ASSERT_STRING_EQUAL(set->paths[i], d->paths[i]);
+	rio_loader_close(l);
+
+	/* a glob (which never takes the .idx files) */
+	char spec[1500];
+	snprintf(spec, sizeof spec, "%s/data-*", d->dir);
+	lu_seq a, b;
+	lu_seq_init(&a);
+	lu_seq_init(&b);
+	lu_run(d, &o, 1, &a);
+	l = NULL;
+	int rc = rio_loader_open(&l, spec, &o);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc == 0) {
+		CU_ASSERT_EQUAL(rio_loader_shards(l)->count, 7);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &b, d), 0);
+		CU_ASSERT(lu_seq_equal(&a, 0, &b, 0));
+	}
+	rio_loader_close(l);
+	lu_seq_free(&b);
+
+	/* a list of two shards: numbered by their place in the list */
+	snprintf(spec, sizeof spec, "%s,%s", d->paths[2], d->paths[3]);
+	l = NULL;
+	rc = rio_loader_open(&l, spec, &o);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc == 0) {
+		lu_seq_init(&b);
+		CU_ASSERT_EQUAL(rio_loader_shards(l)->count, 2);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &b, NULL), 0);
+		CU_ASSERT_EQUAL(b.n, 13 + 64);
+		size_t wrong = 0;
+		for (size_t i = 0; i < b.n; i++)
+			wrong += b.rec[i].shard != (i < 13 ? 0u : 1u) ||
+			         b.rec[i].index != (i < 13 ? i : i - 13);
+		CU_ASSERT_EQUAL(wrong, 0);
+		lu_seq_free(&b);
+	}
+	rio_loader_close(l);
+	lu_seq_free(&a);
+}
+
+/* Closing at any point: before the first batch, mid-epoch. */
+static void test_close_anywhere(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++)
+		for (size_t k = 0; k < 4; k++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.prefetch = 2;
+			o.workers = 3;
+			rio_loader *l = lu_open(d, &o);
+			if (!l)
+				return;
+			lu_seq s;
+			lu_seq_init(&s);
+			CU_ASSERT_EQUAL(lu_take(l, &s, d, k * 3), 0);
+			rio_loader_close(l);
+			lu_seq_free(&s);
+		}
+}
+
+static const tu_test basic_tests[] = {
+    {"rio_loader_opts_init defaults", test_opts_defaults},
+    {"dtype names and sizes", test_dtypes},
+    {"rio_column_spec_parse", test_column_spec_parse},
+    {NULL, NULL},
+};
+
+static const tu_test once_tests[] = {
+    {"exactly once, NONE, worlds 1-5, RECORDS and FILES", test_once_none},
+    {"exactly once, BUFFER, worlds 1-5, RECORDS and FILES", test_once_buffer},
+    {"exactly once, GLOBAL, worlds 1-5, RECORDS and FILES", test_once_global},
+    {"shards without .idx: scanned, same sequences", test_scan_path},
+    {"a rank with no records", test_empty_rank},
+    {"fewer shards than ranks", test_fewer_shards_than_ranks},
+    {"AUTO sharding", test_auto_sharding},
+    {NULL, NULL},
+};
+
+static const tu_test order_tests[] = {
+    {"same order with 1, 2, 4 workers and across runs", test_determinism},
+    {"seed and epoch change the order; NONE keeps shard order", test_seed_and_epoch},
+    {"GLOBAL mixes the shards", test_global_mixes},
+    {"drop_remainder", test_drop_remainder},
+    {"rio_loader_epoch and rio_loader_position", test_epoch_position},
+    {NULL, NULL},
+};
+
+static const tu_test resume_tests[] = {
+    {"resume, NONE", test_resume_none},
+    {"resume, BUFFER", test_resume_buffer},
+    {"resume, GLOBAL", test_resume_global},
+    {"states of other loaders and damaged states refused", test_resume_refused},
+    {"rio_loader_set_epoch", test_set_epoch},
+    {NULL, NULL},
+};
+
+static const tu_test io_tests[] = {
+    {"RIO_LOADER_IO=pread", test_io_env_pread},
+    {"O_DIRECT", test_direct},
+    {"gzip, zlib, lz4 shards: the same records", test_compressed},
+    {"GLOBAL over compressed shards: RIO_EUNSUPPORTED", test_compressed_global},
+    {NULL, NULL},
+};
+
+static const tu_test decode_tests[] = {
+    {"Examples into columns", test_decode},
+    {"records that do not match the columns", test_decode_mismatch},
+    {"tfx-mnist.tfrecord", test_decode_tf_mnist},
+    {NULL, NULL},
+};
+
+static const tu_test damage_tests[] = {
+    {"a damaged record", test_damaged_data},
+    {"a truncated shard", test_truncated},
+    {NULL, NULL},
+};
+
+static const tu_test misc_tests[] = {
+    {"rank and world from the environment", test_rank_from_env},
+    {"open errors", test_open_errors},
+    {"-ENOBUFS past opts.hold", test_hold},
+    {"two loaders at once", test_two_loaders},
+    {"statistics", test_stats},
+    {"shard list, globs and lists", test_shard_list},
+    {"close at any point", test_close_anywhere},
+    {NULL, NULL},
+};
+
+static const tu_suite suites[] = {
+    {"options", basic_tests},
+    {"exactly once", once_tests},
+    {"order", order_tests},
+    {"resume", resume_tests},
+    {"io and compression", io_tests},
+    {"decoding", decode_tests},
+    {"damage", damage_tests},
+    {"misc", misc_tests},
+    {NULL, NULL},
+};
+
+/* `test_loader [WORD]`: with WORD, only the tests whose name holds it. */
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return tu_run(argv[0], suites);
+	static tu_test picked[64][2];
+	static tu_suite some[64];
+	size_t n = 0;
+	for (const tu_suite *su = suites; su->name; su++)
+		for (const tu_test *t = su->tests; t->name; t++)
+			if (strstr(t->name, argv[1]) && n < 63) {
+				picked[n][0] = *t;
+				some[n] = (tu_suite){su->name, picked[n]};
+				n++;
+			}
+	return tu_run(argv[0], some);
+}
