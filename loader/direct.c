@@ -36,7 +36,8 @@ typedef struct place {
 	uint64_t rec;
 	uint64_t offset;
 	uint32_t framed;
-	size_t at; /* where its frame lands in the read buffer */
+	size_t at;  /* where its frame lands in the read buffer */
+	size_t req; /* the read that brings it */
 } place;
 
 static int grow_places(rio__worker *w, size_t n)
@@ -76,13 +77,15 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		if (sh->fd_direct >= 0)
 			into_arena = 0;
 	}
+	size_t run_max = l->o.read_size;
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		rio__io_req *last = nreq ? &reqs[nreq - 1] : NULL;
 		int fd = sh->fd_direct >= 0 ? sh->fd_direct : sh->fd;
 		if (last && last->fd == fd && last->offset + last->len == pl[i].offset &&
-		    fd != sh->fd_direct) {
+		    fd != sh->fd_direct && last->len + pl[i].framed <= run_max) {
 			pl[i].at = total;
+			pl[i].req = nreq - 1;
 			last->len += pl[i].framed;
 			total += pl[i].framed;
 			continue;
@@ -97,6 +100,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		} else {
 			pl[i].at = total;
 		}
+		pl[i].req = nreq;
 		reqs[nreq++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
 		total += (size_t)len;
 	}
@@ -117,70 +121,75 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 			c->cap = total;
 		}
 		base = c->buf;
+		if (!l->cols.ncols) {
+			/* O_DIRECT read into the scratch buffer: the payloads move
+			 * to the slot's arena (the views must outlive the scratch) */
+			s->arena_used = 0;
+			if ((rc = rio__slot_reserve(s, total)) < 0)
+				return rc;
+		}
 	}
 	for (size_t r = 0; r < nreq; r++)
 		reqs[r].buf = base + (uintptr_t)reqs[r].buf;
-	if ((rc = rio__io_run(w->io, reqs, nreq)) < 0)
-		return rio__error_set(&w->err, rc, l->ds.shards[pl[0].shard].path, reqs[0].offset,
-		                      RIO__UNKNOWN, "read failed");
-	uint64_t file_bytes = 0;
-	for (size_t r = 0; r < nreq; r++)
-		file_bytes += (uint64_t)reqs[r].result;
 
-	/* check every frame; views or decoded rows */
+	/* read a window of about read_size bytes, then check (and decode) its
+	 * records while they are still in the cache; then the next window */
 	uint8_t *dst[l->cols.ncols ? l->cols.ncols : 1];
 	for (size_t c = 0; c < l->cols.ncols; c++)
 		dst[c] = s->cols[c].host;
-	uint64_t bytes = 0;
-	size_t r = 0;
-	if (!l->cols.ncols && !into_arena) {
-		/* O_DIRECT read into the scratch buffer: the payloads move to the
-		 * slot's arena (the views must outlive the scratch) */
-		s->arena_used = 0;
-		if ((rc = rio__slot_reserve(s, total)) < 0)
-			return rc;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const rio__shard *sh = &l->ds.shards[pl[i].shard];
-		while (r + 1 < nreq && (uint8_t *)reqs[r + 1].buf <= base + pl[i].at)
-			r++;
-		size_t req_start = (size_t)((uint8_t *)reqs[r].buf - base);
-		size_t got_end = req_start + (size_t)reqs[r].result; /* bytes actually there */
-		size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
-		if (avail > pl[i].framed)
-			avail = pl[i].framed;
-		uint64_t len;
-		int d = rio__frame_check(l, base + pl[i].at, avail, &len);
-		if (d == 1 && len + RIO_FRAME_OVERHEAD != pl[i].framed)
-			d = RIO_EBADINDEX;
-		if (d < 0)
-			return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec,
-			                      d == RIO_EBADINDEX ? "the frame there is not the size the "
-			                                           "index gives"
-			                                         : NULL);
-		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
-		rio_batch_record *br = &s->recs[i];
-		br->shard = pl[i].shard;
-		br->index = pl[i].rec;
-		if (l->cols.ncols) {
-			char detail[300];
-			br->data = NULL;
-			br->size = 0;
-			d = rio__decode_into(&l->cols, data, (size_t)len, dst, i, detail, sizeof detail);
+	uint64_t bytes = 0, file_bytes = 0;
+	size_t i = 0;
+	for (size_t r0 = 0; r0 < nreq;) {
+		size_t r1 = r0 + 1, span = reqs[r0].len;
+		while (r1 < nreq && span + reqs[r1].len <= run_max)
+			span += reqs[r1++].len;
+		if ((rc = rio__io_run(w->io, reqs + r0, r1 - r0)) < 0)
+			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,
+			                      reqs[r0].offset, RIO__UNKNOWN, "read failed");
+		for (size_t r = r0; r < r1; r++)
+			file_bytes += (uint64_t)reqs[r].result;
+		for (; i < n && pl[i].req < r1; i++) {
+			const rio__shard *sh = &l->ds.shards[pl[i].shard];
+			const rio__io_req *q = &reqs[pl[i].req];
+			size_t got_end = (size_t)((uint8_t *)q->buf - base) + (size_t)q->result;
+			size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
+			if (avail > pl[i].framed)
+				avail = pl[i].framed;
+			uint64_t len;
+			int d = rio__frame_check(l, base + pl[i].at, avail, &len);
+			if (d == 1 && len + RIO_FRAME_OVERHEAD != pl[i].framed)
+				d = RIO_EBADINDEX;
 			if (d < 0)
-				return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec, "%s",
-				                      detail);
-			bytes += l->cols.row_bytes;
-		} else {
-			if (!into_arena) {
-				memcpy(s->arena + s->arena_used, data, (size_t)len);
-				data = s->arena + s->arena_used;
-				s->arena_used += (size_t)len;
+				return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec,
+				                      d == RIO_EBADINDEX ? "the frame there is not the size "
+				                                           "the index gives"
+				                                         : NULL);
+			const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
+			rio_batch_record *br = &s->recs[i];
+			br->shard = pl[i].shard;
+			br->index = pl[i].rec;
+			if (l->cols.ncols) {
+				char detail[300];
+				br->data = NULL;
+				br->size = 0;
+				d = rio__decode_into(&l->cols, data, (size_t)len, dst, i, detail,
+				                     sizeof detail);
+				if (d < 0)
+					return rio__error_set(&w->err, d, sh->path, pl[i].offset,
+					                      pl[i].rec, "%s", detail);
+				bytes += l->cols.row_bytes;
+			} else {
+				if (!into_arena) {
+					memcpy(s->arena + s->arena_used, data, (size_t)len);
+					data = s->arena + s->arena_used;
+					s->arena_used += (size_t)len;
+				}
+				br->data = data;
+				br->size = (size_t)len;
+				bytes += len;
 			}
-			br->data = data;
-			br->size = (size_t)len;
-			bytes += len;
 		}
+		r0 = r1;
 	}
 	s->batch.count = n;
 	s->batch.epoch = l->epoch;

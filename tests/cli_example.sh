@@ -56,12 +56,16 @@ if ! ls "$LIBDIR"/librecordio.so* >/dev/null 2>&1 && ! ls "$LIBDIR"/librecordio*
 fi
 
 # ---- build examples/ from a copy, against the installed library only ----------
+# A library built with sanitizers needs a program built with them too (the
+# ASan runtime must come first), as any user of such a build would do.
+SAN=$(sed -n 's/^LDFLAGS = //p' "$BIN/Makefile" | grep -o -- '-fsanitize=[^ ]*' | tr '\n' ' ')
 mkdir ex
 cp "$SRC/examples/Makefile" "$SRC/examples/train_loop.c" ex/ && chmod u+w ex/*
 if (unset MAKEFLAGS MFLAGS MAKELEVEL
 	PKG_CONFIG_PATH=$PCDIR PKG_CONFIG_SYSROOT_DIR=$T/inst \
 	PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 \
-	CC=$CC "$MAKE" -C ex PKG_CONFIG="$PKG_CONFIG" LDFLAGS="-Wl,-rpath,$LIBDIR") >build.log 2>&1; then
+	CC="$CC $SAN" "$MAKE" -C ex PKG_CONFIG="$PKG_CONFIG" LDFLAGS="-Wl,-rpath,$LIBDIR") \
+	>build.log 2>&1; then
 	pass
 else
 	fail "examples/ does not build against $T/inst"

@@ -2328,6 +2328,40 @@ static void test_shard_list(void)
 	lu_seq_free(&a);
 }
 
+/* No thread runs until the first rio_loader_next(), and none is left after
+ * rio_loader_close() (counted in /proc/self/task). */
+static void test_threads(void)
+{
+	int base = tu_count_entries("/proc/self/task");
+	if (base < 1) {
+		printf("\n    no /proc/self/task here: skipped\n");
+		return;
+	}
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.workers = 3;
+		rio_loader *l = lu_open(d, &o);
+		if (!l)
+			return;
+		int after_open = tu_count_entries("/proc/self/task");
+		CHECK(after_open == base, "%s: %d threads after open, %d before",
+		      shuffle_name(o.shuffle), after_open, base);
+		rio_batch *b;
+		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 1);
+		int running = tu_count_entries("/proc/self/task");
+		CHECK(running > base, "%s: no thread started by rio_loader_next (%d)",
+		      shuffle_name(o.shuffle), running);
+		rio_loader_release(l, b);
+		rio_loader_close(l);
+		int after_close = tu_count_entries("/proc/self/task");
+		CHECK(after_close == base, "%s: %d threads after close, %d before",
+		      shuffle_name(o.shuffle), after_close, base);
+	}
+}
+
 /* Closing at any point: before the first batch, mid-epoch. */
 static void test_close_anywhere(void)
 {
@@ -2414,6 +2448,7 @@ static const tu_test misc_tests[] = {
     {"two loaders at once", test_two_loaders},
     {"statistics", test_stats},
     {"shard list, globs and lists", test_shard_list},
+    {"threads only between next and close", test_threads},
     {"close at any point", test_close_anywhere},
     {NULL, NULL},
 };

@@ -387,6 +387,7 @@ int main(int argc, char **argv)
 	char *spec = malloc(speclen);
 	if (!spec) {
 		tool_error("out of memory");
+		free(cols);
 		return EXIT_DATA;
 	}
 	spec[0] = '\0';
@@ -399,6 +400,8 @@ int main(int argc, char **argv)
 	dump d = {NULL, dump_path};
 	if (dump_path && !(d.f = fopen(dump_path, "w"))) {
 		tool_error("%s: %s", dump_path, strerror(errno));
+		free(cols);
+		free(spec);
 		return EXIT_DATA;
 	}
 
