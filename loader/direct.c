@@ -120,6 +120,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 			c->buf = nb;
 			c->cap = total;
 		}
+		rio__io_register(w->io, c->buf, c->cap); /* O_DIRECT: fixed buffer */
 		base = c->buf;
 		if (!l->cols.ncols) {
 			/* O_DIRECT read into the scratch buffer: the payloads move

@@ -36,6 +36,8 @@ struct rio__io {
 	size_t read_size;
 	piece *pieces;
 	size_t cap;
+	uint8_t *fixed;  /* the registered buffer, or NULL */
+	size_t fixed_len;
 #ifdef HAVE_LIBURING
 	struct io_uring ring;
 #endif
@@ -76,6 +78,24 @@ void rio__io_close(rio__io *io)
 #endif
 	free(io->pieces);
 	free(io);
+}
+
+void rio__io_register(rio__io *io, void *buf, size_t len)
+{
+#ifdef HAVE_LIBURING
+	if (!io->use_uring || (io->fixed == buf && io->fixed_len == len))
+		return;
+	if (io->fixed)
+		io_uring_unregister_buffers(&io->ring);
+	io->fixed = NULL;
+	struct iovec iov = {buf, len};
+	if (io_uring_register_buffers(&io->ring, &iov, 1) == 0) {
+		io->fixed = buf;
+		io->fixed_len = len;
+	}
+#else
+	(void)io, (void)buf, (void)len;
+#endif
 }
 
 int rio__io_uring_available(void)
@@ -151,8 +171,13 @@ static int read_uring(rio__io *io, const rio__io_req *reqs, size_t np)
 				break;
 			size_t k = nretry > 0 ? retry[--nretry] : next++;
 			piece *p = &io->pieces[k];
-			io_uring_prep_read(sqe, reqs[p->req].fd, p->buf + p->done,
-			                   (unsigned)(p->len - p->done), p->offset + p->done);
+			uint8_t *dst = p->buf + p->done;
+			unsigned n = (unsigned)(p->len - p->done);
+			if (io->fixed && dst >= io->fixed && dst + n <= io->fixed + io->fixed_len)
+				io_uring_prep_read_fixed(sqe, reqs[p->req].fd, dst, n, p->offset + p->done,
+				                         0);
+			else
+				io_uring_prep_read(sqe, reqs[p->req].fd, dst, n, p->offset + p->done);
 			io_uring_sqe_set_data64(sqe, k);
 			inflight++;
 		}

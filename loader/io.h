@@ -33,6 +33,12 @@ int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read
 int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n);
 void rio__io_close(rio__io *io);
 
+/* Registers [buf, buf + len) with io_uring as a fixed buffer (replacing an
+ * earlier one): reads that land inside it use READ_FIXED, which saves
+ * mapping the pages for every O_DIRECT request. A no-op for pread and
+ * where registration fails (the reads then go the plain way). */
+void rio__io_register(rio__io *io, void *buf, size_t len);
+
 /* 1 when io_uring can be set up here (a probe ring is created and freed). */
 int rio__io_uring_available(void);
 

@@ -42,8 +42,10 @@
  * Memory
  *   Bounded whatever the size of the dataset: the batch pool (prefetch +
  *   held batches), the workers' chunk buffers, and the shuffle buffer. The
- *   indexes cost 8 bytes per 64 records (16 bytes per record with global
- *   shuffling, which needs every record's place).
+ *   indexes cost 8 bytes per 64 records, or 12 bytes per record where every
+ *   record's place is kept: global shuffling, and the direct path (no or
+ *   global shuffle over uncompressed shards under RIO_DAMAGE_FAIL, where
+ *   workers read each batch straight into its memory, without a copy).
  *
  * Errors
  *   As in recordio.h: negative errno or RIO_E* codes; rio_loader_error()
@@ -159,7 +161,9 @@ typedef struct rio_loader_opts {
 	rio_io_backend io;
 	unsigned queue_depth; /* io_uring entries per worker (default 32)   */
 	size_t read_size;     /* bytes per read request (default 256 KiB)   */
-	int direct;           /* 1: O_DIRECT for uncompressed shards        */
+	int direct;           /* 1: O_DIRECT for uncompressed shards (reads
+	                       * aligned to 4 KiB; with io_uring into a
+	                       * registered buffer)                        */
 
 	/* damage */
 	int verify_crc;              /* 1 (default)                           */
@@ -272,7 +276,8 @@ RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size
 
 typedef struct rio_loader_stats {
 	uint64_t records;       /* delivered                                 */
-	uint64_t bytes;         /* payload bytes delivered                   */
+	uint64_t bytes;         /* payload bytes delivered (decoded batches:
+	                         * the bytes of their columns)               */
 	uint64_t batches;       /* delivered                                 */
 	uint64_t skipped;       /* damaged or non-matching records skipped   */
 	uint64_t file_bytes;    /* read from the files                       */

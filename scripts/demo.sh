@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo.sh — the main job end to end on the built-in default data: installs
 # what is missing, builds, packs Debian's Fashion-MNIST into lz4 shards with
-# their .idx, verifies them and shows recordio-info.
+# their .idx, verifies them, shows recordio-info, and reads them through the
+# loader (two ranks' shares, shuffled and decoded) with recordio-bench.
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$RIO_TOP/scripts/deps.sh"
@@ -27,3 +28,9 @@ echo "== info"
 
 echo "== first record"
 "$B/recordio-cat" --head 1 "$OUT/test"
+
+echo "== the loader: rank 0 and rank 1 of 2, buffer shuffle, decoded into columns"
+for r in 0 1; do
+	"$B/recordio-bench" --rank $r --world 2 --shuffle buffer --seed 1 --batch 128 \
+		--decode image:f32:784:0.00392157,label:i64:1 --epochs 2 "$OUT/train"
+done
