@@ -36,6 +36,8 @@ typedef struct batcher {
 	uint64_t bytes;   /* payload bytes in the batch */
 	entry *buf;       /* the shuffle buffer */
 	size_t nbuf, capbuf;
+	rio__recbuf stash[64]; /* spare record buffers taken from the pool */
+	size_t nstash;
 	rio__rng rng;
 } batcher;
 
@@ -48,12 +50,13 @@ static int publish(batcher *b)
 	s->batch.epoch = l->epoch;
 	s->batch.number = b->number++;
 	s->bytes = b->bytes;
-	if (!l->cols.ncols)
+	if (!l->cols.ncols && !s->nowned) /* arena offsets become pointers */
 		for (size_t i = 0; i < b->fill; i++)
 			s->recs[i].data = s->arena + (uintptr_t)s->recs[i].data;
 	int rc = rio__pool_to_device(&l->pool, s, b->fill, &l->cols);
 	pthread_mutex_lock(&l->mu);
 	if (rc < 0) {
+		rio__slot_disown(&l->pool, s);
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
 	} else {
@@ -72,6 +75,46 @@ static int publish(batcher *b)
 	return rc;
 }
 
+static int take_slot(batcher *b);
+
+/* Appends a shuffle-buffer entry's buffer itself to the raw batch being
+ * filled; the batch owns it until released. */
+static int emit_owned(batcher *b, entry *e)
+{
+	if (!b->slot && take_slot(b) < 0)
+		return -ECANCELED;
+	rio__slot *s = b->slot;
+	rio_batch_record *r = &s->recs[b->fill];
+	r->shard = e->shard;
+	r->index = e->index;
+	r->data = e->data;
+	r->size = e->size;
+	s->owned[s->nowned++] = (rio__recbuf){e->data, e->cap};
+	b->bytes += e->size;
+	if (++b->fill == b->l->pool.batch_size)
+		return publish(b);
+	return 0;
+}
+
+/* Waits for a free pool slot for the next batch; -ECANCELED when stopping. */
+static int take_slot(batcher *b)
+{
+	rio_loader *l = b->l;
+	pthread_mutex_lock(&l->mu);
+	while (!l->stop && !l->pool.free_list)
+		pthread_cond_wait(&l->slot_cv, &l->mu);
+	rio__slot *s = l->stop ? NULL : l->pool.free_list;
+	if (s)
+		l->pool.free_list = s->next;
+	pthread_mutex_unlock(&l->mu);
+	if (!s)
+		return -ECANCELED;
+	b->slot = s;
+	s->arena_used = 0;
+	s->nowned = 0;
+	return 0;
+}
+
 /* Appends one record (payload or row `data`) to the batch being filled. */
 static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, uint64_t index)
 {
@@ -80,19 +123,8 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 		b->discard--;
 		return 0;
 	}
-	if (!b->slot) {
-		pthread_mutex_lock(&l->mu);
-		while (!l->stop && !l->pool.free_list)
-			pthread_cond_wait(&l->slot_cv, &l->mu);
-		rio__slot *s = l->stop ? NULL : l->pool.free_list;
-		if (s)
-			l->pool.free_list = s->next;
-		pthread_mutex_unlock(&l->mu);
-		if (!s)
-			return -ECANCELED;
-		b->slot = s;
-		s->arena_used = 0;
-	}
+	if (!b->slot && take_slot(b) < 0)
+		return -ECANCELED;
 	rio__slot *s = b->slot;
 	rio_batch_record *r = &s->recs[b->fill];
 	r->shard = shard;
@@ -122,16 +154,46 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 	return 0;
 }
 
+/* Emits a shuffle-buffer entry. Raw batches take the entry's buffer itself
+ * (the entry gets a spare one back), so the payload is copied only once,
+ * into the shuffle buffer; decoded rows are copied into the columns. */
+static int emit_entry(batcher *b, entry *e)
+{
+	rio_loader *l = b->l;
+	if (l->cols.ncols || b->discard > 0)
+		return emit(b, e->data, e->size, e->shard, e->index);
+	int rc = emit_owned(b, e);
+	if (rc < 0)
+		return rc;
+	/* a spare buffer for the entry: from released batches (taken a few
+	 * at a time, to keep off the lock), or new */
+	if (b->nstash == 0) {
+		pthread_mutex_lock(&l->mu);
+		while (l->pool.nspare > 0 && b->nstash < sizeof b->stash / sizeof b->stash[0])
+			b->stash[b->nstash++] = l->pool.spare[--l->pool.nspare];
+		pthread_mutex_unlock(&l->mu);
+	}
+	rio__recbuf spare = {NULL, 0};
+	if (b->nstash > 0)
+		spare = b->stash[--b->nstash];
+	e->data = spare.data;
+	e->cap = spare.cap;
+	e->size = 0;
+	return 0;
+}
+
 static int entry_set(entry *e, const uint8_t *data, size_t size, uint32_t shard, uint64_t index)
 {
-	if (size > e->cap) {
-		uint8_t *d = realloc(e->data, size);
+	if (size > e->cap || !e->data) { /* never NULL: views of empty records too */
+		size_t cap = size ? size : 1;
+		uint8_t *d = realloc(e->data, cap);
 		if (!d)
 			return -ENOMEM;
 		e->data = d;
-		e->cap = size;
+		e->cap = cap;
 	}
-	memcpy(e->data, data, size);
+	if (size)
+		memcpy(e->data, data, size);
 	e->size = size;
 	e->shard = shard;
 	e->index = index;
@@ -159,7 +221,7 @@ static int shuffle_add(batcher *b, const uint8_t *data, size_t size, uint32_t sh
 		return entry_set(&b->buf[b->nbuf++], data, size, shard, index);
 	}
 	entry *e = &b->buf[rio__rng_below(&b->rng, b->nbuf)];
-	int rc = emit(b, e->data, e->size, e->shard, e->index);
+	int rc = emit_entry(b, e);
 	return rc < 0 ? rc : entry_set(e, data, size, shard, index);
 }
 
@@ -169,7 +231,7 @@ static int shuffle_drain(batcher *b)
 	while (b->nbuf > 0) {
 		size_t j = (size_t)rio__rng_below(&b->rng, b->nbuf);
 		entry *e = &b->buf[j];
-		int rc = emit(b, e->data, e->size, e->shard, e->index);
+		int rc = emit_entry(b, e);
 		if (rc < 0)
 			return rc;
 		entry tmp = *e; /* keep the storage: swap with the last */
@@ -255,12 +317,15 @@ void *rio__batcher_main(void *arg)
 		rc = publish(&b);
 	if (b.slot) { /* a short batch that is dropped, or an error */
 		pthread_mutex_lock(&l->mu);
+		rio__slot_disown(&l->pool, b.slot);
 		b.slot->next = l->pool.free_list;
 		l->pool.free_list = b.slot;
 		pthread_mutex_unlock(&l->mu);
 	}
 	for (size_t i = 0; i < b.capbuf; i++)
 		free(b.buf[i].data);
+	for (size_t i = 0; i < b.nstash; i++)
+		free(b.stash[i].data);
 	free(b.buf);
 
 	pthread_mutex_lock(&l->mu);

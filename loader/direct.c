@@ -52,6 +52,40 @@ static int grow_places(rio__worker *w, size_t n)
 	return 0;
 }
 
+static int by_file_offset(const void *a, const void *b)
+{
+	const rio__io_req *x = *(rio__io_req *const *)a, *y = *(rio__io_req *const *)b;
+	if (x->fd != y->fd)
+		return x->fd < y->fd ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Runs a window of reads in file order (scattered reads of a shuffled batch
+ * then walk each file's page cache, and a disk, forwards). */
+static int read_window(rio__worker *w, rio__io_req *reqs, size_t n)
+{
+	if (n < 3)
+		return rio__io_run(w->io, reqs, n);
+	rio__io_req **order = malloc(n * sizeof *order);
+	rio__io_req *sorted = malloc(n * sizeof *sorted);
+	if (!order || !sorted) {
+		free(order);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		order[k] = &reqs[k];
+	qsort(order, n, sizeof *order, by_file_offset);
+	for (size_t k = 0; k < n; k++)
+		sorted[k] = *order[k];
+	int rc = rio__io_run(w->io, sorted, n);
+	for (size_t k = 0; k < n; k++)
+		order[k]->result = sorted[k].result;
+	free(order);
+	free(sorted);
+	return rc;
+}
+
 /* Reads batch `b`'s records into `s`. Returns 0 or an error in w->err. */
 static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 {
@@ -144,7 +178,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t r1 = r0 + 1, span = reqs[r0].len;
 		while (r1 < nreq && span + reqs[r1].len <= run_max)
 			span += reqs[r1++].len;
-		if ((rc = rio__io_run(w->io, reqs + r0, r1 - r0)) < 0)
+		if ((rc = read_window(w, reqs + r0, r1 - r0)) < 0)
 			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,
 			                      reqs[r0].offset, RIO__UNKNOWN, "read failed");
 		for (size_t r = r0; r < r1; r++)

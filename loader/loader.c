@@ -174,6 +174,8 @@ static int start_epoch(rio_loader *l)
 		rio__plan_free(&l->plan);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < l->ds.npieces; i++)
+		l->streams[i].fd = -1;
 	l->stop = 0;
 	/* a saved position is a multiple of the batch size, or the end of the
 	 * epoch after a short last batch: round up */
@@ -247,11 +249,14 @@ static void stop_epoch(rio_loader *l)
 		rio__slot *s = p->ready[p->ready_head];
 		p->ready_head = (p->ready_head + 1) % p->nslots;
 		p->ready_count--;
+		rio__slot_disown(p, s);
 		s->next = p->free_list;
 		p->free_list = s;
 	}
-	for (size_t i = 0; i < l->ds.npieces; i++)
-		rio_reader_close(l->streams[i].reader);
+	for (size_t i = 0; i < l->ds.npieces; i++) {
+		rio__piece_stream_close(&l->streams[i]);
+		free(l->streams[i].carry);
+	}
 	free(l->streams);
 	l->streams = NULL;
 	rio__plan_free(&l->plan);
@@ -362,6 +367,7 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 	if (s->held) {
 		s->held = 0;
 		l->held--;
+		rio__slot_disown(&l->pool, s);
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
 		pthread_cond_broadcast(&l->slot_cv);

@@ -62,7 +62,6 @@ typedef struct rio__worker {
 	rio__io *io;
 	rio__chunk chunks[RIO__CHUNKS_PER_WORKER];
 	int free_chunks;        /* chunks not lent to the batcher            */
-	rio_reader_opts ropts;  /* for compressed shards                    */
 	void *places;           /* direct path: scratch per record         */
 	size_t nplaces;
 	rio_error err;          /* direct path: this batch's error          */
@@ -71,10 +70,16 @@ typedef struct rio__worker {
 /* A compressed piece is read by one reader that its tasks pass along in
  * order (a stream cannot be split). */
 typedef struct rio__piece_stream {
-	rio_reader *reader;
+	struct rio__istream *in; /* the decompressing stream, while open     */
+	int fd;
+	int ended;              /* the stream ended (or damage stopped it)   */
 	uint64_t next_seq;      /* the task sequence number that may go next */
-	uint64_t skipped_seen;  /* the reader's skip count already reported  */
-	uint64_t pos;           /* the record number the reader gives next   */
+	uint64_t pos;           /* the record number the stream gives next   */
+	uint64_t base;          /* stream offset of the next byte to parse   */
+	uint8_t *carry;         /* bytes read past the last task's records   */
+	size_t ncarry, capcarry;
+	int busy;               /* a worker is running one of its tasks      */
+	struct rio__worker *owner; /* the worker that ran the last one      */
 } rio__piece_stream;
 
 struct rio_loader {
@@ -127,6 +132,9 @@ struct rio_loader {
 void *rio__worker_main(void *arg);
 int rio__worker_init(rio__worker *w, struct rio_loader *l);
 void rio__worker_free(rio__worker *w);
+
+/* Closes a compressed piece's stream (its carry buffer stays for reuse). */
+void rio__piece_stream_close(rio__piece_stream *ps);
 
 /* batcher.c: the batcher thread. */
 void *rio__batcher_main(void *arg);

@@ -50,7 +50,8 @@ int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__co
 	for (size_t i = 0; i < nslots; i++) {
 		rio__slot *s = &p->slots[i];
 		s->recs = calloc(batch_size, sizeof *s->recs);
-		if (!s->recs)
+		s->owned = calloc(batch_size, sizeof *s->owned);
+		if (!s->recs || !s->owned)
 			return -ENOMEM;
 		s->batch.records = s->recs;
 		if (cp->ncols) {
@@ -100,12 +101,39 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp)
 		free(s->cols);
 		free(s->recs);
 		free(s->arena);
+		for (size_t k = 0; k < s->nowned; k++)
+			free(s->owned[k].data);
+		free(s->owned);
 	}
+	for (size_t k = 0; k < p->nspare; k++)
+		free(p->spare[k].data);
+	free(p->spare);
 	if (p->stream)
 		rio__cuda_fini(p->stream);
 	free(p->slots);
 	free(p->ready);
 	memset(p, 0, sizeof *p);
+}
+
+void rio__slot_disown(rio__pool *p, rio__slot *s)
+{
+	if (s->nowned && p->nspare + s->nowned > p->capspare) {
+		size_t cap = p->capspare ? p->capspare : 256;
+		while (cap < p->nspare + s->nowned)
+			cap *= 2;
+		rio__recbuf *n = realloc(p->spare, cap * sizeof *n);
+		if (n) {
+			p->spare = n;
+			p->capspare = cap;
+		}
+	}
+	for (size_t k = 0; k < s->nowned; k++) {
+		if (p->nspare < p->capspare)
+			p->spare[p->nspare++] = s->owned[k];
+		else
+			free(s->owned[k].data);
+	}
+	s->nowned = 0;
 }
 
 int rio__slot_reserve(rio__slot *s, size_t need)

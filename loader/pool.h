@@ -5,7 +5,10 @@
  * table, its columns (page-aligned host memory, or pinned host memory
  * with CUDA) and, with device copies, device buffers that an asynchronous
  * copy on the pool's own stream fills. Raw batches keep their payloads in
- * an arena per slot that grows to the largest batch seen and is then reused.
+ * an arena per slot that grows to the largest batch seen and is then reused;
+ * raw batches of buffer shuffling instead own the shuffle buffer's record
+ * buffers they were given (no second copy), which go back to the pool's
+ * spare list when the batch is released.
  * A slot is in exactly one place at a time: the free list, the batcher's
  * hands, the ready queue, or the consumer's hands.
  */
@@ -15,12 +18,20 @@
 #include "decode.h"
 #include "loader.h"
 
+/* A record buffer handed from the shuffle buffer to a batch and back. */
+typedef struct rio__recbuf {
+	uint8_t *data;
+	size_t cap;
+} rio__recbuf;
+
 typedef struct rio__slot {
 	rio_batch batch;
 	rio_batch_record *recs;  /* batch_size entries                     */
 	rio_batch_column *cols;  /* ncols entries                           */
 	uint8_t *arena;          /* raw payloads                            */
 	size_t arena_cap, arena_used;
+	rio__recbuf *owned;      /* buffer shuffling: the records' buffers  */
+	size_t nowned;
 	void *event;             /* CUDA: the copy's completion event       */
 	struct rio__slot *next;  /* free list                               */
 	int held;                /* handed to the consumer                  */
@@ -36,11 +47,16 @@ typedef struct rio__pool {
 	size_t ready_head, ready_count;
 	int pinned, device_copy;
 	void *stream;            /* CUDA stream for the copies              */
+	rio__recbuf *spare;      /* record buffers back from released batches */
+	size_t nspare, capspare;
 } rio__pool;
 
 int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__colplan *cp,
                    const rio_loader_opts *o, rio_error *err);
 void rio__pool_free(rio__pool *p, const rio__colplan *cp);
+
+/* Moves a slot's owned record buffers to the spare list (-ENOMEM: freed). */
+void rio__slot_disown(rio__pool *p, rio__slot *s);
 
 /* Makes sure a raw slot's arena holds `need` more bytes. */
 int rio__slot_reserve(rio__slot *s, size_t need);

@@ -17,6 +17,10 @@
  */
 #include "config.h"
 #include "loader_internal.h"
+#include "stream.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -230,8 +234,40 @@ static int run_uncompressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	return parse_range(c, l, t, start, avail, from, k0 * RIO__CKPT, at_file_end);
 }
 
-/* ---- compressed ranges: the piece's reader, in turn ------------------- */
+/* ---- compressed ranges: the piece's stream, in turn ------------------- */
 
+/* Decompresses more of the piece's stream into the chunk, after its `*used`
+ * bytes, aiming at `want` bytes in all (at least one read). Returns the
+ * bytes added, 0 at the end of the stream, or the codec's error. */
+static ssize_t stream_more(rio__chunk *c, rio__piece_stream *ps, size_t *used, size_t want,
+                           size_t step)
+{
+	size_t need = want > *used + step ? want : *used + step;
+	int rc = chunk_grow_keep(c, *used, need);
+	if (rc < 0)
+		return rc;
+	ssize_t n = rio__istream_read(ps->in, c->buf + *used, need - *used);
+	if (n > 0)
+		*used += (size_t)n;
+	return n;
+}
+
+/* Damage in a compressed stream stops the piece (nothing decoded after it
+ * can be trusted, as the reader says): an error under FAIL, else counted. */
+static int stream_damage(rio__chunk *c, rio_loader *l, rio__piece_stream *ps, int code,
+                         const char *path, uint64_t off, const char *detail)
+{
+	ps->ended = 1;
+	if (l->o.on_damage == RIO_DAMAGE_FAIL)
+		return rio__error_set(&c->err, code, path, off, ps->pos, "%s", detail ? detail : "");
+	c->skipped++;
+	return 0;
+}
+
+/* Records [first, first + count) of a compressed piece. The stream is
+ * decompressed straight into the chunk and the frames are checked there;
+ * bytes past the task's last record (a frame cut by the read) are carried
+ * to the piece's next task. */
 static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 {
 	rio_loader *l = w->l;
@@ -247,52 +283,110 @@ static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 		return 0;
 
 	int rc = 0;
-	if (!ps->reader) {
-		rc = rio_reader_open(&ps->reader, s->path, &w->ropts);
+	if (!ps->in && !ps->ended) {
+		ps->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+		if (ps->fd < 0)
+			rc = -errno;
+		else
+			rc = rio__istream_open(&ps->in, ps->fd, s->comp);
 		if (rc < 0)
 			rc = rio__error_set(&c->err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 		ps->pos = 0;
+		ps->base = 0;
 	}
-	size_t used = 0;
-	rio_record rec;
 	uint64_t end = t->first + t->count;
-	uint64_t file_before = ps->reader ? rio_reader_file_bytes(ps->reader) : 0;
-	while (rc == 0 && ps->pos < end) {
-		int n = rio_reader_next(ps->reader, &rec);
-		if (n == 0)
-			break;
-		if (n < 0) {
-			c->err = *rio_reader_error(ps->reader);
-			rc = n;
-			break;
-		}
-		ps->pos = rec.index + 1;
-		if (rec.index < t->first)
-			continue;
-		if ((rc = chunk_grow_keep(c, used, used + rec.size)) < 0)
-			break;
-		memcpy(c->buf + used, rec.data, rec.size);
-		if ((rc = chunk_add(c, &l->cols, used, rec.size, t->shard, rec.index)) < 0 ||
-		    (rc = chunk_decode_last(c, l, s->path, rec.offset)) < 0)
-			break;
-		used += rec.size;
+	uint64_t file_before = ps->in ? rio__istream_file_bytes(ps->in) : 0;
+	size_t used = 0, p = 0;
+	if (rc == 0 && ps->ncarry > 0) {
+		if ((rc = chunk_grow_keep(c, 0, ps->ncarry)) == 0)
+			memcpy(c->buf, ps->carry, ps->ncarry);
+		used = ps->ncarry;
+		ps->ncarry = 0;
 	}
-	if (ps->reader) {
-		uint64_t sk = rio_reader_skipped(ps->reader);
-		c->skipped += sk - ps->skipped_seen;
-		ps->skipped_seen = sk;
-		c->file_bytes += rio_reader_file_bytes(ps->reader) - file_before;
-		const rio__piece *p = &l->ds.pieces[t->piece];
-		if (rc < 0 || end >= p->first + p->count) {
-			rio_reader_close(ps->reader);
-			ps->reader = NULL;
+	/* read about what the task's records take, so little is carried */
+	uint64_t avg = s->count ? s->data_end / s->count + 1 : 4096;
+	size_t step = l->o.read_size;
+	while (rc == 0 && ps->in && !ps->ended && ps->pos < end) {
+		uint64_t off = ps->base + p;
+		size_t avail = used - p;
+		uint64_t len = 0;
+		size_t want = used + (size_t)((end - ps->pos) * avg) + 4096;
+		if (avail >= RIO_HEADER_SIZE && !rio__frame_header_valid(c->buf + p, &len)) {
+			rc = stream_damage(c, l, ps, RIO_ECORRUPT_LENGTH, s->path, off, NULL);
+			break;
 		}
+		if (avail >= RIO_HEADER_SIZE && len > l->o.max_record_size) {
+			rc = stream_damage(c, l, ps, RIO_ETOOLARGE, s->path, off, NULL);
+			break;
+		}
+		if (avail < RIO_HEADER_SIZE || avail - RIO_HEADER_SIZE < len + RIO_FOOTER_SIZE) {
+			size_t frame_end = p + RIO_HEADER_SIZE + (size_t)len + RIO_FOOTER_SIZE;
+			ssize_t n = stream_more(c, ps, &used, want > frame_end ? want : frame_end,
+			                        step);
+			if (n < 0) {
+				rc = stream_damage(c, l, ps, (int)n, s->path, ps->base + used,
+				                   rio__istream_detail(ps->in));
+				break;
+			}
+			if (n == 0) { /* the end of the stream */
+				if (used > p)
+					rc = stream_damage(c, l, ps, RIO_ETRUNCATED, s->path, off, NULL);
+				ps->ended = 1;
+				break;
+			}
+			continue;
+		}
+		if (l->o.verify_crc) {
+			uint8_t want_crc[RIO_FOOTER_SIZE];
+			rio_frame_footer(want_crc, c->buf + p + RIO_HEADER_SIZE, (size_t)len);
+			if (memcmp(want_crc, c->buf + p + RIO_HEADER_SIZE + len, RIO_FOOTER_SIZE)) {
+				rc = stream_damage(c, l, ps, RIO_ECORRUPT_DATA, s->path, off, NULL);
+				break;
+			}
+		}
+		if (ps->pos >= t->first &&
+		    ((rc = chunk_add(c, &l->cols, p + RIO_HEADER_SIZE, (size_t)len, t->shard,
+		                     ps->pos)) < 0 ||
+		     (rc = chunk_decode_last(c, l, s->path, off)) < 0))
+			break;
+		ps->pos++;
+		p += RIO_FRAME_OVERHEAD + (size_t)len;
+	}
+	/* carry what was read past the task's records */
+	if (rc == 0 && used > p && !ps->ended) {
+		if (used - p > ps->capcarry) {
+			uint8_t *nc = realloc(ps->carry, used - p);
+			if (!nc)
+				rc = -ENOMEM;
+			else
+				ps->carry = nc, ps->capcarry = used - p;
+		}
+		if (rc == 0)
+			memcpy(ps->carry, c->buf + p, used - p);
+		ps->ncarry = rc == 0 ? used - p : 0;
+	}
+	ps->base += p;
+	if (ps->in) {
+		c->file_bytes += rio__istream_file_bytes(ps->in) - file_before;
+		const rio__piece *pc = &l->ds.pieces[t->piece];
+		if (rc < 0 || ps->ended || end >= pc->first + pc->count)
+			rio__piece_stream_close(ps);
 	}
 	pthread_mutex_lock(&l->mu);
 	ps->next_seq++;
 	pthread_cond_broadcast(&l->work_cv);
 	pthread_mutex_unlock(&l->mu);
 	return rc;
+}
+
+void rio__piece_stream_close(rio__piece_stream *ps)
+{
+	rio__istream_close(ps->in);
+	ps->in = NULL;
+	if (ps->fd >= 0)
+		close(ps->fd);
+	ps->fd = -1;
+	ps->ncarry = 0;
 }
 
 /* ---- global shuffle: scattered reads ---------------------------------- */
@@ -391,17 +485,46 @@ static void run_task(rio__worker *w, rio__chunk *c, uint64_t task)
 	c->error = rc < 0 ? rc : 0;
 }
 
+/* The piece stream of task `t` when it is a compressed range, else NULL. */
+static rio__piece_stream *stream_of(rio_loader *l, uint64_t t)
+{
+	if (l->plan.global || t >= l->plan.ntasks)
+		return NULL;
+	const rio__task *task = &l->plan.tasks[t];
+	if (l->ds.shards[task->shard].comp == RIO_COMPRESSION_NONE)
+		return NULL;
+	return &l->streams[task->piece];
+}
+
+/* May `w` claim the next task? Not while it has no free chunk, nor when the
+ * task continues a compressed piece another worker is reading: that worker
+ * takes it when done, so the stream (and its caches) stays on one thread
+ * instead of bouncing between workers at every task. */
+static int can_claim(rio__worker *w)
+{
+	rio_loader *l = w->l;
+	if (w->free_chunks == 0)
+		return 0;
+	rio__piece_stream *ps = stream_of(l, l->next_task);
+	return !ps || !ps->busy || ps->owner == w;
+}
+
 void *rio__worker_main(void *arg)
 {
 	rio__worker *w = arg;
 	rio_loader *l = w->l;
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
-		while (!l->stop && l->next_task < l->plan.ntasks && w->free_chunks == 0)
+		while (!l->stop && l->next_task < l->plan.ntasks && !can_claim(w))
 			pthread_cond_wait(&l->work_cv, &l->mu);
 		if (l->stop || l->next_task >= l->plan.ntasks)
 			break;
 		uint64_t task = l->next_task++;
+		rio__piece_stream *ps = stream_of(l, task);
+		if (ps) {
+			ps->busy = 1;
+			ps->owner = w;
+		}
 		rio__chunk *c = NULL;
 		for (int i = 0; i < RIO__CHUNKS_PER_WORKER && !c; i++)
 			if (!w->chunks[i].lent)
@@ -416,6 +539,10 @@ void *rio__worker_main(void *arg)
 		c->next = l->done;
 		l->done = c;
 		pthread_cond_signal(&l->done_cv);
+		if (ps) { /* this worker claims the piece's next task first, if any */
+			ps->busy = 0;
+			pthread_cond_broadcast(&l->work_cv);
+		}
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;
@@ -428,10 +555,6 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 	w->free_chunks = RIO__CHUNKS_PER_WORKER;
 	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++)
 		w->chunks[i].owner = w;
-	rio_reader_opts_init(&w->ropts);
-	w->ropts.verify_crc = l->o.verify_crc;
-	w->ropts.on_damage = l->o.on_damage == RIO_DAMAGE_FAIL ? RIO_DAMAGE_FAIL : RIO_DAMAGE_SKIP;
-	w->ropts.max_record_size = l->o.max_record_size;
 	return rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
 }
 
