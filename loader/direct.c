@@ -125,15 +125,10 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 			continue;
 		}
 		uint64_t off = pl[i].offset, len = pl[i].framed;
-		if (fd == sh->fd_direct) {
-			uint64_t a = off & ~(uint64_t)(ALIGN - 1);
-			len = ((off + len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1)) - a;
-			total = (total + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-			pl[i].at = total + (size_t)(off - a);
-			off = a;
-		} else {
+		if (fd == sh->fd_direct)
+			pl[i].at = rio__io_align(&off, &len, &total);
+		else
 			pl[i].at = total;
-		}
 		pl[i].req = nreq;
 		reqs[nreq++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
 		total += (size_t)len;

@@ -39,6 +39,23 @@ void rio__io_close(rio__io *io);
  * where registration fails (the reads then go the plain way). */
 void rio__io_register(rio__io *io, void *buf, size_t len);
 
+/* O_DIRECT alignment: every read starts, ends and lands on 4 KiB. */
+#define RIO__IO_ALIGN 4096u
+
+/* Widens the read [*offset, *offset + *len) to RIO__IO_ALIGN boundaries and
+ * moves its place in the buffer, *at, up to one; returns where the wanted
+ * bytes start in the buffer. */
+static inline size_t rio__io_align(uint64_t *offset, uint64_t *len, size_t *at)
+{
+	uint64_t a = *offset & ~(uint64_t)(RIO__IO_ALIGN - 1);
+	uint64_t end = (*offset + *len + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1);
+	*at = (*at + RIO__IO_ALIGN - 1) & ~(size_t)(RIO__IO_ALIGN - 1);
+	size_t start = *at + (size_t)(*offset - a);
+	*offset = a;
+	*len = end - a;
+	return start;
+}
+
 /* 1 when io_uring can be set up here (a probe ring is created and freed). */
 int rio__io_uring_available(void);
 

@@ -82,6 +82,28 @@ static int full_alloc(rio__shard *s)
 	return s->offset && s->framed ? 0 : -ENOMEM;
 }
 
+/* Keeps what the loader needs of a shard's index (s->count entries): the
+ * sparse index, and every record's place when `full`. Frees `idx`. */
+static int adopt_index(rio__shard *s, rio_index *idx, int full, rio_error *err)
+{
+	int rc = ckpt_alloc(s);
+	if (rc == 0 && full)
+		rc = full_alloc(s);
+	for (uint64_t i = 0; i < s->count && rc == 0; i++) {
+		if (i % RIO__CKPT == 0)
+			s->ckpt[i / RIO__CKPT] = idx->offset[i];
+		if (!full)
+			continue;
+		if (idx->framed_size[i] > UINT32_MAX)
+			rc = rio__error_set(err, RIO_ETOOLARGE, s->path, idx->offset[i], i,
+			                    "a record over 4 GiB cannot be read by its index");
+		s->offset[i] = idx->offset[i];
+		s->framed[i] = (uint32_t)idx->framed_size[i];
+	}
+	rio_index_free(idx);
+	return rc;
+}
+
 /* Counts through the .idx sidecar; returns 1 when used, 0 when there is
  * none, or an error. */
 static int count_from_index(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
@@ -116,25 +138,8 @@ static int count_from_index(rio__shard *s, int full, const rio_loader_opts *o, r
 		s->count = idx.count;
 	}
 	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size : end;
-	if ((rc = ckpt_alloc(s)) < 0 || (full && (rc = full_alloc(s)) < 0)) {
-		rio_index_free(&idx);
-		return rc;
-	}
-	for (uint64_t i = 0; i < idx.count; i++) {
-		if (i % RIO__CKPT == 0)
-			s->ckpt[i / RIO__CKPT] = idx.offset[i];
-		if (full) {
-			if (idx.framed_size[i] > UINT32_MAX) {
-				rio_index_free(&idx);
-				return rio__error_set(err, RIO_ETOOLARGE, s->path, idx.offset[i], i,
-				                      "a record over 4 GiB cannot be shuffled globally");
-			}
-			s->offset[i] = idx.offset[i];
-			s->framed[i] = (uint32_t)idx.framed_size[i];
-		}
-	}
-	rio_index_free(&idx);
-	return 1;
+	rc = adopt_index(s, &idx, full, err);
+	return rc < 0 ? rc : 1;
 }
 
 /* Counts by reading the shard (no sidecar). Frames are counted as an index
@@ -177,20 +182,7 @@ static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_
 	s->count = idx.count;
 	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size
 	              : idx.count ? idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] : 0;
-	if ((rc = ckpt_alloc(s)) < 0 || (full && (rc = full_alloc(s)) < 0)) {
-		rio_index_free(&idx);
-		return rc;
-	}
-	for (uint64_t i = 0; i < idx.count; i++) {
-		if (i % RIO__CKPT == 0)
-			s->ckpt[i / RIO__CKPT] = idx.offset[i];
-		if (full) {
-			s->offset[i] = idx.offset[i];
-			s->framed[i] = (uint32_t)idx.framed_size[i];
-		}
-	}
-	rio_index_free(&idx);
-	return 0;
+	return adopt_index(s, &idx, full, err);
 }
 
 static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)

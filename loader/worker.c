@@ -30,7 +30,9 @@
 
 /* ---- chunk memory ----------------------------------------------------- */
 
-static int chunk_reserve(rio__chunk *c, size_t need)
+/* Makes the chunk's buffer hold `need` bytes, keeping its first `keep`
+ * bytes (a compressed chunk grows as it fills; a read starts afresh). */
+static int chunk_grow(rio__chunk *c, size_t keep, size_t need)
 {
 	if (need <= c->cap)
 		return 0;
@@ -40,23 +42,12 @@ static int chunk_reserve(rio__chunk *c, size_t need)
 	uint8_t *b = rio__aligned_alloc(ALIGN, cap);
 	if (!b)
 		return -ENOMEM;
-	return (free(c->buf), c->buf = b, c->cap = cap, 0);
-}
-
-/* Grows while keeping the bytes (compressed chunks fill as they go). */
-static int chunk_grow_keep(rio__chunk *c, size_t used, size_t need)
-{
-	if (need <= c->cap)
-		return 0;
-	size_t cap = c->cap ? c->cap : 1 << 20;
-	while (cap < need)
-		cap *= 2;
-	uint8_t *b = rio__aligned_alloc(ALIGN, cap);
-	if (!b)
-		return -ENOMEM;
-	if (used)
-		memcpy(b, c->buf, used);
-	return (free(c->buf), c->buf = b, c->cap = cap, 0);
+	if (keep)
+		memcpy(b, c->buf, keep);
+	free(c->buf);
+	c->buf = b;
+	c->cap = cap;
+	return 0;
 }
 
 static int chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t size,
@@ -217,7 +208,7 @@ static int run_uncompressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 		afrom = from & ~(uint64_t)(ALIGN - 1);
 		ato = (to + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
 	}
-	int rc = chunk_reserve(c, (size_t)(ato - afrom) + RIO_HEADER_SIZE);
+	int rc = chunk_grow(c, 0, (size_t)(ato - afrom) + RIO_HEADER_SIZE);
 	if (rc < 0)
 		return rc;
 	rio__io_req req = {fd, afrom, (size_t)(ato - afrom), c->buf, 0};
@@ -243,7 +234,7 @@ static ssize_t stream_more(rio__chunk *c, rio__piece_stream *ps, size_t *used, s
                            size_t step)
 {
 	size_t need = want > *used + step ? want : *used + step;
-	int rc = chunk_grow_keep(c, *used, need);
+	int rc = chunk_grow(c, *used, need);
 	if (rc < 0)
 		return rc;
 	ssize_t n = rio__istream_read(ps->in, c->buf + *used, need - *used);
@@ -298,7 +289,7 @@ static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	uint64_t file_before = ps->in ? rio__istream_file_bytes(ps->in) : 0;
 	size_t used = 0, p = 0;
 	if (rc == 0 && ps->ncarry > 0) {
-		if ((rc = chunk_grow_keep(c, 0, ps->ncarry)) == 0)
+		if ((rc = chunk_grow(c, 0, ps->ncarry)) == 0)
 			memcpy(c->buf, ps->carry, ps->ncarry);
 		used = ps->ncarry;
 		ps->ncarry = 0;
@@ -408,16 +399,13 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 		int fd = s->fd;
 		if (s->fd_direct >= 0) {
 			fd = s->fd_direct;
-			uint64_t a = off & ~(uint64_t)(ALIGN - 1);
-			len = ((off + len + ALIGN - 1) & ~(uint64_t)(ALIGN - 1)) - a;
-			off = a;
-			total = (total + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+			rio__io_align(&off, &len, &total);
 		}
 		reqs[i] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
 		total += (size_t)len;
 	}
 	if (rc == 0)
-		rc = chunk_reserve(c, total);
+		rc = chunk_grow(c, 0, total);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		reqs[i].buf = c->buf + (uintptr_t)reqs[i].buf;
 	if (rc == 0) {

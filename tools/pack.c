@@ -18,6 +18,7 @@
 #include "config.h"
 #include "common.h"
 #include "pack.h"
+#include "rng.h"
 #include "shard_out.h"
 
 #include <errno.h>
@@ -137,55 +138,6 @@ static void store_free(record_store *st)
 {
 	free(st->data);
 	free(st->start);
-}
-
-/* xoshiro256** seeded through splitmix64 (Vigna). */
-typedef struct rng {
-	uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-/* Uniform in [0, bound), bound > 0: rejects the 2^64 mod bound values that
- * would make the low residues likelier. */
-static uint64_t rng_below(rng *r, uint64_t bound)
-{
-	uint64_t threshold = -bound % bound;
-	for (;;) {
-		uint64_t x = rng_next(r);
-		if (x >= threshold)
-			return x % bound;
-	}
 }
 
 /* ---- what the sources share (pack.h) ------------------------------------ */
@@ -309,10 +261,10 @@ static int write_shuffled(record_store *st, uint64_t seed, shard_out *out, pack_
 	}
 	for (uint64_t i = 0; i < st->n; i++)
 		perm[i] = i;
-	rng r;
-	rng_seed(&r, seed);
+	rio__rng r; /* lib/rng.h: the loader's generator too */
+	rio__rng_seed(&r, seed, 0, 0, 0);
 	for (uint64_t i = st->n; i > 1; i--) {
-		uint64_t j = rng_below(&r, i), t = perm[i - 1];
+		uint64_t j = rio__rng_below(&r, i), t = perm[i - 1];
 		perm[i - 1] = perm[j];
 		perm[j] = t;
 	}
