@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -244,6 +245,66 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 	return 0;
 }
 
+/* Counting every needed shard, on `workers` threads (reading thousands of
+ * sidecars, or scanning shards that have none, is the slow part of open).
+ * The error reported is that of the first failing shard in order. */
+typedef struct count_job {
+	rio__dataset *ds;
+	const rio_loader_opts *o;
+	int full;
+	pthread_mutex_t mu;
+	size_t next;
+	size_t fail_shard;
+	int fail_rc;
+	rio_error fail_err;
+} count_job;
+
+static void *count_worker(void *arg)
+{
+	count_job *j = arg;
+	rio_error e;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t s = j->next++;
+		int give_up = j->fail_rc < 0 && s > j->fail_shard;
+		pthread_mutex_unlock(&j->mu);
+		if (s >= j->ds->nshards || give_up)
+			return NULL;
+		rio__shard *sh = &j->ds->shards[s];
+		if (!sh->needed)
+			continue;
+		rio__error_clear(&e);
+		int rc = shard_count(sh, j->full, j->o, &e);
+		if (rc < 0) {
+			pthread_mutex_lock(&j->mu);
+			if (j->fail_rc == 0 || s < j->fail_shard) {
+				j->fail_rc = rc;
+				j->fail_shard = s;
+				j->fail_err = e;
+			}
+			pthread_mutex_unlock(&j->mu);
+		}
+	}
+}
+
+static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_error *err)
+{
+	count_job j = {.ds = ds, .o = o, .full = full};
+	pthread_mutex_init(&j.mu, NULL);
+	pthread_t th[64];
+	int n = o->workers < 64 ? o->workers : 64, started = 0;
+	while (started < n - 1 && (size_t)started + 1 < ds->nshards &&
+	       pthread_create(&th[started], NULL, count_worker, &j) == 0)
+		started++;
+	count_worker(&j); /* this thread too */
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+	if (j.fail_rc < 0 && err)
+		*err = j.fail_err;
+	return j.fail_rc;
+}
+
 /* ---- the rank's pieces ------------------------------------------------ */
 
 static int add_piece(rio__dataset *ds, uint32_t shard, uint64_t first, uint64_t count)
@@ -345,16 +406,19 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
-		if (!sh->needed)
-			continue;
-		if (o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
+		if (sh->needed && o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
 			return rio__error_set(err, RIO_EUNSUPPORTED, sh->path, RIO__UNKNOWN,
 			                      RIO__UNKNOWN,
 			                      "global shuffling needs uncompressed shards (this one is %s); "
 			                      "use buffer shuffling",
 			                      rio_compression_name(sh->comp));
-		if ((rc = shard_count(sh, full, o, err)) < 0)
-			return rc;
+	}
+	if ((rc = count_all(ds, full, o, err)) < 0)
+		return rc;
+	for (size_t s = 0; s < ds->nshards; s++) {
+		rio__shard *sh = &ds->shards[s];
+		if (!sh->needed)
+			continue;
 		ds->total_records += sh->count;
 		ds->ident = (ds->ident ^ (sh->count + 0x9e3779b97f4a7c15ull * (s + 1))) *
 		            0x100000001b3ull;
