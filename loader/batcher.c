@@ -143,7 +143,8 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 			               "growing a batch's payload memory");
 			return rc;
 		}
-		memcpy(s->arena + s->arena_used, data, size);
+		if (size) /* an empty record may meet an arena not allocated yet */
+			memcpy(s->arena + s->arena_used, data, size);
 		r->data = (const uint8_t *)(uintptr_t)s->arena_used; /* made a pointer at publish */
 		r->size = size;
 		s->arena_used += size;

@@ -170,6 +170,13 @@ static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_
 		    (rc = rio_index_append(&idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
 			break;
 	}
+	if (rc < 0 && s->comp != RIO_COMPRESSION_NONE && o->on_damage != RIO_DAMAGE_FAIL &&
+	    rio_reader_stopped(r) && (rc <= RIO_ECORRUPT_LENGTH && rc >= RIO_ECOMPRESSED)) {
+		/* SKIP: damage stops a compressed stream; the records before it
+		 * are the shard's, and the worker that reads on to the end of
+		 * the stream meets the damage and counts it */
+		rc = 0;
+	}
 	if (rc < 0) {
 		if (rio_reader_error(r)->code == rc)
 			*err = *rio_reader_error(r);

@@ -250,15 +250,34 @@ static int stream_damage(rio__chunk *c, rio_loader *l, rio__piece_stream *ps, in
 {
 	ps->ended = 1;
 	if (l->o.on_damage == RIO_DAMAGE_FAIL)
-		return rio__error_set(&c->err, code, path, off, ps->pos, "%s", detail ? detail : "");
+		return detail ? rio__error_set(&c->err, code, path, off, ps->pos, "%s", detail)
+		              : rio__error_set(&c->err, code, path, off, ps->pos, NULL);
 	c->skipped++;
 	return 0;
+}
+
+/* Drops the bytes the chunk has parsed so far, [0, *p), keeping the rest:
+ * a task that starts inside a piece skips the head of the stream in
+ * buffers of one read, whatever the size of the head. Only while the
+ * chunk holds no record (their offsets point into the buffer). */
+static void stream_compact(rio__chunk *c, rio__piece_stream *ps, size_t *p, size_t *used)
+{
+	if (c->nrec > 0 || *p == 0)
+		return;
+	memmove(c->buf, c->buf + *p, *used - *p);
+	ps->base += *p;
+	*used -= *p;
+	*p = 0;
 }
 
 /* Records [first, first + count) of a compressed piece. The stream is
  * decompressed straight into the chunk and the frames are checked there;
  * bytes past the task's last record (a frame cut by the read) are carried
- * to the piece's next task. */
+ * to the piece's next task. The task that ends the shard reads on to the
+ * end of the stream: what follows the last record (a record the index does
+ * not list, damage, a cut or a bad checksum in the codec's trailer) is
+ * found there, as the uncompressed path checks a shard's tail; and a
+ * stream that ends before the records its index lists is an error too. */
 static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 {
 	rio_loader *l = w->l;
@@ -286,6 +305,7 @@ static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 		ps->base = 0;
 	}
 	uint64_t end = t->first + t->count;
+	int check_end = end == s->count;
 	uint64_t file_before = ps->in ? rio__istream_file_bytes(ps->in) : 0;
 	size_t used = 0, p = 0;
 	if (rc == 0 && ps->ncarry > 0) {
@@ -297,11 +317,10 @@ static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	/* read about what the task's records take, so little is carried */
 	uint64_t avg = s->count ? s->data_end / s->count + 1 : 4096;
 	size_t step = l->o.read_size;
-	while (rc == 0 && ps->in && !ps->ended && ps->pos < end) {
+	while (rc == 0 && ps->in && !ps->ended && (ps->pos < end || check_end)) {
 		uint64_t off = ps->base + p;
 		size_t avail = used - p;
 		uint64_t len = 0;
-		size_t want = used + (size_t)((end - ps->pos) * avg) + 4096;
 		if (avail >= RIO_HEADER_SIZE && !rio__frame_header_valid(c->buf + p, &len)) {
 			rc = stream_damage(c, l, ps, RIO_ECORRUPT_LENGTH, s->path, off, NULL);
 			break;
@@ -311,17 +330,32 @@ static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 			break;
 		}
 		if (avail < RIO_HEADER_SIZE || avail - RIO_HEADER_SIZE < len + RIO_FOOTER_SIZE) {
+			stream_compact(c, ps, &p, &used);
 			size_t frame_end = p + RIO_HEADER_SIZE + (size_t)len + RIO_FOOTER_SIZE;
-			ssize_t n = stream_more(c, ps, &used, want > frame_end ? want : frame_end,
-			                        step);
-			if (n < 0) {
+			/* the task's records in one go; a head being skipped, or
+			 * the tail being checked, a read at a time */
+			size_t ahead = ps->pos >= t->first && ps->pos < end
+			                       ? (size_t)((end - ps->pos) * avg) + 4096
+			                       : 0;
+			ssize_t n = stream_more(c, ps, &used,
+			                        used + ahead > frame_end ? used + ahead : frame_end, step);
+			if (n < 0 && (n == RIO_ETRUNCATED || n == RIO_ECOMPRESSED)) {
 				rc = stream_damage(c, l, ps, (int)n, s->path, ps->base + used,
 				                   rio__istream_detail(ps->in));
+				break;
+			}
+			if (n < 0) { /* an I/O error is no damage to skip */
+				rc = rio__error_set(&c->err, (int)n, s->path, ps->base + used, ps->pos,
+				                    "%s", rio__istream_detail(ps->in));
 				break;
 			}
 			if (n == 0) { /* the end of the stream */
 				if (used > p)
 					rc = stream_damage(c, l, ps, RIO_ETRUNCATED, s->path, off, NULL);
+				else if (ps->pos < end)
+					rc = stream_damage(c, l, ps, RIO_EBADINDEX, s->path, off,
+					                   "the stream ends before the record its index "
+					                   "lists");
 				ps->ended = 1;
 				break;
 			}
@@ -334,6 +368,11 @@ static int run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 				rc = stream_damage(c, l, ps, RIO_ECORRUPT_DATA, s->path, off, NULL);
 				break;
 			}
+		}
+		if (ps->pos >= end) { /* a whole record after the shard's last one */
+			rc = stream_damage(c, l, ps, RIO_EBADINDEX, s->path, off,
+			                   "a record follows the last one its index lists");
+			break;
 		}
 		if (ps->pos >= t->first &&
 		    ((rc = chunk_add(c, &l->cols, p + RIO_HEADER_SIZE, (size_t)len, t->shard,

@@ -25,6 +25,7 @@ UNIT_TESTS = \
 	tests/test_example \
 	tests/test_shardset \
 	tests/test_loader \
+	tests/test_loader_compressed \
 	tests/test_loader_uring
 
 check_PROGRAMS += $(UNIT_TESTS)
@@ -57,6 +58,10 @@ tests_test_shardset_LDADD = $(RIO_TEST_LDADD)
 tests_test_loader_SOURCES = tests/test_loader.c tests/loadutil.c tests/loadutil.h
 tests_test_loader_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_loader_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_compressed_SOURCES = tests/test_loader_compressed.c tests/loadutil.c \
+	tests/loadutil.h
+tests_test_loader_compressed_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_compressed_LDADD = $(RIO_TEST_LDADD)
 tests_test_loader_uring_SOURCES = tests/test_loader_uring.c tests/loadutil.c tests/loadutil.h
 tests_test_loader_uring_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_loader_uring_LDADD = $(RIO_TEST_LDADD)
