@@ -166,9 +166,12 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 			continue;
 		}
 		if (rc < 0) {
-			if (l->o.on_damage == RIO_DAMAGE_FAIL)
+			/* damage before `first` is counted by the task (or the
+			 * rank) whose records it hit; a cut ends this one too */
+			int mine = index >= t->first || rc == RIO_ETRUNCATED;
+			if (mine && l->o.on_damage == RIO_DAMAGE_FAIL)
 				return rio__error_set(&c->err, rc, s->path, off, index, NULL);
-			c->skipped++;
+			c->skipped += (uint64_t)mine;
 			if (rc == RIO_ETRUNCATED)
 				return 0; /* the file ends here */
 			/* either way the damage stands for one record, as the

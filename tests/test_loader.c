@@ -1875,6 +1875,133 @@ static void test_damaged_data(void)
 	lu_watchdog(NULL, 0);
 }
 
+/* Damage in shards without .idx, which the open scans: the scan must number
+ * the frames as the workers do (and as an .idx written before the damage
+ * lists them), so the same shards with and without sidecars give the same
+ * records, counts and skips under SKIP. Shard 1 of 3 (150 records each, so
+ * the sparse index has entries at 64 and 128) gets: a data byte (17), a
+ * length CRC byte (30), a length byte (45: the length grows or shrinks by
+ * 32, a plausible size), two damaged neighbours across the index step (63
+ * and 64, data), and a length CRC at an index step (128). */
+static const size_t scan_counts[3] = {150, 150, 150};
+static const uint64_t scan_damaged[6] = {17, 30, 45, 63, 64, 128};
+
+static void damage_scan_set(lu_dataset *d, const char *name, unsigned idx_mask)
+{
+	lu_dataset_make(d, &(lu_spec){.name = name,
+	                              .tag = 11,
+	                              .counts = scan_counts,
+	                              .nshards = 3,
+	                              .comp = RIO_COMPRESSION_NONE,
+	                              .idx_mask = idx_mask});
+	const uint64_t *off = d->off[1];
+	flip_byte(d->paths[1], off[17] + RIO_HEADER_SIZE + 3);
+	flip_byte(d->paths[1], off[30] + 9);
+	flip_byte(d->paths[1], off[45]);
+	flip_byte(d->paths[1], off[63] + RIO_HEADER_SIZE + 1);
+	flip_byte(d->paths[1], off[64] + RIO_HEADER_SIZE + 1);
+	flip_byte(d->paths[1], off[128] + 10);
+}
+
+static int scan_is_damaged(uint32_t shard, uint64_t index)
+{
+	for (size_t k = 0; k < 6; k++)
+		if (shard == 1 && index == scan_damaged[k])
+			return 1;
+	return 0;
+}
+
+static void test_damaged_scanned(void)
+{
+	lu_watchdog("damage, scanned", 120);
+	lu_dataset di, dn;
+	damage_scan_set(&di, "scan-dmg-idx", 0x7);
+	damage_scan_set(&dn, "scan-dmg-noidx", 0x0);
+	for (int si = 0; si < 3; si++)
+		for (int W = 1; W <= 4; W += 3) {
+			lu_seq s[2][4];
+			uint64_t skipped[2] = {0, 0}, records[2] = {0, 0};
+			for (int k = 0; k < 2; k++) {
+				const lu_dataset *d = k ? &dn : &di;
+				for (int r = 0; r < W; r++) {
+					lu_seq_init(&s[k][r]);
+					rio_loader_opts o;
+					lu_base_opts(&o);
+					o.shuffle = all_shuffles[si];
+					o.batch_size = 8;
+					o.on_damage = RIO_DAMAGE_SKIP;
+					o.world = W;
+					o.rank = r;
+					rio_loader *l = lu_open(d, &o);
+					if (!l)
+						continue;
+					records[k] += rio_loader_records(l);
+					int rc = lu_drain_epoch(l, &s[k][r], d);
+					CHECK(rc == 0, "%s, %s, world %d rank %d, SKIP: next = %d (%s) %s",
+					      k ? "scanned" : "with .idx", shuffle_name(o.shuffle), W, r,
+					      rc, rio_strerror(rc), rio_loader_error(l)->message);
+					rio_loader_stats st;
+					rio_loader_stats_get(l, &st);
+					skipped[k] += st.skipped;
+					rio_loader_close(l);
+				}
+			}
+			for (int k = 0; k < 2; k++) {
+				const lu_dataset *d = k ? &dn : &di;
+				unsigned *hits = calloc(d->total, sizeof *hits);
+				CU_ASSERT_FATAL(hits != NULL);
+				size_t wrong = 0, bad = 0;
+				for (int r = 0; r < W; r++) {
+					wrong += lu_count_hits(d, &s[k][r], hits);
+					bad += s[k][r].bad_payload;
+				}
+				for (uint32_t sh = 0; sh < 3; sh++)
+					for (uint64_t i = 0; i < 150; i++)
+						wrong += hits[lu_ordinal(d, sh, i)] !=
+						         (scan_is_damaged(sh, i) ? 0u : 1u);
+				free(hits);
+				CHECK(wrong == 0 && bad == 0 && skipped[k] == 6 && records[k] == 450,
+				      "%s, %s, world %d, SKIP: %zu records not as expected (want every "
+				      "undamaged one once), %zu with wrong bytes, skipped %llu (want 6), "
+				      "rio_loader_records %llu in all (want 450: damaged frames count)",
+				      k ? "scanned" : "with .idx", shuffle_name(all_shuffles[si]), W,
+				      wrong, bad, (unsigned long long)skipped[k],
+				      (unsigned long long)records[k]);
+			}
+			for (int r = 0; r < W; r++) {
+				char diff[400];
+				CHECK(lu_seq_equal(&s[0][r], 0, &s[1][r], 0),
+				      "%s, world %d rank %d: with .idx and scanned differ: %s",
+				      shuffle_name(all_shuffles[si]), W, r,
+				      lu_seq_diff(&s[0][r], 0, &s[1][r], 0, diff, sizeof diff));
+				lu_seq_free(&s[0][r]);
+				lu_seq_free(&s[1][r]);
+			}
+		}
+	/* FAIL: the scan meets the first damage, or a worker does; either
+	 * way the error names shard 1 */
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.world = 1;
+	o.rank = 0;
+	rio_loader *l = NULL;
+	int rc = rio_loader_open(&l, dn.prefix, &o);
+	if (rc == 0) {
+		lu_seq s;
+		lu_seq_init(&s);
+		rc = lu_drain_epoch(l, &s, &dn);
+		lu_seq_free(&s);
+	}
+	CHECK(rc == RIO_ECORRUPT_DATA && l &&
+	          strstr(rio_loader_error(l)->message, "data-00001-of-00003.tfrecord"),
+	      "scanned, FAIL: %d (%s) \"%s\"; want RIO_ECORRUPT_DATA naming shard 1", rc,
+	      rio_strerror(rc), l ? rio_loader_error(l)->message : "");
+	rio_loader_close(l);
+	lu_dataset_free(&di);
+	lu_dataset_free(&dn);
+	lu_watchdog(NULL, 0);
+}
+
 /* The first shard cut in its last record, with and without its .idx. */
 static void test_truncated(void)
 {
@@ -2438,6 +2565,7 @@ static const tu_test decode_tests[] = {
 static const tu_test damage_tests[] = {
     {"a damaged record", test_damaged_data},
     {"a truncated shard", test_truncated},
+    {"damaged shards without .idx: the scan numbers frames as the index", test_damaged_scanned},
     {NULL, NULL},
 };
 
