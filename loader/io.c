@@ -38,6 +38,8 @@ struct rio__io {
 	size_t cap;
 	uint8_t *fixed;  /* the registered buffer, or NULL */
 	size_t fixed_len;
+	int *file_slot;  /* registered files: fd -> its slot, or -1 */
+	size_t nfile_slot;
 #ifdef HAVE_LIBURING
 	struct io_uring ring;
 #endif
@@ -77,7 +79,37 @@ void rio__io_close(rio__io *io)
 		io_uring_queue_exit(&io->ring);
 #endif
 	free(io->pieces);
+	free(io->file_slot);
 	free(io);
+}
+
+void rio__io_register_files(rio__io *io, const int *fds, size_t n)
+{
+#ifdef HAVE_LIBURING
+	if (!io->use_uring || io->file_slot || n == 0 || n > 32768)
+		return;
+	int maxfd = -1;
+	for (size_t i = 0; i < n; i++)
+		maxfd = fds[i] > maxfd ? fds[i] : maxfd;
+	if (maxfd < 0)
+		return;
+	int *slot = malloc(((size_t)maxfd + 1) * sizeof *slot);
+	if (!slot)
+		return;
+	for (int fd = 0; fd <= maxfd; fd++)
+		slot[fd] = -1;
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			slot[fds[i]] = (int)i;
+	if (io_uring_register_files(&io->ring, fds, (unsigned)n) < 0) {
+		free(slot);
+		return;
+	}
+	io->file_slot = slot;
+	io->nfile_slot = (size_t)maxfd + 1;
+#else
+	(void)io, (void)fds, (void)n;
+#endif
 }
 
 void rio__io_register(rio__io *io, void *buf, size_t len)
@@ -173,11 +205,15 @@ static int read_uring(rio__io *io, const rio__io_req *reqs, size_t np)
 			piece *p = &io->pieces[k];
 			uint8_t *dst = p->buf + p->done;
 			unsigned n = (unsigned)(p->len - p->done);
+			int fd = reqs[p->req].fd;
+			int slot = (size_t)fd < io->nfile_slot ? io->file_slot[fd] : -1;
 			if (io->fixed && dst >= io->fixed && dst + n <= io->fixed + io->fixed_len)
-				io_uring_prep_read_fixed(sqe, reqs[p->req].fd, dst, n, p->offset + p->done,
-				                         0);
+				io_uring_prep_read_fixed(sqe, slot >= 0 ? slot : fd, dst, n,
+				                         p->offset + p->done, 0);
 			else
-				io_uring_prep_read(sqe, reqs[p->req].fd, dst, n, p->offset + p->done);
+				io_uring_prep_read(sqe, slot >= 0 ? slot : fd, dst, n, p->offset + p->done);
+			if (slot >= 0)
+				sqe->flags |= IOSQE_FIXED_FILE;
 			io_uring_sqe_set_data64(sqe, k);
 			inflight++;
 		}

@@ -39,6 +39,12 @@ void rio__io_close(rio__io *io);
  * where registration fails (the reads then go the plain way). */
 void rio__io_register(rio__io *io, void *buf, size_t len);
 
+/* Registers the files the reads will name (fds[i] >= 0; -1 entries are
+ * left out) with io_uring: reads of them then skip the kernel's per-request
+ * file lookup and reference count. A no-op for pread and where
+ * registration fails. */
+void rio__io_register_files(rio__io *io, const int *fds, size_t n);
+
 /* O_DIRECT alignment: every read starts, ends and lands on 4 KiB. */
 #define RIO__IO_ALIGN 4096u
 

@@ -112,7 +112,9 @@ typedef enum rio_shuffle {
 typedef enum rio_sharding {
 	RIO_SHARD_AUTO = 0,    /* RECORDS when every shard has an .idx or there
 	                        * are fewer shards than ranks, else FILES     */
-	RIO_SHARD_FILES = 1,   /* rank r takes shards r, r + W, r + 2W, ...   */
+	RIO_SHARD_FILES = 1,   /* rank r takes shards r, r + W, r + 2W, ...
+	                        * (-EINVAL from open with fewer shards than
+	                        * ranks: some would have none)              */
 	RIO_SHARD_RECORDS = 2, /* rank r takes the r-th of W contiguous,
 	                        * balanced ranges of all records (sizes differ
 	                        * by at most one)                            */

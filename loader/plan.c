@@ -393,6 +393,11 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	if (ds->sharding == RIO_SHARD_AUTO)
 		ds->sharding = all_indexed || ds->nshards < (size_t)ds->world ? RIO_SHARD_RECORDS
 		                                                               : RIO_SHARD_FILES;
+	if (ds->sharding == RIO_SHARD_FILES && ds->nshards < (size_t)ds->world)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "files sharding gives each rank whole shards, and %zu shards "
+		                      "cannot serve %d ranks: use records sharding",
+		                      ds->nshards, ds->world);
 
 	/* open and count what this rank needs: its own shards (files), or all
 	 * of them (records: the split needs every count). Every record's place

@@ -585,7 +585,21 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 	w->free_chunks = RIO__CHUNKS_PER_WORKER;
 	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++)
 		w->chunks[i].owner = w;
-	return rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
+	int rc = rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
+	if (rc < 0 || !l->use_uring)
+		return rc;
+	/* the shards' descriptors, registered with the worker's ring */
+	size_t n = 2 * l->ds.nshards;
+	int *fds = malloc((n ? n : 1) * sizeof *fds);
+	if (fds) {
+		for (size_t s = 0; s < l->ds.nshards; s++) {
+			fds[2 * s] = l->ds.shards[s].fd;
+			fds[2 * s + 1] = l->ds.shards[s].fd_direct;
+		}
+		rio__io_register_files(w->io, fds, n);
+		free(fds);
+	}
+	return 0;
 }
 
 void rio__worker_free(rio__worker *w)

@@ -569,6 +569,34 @@ static void test_fewer_shards_than_ranks(void)
 		}
 }
 
+/* FILES asked for with fewer shards than ranks: refused at open, naming the
+ * way out (ranks without a shard would hang or starve a job). */
+static void test_files_too_few_shards(void)
+{
+	const lu_dataset *d = dataset(DS_TWO);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.sharding = RIO_SHARD_FILES;
+	o.world = 3;
+	for (int r = 0; r < 3; r++) {
+		o.rank = r;
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, d->prefix, &o);
+		const char *msg = l ? rio_loader_error(l)->message : "";
+		CHECK(rc == -EINVAL && strstr(msg, "2 shards") && strstr(msg, "3 ranks") &&
+		          strstr(msg, "records sharding"),
+		      "FILES, 2 shards, world 3, rank %d: open = %d (%s) \"%s\"; want -EINVAL "
+		      "naming the counts and records sharding",
+		      r, rc, rio_strerror(rc), msg);
+		rio_loader_close(l);
+	}
+	o.world = 2; /* as many shards as ranks: fine */
+	o.rank = 1;
+	rio_loader *l = lu_open(d, &o);
+	CU_ASSERT(l != NULL && rio_loader_records(l) == 3);
+	rio_loader_close(l);
+}
+
 /* AUTO: RECORDS when every shard has an .idx, FILES when some have none. */
 static void test_auto_sharding(void)
 {
@@ -2525,6 +2553,7 @@ static const tu_test once_tests[] = {
     {"shards without .idx: scanned, same sequences", test_scan_path},
     {"a rank with no records", test_empty_rank},
     {"fewer shards than ranks", test_fewer_shards_than_ranks},
+    {"FILES with fewer shards than ranks: refused", test_files_too_few_shards},
     {"AUTO sharding", test_auto_sharding},
     {NULL, NULL},
 };
