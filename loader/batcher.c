@@ -262,12 +262,12 @@ static rio__chunk *take_chunk(rio_loader *l, uint64_t task)
 	return c;
 }
 
-static void give_back(rio_loader *l, rio__chunk *c)
+static void give_back(rio_loader *l, rio__chunk *c, int counted)
 {
 	pthread_mutex_lock(&l->mu);
 	c->lent = 0;
 	c->owner->free_chunks++;
-	l->stats.skipped += c->skipped;
+	l->stats.skipped += counted ? c->skipped : 0;
 	l->stats.file_bytes += c->file_bytes;
 	pthread_cond_broadcast(&l->work_cv);
 	pthread_mutex_unlock(&l->mu);
@@ -299,19 +299,30 @@ void *rio__batcher_main(void *arg)
 	b.number = (l->epoch_skip + l->pool.batch_size - 1) / l->pool.batch_size;
 	rio__rng_seed(&b.rng, l->o.seed, l->epoch, (uint64_t)l->ds.rank, RNG_SHUFFLE_BUFFER);
 	int rc = l->pool.device_copy ? rio__cuda_set_device(l->o.device) : 0;
+	/* compressed pieces that ended at a bad data CRC found after their
+	 * later tasks had gone on: those tasks' chunks are dropped */
+	uint8_t *dead = calloc(l->ds.npieces ? l->ds.npieces : 1, 1);
+	if (!dead)
+		rc = -ENOMEM;
 	for (uint64_t t = 0; t < l->plan.ntasks && rc == 0; t++) {
 		rio__chunk *c = take_chunk(l, t);
 		if (!c) {
 			rc = -ECANCELED;
 			break;
 		}
-		rc = consume(&b, c);
-		if (rc == 0 && c->error < 0) {
+		uint32_t piece = l->plan.global ? 0 : l->plan.tasks[t].piece;
+		int live = l->plan.global || !dead[piece];
+		if (live)
+			rc = consume(&b, c);
+		if (rc == 0 && live && c->error < 0) {
 			rc = c->error;
 			l->batch_err = c->err;
 		}
-		give_back(l, c);
+		if (live && c->dead)
+			dead[piece] = 1;
+		give_back(l, c, live);
 	}
+	free(dead);
 	if (rc == 0 && l->o.shuffle == RIO_SHUFFLE_BUFFER)
 		rc = shuffle_drain(&b);
 	if (rc == 0 && b.fill > 0 && !l->o.drop_remainder)

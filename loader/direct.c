@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALIGN 4096u
 
 int rio__direct_eligible(const rio_loader_opts *o)
 {
@@ -151,14 +150,8 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		base = s->arena;
 	} else {
 		rio__chunk *c = &w->chunks[0];
-		if (total > c->cap) {
-			uint8_t *nb = rio__aligned_alloc(ALIGN, total);
-			if (!nb)
-				return -ENOMEM;
-			free(c->buf);
-			c->buf = nb;
-			c->cap = total;
-		}
+		if ((rc = rio__chunk_grow(c, 0, total)) < 0)
+			return rc;
 		rio__io_register(w->io, c->buf, c->cap); /* O_DIRECT: fixed buffer */
 		base = c->buf;
 		if (!l->cols.ncols) {

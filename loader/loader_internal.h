@@ -50,6 +50,9 @@ typedef struct rio__chunk {
 	uint64_t skipped;       /* damaged or non-matching records skipped   */
 	uint64_t file_bytes;
 	int lent;               /* handed to the batcher                     */
+	int dead;               /* a compressed piece's data CRC failed here:
+	                         * the piece ends (the batcher drops its later
+	                         * chunks, which may have gone on)           */
 	int error;              /* < 0: the task failed (err says where)    */
 	rio_error err;
 	struct rio__chunk *next; /* in the loader's done list              */
@@ -78,8 +81,9 @@ typedef struct rio__piece_stream {
 	uint64_t base;          /* stream offset of the next byte to parse   */
 	uint8_t *carry;         /* bytes read past the last task's records   */
 	size_t ncarry, capcarry;
-	int busy;               /* a worker is running one of its tasks      */
-	struct rio__worker *owner; /* the worker that ran the last one      */
+	int busy;               /* a worker claimed a task and holds (or
+	                         * waits for) the turn                       */
+	struct rio__worker *owner; /* the worker that claimed the last one  */
 } rio__piece_stream;
 
 struct rio_loader {
@@ -133,6 +137,20 @@ void *rio__worker_main(void *arg);
 int rio__worker_init(rio__worker *w, struct rio_loader *l);
 void rio__worker_free(rio__worker *w);
 
+/* chunk.c: a chunk's memory and records. Grows the buffer to `need` bytes
+ * keeping the first `keep`; appends a record (payload at buf + off);
+ * decodes the last record into its row (a mismatch drops it: counted under
+ * SKIP, an error under FAIL). */
+int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need);
+int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t size, uint32_t shard,
+                   uint64_t index);
+int rio__chunk_decode_last(rio__chunk *c, struct rio_loader *l, const char *path,
+                           uint64_t offset);
+/* 1 when the data CRC of the whole frame at p (payload of len bytes) holds. */
+int rio__frame_data_valid(const uint8_t *p, uint64_t len);
+
+/* piece_stream.c: runs a task of a compressed piece into chunk c. */
+int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t);
 /* Closes a compressed piece's stream (its carry buffer stays for reuse). */
 void rio__piece_stream_close(rio__piece_stream *ps);
 

@@ -5,6 +5,8 @@ recordio_librecordio_la_SOURCES += \
 	loader/plan.c loader/plan.h \
 	loader/io.c loader/io.h \
 	loader/worker.c \
+	loader/chunk.c \
+	loader/piece_stream.c \
 	loader/direct.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \

@@ -1483,6 +1483,147 @@ static void test_damage(void)
 	lu_watchdog(NULL, 0);
 }
 
+/* A wrong data CRC in a compressed stream of Examples decoded into columns.
+ * Decoded records have their CRCs checked after the task has passed the
+ * stream on (piece_stream.c), so later tasks of the piece may already have
+ * read past the damage: the piece must still end there, as the reader says
+ * (FAIL: the error at the record after the batches before it; SKIP: the
+ * records before it, counted once), whatever the number of workers. */
+static void test_decoded_crc(void)
+{
+	lu_watchdog("decoded CRC", 240);
+	static const size_t counts[3] = {120, 300, 90};
+	const uint64_t bad = 140; /* the third of the shard's tasks of 64 */
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(LU_COLS_NATIVE, &cols, &ncols, NULL), 0);
+	for (int c = 0; c < 3; c++) {
+		char name[32];
+		snprintf(name, sizeof name, "excrc-%s", cname(codecs[c]));
+		lu_dataset d;
+		lu_dataset_make(&d, &(lu_spec){.name = name,
+		                               .tag = 14,
+		                               .counts = counts,
+		                               .nshards = 3,
+		                               .comp = RIO_COMPRESSION_NONE,
+		                               .idx_mask = c == 1 ? 0x5u : 0x7u,
+		                               .example = 1});
+		size_t n;
+		uint8_t *raw = tu_read_file(d.paths[1], &n);
+		CU_ASSERT_FATAL(raw != NULL);
+		raw[d.off[1][bad] + RIO_HEADER_SIZE + 100] ^= 0x10;
+		tu_write_file(d.paths[1], raw, n);
+		free(raw);
+		for (size_t sh = 0; sh < 3; sh++)
+			compress_file(d.paths[sh], codecs[c]);
+		tds t = {d, 0};
+		for (int si = 0; si < 2; si++) {
+			lu_seq ref;
+			lu_seq_init(&ref);
+			for (int wi = 0; wi < 3; wi++) {
+				static const int nworkers[3] = {1, 2, 4};
+				rio_loader_opts o;
+				base_opts(&o);
+				o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+				o.batch_size = 8;
+				o.workers = nworkers[wi];
+				o.columns = cols;
+				o.ncolumns = ncols;
+				char what[160];
+				snprintf(what, sizeof what, "%s, decoded, a wrong data CRC, %s, %d workers",
+				         cname(codecs[c]), shname(o.shuffle), o.workers);
+				/* FAIL (the scan of shard 1, without .idx, may meet it
+				 * at open) */
+				rio_loader *l = NULL;
+				int orc = rio_loader_open(&l, d.prefix, &o);
+				if (l) {
+					lu_seq s;
+					lu_seq_init(&s);
+					int rc = orc < 0 ? orc : drain(l, &s, &t);
+					const rio_error *e = rio_loader_error(l);
+					size_t after = 0;
+					for (size_t i = 0; i < s.n; i++)
+						after += s.rec[i].shard == 1 && s.rec[i].index >= bad;
+					CHECK(rc == RIO_ECORRUPT_DATA && e->record == bad &&
+					          e->offset == d.off[1][bad] &&
+					          strstr(e->message, "data-00001-of-00003") && after == 0 &&
+					          s.bad_columns == 0,
+					      "%s, FAIL: next = %d (%s) \"%s\" (record %llu, offset %llu); "
+					      "%zu records of shard 1 from %llu on, %zu wrong values; want "
+					      "RIO_ECORRUPT_DATA at record %llu, offset %llu, none after",
+					      what, rc, rio_strerror(rc), e->message,
+					      (unsigned long long)e->record, (unsigned long long)e->offset,
+					      after, (unsigned long long)bad, s.bad_columns,
+					      (unsigned long long)bad, (unsigned long long)d.off[1][bad]);
+					if (!si && orc == 0)
+						CHECK(s.n == (120 + bad) / 8 * 8,
+						      "%s, FAIL: %zu records before the error, want %llu", what,
+						      s.n, (unsigned long long)((120 + bad) / 8 * 8));
+					rio_loader_close(l);
+					lu_seq_free(&s);
+				}
+				/* SKIP, two epochs */
+				o.on_damage = RIO_DAMAGE_SKIP;
+				l = open_on(&t, &o, what);
+				if (!l)
+					continue;
+				lu_seq s;
+				lu_seq_init(&s);
+				uint64_t before = 0;
+				for (int ep = 0; ep < 2; ep++) {
+					lu_seq one;
+					lu_seq_init(&one);
+					int rc = drain(l, &one, &t);
+					rio_loader_stats st;
+					rio_loader_stats_get(l, &st);
+					unsigned *hits = calloc(d.total, sizeof *hits);
+					size_t wrong = lu_count_hits(&d, &one, hits);
+					for (uint32_t sh = 0; sh < 3; sh++)
+						for (uint64_t i = 0; i < d.count[sh]; i++)
+							wrong += hits[lu_ordinal(&d, sh, i)] !=
+							         (sh != 1 || i < bad ? 1u : 0u);
+					free(hits);
+					CHECK(rc == 0 && st.skipped - before == 1 && wrong == 0 &&
+					          one.bad_columns == 0,
+					      "%s, SKIP, epoch %d: rc %d (%s), skipped %llu (want 1), %zu "
+					      "records not as expected (want shards 0 and 2 and shard 1's "
+					      "first %llu, once), %zu wrong values",
+					      what, ep, rc, rio_loader_error(l)->message,
+					      (unsigned long long)(st.skipped - before), wrong,
+					      (unsigned long long)bad, one.bad_columns);
+					before = st.skipped;
+					for (size_t b = 0; b < one.nb; b++) {
+						rio_batch_record br[64];
+						for (size_t i = 0; i < one.b[b].count && i < 64; i++)
+							br[i] = (rio_batch_record){
+							    NULL, 0, one.rec[one.b[b].first + i].shard,
+							    one.rec[one.b[b].first + i].index};
+						rio_batch bb = {.count = one.b[b].count,
+						                .epoch = one.b[b].epoch,
+						                .number = one.b[b].number,
+						                .records = br};
+						lu_seq_add(&s, &bb, NULL);
+					}
+					lu_seq_free(&one);
+				}
+				rio_loader_close(l);
+				if (wi == 0) {
+					ref = s;
+					continue;
+				}
+				char diff[400];
+				CHECK(lu_seq_equal(&ref, 0, &s, 0), "%s, SKIP: not 1 worker's sequence: %s",
+				      what, lu_seq_diff(&ref, 0, &s, 0, diff, sizeof diff));
+				lu_seq_free(&s);
+			}
+			lu_seq_free(&ref);
+		}
+		lu_dataset_free(&d);
+	}
+	free(cols);
+	lu_watchdog(NULL, 0);
+}
+
 /* Records longer than opts.max_record_size inside a compressed stream: the
  * frame cannot be read, so (as the reader does) the piece stops there:
  * RIO_ETOOLARGE after the batches before it under FAIL; under SKIP each
@@ -1830,6 +1971,7 @@ static const tu_test decode_tests[] = {
 static const tu_test damage_tests[] = {
     {"damaged streams (cut, flipped byte, bad data CRC) with .idx", test_damage},
     {"damaged streams without .idx", test_damage_noidx},
+    {"a wrong data CRC in decoded streams, 1, 2 and 4 workers", test_decoded_crc},
     {"records over max_record_size", test_too_large},
     {"a stream shorter than its .idx", test_stream_shorter_than_index},
     {"a stream cut in its trailer", test_cut_trailer},

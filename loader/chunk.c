@@ -1,0 +1,94 @@
+/*
+ * chunk.c — a worker's chunk (the records of one task, in the worker's own
+ * buffer) and the checks of a frame in memory, shared by the three kinds of
+ * task (worker.c: uncompressed ranges and global reads; piece_stream.c:
+ * compressed pieces) and by the direct path's scratch buffer (direct.c).
+ */
+#include "config.h"
+#include "loader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need)
+{
+	if (need <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 1 << 20;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *b = rio__aligned_alloc(RIO__IO_ALIGN, cap);
+	if (!b)
+		return -ENOMEM;
+	if (keep)
+		memcpy(b, c->buf, keep);
+	free(c->buf);
+	c->buf = b;
+	c->cap = cap;
+	return 0;
+}
+
+int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t size, uint32_t shard,
+                   uint64_t index)
+{
+	if (c->nrec == c->rec_cap) {
+		size_t n = c->rec_cap ? c->rec_cap * 2 : 256;
+		rio__chunk_rec *r = realloc(c->recs, n * sizeof *r);
+		if (!r)
+			return -ENOMEM;
+		c->recs = r;
+		c->rec_cap = n;
+	}
+	if (cp->ncols && c->nrec == c->rows_cap) {
+		size_t n = c->rows_cap ? c->rows_cap * 2 : 256;
+		uint8_t *r = realloc(c->rows, n * cp->row_bytes);
+		if (!r)
+			return -ENOMEM;
+		c->rows = r;
+		c->rows_cap = n;
+	}
+	c->recs[c->nrec++] = (rio__chunk_rec){off, size, shard, index};
+	return 0;
+}
+
+int rio__chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint64_t offset)
+{
+	const rio__colplan *cp = &l->cols;
+	if (!cp->ncols)
+		return 0;
+	rio__chunk_rec *r = &c->recs[c->nrec - 1];
+	char detail[300];
+	int rc = rio__decode_row(cp, c->buf + r->off, r->size,
+	                         c->rows + (c->nrec - 1) * cp->row_bytes, detail, sizeof detail);
+	if (rc == 0)
+		return 0;
+	c->nrec--; /* never delivered, whatever the policy */
+	if (l->o.on_damage != RIO_DAMAGE_FAIL) {
+		c->skipped++;
+		return 0;
+	}
+	return rio__error_set(&c->err, rc, path, offset, r->index, "%s", detail);
+}
+
+int rio__frame_data_valid(const uint8_t *p, uint64_t len)
+{
+	uint8_t want[RIO_FOOTER_SIZE];
+	rio_frame_footer(want, p + RIO_HEADER_SIZE, (size_t)len);
+	return memcmp(want, p + RIO_HEADER_SIZE + len, RIO_FOOTER_SIZE) == 0;
+}
+
+int rio__frame_check(const rio_loader *l, const uint8_t *p, size_t avail, uint64_t *len)
+{
+	if (avail < RIO_HEADER_SIZE)
+		return RIO_ETRUNCATED;
+	if (!rio__frame_header_valid(p, len))
+		return RIO_ECORRUPT_LENGTH;
+	if (*len > l->o.max_record_size)
+		return RIO_ETOOLARGE;
+	if (avail - RIO_HEADER_SIZE < *len + RIO_FOOTER_SIZE)
+		return RIO_ETRUNCATED;
+	if (l->o.verify_crc && !rio__frame_data_valid(p, *len))
+		return RIO_ECORRUPT_DATA;
+	return 1;
+}
