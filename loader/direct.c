@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int rio__direct_eligible(const rio_loader_opts *o)
 {
 	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL) &&
