@@ -9,13 +9,16 @@
 #   b. 100-byte records: records/s (aim: several million);
 #   c. lz4 shards of the 4 KiB records against `lz4 -dc` of the same files
 #      (aim: no slower);
-#   d. --shuffle global against --shuffle none, 4 KiB records (aim: >= 0.7);
+#   d. --shuffle global against --shuffle none, 4 KiB records (aim: >= 0.7),
+#      and both against the machine's own ceiling for random 4 KiB reads
+#      (bench/randread.c: the same blocks in a random order, nothing else);
 #   e. --shuffle buffer, 4 KiB records;
 #   f. peak RSS against the memory budget of the options passed: shuffle
 #      buffer + batch pool ((prefetch + hold) batches) + the workers' chunk
 #      buffers + the record index (aim: RSS not far above the budget, and
 #      independent of the data size);
-#   g. io_uring against pread, in order and globally shuffled.
+#   g. io_uring against pread, in order and globally shuffled;
+#   h. Fashion-MNIST decoded into float columns, as the trainer reads it.
 # Page cache: each file set is read once right before it is timed, and the
 # best of RUNS runs is reported. recordio-bench's own figures (the JSON's
 # "seconds": from the first batch asked for to the last one released) are
@@ -161,9 +164,26 @@ echo
 echo "d. --shuffle global against --shuffle none, 4 KiB records"
 warm $PLAIN
 rb global --workers $WORKERS --batch $BATCH --shuffle global --seed 1 "$W/plain"
+rb none --workers $WORKERS --batch $BATCH "$W/plain"
 row "recordio-bench --shuffle none" none "$PLAIN_BYTES"
 row "recordio-bench --shuffle global" global "$PLAIN_BYTES"
 echo "   ratio global / none: whole process $(ratio "$(wall none)" "$(wall global)"), loop $(ratio "$(j global records_per_s)" "$(j none records_per_s)")  (aim >= 0.70)"
+# the machine's own ceiling for random 4 KiB reads: every block of the files
+# in a random order, $WORKERS threads, nothing else done (bench/randread.c)
+make -C "$B" -s bench/randread >/dev/null
+for io in uring pread; do
+	i=0
+	while [ $i -lt "$RUNS" ]; do "$B/bench/randread" $io $WORKERS 4096 $PLAIN; i=$((i + 1)); done |
+		sort -k3 -n | tail -1 >"$W/rand-$io"
+done
+r_uring=$(cut -d' ' -f3 "$W/rand-uring")
+printf "   %-44s %7s s %6s GB/s | %6s M reads/s\n" "random 4 KiB reads alone, io_uring" \
+	"$(cut -d' ' -f2 "$W/rand-uring")" "$(cut -d' ' -f4 "$W/rand-uring")" "$(mrps "$r_uring")"
+printf "   %-44s %7s s %6s GB/s | %6s M reads/s\n" "random 4 KiB reads alone, pread" \
+	"$(cut -d' ' -f2 "$W/rand-pread")" "$(cut -d' ' -f4 "$W/rand-pread")" \
+	"$(mrps "$(cut -d' ' -f3 "$W/rand-pread")")"
+echo "   global loop / random reads alone (io_uring): $(ratio "$(j global records_per_s)" "$r_uring");" \
+	"random reads alone / the none loop: $(ratio "$r_uring" "$(j none records_per_s)")"
 echo
 
 # ---- e. buffer shuffle ---------------------------------------------------------
@@ -228,3 +248,20 @@ else
 	row "--io pread --shuffle none" pread-none "$PLAIN_BYTES"
 fi
 echo "   (default backend: $(j none io))"
+echo
+
+# ---- h. what a trainer reads: Fashion-MNIST decoded into columns -------------------
+FM=/usr/share/datasets/fashion-mnist
+"$B/recordio-pack" --quiet --from idx --images "$FM/train-images-idx3-ubyte.gz" \
+	--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/fm" --shards 4 --compression lz4 >/dev/null
+DEC=image:f32:784:0.00392157,label:i64:1
+echo "h. Fashion-MNIST train, 4 lz4 shards, decoded ($DEC), --batch 128, 3 epochs"
+warm "$W"/fm-*
+for mode in none buffer; do
+	rb fm-$mode --workers $WORKERS --batch 128 --epochs 3 --shuffle $mode --seed 1 --decode $DEC "$W/fm"
+	printf "   %-44s %7s M records/s, wait %s%%\n" "--shuffle $mode" \
+		"$(mrps "$(j fm-$mode records_per_s)")" \
+		"$(awk -v f="$(j fm-$mode wait_fraction)" 'BEGIN {printf "%.0f", f * 100}')"
+done
+echo "   (../shared/LIMITS.md: one 784-256-128-10 training step takes ~1 MFLOP a sample, ~165k"
+echo "   samples/s on both cores: the loader delivers several times what the trainer can use)"

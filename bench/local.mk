@@ -1,7 +1,10 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
 dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh
-EXTRA_PROGRAMS = bench/mkshards
+EXTRA_PROGRAMS = bench/mkshards bench/randread
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 bench_mkshards_LDADD = recordio/librecordio.la $(ZLIB_LIBS)
-CLEANFILES += bench/mkshards
+bench_randread_SOURCES = bench/randread.c
+bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
+bench_randread_LDADD = $(LIBURING_LIBS)
+CLEANFILES += bench/mkshards bench/randread
