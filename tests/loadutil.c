@@ -246,7 +246,7 @@ void lu_seq_add(lu_seq *s, const rio_batch *b, const lu_dataset *d)
 		if (b->ncolumns)
 			continue;
 		s->bytes += r->size;
-		if (!d || d->sp.example)
+		if (!d || d->sp.example || d->check)
 			continue;
 		size_t n = lu_raw_payload(d->sp.tag, r->shard, r->index, want);
 		if (!r->data || r->size != n || memcmp(r->data, want, n))
@@ -254,6 +254,34 @@ void lu_seq_add(lu_seq *s, const rio_batch *b, const lu_dataset *d)
 	}
 	if (b->ncolumns && d)
 		s->bad_columns += lu_check_columns(b, d, s->float_cols);
+	else if (d && d->check)
+		s->bad_payload += d->check(b, d);
+}
+
+lu_seq lu_seq_view(const lu_seq *s, size_t from, size_t nb)
+{
+	lu_seq v = *s;
+	v.b = s->b + from;
+	v.nb = from + nb <= s->nb ? nb : 0;
+	return v;
+}
+
+lu_seq lu_seq_recview(const lu_seq *s, size_t from, size_t n)
+{
+	lu_seq v = *s;
+	v.rec = s->rec + from;
+	v.n = from + n <= s->n ? n : 0;
+	v.b = NULL;
+	v.nb = 0;
+	return v;
+}
+
+size_t lu_epoch_start(const lu_seq *s, uint64_t e)
+{
+	size_t i = 0;
+	while (i < s->nb && s->b[i].epoch < e)
+		i++;
+	return i;
 }
 
 int lu_drain_epoch(rio_loader *l, lu_seq *s, const lu_dataset *d)

@@ -1,6 +1,6 @@
 /*
  * loadutil.h — helpers shared by the loader's test programs (test_loader,
- * test_loader_uring).
+ * test_loader_uring, test_loader_compressed).
  *
  * A dataset is a set of shards PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4]
  * written with rio_writer in its own directory, whose records are known from
@@ -25,9 +25,22 @@
 #include "testutil.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define LU_MAXSHARDS 8
+
+/* Asserts `cond` and, when it fails, says why (printf-style). */
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		int ok_ = !!(cond);                                                                \
+		CU_assertImplementation(ok_, __LINE__, #cond, __FILE__, "", CU_FALSE);             \
+		if (!ok_) {                                                                        \
+			printf("\n    line %d: ", __LINE__);                                       \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
 
 /* What is wrong with the bad record of an example dataset. */
 enum lu_bad {
@@ -52,8 +65,14 @@ typedef struct lu_spec {
 	uint64_t bad_index;
 } lu_spec;
 
-typedef struct lu_dataset {
+typedef struct lu_dataset lu_dataset;
+/* Checks the raw payloads of a batch of a dataset written by other means
+ * than lu_dataset_make; returns the records whose bytes are wrong. */
+typedef size_t lu_payload_check(const rio_batch *b, const lu_dataset *d);
+
+struct lu_dataset {
 	lu_spec sp;
+	lu_payload_check *check; /* NULL: lu_raw_payload's bytes       */
 	char dir[512];
 	char prefix[600]; /* DIR/data: a PREFIX spec      */
 	char paths[LU_MAXSHARDS][640];
@@ -62,7 +81,7 @@ typedef struct lu_dataset {
 	uint64_t *off[LU_MAXSHARDS];     /* record offsets in each shard */
 	uint64_t base[LU_MAXSHARDS + 1]; /* global ordinal of record 0   */
 	uint64_t total;
-} lu_dataset;
+};
 
 /* Writes the dataset (fails the test fatally when it cannot). */
 void lu_dataset_make(lu_dataset *d, const lu_spec *sp);
@@ -118,13 +137,20 @@ typedef struct lu_seq {
 void lu_seq_init(lu_seq *s);
 void lu_seq_free(lu_seq *s);
 /* Appends a batch (and checks its payloads or columns against d, which may
- * be NULL to check nothing). */
+ * be NULL to check nothing; raw payloads with d->check when it is set). */
 void lu_seq_add(lu_seq *s, const rio_batch *b, const lu_dataset *d);
 /* Takes batches until rio_loader_next() returns <= 0 and returns that. */
 int lu_drain_epoch(rio_loader *l, lu_seq *s, const lu_dataset *d);
 /* Takes k batches (going on into the next epoch when one ends); returns 0,
  * or the error that stopped it. */
 int lu_take(rio_loader *l, lu_seq *s, const lu_dataset *d, size_t k);
+/* Views into a sequence (sharing its memory: never freed): batches
+ * [from, from + nb), or records [from, from + n) with no batches; and the
+ * index of the first batch of epoch e or later. */
+lu_seq lu_seq_view(const lu_seq *s, size_t from, size_t nb);
+lu_seq lu_seq_recview(const lu_seq *s, size_t from, size_t n);
+size_t lu_epoch_start(const lu_seq *s, uint64_t e);
+
 /* Are batches [afrom, a->nb) of a the same as [bfrom, b->nb) of b (epoch,
  * number, count and records)? */
 int lu_seq_equal(const lu_seq *a, size_t afrom, const lu_seq *b, size_t bfrom);

@@ -37,17 +37,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Asserts `cond` and, when it fails, says why (printf-style). */
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		int ok_ = !!(cond);                                                                \
-		CU_assertImplementation(ok_, __LINE__, #cond, __FILE__, "", CU_FALSE);             \
-		if (!ok_) {                                                                        \
-			printf("\n    line %d: ", __LINE__);                                       \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 static const char *shuffle_name(rio_shuffle s)
 {
@@ -124,35 +113,6 @@ static const lu_dataset *dataset(int which)
 		made[which] = 1;
 	}
 	return &datasets[which];
-}
-
-/* Batches [from, from + nb) of s, as a sequence (a view: not freed). */
-static lu_seq view(const lu_seq *s, size_t from, size_t nb)
-{
-	lu_seq v = *s;
-	v.b = s->b + from;
-	v.nb = from + nb <= s->nb ? nb : 0;
-	return v;
-}
-
-/* Records [from, from + n) of s, as a sequence of records only (a view). */
-static lu_seq recview(const lu_seq *s, size_t from, size_t n)
-{
-	lu_seq v = *s;
-	v.rec = s->rec + from;
-	v.n = from + n <= s->n ? n : 0;
-	v.b = NULL;
-	v.nb = 0;
-	return v;
-}
-
-/* The first batch of s of epoch e or later. */
-static size_t epoch_start(const lu_seq *s, uint64_t e)
-{
-	size_t i = 0;
-	while (i < s->nb && s->b[i].epoch < e)
-		i++;
-	return i;
 }
 
 /* Reads one epoch from each of the loaders l[0..n) in turns (one batch
@@ -732,12 +692,12 @@ static void test_seed_and_epoch(void)
 		CU_ASSERT_EQUAL_FATAL(a.n, 2 * MAIN_TOTAL);
 		CU_ASSERT_EQUAL_FATAL(b.n, MAIN_TOTAL);
 		/* both epochs whole, each with every record once */
-		size_t nb0 = epoch_start(&a, 1);
-		lu_seq v0 = view(&a, 0, nb0), v1 = view(&a, nb0, a.nb - nb0);
+		size_t nb0 = lu_epoch_start(&a, 1);
+		lu_seq v0 = lu_seq_view(&a, 0, nb0), v1 = lu_seq_view(&a, nb0, a.nb - nb0);
 		CU_ASSERT_EQUAL(lu_epoch_shape(&v0, 0, 16, 0, MAIN_TOTAL, 0), 0);
 		CU_ASSERT_EQUAL(lu_epoch_shape(&v1, 0, 16, 1, MAIN_TOTAL, 0), 0);
-		lu_seq first = recview(&a, 0, MAIN_TOTAL),
-		       second = recview(&a, MAIN_TOTAL, MAIN_TOTAL);
+		lu_seq first = lu_seq_recview(&a, 0, MAIN_TOTAL),
+		       second = lu_seq_recview(&a, MAIN_TOTAL, MAIN_TOTAL);
 		CU_ASSERT_EQUAL(lu_not_once(d, &first, 1), 0);
 		CU_ASSERT_EQUAL(lu_not_once(d, &second, 1), 0);
 		CU_ASSERT_EQUAL(lu_not_once(d, &b, 1), 0);
@@ -830,7 +790,7 @@ static void test_drop_remainder(void)
 				rio_loader_close(l);
 				CU_ASSERT(n % 16 != 0); /* there is a remainder to drop */
 				size_t full = (size_t)(n / 16);
-				lu_seq s0 = view(&s, 0, nb0), s1 = view(&s, nb0, s.nb - nb0);
+				lu_seq s0 = lu_seq_view(&s, 0, nb0), s1 = lu_seq_view(&s, nb0, s.nb - nb0);
 				CHECK(lu_epoch_shape(&s0, 0, 16, 0, n, 1) == 0 &&
 				          lu_epoch_shape(&s1, 0, 16, 1, n, 1) == 0,
 				      "%s world %d rank %d, drop_remainder: epochs of %zu and %zu "
@@ -839,7 +799,7 @@ static void test_drop_remainder(void)
 				      shuffle_name(o.shuffle), W, r, nb0, s.nb - nb0, full);
 				CU_ASSERT_EQUAL(s.bad_payload, 0);
 				/* the reference without its two short batches */
-				lu_seq r0 = view(&ref, 0, full), r1 = view(&ref, full + 1, full);
+				lu_seq r0 = lu_seq_view(&ref, 0, full), r1 = lu_seq_view(&ref, full + 1, full);
 				int same = ref.nb == 2 * (full + 1) && s.nb == 2 * full &&
 				           lu_seq_equal(&r0, 0, &s0, 0) &&
 				           lu_seq_equal(&r1, 0, &s1, 0);
@@ -971,7 +931,7 @@ static void resume_one(rio_shuffle sh, const rio_loader_opts *opts)
 			rio_batch *bt;
 			CU_ASSERT_EQUAL(rio_loader_next(la, &bt), 0);
 		}
-		lu_seq head = view(&ref, 0, k);
+		lu_seq head = lu_seq_view(&ref, 0, k);
 		CU_ASSERT(a.nb == k && lu_seq_equal(&head, 0, &a, 0));
 		uint64_t epoch = rio_loader_epoch(la), pos = rio_loader_position(la);
 		int size = rio_loader_state_save(la, NULL, 0);
@@ -1211,7 +1171,7 @@ static void test_set_epoch(void)
 		size_t nb0 = 0;
 		while (nb0 < nat.nb && nat.b[nb0].epoch == 0)
 			nb0++;
-		lu_seq nat0 = view(&nat, 0, nb0);
+		lu_seq nat0 = lu_seq_view(&nat, 0, nb0);
 		CHECK(lu_seq_equal(&nat0, 0, &g, 0), "%s: set_epoch(0) mid-way: not epoch 0 again",
 		      what);
 		rio_loader_close(l);
@@ -1366,9 +1326,9 @@ static void test_compressed(void)
 							      names[c], sharding_name(o.sharding),
 							      W, r);
 							uint64_t n = s.n / 2;
-							size_t nb0 = epoch_start(&s, 1);
-							lu_seq s0 = view(&s, 0, nb0),
-							       s1 = view(&s, nb0, s.nb - nb0);
+							size_t nb0 = lu_epoch_start(&s, 1);
+							lu_seq s0 = lu_seq_view(&s, 0, nb0),
+							       s1 = lu_seq_view(&s, nb0, s.nb - nb0);
 							CU_ASSERT_EQUAL(s.n, ref.n);
 							CU_ASSERT_EQUAL(
 							    lu_epoch_shape(&s0, 0, 16, 0, n, 0), 0);

@@ -60,17 +60,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Asserts `cond` and, when it fails, says why (printf-style). */
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		int ok_ = !!(cond);                                                                \
-		CU_assertImplementation(ok_, __LINE__, #cond, __FILE__, "", CU_FALSE);             \
-		if (!ok_) {                                                                        \
-			printf("\n    line %d: ", __LINE__);                                       \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 static const rio_compression codecs[3] = {RIO_COMPRESSION_GZIP, RIO_COMPRESSION_ZLIB,
                                           RIO_COMPRESSION_LZ4};
@@ -150,9 +139,26 @@ static void vd_payload(uint32_t tag, uint32_t shard, uint64_t index, uint8_t *bu
 	memcpy(buf, id, n < 12 ? n : 12);
 }
 
+/* Wrong varied payloads in b (the dataset's lu_payload_check). */
+static size_t vd_check(const rio_batch *b, const lu_dataset *d)
+{
+	static uint8_t *want;
+	if (!want)
+		want = malloc(VD_MAX);
+	CU_ASSERT_FATAL(want != NULL);
+	size_t bad = 0;
+	for (size_t i = 0; i < b->count; i++) {
+		const rio_batch_record *r = &b->records[i];
+		size_t n = vd_size(d->sp.tag, r->shard, r->index);
+		vd_payload(d->sp.tag, r->shard, r->index, want, n);
+		if (r->size != n || (n && (!r->data || memcmp(r->data, want, n))))
+			bad++;
+	}
+	return bad;
+}
+
 /* Writes a varied dataset: the fields of lu_dataset are filled as
- * lu_dataset_make does (sp.example is set so no lu_* helper ever checks
- * payloads as lu_raw_payload's). */
+ * lu_dataset_make does, and its payloads are checked by vd_check. */
 static void vd_make(lu_dataset *d, const char *name, uint32_t tag, const size_t *counts,
                     size_t nshards, rio_compression comp, unsigned idx_mask)
 {
@@ -162,8 +168,8 @@ static void vd_make(lu_dataset *d, const char *name, uint32_t tag, const size_t 
 	                  .counts = counts,
 	                  .nshards = nshards,
 	                  .comp = comp,
-	                  .idx_mask = idx_mask,
-	                  .example = 1};
+	                  .idx_mask = idx_mask};
+	d->check = vd_check;
 	CU_ASSERT_FATAL(nshards >= 1 && nshards <= LU_MAXSHARDS);
 	snprintf(d->dir, sizeof d->dir, "%s", tu_path(name));
 	CU_ASSERT_EQUAL_FATAL(mkdir(d->dir, 0755), 0);
@@ -206,82 +212,8 @@ static void vd_make(lu_dataset *d, const char *name, uint32_t tag, const size_t 
 	free(buf);
 }
 
-/* A dataset of either kind: varied (checked here) or lu_dataset_make's raw
- * or Example records (checked by lu_seq_add). */
-typedef struct tds {
-	lu_dataset d;
-	int varied;
-} tds;
-
-/* Wrong varied payloads in b. */
-static size_t vd_check(const rio_batch *b, uint32_t tag)
-{
-	static uint8_t *want;
-	if (!want)
-		want = malloc(VD_MAX);
-	CU_ASSERT_FATAL(want != NULL);
-	size_t bad = 0;
-	for (size_t i = 0; i < b->count; i++) {
-		const rio_batch_record *r = &b->records[i];
-		size_t n = vd_size(tag, r->shard, r->index);
-		vd_payload(tag, r->shard, r->index, want, n);
-		if (r->size != n || (n && (!r->data || memcmp(r->data, want, n))))
-			bad++;
-	}
-	return bad;
-}
-
-static void seq_add(lu_seq *s, const rio_batch *b, const tds *t)
-{
-	if (t && t->varied) {
-		lu_seq_add(s, b, NULL);
-		s->bad_payload += vd_check(b, t->d.sp.tag);
-	} else {
-		lu_seq_add(s, b, t ? &t->d : NULL);
-	}
-}
-
-/* Takes batches until next() returns <= 0 and returns that. */
-static int drain(rio_loader *l, lu_seq *s, const tds *t)
-{
-	rio_batch *b;
-	int rc, first = 1;
-	uint64_t epoch = 0, number = 0;
-	while ((rc = rio_loader_next(l, &b)) == 1) {
-		if (!first && (b->epoch != epoch || b->number != number))
-			s->bad_meta++;
-		first = 0;
-		epoch = b->epoch;
-		number = b->number + 1;
-		seq_add(s, b, t);
-		rio_loader_release(l, b);
-	}
-	return rc;
-}
-
-/* Takes k batches (into the next epoch when one ends); 0 or the error. */
-static int take(rio_loader *l, lu_seq *s, const tds *t, size_t k)
-{
-	size_t taken = 0, zeros = 0;
-	while (taken < k) {
-		rio_batch *b;
-		int rc = rio_loader_next(l, &b);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			if (++zeros > 3)
-				return -EPROTO;
-			continue;
-		}
-		seq_add(s, b, t);
-		rio_loader_release(l, b);
-		taken++;
-	}
-	return 0;
-}
-
 /* Batches until the end of epoch `last` (a 0 before that is passed over). */
-static int drain_through(rio_loader *l, lu_seq *s, const tds *t, uint64_t last)
+static int drain_through(rio_loader *l, lu_seq *s, const lu_dataset *t, uint64_t last)
 {
 	int zeros = 0;
 	for (;;) {
@@ -294,18 +226,18 @@ static int drain_through(rio_loader *l, lu_seq *s, const tds *t, uint64_t last)
 				return 0;
 			continue;
 		}
-		seq_add(s, b, t);
+		lu_seq_add(s, b, t);
 		rio_loader_release(l, b);
 		if (s->b[s->nb - 1].epoch > last)
 			return -EPROTO;
 	}
 }
 
-static rio_loader *open_on(const tds *t, const rio_loader_opts *o, const char *what)
+static rio_loader *open_on(const lu_dataset *t, const rio_loader_opts *o, const char *what)
 {
 	rio_loader *l = NULL;
-	int rc = rio_loader_open(&l, t->d.prefix, o);
-	CHECK(rc == 0, "%s: rio_loader_open(%s) = %d (%s): %s", what, t->d.prefix, rc,
+	int rc = rio_loader_open(&l, t->prefix, o);
+	CHECK(rc == 0, "%s: rio_loader_open(%s) = %d (%s): %s", what, t->prefix, rc,
 	      rio_strerror(rc), l ? rio_loader_error(l)->message : "(no loader)");
 	if (rc < 0) {
 		rio_loader_close(l);
@@ -315,14 +247,14 @@ static rio_loader *open_on(const tds *t, const rio_loader_opts *o, const char *w
 }
 
 /* Opens, takes `epochs` epochs into s (each must end with 0), closes. */
-static int run(const tds *t, const rio_loader_opts *o, int epochs, lu_seq *s, const char *what)
+static int run(const lu_dataset *t, const rio_loader_opts *o, int epochs, lu_seq *s, const char *what)
 {
 	rio_loader *l = open_on(t, o, what);
 	if (!l)
 		return -1;
 	int bad = 0;
 	for (int e = 0; e < epochs; e++) {
-		int rc = drain(l, s, t);
+		int rc = lu_drain_epoch(l, s, t);
 		CHECK(rc == 0, "%s: epoch %d ended with %d (%s): %s", what, e, rc, rio_strerror(rc),
 		      rio_loader_error(l)->message);
 		if (rc)
@@ -332,40 +264,12 @@ static int run(const tds *t, const rio_loader_opts *o, int epochs, lu_seq *s, co
 	return bad;
 }
 
-/* Batches [from, from + nb) of s as a sequence (a view: not freed). */
-static lu_seq view(const lu_seq *s, size_t from, size_t nb)
-{
-	lu_seq v = *s;
-	v.b = s->b + from;
-	v.nb = from + nb <= s->nb ? nb : 0;
-	return v;
-}
-
-/* Records only (a view: no batches). */
-static lu_seq recview(const lu_seq *s, size_t from, size_t n)
-{
-	lu_seq v = *s;
-	v.rec = s->rec + from;
-	v.n = from + n <= s->n ? n : 0;
-	v.b = NULL;
-	v.nb = 0;
-	return v;
-}
-
-static size_t epoch_start(const lu_seq *s, uint64_t e)
-{
-	size_t i = 0;
-	while (i < s->nb && s->b[i].epoch < e)
-		i++;
-	return i;
-}
-
 /* The records of epoch e of s (a view). */
 static lu_seq epoch_recs(const lu_seq *s, uint64_t e)
 {
-	size_t a = epoch_start(s, e), b = epoch_start(s, e + 1);
+	size_t a = lu_epoch_start(s, e), b = lu_epoch_start(s, e + 1);
 	size_t ra = a < s->nb ? s->b[a].first : s->n, rb = b < s->nb ? s->b[b].first : s->n;
-	return recview(s, ra, rb - ra);
+	return lu_seq_recview(s, ra, rb - ra);
 }
 
 /* No record of d twice in s, none outside d. */
@@ -398,11 +302,11 @@ static const size_t vd_counts[5] = {400, 0, 1, 260, 131};
 static const size_t sm_counts[3] = {1000, 7, 700};
 
 enum { V_PLAIN, V_IDX, V_NOIDX, V_MIXED, S_PLAIN, S_COMP, NKINDS };
-static tds sets[NKINDS][3];
+static lu_dataset sets[NKINDS][3];
 static int made[NKINDS][3];
 
 /* kind, and codec index c (0..2; ignored for the plain ones). */
-static const tds *ds(int kind, int c)
+static const lu_dataset *ds(int kind, int c)
 {
 	if (kind == V_PLAIN || kind == S_PLAIN)
 		c = 0;
@@ -411,33 +315,28 @@ static const tds *ds(int kind, int c)
 	static char names[NKINDS][3][32];
 	rio_compression comp = kind == V_PLAIN || kind == S_PLAIN ? RIO_COMPRESSION_NONE : codecs[c];
 	snprintf(names[kind][c], sizeof names[kind][c], "k%d-%s", kind, cname(comp));
-	tds *t = &sets[kind][c];
+	lu_dataset *t = &sets[kind][c];
 	switch (kind) {
 	case V_PLAIN:
-		vd_make(&t->d, names[kind][c], 3, vd_counts, 5, comp, 0x1f);
-		t->varied = 1;
+		vd_make(t, names[kind][c], 3, vd_counts, 5, comp, 0x1f);
 		break;
 	case V_IDX:
-		vd_make(&t->d, names[kind][c], 3, vd_counts, 5, comp, 0x1f);
-		t->varied = 1;
+		vd_make(t, names[kind][c], 3, vd_counts, 5, comp, 0x1f);
 		break;
 	case V_NOIDX:
-		vd_make(&t->d, names[kind][c], 3, vd_counts, 5, comp, 0);
-		t->varied = 1;
+		vd_make(t, names[kind][c], 3, vd_counts, 5, comp, 0);
 		break;
 	case V_MIXED:
-		vd_make(&t->d, names[kind][c], 3, vd_counts, 5, comp, 0x15);
-		t->varied = 1;
+		vd_make(t, names[kind][c], 3, vd_counts, 5, comp, 0x15);
 		break;
 	case S_PLAIN:
 	case S_COMP:
-		lu_dataset_make(&t->d, &(lu_spec){.name = names[kind][c],
+		lu_dataset_make(t, &(lu_spec){.name = names[kind][c],
 		                                  .tag = 4,
 		                                  .counts = sm_counts,
 		                                  .nshards = 3,
 		                                  .comp = comp,
 		                                  .idx_mask = kind == S_PLAIN ? 0x7u : 0x5u});
-		t->varied = 0;
 		break;
 	}
 	made[kind][c] = 1;
@@ -479,7 +378,7 @@ static void case_opts(rio_loader_opts *o, const optcase *k)
 }
 
 /* Two epochs of `t` against the plain reference `ref` (same options). */
-static void compare_to_plain(const tds *t, const lu_seq *ref, const rio_loader_opts *o,
+static void compare_to_plain(const lu_dataset *t, const lu_seq *ref, const rio_loader_opts *o,
                              const char *what)
 {
 	lu_seq s;
@@ -487,10 +386,10 @@ static void compare_to_plain(const tds *t, const lu_seq *ref, const rio_loader_o
 	rio_loader *l = open_on(t, o, what);
 	if (!l)
 		return;
-	CHECK(rio_loader_records(l) == t->d.total, "%s: rio_loader_records %llu, want %llu", what,
-	      (unsigned long long)rio_loader_records(l), (unsigned long long)t->d.total);
+	CHECK(rio_loader_records(l) == t->total, "%s: rio_loader_records %llu, want %llu", what,
+	      (unsigned long long)rio_loader_records(l), (unsigned long long)t->total);
 	for (int e = 0; e < 2; e++) {
-		int rc = drain(l, &s, t);
+		int rc = lu_drain_epoch(l, &s, t);
 		CHECK(rc == 0, "%s: epoch %d ended with %d (%s): %s", what, e, rc, rio_strerror(rc),
 		      rio_loader_error(l)->message);
 	}
@@ -503,14 +402,14 @@ static void compare_to_plain(const tds *t, const lu_seq *ref, const rio_loader_o
 	CHECK(lu_seq_equal(ref, 0, &s, 0),
 	      "%s: not the sequence of the uncompressed copy (plain vs compressed): %s", what,
 	      lu_seq_diff(ref, 0, &s, 0, diff, sizeof diff));
-	size_t e1 = epoch_start(&s, 1);
+	size_t e1 = lu_epoch_start(&s, 1);
 	for (uint64_t e = 0; e < 2; e++) {
 		lu_seq er = epoch_recs(&s, e);
-		size_t no = lu_not_once(&t->d, &er, 1);
+		size_t no = lu_not_once(t, &er, 1);
 		CHECK(no == 0, "%s: epoch %llu: %zu records not delivered exactly once", what,
 		      (unsigned long long)e, no);
-		lu_seq ev = e ? view(&s, e1, s.nb - e1) : view(&s, 0, e1);
-		CHECK(lu_epoch_shape(&ev, 0, o->batch_size, e, t->d.total, 0) == 0,
+		lu_seq ev = e ? lu_seq_view(&s, e1, s.nb - e1) : lu_seq_view(&s, 0, e1);
+		CHECK(lu_epoch_shape(&ev, 0, o->batch_size, e, t->total, 0) == 0,
 		      "%s: epoch %llu badly shaped (%zu batches)", what, (unsigned long long)e,
 		      ev.nb);
 	}
@@ -571,8 +470,8 @@ static void test_empty_records(void)
 		char name[64];
 		rio_compression comp = c < 0 ? RIO_COMPRESSION_NONE : codecs[c];
 		snprintf(name, sizeof name, "empty-%s", cname(comp));
-		tds t = {.varied = 1};
-		vd_make(&t.d, name, EMPTY_TAG, counts, 2, comp, 0x1);
+		lu_dataset t;
+		vd_make(&t, name, EMPTY_TAG, counts, 2, comp, 0x1);
 		for (int si = 0; si < 2; si++) {
 			rio_loader_opts o;
 			base_opts(&o);
@@ -585,13 +484,13 @@ static void test_empty_records(void)
 			lu_seq_init(&s);
 			run(&t, &o, 2, &s, what);
 			lu_seq e0 = epoch_recs(&s, 0), e1 = epoch_recs(&s, 1);
-			CHECK(s.bad_payload == 0 && lu_not_once(&t.d, &e0, 1) == 0 &&
-			          lu_not_once(&t.d, &e1, 1) == 0,
+			CHECK(s.bad_payload == 0 && lu_not_once(&t, &e0, 1) == 0 &&
+			          lu_not_once(&t, &e1, 1) == 0,
 			      "%s: %zu records with wrong bytes, or not each once per epoch", what,
 			      s.bad_payload);
 			lu_seq_free(&s);
 		}
-		lu_dataset_free(&t.d);
+		lu_dataset_free(&t);
 	}
 	lu_watchdog(NULL, 0);
 }
@@ -600,8 +499,8 @@ static void test_empty_records(void)
 
 static void world_once(int kind, int c, rio_shuffle sh, int W)
 {
-	const tds *t = ds(kind, c);
-	const tds *p = ds(kind == S_COMP ? S_PLAIN : V_PLAIN, 0);
+	const lu_dataset *t = ds(kind, c);
+	const lu_dataset *p = ds(kind == S_COMP ? S_PLAIN : V_PLAIN, 0);
 	lu_seq s[5], ref[5];
 	uint64_t sum = 0;
 	for (int r = 0; r < W; r++) {
@@ -623,7 +522,7 @@ static void world_once(int kind, int c, rio_shuffle sh, int W)
 		if (!l)
 			continue;
 		uint64_t want = rio_loader_records(l);
-		int rc = drain(l, &s[r], t);
+		int rc = lu_drain_epoch(l, &s[r], t);
 		CHECK(rc == 0, "%s: epoch ended with %d (%s): %s", what, rc, rio_strerror(rc),
 		      rio_loader_error(l)->message);
 		rio_loader_stats st;
@@ -643,11 +542,11 @@ static void world_once(int kind, int c, rio_shuffle sh, int W)
 		      "%s: not the uncompressed copy's sequence (plain vs compressed): %s", what,
 		      lu_seq_diff(&ref[r], 0, &s[r], 0, diff, sizeof diff));
 	}
-	size_t no = lu_not_once(&t->d, s, (size_t)W);
-	CHECK(no == 0 && sum == t->d.total,
+	size_t no = lu_not_once(t, s, (size_t)W);
+	CHECK(no == 0 && sum == t->total,
 	      "%s %s world %d: %zu records not delivered exactly once (%llu delivered of %llu)",
 	      cname(codecs[c]), shname(sh), W, no, (unsigned long long)sum,
-	      (unsigned long long)t->d.total);
+	      (unsigned long long)t->total);
 	for (int r = 0; r < W; r++) {
 		lu_seq_free(&s[r]);
 		lu_seq_free(&ref[r]);
@@ -670,7 +569,7 @@ static void test_records_sharding(void)
 
 /* ---- resume and set_epoch ------------------------------------------------------ */
 
-static void resume_case(const tds *t, const rio_loader_opts *o, const char *what)
+static void resume_case(const lu_dataset *t, const rio_loader_opts *o, const char *what)
 {
 	lu_seq ref;
 	lu_seq_init(&ref);
@@ -682,11 +581,11 @@ static void resume_case(const tds *t, const rio_loader_opts *o, const char *what
 	CHECK(rc == 0, "%s: reference run: %d (%s) %s", what, rc, rio_strerror(rc),
 	      rio_loader_error(l)->message);
 	rio_loader_close(l);
-	size_t nb0 = epoch_start(&ref, 1);
+	size_t nb0 = lu_epoch_start(&ref, 1);
 	CU_ASSERT_FATAL(nb0 > 8 && ref.nb == 2 * nb0);
 	for (uint64_t e = 0; e < 2; e++) {
 		lu_seq er = epoch_recs(&ref, e);
-		CHECK(ref.bad_payload == 0 && er.n == expect && distinct(&t->d, &er),
+		CHECK(ref.bad_payload == 0 && er.n == expect && distinct(t, &er),
 		      "%s: reference run, epoch %llu: %zu records (want %llu), %zu with wrong "
 		      "bytes, or some twice",
 		      what, (unsigned long long)e, er.n, (unsigned long long)expect,
@@ -708,9 +607,9 @@ static void resume_case(const tds *t, const rio_loader_opts *o, const char *what
 		rio_loader *la = open_on(t, o, what);
 		if (!la)
 			break;
-		rc = take(la, &a, t, k);
+		rc = lu_take(la, &a, t, k);
 		CHECK(rc == 0, "%s k=%zu: %d (%s)", what, k, rc, rio_strerror(rc));
-		lu_seq head = view(&ref, 0, k);
+		lu_seq head = lu_seq_view(&ref, 0, k);
 		CHECK(a.nb == k && lu_seq_equal(&head, 0, &a, 0),
 		      "%s: the first %zu batches differ between two runs", what, k);
 		int size = rio_loader_state_save(la, NULL, 0);
@@ -771,7 +670,7 @@ static void test_set_epoch(void)
 	lu_watchdog("set_epoch", 240);
 	for (int c = 0; c < 3; c++)
 		for (int si = 0; si < 2; si++) {
-			const tds *t = ds(c == 1 ? V_NOIDX : V_IDX, c);
+			const lu_dataset *t = ds(c == 1 ? V_NOIDX : V_IDX, c);
 			rio_loader_opts o;
 			base_opts(&o);
 			o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
@@ -786,16 +685,16 @@ static void test_set_epoch(void)
 			run(t, &o, 3, &nat, what);
 			for (uint64_t e = 0; e < 3; e++) {
 				lu_seq er = epoch_recs(&nat, e);
-				CHECK(nat.bad_payload == 0 && er.n == t->d.total / 2 &&
-				          distinct(&t->d, &er),
+				CHECK(nat.bad_payload == 0 && er.n == t->total / 2 &&
+				          distinct(t, &er),
 				      "%s: uninterrupted run, epoch %llu: %zu records (want %llu), "
 				      "%zu with wrong bytes, or some twice",
 				      what, (unsigned long long)e, er.n,
-				      (unsigned long long)(t->d.total / 2), nat.bad_payload);
+				      (unsigned long long)(t->total / 2), nat.bad_payload);
 			}
-			size_t e1 = epoch_start(&nat, 1), e2 = epoch_start(&nat, 2);
-			lu_seq nat0 = view(&nat, 0, e1), nat1 = view(&nat, e1, e2 - e1),
-			       nat2 = view(&nat, e2, nat.nb - e2);
+			size_t e1 = lu_epoch_start(&nat, 1), e2 = lu_epoch_start(&nat, 2);
+			lu_seq nat0 = lu_seq_view(&nat, 0, e1), nat1 = lu_seq_view(&nat, e1, e2 - e1),
+			       nat2 = lu_seq_view(&nat, e2, nat.nb - e2);
 
 			rio_loader *l = open_on(t, &o, what);
 			if (!l)
@@ -806,24 +705,24 @@ static void test_set_epoch(void)
 			lu_seq_init(&g);
 			lu_seq_init(&f);
 			/* mid-epoch 0 (a few tasks into the stream) to epoch 2 */
-			CU_ASSERT_EQUAL(take(l, &a, t, 23), 0);
+			CU_ASSERT_EQUAL(lu_take(l, &a, t, 23), 0);
 			CU_ASSERT_EQUAL(rio_loader_set_epoch(l, 2), 0);
-			int rc = drain(l, &b, t);
+			int rc = lu_drain_epoch(l, &b, t);
 			CHECK(rc == 0 && lu_seq_equal(&nat2, 0, &b, 0) && b.bad_payload == 0,
 			      "%s: after 23 batches of epoch 0, set_epoch(2): rc %d, %zu batches "
 			      "(want %zu), %s",
 			      what, rc, b.nb, nat2.nb,
 			      lu_seq_equal(&nat2, 0, &b, 0) ? "same" : "not epoch 2's sequence");
 			/* mid-epoch 3 back to 0, then a whole epoch 0 and epoch 1 */
-			CU_ASSERT_EQUAL(take(l, &g, t, 9), 0);
+			CU_ASSERT_EQUAL(lu_take(l, &g, t, 9), 0);
 			CU_ASSERT_EQUAL(rio_loader_set_epoch(l, 0), 0);
-			rc = drain(l, &f, t);
+			rc = lu_drain_epoch(l, &f, t);
 			CHECK(rc == 0 && lu_seq_equal(&nat0, 0, &f, 0) && f.bad_payload == 0,
 			      "%s: set_epoch(0) mid-way through epoch 3: rc %d, not epoch 0 again", what,
 			      rc);
 			lu_seq_free(&f);
 			lu_seq_init(&f);
-			rc = drain(l, &f, t);
+			rc = lu_drain_epoch(l, &f, t);
 			CHECK(rc == 0 && lu_seq_equal(&nat1, 0, &f, 0) && f.bad_payload == 0,
 			      "%s: the epoch after that: rc %d, not epoch 1", what, rc);
 			rio_loader_close(l);
@@ -845,7 +744,7 @@ static void test_workers(void)
 	for (int c = 0; c < 3; c++)
 		for (int si = 0; si < 2; si++)
 			for (int W = 1; W <= 2; W++) {
-				const tds *t = ds(W == 1 ? V_MIXED : V_NOIDX, c);
+				const lu_dataset *t = ds(W == 1 ? V_MIXED : V_NOIDX, c);
 				lu_seq s[3];
 				for (int wi = 0; wi < 3; wi++) {
 					rio_loader_opts o;
@@ -861,11 +760,11 @@ static void test_workers(void)
 					char what[160];
 					snprintf(what, sizeof what, "%s %s world %d, %d workers",
 					         cname(codecs[c]), shname(o.shuffle), W, o.workers);
-					uint64_t want = W == 1 ? t->d.total : t->d.total / 2;
+					uint64_t want = W == 1 ? t->total : t->total / 2;
 					run(t, &o, 2, &s[wi], what);
 					lu_seq e0 = epoch_recs(&s[wi], 0), e1 = epoch_recs(&s[wi], 1);
 					CHECK(s[wi].bad_payload == 0 && e0.n == want && e1.n == want &&
-					          distinct(&t->d, &e0) && distinct(&t->d, &e1),
+					          distinct(t, &e0) && distinct(t, &e1),
 					      "%s: %zu wrong records; %zu and %zu records in the "
 					      "epochs (want %llu), or some twice",
 					      what, s[wi].bad_payload, e0.n, e1.n,
@@ -909,7 +808,7 @@ static void test_decode(void)
 		                               .comp = codecs[c],
 		                               .example = 1,
 		                               .idx_mask = c == 0 ? 0x7u : c == 1 ? 0u : 0x2u});
-		tds t = {d, 0}, tp = {plain, 0};
+		lu_dataset t = d, tp = plain;
 		for (int fc = 0; fc < 2; fc++)
 			for (int si = 0; si < 2; si++)
 				for (int W = 1; W <= 3; W += 2) {
@@ -990,7 +889,7 @@ static void test_decode_mismatch(void)
 		                               .bad = LU_BAD_SHORT_IMAGE,
 		                               .bad_shard = 1,
 		                               .bad_index = 97});
-		tds t = {d, 0};
+		lu_dataset t = d;
 		uint64_t bad_ord = lu_ordinal(&d, 1, 97);
 		for (int si = 0; si < 2; si++) {
 			rio_loader_opts o;
@@ -1006,7 +905,7 @@ static void test_decode_mismatch(void)
 			if (l) {
 				lu_seq s;
 				lu_seq_init(&s);
-				int rc = drain(l, &s, &t);
+				int rc = lu_drain_epoch(l, &s, &t);
 				const char *msg = rio_loader_error(l)->message;
 				CHECK(rc == RIO_EFEATURELEN && strstr(msg, "data-00001-of-00003"),
 				      "%s: next = %d (%s) \"%s\", want RIO_EFEATURELEN naming shard 1",
@@ -1026,7 +925,7 @@ static void test_decode_mismatch(void)
 			if (l) {
 				lu_seq s;
 				lu_seq_init(&s);
-				int rc = drain(l, &s, &t);
+				int rc = lu_drain_epoch(l, &s, &t);
 				rio_loader_stats st;
 				rio_loader_stats_get(l, &st);
 				unsigned *hits = calloc(d.total, sizeof *hits);
@@ -1268,9 +1167,9 @@ static void dmg_opts(rio_loader_opts *o, rio_shuffle sh, rio_damage_policy p)
 }
 
 /* FAIL, with sidecars (the open counts from them and does not read). */
-static void dmg_fail(const tds *t, rio_compression c, int kind, uint64_t good)
+static void dmg_fail(const lu_dataset *t, rio_compression c, int kind, uint64_t good)
 {
-	const lu_dataset *d = &t->d;
+	const lu_dataset *d = t;
 	const char *base = strrchr(d->paths[DMG_SHARD], '/') + 1;
 	for (int si = 0; si < 2; si++) {
 		rio_loader_opts o;
@@ -1284,7 +1183,7 @@ static void dmg_fail(const tds *t, rio_compression c, int kind, uint64_t good)
 			continue;
 		lu_seq s;
 		lu_seq_init(&s);
-		int rc = drain(l, &s, t);
+		int rc = lu_drain_epoch(l, &s, t);
 		const rio_error *e = rio_loader_error(l);
 		CHECK(rc < 0 && in_rio_range(rc),
 		      "%s: rio_loader_next ended with %d (%s), want a RIO_E* error; %zu records "
@@ -1345,9 +1244,9 @@ static void dmg_fail(const tds *t, rio_compression c, int kind, uint64_t good)
  * ranks 1 ([0, 100)) and 2 ([100, 200)): each piece that reaches past the
  * damage counts it once, including rank 2's, whose stream meets the damage
  * while it skips the shard's head. */
-static void dmg_skip(const tds *t, rio_compression c, int kind, uint64_t good, const char *how)
+static void dmg_skip(const lu_dataset *t, rio_compression c, int kind, uint64_t good, const char *how)
 {
-	const lu_dataset *d = &t->d;
+	const lu_dataset *d = t;
 	for (int si = 0; si < 2; si++) {
 		rio_loader_opts o;
 		dmg_opts(&o, si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE, RIO_DAMAGE_SKIP);
@@ -1361,7 +1260,7 @@ static void dmg_skip(const tds *t, rio_compression c, int kind, uint64_t good, c
 		rio_loader_stats st[2];
 		for (int e = 0; e < 2; e++) {
 			lu_seq_init(&s[e]);
-			int rc = drain(l, &s[e], t);
+			int rc = lu_drain_epoch(l, &s[e], t);
 			rio_loader_stats_get(l, &st[e]);
 			CHECK(rc == 0, "%s: epoch %d ended with %d (%s): %s", what, e, rc,
 			      rio_strerror(rc), rio_loader_error(l)->message);
@@ -1380,7 +1279,7 @@ static void dmg_skip(const tds *t, rio_compression c, int kind, uint64_t good, c
 			CHECK(lu_epoch_shape(&s[e], 0, 8, (uint64_t)e, s[e].n, 0) == 0,
 			      "%s: epoch %d: batches numbered or sized wrong", what, e);
 		}
-		lu_seq r0 = recview(&s[0], 0, s[0].n), r1 = recview(&s[1], 0, s[1].n);
+		lu_seq r0 = lu_seq_recview(&s[0], 0, s[0].n), r1 = lu_seq_recview(&s[1], 0, s[1].n);
 		if (o.shuffle == RIO_SHUFFLE_NONE)
 			CHECK(same_record_order(&r0, &r1),
 			      "%s: the second epoch is not the first one's records again", what);
@@ -1410,7 +1309,7 @@ static void dmg_skip(const tds *t, rio_compression c, int kind, uint64_t good, c
 			continue;
 		}
 		total += rio_loader_records(l);
-		int rc = drain(l, &s[r], t);
+		int rc = lu_drain_epoch(l, &s[r], t);
 		CHECK(rc == 0, "%s: epoch ended with %d (%s): %s", what, rc, rio_strerror(rc),
 		      rio_loader_error(l)->message);
 		CHECK(s[r].bad_payload == 0, "%s: %zu records with wrong bytes", what,
@@ -1458,9 +1357,9 @@ static void test_damage(void)
 	lu_watchdog("damage", 240);
 	for (int c = 0; c < 3; c++)
 		for (int kind = 0; kind < NDMG; kind++) {
-			tds t = {.varied = 1};
+			lu_dataset t;
 			uint64_t good;
-			dmg_make(&t.d, codecs[c], kind, 0x7, &good);
+			dmg_make(&t, codecs[c], kind, 0x7, &good);
 			dmg_fail(&t, codecs[c], kind, good);
 			dmg_skip(&t, codecs[c], kind, good, "with .idx");
 			if (kind == DMG_CRC) {
@@ -1472,13 +1371,13 @@ static void test_damage(void)
 				lu_seq_init(&s);
 				int rc = run(&t, &o, 1, &s, "verify_crc = 0");
 				CHECK(rc == 0 && s.n == 600 && s.bad_payload == 1 &&
-				          lu_not_once(&t.d, &s, 1) == 0,
+				          lu_not_once(&t, &s, 1) == 0,
 				      "%s, a wrong data CRC, verify_crc = 0: rc %d, %zu records, %zu "
 				      "with other bytes (want 0, 600, 1)",
 				      cname(codecs[c]), rc, s.n, s.bad_payload);
 				lu_seq_free(&s);
 			}
-			lu_dataset_free(&t.d);
+			lu_dataset_free(&t);
 		}
 	lu_watchdog(NULL, 0);
 }
@@ -1516,7 +1415,7 @@ static void test_decoded_crc(void)
 		free(raw);
 		for (size_t sh = 0; sh < 3; sh++)
 			compress_file(d.paths[sh], codecs[c]);
-		tds t = {d, 0};
+		lu_dataset t = d;
 		for (int si = 0; si < 2; si++) {
 			lu_seq ref;
 			lu_seq_init(&ref);
@@ -1539,7 +1438,7 @@ static void test_decoded_crc(void)
 				if (l) {
 					lu_seq s;
 					lu_seq_init(&s);
-					int rc = orc < 0 ? orc : drain(l, &s, &t);
+					int rc = orc < 0 ? orc : lu_drain_epoch(l, &s, &t);
 					const rio_error *e = rio_loader_error(l);
 					size_t after = 0;
 					for (size_t i = 0; i < s.n; i++)
@@ -1573,7 +1472,7 @@ static void test_decoded_crc(void)
 				for (int ep = 0; ep < 2; ep++) {
 					lu_seq one;
 					lu_seq_init(&one);
-					int rc = drain(l, &one, &t);
+					int rc = lu_drain_epoch(l, &one, &t);
 					rio_loader_stats st;
 					rio_loader_stats_get(l, &st);
 					unsigned *hits = calloc(d.total, sizeof *hits);
@@ -1632,7 +1531,7 @@ static void test_too_large(void)
 {
 	lu_watchdog("too large", 120);
 	for (int c = 0; c < 3; c++) {
-		const tds *t = ds(V_IDX, c); /* sidecars: the open does not read */
+		const lu_dataset *t = ds(V_IDX, c); /* sidecars: the open does not read */
 		rio_loader_opts o;
 		dmg_opts(&o, RIO_SHUFFLE_NONE, RIO_DAMAGE_FAIL);
 		o.max_record_size = 150 * 1024;
@@ -1642,7 +1541,7 @@ static void test_too_large(void)
 		if (l) {
 			lu_seq s;
 			lu_seq_init(&s);
-			int rc = drain(l, &s, t);
+			int rc = lu_drain_epoch(l, &s, t);
 			const char *msg = rio_loader_error(l)->message;
 			/* record 41 of shard 0 is the first long one */
 			CHECK(rc == RIO_ETOOLARGE && strstr(msg, "data-00000-of-00005") &&
@@ -1660,15 +1559,15 @@ static void test_too_large(void)
 		if (l) {
 			lu_seq s;
 			lu_seq_init(&s);
-			int rc = drain(l, &s, t);
+			int rc = lu_drain_epoch(l, &s, t);
 			rio_loader_stats st;
 			rio_loader_stats_get(l, &st);
 			/* shards 0, 3, 4 stop at their record 41; shard 2 has one */
-			unsigned *hits = calloc(t->d.total, sizeof *hits);
-			size_t wrong = lu_count_hits(&t->d, &s, hits);
+			unsigned *hits = calloc(t->total, sizeof *hits);
+			size_t wrong = lu_count_hits(t, &s, hits);
 			for (uint32_t sh = 0; sh < 5; sh++)
-				for (uint64_t i = 0; i < t->d.count[sh]; i++)
-					wrong += hits[lu_ordinal(&t->d, sh, i)] != (i < 41 ? 1u : 0u);
+				for (uint64_t i = 0; i < t->count[sh]; i++)
+					wrong += hits[lu_ordinal(t, sh, i)] != (i < 41 ? 1u : 0u);
 			free(hits);
 			CHECK(rc == 0 && st.skipped == 3 && wrong == 0 && s.bad_payload == 0,
 			      "%s: rc %d, skipped %llu (want 3), %zu records not as expected (want "
@@ -1690,18 +1589,18 @@ static void test_damage_noidx(void)
 	lu_watchdog("damage, no .idx", 240);
 	for (int c = 0; c < 3; c++)
 		for (int kind = 0; kind < NDMG; kind++) {
-			tds t = {.varied = 1};
+			lu_dataset t;
 			uint64_t good;
-			dmg_make(&t.d, codecs[c], kind, 0x5, &good); /* shard 1 scanned */
-			const char *base = strrchr(t.d.paths[DMG_SHARD], '/') + 1;
+			dmg_make(&t, codecs[c], kind, 0x5, &good); /* shard 1 scanned */
+			const char *base = strrchr(t.paths[DMG_SHARD], '/') + 1;
 			rio_loader_opts o;
 			dmg_opts(&o, RIO_SHUFFLE_NONE, RIO_DAMAGE_FAIL);
 			rio_loader *l = NULL;
-			int orc = rio_loader_open(&l, t.d.prefix, &o), rc = orc;
+			int orc = rio_loader_open(&l, t.prefix, &o), rc = orc;
 			lu_seq s;
 			lu_seq_init(&s);
 			if (orc == 0)
-				rc = drain(l, &s, &t);
+				rc = lu_drain_epoch(l, &s, &t);
 			const char *msg = l ? rio_loader_error(l)->message : "";
 			CHECK(rc < 0 && in_rio_range(rc) && strstr(msg, base) != NULL,
 			      "%s, %s, no .idx, FAIL: %s = %d (%s) \"%s\"; want a RIO_E* error naming "
@@ -1712,7 +1611,7 @@ static void test_damage_noidx(void)
 			rio_loader_close(l);
 			lu_seq_free(&s);
 			dmg_skip(&t, codecs[c], kind, good, "without .idx");
-			lu_dataset_free(&t.d);
+			lu_dataset_free(&t);
 		}
 	lu_watchdog(NULL, 0);
 }
@@ -1728,14 +1627,14 @@ static void test_stream_shorter_than_index(void)
 	for (int c = 0; c < 3; c++) {
 		char name[64];
 		snprintf(name, sizeof name, "short-%s", cname(codecs[c]));
-		tds t = {.varied = 1};
-		vd_make(&t.d, name, 12, counts, 2, codecs[c], 0x3);
+		lu_dataset t;
+		vd_make(&t, name, 12, counts, 2, codecs[c], 0x3);
 		/* shard 0 rewritten with its first 100 records only */
 		rio_writer_opts wo;
 		rio_writer_opts_init(&wo);
 		wo.compression = codecs[c];
 		rio_writer *w;
-		CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, t.d.paths[0], &wo), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, t.paths[0], &wo), 0);
 		uint8_t *buf = malloc(VD_MAX);
 		for (uint64_t i = 0; i < 100; i++) {
 			size_t n = vd_size(12, 0, i);
@@ -1750,8 +1649,8 @@ static void test_stream_shorter_than_index(void)
 		if (l) {
 			lu_seq s;
 			lu_seq_init(&s);
-			int rc = drain(l, &s, &t);
-			const char *base = strrchr(t.d.paths[0], '/') + 1;
+			int rc = lu_drain_epoch(l, &s, &t);
+			const char *base = strrchr(t.paths[0], '/') + 1;
 			CHECK(rc < 0 && strstr(rio_loader_error(l)->message, base),
 			      "%s: shard 0 holds 100 records, its .idx lists 150: under FAIL the "
 			      "epoch ended with %d (%s) after %zu records (rio_loader_records says "
@@ -1763,7 +1662,7 @@ static void test_stream_shorter_than_index(void)
 			rio_loader_close(l);
 			lu_seq_free(&s);
 		}
-		lu_dataset_free(&t.d);
+		lu_dataset_free(&t);
 	}
 	lu_watchdog(NULL, 0);
 }
@@ -1780,14 +1679,14 @@ static void test_cut_trailer(void)
 	for (int c = 0; c < 3; c++) {
 		char name[64];
 		snprintf(name, sizeof name, "trailer-%s", cname(codecs[c]));
-		tds t = {.varied = 1};
-		vd_make(&t.d, name, 13, counts, 2, codecs[c], 0x3);
+		lu_dataset t;
+		vd_make(&t, name, 13, counts, 2, codecs[c], 0x3);
 		struct stat st;
-		CU_ASSERT_EQUAL_FATAL(stat(t.d.paths[0], &st), 0);
-		CU_ASSERT_EQUAL_FATAL(truncate(t.d.paths[0], st.st_size - 2), 0);
+		CU_ASSERT_EQUAL_FATAL(stat(t.paths[0], &st), 0);
+		CU_ASSERT_EQUAL_FATAL(truncate(t.paths[0], st.st_size - 2), 0);
 		/* the reader's view */
 		rio_reader *r;
-		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, t.d.paths[0], NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, t.paths[0], NULL), 0);
 		rio_record rec;
 		int rrc;
 		uint64_t n = 0;
@@ -1802,7 +1701,7 @@ static void test_cut_trailer(void)
 		if (l) {
 			lu_seq s;
 			lu_seq_init(&s);
-			int rc = drain(l, &s, &t);
+			int rc = lu_drain_epoch(l, &s, &t);
 			CHECK(rc < 0,
 			      "%s: shard 0 cut 2 bytes before its end (the reader: %d (%s) after %llu "
 			      "records): under FAIL the epoch ended with %d after %zu records; want "
@@ -1812,7 +1711,7 @@ static void test_cut_trailer(void)
 			rio_loader_close(l);
 			lu_seq_free(&s);
 		}
-		lu_dataset_free(&t.d);
+		lu_dataset_free(&t);
 	}
 	lu_watchdog(NULL, 0);
 }

@@ -22,16 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		int ok_ = !!(cond);                                                                \
-		CU_assertImplementation(ok_, __LINE__, #cond, __FILE__, "", CU_FALSE);             \
-		if (!ok_) {                                                                        \
-			printf("\n    line %d: ", __LINE__);                                       \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-		}                                                                                  \
-	} while (0)
 
 static const rio_shuffle all_shuffles[3] = {RIO_SHUFFLE_NONE, RIO_SHUFFLE_BUFFER,
                                             RIO_SHUFFLE_GLOBAL};
