@@ -321,6 +321,26 @@ int lu_take(rio_loader *l, lu_seq *s, const lu_dataset *d, size_t k)
 	return 0;
 }
 
+int lu_drain_through(rio_loader *l, lu_seq *s, const lu_dataset *d, uint64_t last)
+{
+	int zeros = 0;
+	for (;;) {
+		rio_batch *b;
+		int rc = rio_loader_next(l, &b);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			if ((s->nb && s->b[s->nb - 1].epoch >= last) || ++zeros > 2)
+				return 0;
+			continue;
+		}
+		lu_seq_add(s, b, d);
+		rio_loader_release(l, b);
+		if (s->b[s->nb - 1].epoch > last)
+			return -EPROTO;
+	}
+}
+
 int lu_seq_equal(const lu_seq *a, size_t afrom, const lu_seq *b, size_t bfrom)
 {
 	if (afrom > a->nb || bfrom > b->nb || a->nb - afrom != b->nb - bfrom)

@@ -151,6 +151,10 @@ lu_seq lu_seq_view(const lu_seq *s, size_t from, size_t nb);
 lu_seq lu_seq_recview(const lu_seq *s, size_t from, size_t n);
 size_t lu_epoch_start(const lu_seq *s, uint64_t e);
 
+/* Takes batches until the end of epoch `last` (a 0 before that is passed
+ * over: a loader resumed at the end of an epoch may end it first); returns
+ * 0, the error that stopped it, or -EPROTO past epoch `last`. */
+int lu_drain_through(rio_loader *l, lu_seq *s, const lu_dataset *d, uint64_t last);
 /* Are batches [afrom, a->nb) of a the same as [bfrom, b->nb) of b (epoch,
  * number, count and records)? */
 int lu_seq_equal(const lu_seq *a, size_t afrom, const lu_seq *b, size_t bfrom);

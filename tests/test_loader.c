@@ -849,29 +849,6 @@ static void test_epoch_position(void)
 
 /* ---- resume --------------------------------------------------------------- */
 
-/* Collects batches until the end of epoch `last` (0 returns before that
- * are passed over: a loader resumed at the end of an epoch may end it
- * first). */
-static int drain_through(rio_loader *l, lu_seq *s, const lu_dataset *d, uint64_t last)
-{
-	int zeros = 0;
-	for (;;) {
-		rio_batch *b;
-		int rc = rio_loader_next(l, &b);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			if ((s->nb && s->b[s->nb - 1].epoch >= last) || ++zeros > 2)
-				return 0;
-			continue;
-		}
-		lu_seq_add(s, b, d);
-		rio_loader_release(l, b);
-		if (s->b[s->nb - 1].epoch > last)
-			return -EPROTO;
-	}
-}
-
 static void resume_one(rio_shuffle sh, const rio_loader_opts *opts);
 
 static void resume_mode(rio_shuffle sh)
@@ -905,7 +882,7 @@ static void resume_one(rio_shuffle sh, const rio_loader_opts *opts)
 	rio_loader *l = lu_open(d, &o);
 	if (!l)
 		return;
-	CU_ASSERT_EQUAL(drain_through(l, &ref, d, 1), 0);
+	CU_ASSERT_EQUAL(lu_drain_through(l, &ref, d, 1), 0);
 	rio_loader_close(l);
 	size_t nb0 = 0;
 	while (nb0 < ref.nb && ref.b[nb0].epoch == 0)
@@ -955,7 +932,7 @@ static void resume_one(rio_shuffle sh, const rio_loader_opts *opts)
 			      shuffle_name(sh), k, (unsigned long long)rio_loader_epoch(lb),
 			      (unsigned long long)rio_loader_position(lb),
 			      (unsigned long long)epoch, (unsigned long long)pos);
-			rc = drain_through(lb, &b, d, 1);
+			rc = lu_drain_through(lb, &b, d, 1);
 			CU_ASSERT_EQUAL(rc, 0);
 			CU_ASSERT_EQUAL(b.bad_payload, 0);
 			char diff[300];

@@ -212,27 +212,6 @@ static void vd_make(lu_dataset *d, const char *name, uint32_t tag, const size_t 
 	free(buf);
 }
 
-/* Batches until the end of epoch `last` (a 0 before that is passed over). */
-static int drain_through(rio_loader *l, lu_seq *s, const lu_dataset *t, uint64_t last)
-{
-	int zeros = 0;
-	for (;;) {
-		rio_batch *b;
-		int rc = rio_loader_next(l, &b);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			if ((s->nb && s->b[s->nb - 1].epoch >= last) || ++zeros > 2)
-				return 0;
-			continue;
-		}
-		lu_seq_add(s, b, t);
-		rio_loader_release(l, b);
-		if (s->b[s->nb - 1].epoch > last)
-			return -EPROTO;
-	}
-}
-
 static rio_loader *open_on(const lu_dataset *t, const rio_loader_opts *o, const char *what)
 {
 	rio_loader *l = NULL;
@@ -577,7 +556,7 @@ static void resume_case(const lu_dataset *t, const rio_loader_opts *o, const cha
 	if (!l)
 		return;
 	uint64_t expect = rio_loader_records(l);
-	int rc = drain_through(l, &ref, t, 1);
+	int rc = lu_drain_through(l, &ref, t, 1);
 	CHECK(rc == 0, "%s: reference run: %d (%s) %s", what, rc, rio_strerror(rc),
 	      rio_loader_error(l)->message);
 	rio_loader_close(l);
@@ -622,7 +601,7 @@ static void resume_case(const lu_dataset *t, const rio_loader_opts *o, const cha
 			rc = rio_loader_state_restore(lb, blob, (size_t)size);
 			CHECK(rc == 0, "%s k=%zu: restore = %d (%s) %s", what, k, rc,
 			      rio_strerror(rc), rio_loader_error(lb)->message);
-			rc = drain_through(lb, &b, t, 1);
+			rc = lu_drain_through(lb, &b, t, 1);
 			CHECK(rc == 0, "%s k=%zu: resumed run: %d (%s) %s", what, k, rc,
 			      rio_strerror(rc), rio_loader_error(lb)->message);
 			CHECK(b.bad_payload == 0, "%s k=%zu: %zu records with wrong bytes", what, k,
