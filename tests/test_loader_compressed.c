@@ -1866,20 +1866,4 @@ static const tu_suite suites[] = {
     {"damage", damage_tests}, {"memory", memory_tests}, {NULL, NULL},
 };
 
-/* `test_loader_compressed [WORD]`: with WORD, only the tests whose name holds it. */
-int main(int argc, char **argv)
-{
-	if (argc < 2)
-		return tu_run(argv[0], suites);
-	static tu_test picked[64][2];
-	static tu_suite some[64];
-	size_t n = 0;
-	for (const tu_suite *su = suites; su->name; su++)
-		for (const tu_test *t = su->tests; t->name; t++)
-			if (strstr(t->name, argv[1]) && n < 63) {
-				picked[n][0] = *t;
-				some[n] = (tu_suite){su->name, picked[n]};
-				n++;
-			}
-	return tu_run(argv[0], some);
-}
+RIO_TEST_MAIN(suites)

@@ -216,3 +216,20 @@ int tu_run(const char *program, const tu_suite *suites)
 		printf("scratch files kept in %s\n", tmpdir);
 	return failed || ran == 0 ? 1 : 0;
 }
+
+int tu_main(int argc, char **argv, const tu_suite *suites)
+{
+	if (argc < 2)
+		return tu_run(argv[0], suites);
+	static tu_test picked[256][2];
+	static tu_suite some[257];
+	size_t n = 0;
+	for (const tu_suite *su = suites; su->name; su++)
+		for (const tu_test *t = su->tests; t->name; t++)
+			if (strstr(t->name, argv[1]) && n < 256) {
+				picked[n][0] = *t;
+				some[n] = (tu_suite){su->name, picked[n]};
+				n++;
+			}
+	return tu_run(argv[0], some);
+}

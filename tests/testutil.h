@@ -74,12 +74,14 @@ typedef struct tu_suite {
 
 /* Runs the suites (terminated by {NULL, NULL}); returns the exit code. */
 int tu_run(const char *program, const tu_suite *suites);
+/* `PROGRAM [WORD]`: all the suites, or with WORD only the tests whose name
+ * holds it. */
+int tu_main(int argc, char **argv, const tu_suite *suites);
 
 #define RIO_TEST_MAIN(suites)                                                                      \
 	int main(int argc, char **argv)                                                            \
 	{                                                                                          \
-		(void)argc;                                                                        \
-		return tu_run(argv[0], suites);                                                    \
+		return tu_main(argc, argv, suites);                                                \
 	}
 
 #endif /* RIO_TESTUTIL_H */
