@@ -2,8 +2,9 @@
 # test.sh — the whole test suite, as CI runs it: installs what is missing,
 # builds with AddressSanitizer and UndefinedBehaviorSanitizer, runs
 # `make check` (CUnit suites and shell tests, Automake's summary at the
-# end), then `make distcheck` on a plain build (the release tarball builds,
-# installs and passes its tests too).
+# end), runs the loader's suites again under ThreadSanitizer (its worker,
+# batcher and consumer threads), then `make distcheck` on a plain build
+# (the release tarball builds, installs and passes its tests too).
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$RIO_TOP/scripts/deps.sh"
@@ -22,8 +23,23 @@ if [ $status -ne 0 ]; then
 	exit $status
 fi
 
-echo "== make distcheck (build/)"
+echo "== the loader's threads under ThreadSanitizer (build-tsan/)"
 unset ASAN_OPTIONS UBSAN_OPTIONS
+rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread CFLAGS="-O1 -g"
+cd "$RIO_TOP/build-tsan"
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+LOADER_TESTS="tests/test_loader tests/test_loader_uring tests/test_loader_compressed"
+status=0
+make -j"$(nproc)" check TESTS="$LOADER_TESTS" || status=$?
+if [ $status -ne 0 ]; then
+	for f in $(grep -l '^:test-result: FAIL' tests/*.trs 2>/dev/null); do
+		echo "---- ${f%.trs}.log"; tail -60 "${f%.trs}.log"
+	done
+	exit $status
+fi
+unset TSAN_OPTIONS
+
+echo "== make distcheck (build/)"
 rio_build "$RIO_TOP/build"
 cd "$RIO_TOP/build"
 make -j"$(nproc)" distcheck >distcheck.out 2>&1 || { tail -60 distcheck.out; exit 1; }
