@@ -16,14 +16,17 @@ static int check(cudaError_t e)
 	return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 }
 
-int rio__cuda_init(int device, void **stream)
+int rio__cuda_init(int device, void **stream, int *caller_device)
 {
 	*stream = NULL;
+	*caller_device = -1;
 	int n = 0;
 	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
 		return -ENODEV;
 	if (device < 0 || device >= n)
 		return -ENODEV;
+	if (cudaGetDevice(caller_device) != cudaSuccess)
+		*caller_device = -1;
 	int rc = check(cudaSetDevice(device));
 	if (rc < 0)
 		return rc;
@@ -36,7 +39,7 @@ int rio__cuda_init(int device, void **stream)
 
 int rio__cuda_set_device(int device)
 {
-	return check(cudaSetDevice(device));
+	return device < 0 ? 0 : check(cudaSetDevice(device));
 }
 
 void rio__cuda_fini(void *stream)

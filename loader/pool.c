@@ -25,8 +25,23 @@ static int column_alloc(rio__pool *p, void **out, size_t size)
 	return *out ? 0 : -ENOMEM;
 }
 
+static int pool_alloc(rio__pool *p, size_t nslots, size_t batch_size, const rio__colplan *cp,
+                      const rio_loader_opts *o, rio_error *err, int *caller_device);
+
+/* With CUDA, the loader's device is current while the pool is allocated,
+ * and the caller's own current device is given back afterwards: a library
+ * does not move its caller to another GPU. */
 int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__colplan *cp,
                    const rio_loader_opts *o, rio_error *err)
+{
+	int caller_device = -1;
+	int rc = pool_alloc(p, nslots, batch_size, cp, o, err, &caller_device);
+	rio__cuda_set_device(caller_device);
+	return rc;
+}
+
+static int pool_alloc(rio__pool *p, size_t nslots, size_t batch_size, const rio__colplan *cp,
+                      const rio_loader_opts *o, rio_error *err, int *caller_device)
 {
 	memset(p, 0, sizeof *p);
 	p->batch_size = batch_size;
@@ -35,7 +50,7 @@ int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__co
 	p->device_copy = o->device_copy && cp->ncols > 0;
 	p->pinned = (o->pinned || o->device_copy) && cp->ncols > 0;
 	if (o->pinned || o->device_copy) {
-		int rc = rio__cuda_init(o->device, &p->stream);
+		int rc = rio__cuda_init(o->device, &p->stream, caller_device);
 		if (rc < 0)
 			return rio__error_set(err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 			                      rc == -ENOTSUP ? "pinned memory and device copies need a "
@@ -165,17 +180,17 @@ int rio__pool_to_device(rio__pool *p, rio__slot *s, size_t count, const rio__col
 }
 
 #ifndef HAVE_CUDA
-int rio__cuda_init(int device, void **stream)
+int rio__cuda_init(int device, void **stream, int *caller_device)
 {
 	(void)device;
 	*stream = NULL;
+	*caller_device = -1;
 	return -ENOTSUP;
 }
 void rio__cuda_fini(void *stream) { (void)stream; }
 int rio__cuda_set_device(int device)
 {
-	(void)device;
-	return -ENOTSUP;
+	return device < 0 ? 0 : -ENOTSUP;
 }
 int rio__cuda_host_alloc(void **p, size_t size)
 {

@@ -66,10 +66,13 @@ int rio__slot_reserve(rio__slot *s, size_t need);
  * the batch is queued ahead). No-op without device copies. */
 int rio__pool_to_device(rio__pool *p, rio__slot *s, size_t count, const rio__colplan *cp);
 
-/* CUDA glue (cuda.c; without CUDA these return -ENOTSUP). */
-int rio__cuda_init(int device, void **stream);
+/* CUDA glue (cuda.c; without CUDA these return -ENOTSUP). init makes
+ * `device` current on the calling thread (for the pool's allocations) and
+ * says which device was current before, for the pool to give back. */
+int rio__cuda_init(int device, void **stream, int *caller_device);
 void rio__cuda_fini(void *stream);
-/* Makes `device` current for the calling thread (the batcher's copies). */
+/* Makes `device` current for the calling thread (the copying threads; the
+ * caller's own device again after open); -1 does nothing. */
 int rio__cuda_set_device(int device);
 int rio__cuda_host_alloc(void **p, size_t size);
 void rio__cuda_host_free(void *p);

@@ -151,7 +151,45 @@ static void test_pinned_only_and_bad_device(void)
 	free(spec);
 }
 
+/* The loader's device is its own: opening a loader on device 0 leaves the
+ * caller's current device as it was (checked where there are two). */
+static void test_caller_device_kept(void)
+{
+	int n = 0;
+	CU_ASSERT_EQUAL_FATAL(cudaGetDeviceCount(&n), cudaSuccess);
+	int mine = n > 1 ? 1 : 0;
+	CU_ASSERT_EQUAL_FATAL(cudaSetDevice(mine), cudaSuccess);
+	rio_column_spec *spec;
+	size_t ncols;
+	CU_ASSERT_FATAL(rio_column_spec_parse("label:i64:1", &spec, &ncols, NULL) == 0);
+	rio_loader_opts o;
+	rio_loader_opts_init(&o);
+	o.rank = 0;
+	o.world = 1;
+	o.columns = spec;
+	o.ncolumns = ncols;
+	o.device_copy = 1;
+	o.device = 0;
+	rio_loader *l;
+	CU_ASSERT_EQUAL_FATAL(rio_loader_open(&l, make_shard(), &o), 0);
+	int now = -1;
+	CU_ASSERT_EQUAL(cudaGetDevice(&now), cudaSuccess);
+	CU_ASSERT_EQUAL(now, mine);
+	rio_batch *bt;
+	CU_ASSERT_EQUAL_FATAL(rio_loader_next(l, &bt), 1);
+	struct cudaPointerAttributes a;
+	CU_ASSERT_EQUAL(cudaPointerGetAttributes(&a, bt->columns[0].device), cudaSuccess);
+	CU_ASSERT_EQUAL(a.device, 0);
+	CU_ASSERT_EQUAL(cudaGetDevice(&now), cudaSuccess);
+	CU_ASSERT_EQUAL(now, mine);
+	rio_loader_release(l, bt);
+	rio_loader_close(l);
+	free(spec);
+	cudaSetDevice(0);
+}
+
 static const tu_test cuda_tests[] = {
+	{"the caller's current device is left as it was", test_caller_device_kept},
 	{"device columns equal host columns when handed out", test_device_columns_match_host},
 	{"pinned only; a bad device number", test_pinned_only_and_bad_device},
 	{NULL, NULL},
