@@ -173,7 +173,8 @@ static int one_bytes_value(const rio_feature *f, size_t length, const uint8_t **
 #define RIO_VECTORIZE
 #endif
 
-RIO_VECTORIZE static void u8_to_f32(float *restrict dst, const uint8_t *restrict src, size_t n, float scale)
+RIO_VECTORIZE static void u8_to_f32(float *restrict dst, const uint8_t *restrict src, size_t n,
+                                    float scale)
 {
 	for (size_t i = 0; i < n; i++)
 		dst[i] = (float)src[i] * scale;

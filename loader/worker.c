@@ -91,8 +91,8 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 			continue;
 		}
 		if (index >= t->first) {
-			if ((rc = rio__chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len, t->shard,
-			                    index)) < 0 ||
+			if ((rc = rio__chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len,
+			                         t->shard, index)) < 0 ||
 			    (rc = rio__chunk_decode_last(c, l, s->path, off)) < 0)
 				return rc;
 		}
@@ -194,7 +194,7 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 			continue;
 		}
 		if ((rc = rio__chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len, shard[i],
-		                    recno[i])) < 0 ||
+		                         recno[i])) < 0 ||
 		    (rc = rio__chunk_decode_last(c, l, s->path, off)) < 0)
 			break;
 	}
