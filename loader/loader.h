@@ -250,7 +250,10 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch);
 
 /* Batches this rank delivers per epoch: full ones (what ranks agree on,
  * taking the minimum, before an epoch: no collective then waits on a rank
- * that ran out), and all of them with a short last one unless dropped. */
+ * that ran out), and all of them with a short last one unless dropped.
+ * Counted from the records the shards hold: under RIO_DAMAGE_SKIP, damaged
+ * records that are skipped make an epoch shorter, so a trainer must still
+ * be ready for rio_loader_next() to end the epoch (return 0) first. */
 RIO_API uint64_t rio_loader_full_batches(const rio_loader *l);
 RIO_API uint64_t rio_loader_batches(const rio_loader *l);
 /* Records this rank reads per epoch (before damaged ones are skipped). */
