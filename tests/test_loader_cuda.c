@@ -120,17 +120,23 @@ static void test_device_columns_match_host(void)
 	free(spec);
 }
 
+/* Options for a loader of the label column alone (free *spec after). */
+static void label_opts(rio_loader_opts *o, rio_column_spec **spec)
+{
+	size_t ncols;
+	CU_ASSERT_FATAL(rio_column_spec_parse("label:i64:1", spec, &ncols, NULL) == 0);
+	rio_loader_opts_init(o);
+	o->rank = 0;
+	o->world = 1;
+	o->columns = *spec;
+	o->ncolumns = ncols;
+}
+
 static void test_pinned_only_and_bad_device(void)
 {
 	rio_column_spec *spec;
-	size_t ncols;
-	CU_ASSERT_FATAL(rio_column_spec_parse("label:i64:1", &spec, &ncols, NULL) == 0);
 	rio_loader_opts o;
-	rio_loader_opts_init(&o);
-	o.rank = 0;
-	o.world = 1;
-	o.columns = spec;
-	o.ncolumns = ncols;
+	label_opts(&o, &spec);
 	o.pinned = 1;
 	rio_loader *l;
 	CU_ASSERT_EQUAL_FATAL(rio_loader_open(&l, make_shard(), &o), 0);
@@ -160,14 +166,8 @@ static void test_caller_device_kept(void)
 	int mine = n > 1 ? 1 : 0;
 	CU_ASSERT_EQUAL_FATAL(cudaSetDevice(mine), cudaSuccess);
 	rio_column_spec *spec;
-	size_t ncols;
-	CU_ASSERT_FATAL(rio_column_spec_parse("label:i64:1", &spec, &ncols, NULL) == 0);
 	rio_loader_opts o;
-	rio_loader_opts_init(&o);
-	o.rank = 0;
-	o.world = 1;
-	o.columns = spec;
-	o.ncolumns = ncols;
+	label_opts(&o, &spec);
 	o.device_copy = 1;
 	o.device = 0;
 	rio_loader *l;
