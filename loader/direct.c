@@ -100,20 +100,19 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 
 	/* where each record is, and one read per run of adjacent records */
 	size_t nreq = 0, total = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) { /* locate each record once */
 		uint64_t ord = l->plan.perm ? l->plan.perm[t->first + i] : t->first + i;
 		uint32_t piece;
 		rio__dataset_locate(&l->ds, ord, &piece, &pl[i].shard, &pl[i].rec);
-		const rio__shard *sh = &l->ds.shards[pl[i].shard];
-		if (l->plan.perm && i + 8 < n) {
+		if (l->plan.perm) {
 			/* a shuffled batch's index entries are cache misses: ask
-			 * for the ones a few records ahead */
-			uint32_t ps, pp;
-			uint64_t pr;
-			rio__dataset_locate(&l->ds, l->plan.perm[t->first + i + 8], &pp, &ps, &pr);
-			__builtin_prefetch(&l->ds.shards[ps].offset[pr]);
-			__builtin_prefetch(&l->ds.shards[ps].framed[pr]);
+			 * for them all before the first is needed */
+			__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
+			__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
 		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
 		if (sh->fd_direct >= 0)
