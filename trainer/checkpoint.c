@@ -1,0 +1,369 @@
+/*
+ * checkpoint.c — serialising a tr_ckpt (little-endian fields, then arrays,
+ * then a CRC-32C of everything before it) and the atomic write: temporary
+ * file, fsync, rename, fsync of the directory.
+ *
+ * Layout: "RIOCKPT1" | u32 version | u32 world | u64 seed | u32 optimizer |
+ * u32 nlayers | i32 sizes[nlayers + 1] | u64 epoch, step_in_epoch,
+ * global_step, skipped_steps, optimizer_t | f64 epoch_loss, epoch_correct,
+ * epoch_count | u64 nparams | f32 params[n] | f32 state1[n] | f32 state2[n]
+ * (Adam only) | u32 nblobs | (u32 size, bytes)[nblobs] | u32 crc32c.
+ */
+#include "config.h"
+#include "checkpoint.h"
+
+#include "endian.h"
+#include "recordio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "RIOCKPT1"
+enum { CKPT_VERSION = 1 };
+
+/* ---- a growable byte buffer -------------------------------------------- */
+
+typedef struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	int oom;
+} buf;
+
+static void put(buf *b, const void *data, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		uint8_t *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void put32(buf *b, uint32_t v)
+{
+	uint8_t x[4];
+	rio__store_le32(x, v);
+	put(b, x, 4);
+}
+
+static void put64(buf *b, uint64_t v)
+{
+	uint8_t x[8];
+	rio__store_le64(x, v);
+	put(b, x, 8);
+}
+
+static void putf64(buf *b, double v)
+{
+	uint64_t u;
+	memcpy(&u, &v, 8);
+	put64(b, u);
+}
+
+static void put_floats(buf *b, const float *v, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		put32(b, u);
+	}
+}
+
+/* ---- a bounded reader ---------------------------------------------------- */
+
+typedef struct cursor {
+	const uint8_t *p, *end;
+	int short_read;
+} cursor;
+
+static const uint8_t *take(cursor *c, size_t n)
+{
+	if (c->short_read || (size_t)(c->end - c->p) < n) {
+		c->short_read = 1;
+		return NULL;
+	}
+	const uint8_t *p = c->p;
+	c->p += n;
+	return p;
+}
+
+static uint32_t get32(cursor *c)
+{
+	const uint8_t *p = take(c, 4);
+	return p ? rio__load_le32(p) : 0;
+}
+
+static uint64_t get64(cursor *c)
+{
+	const uint8_t *p = take(c, 8);
+	return p ? rio__load_le64(p) : 0;
+}
+
+static double getf64(cursor *c)
+{
+	uint64_t u = get64(c);
+	double v;
+	memcpy(&v, &u, 8);
+	return v;
+}
+
+static float *get_floats(cursor *c, uint64_t n)
+{
+	if (n > (uint64_t)(c->end - c->p) / 4) {
+		c->short_read = 1;
+		return NULL;
+	}
+	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t u = get32(c);
+		memcpy(&v[i], &u, 4);
+	}
+	return v;
+}
+
+/* ---- the format ---------------------------------------------------------- */
+
+static void encode(buf *b, const tr_ckpt *c)
+{
+	put(b, MAGIC, 8);
+	put32(b, CKPT_VERSION);
+	put32(b, c->world);
+	put64(b, c->seed);
+	put32(b, c->optimizer);
+	put32(b, c->nlayers);
+	for (uint32_t l = 0; l <= c->nlayers; l++)
+		put32(b, (uint32_t)c->sizes[l]);
+	put64(b, c->epoch);
+	put64(b, c->step_in_epoch);
+	put64(b, c->global_step);
+	put64(b, c->skipped_steps);
+	put64(b, c->optimizer_t);
+	putf64(b, c->epoch_loss);
+	putf64(b, c->epoch_correct);
+	putf64(b, c->epoch_count);
+	put64(b, c->nparams);
+	put_floats(b, c->params, c->nparams);
+	put_floats(b, c->state1, c->nparams);
+	if (c->state2)
+		put_floats(b, c->state2, c->nparams);
+	put32(b, c->nblobs);
+	for (uint32_t i = 0; i < c->nblobs; i++) {
+		put32(b, c->blob_size[i]);
+		put(b, c->blob[i], c->blob_size[i]);
+	}
+	put32(b, rio_crc32c(0, b->p, b->len));
+}
+
+static int decode(cursor *cur, tr_ckpt *c)
+{
+	const uint8_t *magic = take(cur, 8);
+	if (!magic || memcmp(magic, MAGIC, 8) != 0 || get32(cur) != CKPT_VERSION)
+		return -EBADMSG;
+	c->world = get32(cur);
+	c->seed = get64(cur);
+	c->optimizer = get32(cur);
+	c->nlayers = get32(cur);
+	if (c->nlayers < 1 || c->nlayers > TR_MLP_MAX_LAYERS || c->optimizer > 1)
+		return -EBADMSG;
+	for (uint32_t l = 0; l <= c->nlayers; l++)
+		c->sizes[l] = (int32_t)get32(cur);
+	c->epoch = get64(cur);
+	c->step_in_epoch = get64(cur);
+	c->global_step = get64(cur);
+	c->skipped_steps = get64(cur);
+	c->optimizer_t = get64(cur);
+	c->epoch_loss = getf64(cur);
+	c->epoch_correct = getf64(cur);
+	c->epoch_count = getf64(cur);
+	c->nparams = get64(cur);
+	if (cur->short_read || c->nparams != tr_mlp_param_count(c->sizes, (int)c->nlayers))
+		return -EBADMSG;
+	c->params = get_floats(cur, c->nparams);
+	c->state1 = get_floats(cur, c->nparams);
+	if (c->optimizer == 1)
+		c->state2 = get_floats(cur, c->nparams);
+	if (cur->short_read)
+		return -EBADMSG;
+	if (!c->params || !c->state1 || (c->optimizer == 1 && !c->state2))
+		return -ENOMEM;
+	c->nblobs = get32(cur);
+	if (c->nblobs != c->world)
+		return -EBADMSG;
+	c->blob_size = calloc(c->nblobs, sizeof *c->blob_size);
+	c->blob = calloc(c->nblobs, sizeof *c->blob);
+	if (!c->blob_size || !c->blob)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->nblobs; i++) {
+		c->blob_size[i] = get32(cur);
+		const uint8_t *p = take(cur, c->blob_size[i]);
+		if (!p)
+			return -EBADMSG;
+		if (!(c->blob[i] = malloc(c->blob_size[i] ? c->blob_size[i] : 1)))
+			return -ENOMEM;
+		memcpy(c->blob[i], p, c->blob_size[i]);
+	}
+	return cur->short_read ? -EBADMSG : 0;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+char *tr_ckpt_path(const char *dir)
+{
+	size_t n = strlen(dir) + sizeof "/checkpoint";
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/checkpoint", dir);
+	return p;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create the checkpoint directory: %s", dir,
+		         strerror(e));
+		return -e;
+	}
+	buf b = {0};
+	encode(&b, c);
+	if (b.oom) {
+		free(b.p);
+		snprintf(err, errlen, "%s: out of memory writing a checkpoint", dir);
+		return -ENOMEM;
+	}
+	char *final = tr_ckpt_path(dir);
+	size_t tn = strlen(dir) + sizeof "/.checkpoint.tmp";
+	char *tmp = malloc(tn);
+	int rc = final && tmp ? 0 : -ENOMEM;
+	const char *what = "out of memory";
+	int fd = -1;
+	if (rc == 0) {
+		snprintf(tmp, tn, "%s/.checkpoint.tmp", dir);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			rc = -errno;
+			what = "cannot create";
+		}
+	}
+	if (rc == 0 && (rc = write_all(fd, b.p, b.len)) < 0)
+		what = "write failed";
+	if (rc == 0 && fsync(fd) < 0) {
+		rc = -errno;
+		what = "fsync failed";
+	}
+	if (fd >= 0 && close(fd) < 0 && rc == 0) {
+		rc = -errno;
+		what = "close failed";
+	}
+	if (rc == 0 && rename(tmp, final) < 0) {
+		rc = -errno;
+		what = "rename failed";
+	}
+	if (rc == 0) {
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	} else {
+		snprintf(err, errlen, "%s: %s: %s", tmp ? tmp : dir, what, strerror(-rc));
+		if (fd >= 0)
+			unlink(tmp);
+	}
+	free(b.p);
+	free(final);
+	free(tmp);
+	return rc;
+}
+
+int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof *c);
+	char *path = tr_ckpt_path(dir);
+	if (!path)
+		return -ENOMEM;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		free(path);
+		return -e;
+	}
+	uint8_t *data = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			uint8_t *p = realloc(data, cap);
+			if (!p)
+				break;
+			data = p;
+		}
+		size_t got = fread(data + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	int rc = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (rc == 0 && (len < 4 || rio__load_le32(data + len - 4) != rio_crc32c(0, data, len - 4)))
+		rc = -EBADMSG;
+	if (rc == 0) {
+		cursor cur = {data, data + len - 4, 0};
+		rc = decode(&cur, c);
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", path,
+		         rc == -EBADMSG ? "not a recordio-train checkpoint, or damaged (CRC or "
+		                          "layout mismatch)"
+		                        : strerror(-rc));
+		tr_ckpt_free(c);
+	}
+	free(data);
+	free(path);
+	return rc;
+}
+
+void tr_ckpt_free(tr_ckpt *c)
+{
+	free(c->params);
+	free(c->state1);
+	free(c->state2);
+	for (uint32_t i = 0; c->blob && i < c->nblobs; i++)
+		free(c->blob[i]);
+	free(c->blob);
+	free(c->blob_size);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,58 @@
+/*
+ * checkpoint.h — a training run's whole state in one file, DIR/checkpoint:
+ * the parameters, the optimizer's state, every rank's loader position (a
+ * blob from rio_loader_state_save), the step counters, the running sums of
+ * the epoch in progress, and what must match to resume (world size, seed,
+ * model sizes, optimizer). Nothing that depends on timing is kept, so two
+ * runs that did the same work write the same bytes.
+ *
+ * Writing is atomic: the bytes go to DIR/.checkpoint.tmp, are fsync'd, and
+ * are renamed over DIR/checkpoint, then DIR is fsync'd. A crash at any
+ * moment leaves the previous checkpoint whole; a stale temporary file is
+ * ignored and overwritten. The file ends with a CRC-32C of all before it,
+ * so a damaged file is refused rather than half-loaded.
+ */
+#ifndef RIO_TRAINER_CHECKPOINT_H
+#define RIO_TRAINER_CHECKPOINT_H
+
+#include "mlp.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tr_ckpt {
+	uint32_t world;
+	uint64_t seed;
+	uint32_t optimizer;         /* tr_opt_kind                          */
+	uint32_t nlayers;
+	int32_t sizes[TR_MLP_MAX_LAYERS + 1];
+	uint64_t epoch;             /* the epoch in progress (from 0)       */
+	uint64_t step_in_epoch;     /* its steps done                       */
+	uint64_t global_step;       /* steps taken, skipped ones included   */
+	uint64_t skipped_steps;     /* steps skipped for non-finite values  */
+	uint64_t optimizer_t;       /* updates applied (Adam's t)           */
+	double epoch_loss, epoch_correct, epoch_count; /* the epoch so far  */
+	uint64_t nparams;
+	float *params;              /* host, nparams                        */
+	float *state1, *state2;     /* optimizer state, nparams each (state2
+	                             * NULL for SGD)                        */
+	uint32_t nblobs;            /* one loader position per rank         */
+	uint32_t *blob_size;
+	uint8_t **blob;
+} tr_ckpt;
+
+/* The checkpoint's path in `dir` (malloc'd). */
+char *tr_ckpt_path(const char *dir);
+
+/* Writes `c` atomically to DIR/checkpoint (creating DIR if needed). 0, or a
+ * negative errno with a one-line message in err. */
+int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen);
+
+/* Reads DIR/checkpoint into `c` (allocating its arrays; tr_ckpt_free).
+ * -ENOENT when there is none; RIO_ECORRUPT style errors (-EBADMSG) with a
+ * message naming the file when it is damaged or of another version. */
+int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen);
+
+void tr_ckpt_free(tr_ckpt *c);
+
+#endif /* RIO_TRAINER_CHECKPOINT_H */

@@ -1,0 +1,40 @@
+# trainer/: recordio-train, the MPI data-parallel trainer. Built when MPI and
+# OpenBLAS are found (--enable-trainer). Its MPI-free parts (the model, the
+# math backends, the optimizer, checkpoints) are a convenience library the
+# unit tests link too; with --with-cuda, math_cuda.cu is compiled by nvcc.
+EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
+if BUILD_TRAINER
+noinst_LTLIBRARIES += trainer/libtrainer.la
+trainer_libtrainer_la_SOURCES = \
+	trainer/math.h trainer/math_cpu.c \
+	trainer/mlp.c trainer/mlp.h \
+	trainer/optim.c trainer/optim.h \
+	trainer/checkpoint.c trainer/checkpoint.h
+trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+TRAINER_LIBS = trainer/libtrainer.la recordio/librecordio.la lib/librio_internal.la \
+	$(OPENBLAS_LIBS) -lm
+
+if HAVE_CUDA
+trainer_libtrainer_la_CFLAGS += $(CUDA_CFLAGS)
+TRAINER_CUDA_OBJ = trainer/math_cuda.$(OBJEXT)
+TRAINER_LIBS += $(TRAINER_CUDA_OBJ) $(CUDA_LIBS) $(CUBLAS_LIBS) -lstdc++
+trainer/math_cuda.$(OBJEXT): $(srcdir)/trainer/math_cuda.cu $(srcdir)/trainer/math_cuda.h \
+		$(srcdir)/trainer/math.h
+	$(AM_V_GEN)$(MKDIR_P) trainer && \
+	$(NVCC) $(NVCCFLAGS) -std=c++17 -Xcompiler -fPIC -I$(srcdir)/trainer -c -o $@ \
+		$(srcdir)/trainer/math_cuda.cu
+CLEANFILES += $(TRAINER_CUDA_OBJ)
+endif
+
+bin_PROGRAMS += recordio-train
+recordio_train_SOURCES = \
+	trainer/main.c trainer/run.h trainer/step.c \
+	trainer/options.c trainer/options.h \
+	trainer/features.c trainer/features.h \
+	trainer/world.c trainer/world.h \
+	trainer/reducer.c trainer/reducer.h \
+	trainer/report.c trainer/report.h
+recordio_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS)
+recordio_train_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
+EXTRA_recordio_train_DEPENDENCIES = $(TRAINER_CUDA_OBJ)
+endif

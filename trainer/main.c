@@ -1,0 +1,471 @@
+/*
+ * main.c — recordio-train: sets up one rank (options, features, math
+ * backend, loaders, model, optimizer), starts from rank 0's parameters or
+ * from a checkpoint, then runs epochs of agreed length, evaluates, reports
+ * and checkpoints. Every failure that all ranks can see is agreed on
+ * (tr_world_agree), every failure only one rank sees ends the job
+ * (tr_world_abort): no rank is left waiting in a collective.
+ */
+#include "config.h"
+#include "checkpoint.h"
+#include "features.h"
+#include "report.h"
+#include "run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_DATA = 1, EXIT_USAGE = 2 };
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char msg[2048];
+
+static void options(tr_run *r, int argc, char **argv)
+{
+	int rc = tr_options_parse(argc, argv, &r->o, msg, sizeof msg);
+	if (rc == 1 || rc == 2) {
+		if (r->w.rank == 0) {
+			if (rc == 1)
+				tr_options_usage(stdout);
+			else
+				printf("recordio-train (recordio %s)\n", rio_version());
+		}
+		tr_world_finish(&r->w);
+		exit(0);
+	}
+	if (rc < 0) {
+		size_t n = strlen(msg);
+		snprintf(msg + n, sizeof msg - n, "\nTry 'recordio-train --help'.");
+	}
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
+	if (r->o.global_batch) {
+		if (r->o.global_batch % r->w.size) {
+			snprintf(msg, sizeof msg, "--global-batch %d does not split evenly over %d ranks",
+			         r->o.global_batch, r->w.size);
+			tr_world_agree(&r->w, 1, msg, EXIT_USAGE);
+		}
+		r->batch = r->o.global_batch / r->w.size;
+	} else {
+		r->batch = r->o.batch;
+	}
+}
+
+static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train)
+{
+	rio_loader_opts lo;
+	rio_loader_opts_init(&lo);
+	lo.rank = r->w.rank;
+	lo.world = r->w.size;
+	lo.columns = r->specs;
+	lo.ncolumns = (size_t)r->o.nx + 1;
+	lo.workers = r->o.workers;
+	lo.seed = r->o.seed;
+	if (train) {
+		lo.batch_size = (size_t)r->batch;
+		lo.drop_remainder = 1;
+		lo.shuffle = r->o.shuffle;
+		lo.shuffle_buffer = r->o.shuffle_buffer;
+		lo.sharding = r->o.sharding;
+	} else {
+		/* every test record exactly once over the ranks, in order */
+		lo.batch_size = (size_t)r->o.eval_batch;
+		lo.shuffle = RIO_SHUFFLE_NONE;
+		lo.sharding = RIO_SHARD_RECORDS;
+	}
+	if (r->o.device == TR_DEVICE_CUDA) {
+		lo.device_copy = 1;
+		lo.device = r->w.local_rank;
+	}
+	int rc = rio_loader_open(l, shards, &lo);
+	if (rc < 0) {
+		const rio_error *e = *l ? rio_loader_error(*l) : NULL;
+		snprintf(msg, sizeof msg, "%s %s: %s", train ? "--train" : "--test", shards,
+		         e && e->message[0] ? e->message : rio_strerror(rc));
+	}
+	return rc;
+}
+
+static void setup(tr_run *r)
+{
+	const tr_options *o = &r->o;
+	/* features, from the training data's first record; the test data must match */
+	int rc = tr_features_resolve(o->train, o->x, o->nx, o->y, r->specs, msg, sizeof msg);
+	if (rc == 0 && o->test) {
+		rio_column_spec t[TR_MLP_MAX_INPUTS + 1];
+		rc = tr_features_resolve(o->test, o->x, o->nx, o->y, t, msg, sizeof msg);
+		for (int i = 0; rc == 0 && i < o->nx; i++)
+			if (t[i].length != r->specs[i].length) {
+				snprintf(msg, sizeof msg,
+				         "--x %s: %zu values in the training data but %zu in the test data",
+				         o->x[i], r->specs[i].length, t[i].length);
+				rc = -1;
+			}
+	}
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+
+	/* math: the local rank's GPU, or the node's cores shared among its ranks */
+	int threads = o->threads;
+	if (!threads) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = (int)(cores / r->w.local_size);
+		if (threads < 1)
+			threads = 1;
+	}
+	rc = tr_math_open(&r->math, o->device, r->w.local_rank, threads, msg, sizeof msg);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+
+	rc = open_loader(r, &r->train, o->train, 1);
+	if (rc == 0 && o->test)
+		rc = open_loader(r, &r->test, o->test, 0);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+
+	/* the model */
+	int sizes[TR_MLP_MAX_LAYERS + 1], nlayers = o->nhidden + 1;
+	sizes[0] = (int)tr_features_width(r->specs, o->nx);
+	for (int i = 0; i < o->nhidden; i++)
+		sizes[i + 1] = o->hidden[i];
+	sizes[nlayers] = o->classes;
+	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
+	rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
+	if (rc == 0)
+		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
+	size_t n = r->net.nparams + TR_MLP_EXTRA;
+	if (rc == 0) {
+		r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n) : r->net.grads;
+		r->eval_stats = tr_math_alloc(r->math, 2);
+		if (!r->staging || !r->eval_stats)
+			rc = -ENOMEM;
+	}
+	if (rc == 0)
+		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, n, o->bucket_bytes);
+	if (rc < 0)
+		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
+		         tr_mlp_param_count(sizes, nlayers));
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+
+	/* steps per epoch: what every rank can do with full batches */
+	r->steps_per_epoch = tr_world_min_u64(&r->w, rio_loader_full_batches(r->train));
+	if (r->steps_per_epoch == 0) {
+		snprintf(msg, sizeof msg,
+		         "--train %s: a rank has fewer records (%llu) than one batch of %d", o->train,
+		         (unsigned long long)rio_loader_records(r->train), r->batch);
+	}
+	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
+	tr_optim_config *c = &r->opt.cfg;
+	c->scale = o->lr_scaling && !o->global_batch ? (float)r->w.size : 1.0f;
+	c->warmup_steps = (uint64_t)llround(o->warmup_epochs * (double)r->steps_per_epoch);
+	c->total_steps = o->epochs * r->steps_per_epoch;
+}
+
+/* ---- starting point: rank 0's initialisation, or the checkpoint ----------- */
+
+static void fresh_start(tr_run *r)
+{
+	size_t n = r->net.nparams;
+	float *host = malloc(n * sizeof *host);
+	if (!host)
+		tr_world_abort(&r->w, "out of memory", EXIT_DATA);
+	if (r->w.rank == 0)
+		tr_mlp_init_params(&r->net, r->o.seed, host);
+	int rc = tr_world_bcast_checked(&r->w, host, n);
+	tr_world_agree(&r->w, rc < 0, "the ranks' initial parameters differ after the broadcast",
+	               EXIT_DATA);
+	tr_math_from_host(r->math, r->net.params, host, n);
+	free(host);
+}
+
+static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path)
+{
+	const char *what = NULL;
+	if (c->world != (uint32_t)r->w.size)
+		snprintf(msg, sizeof msg, "%s was written by %u ranks; this run has %d", path, c->world,
+		         r->w.size);
+	else if (c->seed != r->o.seed)
+		what = "--seed";
+	else if (c->optimizer != (uint32_t)r->o.optim.kind)
+		what = "--optimizer";
+	else if (c->nlayers != (uint32_t)r->net.nlayers ||
+	         memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0)
+		what = "model (--x, --hidden, --classes)";
+	else
+		return 0;
+	if (what)
+		snprintf(msg, sizeof msg, "%s was written with another %s; resume with the same", path,
+		         what);
+	return -1;
+}
+
+static void resume(tr_run *r)
+{
+	tr_ckpt c;
+	int rc = 0, have = 0;
+	char *path = tr_ckpt_path(r->o.checkpoint);
+	if (r->w.rank == 0) {
+		rc = tr_ckpt_read(r->o.checkpoint, &c, msg, sizeof msg);
+		if (rc == -ENOENT) {
+			if (!r->o.quiet)
+				printf("no checkpoint in %s yet: starting from scratch\n", r->o.checkpoint);
+			rc = 0;
+		} else if (rc == 0) {
+			have = 1;
+			rc = check_ckpt(r, &c, path);
+		}
+	}
+	free(path);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	MPI_Bcast(&have, 1, MPI_INT, 0, r->w.comm);
+	if (!have) {
+		fresh_start(r);
+		return;
+	}
+	/* the counters, then the tensors, then each rank's loader position */
+	uint64_t u[6];
+	double d[3];
+	if (r->w.rank == 0) {
+		uint64_t v[6] = {c.epoch, c.step_in_epoch, c.global_step, c.skipped_steps,
+		                 c.optimizer_t, 0};
+		memcpy(u, v, sizeof u);
+		d[0] = c.epoch_loss;
+		d[1] = c.epoch_correct;
+		d[2] = c.epoch_count;
+	}
+	tr_world_bcast(&r->w, u, sizeof u);
+	tr_world_bcast(&r->w, d, sizeof d);
+	r->epoch = u[0];
+	r->step_in_epoch = u[1];
+	r->global_step = u[2];
+	r->skipped_steps = u[3];
+	r->opt.t = u[4];
+	r->ep_loss = d[0];
+	r->ep_correct = d[1];
+	r->ep_count = d[2];
+	size_t n = r->net.nparams;
+	float *host = malloc(n * sizeof *host);
+	if (!host)
+		tr_world_abort(&r->w, "out of memory", EXIT_DATA);
+	float *src[3] = {c.params, c.state1, c.state2};
+	float *dst[3] = {r->net.params, r->opt.state1, r->opt.state2};
+	for (int i = 0; i < 1 + tr_optim_state_count(&r->opt); i++) {
+		if (r->w.rank == 0)
+			memcpy(host, src[i], n * sizeof *host);
+		if (tr_world_bcast_checked(&r->w, host, n) < 0)
+			tr_world_agree(&r->w, 1, "the ranks' parameters differ after the broadcast",
+			               EXIT_DATA);
+		tr_math_from_host(r->math, dst[i], host, n);
+	}
+	free(host);
+	uint32_t size;
+	uint8_t *blob = tr_world_scatter_blobs(&r->w, r->w.rank == 0 ? c.blob_size : NULL,
+	                                       r->w.rank == 0 ? c.blob : NULL, &size);
+	rc = rio_loader_state_restore(r->train, blob, size);
+	free(blob);
+	if (rc < 0)
+		snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of rank %d does not fit "
+		         "the data (%s)", r->o.checkpoint, r->w.rank, rio_loader_error(r->train)->message);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	if (r->w.rank == 0) {
+		if (!r->o.quiet)
+			printf("resumed from %s/checkpoint: epoch %llu, step %llu of %llu\n",
+			       r->o.checkpoint, (unsigned long long)r->epoch + 1,
+			       (unsigned long long)r->step_in_epoch,
+			       (unsigned long long)r->steps_per_epoch);
+		tr_ckpt_free(&c);
+	}
+}
+
+/* Collective: gathers the loader positions, and rank 0 writes everything. */
+static void save_checkpoint(tr_run *r)
+{
+	int size = rio_loader_state_save(r->train, NULL, 0);
+	uint8_t *blob = size > 0 ? malloc((size_t)size) : NULL;
+	if (!blob || rio_loader_state_save(r->train, blob, (size_t)size) != size)
+		tr_world_abort(&r->w, "cannot save the loader's position", EXIT_DATA);
+	tr_ckpt c = {0};
+	int rc = tr_world_gather_blobs(&r->w, blob, (uint32_t)size, &c.blob_size, &c.blob);
+	free(blob);
+	size_t n = r->net.nparams;
+	if (r->w.rank == 0) {
+		c.world = (uint32_t)r->w.size;
+		c.seed = r->o.seed;
+		c.optimizer = (uint32_t)r->o.optim.kind;
+		c.nlayers = (uint32_t)r->net.nlayers;
+		for (int l = 0; l <= r->net.nlayers; l++)
+			c.sizes[l] = r->net.sizes[l];
+		c.epoch = r->epoch;
+		c.step_in_epoch = r->step_in_epoch;
+		c.global_step = r->global_step;
+		c.skipped_steps = r->skipped_steps;
+		c.optimizer_t = r->opt.t;
+		c.epoch_loss = r->ep_loss;
+		c.epoch_correct = r->ep_correct;
+		c.epoch_count = r->ep_count;
+		c.nparams = n;
+		c.nblobs = (uint32_t)r->w.size;
+		c.params = malloc(n * sizeof(float));
+		c.state1 = malloc(n * sizeof(float));
+		if (tr_optim_state_count(&r->opt) == 2)
+			c.state2 = malloc(n * sizeof(float));
+		if (rc < 0 || !c.params || !c.state1 || (tr_optim_state_count(&r->opt) == 2 && !c.state2)) {
+			snprintf(msg, sizeof msg, "out of memory writing a checkpoint");
+			rc = -1;
+		} else {
+			tr_math_to_host(r->math, c.params, r->net.params, n);
+			tr_math_to_host(r->math, c.state1, r->opt.state1, n);
+			if (c.state2)
+				tr_math_to_host(r->math, c.state2, r->opt.state2, n);
+			rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
+		}
+		tr_ckpt_free(&c);
+	}
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+}
+
+/* ---- the epochs -------------------------------------------------------------- */
+
+static void report_epoch(tr_run *r, FILE *metrics, double seconds, const double test[3],
+                         const tr_math_stats *gemm0)
+{
+	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
+	tr_math_stats ms;
+	tr_math_stats_get(r->math, &ms);
+	if (r->w.rank != 0)
+		return;
+	uint64_t steps = r->steps_per_epoch;
+	tr_epoch_report e = {
+		.epoch = r->epoch + 1,
+		.steps = steps,
+		.skipped_steps = r->ep_skipped,
+		.train_loss = r->ep_count > 0 ? r->ep_loss / r->ep_count : NAN,
+		.train_accuracy = r->ep_count > 0 ? r->ep_correct / r->ep_count : NAN,
+		.has_test = r->test != NULL,
+		.test_loss = test[2] > 0 ? test[0] / test[2] : NAN,
+		.test_accuracy = test[2] > 0 ? test[1] / test[2] : NAN,
+		.test_records = (uint64_t)test[2],
+		.seconds = seconds,
+		.samples_per_s = seconds > 0 ? r->ep_count / seconds : 0,
+		.data_wait_seconds = t[0],
+		.gemm_seconds = ms.gemm_seconds - gemm0->gemm_seconds,
+		.allreduce_seconds = t[1],
+		.optimizer_seconds = t[2],
+		.lr = tr_optim_lr(&r->opt.cfg, r->global_step ? r->global_step - 1 : 0),
+		.world = r->w.size,
+	};
+	double flops = ms.gemm_flops - gemm0->gemm_flops;
+	e.gemm_gflops = e.gemm_seconds > 0 ? flops / e.gemm_seconds * 1e-9 : 0;
+	if (!r->o.quiet)
+		tr_report_line(stdout, &e);
+	if (metrics && tr_report_json(metrics, &e) < 0)
+		tr_world_abort(&r->w, "--metrics: write failed", EXIT_DATA);
+}
+
+static void train(tr_run *r)
+{
+	FILE *metrics = NULL;
+	if (r->w.rank == 0 && r->o.metrics) {
+		/* appended on resume, so one file tells the whole run */
+		metrics = fopen(r->o.metrics, r->o.resume ? "a" : "w");
+		if (!metrics)
+			snprintf(msg, sizeof msg, "--metrics %s: %s", r->o.metrics, strerror(errno));
+	}
+	tr_world_agree(&r->w, r->w.rank == 0 && r->o.metrics && !metrics, msg, EXIT_DATA);
+	int stopped = 0;
+	while (r->epoch < r->o.epochs && !stopped) {
+		tr_math_stats gemm0;
+		tr_math_stats_get(r->math, &gemm0);
+		r->t_wait = r->t_optimizer = r->t_step = 0;
+		r->red.seconds = 0;
+		r->ep_skipped = 0;
+		double t0 = now();
+		while (r->step_in_epoch < r->steps_per_epoch) {
+			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
+				stopped = 1;
+				break;
+			}
+			if (tr_run_step(r, msg, sizeof msg) < 0)
+				tr_world_abort(&r->w, msg, EXIT_DATA);
+			if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
+				save_checkpoint(r);
+		}
+		if (stopped)
+			break;
+		double seconds = now() - t0;
+		/* the ranks agreed on fewer steps than some have batches */
+		if (rio_loader_set_epoch(r->train, r->epoch + 1) < 0)
+			tr_world_abort(&r->w, rio_loader_error(r->train)->message, EXIT_DATA);
+		double test[3] = {0, 0, 0};
+		if (r->test && tr_run_eval(r, test, msg, sizeof msg) < 0)
+			tr_world_abort(&r->w, msg, EXIT_DATA);
+		report_epoch(r, metrics, seconds, test, &gemm0);
+		r->epoch++;
+		r->step_in_epoch = 0;
+		r->ep_loss = r->ep_correct = r->ep_count = 0;
+		if (r->o.checkpoint)
+			save_checkpoint(r);
+	}
+	if (stopped) {
+		if (r->o.checkpoint)
+			save_checkpoint(r);
+		if (r->w.rank == 0 && !r->o.quiet)
+			printf("stopped after %llu steps (--max-steps)%s\n",
+			       (unsigned long long)r->global_step,
+			       r->o.checkpoint ? "; --resume continues" : "");
+	}
+	if (metrics)
+		fclose(metrics);
+}
+
+static void teardown(tr_run *r)
+{
+	tr_reducer_free(&r->red);
+	if (r->math && r->staging && r->staging != r->net.grads)
+		tr_math_host_free(r->math, r->staging);
+	if (r->math)
+		tr_math_free(r->math, r->eval_stats);
+	tr_optim_free(&r->opt);
+	tr_mlp_free(&r->net);
+	rio_loader_close(r->train);
+	rio_loader_close(r->test);
+	tr_math_close(r->math);
+	tr_options_free(&r->o);
+}
+
+int main(int argc, char **argv)
+{
+	static tr_run run;
+	tr_run *r = &run;
+	if (tr_world_init(&r->w, &argc, &argv) < 0) {
+		fprintf(stderr, "recordio-train: MPI_Init failed\n");
+		return EXIT_DATA;
+	}
+	options(r, argc, argv);
+	setup(r);
+	if (r->o.resume)
+		resume(r);
+	else
+		fresh_start(r);
+	if (r->w.rank == 0 && !r->o.quiet) {
+		printf("recordio-train: %d rank%s, %zu parameters (%d", r->w.size,
+		       r->w.size > 1 ? "s" : "", r->net.nparams, r->net.sizes[0]);
+		for (int l = 1; l <= r->net.nlayers; l++)
+			printf("-%d", r->net.sizes[l]);
+		printf("), %d records per rank and step, %llu steps per epoch, %s\n", r->batch,
+		       (unsigned long long)r->steps_per_epoch,
+		       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
+		fflush(stdout);
+	}
+	train(r);
+	teardown(r);
+	tr_world_finish(&r->w);
+	return 0;
+}

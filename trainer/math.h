@@ -1,0 +1,111 @@
+/*
+ * math.h — the trainer's math backends: where tensors live and the few
+ * operations an MLP's training step needs. Two backends implement it:
+ * math_cpu.c (OpenBLAS, host memory) and math_cuda.cu (cuBLAS and small
+ * kernels on one stream, device memory). The model (mlp.c) and the
+ * optimizer are written once against this interface.
+ *
+ * Conventions
+ *   - Matrices are row-major float32; `ld` is the row stride in elements.
+ *   - Every pointer an operation takes is backend memory (host for CPU,
+ *     device for CUDA) unless its name ends in _host.
+ *   - Operations are queued in order on the backend's one stream (CUDA) or
+ *     run at once (CPU); tr_math_sync() waits for all of them.
+ *   - Nothing here prints or exits: failures come back as negative errno
+ *     values, with a message in the caller's buffer where there is one.
+ */
+#ifndef RIO_TRAINER_MATH_H
+#define RIO_TRAINER_MATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tr_device { TR_DEVICE_CPU = 0, TR_DEVICE_CUDA = 1 } tr_device;
+
+typedef struct tr_math tr_math;
+
+/* Time and work spent in GEMMs since open (CPU: wall time of each call;
+ * CUDA: events recorded around each GEMM on the stream, read back when
+ * they have completed, at the latest by tr_math_sync()). */
+typedef struct tr_math_stats {
+	double gemm_seconds;
+	double gemm_flops;
+} tr_math_stats;
+
+/* Opens a backend. CPU: `threads` OpenBLAS threads (0: leave OpenBLAS's
+ * choice). CUDA: `gpu` is the device index; -ENODEV when there is none,
+ * -ENOTSUP in a build without CUDA. On failure a one-line reason goes to
+ * `err` (errlen bytes). */
+int tr_math_open(tr_math **out, tr_device device, int gpu, int threads, char *err,
+                 size_t errlen);
+void tr_math_close(tr_math *m);
+tr_device tr_math_device(const tr_math *m);
+
+/* Backend memory for n floats (or bytes, for _bytes), zeroed; NULL on
+ * failure. */
+float *tr_math_alloc(tr_math *m, size_t n);
+void *tr_math_alloc_bytes(tr_math *m, size_t bytes);
+void tr_math_free(tr_math *m, void *p);
+
+/* Host memory suited to copies from and to the backend (pinned for CUDA),
+ * zeroed; NULL on failure. */
+float *tr_math_host_alloc(tr_math *m, size_t n);
+void tr_math_host_free(tr_math *m, float *p);
+
+/* Copies n floats between host and backend memory and waits (0 or -EIO).
+ * `to_host` waits for everything queued before it. */
+int tr_math_to_host(tr_math *m, float *dst_host, const float *src, size_t n);
+int tr_math_from_host(tr_math *m, float *dst, const float *src_host, size_t n);
+/* Zeroes n floats of backend memory (queued). */
+void tr_math_zero(tr_math *m, float *p, size_t n);
+/* Waits for everything queued: 0, or -EIO when a queued operation failed. */
+int tr_math_sync(tr_math *m);
+
+/* C (M x N) = alpha * op(A) op(B) + beta * C, row-major; op(A) is M x K and
+ * op(B) is K x N; trans_a/trans_b 1 means the stored matrix is transposed. */
+void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float alpha,
+             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
+/* Z (rows x cols) += bias (cols) on every row; then, with relu, Z = max(Z, 0). */
+void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu);
+
+/* dZ[i] = 0 where A[i] <= 0 (the backward of ReLU, A its output), n values. */
+void tr_relu_backward(tr_math *m, float *dZ, const float *A, size_t n);
+
+/* db[c] = sum over rows r of dZ[r][c] (the bias gradient). */
+void tr_col_sum(tr_math *m, const float *dZ, int rows, int cols, float *db);
+
+/* Softmax cross-entropy of `rows` rows of K logits against int64 labels in
+ * [0, K) (backend memory; checked by the caller). Adds the rows' summed
+ * loss to stats[0] and the number whose largest logit is the label (first
+ * largest on ties) to stats[1]; with dlogits non-NULL, writes the gradient
+ * of the summed loss: softmax(row) - onehot(label). */
+void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int rows, int K,
+                     float *dlogits, float *stats);
+
+/* Optimizer updates over n parameters (see optim.h for the formulas). The
+ * gradient used is g = grad * grad_scale + weight_decay * param. */
+typedef struct tr_sgd_args {
+	float lr, momentum, weight_decay, grad_scale;
+} tr_sgd_args;
+void tr_sgd_step(tr_math *m, float *param, const float *grad, float *velocity, size_t n,
+                 const tr_sgd_args *a);
+
+typedef struct tr_adam_args {
+	float lr, beta1, beta2, eps, weight_decay, grad_scale;
+	float bias1, bias2; /* 1 - beta1^t and 1 - beta2^t for step t (from 1) */
+} tr_adam_args;
+void tr_adam_step(tr_math *m, float *param, const float *grad, float *m1, float *m2, size_t n,
+                  const tr_adam_args *a);
+
+void tr_math_stats_get(const tr_math *m, tr_math_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RIO_TRAINER_MATH_H */

@@ -1,0 +1,266 @@
+/*
+ * math_cpu.c — the CPU backend of math.h (OpenBLAS's cblas_sgemm and plain
+ * loops the compiler vectorises), and the dispatch to the CUDA backend for
+ * a tr_math opened on a GPU. On the CPU "backend memory" is host memory,
+ * so copies are memcpy and sync is a no-op.
+ */
+#include "config.h"
+#include "math.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef HAVE_CUDA
+#include "math_cuda.h"
+#define CUDA_DISPATCH(m, call)                                                                   \
+	do {                                                                                     \
+		if ((m)->cuda) {                                                                 \
+			call;                                                                    \
+			return;                                                                  \
+		}                                                                                \
+	} while (0)
+#define CUDA_DISPATCH_RET(m, call)                                                               \
+	do {                                                                                     \
+		if ((m)->cuda)                                                                   \
+			return call;                                                             \
+	} while (0)
+#else
+#define CUDA_DISPATCH(m, call) ((void)0)
+#define CUDA_DISPATCH_RET(m, call) ((void)0)
+#endif
+
+struct tr_math {
+	tr_device device;
+	tr_math_stats stats;
+#ifdef HAVE_CUDA
+	tr_cuda *cuda;
+#endif
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int tr_math_open(tr_math **out, tr_device device, int gpu, int threads, char *err, size_t errlen)
+{
+	*out = NULL;
+	tr_math *m = calloc(1, sizeof *m);
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	m->device = device;
+	if (device == TR_DEVICE_CUDA) {
+#ifdef HAVE_CUDA
+		int rc = tr_cuda_open(&m->cuda, gpu, err, errlen);
+		if (rc < 0) {
+			free(m);
+			return rc;
+		}
+#else
+		snprintf(err, errlen, "--device cuda: this build has no CUDA (configure --with-cuda)");
+		free(m);
+		return -ENOTSUP;
+#endif
+	} else if (threads > 0) {
+		openblas_set_num_threads(threads);
+	}
+	*out = m;
+	return 0;
+}
+
+void tr_math_close(tr_math *m)
+{
+	if (!m)
+		return;
+#ifdef HAVE_CUDA
+	tr_cuda_close(m->cuda);
+#endif
+	free(m);
+}
+
+tr_device tr_math_device(const tr_math *m) { return m->device; }
+
+void *tr_math_alloc_bytes(tr_math *m, size_t bytes)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_alloc_bytes(m->cuda, bytes));
+	/* 64-byte aligned for the vector loops and OpenBLAS */
+	size_t size = (bytes + 63) / 64 * 64;
+	void *p = aligned_alloc(64, size ? size : 64);
+	if (p)
+		memset(p, 0, size ? size : 64);
+	return p;
+}
+
+float *tr_math_alloc(tr_math *m, size_t n) { return tr_math_alloc_bytes(m, n * sizeof(float)); }
+
+void tr_math_free(tr_math *m, void *p)
+{
+	CUDA_DISPATCH(m, tr_cuda_free(m->cuda, p));
+	free(p);
+}
+
+float *tr_math_host_alloc(tr_math *m, size_t n)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_host_alloc(m->cuda, n));
+	return calloc(n ? n : 1, sizeof(float));
+}
+
+void tr_math_host_free(tr_math *m, float *p)
+{
+	CUDA_DISPATCH(m, tr_cuda_host_free(m->cuda, p));
+	free(p);
+}
+
+int tr_math_to_host(tr_math *m, float *dst_host, const float *src, size_t n)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_to_host(m->cuda, dst_host, src, n));
+	if (dst_host != src)
+		memcpy(dst_host, src, n * sizeof(float));
+	return 0;
+}
+
+int tr_math_from_host(tr_math *m, float *dst, const float *src_host, size_t n)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_from_host(m->cuda, dst, src_host, n));
+	if (dst != src_host)
+		memcpy(dst, src_host, n * sizeof(float));
+	return 0;
+}
+
+void tr_math_zero(tr_math *m, float *p, size_t n)
+{
+	CUDA_DISPATCH(m, tr_cuda_zero(m->cuda, p, n));
+	memset(p, 0, n * sizeof(float));
+}
+
+int tr_math_sync(tr_math *m)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_sync(m->cuda));
+	return 0;
+}
+
+void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float alpha,
+             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+	m->stats.gemm_flops += 2.0 * M * N * K;
+	CUDA_DISPATCH(m, tr_cuda_gemm(m->cuda, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb,
+	                              beta, C, ldc));
+	double t0 = now();
+	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+	            trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C,
+	            ldc);
+	m->stats.gemm_seconds += now() - t0;
+}
+
+void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu)
+{
+	CUDA_DISPATCH(m, tr_cuda_bias_act(m->cuda, Z, bias, rows, cols, relu));
+	for (int r = 0; r < rows; r++) {
+		float *z = Z + (size_t)r * cols;
+		if (relu)
+			for (int c = 0; c < cols; c++) {
+				float v = z[c] + bias[c];
+				z[c] = v > 0.0f ? v : 0.0f;
+			}
+		else
+			for (int c = 0; c < cols; c++)
+				z[c] += bias[c];
+	}
+}
+
+void tr_relu_backward(tr_math *m, float *dZ, const float *A, size_t n)
+{
+	CUDA_DISPATCH(m, tr_cuda_relu_backward(m->cuda, dZ, A, n));
+	for (size_t i = 0; i < n; i++)
+		dZ[i] = A[i] > 0.0f ? dZ[i] : 0.0f;
+}
+
+void tr_col_sum(tr_math *m, const float *dZ, int rows, int cols, float *db)
+{
+	CUDA_DISPATCH(m, tr_cuda_col_sum(m->cuda, dZ, rows, cols, db));
+	memset(db, 0, (size_t)cols * sizeof *db);
+	for (int r = 0; r < rows; r++) {
+		const float *z = dZ + (size_t)r * cols;
+		for (int c = 0; c < cols; c++)
+			db[c] += z[c];
+	}
+}
+
+void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int rows, int K,
+                     float *dlogits, float *stats)
+{
+	CUDA_DISPATCH(m, tr_cuda_softmax_xent(m->cuda, logits, labels, rows, K, dlogits, stats));
+	double loss = 0;
+	int correct = 0;
+	for (int r = 0; r < rows; r++) {
+		const float *z = logits + (size_t)r * K;
+		int y = (int)labels[r], best = 0;
+		float max = z[0];
+		for (int k = 1; k < K; k++)
+			if (z[k] > max) {
+				max = z[k];
+				best = k;
+			}
+		correct += best == y;
+		float sum = 0.0f;
+		for (int k = 0; k < K; k++)
+			sum += expf(z[k] - max);
+		loss += (double)(logf(sum) + max - z[y]);
+		if (dlogits) {
+			float *d = dlogits + (size_t)r * K;
+			float inv = 1.0f / sum;
+			for (int k = 0; k < K; k++)
+				d[k] = expf(z[k] - max) * inv;
+			d[y] -= 1.0f;
+		}
+	}
+	stats[0] += (float)loss;
+	stats[1] += (float)correct;
+}
+
+void tr_sgd_step(tr_math *m, float *param, const float *grad, float *velocity, size_t n,
+                 const tr_sgd_args *a)
+{
+	CUDA_DISPATCH(m, tr_cuda_sgd_step(m->cuda, param, grad, velocity, n, a));
+	const float lr = a->lr, mu = a->momentum, wd = a->weight_decay, s = a->grad_scale;
+	for (size_t i = 0; i < n; i++) {
+		float g = grad[i] * s + wd * param[i];
+		float v = mu * velocity[i] + g;
+		velocity[i] = v;
+		param[i] -= lr * v;
+	}
+}
+
+void tr_adam_step(tr_math *m, float *param, const float *grad, float *m1, float *m2, size_t n,
+                  const tr_adam_args *a)
+{
+	CUDA_DISPATCH(m, tr_cuda_adam_step(m->cuda, param, grad, m1, m2, n, a));
+	const float b1 = a->beta1, b2 = a->beta2, s = a->grad_scale, wd = a->weight_decay;
+	const float c1 = a->lr / a->bias1, c2 = 1.0f / sqrtf(a->bias2);
+	for (size_t i = 0; i < n; i++) {
+		float g = grad[i] * s + wd * param[i];
+		float u = b1 * m1[i] + (1.0f - b1) * g;
+		float v = b2 * m2[i] + (1.0f - b2) * g * g;
+		m1[i] = u;
+		m2[i] = v;
+		param[i] -= c1 * u / (sqrtf(v) * c2 + a->eps);
+	}
+}
+
+void tr_math_stats_get(const tr_math *m, tr_math_stats *s)
+{
+	*s = m->stats;
+#ifdef HAVE_CUDA
+	if (m->cuda)
+		s->gemm_seconds = tr_cuda_gemm_seconds(m->cuda);
+#endif
+}

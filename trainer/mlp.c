@@ -1,0 +1,166 @@
+/*
+ * mlp.c — forward, loss and backward of the MLP in mlp.h, as GEMMs and the
+ * small elementwise operations of math.h. Dense layer l computes
+ * out_l = act(in_l W_l^T + b_l) with W_l of sizes[l + 1] x sizes[l]; the
+ * first layer's input is the feature blocks side by side, multiplied block
+ * by block against column slices of W_0, so they are never copied into one
+ * matrix.
+ */
+#include "config.h"
+#include "mlp.h"
+
+#include "rng.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+size_t tr_mlp_param_count(const int *sizes, int nlayers)
+{
+	size_t n = 0;
+	for (int l = 0; l < nlayers; l++)
+		n += (size_t)sizes[l + 1] * (size_t)sizes[l] + (size_t)sizes[l + 1];
+	return n;
+}
+
+int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows)
+{
+	memset(net, 0, sizeof *net);
+	if (nlayers < 1 || nlayers > TR_MLP_MAX_LAYERS || max_rows < 1)
+		return -EINVAL;
+	net->math = math;
+	net->nlayers = nlayers;
+	net->max_rows = max_rows;
+	int widest = 0;
+	for (int l = 0; l <= nlayers; l++) {
+		if (sizes[l] < 1)
+			return -EINVAL;
+		net->sizes[l] = sizes[l];
+		if (l > 0 && sizes[l] > widest)
+			widest = sizes[l];
+	}
+	/* last layer first: backward completes the buffer front to back */
+	size_t off = 0;
+	for (int l = nlayers - 1; l >= 0; l--) {
+		net->w_off[l] = off;
+		off += (size_t)sizes[l + 1] * (size_t)sizes[l];
+		net->b_off[l] = off;
+		off += (size_t)sizes[l + 1];
+		net->ready[l] = off;
+	}
+	net->nparams = off;
+	net->params = tr_math_alloc(math, net->nparams);
+	net->grads = tr_math_alloc(math, net->nparams + TR_MLP_EXTRA);
+	int ok = net->params && net->grads;
+	for (int l = 0; l < nlayers && ok; l++)
+		ok = (net->out[l] = tr_math_alloc(math, (size_t)max_rows * sizes[l + 1])) != NULL;
+	for (int i = 0; i < 2 && ok; i++)
+		ok = (net->delta[i] = tr_math_alloc(math, (size_t)max_rows * widest)) != NULL;
+	if (!ok) {
+		tr_mlp_free(net);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tr_mlp_free(tr_mlp *net)
+{
+	if (!net->math)
+		return;
+	tr_math_free(net->math, net->params);
+	tr_math_free(net->math, net->grads);
+	for (int l = 0; l < net->nlayers; l++)
+		tr_math_free(net->math, net->out[l]);
+	for (int i = 0; i < 2; i++)
+		tr_math_free(net->math, net->delta[i]);
+	memset(net, 0, sizeof *net);
+}
+
+static float uniform(rio__rng *r, float bound)
+{
+	/* 24 random bits: a float in [0, 1) with every value equally likely */
+	float u = (float)(rio__rng_next(r) >> 40) * (1.0f / 16777216.0f);
+	return (2.0f * u - 1.0f) * bound;
+}
+
+void tr_mlp_init_params(const tr_mlp *net, uint64_t seed, float *host)
+{
+	for (int l = 0; l < net->nlayers; l++) {
+		rio__rng r;
+		rio__rng_seed(&r, seed, (uint64_t)l, 0x6d6c70 /* "mlp" */, 0);
+		int in = net->sizes[l], out = net->sizes[l + 1];
+		float bound = 1.0f / sqrtf((float)in);
+		for (size_t i = 0; i < (size_t)in * out; i++)
+			host[net->w_off[l] + i] = uniform(&r, bound);
+		for (int i = 0; i < out; i++)
+			host[net->b_off[l] + i] = uniform(&r, bound);
+	}
+}
+
+/* out = in_parts W_0^T: each feature block against its columns of W_0. */
+static void first_layer_gemm(tr_mlp *net, const tr_input *in, float *out)
+{
+	const float *W = net->params + net->w_off[0];
+	int inputs = net->sizes[0], units = net->sizes[1], col = 0;
+	for (int p = 0; p < in->nparts; p++) {
+		tr_gemm(net->math, 0, 1, in->rows, units, in->width[p], 1.0f, in->part[p],
+		        in->width[p], W + col, inputs, p ? 1.0f : 0.0f, out, units);
+		col += in->width[p];
+	}
+}
+
+void tr_mlp_forward(tr_mlp *net, const tr_input *in)
+{
+	int rows = in->rows;
+	for (int l = 0; l < net->nlayers; l++) {
+		int units = net->sizes[l + 1];
+		if (l == 0)
+			first_layer_gemm(net, in, net->out[0]);
+		else
+			tr_gemm(net->math, 0, 1, rows, units, net->sizes[l], 1.0f, net->out[l - 1],
+			        net->sizes[l], net->params + net->w_off[l], net->sizes[l], 0.0f,
+			        net->out[l], units);
+		tr_bias_act(net->math, net->out[l], net->params + net->b_off[l], rows, units,
+		            l < net->nlayers - 1);
+	}
+}
+
+void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
+{
+	int L = net->nlayers;
+	tr_softmax_xent(net->math, net->out[L - 1], in->labels, in->rows, net->sizes[L],
+	                backward ? net->delta[0] : NULL, stats);
+}
+
+void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx)
+{
+	int rows = in->rows;
+	float *dz = net->delta[0], *spare = net->delta[1];
+	for (int l = net->nlayers - 1; l >= 0; l--) {
+		int fan_in = net->sizes[l], units = net->sizes[l + 1];
+		float *dW = net->grads + net->w_off[l];
+		if (l == 0) {
+			int col = 0;
+			for (int p = 0; p < in->nparts; p++) {
+				tr_gemm(net->math, 1, 0, units, in->width[p], rows, 1.0f, dz, units,
+				        in->part[p], in->width[p], 0.0f, dW + col, fan_in);
+				col += in->width[p];
+			}
+		} else {
+			tr_gemm(net->math, 1, 0, units, fan_in, rows, 1.0f, dz, units, net->out[l - 1],
+			        fan_in, 0.0f, dW, fan_in);
+		}
+		tr_col_sum(net->math, dz, rows, units, net->grads + net->b_off[l]);
+		if (l > 0) {
+			/* the gradient flowing into the layer below, through its ReLU */
+			tr_gemm(net->math, 0, 0, rows, fan_in, units, 1.0f, dz, units,
+			        net->params + net->w_off[l], fan_in, 0.0f, spare, fan_in);
+			tr_relu_backward(net->math, spare, net->out[l - 1], (size_t)rows * fan_in);
+			float *t = dz;
+			dz = spare;
+			spare = t;
+		}
+		if (ready)
+			ready(ctx, net->ready[l]);
+	}
+}

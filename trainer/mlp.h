@@ -1,0 +1,88 @@
+/*
+ * mlp.h — the model: a multilayer perceptron (dense layers, ReLU between
+ * them, softmax cross-entropy at the end) written once against math.h, so
+ * the same code trains on the CPU and on a GPU.
+ *
+ * Parameters and gradients are each one contiguous buffer, laid out from
+ * the last layer to the first (W then b of each): backward finishes layers
+ * in that order, so the gradients ready at any moment are a prefix of the
+ * buffer and can be handed to the allreduce in contiguous buckets while the
+ * earlier layers are still being differentiated. The gradient buffer has
+ * TR_MLP_EXTRA more floats after the parameters' (see below), reduced with
+ * them in the same collectives.
+ */
+#ifndef RIO_TRAINER_MLP_H
+#define RIO_TRAINER_MLP_H
+
+#include "math.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { TR_MLP_MAX_LAYERS = 16, TR_MLP_MAX_INPUTS = 32 };
+
+/* The floats after the gradients: filled by a step, summed by the allreduce. */
+enum {
+	TR_EXTRA_LOSS = 0,      /* summed loss of the rank's batch          */
+	TR_EXTRA_CORRECT = 1,   /* rows whose prediction was right          */
+	TR_EXTRA_COUNT = 2,     /* rows in the batch                         */
+	TR_EXTRA_NONFINITE = 3, /* 1 when the rank saw a NaN or infinity     */
+	TR_MLP_EXTRA = 4
+};
+
+/* One batch's input: the features' dense blocks (backend memory), each
+ * rows x width row-major, concatenated left to right into the model's
+ * input; and the int64 labels (backend memory). */
+typedef struct tr_input {
+	int nparts;
+	const float *part[TR_MLP_MAX_INPUTS];
+	int width[TR_MLP_MAX_INPUTS];
+	const int64_t *labels;
+	int rows;
+} tr_input;
+
+typedef struct tr_mlp {
+	tr_math *math;
+	int nlayers;                        /* dense layers                */
+	int sizes[TR_MLP_MAX_LAYERS + 1];   /* inputs, hidden..., classes  */
+	int max_rows;
+	size_t nparams;
+	size_t w_off[TR_MLP_MAX_LAYERS];    /* in params and grads         */
+	size_t b_off[TR_MLP_MAX_LAYERS];
+	size_t ready[TR_MLP_MAX_LAYERS];    /* grads [0, ready[l]) are final
+	                                     * once layer l's backward ran */
+	float *params;                      /* backend, nparams            */
+	float *grads;                       /* backend, nparams + EXTRA    */
+	float *out[TR_MLP_MAX_LAYERS];      /* each layer's output, max_rows
+	                                     * x sizes[l + 1]; the last is
+	                                     * the logits                  */
+	float *delta[2];                    /* backward scratch            */
+} tr_mlp;
+
+/* Sizes of a model: inputs, then the hidden sizes, then classes; `nlayers`
+ * dense layers (1 + number of hidden sizes). */
+int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows);
+void tr_mlp_free(tr_mlp *net);
+
+/* Parameters a model of these sizes has. */
+size_t tr_mlp_param_count(const int *sizes, int nlayers);
+
+/* PyTorch's default initialisation of a Linear layer, from `seed`: W and b
+ * uniform in +-1/sqrt(fan_in). Writes nparams floats of host memory. */
+void tr_mlp_init_params(const tr_mlp *net, uint64_t seed, float *host);
+
+/* Forward through all layers: net->out[nlayers - 1] holds the logits. */
+void tr_mlp_forward(tr_mlp *net, const tr_input *in);
+
+/* Loss of the last forward: adds the summed loss and correct count to
+ * stats[0..1] (backend memory); with `backward`, also keeps the loss's
+ * gradient for tr_mlp_backward. */
+void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward);
+
+/* Backward of the summed loss into net->grads (unscaled: the caller
+ * divides by the global batch). After each layer, calls ready(ctx, end):
+ * grads [0, end) are final (queued, on a GPU). */
+typedef void (*tr_mlp_ready_fn)(void *ctx, size_t end);
+void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx);
+
+#endif /* RIO_TRAINER_MLP_H */

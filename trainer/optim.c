@@ -1,0 +1,73 @@
+/*
+ * optim.c — the learning-rate schedule and the optimizer state; the update
+ * itself runs in the math backend (tr_sgd_step, tr_adam_step), so it
+ * happens where the parameters live.
+ */
+#include "config.h"
+#include "optim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg)
+{
+	memset(o, 0, sizeof *o);
+	o->cfg = *cfg;
+	o->math = math;
+	o->n = n;
+	o->state1 = tr_math_alloc(math, n);
+	if (cfg->kind == TR_OPT_ADAM)
+		o->state2 = tr_math_alloc(math, n);
+	if (!o->state1 || (cfg->kind == TR_OPT_ADAM && !o->state2)) {
+		tr_optim_free(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tr_optim_free(tr_optim *o)
+{
+	if (!o->math)
+		return;
+	tr_math_free(o->math, o->state1);
+	tr_math_free(o->math, o->state2);
+	memset(o, 0, sizeof *o);
+}
+
+int tr_optim_state_count(const tr_optim *o) { return o->cfg.kind == TR_OPT_ADAM ? 2 : 1; }
+
+float tr_optim_lr(const tr_optim_config *c, uint64_t step)
+{
+	double target = (double)c->lr * c->scale;
+	if (step < c->warmup_steps)
+		return (float)(c->lr + (target - c->lr) * (double)step / (double)c->warmup_steps);
+	if (c->cosine && c->total_steps > c->warmup_steps) {
+		double done = (double)(step - c->warmup_steps) /
+		              (double)(c->total_steps - c->warmup_steps);
+		if (done > 1.0)
+			done = 1.0;
+		return (float)(target * 0.5 * (1.0 + cos(M_PI * done)));
+	}
+	return (float)target;
+}
+
+void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_scale,
+                   uint64_t step)
+{
+	float lr = tr_optim_lr(&o->cfg, step);
+	o->t++;
+	if (o->cfg.kind == TR_OPT_ADAM) {
+		tr_adam_args a = {
+			.lr = lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2, .eps = o->cfg.eps,
+			.weight_decay = o->cfg.weight_decay, .grad_scale = grad_scale,
+			.bias1 = (float)(1.0 - pow(o->cfg.beta1, (double)o->t)),
+			.bias2 = (float)(1.0 - pow(o->cfg.beta2, (double)o->t)),
+		};
+		tr_adam_step(o->math, params, grads, o->state1, o->state2, o->n, &a);
+	} else {
+		tr_sgd_args a = {.lr = lr, .momentum = o->cfg.momentum,
+		                 .weight_decay = o->cfg.weight_decay, .grad_scale = grad_scale};
+		tr_sgd_step(o->math, params, grads, o->state1, o->n, &a);
+	}
+}

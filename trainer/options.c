@@ -1,0 +1,463 @@
+/*
+ * options.c — recordio-train's options (getopt_long), their defaults and
+ * their checks, and --help. Values are checked here, once, so every rank
+ * reaches the same verdict on the same command line.
+ */
+#include "config.h"
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tr_options_usage(FILE *f)
+{
+	fputs("Usage: mpirun -np N recordio-train --train SHARDS --x FEATURE[,FEATURE...] --y FEATURE\n"
+	      "           [OPTION]...\n"
+	      "Data-parallel training of an MLP classifier on TFRecord shards: every rank reads\n"
+	      "its own part of the data, gradients are averaged with MPI_Allreduce. Runs as one\n"
+	      "rank without mpirun too. SHARDS is a glob ('data/train-*.tfrecord', quoted), a\n"
+	      "comma-separated list or a shard PREFIX.\n"
+	      "\n"
+	      "Data:\n"
+	      "      --train SHARDS         training shards (required)\n"
+	      "      --test SHARDS          test shards, evaluated after every epoch\n"
+	      "      --x FEATURES           input features, concatenated: bytes are uint8\n"
+	      "                             scaled to [0,1], float lists as they are, int64\n"
+	      "                             lists cast to float (required)\n"
+	      "      --y FEATURE            the int64 class label (required)\n"
+	      "      --classes K            number of classes; labels in [0, K) (default 10)\n"
+	      "      --shuffle MODE         none, buffer (default) or global\n"
+	      "      --shuffle-buffer N     records in the shuffle buffer (default 10000)\n"
+	      "      --sharding MODE        auto (default), files or records (see the loader)\n"
+	      "      --workers N            loader threads per rank (default 1)\n"
+	      "\n"
+	      "Model and optimisation:\n"
+	      "      --hidden SIZES         hidden layer sizes (default 256,128)\n"
+	      "      --batch B              records per rank and step (default 128)\n"
+	      "      --global-batch G       records per step over all ranks, G/N each\n"
+	      "      --epochs E             (default 10)\n"
+	      "      --max-steps S          stop after S steps in all (default: no limit)\n"
+	      "      --optimizer NAME       sgd (default) or adam\n"
+	      "      --lr LR                learning rate for one rank's batch, or for the\n"
+	      "                             global batch with --global-batch (default 0.05\n"
+	      "                             for sgd, 0.001 for adam)\n"
+	      "      --lr-scaling MODE      linear (default): with --batch, the rate is\n"
+	      "                             multiplied by N; none\n"
+	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate over W\n"
+	      "                             epochs (default 0)\n"
+	      "      --schedule NAME        constant (default) or cosine decay to 0\n"
+	      "      --momentum M           SGD momentum (default 0.9)\n"
+	      "      --weight-decay D       L2 weight decay (default 0)\n"
+	      "      --seed S               initialisation and shuffling (default 1)\n"
+	      "\n"
+	      "Running:\n"
+	      "      --device NAME          cpu (default) or cuda (each rank uses the GPU of\n"
+	      "                             its local rank)\n"
+	      "      --threads N            OpenBLAS threads per rank (default: the cores\n"
+	      "                             divided among the node's ranks)\n"
+	      "      --bucket-size SIZE     gradient bytes per allreduce (default 256K)\n"
+	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
+	      "      --metrics FILE         one JSON object per epoch\n"
+	      "      --checkpoint DIR       keep the run's state in DIR/checkpoint (written\n"
+	      "                             atomically after every epoch)\n"
+	      "      --checkpoint-every S   ... and every S steps\n"
+	      "      --resume               continue from DIR/checkpoint (a fresh start when\n"
+	      "                             there is none yet)\n"
+	      "  -q, --quiet                no per-epoch lines\n"
+	      "  -h, --help                 this help\n"
+	      "      --version              the library version\n"
+	      "\n"
+	      "Exit status: 0 success, 1 data, I/O or training error, 2 usage error.\n"
+	      "Example:\n"
+	      "  mpirun -np 2 recordio-train --train 'data/train-*.tfrecord.lz4' \\\n"
+	      "      --test 'data/test-*.tfrecord.lz4' --x image --y label --epochs 20\n",
+	      f);
+}
+
+enum {
+	OPT_TRAIN = 256, OPT_TEST, OPT_X, OPT_Y, OPT_CLASSES, OPT_HIDDEN, OPT_BATCH,
+	OPT_GLOBAL_BATCH, OPT_EPOCHS, OPT_MAX_STEPS, OPT_LR, OPT_LR_SCALING, OPT_WARMUP,
+	OPT_MOMENTUM, OPT_WD, OPT_OPTIMIZER, OPT_SEED, OPT_WORKERS, OPT_SHUFFLE, OPT_SHUFFLE_BUFFER,
+	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
+	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{"train", required_argument, 0, OPT_TRAIN},
+	{"test", required_argument, 0, OPT_TEST},
+	{"x", required_argument, 0, OPT_X},
+	{"y", required_argument, 0, OPT_Y},
+	{"classes", required_argument, 0, OPT_CLASSES},
+	{"hidden", required_argument, 0, OPT_HIDDEN},
+	{"batch", required_argument, 0, OPT_BATCH},
+	{"global-batch", required_argument, 0, OPT_GLOBAL_BATCH},
+	{"epochs", required_argument, 0, OPT_EPOCHS},
+	{"max-steps", required_argument, 0, OPT_MAX_STEPS},
+	{"lr", required_argument, 0, OPT_LR},
+	{"lr-scaling", required_argument, 0, OPT_LR_SCALING},
+	{"warmup-epochs", required_argument, 0, OPT_WARMUP},
+	{"schedule", required_argument, 0, OPT_SCHEDULE},
+	{"momentum", required_argument, 0, OPT_MOMENTUM},
+	{"weight-decay", required_argument, 0, OPT_WD},
+	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
+	{"seed", required_argument, 0, OPT_SEED},
+	{"workers", required_argument, 0, OPT_WORKERS},
+	{"shuffle", required_argument, 0, OPT_SHUFFLE},
+	{"shuffle-buffer", required_argument, 0, OPT_SHUFFLE_BUFFER},
+	{"sharding", required_argument, 0, OPT_SHARDING},
+	{"metrics", required_argument, 0, OPT_METRICS},
+	{"checkpoint", required_argument, 0, OPT_CHECKPOINT},
+	{"checkpoint-every", required_argument, 0, OPT_CHECKPOINT_EVERY},
+	{"resume", no_argument, 0, OPT_RESUME},
+	{"device", required_argument, 0, OPT_DEVICE},
+	{"bucket-size", required_argument, 0, OPT_BUCKET},
+	{"threads", required_argument, 0, OPT_THREADS},
+	{"eval-batch", required_argument, 0, OPT_EVAL_BATCH},
+	{"quiet", no_argument, 0, 'q'},
+	{"help", no_argument, 0, 'h'},
+	{"version", no_argument, 0, OPT_VERSION},
+	{0, 0, 0, 0},
+};
+
+static const char *option_name(int code)
+{
+	for (const struct option *o = long_options; o->name; o++)
+		if (o->val == code)
+			return o->name;
+	return "?";
+}
+
+/* An error message for a bad value; returns -1. */
+static int bad(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int bad(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	int n = snprintf(err, errlen, "--%s: ", option_name(code));
+	va_list ap;
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+	uint64_t v;
+	if (parse_u64(s, (uint64_t)min, (uint64_t)max, &v) < 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_float(const char *s, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || errno || *end || !isfinite(v) || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "256K", "1M", "4096": bytes. */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || errno || end == s || v < 0)
+		return -1;
+	double mult = 1;
+	if (*end == 'K' || *end == 'k')
+		mult = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1024.0 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1024.0 * 1024 * 1024, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * mult < 4 || v * mult > 1e12)
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+/* Splits "a,b,c" into malloc'd names. */
+static int parse_names(const char *s, tr_options *o)
+{
+	const char *p = s;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n == 0 || n >= 128 || o->nx == TR_MLP_MAX_INPUTS)
+			return -1;
+		if (!(o->x[o->nx] = strndup(p, n)))
+			return -1;
+		o->nx++;
+		p += n + (comma ? 1 : 0);
+		if (comma && !*p)
+			return -1;
+	}
+	return o->nx ? 0 : -1;
+}
+
+static int parse_hidden(const char *s, tr_options *o)
+{
+	o->nhidden = 0;
+	if (!strcmp(s, "none") || !*s)
+		return 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (errno || end == p || v < 1 || v > 1 << 16 || (*end && *end != ',') ||
+		    o->nhidden == TR_MLP_MAX_LAYERS - 1)
+			return -1;
+		o->hidden[o->nhidden++] = (int)v;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return -1;
+	}
+	return 0;
+}
+
+static void defaults(tr_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->classes = 10;
+	o->hidden[0] = 256;
+	o->hidden[1] = 128;
+	o->nhidden = 2;
+	o->batch = 128;
+	o->eval_batch = 1024;
+	o->epochs = 10;
+	o->optim.kind = TR_OPT_SGD;
+	o->optim.lr = -1; /* by optimizer, below */
+	o->optim.momentum = 0.9f;
+	o->optim.beta1 = 0.9f;
+	o->optim.beta2 = 0.999f;
+	o->optim.eps = 1e-8f;
+	o->optim.scale = 1;
+	o->lr_scaling = 1;
+	o->seed = 1;
+	o->workers = 1;
+	o->shuffle = RIO_SHUFFLE_BUFFER;
+	o->sharding = RIO_SHARD_AUTO;
+	o->shuffle_buffer = 10000;
+	o->device = TR_DEVICE_CPU;
+	o->bucket_bytes = 256 * 1024;
+}
+
+int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t errlen)
+{
+	defaults(o);
+	opterr = 0;
+	optind = 1;
+	int c;
+	double d;
+	uint64_t u;
+	while ((c = getopt_long(argc, argv, ":qh", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_TRAIN: o->train = optarg; break;
+		case OPT_TEST: o->test = optarg; break;
+		case OPT_X:
+			if (parse_names(optarg, o) < 0)
+				return bad(err, errlen, c, "'%s' is not a list of feature names", optarg);
+			break;
+		case OPT_Y: o->y = optarg; break;
+		case OPT_CLASSES:
+			if (parse_int(optarg, 2, 1 << 20, &o->classes) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of classes (2 or more)",
+				           optarg);
+			break;
+		case OPT_HIDDEN:
+			if (parse_hidden(optarg, o) < 0)
+				return bad(err, errlen, c, "'%s' is not a list of layer sizes (e.g. 256,128)",
+				           optarg);
+			break;
+		case OPT_BATCH:
+			if (parse_int(optarg, 1, 1 << 20, &o->batch) < 0)
+				return bad(err, errlen, c, "'%s' is not a batch size", optarg);
+			break;
+		case OPT_GLOBAL_BATCH:
+			if (parse_int(optarg, 1, 1 << 24, &o->global_batch) < 0)
+				return bad(err, errlen, c, "'%s' is not a batch size", optarg);
+			break;
+		case OPT_EVAL_BATCH:
+			if (parse_int(optarg, 1, 1 << 20, &o->eval_batch) < 0)
+				return bad(err, errlen, c, "'%s' is not a batch size", optarg);
+			break;
+		case OPT_EPOCHS:
+			if (parse_u64(optarg, 1, 1000000, &o->epochs) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of epochs", optarg);
+			break;
+		case OPT_MAX_STEPS:
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &o->max_steps) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
+			break;
+		case OPT_LR:
+			if (parse_float(optarg, 1e-12, 1e6, &d) < 0)
+				return bad(err, errlen, c, "'%s' is not a positive rate", optarg);
+			o->optim.lr = (float)d;
+			break;
+		case OPT_LR_SCALING:
+			if (!strcmp(optarg, "linear"))
+				o->lr_scaling = 1;
+			else if (!strcmp(optarg, "none"))
+				o->lr_scaling = 0;
+			else
+				return bad(err, errlen, c, "'%s': want linear or none", optarg);
+			break;
+		case OPT_WARMUP:
+			if (parse_float(optarg, 0, 1e6, &o->warmup_epochs) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of epochs", optarg);
+			break;
+		case OPT_SCHEDULE:
+			if (!strcmp(optarg, "constant"))
+				o->optim.cosine = 0;
+			else if (!strcmp(optarg, "cosine"))
+				o->optim.cosine = 1;
+			else
+				return bad(err, errlen, c, "'%s': want constant or cosine", optarg);
+			break;
+		case OPT_MOMENTUM:
+			if (parse_float(optarg, 0, 0.999999, &d) < 0)
+				return bad(err, errlen, c, "'%s' is not in [0, 1)", optarg);
+			o->optim.momentum = (float)d;
+			break;
+		case OPT_WD:
+			if (parse_float(optarg, 0, 1, &d) < 0)
+				return bad(err, errlen, c, "'%s' is not in [0, 1]", optarg);
+			o->optim.weight_decay = (float)d;
+			break;
+		case OPT_OPTIMIZER:
+			if (!strcmp(optarg, "sgd"))
+				o->optim.kind = TR_OPT_SGD;
+			else if (!strcmp(optarg, "adam"))
+				o->optim.kind = TR_OPT_ADAM;
+			else
+				return bad(err, errlen, c, "'%s': want sgd or adam", optarg);
+			break;
+		case OPT_SEED:
+			if (parse_u64(optarg, 0, UINT64_MAX, &o->seed) < 0)
+				return bad(err, errlen, c, "'%s' is not a seed", optarg);
+			break;
+		case OPT_WORKERS:
+			if (parse_int(optarg, 1, 64, &o->workers) < 0)
+				return bad(err, errlen, c, "'%s' is not 1 to 64", optarg);
+			break;
+		case OPT_THREADS:
+			if (parse_int(optarg, 1, 1024, &o->threads) < 0)
+				return bad(err, errlen, c, "'%s' is not 1 to 1024", optarg);
+			break;
+		case OPT_SHUFFLE:
+			if (!strcmp(optarg, "none"))
+				o->shuffle = RIO_SHUFFLE_NONE;
+			else if (!strcmp(optarg, "buffer"))
+				o->shuffle = RIO_SHUFFLE_BUFFER;
+			else if (!strcmp(optarg, "global"))
+				o->shuffle = RIO_SHUFFLE_GLOBAL;
+			else
+				return bad(err, errlen, c, "'%s': want none, buffer or global", optarg);
+			break;
+		case OPT_SHUFFLE_BUFFER:
+			if (parse_u64(optarg, 1, 1 << 28, &u) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of records", optarg);
+			o->shuffle_buffer = (size_t)u;
+			break;
+		case OPT_SHARDING:
+			if (!strcmp(optarg, "auto"))
+				o->sharding = RIO_SHARD_AUTO;
+			else if (!strcmp(optarg, "files"))
+				o->sharding = RIO_SHARD_FILES;
+			else if (!strcmp(optarg, "records"))
+				o->sharding = RIO_SHARD_RECORDS;
+			else
+				return bad(err, errlen, c, "'%s': want auto, files or records", optarg);
+			break;
+		case OPT_METRICS: o->metrics = optarg; break;
+		case OPT_CHECKPOINT: o->checkpoint = optarg; break;
+		case OPT_CHECKPOINT_EVERY:
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &o->checkpoint_every) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
+			break;
+		case OPT_RESUME: o->resume = 1; break;
+		case OPT_DEVICE:
+			if (!strcmp(optarg, "cpu"))
+				o->device = TR_DEVICE_CPU;
+			else if (!strcmp(optarg, "cuda"))
+				o->device = TR_DEVICE_CUDA;
+			else
+				return bad(err, errlen, c, "'%s': want cpu or cuda", optarg);
+			break;
+		case OPT_BUCKET:
+			if (parse_size(optarg, &o->bucket_bytes) < 0)
+				return bad(err, errlen, c, "'%s' is not a size (e.g. 256K, 1M)", optarg);
+			break;
+		case 'q': o->quiet = 1; break;
+		case 'h': return 1;
+		case OPT_VERSION: return 2;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (shards go after --train/--test)",
+		         argv[optind]);
+		return -1;
+	}
+	if (!o->train) {
+		snprintf(err, errlen, "--train SHARDS is required");
+		return -1;
+	}
+	if (!o->nx) {
+		snprintf(err, errlen, "--x FEATURE[,FEATURE...] is required");
+		return -1;
+	}
+	if (!o->y) {
+		snprintf(err, errlen, "--y FEATURE is required");
+		return -1;
+	}
+	if (o->resume && !o->checkpoint) {
+		snprintf(err, errlen, "--resume needs --checkpoint DIR");
+		return -1;
+	}
+	if (o->checkpoint_every && !o->checkpoint) {
+		snprintf(err, errlen, "--checkpoint-every needs --checkpoint DIR");
+		return -1;
+	}
+	if (o->optim.lr < 0)
+		o->optim.lr = o->optim.kind == TR_OPT_ADAM ? 0.001f : 0.05f;
+	return 0;
+}
+
+void tr_options_free(tr_options *o)
+{
+	for (int i = 0; i < o->nx; i++)
+		free(o->x[i]);
+	o->nx = 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * options.h — recordio-train's command line, parsed into one struct. Parsing
+ * never prints or exits: the caller (main.c, rank 0) reports.
+ */
+#ifndef RIO_TRAINER_OPTIONS_H
+#define RIO_TRAINER_OPTIONS_H
+
+#include "loader.h"
+#include "math.h"
+#include "mlp.h"
+#include "optim.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct tr_options {
+	const char *train, *test;      /* shard specs                        */
+	char *x[TR_MLP_MAX_INPUTS];    /* input feature names (malloc'd)     */
+	int nx;
+	const char *y;                 /* label feature                      */
+	int classes;
+	int hidden[TR_MLP_MAX_LAYERS - 1];
+	int nhidden;
+	int batch;                     /* per rank (0 when global is given)  */
+	int global_batch;              /* 0: weak scaling with `batch`       */
+	int eval_batch;
+	uint64_t epochs;
+	uint64_t max_steps;            /* 0: no limit                        */
+	tr_optim_config optim;         /* lr, momentum, ...; scale and steps
+	                                * are set once the world is known   */
+	int lr_scaling;                /* 1: linear (Goyal et al.)           */
+	double warmup_epochs;
+	uint64_t seed;
+	int workers;
+	rio_shuffle shuffle;
+	rio_sharding sharding;
+	size_t shuffle_buffer;
+	const char *metrics;
+	const char *checkpoint;
+	uint64_t checkpoint_every;     /* steps; 0: at the end of each epoch */
+	int resume;
+	tr_device device;
+	size_t bucket_bytes;
+	int threads;                   /* OpenBLAS threads per rank; 0: auto */
+	int quiet;
+} tr_options;
+
+/* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message
+ * in err on a usage error. */
+int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t errlen);
+void tr_options_free(tr_options *o);
+void tr_options_usage(FILE *f);
+
+#endif /* RIO_TRAINER_OPTIONS_H */

@@ -1,0 +1,96 @@
+/*
+ * reducer.c — bucketed, overlapped allreduce of the gradients (reducer.h).
+ * Open MPI progresses non-blocking collectives only inside MPI calls, so
+ * every ready() also tests the buckets in flight.
+ */
+#include "config.h"
+#include "reducer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t bucket_bytes)
+{
+	*r = (tr_reducer){.comm = comm, .buf = buf, .n = n};
+	MPI_Comm_size(comm, &r->size);
+	r->bucket = bucket_bytes / sizeof(float);
+	if (r->bucket < 1)
+		r->bucket = 1;
+	r->cap = (int)(n / r->bucket + 2);
+	r->reqs = calloc((size_t)r->cap, sizeof *r->reqs);
+	return r->reqs ? 0 : -ENOMEM;
+}
+
+void tr_reducer_free(tr_reducer *r)
+{
+	free(r->reqs);
+	r->reqs = NULL;
+}
+
+void tr_reducer_begin(tr_reducer *r)
+{
+	r->posted = r->checked = 0;
+	r->nonfinite = 0;
+	r->nreqs = 0;
+}
+
+static void check(tr_reducer *r, size_t end)
+{
+	int bad = 0;
+	for (size_t i = r->checked; i < end; i++)
+		bad |= !isfinite(r->buf[i]);
+	r->nonfinite |= bad;
+	r->checked = end;
+}
+
+static void post(tr_reducer *r, size_t end)
+{
+	size_t count = end - r->posted;
+	if (r->size > 1 && count > 0) {
+		MPI_Iallreduce(MPI_IN_PLACE, r->buf + r->posted, (int)count, MPI_FLOAT, MPI_SUM,
+		               r->comm, &r->reqs[r->nreqs++]);
+		r->collectives++;
+	}
+	r->posted = end;
+}
+
+void tr_reducer_ready(tr_reducer *r, size_t end)
+{
+	if (end > r->n)
+		end = r->n;
+	if (end > r->checked)
+		check(r, end);
+	double t0 = now();
+	while (r->posted + r->bucket <= end)
+		post(r, r->posted + r->bucket);
+	if (r->nreqs > 0) {
+		int done;
+		MPI_Testall(r->nreqs, r->reqs, &done, MPI_STATUSES_IGNORE);
+	}
+	r->seconds += now() - t0;
+}
+
+void tr_reducer_finish(tr_reducer *r, size_t flag)
+{
+	if (r->checked < r->n)
+		check(r, r->n);
+	r->buf[flag] = r->nonfinite ? 1.0f : 0.0f;
+	double t0 = now();
+	while (r->posted < r->n) {
+		size_t end = r->posted + r->bucket;
+		post(r, end < r->n ? end : r->n);
+	}
+	if (r->nreqs > 0)
+		MPI_Waitall(r->nreqs, r->reqs, MPI_STATUSES_IGNORE);
+	r->nreqs = 0;
+	r->seconds += now() - t0;
+}

@@ -1,0 +1,33 @@
+/*
+ * report.h — what rank 0 says after each epoch: one line on stdout, and one
+ * JSON object per line in the --metrics file.
+ */
+#ifndef RIO_TRAINER_REPORT_H
+#define RIO_TRAINER_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct tr_epoch_report {
+	uint64_t epoch;              /* from 1 in reports                      */
+	uint64_t steps;              /* steps this epoch                       */
+	uint64_t skipped_steps;      /* of them, skipped for NaN or infinity   */
+	double train_loss, train_accuracy;
+	int has_test;
+	double test_loss, test_accuracy;
+	uint64_t test_records;
+	double seconds;              /* the epoch's training time (no eval)    */
+	double samples_per_s;        /* over all ranks                         */
+	double data_wait_seconds;    /* rank 0's wait for batches              */
+	double gemm_seconds, gemm_gflops;
+	double allreduce_seconds;    /* rank 0's time inside MPI for gradients */
+	double optimizer_seconds;
+	double lr;                   /* at the epoch's last step               */
+	int world;
+} tr_epoch_report;
+
+void tr_report_line(FILE *f, const tr_epoch_report *r);
+/* Appends one JSON line; 0 or -1 (errno set) on a write error. */
+int tr_report_json(FILE *f, const tr_epoch_report *r);
+
+#endif /* RIO_TRAINER_REPORT_H */

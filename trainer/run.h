@@ -1,0 +1,51 @@
+/*
+ * run.h — one rank's training run: everything main.c sets up, and the two
+ * things it does over and over: a training step (step.c) and an
+ * evaluation pass (step.c).
+ */
+#ifndef RIO_TRAINER_RUN_H
+#define RIO_TRAINER_RUN_H
+
+#include "loader.h"
+#include "math.h"
+#include "mlp.h"
+#include "optim.h"
+#include "options.h"
+#include "reducer.h"
+#include "world.h"
+
+#include <stdint.h>
+
+typedef struct tr_run {
+	tr_options o;
+	tr_world w;
+	tr_math *math;
+	tr_mlp net;
+	tr_optim opt;
+	tr_reducer red;
+	rio_loader *train, *test;
+	rio_column_spec specs[TR_MLP_MAX_INPUTS + 1]; /* inputs, then label */
+	int batch;                 /* records per rank and step               */
+	uint64_t steps_per_epoch;  /* agreed by all ranks                     */
+	float *staging;            /* host copy of grads for MPI (== grads on
+	                            * the CPU)                               */
+	float *eval_stats;         /* backend: loss and correct of an eval    */
+
+	/* where the run is */
+	uint64_t epoch, step_in_epoch, global_step, skipped_steps;
+	double ep_loss, ep_correct, ep_count; /* the epoch so far, all ranks */
+
+	/* this epoch's time on this rank */
+	double t_wait, t_optimizer, t_step;
+	uint64_t ep_skipped;
+} tr_run;
+
+/* One training step on every rank (collective). 0, or -1 with a message in
+ * err: this rank's data failed; the caller ends the job. */
+int tr_run_step(tr_run *r, char *err, size_t errlen);
+
+/* Evaluates the whole test set: this rank's part, summed onto rank 0 into
+ * sums[0..2] (loss, correct, records). Collective. 0 or -1 as above. */
+int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen);
+
+#endif /* RIO_TRAINER_RUN_H */

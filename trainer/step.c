@@ -1,0 +1,178 @@
+/*
+ * step.c — one training step and one evaluation pass of a rank.
+ *
+ * A step: take the next batch from the loader (timing the wait), forward,
+ * loss, backward; as each layer's gradients are final they are staged to
+ * host memory (on a GPU) and handed to the reducer, whose buckets are then
+ * summed over the ranks while backward goes on. The step's loss, correct
+ * count, record count and a non-finite flag travel in the same buffer, so
+ * after the last bucket every rank knows the global batch's size and
+ * whether any rank saw a NaN or an infinity: then all skip the update.
+ */
+#include "config.h"
+#include "run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int on_gpu(const tr_run *r) { return tr_math_device(r->math) == TR_DEVICE_CUDA; }
+
+static void loader_error(rio_loader *l, int rc, char *err, size_t errlen)
+{
+	const rio_error *e = rio_loader_error(l);
+	snprintf(err, errlen, "%s", e->message[0] ? e->message : rio_strerror(rc));
+}
+
+/* The batch as the model's input; checks every label against --classes. */
+static int batch_input(const tr_run *r, rio_loader *l, const rio_batch *b, tr_input *in,
+                       char *err, size_t errlen)
+{
+	int nx = r->o.nx, gpu = on_gpu(r);
+	memset(in, 0, sizeof *in);
+	in->nparts = nx;
+	in->rows = (int)b->count;
+	for (int i = 0; i < nx; i++) {
+		in->part[i] = gpu ? b->columns[i].device : b->columns[i].host;
+		in->width[i] = (int)r->specs[i].length;
+	}
+	const int64_t *y = b->columns[nx].host;
+	for (size_t i = 0; i < b->count; i++)
+		if (y[i] < 0 || y[i] >= r->o.classes) {
+			const rio_batch_record *rec = &b->records[i];
+			snprintf(err, errlen, "%s: record %llu: label %lld is outside [0, %d) (--classes)",
+			         rio_loader_shards(l)->paths[rec->shard], (unsigned long long)rec->index,
+			         (long long)y[i], r->o.classes);
+			return -1;
+		}
+	in->labels = gpu ? b->columns[nx].device : y;
+	return 0;
+}
+
+typedef struct stage_ctx {
+	tr_run *run;
+	size_t staged;
+} stage_ctx;
+
+/* Called by backward after each layer: grads [0, end) are final. */
+static void grads_ready(void *ctx, size_t end)
+{
+	stage_ctx *s = ctx;
+	tr_run *r = s->run;
+	if (on_gpu(r) && end > s->staged) {
+		tr_math_to_host(r->math, r->staging + s->staged, r->net.grads + s->staged,
+		                end - s->staged);
+		s->staged = end;
+	}
+	tr_reducer_ready(&r->red, end);
+}
+
+int tr_run_step(tr_run *r, char *err, size_t errlen)
+{
+	size_t np = r->net.nparams;
+	float *extras = r->net.grads + np;
+	double t0 = now();
+	rio_batch *b = NULL;
+	int rc = rio_loader_next(r->train, &b);
+	double t1 = now();
+	r->t_wait += t1 - t0;
+	if (rc < 0) {
+		loader_error(r->train, rc, err, errlen);
+		return -1;
+	}
+	tr_math_zero(r->math, extras, TR_MLP_EXTRA);
+	tr_reducer_begin(&r->red);
+	stage_ctx s = {r, 0};
+	int rows = 0;
+	if (rc == 1) {
+		tr_input in;
+		if (batch_input(r, r->train, b, &in, err, errlen) < 0) {
+			rio_loader_release(r->train, b);
+			return -1;
+		}
+		rows = in.rows;
+		tr_mlp_forward(&r->net, &in);
+		tr_mlp_loss(&r->net, &in, extras, 1);
+		tr_mlp_backward(&r->net, &in, grads_ready, &s);
+	} else {
+		/* this rank's epoch ended early (damaged records were skipped):
+		 * it still takes part, adding nothing */
+		memset(r->staging, 0, np * sizeof *r->staging);
+		tr_reducer_ready(&r->red, np);
+	}
+	/* the loss and correct count (and, on a GPU, the wait for backward) */
+	tr_math_to_host(r->math, r->staging + np, extras, TR_MLP_EXTRA);
+	if (tr_math_sync(r->math) < 0) {
+		snprintf(err, errlen, "the GPU failed during a training step");
+		return -1;
+	}
+	r->staging[np + TR_EXTRA_COUNT] = (float)rows;
+	tr_reducer_finish(&r->red, np + TR_EXTRA_NONFINITE);
+	if (b)
+		rio_loader_release(r->train, b);
+
+	const float *sum = r->staging + np;
+	if (sum[TR_EXTRA_NONFINITE] > 0 || sum[TR_EXTRA_COUNT] < 1) {
+		r->skipped_steps++;
+		r->ep_skipped++;
+	} else {
+		double t2 = now();
+		if (on_gpu(r))
+			tr_math_from_host(r->math, r->net.grads, r->staging, np);
+		tr_optim_step(&r->opt, r->net.params, r->net.grads, 1.0f / sum[TR_EXTRA_COUNT],
+		              r->global_step);
+		r->t_optimizer += now() - t2;
+		r->ep_loss += sum[TR_EXTRA_LOSS];
+		r->ep_correct += sum[TR_EXTRA_CORRECT];
+		r->ep_count += sum[TR_EXTRA_COUNT];
+	}
+	r->global_step++;
+	r->step_in_epoch++;
+	r->t_step += now() - t0;
+	return 0;
+}
+
+int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
+{
+	double records = 0;
+	tr_math_zero(r->math, r->eval_stats, 2);
+	for (;;) {
+		rio_batch *b;
+		int rc = rio_loader_next(r->test, &b);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			loader_error(r->test, rc, err, errlen);
+			return -1;
+		}
+		tr_input in;
+		if (batch_input(r, r->test, b, &in, err, errlen) < 0) {
+			rio_loader_release(r->test, b);
+			return -1;
+		}
+		tr_mlp_forward(&r->net, &in);
+		tr_mlp_loss(&r->net, &in, r->eval_stats, 0);
+		records += in.rows;
+		/* the batch's memory goes back to the loader: the GPU must be done */
+		tr_math_sync(r->math);
+		rio_loader_release(r->test, b);
+	}
+	float st[2];
+	if (tr_math_to_host(r->math, st, r->eval_stats, 2) < 0) {
+		snprintf(err, errlen, "the GPU failed during evaluation");
+		return -1;
+	}
+	sums[0] = st[0];
+	sums[1] = st[1];
+	sums[2] = records;
+	tr_world_sum_to_root(&r->w, sums, 3);
+	return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * world.h — the MPI world as the trainer uses it: rank, size, the rank's
+ * place on its node (for choosing a GPU and dividing cores), agreement on
+ * errors so that every rank exits and none hangs, and the small
+ * collectives around training (broadcasting the initial parameters and
+ * checking them, agreeing on steps, reducing evaluation sums, gathering
+ * loader positions for checkpoints).
+ */
+#ifndef RIO_TRAINER_WORLD_H
+#define RIO_TRAINER_WORLD_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tr_world {
+	MPI_Comm comm;
+	int rank, size;
+	int local_rank, local_size; /* among the ranks of this node */
+} tr_world;
+
+int tr_world_init(tr_world *w, int *argc, char ***argv);
+void tr_world_finish(tr_world *w);
+
+/* Collective: when any rank passes failed != 0, the lowest such rank prints
+ * "recordio-train: MESSAGE" and every rank exits with `code` (MPI_Abort
+ * when there are several ranks); else returns. */
+void tr_world_agree(tr_world *w, int failed, const char *message, int code);
+
+/* Not collective: this rank hit an error the others cannot know of
+ * (damaged data mid-epoch); prints it and takes the whole job down. */
+void tr_world_abort(tr_world *w, const char *message, int code)
+	__attribute__((noreturn));
+
+/* The minimum over the ranks. */
+uint64_t tr_world_min_u64(tr_world *w, uint64_t v);
+
+/* Rank 0's n floats to every rank, then a CRC-32C of each rank's copy
+ * compared across the ranks: 0 when all agree, -1 when not. */
+int tr_world_bcast_checked(tr_world *w, float *host, size_t n);
+
+void tr_world_bcast(tr_world *w, void *buf, size_t bytes);
+
+/* Sums n doubles onto rank 0. */
+void tr_world_sum_to_root(tr_world *w, double *v, int n);
+
+/* Gathers each rank's blob (size bytes) on rank 0: sizes[] and blobs[]
+ * (malloc'd there; NULL elsewhere). 0 or -ENOMEM (on rank 0). */
+int tr_world_gather_blobs(tr_world *w, const void *blob, uint32_t size, uint32_t **sizes,
+                          uint8_t ***blobs);
+
+/* Rank 0's blobs[r] (sizes[r] bytes) to rank r: returns a malloc'd copy and
+ * its size. */
+uint8_t *tr_world_scatter_blobs(tr_world *w, uint32_t *const sizes, uint8_t *const *blobs,
+                                uint32_t *size);
+
+#endif /* RIO_TRAINER_WORLD_H */
