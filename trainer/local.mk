@@ -6,7 +6,7 @@ EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
-	trainer/math.h trainer/math_cpu.c \
+	trainer/backend.h trainer/math_cpu.c \
 	trainer/mlp.c trainer/mlp.h \
 	trainer/optim.c trainer/optim.h \
 	trainer/checkpoint.c trainer/checkpoint.h
@@ -19,9 +19,9 @@ trainer_libtrainer_la_CFLAGS += $(CUDA_CFLAGS)
 TRAINER_CUDA_OBJ = trainer/math_cuda.$(OBJEXT)
 TRAINER_LIBS += $(TRAINER_CUDA_OBJ) $(CUDA_LIBS) $(CUBLAS_LIBS) -lstdc++
 trainer/math_cuda.$(OBJEXT): $(srcdir)/trainer/math_cuda.cu $(srcdir)/trainer/math_cuda.h \
-		$(srcdir)/trainer/math.h
+		$(srcdir)/trainer/backend.h
 	$(AM_V_GEN)$(MKDIR_P) trainer && \
-	$(NVCC) $(NVCCFLAGS) -std=c++17 -Xcompiler -fPIC -I$(srcdir)/trainer -c -o $@ \
+	$(NVCC) $(NVCCFLAGS) -std=c++17 -Xcompiler -fPIC -c -o $@ \
 		$(srcdir)/trainer/math_cuda.cu
 CLEANFILES += $(TRAINER_CUDA_OBJ)
 endif
@@ -30,7 +30,7 @@ bin_PROGRAMS += recordio-train
 recordio_train_SOURCES = \
 	trainer/main.c trainer/run.h trainer/step.c \
 	trainer/options.c trainer/options.h \
-	trainer/features.c trainer/features.h \
+	trainer/feature_spec.c trainer/feature_spec.h \
 	trainer/world.c trainer/world.h \
 	trainer/reducer.c trainer/reducer.h \
 	trainer/report.c trainer/report.h

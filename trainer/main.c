@@ -8,7 +8,7 @@
  */
 #include "config.h"
 #include "checkpoint.h"
-#include "features.h"
+#include "feature_spec.h"
 #include "report.h"
 #include "run.h"
 

@@ -1,11 +1,11 @@
 /*
- * math_cpu.c — the CPU backend of math.h (OpenBLAS's cblas_sgemm and plain
+ * math_cpu.c — the CPU backend of backend.h (OpenBLAS's cblas_sgemm and plain
  * loops the compiler vectorises), and the dispatch to the CUDA backend for
  * a tr_math opened on a GPU. On the CPU "backend memory" is host memory,
  * so copies are memcpy and sync is a no-op.
  */
 #include "config.h"
-#include "math.h"
+#include "backend.h"
 
 #include <cblas.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * math_cuda.cu — the CUDA backend of math.h: cuBLAS SGEMM and a few small
+ * math_cuda.cu — the CUDA backend of backend.h: cuBLAS SGEMM and a few small
  * kernels, all queued on one non-blocking stream so that the model's step
  * runs in order without the host waiting. Full FP32 throughout (no TF32),
  * so results match the CPU backend within float rounding. GEMM time is
@@ -13,7 +13,7 @@
 
 #include <cerrno>
 #include <climits>
-#include <cmath> /* not <math.h>: with -I trainer that names our math.h */
+#include <cmath> /* not <math.h>: with -I trainer that names our backend.h */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -1,14 +1,14 @@
 /*
  * math_cuda.h — the CUDA backend's entry points (math_cuda.cu), called by
  * the dispatch in math_cpu.c when a tr_math was opened on TR_DEVICE_CUDA.
- * Each mirrors the tr_* function of math.h with the same name after
+ * Each mirrors the tr_* function of backend.h with the same name after
  * "tr_cuda_" and takes the backend's own context (`ctx`, from
  * tr_cuda_open). Built only with --with-cuda (HAVE_CUDA).
  */
 #ifndef RIO_TRAINER_MATH_CUDA_H
 #define RIO_TRAINER_MATH_CUDA_H
 
-#include "math.h"
+#include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /*
  * mlp.c — forward, loss and backward of the MLP in mlp.h, as GEMMs and the
- * small elementwise operations of math.h. Dense layer l computes
+ * small elementwise operations of backend.h. Dense layer l computes
  * out_l = act(in_l W_l^T + b_l) with W_l of sizes[l + 1] x sizes[l]; the
  * first layer's input is the feature blocks side by side, multiplied block
  * by block against column slices of W_0, so they are never copied into one

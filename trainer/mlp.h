@@ -1,6 +1,6 @@
 /*
  * mlp.h — the model: a multilayer perceptron (dense layers, ReLU between
- * them, softmax cross-entropy at the end) written once against math.h, so
+ * them, softmax cross-entropy at the end) written once against backend.h, so
  * the same code trains on the CPU and on a GPU.
  *
  * Parameters and gradients are each one contiguous buffer, laid out from
@@ -14,7 +14,7 @@
 #ifndef RIO_TRAINER_MLP_H
 #define RIO_TRAINER_MLP_H
 
-#include "math.h"
+#include "backend.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -17,7 +17,7 @@
 #ifndef RIO_TRAINER_OPTIM_H
 #define RIO_TRAINER_OPTIM_H
 
-#include "math.h"
+#include "backend.h"
 
 #include <stdint.h>
 

@@ -6,7 +6,7 @@
 #define RIO_TRAINER_OPTIONS_H
 
 #include "loader.h"
-#include "math.h"
+#include "backend.h"
 #include "mlp.h"
 #include "optim.h"
 

@@ -7,7 +7,7 @@
 #define RIO_TRAINER_RUN_H
 
 #include "loader.h"
-#include "math.h"
+#include "backend.h"
 #include "mlp.h"
 #include "optim.h"
 #include "options.h"

@@ -1,5 +1,5 @@
 /*
- * features.h — from feature names to the loader's dense columns: reads the
+ * feature_spec.h — from feature names to the loader's dense columns: reads the
  * first record of a shard set, finds each --x feature and the --y label,
  * and chooses how the loader decodes them (bytes: uint8 scaled by 1/255 to
  * float; float lists as they are; int64 lists cast to float; the label as

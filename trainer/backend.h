@@ -1,5 +1,5 @@
 /*
- * math.h — the trainer's math backends: where tensors live and the few
+ * backend.h — the trainer's math backends: where tensors live and the few
  * operations an MLP's training step needs. Two backends implement it:
  * math_cpu.c (OpenBLAS, host memory) and math_cuda.cu (cuBLAS and small
  * kernels on one stream, device memory). The model (mlp.c) and the

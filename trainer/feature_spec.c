@@ -1,11 +1,11 @@
 /*
- * features.c — finding the input and label features in the data's first
+ * feature_spec.c — finding the input and label features in the data's first
  * record and turning them into loader column specs. The loader then checks
  * every record against these specs (a record that does not match is an
  * error under FAIL).
  */
 #include "config.h"
-#include "features.h"
+#include "feature_spec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,484 @@
+/*
+ * test_train_math_cuda.c — the trainer's CUDA math backend against the CPU
+ * one: every operation of backend.h run on both with the same random inputs
+ * (a fixed-seed xorshift), the results compared within float tolerance.
+ *
+ * Built only with --with-cuda; exits 77 (skip) when no CUDA device can be
+ * opened. Plain C with one "ok NAME" / "FAIL NAME: detail" line per check
+ * and a summary; exits 1 on any failure. It uses only backend.h, so it needs
+ * no CUDA headers. No <math.h> either: with -I trainer that name is ours.
+ */
+#include "../trainer/backend.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RTOL 1e-4
+#define ATOL 1e-5
+
+static tr_math *cpu, *gpu;
+static int passed, failed;
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* uniform in [lo, hi) */
+static float uniform(float lo, float hi)
+{
+	return lo + (hi - lo) * (float)((xorshift() >> 40) * (1.0 / 16777216.0));
+}
+
+static float *random_host(size_t n, float lo, float hi)
+{
+	float *h = malloc((n ? n : 1) * sizeof *h);
+	if (!h) {
+		printf("FAIL setup: out of host memory\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++)
+		h[i] = uniform(lo, hi);
+	return h;
+}
+
+static double dabs(double x) { return x < 0 ? -x : x; }
+
+static void ok(const char *name)
+{
+	printf("ok %s\n", name);
+	passed++;
+}
+
+static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failed++;
+}
+
+/* A buffer in both backends holding the same values. */
+typedef struct pair {
+	float *c, *g;
+	size_t n;
+} pair;
+
+static pair upload(const float *h, size_t n)
+{
+	pair p = {tr_math_alloc(cpu, n), tr_math_alloc(gpu, n), n};
+	if (!p.c || !p.g || tr_math_from_host(cpu, p.c, h, n) < 0 ||
+	    tr_math_from_host(gpu, p.g, h, n) < 0) {
+		printf("FAIL setup: cannot allocate or fill %zu floats\n", n);
+		exit(1);
+	}
+	return p;
+}
+
+static void release(pair p)
+{
+	tr_math_free(cpu, p.c);
+	tr_math_free(gpu, p.g);
+}
+
+/* Reads both copies back into fresh host arrays. */
+static void download(pair p, float **hc, float **hg)
+{
+	*hc = malloc((p.n ? p.n : 1) * sizeof(float));
+	*hg = malloc((p.n ? p.n : 1) * sizeof(float));
+	if (!*hc || !*hg || tr_math_to_host(cpu, *hc, p.c, p.n) < 0 ||
+	    tr_math_to_host(gpu, *hg, p.g, p.n) < 0) {
+		printf("FAIL setup: cannot read back %zu floats\n", p.n);
+		exit(1);
+	}
+}
+
+/* |gpu - cpu| <= RTOL |cpu| + atol for all n; reports the first miss. */
+static int close_enough(const char *name, const float *want, const float *got, size_t n,
+                        double atol)
+{
+	for (size_t i = 0; i < n; i++) {
+		double d = dabs((double)got[i] - (double)want[i]);
+		if (!(d <= RTOL * dabs(want[i]) + atol)) {
+			fail(name, "[%zu] cuda %.9g, cpu %.9g (of %zu)", i, got[i], want[i], n);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Compares a pair and prints the result line. */
+static void check_pair(const char *name, pair p, double atol)
+{
+	float *hc, *hg;
+	download(p, &hc, &hg);
+	if (close_enough(name, hc, hg, p.n, atol))
+		ok(name);
+	free(hc);
+	free(hg);
+}
+
+static void test_alloc_zero(void)
+{
+	size_t n = 100003;
+	float *d = tr_math_alloc(gpu, n), *h = random_host(n, 1.0f, 2.0f);
+	if (!d) {
+		fail("alloc_zeroed", "tr_math_alloc returned NULL");
+		free(h);
+		return;
+	}
+	size_t bad = n;
+	if (tr_math_to_host(gpu, h, d, n) < 0)
+		fail("alloc_zeroed", "tr_math_to_host failed");
+	else {
+		for (size_t i = 0; i < n && bad == n; i++)
+			if (h[i] != 0.0f)
+				bad = i;
+		if (bad < n)
+			fail("alloc_zeroed", "[%zu] = %g", bad, h[bad]);
+		else
+			ok("alloc_zeroed");
+	}
+	tr_math_free(gpu, d);
+	free(h);
+
+	float *pinned = tr_math_host_alloc(gpu, 4097);
+	bad = 0;
+	for (size_t i = 0; pinned && i < 4097; i++)
+		bad |= pinned[i] != 0.0f;
+	if (!pinned || bad)
+		fail("host_alloc_zeroed", pinned ? "not zero" : "NULL");
+	else
+		ok("host_alloc_zeroed");
+	tr_math_host_free(gpu, pinned);
+	tr_math_free(gpu, NULL);
+	tr_math_host_free(gpu, NULL);
+}
+
+static void test_zero(void)
+{
+	size_t n = 5000;
+	float *h = random_host(n, -1.0f, 1.0f);
+	pair p = upload(h, n);
+	tr_math_zero(cpu, p.c + 123, 4000);
+	tr_math_zero(gpu, p.g + 123, 4000);
+	tr_math_zero(gpu, p.g, 0);
+	float *hc, *hg;
+	download(p, &hc, &hg);
+	size_t bad = n;
+	for (size_t i = 0; i < n && bad == n; i++)
+		if (hg[i] != (i >= 123 && i < 4123 ? 0.0f : h[i]))
+			bad = i;
+	if (bad < n)
+		fail("zero", "[%zu] = %g", bad, hg[bad]);
+	else if (close_enough("zero", hc, hg, n, 0.0))
+		ok("zero");
+	free(hc);
+	free(hg);
+	free(h);
+	release(p);
+}
+
+/* C = alpha op(A) op(B) + beta C on both, with `pad` extra columns in every
+ * ld and every matrix starting `off` floats into its buffer (a submatrix);
+ * the padding must come back untouched. Then accumulates with beta = 1. */
+static void gemm_case(int ta, int tb, int M, int N, int K, int pad, int off)
+{
+	int ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
+	int lda = ca + pad, ldb = cb + pad, ldc = N + pad;
+	size_t na = off + (size_t)ra * lda, nb = off + (size_t)rb * ldb, nc = off + (size_t)M * ldc;
+	float *ha = random_host(na, -1.0f, 1.0f), *hb = random_host(nb, -1.0f, 1.0f);
+	float *hc = random_host(nc, -1.0f, 1.0f);
+	pair A = upload(ha, na), B = upload(hb, nb), C = upload(hc, nc);
+	char name[96];
+	double atol = ATOL * (K + 1);
+
+	snprintf(name, sizeof name, "gemm %c%c %dx%dx%d ld+%d off %d", ta ? 'T' : 'N',
+	         tb ? 'T' : 'N', M, N, K, pad, off);
+	tr_gemm(cpu, ta, tb, M, N, K, 0.7f, A.c + off, lda, B.c + off, ldb, 0.0f, C.c + off, ldc);
+	tr_gemm(gpu, ta, tb, M, N, K, 0.7f, A.g + off, lda, B.g + off, ldb, 0.0f, C.g + off, ldc);
+	check_pair(name, C, atol);
+
+	snprintf(name, sizeof name, "gemm %c%c %dx%dx%d ld+%d off %d beta=1", ta ? 'T' : 'N',
+	         tb ? 'T' : 'N', M, N, K, pad, off);
+	tr_gemm(cpu, ta, tb, M, N, K, -1.3f, A.c + off, lda, B.c + off, ldb, 1.0f, C.c + off, ldc);
+	tr_gemm(gpu, ta, tb, M, N, K, -1.3f, A.g + off, lda, B.g + off, ldb, 1.0f, C.g + off, ldc);
+	check_pair(name, C, 2 * atol);
+
+	release(A);
+	release(B);
+	release(C);
+	free(ha);
+	free(hb);
+	free(hc);
+}
+
+static void test_gemm(void)
+{
+	gemm_case(0, 0, 37, 23, 51, 0, 0);
+	gemm_case(0, 1, 37, 23, 51, 3, 0);
+	gemm_case(1, 0, 37, 23, 51, 5, 7);
+	gemm_case(1, 1, 37, 23, 51, 7, 13);
+	gemm_case(0, 0, 64, 1, 128, 2, 1);
+	gemm_case(1, 0, 1, 65, 3, 0, 0);
+	gemm_case(0, 1, 256, 300, 784, 0, 0); /* a layer's forward */
+	gemm_case(1, 0, 784, 300, 256, 4, 3); /* and its weight gradient */
+}
+
+static void test_bias_act(int rows, int cols, int relu, const char *name)
+{
+	size_t n = (size_t)rows * cols;
+	float *hz = random_host(n, -1.0f, 1.0f), *hb = random_host(cols, -0.5f, 0.5f);
+	pair Z = upload(hz, n), b = upload(hb, cols);
+	tr_bias_act(cpu, Z.c, b.c, rows, cols, relu);
+	tr_bias_act(gpu, Z.g, b.g, rows, cols, relu);
+	check_pair(name, Z, ATOL);
+	release(Z);
+	release(b);
+	free(hz);
+	free(hb);
+}
+
+static void test_relu_backward(size_t n, const char *name)
+{
+	float *hd = random_host(n, -1.0f, 1.0f), *ha = random_host(n, -1.0f, 1.0f);
+	for (size_t i = 0; i < n; i += 7)
+		ha[i] = 0.0f; /* exactly zero: the gradient is cut there too */
+	pair dZ = upload(hd, n), A = upload(ha, n);
+	tr_relu_backward(cpu, dZ.c, A.c, n);
+	tr_relu_backward(gpu, dZ.g, A.g, n);
+	check_pair(name, dZ, 0.0);
+	release(dZ);
+	release(A);
+	free(hd);
+	free(ha);
+}
+
+static void test_col_sum(int rows, int cols, const char *name)
+{
+	size_t n = (size_t)rows * cols;
+	float *hz = random_host(n, -1.0f, 1.0f), *hb = random_host(cols, 5.0f, 6.0f);
+	pair dZ = upload(hz, n), db = upload(hb, cols); /* db's old values are overwritten */
+	tr_col_sum(cpu, dZ.c, rows, cols, db.c);
+	tr_col_sum(gpu, dZ.g, rows, cols, db.g);
+	check_pair(name, db, ATOL + 1e-6 * rows);
+	release(dZ);
+	release(db);
+	free(hz);
+	free(hb);
+}
+
+static void test_softmax_xent(int rows, int K)
+{
+	size_t n = (size_t)rows * K;
+	float *hz = random_host(n, -4.0f, 4.0f), zeros[2] = {0.0f, 0.0f};
+	int64_t *hl = malloc((size_t)rows * sizeof *hl);
+	if (!hl) {
+		printf("FAIL setup: out of host memory\n");
+		exit(1);
+	}
+	for (int r = 0; r < rows; r++) {
+		hl[r] = (int64_t)(xorshift() % (uint64_t)K);
+		if (r % 3 == 0) { /* a tie for the largest: the first one counts */
+			int a = (int)(xorshift() % (uint64_t)K);
+			int b = (int)(xorshift() % (uint64_t)K);
+			hz[(size_t)r * K + a] = hz[(size_t)r * K + b] = 9.0f;
+			hl[r] = r % 2 ? a : b;
+		} else if (r % 3 == 1) { /* the label is the largest */
+			hz[(size_t)r * K + hl[r]] = 9.5f;
+		}
+	}
+	/* labels are int64: moved as twice as many floats, bit for bit */
+	void *lc = tr_math_alloc_bytes(cpu, (size_t)rows * 8);
+	void *lg = tr_math_alloc_bytes(gpu, (size_t)rows * 8);
+	if (!lc || !lg || tr_math_from_host(cpu, lc, (const float *)hl, (size_t)rows * 2) < 0 ||
+	    tr_math_from_host(gpu, lg, (const float *)hl, (size_t)rows * 2) < 0) {
+		printf("FAIL setup: labels\n");
+		exit(1);
+	}
+	pair Z = upload(hz, n), D = upload(hz, n), S = upload(zeros, 2);
+	char name[64];
+
+	/* without dlogits, then with: the stats add up over the calls */
+	tr_softmax_xent(cpu, Z.c, lc, rows, K, NULL, S.c);
+	tr_softmax_xent(gpu, Z.g, lg, rows, K, NULL, S.g);
+	float *sc, *sg;
+	download(S, &sc, &sg);
+	snprintf(name, sizeof name, "softmax_xent %dx%d loss", rows, K);
+	if (close_enough(name, sc, sg, 1, ATOL))
+		ok(name);
+	snprintf(name, sizeof name, "softmax_xent %dx%d correct", rows, K);
+	if (sg[1] != sc[1])
+		fail(name, "cuda %g, cpu %g", sg[1], sc[1]);
+	else if (sc[1] < rows / 3)
+		fail(name, "only %g of %d rows correct: the test data is not what it means", sc[1],
+		     rows);
+	else
+		ok(name);
+	free(sc);
+	free(sg);
+	/* dlogits is (rows x K) of the same random values: all of it is written */
+	tr_softmax_xent(cpu, Z.c, lc, rows, K, D.c, S.c);
+	tr_softmax_xent(gpu, Z.g, lg, rows, K, D.g, S.g);
+	snprintf(name, sizeof name, "softmax_xent %dx%d dlogits", rows, K);
+	check_pair(name, D, ATOL);
+	/* in place: the gradient over the logits it came from, as the CPU allows */
+	pair E = upload(hz, n);
+	tr_softmax_xent(cpu, E.c, lc, rows, K, E.c, S.c);
+	tr_softmax_xent(gpu, E.g, lg, rows, K, E.g, S.g);
+	snprintf(name, sizeof name, "softmax_xent %dx%d in place", rows, K);
+	check_pair(name, E, ATOL);
+	release(E);
+	snprintf(name, sizeof name, "softmax_xent %dx%d stats thrice", rows, K);
+	check_pair(name, S, ATOL);
+	/* the logits are left alone */
+	snprintf(name, sizeof name, "softmax_xent %dx%d logits kept", rows, K);
+	check_pair(name, Z, 0.0);
+
+	tr_math_free(cpu, lc);
+	tr_math_free(gpu, lg);
+	release(Z);
+	release(D);
+	release(S);
+	free(hz);
+	free(hl);
+}
+
+static void test_sgd(size_t n, const char *name)
+{
+	float *hp = random_host(n, -1.0f, 1.0f), *hv = random_host(n, -0.1f, 0.1f);
+	pair P = upload(hp, n), V = upload(hv, n);
+	tr_sgd_args a = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f, .grad_scale = 0.5f};
+	for (int step = 0; step < 4; step++) {
+		float *hg = random_host(n, -2.0f, 2.0f);
+		pair G = upload(hg, n);
+		tr_sgd_step(cpu, P.c, G.c, V.c, n, &a);
+		tr_sgd_step(gpu, P.g, G.g, V.g, n, &a);
+		release(G);
+		free(hg);
+	}
+	char full[64];
+	snprintf(full, sizeof full, "%s param", name);
+	check_pair(full, P, ATOL);
+	snprintf(full, sizeof full, "%s velocity", name);
+	check_pair(full, V, ATOL);
+	release(P);
+	release(V);
+	free(hp);
+	free(hv);
+}
+
+static void test_adam(size_t n, const char *name)
+{
+	float *hp = random_host(n, -1.0f, 1.0f);
+	float *z = random_host(n, 0.0f, 0.0f); /* all zero, as the moments start */
+	pair P = upload(hp, n), M1 = upload(z, n), M2 = upload(z, n);
+	tr_adam_args a = {.lr = 1e-3f,
+	                  .beta1 = 0.9f,
+	                  .beta2 = 0.999f,
+	                  .eps = 1e-8f,
+	                  .weight_decay = 1e-4f,
+	                  .grad_scale = 0.25f};
+	float p1 = 1.0f, p2 = 1.0f;
+	for (int step = 1; step <= 5; step++) {
+		p1 *= a.beta1;
+		p2 *= a.beta2;
+		a.bias1 = 1.0f - p1;
+		a.bias2 = 1.0f - p2;
+		float *hg = random_host(n, -2.0f, 2.0f);
+		pair G = upload(hg, n);
+		tr_adam_step(cpu, P.c, G.c, M1.c, M2.c, n, &a);
+		tr_adam_step(gpu, P.g, G.g, M1.g, M2.g, n, &a);
+		release(G);
+		free(hg);
+	}
+	char full[64];
+	snprintf(full, sizeof full, "%s param", name);
+	check_pair(full, P, ATOL);
+	snprintf(full, sizeof full, "%s m1", name);
+	check_pair(full, M1, ATOL);
+	snprintf(full, sizeof full, "%s m2", name);
+	check_pair(full, M2, ATOL);
+	release(P);
+	release(M1);
+	release(M2);
+	free(hp);
+	free(z);
+}
+
+static void test_stats(void)
+{
+	int rc = tr_math_sync(gpu);
+	if (rc != 0)
+		fail("sync", "tr_math_sync returned %d", rc);
+	else
+		ok("sync");
+	tr_math_stats s;
+	tr_math_stats_get(gpu, &s);
+	if (!(s.gemm_flops > 0) || !(s.gemm_seconds > 0))
+		fail("gemm_stats", "gemm_flops %g, gemm_seconds %g", s.gemm_flops, s.gemm_seconds);
+	else
+		ok("gemm_stats");
+}
+
+int main(void)
+{
+	char err[256] = "";
+	int rc = tr_math_open(&gpu, TR_DEVICE_CUDA, 0, 0, err, sizeof err);
+	if (rc == -ENODEV || rc == -ENOTSUP) {
+		printf("SKIP: no CUDA device\n");
+		return 77;
+	}
+	if (rc < 0) {
+		printf("FAIL open_cuda: %s (%d)\n", err, rc);
+		return 1;
+	}
+	if ((rc = tr_math_open(&cpu, TR_DEVICE_CPU, 0, 1, err, sizeof err)) < 0) {
+		printf("FAIL open_cpu: %s (%d)\n", err, rc);
+		return 1;
+	}
+	if (tr_math_device(gpu) != TR_DEVICE_CUDA || tr_math_device(cpu) != TR_DEVICE_CPU)
+		fail("device", "tr_math_device does not say what was opened");
+	else
+		ok("device");
+
+	test_alloc_zero();
+	test_zero();
+	test_gemm();
+	test_bias_act(33, 70, 0, "bias_act");
+	test_bias_act(33, 70, 1, "bias_act relu");
+	test_bias_act(600000, 3, 1, "bias_act relu tall"); /* more rows than one grid covers */
+	test_relu_backward(1000, "relu_backward");
+	test_relu_backward(3000001, "relu_backward large");
+	test_col_sum(300, 45, "col_sum");
+	test_col_sum(1, 1, "col_sum 1x1");
+	test_col_sum(4096, 10, "col_sum tall");
+	test_col_sum(8, 70000, "col_sum wide");
+	test_softmax_xent(100, 10);
+	test_softmax_xent(257, 70); /* more classes than a warp has lanes */
+	test_softmax_xent(3, 1);
+	test_sgd(1001, "sgd");
+	test_sgd(3000001, "sgd large");
+	test_adam(1001, "adam");
+	test_adam(3000001, "adam large");
+	test_stats();
+
+	tr_math_close(cpu);
+	tr_math_close(gpu);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
