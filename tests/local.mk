@@ -91,3 +91,32 @@ tests_test_loader_cuda_LDADD = $(RIO_TEST_LDADD) $(CUDA_LIBS)
 endif
 endif
 EXTRA_DIST += tests/test_loader_cuda.c
+
+# The trainer: its MPI-free parts in CUnit, recordio-train itself under
+# mpirun in shell tests (tests/train_*.sh, with tests/ckpt_diff to compare
+# the parameters two runs ended with), and the CUDA backend against the CPU
+# one (skips, 77, without a GPU).
+TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_errors.sh
+EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh
+if BUILD_TRAINER
+check_PROGRAMS += tests/ckpt_diff
+tests_ckpt_diff_SOURCES = tests/ckpt_diff.c
+tests_ckpt_diff_CFLAGS = $(AM_CFLAGS)
+tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
+TESTS += $(TRAIN_TESTS)
+if HAVE_CUNIT
+check_PROGRAMS += tests/test_train
+TESTS += tests/test_train
+tests_test_train_SOURCES = tests/test_train.c
+tests_test_train_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_train_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
+endif
+if HAVE_CUDA
+check_PROGRAMS += tests/test_train_math_cuda
+TESTS += tests/test_train_math_cuda
+tests_test_train_math_cuda_SOURCES = tests/test_train_math_cuda.c
+tests_test_train_math_cuda_CFLAGS = $(AM_CFLAGS)
+tests_test_train_math_cuda_LDADD = $(TRAINER_LIBS)
+endif
+endif
+EXTRA_DIST += tests/test_train_math_cuda.c

@@ -1,0 +1,402 @@
+/*
+ * test_train.c — the trainer's MPI-free parts on the CPU backend: the MLP's
+ * gradients against finite differences, the layout that lets buckets start
+ * during backward, the optimizers' steps against values worked out by hand,
+ * the learning-rate schedule, and checkpoints (round trip, damage refused,
+ * a failed write leaving the previous checkpoint whole).
+ */
+#include "testutil.h"
+
+#include "../trainer/backend.h"
+#include "../trainer/checkpoint.h"
+#include "../trainer/mlp.h"
+#include "../trainer/optim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static tr_math *cpu(void)
+{
+	tr_math *m = NULL;
+	char err[256];
+	CU_ASSERT_FATAL(tr_math_open(&m, TR_DEVICE_CPU, 0, 1, err, sizeof err) == 0);
+	return m;
+}
+
+static float frand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (float)(*s >> 40) / 16777216.0f * 2.0f - 1.0f;
+}
+
+/* ---- gradients -------------------------------------------------------------- */
+
+enum { ROWS = 6 };
+
+typedef struct gc_net {
+	tr_math *m;
+	tr_mlp net;
+	float x1[ROWS * 3], x2[ROWS * 2];
+	int64_t y[ROWS];
+	tr_input in;
+} gc_net;
+
+/* 5 inputs given as two feature blocks (3 + 2), hidden 4 and 3, 3 classes */
+static void gc_init(gc_net *g)
+{
+	static const int sizes[] = {5, 4, 3, 3};
+	g->m = cpu();
+	CU_ASSERT_FATAL(tr_mlp_init(&g->net, g->m, sizes, 3, ROWS) == 0);
+	tr_mlp_init_params(&g->net, 31, g->net.params); /* no ReLU within h of its kink */
+	uint64_t s = 88172645463325252ull;
+	for (int i = 0; i < ROWS * 3; i++)
+		g->x1[i] = frand(&s);
+	for (int i = 0; i < ROWS * 2; i++)
+		g->x2[i] = frand(&s);
+	for (int i = 0; i < ROWS; i++)
+		g->y[i] = i % 3;
+	g->in = (tr_input){.nparts = 2, .part = {g->x1, g->x2}, .width = {3, 2}, .labels = g->y,
+	                   .rows = ROWS};
+}
+
+static double loss_of(gc_net *g)
+{
+	float stats[2] = {0, 0};
+	tr_mlp_forward(&g->net, &g->in);
+	tr_mlp_loss(&g->net, &g->in, stats, 0);
+	return stats[0];
+}
+
+typedef struct ready_log {
+	size_t ends[TR_MLP_MAX_LAYERS];
+	int n;
+} ready_log;
+
+static void log_ready(void *ctx, size_t end)
+{
+	ready_log *r = ctx;
+	r->ends[r->n++] = end;
+}
+
+static void test_gradient_check(void)
+{
+	gc_net g;
+	gc_init(&g);
+	float stats[2] = {0, 0};
+	tr_mlp_forward(&g.net, &g.in);
+	tr_mlp_loss(&g.net, &g.in, stats, 1);
+	/* the hidden units are alive, so gradients flow through every layer */
+	for (int l = 0; l < 2; l++) {
+		int cells = ROWS * g.net.sizes[l + 1], active = 0;
+		for (int i = 0; i < cells; i++)
+			active += g.net.out[l][i] > 0;
+		CU_ASSERT(3 * active >= cells);
+	}
+	ready_log log = {.n = 0};
+	tr_mlp_backward(&g.net, &g.in, log_ready, &log);
+	size_t n = g.net.nparams;
+	CU_ASSERT_EQUAL(n, (size_t)(5 * 4 + 4 + 4 * 3 + 3 + 3 * 3 + 3));
+	double worst = 0;
+	const float h = 5e-3f;
+	for (size_t i = 0; i < n; i++) {
+		float keep = g.net.params[i];
+		g.net.params[i] = keep + h;
+		double up = loss_of(&g);
+		g.net.params[i] = keep - h;
+		double down = loss_of(&g);
+		g.net.params[i] = keep;
+		double numeric = (up - down) / (2.0 * h), analytic = g.net.grads[i];
+		double err = fabs(numeric - analytic) / (1e-2 + fabs(numeric) + fabs(analytic));
+		if (err > worst)
+			worst = err;
+		if (err > 2e-2)
+			printf("\n  param %zu: analytic %.6f numeric %.6f", i, analytic, numeric);
+	}
+	CU_ASSERT(worst < 2e-2);
+	/* the gradients are not all zero (the check would pass vacuously) */
+	double norm = 0;
+	for (size_t i = 0; i < n; i++)
+		norm += fabs(g.net.grads[i]);
+	CU_ASSERT(norm > 0.1);
+	/* backward reported the layers last to first, each a longer prefix */
+	CU_ASSERT_EQUAL(log.n, 3);
+	CU_ASSERT_EQUAL(log.ends[0], (size_t)(3 * 3 + 3));
+	CU_ASSERT_EQUAL(log.ends[1], (size_t)(3 * 3 + 3 + 4 * 3 + 3));
+	CU_ASSERT_EQUAL(log.ends[2], n);
+	tr_mlp_free(&g.net);
+	tr_math_close(g.m);
+}
+
+static void test_loss_known_values(void)
+{
+	/* logits (0, ln 3) against labels 0 and 1: -log(1/4) and -log(3/4) */
+	tr_math *m = cpu();
+	float logits[4] = {0.0f, logf(3.0f), 0.0f, logf(3.0f)}, d[4], stats[2] = {0, 0};
+	int64_t y[2] = {0, 1};
+	tr_softmax_xent(m, logits, y, 2, 2, d, stats);
+	CU_ASSERT_DOUBLE_EQUAL(stats[0], log(4.0) + log(4.0 / 3.0), 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(stats[1], 1.0, 0);
+	CU_ASSERT_DOUBLE_EQUAL(d[0], 0.25 - 1, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(d[1], 0.75, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(d[2], 0.25, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(d[3], 0.75 - 1, 1e-6);
+	tr_math_close(m);
+}
+
+static void test_init_seeded(void)
+{
+	static const int sizes[] = {100, 10, 2};
+	tr_math *m = cpu();
+	tr_mlp net;
+	CU_ASSERT_FATAL(tr_mlp_init(&net, m, sizes, 2, 4) == 0);
+	float *a = calloc(net.nparams, sizeof *a), *b = calloc(net.nparams, sizeof *b);
+	tr_mlp_init_params(&net, 5, a);
+	tr_mlp_init_params(&net, 5, b);
+	CU_ASSERT(memcmp(a, b, net.nparams * sizeof *a) == 0);
+	tr_mlp_init_params(&net, 6, b);
+	CU_ASSERT(memcmp(a, b, net.nparams * sizeof *a) != 0);
+	/* PyTorch's bound: 1/sqrt(fan_in) = 0.1 for the first layer */
+	float max = 0;
+	for (size_t i = 0; i < 1000; i++)
+		max = fmaxf(max, fabsf(a[net.w_off[0] + i]));
+	CU_ASSERT(max <= 0.1f && max > 0.09f);
+	free(a);
+	free(b);
+	tr_mlp_free(&net);
+	tr_math_close(m);
+}
+
+/* ---- optimizers and schedule ------------------------------------------------ */
+
+static void test_sgd_known_values(void)
+{
+	tr_math *m = cpu();
+	tr_optim o;
+	tr_optim_config c = {.kind = TR_OPT_SGD, .lr = 0.1f, .momentum = 0.9f, .weight_decay = 0.1f,
+	                     .scale = 1};
+	CU_ASSERT_FATAL(tr_optim_init(&o, m, 2, &c) == 0);
+	float p[2] = {1.0f, -2.0f}, g[2] = {0.5f, 1.0f};
+	tr_optim_step(&o, p, g, 0.5f, 0);
+	CU_ASSERT_DOUBLE_EQUAL(p[0], 0.965, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(p[1], -2.03, 1e-6);
+	tr_optim_step(&o, p, g, 0.5f, 1);
+	CU_ASSERT_DOUBLE_EQUAL(p[0], 0.89885, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(p[1], -2.0867, 1e-6);
+	CU_ASSERT_EQUAL(o.t, 2);
+	tr_optim_free(&o);
+	tr_math_close(m);
+}
+
+static void test_adam_known_values(void)
+{
+	tr_math *m = cpu();
+	tr_optim o;
+	tr_optim_config c = {.kind = TR_OPT_ADAM, .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f,
+	                     .eps = 1e-8f, .scale = 1};
+	CU_ASSERT_FATAL(tr_optim_init(&o, m, 1, &c) == 0);
+	float p = 1.0f, g = 2.0f;
+	tr_optim_step(&o, &p, &g, 1.0f, 0);
+	CU_ASSERT_DOUBLE_EQUAL(p, 0.99, 1e-6);
+	g = -1.0f;
+	tr_optim_step(&o, &p, &g, 1.0f, 1);
+	CU_ASSERT_DOUBLE_EQUAL(p, 0.98733663, 2e-6);
+	CU_ASSERT_EQUAL(tr_optim_state_count(&o), 2);
+	tr_optim_free(&o);
+	tr_math_close(m);
+}
+
+static void test_lr_schedule(void)
+{
+	/* Goyal et al.: from lr to k * lr over the warmup, then constant */
+	tr_optim_config c = {.lr = 0.1f, .scale = 4, .warmup_steps = 100};
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&c, 0), 0.1, 1e-7);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&c, 50), 0.25, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&c, 100), 0.4, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&c, 5000), 0.4, 1e-6);
+	/* cosine: half way through the decay, half the rate; 0 at the end */
+	c.cosine = 1;
+	c.total_steps = 300;
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&c, 200), 0.2, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&c, 300), 0.0, 1e-7);
+	/* no scaling, no warmup */
+	tr_optim_config plain = {.lr = 0.05f, .scale = 1};
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&plain, 0), 0.05, 1e-7);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&plain, 999), 0.05, 1e-7);
+}
+
+/* ---- checkpoints -------------------------------------------------------------- */
+
+static void ckpt_fill(tr_ckpt *c, float base)
+{
+	static const int32_t sizes[] = {3, 2, 2};
+	memset(c, 0, sizeof *c);
+	c->world = 2;
+	c->seed = 42;
+	c->optimizer = TR_OPT_ADAM;
+	c->nlayers = 2;
+	memcpy(c->sizes, sizes, sizeof sizes);
+	c->epoch = 3;
+	c->step_in_epoch = 17;
+	c->global_step = 1000;
+	c->skipped_steps = 2;
+	c->optimizer_t = 998;
+	c->epoch_loss = 12.5;
+	c->epoch_correct = 100;
+	c->epoch_count = 128;
+	c->nparams = tr_mlp_param_count(c->sizes, 2);
+	c->params = malloc(c->nparams * sizeof(float));
+	c->state1 = malloc(c->nparams * sizeof(float));
+	c->state2 = malloc(c->nparams * sizeof(float));
+	for (uint64_t i = 0; i < c->nparams; i++) {
+		c->params[i] = base + (float)i;
+		c->state1[i] = -(float)i;
+		c->state2[i] = (float)i * 0.5f;
+	}
+	c->nblobs = 2;
+	c->blob_size = malloc(2 * sizeof *c->blob_size);
+	c->blob = malloc(2 * sizeof *c->blob);
+	for (int r = 0; r < 2; r++) {
+		c->blob_size[r] = 10 + (uint32_t)r;
+		c->blob[r] = malloc(c->blob_size[r]);
+		memset(c->blob[r], 'a' + r, c->blob_size[r]);
+	}
+}
+
+static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
+{
+	CU_ASSERT_EQUAL(a->world, b->world);
+	CU_ASSERT_EQUAL(a->seed, b->seed);
+	CU_ASSERT_EQUAL(a->optimizer, b->optimizer);
+	CU_ASSERT_EQUAL(a->nlayers, b->nlayers);
+	CU_ASSERT(memcmp(a->sizes, b->sizes, sizeof(int32_t) * (a->nlayers + 1)) == 0);
+	CU_ASSERT_EQUAL(a->epoch, b->epoch);
+	CU_ASSERT_EQUAL(a->step_in_epoch, b->step_in_epoch);
+	CU_ASSERT_EQUAL(a->global_step, b->global_step);
+	CU_ASSERT_EQUAL(a->skipped_steps, b->skipped_steps);
+	CU_ASSERT_EQUAL(a->optimizer_t, b->optimizer_t);
+	CU_ASSERT_EQUAL(a->epoch_loss, b->epoch_loss);
+	CU_ASSERT_EQUAL(a->epoch_count, b->epoch_count);
+	CU_ASSERT_EQUAL_FATAL(a->nparams, b->nparams);
+	CU_ASSERT(memcmp(a->params, b->params, a->nparams * sizeof(float)) == 0);
+	CU_ASSERT(memcmp(a->state1, b->state1, a->nparams * sizeof(float)) == 0);
+	CU_ASSERT(memcmp(a->state2, b->state2, a->nparams * sizeof(float)) == 0);
+	CU_ASSERT_EQUAL_FATAL(a->nblobs, b->nblobs);
+	for (uint32_t r = 0; r < a->nblobs; r++) {
+		CU_ASSERT_EQUAL_FATAL(a->blob_size[r], b->blob_size[r]);
+		CU_ASSERT(memcmp(a->blob[r], b->blob[r], a->blob_size[r]) == 0);
+	}
+}
+
+static void test_checkpoint_round_trip(void)
+{
+	const char *dir = tu_path("ckpt-rt");
+	char err[512];
+	tr_ckpt a, b;
+	CU_ASSERT_EQUAL(tr_ckpt_read(dir, &b, err, sizeof err), -ENOENT);
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&b);
+	/* a stale temporary file (a crash mid-write) is not read, and the next
+	 * write replaces the checkpoint whole */
+	char tmp[1024];
+	snprintf(tmp, sizeof tmp, "%s/.checkpoint.tmp", dir);
+	tu_write_file(tmp, "garbage", 7);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&b);
+	tr_ckpt_free(&a);
+	ckpt_fill(&a, 5.0f);
+	a.step_in_epoch = 18;
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &b);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
+static void test_checkpoint_damage_refused(void)
+{
+	const char *dir = tu_path("ckpt-damage");
+	char err[512], path[1024];
+	tr_ckpt a, b;
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	tr_ckpt_free(&a);
+	snprintf(path, sizeof path, "%s/checkpoint", dir);
+	size_t size;
+	uint8_t *bytes = tu_read_file(path, &size);
+	CU_ASSERT_FATAL(bytes != NULL && size > 100);
+	bytes[size / 2] ^= 0x10; /* one flipped bit in the parameters */
+	tu_write_file(path, bytes, size);
+	CU_ASSERT_EQUAL(tr_ckpt_read(dir, &b, err, sizeof err), -EBADMSG);
+	CU_ASSERT(strstr(err, path) != NULL);
+	CU_ASSERT_PTR_NULL(b.params);
+	/* cut short */
+	bytes[size / 2] ^= 0x10;
+	tu_write_file(path, bytes, size - 9);
+	CU_ASSERT_EQUAL(tr_ckpt_read(dir, &b, err, sizeof err), -EBADMSG);
+	free(bytes);
+}
+
+static void test_checkpoint_failed_write_keeps_previous(void)
+{
+	const char *dir = tu_path("ckpt-fail");
+	char err[512], tmp[1024];
+	tr_ckpt a, b, c;
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	/* the temporary name cannot be created: the write fails, says where,
+	 * and the previous checkpoint is still there, whole */
+	snprintf(tmp, sizeof tmp, "%s/.checkpoint.tmp", dir);
+	CU_ASSERT_FATAL(mkdir(tmp, 0700) == 0);
+	ckpt_fill(&b, 9.0f);
+	int rc = tr_ckpt_write(dir, &b, err, sizeof err);
+	CU_ASSERT(rc < 0);
+	CU_ASSERT(strstr(err, ".checkpoint.tmp") != NULL);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &c, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &c);
+	rmdir(tmp);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+	tr_ckpt_free(&c);
+}
+
+static const tu_test model_tests[] = {
+	{"gradients match finite differences", test_gradient_check},
+	{"softmax cross-entropy known values", test_loss_known_values},
+	{"seeded initialisation", test_init_seeded},
+	{NULL, NULL},
+};
+
+static const tu_test optim_tests[] = {
+	{"SGD with momentum and weight decay", test_sgd_known_values},
+	{"Adam", test_adam_known_values},
+	{"linear scaling, warmup, cosine", test_lr_schedule},
+	{NULL, NULL},
+};
+
+static const tu_test checkpoint_tests[] = {
+	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
+	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
+	{"failed write keeps the previous one", test_checkpoint_failed_write_keeps_previous},
+	{NULL, NULL},
+};
+
+static const tu_suite suites[] = {
+	{"mlp", model_tests},
+	{"optimizer", optim_tests},
+	{"checkpoint", checkpoint_tests},
+	{NULL, NULL},
+};
+
+RIO_TEST_MAIN(suites)

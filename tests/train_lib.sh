@@ -1,0 +1,76 @@
+# train_lib.sh — sourced by the tests/train_*.sh tests of recordio-train.
+#
+# Gives what cli_lib.sh gives, plus: $TRAIN (the program), `mpi N ARGS...`
+# (recordio-train on N ranks under mpirun, as root if need be, with more
+# ranks than cores allowed, killed after $TRAIN_TIMEOUT seconds), `json
+# FILE KEY` (KEY of the last JSON line of a metrics file), and test data made
+# from the TensorFlow-written tfx-mnist file (1000 Examples, 784 floats
+# 'image_floats', label 'image_class'): $D/mnist-0000N-of-00010.tfrecord,
+# 100 records each, with .idx sidecars.
+. "$(dirname "$0")/cli_lib.sh"
+
+TRAIN="$BIN/recordio-train"
+PACK="$BIN/recordio-pack"
+CKPT_DIFF="$BIN/tests/ckpt_diff"
+TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-300}
+for p in "$TRAIN" "$PACK" "$CKPT_DIFF"; do
+	if [ ! -x "$p" ]; then
+		echo "$(basename "$0"): SKIP: $p not built"
+		rm -rf "$T"
+		exit 77
+	fi
+done
+if ! command -v mpirun >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+	echo "$(basename "$0"): SKIP: mpirun or python3 not found"
+	rm -rf "$T"
+	exit 77
+fi
+
+# Open MPI refuses root without these; tests may start more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# no network probing on the test machine: shared memory and loopback only
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI's own allocations outlive MPI_Finalize: not the trainer's leaks
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	printf 'leak:libmpi\nleak:libopen-pal\nleak:libopen-rte\nleak:libhwloc\nleak:libevent\nleak:libpmix\nleak:mca_\nleak:libucs\nleak:libfabric\n' >"$T/lsan.supp"
+	export LSAN_OPTIONS="suppressions=$T/lsan.supp:print_suppressions=0"
+fi
+
+# mpi N ARGS...: recordio-train on N ranks
+mpi() {
+	n=$1; shift
+	timeout -k 10 "$TRAIN_TIMEOUT" mpirun -np "$n" "$TRAIN" "$@"
+}
+
+# json FILE KEY: KEY of the last line of a JSON-lines file
+json() {
+	python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$1" "$2"
+}
+
+# json_all FILE KEY: KEY of every line, space-separated
+json_all() {
+	python3 -c 'import json,sys; print(" ".join(str(json.loads(l)[sys.argv[2]]) for l in open(sys.argv[1])))' "$1" "$2"
+}
+
+# above X Y: X > Y as numbers
+above() {
+	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$1" "$2"
+}
+
+D="$T/data"
+mkdir -p "$D"
+"$PACK" -q --from tfrecord --output "$D/mnist" --shards 10 "$TESTDATA/tfx-mnist.tfrecord" ||
+	{ echo "cannot pack tfx-mnist"; exit 1; }
+shard() { printf '%s/mnist-%05d-of-00010.tfrecord' "$D" "$1"; }
+# shards A..B as a comma-separated list
+shards() {
+	list=""
+	i=$1
+	while [ "$i" -le "$2" ]; do
+		list="$list${list:+,}$(shard "$i")"
+		i=$((i + 1))
+	done
+	printf '%s' "$list"
+}
+MNIST_X="--x image_floats --y image_class"

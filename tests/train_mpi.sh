@@ -1,0 +1,96 @@
+#!/bin/sh
+# train_mpi.sh — recordio-train under mpirun: two ranks learn (loss falls,
+# accuracy far above chance) on tfx-mnist and on the penguin file (four
+# float features); one rank with global batch G and two ranks with global
+# batch G end with the same parameters; uneven shards (one rank 33% fewer
+# records) finish with the agreed steps and no hang; evaluation counts
+# every test record exactly once whatever the split; the same seed and
+# world give bit-identical checkpoints; a NaN in one rank's data makes
+# every rank skip that step, counted, and training goes on.
+. "$(dirname "$0")/train_lib.sh"
+cd "$T" || exit 1
+TRAIN_SET=$(shards 0 7)
+TEST_SET=$(shards 8 9)
+
+# -- two ranks learn
+expect_exit 0 mpi 2 --train "$TRAIN_SET" --test "$TEST_SET" $MNIST_X --hidden 64 --batch 32 \
+	--epochs 8 --lr 0.02 --metrics learn.json
+expect_lines 8 learn.json "one metrics line per epoch"
+first=$(python3 -c 'import json; print(json.loads(open("learn.json").readline())["train_loss"])')
+last=$(json learn.json train_loss)
+above "$first" "$last" && pass || fail "train loss did not fall: $first -> $last"
+acc=$(json learn.json test_accuracy)
+above "$acc" 0.7 && pass || fail "test accuracy $acc (chance is 0.1)"
+expect_eq 200 "$(json learn.json test_records)" "every test record evaluated once"
+expect_eq 12 "$(json learn.json steps)" "400 records per rank in batches of 32"
+expect_match '^epoch +8 +train loss' out "a line per epoch on stdout"
+for key in samples_per_s data_wait_fraction allreduce_seconds gemm_gflops; do
+	above "$(json learn.json $key)" -1 && pass || fail "metrics lack $key"
+done
+
+# -- penguins: four float features concatenated, three classes
+PENGUIN="$TESTDATA/tfx-penguin-train.tfrecord.gz"
+expect_exit 0 mpi 2 --train "$PENGUIN" --test "$PENGUIN" \
+	--x culmen_length_mm,culmen_depth_mm,flipper_length_mm,body_mass_g --y species \
+	--classes 3 --hidden 16 --batch 16 --epochs 40 --optimizer adam --lr 0.01 --metrics peng.json
+acc=$(json peng.json test_accuracy)
+above "$acc" 0.8 && pass || fail "penguin accuracy $acc"
+expect_eq 234 "$(json peng.json test_records)" "all 234 penguins evaluated once"
+
+# -- evaluation split four ways with batches that do not divide: each once
+expect_exit 0 mpi 4 --train "$PENGUIN" --test "$PENGUIN" \
+	--x culmen_length_mm,culmen_depth_mm,flipper_length_mm,body_mass_g --y species \
+	--classes 3 --hidden 8 --batch 8 --epochs 1 --eval-batch 7 --metrics peng4.json
+expect_eq 234 "$(json peng4.json test_records)" "234 penguins over 4 ranks, counted once"
+
+# -- strong scaling: global batch G on 1 and on 2 ranks, same parameters.
+# G is the whole training set, so every step sees the same records in both
+# worlds however the loader splits them; 6 steps with momentum and decay.
+for opt in sgd adam; do
+	for np in 1 2; do
+		expect_exit 0 mpi $np --train "$TRAIN_SET" $MNIST_X --hidden 32 --global-batch 800 \
+			--epochs 6 --shuffle none --optimizer $opt --lr 0.01 --weight-decay 0.001 \
+			--checkpoint "strong-$opt-$np" --quiet
+	done
+	expect_exit 0 "$CKPT_DIFF" "strong-$opt-1" "strong-$opt-2" 1e-4
+done
+# ... and the comparison can fail: another seed is another model
+expect_exit 0 mpi 2 --train "$TRAIN_SET" $MNIST_X --hidden 32 --global-batch 800 \
+	--epochs 6 --shuffle none --optimizer sgd --lr 0.01 --weight-decay 0.001 --seed 2 \
+	--checkpoint strong-seed2 --quiet
+expect_exit 1 "$CKPT_DIFF" strong-sgd-1 strong-seed2 1e-4
+
+# -- uneven shards: files sharding of 5 shards, rank 0 300 records, rank 1 200
+expect_exit 0 mpi 2 --train "$(shards 0 4)" --test "$TEST_SET" $MNIST_X --hidden 16 \
+	--batch 32 --epochs 3 --sharding files --metrics uneven.json
+expect_eq "6 6 6" "$(json_all uneven.json steps)" "steps agreed: rank 1's 6 full batches"
+
+# -- determinism: same seed and world, bit-identical state
+for run in a b; do
+	expect_exit 0 mpi 2 --train "$TRAIN_SET" $MNIST_X --hidden 32 --batch 16 --epochs 2 \
+		--shuffle buffer --shuffle-buffer 100 --seed 9 --checkpoint "det-$run" --quiet
+done
+expect_exit 0 cmp det-a/checkpoint det-b/checkpoint
+
+# -- a NaN in the data: the step is skipped on every rank, once per epoch
+python3 - <<'PY'
+import random
+random.seed(3)
+with open("nan.csv", "w") as f:
+    f.write("a,b,label\n")
+    for i in range(200):
+        a, b = random.random(), random.random()
+        cell = "" if i == 57 else "%.5f" % a
+        f.write("%s,%.5f,%d\n" % (cell, b, int(a > b)))
+PY
+expect_exit 0 "$PACK" -q --from csv --label label --output nan nan.csv
+expect_exit 0 mpi 2 --train nan-00000-of-00001.tfrecord --x a,b --y label --classes 2 \
+	--hidden 8 --batch 20 --epochs 3 --optimizer adam --lr 0.02 --metrics nan.json \
+	--checkpoint nan-ckpt
+expect_eq "1 1 1" "$(json_all nan.json skipped_steps)" "the NaN step skipped once per epoch"
+expect_match 'skipped 1 steps' out "the skip is reported"
+# the parameters stayed finite (ckpt_diff refuses non-finite ones)
+expect_exit 0 "$CKPT_DIFF" nan-ckpt nan-ckpt 0
+above "$(json nan.json train_accuracy)" 0.6 && pass || fail "no learning around the NaN"
+
+finish
