@@ -214,8 +214,8 @@ static void resume(tr_run *r)
 	if (r->w.rank == 0) {
 		rc = tr_ckpt_read(r->o.checkpoint, &c, msg, sizeof msg);
 		if (rc == -ENOENT) {
-			if (!r->o.quiet)
-				printf("no checkpoint in %s yet: starting from scratch\n", r->o.checkpoint);
+			fprintf(stderr, "recordio-train: no checkpoint in %s yet: starting from scratch\n",
+			        r->o.checkpoint);
 			rc = 0;
 		} else if (rc == 0) {
 			have = 1;
