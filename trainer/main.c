@@ -392,8 +392,9 @@ static void train(tr_run *r)
 				stopped = 1;
 				break;
 			}
-			if (tr_run_step(r, msg, sizeof msg) < 0)
-				tr_world_abort(&r->w, msg, EXIT_DATA);
+			int rc = tr_run_step(r, msg, sizeof msg);
+			if (rc != 0)
+				tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 			if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
 				save_checkpoint(r);
 		}
@@ -404,8 +405,10 @@ static void train(tr_run *r)
 		if (rio_loader_set_epoch(r->train, r->epoch + 1) < 0)
 			tr_world_abort(&r->w, rio_loader_error(r->train)->message, EXIT_DATA);
 		double test[3] = {0, 0, 0};
-		if (r->test && tr_run_eval(r, test, msg, sizeof msg) < 0)
-			tr_world_abort(&r->w, msg, EXIT_DATA);
+		if (r->test) {
+			int rc = tr_run_eval(r, test, msg, sizeof msg);
+			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+		}
 		report_epoch(r, metrics, seconds, test, &gemm0);
 		r->epoch++;
 		r->step_in_epoch = 0;

@@ -27,7 +27,9 @@ enum {
 	TR_EXTRA_CORRECT = 1,   /* rows whose prediction was right          */
 	TR_EXTRA_COUNT = 2,     /* rows in the batch                         */
 	TR_EXTRA_NONFINITE = 3, /* 1 when the rank saw a NaN or infinity     */
-	TR_MLP_EXTRA = 4
+	TR_EXTRA_FAILED = 4,    /* 1 when the rank's data failed (its error
+	                         * message is then agreed on and reported)  */
+	TR_MLP_EXTRA = 5
 };
 
 /* One batch's input: the features' dense blocks (backend memory), each

@@ -40,12 +40,15 @@ typedef struct tr_run {
 	uint64_t ep_skipped;
 } tr_run;
 
-/* One training step on every rank (collective). 0, or -1 with a message in
- * err: this rank's data failed; the caller ends the job. */
+/* One training step on every rank (collective). 0; or, when some rank's
+ * data failed, -1 on those ranks (with a message in err) and 1 on the
+ * others: then every rank calls tr_world_agree(), which ends the job. */
 int tr_run_step(tr_run *r, char *err, size_t errlen);
 
 /* Evaluates the whole test set: this rank's part, summed onto rank 0 into
- * sums[0..2] (loss, correct, records). Collective. 0 or -1 as above. */
+ * sums[0..2] (loss, correct, records). Collective. 0, or -1 with a message
+ * in err when this rank's data failed: every rank then calls
+ * tr_world_agree(). */
 int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen);
 
 #endif /* RIO_TRAINER_RUN_H */

@@ -8,6 +8,9 @@
  * count, record count and a non-finite flag travel in the same buffer, so
  * after the last bucket every rank knows the global batch's size and
  * whether any rank saw a NaN or an infinity: then all skip the update.
+ * A rank whose data fails (damage, a label outside --classes) still takes
+ * part in the step's collectives, with nothing to add and a flag set, so
+ * that every rank learns of it at the same moment and none is left waiting.
  */
 #include "config.h"
 #include "run.h"
@@ -84,27 +87,26 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	int rc = rio_loader_next(r->train, &b);
 	double t1 = now();
 	r->t_wait += t1 - t0;
+	int failed = 0;
+	tr_input in;
 	if (rc < 0) {
 		loader_error(r->train, rc, err, errlen);
-		return -1;
+		failed = 1;
+	} else if (rc == 1 && batch_input(r, r->train, b, &in, err, errlen) < 0) {
+		failed = 1;
 	}
 	tr_math_zero(r->math, extras, TR_MLP_EXTRA);
 	tr_reducer_begin(&r->red);
 	stage_ctx s = {r, 0};
 	int rows = 0;
-	if (rc == 1) {
-		tr_input in;
-		if (batch_input(r, r->train, b, &in, err, errlen) < 0) {
-			rio_loader_release(r->train, b);
-			return -1;
-		}
+	if (rc == 1 && !failed) {
 		rows = in.rows;
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, extras, 1);
 		tr_mlp_backward(&r->net, &in, grads_ready, &s);
 	} else {
-		/* this rank's epoch ended early (damaged records were skipped):
-		 * it still takes part, adding nothing */
+		/* this rank failed, or its epoch ended early (damaged records
+		 * were skipped): it still takes part, adding nothing */
 		memset(r->staging, 0, np * sizeof *r->staging);
 		tr_reducer_ready(&r->red, np);
 	}
@@ -115,11 +117,14 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 		return -1;
 	}
 	r->staging[np + TR_EXTRA_COUNT] = (float)rows;
+	r->staging[np + TR_EXTRA_FAILED] = (float)failed;
 	tr_reducer_finish(&r->red, np + TR_EXTRA_NONFINITE);
 	if (b)
 		rio_loader_release(r->train, b);
 
 	const float *sum = r->staging + np;
+	if (sum[TR_EXTRA_FAILED] > 0)
+		return failed ? -1 : 1;
 	if (sum[TR_EXTRA_NONFINITE] > 0 || sum[TR_EXTRA_COUNT] < 1) {
 		r->skipped_steps++;
 		r->ep_skipped++;
@@ -143,6 +148,7 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 {
 	double records = 0;
+	int failed = 0;
 	tr_math_zero(r->math, r->eval_stats, 2);
 	for (;;) {
 		rio_batch *b;
@@ -151,12 +157,14 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 			break;
 		if (rc < 0) {
 			loader_error(r->test, rc, err, errlen);
-			return -1;
+			failed = 1;
+			break;
 		}
 		tr_input in;
 		if (batch_input(r, r->test, b, &in, err, errlen) < 0) {
 			rio_loader_release(r->test, b);
-			return -1;
+			failed = 1;
+			break;
 		}
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, r->eval_stats, 0);
@@ -165,14 +173,14 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 		tr_math_sync(r->math);
 		rio_loader_release(r->test, b);
 	}
-	float st[2];
-	if (tr_math_to_host(r->math, st, r->eval_stats, 2) < 0) {
+	float st[2] = {0, 0};
+	if (!failed && tr_math_to_host(r->math, st, r->eval_stats, 2) < 0) {
 		snprintf(err, errlen, "the GPU failed during evaluation");
-		return -1;
+		failed = 1;
 	}
 	sums[0] = st[0];
 	sums[1] = st[1];
 	sums[2] = records;
 	tr_world_sum_to_root(&r->w, sums, 3);
-	return 0;
+	return failed ? -1 : 0;
 }

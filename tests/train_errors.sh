@@ -1,0 +1,58 @@
+#!/bin/sh
+# train_errors.sh — bad input never hangs recordio-train: a bad option, a
+# missing shard, a feature that is not in the data, a label outside
+# --classes, a global batch that does not split, a damaged shard found mid-
+# epoch by one rank: each gives one clear message and a non-zero exit from
+# every rank, on 2 ranks under mpirun (within the timeout: 124 would be a
+# hang) and on one rank without it. --help exits 0.
+. "$(dirname "$0")/train_lib.sh"
+cd "$T" || exit 1
+TRAIN_TIMEOUT=120
+TRAIN_SET=$(shards 0 3)
+
+# expect_fail CODE REGEX ARGS...: fails with CODE on 2 ranks and on 1, the
+# message matching REGEX printed once
+expect_fail() {
+	code=$1; regex=$2; shift 2
+	expect_exit "$code" mpi 2 "$@"
+	expect_match "$regex" err "message for: $*"
+	n=$(grep -cE "^recordio-train: " err)
+	expect_eq 1 "$n" "one message from one rank for: $*"
+	expect_exit "$code" timeout "$TRAIN_TIMEOUT" "$TRAIN" "$@"
+	expect_match "$regex" err "message for: $* (one rank)"
+}
+
+expect_exit 0 "$TRAIN" --help
+expect_match '^Usage: mpirun -np N recordio-train' out "--help"
+expect_fail 2 "unknown option '--bogus'" --train "$TRAIN_SET" $MNIST_X --bogus
+expect_fail 2 "--train SHARDS is required" $MNIST_X
+expect_fail 2 "--lr: 'fast' is not a positive rate" --train "$TRAIN_SET" $MNIST_X --lr fast
+expect_fail 2 "--hidden: '12,,3'" --train "$TRAIN_SET" $MNIST_X --hidden 12,,3
+expect_fail 1 "nothere.*(No such file|not found|no shards)" --train "$T/nothere-*.tfrecord" $MNIST_X
+expect_fail 1 "--x pixels: no such feature in .*mnist-00000-of-00010.tfrecord \\(record 0 has: .*image_floats" \
+	--train "$TRAIN_SET" --x pixels --y image_class
+expect_fail 1 "--y image_floats: the label must be one int64" --train "$TRAIN_SET" --x image_floats --y image_floats
+expect_fail 1 "label [5-9] is outside \\[0, 5\\)" --train "$TRAIN_SET" $MNIST_X --classes 5 --epochs 1
+expect_exit 2 mpi 2 --train "$TRAIN_SET" $MNIST_X --global-batch 33
+expect_match "--global-batch 33 does not split evenly over 2 ranks" err "global batch split"
+
+# one rank meets damage in the middle of an epoch (its 7th batch); the other
+# must not hang
+for i in 0 1; do
+	cp "$(shard $i)" bad-0000$i-of-00002.tfrecord
+	cp "$(shard $i).idx" bad-0000$i-of-00002.tfrecord.idx
+done
+python3 - <<'PY'
+with open("bad-00001-of-00002.tfrecord", "r+b") as f:
+    f.seek(3203 * 60 + 500)   # inside record 60's payload
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 0x40]))
+PY
+expect_exit 1 mpi 2 --train 'bad-*.tfrecord' $MNIST_X --batch 10 --epochs 2 --shuffle none \
+	--sharding files
+expect_match "bad-00001-of-00002.tfrecord: offset [0-9]+ \\(record 60\\).*CRC" err \
+	"the damaged shard and offset named"
+expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one message"
+
+finish
