@@ -2,6 +2,7 @@
 # packages the build, the tests and the demo need, when any is missing.
 RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
 	zlib1g-dev liblz4-dev liburing-dev libisal-dev libcunit1-dev
+	libopenmpi-dev openmpi-bin libopenblas-dev
 	lz4 gzip python3 dataset-fashion-mnist"
 
 rio_install_deps() {
