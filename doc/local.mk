@@ -1,2 +1,2 @@
 # doc/: the design essays.
-dist_doc_DATA += doc/recordio-format.md doc/performance.md doc/loader.md
+dist_doc_DATA += doc/recordio-format.md doc/performance.md doc/loader.md doc/trainer.md

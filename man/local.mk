@@ -5,4 +5,5 @@ dist_man_MANS += \
 	man/recordio-verify.1 \
 	man/recordio-index.1 \
 	man/recordio-info.1 \
-	man/recordio-bench.1
+	man/recordio-bench.1 \
+	man/recordio-train.1
