@@ -411,7 +411,12 @@ RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch)
 	l->batches_out = 0;
 	l->finished = 0;
 	l->resume_skip = 0;
-	return 0;
+	/* start reading at once: the new epoch's first batches (a shuffle
+	 * buffer's worth of records) fill while the caller evaluates */
+	int rc = start_epoch(l);
+	if (rc < 0)
+		stop_epoch(l);
+	return rc;
 }
 
 /* The saved state: fixed-size little-endian fields, then a CRC-32C. */

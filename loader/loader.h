@@ -264,8 +264,10 @@ RIO_API uint64_t rio_loader_epoch(const rio_loader *l);
 RIO_API uint64_t rio_loader_position(const rio_loader *l);
 
 /* Stops the current epoch wherever it is (batches still held stay valid
- * until released) and makes the next batch the first of `epoch`. A trainer
- * that stops early (at the steps all ranks agreed on) calls this. */
+ * until released) and makes the next batch the first of `epoch`, which the
+ * threads start reading at once (so a shuffle buffer refills while the
+ * caller evaluates). A trainer that stops early (at the steps all ranks
+ * agreed on) calls this. 0, or a negative error (threads not started). */
 RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch);
 
 /* The loader's position as a small blob (seed, epoch, position in the

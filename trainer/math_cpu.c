@@ -34,6 +34,14 @@
 #define CUDA_DISPATCH_RET(m, call) ((void)0)
 #endif
 
+/* The elementwise loops are compiled for AVX-512, AVX2 and the baseline,
+ * the best picked at load time (GCC's target_clones, an ifunc). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
 struct tr_math {
 	tr_device device;
 	tr_math_stats stats;
@@ -161,11 +169,12 @@ void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float al
 	m->stats.gemm_seconds += now() - t0;
 }
 
+VECTOR_CLONES
 void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu)
 {
 	CUDA_DISPATCH(m, tr_cuda_bias_act(m->cuda, Z, bias, rows, cols, relu));
 	for (int r = 0; r < rows; r++) {
-		float *z = Z + (size_t)r * cols;
+		float *restrict z = Z + (size_t)r * cols;
 		if (relu)
 			for (int c = 0; c < cols; c++) {
 				float v = z[c] + bias[c];
@@ -177,14 +186,16 @@ void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, in
 	}
 }
 
-void tr_relu_backward(tr_math *m, float *dZ, const float *A, size_t n)
+VECTOR_CLONES
+void tr_relu_backward(tr_math *m, float *restrict dZ, const float *restrict A, size_t n)
 {
 	CUDA_DISPATCH(m, tr_cuda_relu_backward(m->cuda, dZ, A, n));
 	for (size_t i = 0; i < n; i++)
 		dZ[i] = A[i] > 0.0f ? dZ[i] : 0.0f;
 }
 
-void tr_col_sum(tr_math *m, const float *dZ, int rows, int cols, float *db)
+VECTOR_CLONES
+void tr_col_sum(tr_math *m, const float *restrict dZ, int rows, int cols, float *restrict db)
 {
 	CUDA_DISPATCH(m, tr_cuda_col_sum(m->cuda, dZ, rows, cols, db));
 	memset(db, 0, (size_t)cols * sizeof *db);
@@ -227,8 +238,9 @@ void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int
 	stats[1] += (float)correct;
 }
 
-void tr_sgd_step(tr_math *m, float *param, const float *grad, float *velocity, size_t n,
-                 const tr_sgd_args *a)
+VECTOR_CLONES
+void tr_sgd_step(tr_math *m, float *restrict param, const float *restrict grad,
+                 float *restrict velocity, size_t n, const tr_sgd_args *a)
 {
 	CUDA_DISPATCH(m, tr_cuda_sgd_step(m->cuda, param, grad, velocity, n, a));
 	const float lr = a->lr, mu = a->momentum, wd = a->weight_decay, s = a->grad_scale;
@@ -240,8 +252,9 @@ void tr_sgd_step(tr_math *m, float *param, const float *grad, float *velocity, s
 	}
 }
 
-void tr_adam_step(tr_math *m, float *param, const float *grad, float *m1, float *m2, size_t n,
-                  const tr_adam_args *a)
+VECTOR_CLONES
+void tr_adam_step(tr_math *m, float *restrict param, const float *restrict grad,
+                  float *restrict m1, float *restrict m2, size_t n, const tr_adam_args *a)
 {
 	CUDA_DISPATCH(m, tr_cuda_adam_step(m->cuda, param, grad, m1, m2, n, a));
 	const float b1 = a->beta1, b2 = a->beta2, s = a->grad_scale, wd = a->weight_decay;
