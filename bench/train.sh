@@ -44,7 +44,18 @@ if [ ! -f "$W/train-00003-of-00004.tfrecord.lz4" ]; then
 		--labels "$FM/t10k-labels-idx1-ubyte.gz" --output "$W/test" --shards 2 --compression lz4
 fi
 
-echo "== a. OpenBLAS sgemm on this machine ($(nproc) cores)"
+# The kernels OpenBLAS runs, the same for sgemm_peak and the trainer: those
+# the CPU's flags allow (recordio-train makes this choice itself when
+# OpenBLAS's own detection falls back to Prescott, as on VMs that hide the
+# CPU model; here it is made once, for both).
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+	flags=$(grep -m1 '^flags' /proc/cpuinfo)
+	has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
+	if has avx512f && has avx512bw && has avx512vl; then export OPENBLAS_CORETYPE=SkylakeX
+	elif has avx2 && has fma; then export OPENBLAS_CORETYPE=Haswell
+	fi
+fi
+echo "== a. OpenBLAS sgemm on this machine ($(nproc) cores, ${OPENBLAS_CORETYPE:-detected} kernels)"
 "$B/bench/sgemm_peak" 1 128 | tee "$W/sgemm1.json"
 "$B/bench/sgemm_peak" 2 128 | tee "$W/sgemm2.json"
 
