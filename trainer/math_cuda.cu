@@ -352,12 +352,12 @@ void tr_cuda_host_free(tr_cuda *c, float *p)
 		cudaFreeHost(p);
 }
 
-int tr_cuda_to_host(tr_cuda *c, float *dst_host, const float *src, size_t n)
+/* A copy on the stream, waited for: 0 or -EIO. */
+static int copy_and_wait(tr_cuda *c, float *dst, const float *src, size_t n, cudaMemcpyKind kind)
 {
 	cudaError_t e = cudaSuccess;
 	if (n)
-		e = cudaMemcpyAsync(dst_host, src, n * sizeof(float), cudaMemcpyDeviceToHost,
-		                    c->stream);
+		e = cudaMemcpyAsync(dst, src, n * sizeof(float), kind, c->stream);
 	if (e == cudaSuccess)
 		e = cudaStreamSynchronize(c->stream);
 	if (e != cudaSuccess) {
@@ -367,19 +367,14 @@ int tr_cuda_to_host(tr_cuda *c, float *dst_host, const float *src, size_t n)
 	return 0;
 }
 
+int tr_cuda_to_host(tr_cuda *c, float *dst_host, const float *src, size_t n)
+{
+	return copy_and_wait(c, dst_host, src, n, cudaMemcpyDeviceToHost);
+}
+
 int tr_cuda_from_host(tr_cuda *c, float *dst, const float *src_host, size_t n)
 {
-	cudaError_t e = cudaSuccess;
-	if (n)
-		e = cudaMemcpyAsync(dst, src_host, n * sizeof(float), cudaMemcpyHostToDevice,
-		                    c->stream);
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(c->stream);
-	if (e != cudaSuccess) {
-		(void)cudaGetLastError();
-		return -EIO;
-	}
-	return 0;
+	return copy_and_wait(c, dst, src_host, n, cudaMemcpyHostToDevice);
 }
 
 void tr_cuda_zero(tr_cuda *c, float *p, size_t n)
