@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "checkpoint.h"
+#include "clock.h"
 #include "feature_spec.h"
 #include "report.h"
 #include "run.h"
@@ -23,13 +24,6 @@
 #include <unistd.h>
 
 enum { EXIT_DATA = 1, EXIT_USAGE = 2 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static char msg[2048];
 
@@ -418,7 +412,7 @@ static void train(tr_run *r)
 		r->t_wait = r->t_optimizer = r->t_step = 0;
 		r->red.seconds = 0;
 		r->ep_skipped = 0;
-		double t0 = now();
+		double t0 = tr_now();
 		while (r->step_in_epoch < r->steps_per_epoch) {
 			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
 				stopped = 1;
@@ -432,7 +426,7 @@ static void train(tr_run *r)
 		}
 		if (stopped)
 			break;
-		double seconds = now() - t0;
+		double seconds = tr_now() - t0;
 		/* the ranks agreed on fewer steps than some have batches */
 		if (rio_loader_set_epoch(r->train, r->epoch + 1) < 0)
 			tr_world_abort(&r->w, rio_loader_error(r->train)->message, EXIT_DATA);

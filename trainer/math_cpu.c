@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "backend.h"
+#include "clock.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -49,13 +50,6 @@ struct tr_math {
 	tr_cuda *cuda;
 #endif
 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int tr_math_open(tr_math **out, tr_device device, int gpu, int threads, char *err, size_t errlen)
 {
@@ -162,11 +156,11 @@ void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float al
 	m->stats.gemm_flops += 2.0 * M * N * K;
 	CUDA_DISPATCH(m, tr_cuda_gemm(m->cuda, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb,
 	                              beta, C, ldc));
-	double t0 = now();
+	double t0 = tr_now();
 	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	            trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C,
 	            ldc);
-	m->stats.gemm_seconds += now() - t0;
+	m->stats.gemm_seconds += tr_now() - t0;
 }
 
 VECTOR_CLONES

@@ -5,19 +5,13 @@
  */
 #include "config.h"
 #include "reducer.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t bucket_bytes)
 {
@@ -83,14 +77,14 @@ void tr_reducer_ready(tr_reducer *r, size_t end)
 		end = r->n;
 	if (end > r->checked)
 		check(r, end);
-	double t0 = now();
+	double t0 = tr_now();
 	while (r->posted + r->bucket <= end)
 		post(r, r->posted + r->bucket);
 	if (r->nreqs > 0) {
 		int done;
 		MPI_Testall(r->nreqs, r->reqs, &done, MPI_STATUSES_IGNORE);
 	}
-	r->seconds += now() - t0;
+	r->seconds += tr_now() - t0;
 }
 
 void tr_reducer_finish(tr_reducer *r, size_t flag)
@@ -98,7 +92,7 @@ void tr_reducer_finish(tr_reducer *r, size_t flag)
 	if (r->checked < r->n)
 		check(r, r->n);
 	r->buf[flag] = r->nonfinite ? 1.0f : 0.0f;
-	double t0 = now();
+	double t0 = tr_now();
 	while (r->posted < r->n) {
 		size_t end = r->posted + r->bucket;
 		post(r, end < r->n ? end : r->n);
@@ -106,5 +100,5 @@ void tr_reducer_finish(tr_reducer *r, size_t flag)
 	if (r->nreqs > 0)
 		MPI_Waitall(r->nreqs, r->reqs, MPI_STATUSES_IGNORE);
 	r->nreqs = 0;
-	r->seconds += now() - t0;
+	r->seconds += tr_now() - t0;
 }

@@ -14,18 +14,12 @@
  */
 #include "config.h"
 #include "run.h"
+#include "clock.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int on_gpu(const tr_run *r) { return tr_math_device(r->math) == TR_DEVICE_CUDA; }
 
@@ -82,10 +76,10 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 {
 	size_t np = r->net.nparams;
 	float *extras = r->net.grads + np;
-	double t0 = now();
+	double t0 = tr_now();
 	rio_batch *b = NULL;
 	int rc = rio_loader_next(r->train, &b);
-	double t1 = now();
+	double t1 = tr_now();
 	r->t_wait += t1 - t0;
 	int failed = 0;
 	tr_input in;
@@ -129,19 +123,19 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 		r->skipped_steps++;
 		r->ep_skipped++;
 	} else {
-		double t2 = now();
+		double t2 = tr_now();
 		if (on_gpu(r))
 			tr_math_from_host(r->math, r->net.grads, r->staging, np);
 		tr_optim_step(&r->opt, r->net.params, r->net.grads, 1.0f / sum[TR_EXTRA_COUNT],
 		              r->global_step);
-		r->t_optimizer += now() - t2;
+		r->t_optimizer += tr_now() - t2;
 		r->ep_loss += sum[TR_EXTRA_LOSS];
 		r->ep_correct += sum[TR_EXTRA_CORRECT];
 		r->ep_count += sum[TR_EXTRA_COUNT];
 	}
 	r->global_step++;
 	r->step_in_epoch++;
-	r->t_step += now() - t0;
+	r->t_step += tr_now() - t0;
 	return 0;
 }
 
