@@ -6,7 +6,7 @@ EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
-	trainer/backend.h trainer/math_cpu.c \
+	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
 	trainer/mlp.c trainer/mlp.h \
 	trainer/optim.c trainer/optim.h \
 	trainer/checkpoint.c trainer/checkpoint.h
