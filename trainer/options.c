@@ -201,6 +201,16 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* The index of `value` in names[0..n-1] (each option's keywords are listed
+ * in the order of its enum's values), or -1. */
+static int keyword(const char *value, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(value, names[i]))
+			return i;
+	return -1;
+}
+
 /* Splits "a,b,c" into malloc'd names. */
 static int parse_names(const char *s, tr_options *o)
 {
@@ -273,7 +283,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 	defaults(o);
 	opterr = 0;
 	optind = 1;
-	int c;
+	int c, k;
 	double d;
 	uint64_t u;
 	while ((c = getopt_long(argc, argv, ":qh", long_options, NULL)) != -1) {
@@ -321,24 +331,18 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			o->optim.lr = (float)d;
 			break;
 		case OPT_LR_SCALING:
-			if (!strcmp(optarg, "linear"))
-				o->lr_scaling = 1;
-			else if (!strcmp(optarg, "none"))
-				o->lr_scaling = 0;
-			else
+			if ((k = keyword(optarg, (const char *const[]){"none", "linear"}, 2)) < 0)
 				return bad(err, errlen, c, "'%s': want linear or none", optarg);
+			o->lr_scaling = k;
 			break;
 		case OPT_WARMUP:
 			if (parse_float(optarg, 0, 1e6, &o->warmup_epochs) < 0)
 				return bad(err, errlen, c, "'%s' is not a number of epochs", optarg);
 			break;
 		case OPT_SCHEDULE:
-			if (!strcmp(optarg, "constant"))
-				o->optim.cosine = 0;
-			else if (!strcmp(optarg, "cosine"))
-				o->optim.cosine = 1;
-			else
+			if ((k = keyword(optarg, (const char *const[]){"constant", "cosine"}, 2)) < 0)
 				return bad(err, errlen, c, "'%s': want constant or cosine", optarg);
+			o->optim.cosine = k;
 			break;
 		case OPT_MOMENTUM:
 			if (parse_float(optarg, 0, 0.999999, &d) < 0)
@@ -351,12 +355,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			o->optim.weight_decay = (float)d;
 			break;
 		case OPT_OPTIMIZER:
-			if (!strcmp(optarg, "sgd"))
-				o->optim.kind = TR_OPT_SGD;
-			else if (!strcmp(optarg, "adam"))
-				o->optim.kind = TR_OPT_ADAM;
-			else
+			if ((k = keyword(optarg, (const char *const[]){"sgd", "adam"}, 2)) < 0)
 				return bad(err, errlen, c, "'%s': want sgd or adam", optarg);
+			o->optim.kind = (tr_opt_kind)k;
 			break;
 		case OPT_SEED:
 			if (parse_u64(optarg, 0, UINT64_MAX, &o->seed) < 0)
@@ -371,14 +372,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				return bad(err, errlen, c, "'%s' is not 1 to 1024", optarg);
 			break;
 		case OPT_SHUFFLE:
-			if (!strcmp(optarg, "none"))
-				o->shuffle = RIO_SHUFFLE_NONE;
-			else if (!strcmp(optarg, "buffer"))
-				o->shuffle = RIO_SHUFFLE_BUFFER;
-			else if (!strcmp(optarg, "global"))
-				o->shuffle = RIO_SHUFFLE_GLOBAL;
-			else
+			if ((k = keyword(optarg, (const char *const[]){"none", "buffer", "global"}, 3)) < 0)
 				return bad(err, errlen, c, "'%s': want none, buffer or global", optarg);
+			o->shuffle = (rio_shuffle)k;
 			break;
 		case OPT_SHUFFLE_BUFFER:
 			if (parse_u64(optarg, 1, 1 << 28, &u) < 0)
@@ -386,14 +382,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			o->shuffle_buffer = (size_t)u;
 			break;
 		case OPT_SHARDING:
-			if (!strcmp(optarg, "auto"))
-				o->sharding = RIO_SHARD_AUTO;
-			else if (!strcmp(optarg, "files"))
-				o->sharding = RIO_SHARD_FILES;
-			else if (!strcmp(optarg, "records"))
-				o->sharding = RIO_SHARD_RECORDS;
-			else
+			if ((k = keyword(optarg, (const char *const[]){"auto", "files", "records"}, 3)) < 0)
 				return bad(err, errlen, c, "'%s': want auto, files or records", optarg);
+			o->sharding = (rio_sharding)k;
 			break;
 		case OPT_METRICS: o->metrics = optarg; break;
 		case OPT_CHECKPOINT: o->checkpoint = optarg; break;
@@ -403,12 +394,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			break;
 		case OPT_RESUME: o->resume = 1; break;
 		case OPT_DEVICE:
-			if (!strcmp(optarg, "cpu"))
-				o->device = TR_DEVICE_CPU;
-			else if (!strcmp(optarg, "cuda"))
-				o->device = TR_DEVICE_CUDA;
-			else
+			if ((k = keyword(optarg, (const char *const[]){"cpu", "cuda"}, 2)) < 0)
 				return bad(err, errlen, c, "'%s': want cpu or cuda", optarg);
+			o->device = (tr_device)k;
 			break;
 		case OPT_BUCKET:
 			if (parse_size(optarg, &o->bucket_bytes) < 0)
