@@ -5,7 +5,7 @@
 # passes and failures and print "N passed, N failed" at the end.
 set -u
 BIN=${RIO_BUILDDIR:-$(pwd)}
-TESTDATA=${RIO_TESTDATA:-$(cd "$(dirname "$0")/.." && pwd)/../shared/testdata/tfrecord}
+TESTDATA=${RIO_TESTDATA:-$(cd "$(dirname "$0")" && pwd)/data}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rio-cli-XXXXXX")
 PASSED=0
 FAILED=0

@@ -4,7 +4,12 @@ AM_TESTS_ENVIRONMENT = \
 	RIO_TESTDATA='$(TESTDATA_DIR)'; export RIO_TESTDATA; \
 	RIO_BUILDDIR='$(abs_top_builddir)'; export RIO_BUILDDIR; \
 	RIO_SRCDIR='$(abs_top_srcdir)'; export RIO_SRCDIR;
-AM_DISTCHECK_CONFIGURE_FLAGS = TESTDATA_DIR='$(TESTDATA_DIR)'
+# the golden files travel in the tarball: distcheck tests its own copy
+TESTDATA_FILES = tests/data/README.md tests/data/tf-mixed-types.tfrecord \
+	tests/data/tf-singles.tfrecord tests/data/tfx-mnist.tfrecord \
+	tests/data/tfx-external-00001-of-00002.tfrecord.gz \
+	tests/data/tfx-penguin-train.tfrecord.gz
+EXTRA_DIST += $(TESTDATA_FILES)
 
 if HAVE_CUNIT
 noinst_LTLIBRARIES += tests/libtestutil.la

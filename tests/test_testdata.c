@@ -1,5 +1,5 @@
 /*
- * test_testdata.c — the real files TensorFlow wrote (../shared/testdata).
+ * test_testdata.c — the real files TensorFlow wrote (tests/data, see its README).
  *
  * Golden inputs: exact record counts and decoded values, plain and GZIP
  * files, Features with no kind set. The expected values were read with
