@@ -4,10 +4,14 @@ RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
 	zlib1g-dev liblz4-dev liburing-dev libisal-dev libcunit1-dev
 	libopenmpi-dev openmpi-bin libopenblas-dev
 	lz4 gzip python3 dataset-fashion-mnist"
+# what only the test suite needs: clang and its libFuzzer runtime, for the
+# fuzzing smoke (scripts/fuzz.sh)
+RIO_TEST_PACKAGES="clang libclang-rt-14-dev"
 
+# rio_install_deps [EXTRA PACKAGES...]
 rio_install_deps() {
 	missing=""
-	for p in $RIO_PACKAGES; do
+	for p in $RIO_PACKAGES "$@"; do
 		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 	done
 	[ -z "$missing" ] && return 0

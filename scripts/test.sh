@@ -5,11 +5,11 @@
 # end), runs the loader's suites again under ThreadSanitizer (its worker,
 # batcher and consumer threads) on the pread backend, then `make distcheck`
 # on a plain build (the release tarball builds, installs and passes its
-# tests too).
+# tests too), after a 10-second smoke of each fuzz target (scripts/fuzz.sh).
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$RIO_TOP/scripts/deps.sh"
-rio_install_deps
+rio_install_deps $RIO_TEST_PACKAGES
 
 echo "== make check under ASan + UBSan (build-asan/)"
 rio_build "$RIO_TOP/build-asan" --enable-sanitizers CFLAGS="-O1 -g"
@@ -42,6 +42,11 @@ if [ $status -ne 0 ]; then
 	exit $status
 fi
 unset TSAN_OPTIONS RIO_LOADER_IO
+
+echo "== fuzzing smoke: each target of tests/fuzz for 10 s (build-fuzz/)"
+status=0
+sh "$RIO_TOP/scripts/fuzz.sh" 10 || status=$?
+[ $status -eq 0 ] || [ $status -eq 77 ] || exit $status
 
 echo "== make distcheck (build/)"
 rio_build "$RIO_TOP/build"

@@ -83,7 +83,12 @@ CLI_TESTS = \
 	tests/cli_bench.sh \
 	tests/cli_example.sh
 TESTS += $(CLI_TESTS)
-EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py tests/fuzz_example.c
+EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
+
+# libFuzzer targets: built and run by scripts/fuzz.sh, not by make check
+EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util.h \
+	tests/fuzz/fuzz_util.c tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_index.c \
+	tests/fuzz/fuzz_example.c tests/fuzz/fuzz_loader.c
 
 # The loader's GPU path: built with --with-cuda only; skips (77) without a device.
 if HAVE_CUNIT

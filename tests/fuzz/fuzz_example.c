@@ -6,25 +6,13 @@
  * validate accepts must iterate without error, every accessor must return
  * the count find/iteration reported, and an Example rebuilt from the decoded
  * values with the builder must decode to the same values. Any disagreement
- * aborts. Not part of `make check`; build and run it with clang:
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Irecordio -Ilib -I$BUILD \
- *     tests/fuzz_example.c recordio/example_decode.c recordio/example_encode.c \
- *     recordio/error.c -o fuzz_example
- *   ./fuzz_example -max_total_time=60 CORPUS_DIR
+ * aborts. Built and run by scripts/fuzz.sh (see tests/fuzz/README.md).
  */
+#include "fuzz_util.h"
 #include "recordio.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
 
 #define MAXV 4096
 
