@@ -161,10 +161,12 @@ RIO_API int rio_summary_iter_next(rio_summary_iter *it, rio_summary_value *v)
 		/* the Value: its tag (the last one given), and its framing */
 		const uint8_t *q = body, *qend = body + len, *s;
 		size_t slen;
+		size_t tags = 0, simple = 0;
 		v->tag = "";
 		v->tag_len = 0;
 		v->value = body;
 		v->value_size = len;
+		v->other_fields = 0;
 		while (q < qend) {
 			if (rio__pb_tag(&q, qend, &tag))
 				goto bad;
@@ -173,9 +175,14 @@ RIO_API int rio_summary_iter_next(rio_summary_iter *it, rio_summary_value *v)
 					goto bad;
 				v->tag = (const char *)s;
 				v->tag_len = slen;
-			} else if (rio__pb_skip(&q, qend, tag & 7)) {
-				goto bad;
+				if (tags++)
+					v->other_fields++;
+				continue;
 			}
+			if (rio__pb_skip(&q, qend, tag & 7))
+				goto bad;
+			if (tag != TAG(2, RIO__PB_FIXED32) || simple++)
+				v->other_fields++;
 		}
 		return 1;
 	}

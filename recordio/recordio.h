@@ -600,6 +600,10 @@ typedef struct rio_summary_value {
 	const uint8_t *value; /* the serialized Value, for
 	                       * rio_summary_value_scalar()                   */
 	size_t value_size;
+	size_t other_fields;  /* fields besides one tag and one simple_value
+	                       * (node_name, metadata, a tensor, an image, a
+	                       * histogram, unknown ones, repeats): 0 when
+	                       * the tag and the scalar are the whole Value */
 } rio_summary_value;
 
 /* Iterates over the values of an event's summary (none when it has no
