@@ -13,7 +13,8 @@ serialization and writer; nothing here encodes protobuf by hand.
   events.out.tfevents.tb-simple-value
                                    TensorBoard's EventFileWriter with Events
                                    holding Summary.Value.simple_value (the
-                                   TF 1 form): "loss" at steps 0, 10, 20
+                                   TF 1 form): "loss" 2, 1, 0.5 at steps 0, 10, 20 (wall
+                                   times 1700000000 + step)
 
 The event files hold wall times, so a rerun gives other bytes (the tests
 check the parts that do not change: steps, tags, values). The README lists
@@ -104,7 +105,7 @@ def simple_value_event_file(dst):
         w = EventFileWriter(d)
         for step, loss in ((0, 2.0), (10, 1.0), (20, 0.5)):
             s = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=loss)])
-            w.add_event(event_pb2.Event(step=step, summary=s))
+            w.add_event(event_pb2.Event(wall_time=1700000000.0 + step, step=step, summary=s))
         w.close()
         (src,) = glob.glob(os.path.join(d, "events.out.tfevents.*"))
         shutil.copyfile(src, dst)
