@@ -43,6 +43,7 @@
  */
 #include "config.h"
 #include "internal.h"
+#include "example_internal.h"
 #include "protobuf.h"
 
 #include <errno.h>
@@ -129,7 +130,7 @@ static int list_count(rio_feature_kind kind, const uint8_t *p, const uint8_t *en
 
 /* Parses a Feature message body into f's kind/count/list. With `deep`,
  * checks every list in it, not only the one that wins. */
-static int parse_feature(const uint8_t *p, const uint8_t *end, int deep, rio_feature *f)
+int rio__feature_parse(const uint8_t *p, const uint8_t *end, int deep, rio_feature *f)
 {
 	rio_feature_kind kind = RIO_FEATURE_NONE;
 	const uint8_t *list = NULL;
@@ -181,7 +182,7 @@ static int parse_entry(const uint8_t *p, const uint8_t *end, int deep, rio_featu
 				return BAD;
 		} else if (tag == TAG_LEN2) {
 			if (rio__pb_bytes(&p, end, &body, &len) ||
-			    parse_feature(body, body + len, deep, &v))
+			    rio__feature_parse(body, body + len, deep, &v))
 				return BAD;
 			/* merging a Feature with no kind set changes nothing */
 			if (!have_value || v.kind != RIO_FEATURE_NONE) {
@@ -201,7 +202,7 @@ static int parse_entry(const uint8_t *p, const uint8_t *end, int deep, rio_featu
 }
 
 /* The key of a map entry (the last one given), without parsing its value. */
-static int entry_key(const uint8_t *p, const uint8_t *end, const uint8_t **key, size_t *key_len)
+int rio__entry_key(const uint8_t *p, const uint8_t *end, const uint8_t **key, size_t *key_len)
 {
 	*key = NULL;
 	*key_len = 0;
@@ -255,7 +256,7 @@ RIO_API int rio_example_find(const void *data, size_t size, const char *name, ri
 				continue;
 			}
 			if (rio__pb_bytes(&fp, fend, &entry, &len) ||
-			    entry_key(entry, entry + len, &key, &key_len))
+			    rio__entry_key(entry, entry + len, &key, &key_len))
 				return BAD;
 			if (key_len == name_len && (!key_len || !memcmp(key, name, name_len))) {
 				hit = entry;

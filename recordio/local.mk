@@ -12,7 +12,10 @@ recordio_librecordio_la_SOURCES = \
 	recordio/shardset.c \
 	recordio/example_decode.c \
 	recordio/example_encode.c \
-	recordio/protobuf.h recordio/internal.h
+	recordio/sequence_decode.c \
+	recordio/payload_inspect.c \
+	recordio/event_decode.c \
+	recordio/protobuf.h recordio/internal.h recordio/example_internal.h
 recordio_librecordio_la_CFLAGS = $(AM_CFLAGS) $(VIS_CFLAGS) -DRIO_BUILDING_LIBRARY \
 	$(ZLIB_CFLAGS) $(LZ4_CFLAGS) $(ISAL_CFLAGS)
 recordio_librecordio_la_LIBADD = lib/librio_internal.la $(ZLIB_LIBS) $(LZ4_LIBS) $(ISAL_LIBS)

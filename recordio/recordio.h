@@ -17,7 +17,9 @@
  *   rio_shardset the ordered list of shard paths a glob, list or PREFIX names.
  *   rio_example  a view of one serialized tf.train.Example, for finding
  *                features by name without copying; rio_example_builder
- *                encodes one.
+ *                encodes one. tf.train.SequenceExample (context and
+ *                feature lists) and TensorBoard Event records are read in
+ *                the same way.
  *
  * Ownership
  *   Every object is created by an open, init or read call that returns an
@@ -438,6 +440,187 @@ RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t m
  * negative error (RIO_ERANGE for a cursor past the list). */
 RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const uint8_t **value,
                                    size_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* tf.train.SequenceExample: decoding                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ *   SequenceExample { Features context = 1; FeatureLists feature_lists = 2; }
+ *   FeatureLists    { map<string, FeatureList> feature_list = 1; }
+ *   FeatureList     { repeated Feature feature = 1; }
+ *
+ * The context is read with the Example API above, on the SequenceExample's
+ * own bytes: its field 1 is a Features message, as an Example's is, and the
+ * Example functions skip field 2. So rio_example_find(data, size, "length",
+ * &f) finds a context feature and rio_example_iter walks the context. (The
+ * converse holds too: a SequenceExample with no feature lists is
+ * byte-for-byte an Example with the same features.)
+ *
+ * The feature lists are views into the caller's bytes, in the same style:
+ *   rio_feature_lists_iter it; rio_feature_list fl; rio_feature_list_iter li;
+ *   rio_feature_lists_iter_init(&it, data, size);
+ *   while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
+ *       rio_feature_list_iter_init(&li, &fl);
+ *       while ((rc = rio_feature_list_iter_next(&li, &f)) == 1)
+ *           ... f is one time step: rio_feature_floats(&f, ...) etc.
+ *   }
+ * Every next returns 1 with an item, 0 at the end, RIO_EBADEXAMPLE on
+ * damage (and keeps returning it). Protobuf semantics as for Examples:
+ * unknown fields are skipped; feature_lists given several times merge;
+ * find returns the last entry of a name (iteration yields each); a
+ * FeatureList given twice in one entry is the concatenation of both. */
+typedef struct rio_feature_list {
+	const char *name; /* not NUL-terminated: name_len bytes */
+	size_t name_len;
+	size_t count;         /* number of Features (time steps) in the list */
+	const uint8_t *entry; /* the serialized map entry (key and
+	                       * FeatureList), for rio_feature_list_iter   */
+	size_t entry_size;
+} rio_feature_list;
+
+/* Finds the feature list called `name` (NUL-terminated). Returns 0 and
+ * fills `*fl`, RIO_ENOFEATURE when absent, RIO_EBADEXAMPLE when the bytes
+ * are not a valid SequenceExample (as far as the search walks them),
+ * -EINVAL for NULL arguments. Never reads outside [data, data + size). */
+RIO_API int rio_sequence_example_find_list(const void *data, size_t size, const char *name,
+                                           rio_feature_list *fl);
+
+/* Iterates over all feature lists in order of appearance. */
+typedef struct rio_feature_lists_iter {
+	const uint8_t *p, *end;   /* position in the SequenceExample         */
+	const uint8_t *lp, *lend; /* position in the current FeatureLists    */
+} rio_feature_lists_iter;
+RIO_API void rio_feature_lists_iter_init(rio_feature_lists_iter *it, const void *data,
+                                         size_t size);
+RIO_API int rio_feature_lists_iter_next(rio_feature_lists_iter *it, rio_feature_list *fl);
+
+/* Iterates over the Features (time steps) of one list; each feature gets
+ * the list's name, and is read with the typed accessors above. */
+typedef struct rio_feature_list_iter {
+	const uint8_t *p, *end;   /* position in the map entry               */
+	const uint8_t *fp, *fend; /* position in the current FeatureList     */
+	const char *name;
+	size_t name_len;
+} rio_feature_list_iter;
+RIO_API void rio_feature_list_iter_init(rio_feature_list_iter *it, const rio_feature_list *fl);
+RIO_API int rio_feature_list_iter_next(rio_feature_list_iter *it, rio_feature *f);
+
+/* Validates a whole SequenceExample: the context as rio_example_validate()
+ * does, and every feature list, Feature and value. Returns 0 or
+ * RIO_EBADEXAMPLE (-EINVAL for NULL data with a size). An Example is a
+ * valid SequenceExample (with no feature lists). */
+RIO_API int rio_sequence_example_validate(const void *data, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* What a payload is                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef enum rio_payload_kind {
+	RIO_PAYLOAD_RAW = 0,              /* not a message decoded here        */
+	RIO_PAYLOAD_EXAMPLE = 1,          /* a tf.train.Example                */
+	RIO_PAYLOAD_SEQUENCE_EXAMPLE = 2, /* a tf.train.SequenceExample        */
+} rio_payload_kind;
+
+typedef struct rio_payload_info {
+	rio_payload_kind kind;
+	size_t features;      /* Example: features; SequenceExample: context
+	                       * features (map entries, repeats included)   */
+	size_t feature_lists; /* SequenceExample: feature lists             */
+	size_t steps;         /* SequenceExample: Features in all lists     */
+	size_t unrepresented; /* parts the decoded view (the iterators above)
+	                       * does not show: unknown fields, known fields
+	                       * of another wire type, a map key, value,
+	                       * list or Feature kind that a later one
+	                       * overrides. 0: iterating shows the whole
+	                       * record, so a tool may print it decoded
+	                       * without losing anything.                  */
+} rio_payload_info;
+
+/* Says what a payload is, the way the tools decide how to show it:
+ *   - 0 bytes: an Example with no features;
+ *   - a valid SequenceExample with a feature_lists field (field 2) and at
+ *     least one context feature or feature list: SEQUENCE_EXAMPLE;
+ *   - else a valid Example with at least one feature: EXAMPLE (a
+ *     non-empty payload with no features is almost always text or another
+ *     message whose fields skip as unknown ones);
+ *   - else RAW (unrepresented is then 0: the raw bytes are the view).
+ * Returns 0 (never fails on any bytes), or -EINVAL for NULL arguments. */
+RIO_API int rio_payload_inspect(const void *data, size_t size, rio_payload_info *info);
+RIO_API const char *rio_payload_kind_name(rio_payload_kind k); /* "raw", "example",
+                                                                * "sequence_example" */
+
+/* ------------------------------------------------------------------------ */
+/* TensorBoard event files                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An event file (events.out.tfevents.*) is a plain TFRecord file, read with
+ * rio_reader like any shard, whose records are tensorflow.Event messages:
+ *   Event   { double wall_time = 1; int64 step = 2; oneof what {
+ *             string file_version = 3; bytes graph_def = 4;
+ *             Summary summary = 5; ... 6-9; } SourceMetadata = 10; }
+ *   Summary { repeated Value value = 1; }
+ *   Value   { string node_name = 7; string tag = 1; SummaryMetadata
+ *             metadata = 9; oneof value { float simple_value = 2; ...
+ *             TensorProto tensor = 8; } }
+ * The first record of a file is a header event whose file_version is
+ * "brain.Event:N". TensorFlow 1 wrote scalars as simple_value; TensorFlow
+ * 2's tf.summary.scalar writes a scalar tensor. Everything here is a view
+ * into the caller's bytes; malformed input gives -EBADMSG.
+ */
+typedef struct rio_event {
+	double wall_time;         /* 0 when absent                          */
+	int64_t step;             /* 0 when absent                          */
+	const char *file_version; /* not NUL-terminated; NULL when absent   */
+	size_t file_version_len;
+	const uint8_t *summary;   /* the serialized Summary; NULL when none */
+	size_t summary_size;
+	size_t other_fields;      /* fields not decoded here (graph_def,
+	                           * log_message, session_log, run metadata,
+	                           * source_metadata, unknown ones), and
+	                           * earlier occurrences a later one overrides */
+} rio_event;
+
+/* Parses one Event. Returns 0, -EBADMSG when the bytes are not a valid
+ * Event message (every field's framing is checked; a wall_time or step of
+ * another wire type is malformed), -EINVAL for NULL arguments. A Summary
+ * given twice is merged by protobuf: here the last one is kept and the
+ * earlier counted in other_fields. */
+RIO_API int rio_event_parse(const void *data, size_t size, rio_event *ev);
+
+/* 1 when the payload is an Event whose file_version starts with
+ * "brain.Event:" (the first record of every event file), else 0. */
+RIO_API int rio_event_is_file_header(const void *data, size_t size);
+
+/* One Summary.Value. */
+typedef struct rio_summary_value {
+	const char *tag;      /* not NUL-terminated; "" when absent           */
+	size_t tag_len;
+	const uint8_t *value; /* the serialized Value, for
+	                       * rio_summary_value_scalar()                   */
+	size_t value_size;
+	size_t other_fields;  /* fields besides one tag and one simple_value
+	                       * (node_name, metadata, a tensor, an image, a
+	                       * histogram, unknown ones, repeats): 0 when
+	                       * the tag and the scalar are the whole Value */
+} rio_summary_value;
+
+/* Iterates over the values of an event's summary (none when it has no
+ * summary): next returns 1 with a value, 0 at the end, -EBADMSG on damage
+ * (and keeps returning it). */
+typedef struct rio_summary_iter {
+	const uint8_t *p, *end;
+} rio_summary_iter;
+RIO_API void rio_summary_iter_init(rio_summary_iter *it, const rio_event *ev);
+RIO_API int rio_summary_iter_next(rio_summary_iter *it, rio_summary_value *v);
+
+/* The scalar a value holds: its simple_value, or a tensor of one element
+ * (shape [] or all dimensions 1) of dtype float, double, int32 or int64,
+ * in tensor_content or in the typed value field. Returns 1 and sets *out,
+ * 0 when the value holds something else (an image, a histogram, a string
+ * or bigger tensor), -EBADMSG when it is malformed. */
+RIO_API int rio_summary_value_scalar(const rio_summary_value *v, double *out);
 
 /* ------------------------------------------------------------------------ */
 /* tf.train.Example: encoding                                                */

@@ -8,7 +8,10 @@ AM_TESTS_ENVIRONMENT = \
 TESTDATA_FILES = tests/data/README.md tests/data/tf-mixed-types.tfrecord \
 	tests/data/tf-singles.tfrecord tests/data/tfx-mnist.tfrecord \
 	tests/data/tfx-external-00001-of-00002.tfrecord.gz \
-	tests/data/tfx-penguin-train.tfrecord.gz
+	tests/data/tfx-penguin-train.tfrecord.gz \
+	tests/data/tf-sequence-example.tfrecord tests/data/tf-sequence-example.tfrecord.gz \
+	tests/data/events.out.tfevents.tf-2-x tests/data/events.out.tfevents.tb-simple-value \
+	tests/data/make_tf_files.py
 EXTRA_DIST += $(TESTDATA_FILES)
 
 if HAVE_CUNIT

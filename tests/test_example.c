@@ -4,7 +4,9 @@
  * form protobuf allows (packed and unpacked lists, unknown fields, repeated
  * and duplicate fields, Features with no kind), malformed input (truncation
  * at every length, random damage), and every record of the TensorFlow-written
- * golden files decoded, validated and re-encoded byte for byte.
+ * golden files decoded, validated and re-encoded byte for byte; then
+ * tf.train.SequenceExample feature lists, the payload inspection, and the
+ * Events of TensorBoard files, hand-built and as TensorFlow wrote them.
  *
  * The known-answer byte vectors were produced by TensorFlow 2's
  * tf.train.Example.SerializeToString().
@@ -1607,6 +1609,666 @@ static void test_tf_mnist_values(void)
 	free(file);
 }
 
+/* ---- SequenceExample -------------------------------------------------------- */
+
+/* A Feature {int64_list [v...]} (as field `field` of the enclosing message). */
+static void w_int_feature(wbuf *w, uint32_t field, const int64_t *v, size_t n)
+{
+	w_open(w, field);
+	w_open(w, 3);
+	w_open(w, 1);
+	for (size_t i = 0; i < n; i++)
+		w_varint(w, (uint64_t)v[i]);
+	w_close(w);
+	w_close(w);
+	w_close(w);
+}
+
+/* The int64 values of every step of `fl`, flattened into out (at most max);
+ * returns the number of steps, or -1 on an error. */
+static int list_int64s(const rio_feature_list *fl, int64_t *out, size_t max, size_t *nvals)
+{
+	rio_feature_list_iter li;
+	rio_feature f;
+	int rc, steps = 0;
+	*nvals = 0;
+	rio_feature_list_iter_init(&li, fl);
+	while ((rc = rio_feature_list_iter_next(&li, &f)) == 1) {
+		steps++;
+		if (f.kind == RIO_FEATURE_NONE)
+			continue;
+		int64_t n = rio_feature_int64s(&f, out + *nvals, max - *nvals);
+		if (n < 0 || (size_t)n > max - *nvals)
+			return -1;
+		*nvals += (size_t)n;
+	}
+	return rc < 0 ? -1 : steps;
+}
+
+/* SequenceExample{context{len: [3]}, feature_lists{a: [[1], [2, 3]],
+ * b: [] }, feature_lists{a: [[7]], c: <value twice: [[4]] then [[5], none]>} */
+static void build_sequence(wbuf *w)
+{
+	static const int64_t one[] = {1}, two_three[] = {2, 3}, seven[] = {7}, four[] = {4},
+	                     five[] = {5}, three[] = {3};
+	w->n = 0;
+	w->depth = 0;
+	w_open(w, 1); /* context */
+	w_open(w, 1);
+	w_lenfield(w, 1, "len", 3);
+	w_int_feature(w, 2, three, 1);
+	w_close(w);
+	w_close(w);
+	w_open(w, 2); /* feature_lists */
+	w_open(w, 1);
+	w_lenfield(w, 1, "a", 1);
+	w_open(w, 2);
+	w_int_feature(w, 1, one, 1);
+	w_int_feature(w, 1, two_three, 2);
+	w_close(w);
+	w_close(w);
+	w_open(w, 1);
+	w_lenfield(w, 1, "b", 1);
+	w_open(w, 2);
+	w_close(w);
+	w_close(w);
+	w_close(w);
+	w_open(w, 2); /* feature_lists again: merged */
+	w_open(w, 1);
+	w_lenfield(w, 1, "a", 1);
+	w_open(w, 2);
+	w_int_feature(w, 1, seven, 1);
+	w_close(w);
+	w_close(w);
+	w_open(w, 1);
+	w_lenfield(w, 1, "c", 1);
+	w_open(w, 2);
+	w_int_feature(w, 1, four, 1);
+	w_close(w);
+	w_open(w, 2); /* the value again: its Features concatenate */
+	w_int_feature(w, 1, five, 1);
+	w_open(w, 1); /* a Feature with no kind */
+	w_close(w);
+	w_close(w);
+	w_close(w);
+	w_close(w);
+}
+
+static void test_seq_hand_built(void)
+{
+	build_sequence(&w1);
+	rio_feature f;
+	rio_feature_list fl;
+	int64_t v[8];
+	size_t n;
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(w1.b, w1.n), 0);
+	/* the context, through the Example API */
+	CU_ASSERT_EQUAL_FATAL(rio_example_find(w1.b, w1.n, "len", &f), 0);
+	CU_ASSERT_EQUAL(rio_feature_int64s(&f, v, 8), 1);
+	CU_ASSERT_EQUAL(v[0], 3);
+	CU_ASSERT_EQUAL(rio_example_find(w1.b, w1.n, "a", &f), RIO_ENOFEATURE);
+
+	/* find: the last entry of a name wins */
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(w1.b, w1.n, "a", &fl), 0);
+	CU_ASSERT(fl.name_len == 1 && fl.name[0] == 'a');
+	CU_ASSERT_EQUAL(fl.count, 1);
+	CU_ASSERT_EQUAL(list_int64s(&fl, v, 8, &n), 1);
+	CU_ASSERT(n == 1 && v[0] == 7);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(w1.b, w1.n, "c", &fl), 0);
+	CU_ASSERT_EQUAL(fl.count, 3);
+	CU_ASSERT_EQUAL(list_int64s(&fl, v, 8, &n), 3);
+	CU_ASSERT(n == 2 && v[0] == 4 && v[1] == 5);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(w1.b, w1.n, "b", &fl), 0);
+	CU_ASSERT_EQUAL(fl.count, 0);
+	CU_ASSERT_EQUAL(list_int64s(&fl, v, 8, &n), 0);
+	CU_ASSERT_EQUAL(rio_sequence_example_find_list(w1.b, w1.n, "len", &fl), RIO_ENOFEATURE);
+	CU_ASSERT_EQUAL(rio_sequence_example_find_list(w1.b, w1.n, "", &fl), RIO_ENOFEATURE);
+	CU_ASSERT_EQUAL(rio_sequence_example_find_list(NULL, 3, "a", &fl), -EINVAL);
+	CU_ASSERT_EQUAL(rio_sequence_example_find_list(w1.b, w1.n, NULL, &fl), -EINVAL);
+
+	/* iteration: every entry in order, with its steps */
+	static const char *names[] = {"a", "b", "a", "c"};
+	static const size_t counts[] = {2, 0, 1, 3};
+	rio_feature_lists_iter it;
+	int rc, i = 0;
+	rio_feature_lists_iter_init(&it, w1.b, w1.n);
+	while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
+		CU_ASSERT_FATAL(i < 4);
+		CU_ASSERT(fl.name_len == 1 && fl.name[0] == names[i][0]);
+		CU_ASSERT_EQUAL(fl.count, counts[i]);
+		i++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(i, 4);
+	/* the steps of the first "a": their names are the list's */
+	rio_feature_lists_iter_init(&it, w1.b, w1.n);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_lists_iter_next(&it, &fl), 1);
+	rio_feature_list_iter li;
+	rio_feature_list_iter_init(&li, &fl);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &f), 1);
+	CU_ASSERT(name_is(&f, "a") && f.kind == RIO_FEATURE_INT64 && f.count == 1);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &f), 1);
+	CU_ASSERT_EQUAL(f.count, 2);
+	CU_ASSERT_EQUAL(rio_feature_int64s(&f, v, 8), 2);
+	CU_ASSERT(v[0] == 2 && v[1] == 3);
+	CU_ASSERT_EQUAL(rio_feature_list_iter_next(&li, &f), 0);
+	CU_ASSERT_EQUAL(rio_feature_list_iter_next(&li, &f), 0);
+
+	rio_payload_info info;
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_SEQUENCE_EXAMPLE);
+	CU_ASSERT_EQUAL(info.features, 1);
+	CU_ASSERT_EQUAL(info.feature_lists, 4);
+	CU_ASSERT_EQUAL(info.steps, 6);
+	CU_ASSERT_EQUAL(info.unrepresented, 0);
+	CU_ASSERT_STRING_EQUAL(rio_payload_kind_name(info.kind), "sequence_example");
+
+	/* an Example is a SequenceExample with no lists, and is inspected as an Example */
+	static const int64_t nine[] = {9};
+	w2.n = 0;
+	w2.depth = 0;
+	w_open(&w2, 1);
+	w_open(&w2, 1);
+	w_lenfield(&w2, 1, "x", 1);
+	w_int_feature(&w2, 2, nine, 1);
+	w_close(&w2);
+	w_close(&w2);
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(w2.b, w2.n), 0);
+	rio_feature_lists_iter_init(&it, w2.b, w2.n);
+	CU_ASSERT_EQUAL(rio_feature_lists_iter_next(&it, &fl), 0);
+	CU_ASSERT_EQUAL(rio_payload_inspect(w2.b, w2.n, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_EXAMPLE);
+	CU_ASSERT_EQUAL(info.features, 1);
+	CU_ASSERT_EQUAL(info.unrepresented, 0);
+	/* an empty SequenceExample (0 bytes) */
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(w2.b, 0), 0);
+	rio_feature_lists_iter_init(&it, NULL, 0);
+	CU_ASSERT_EQUAL(rio_feature_lists_iter_next(&it, &fl), 0);
+}
+
+static void test_seq_unknown_fields(void)
+{
+	/* unknown fields at every level of the feature lists */
+	static const int64_t v42[] = {42};
+	w1.n = 0;
+	w1.depth = 0;
+	w_unknowns(&w1, 3);                 /* 4 in the SequenceExample */
+	w_open(&w1, 2);
+	w_unknowns(&w1, 2);                 /* 4 in FeatureLists */
+	w_open(&w1, 1);
+	w_unknowns(&w1, 3);                 /* 4 in the entry */
+	w_lenfield(&w1, 1, "q", 1);
+	w_open(&w1, 2);
+	w_unknowns(&w1, 2);                 /* 4 in FeatureList */
+	w_int_feature(&w1, 1, v42, 1);
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	rio_feature_list fl;
+	int64_t v[4];
+	size_t n;
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(w1.b, w1.n), 0);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(w1.b, w1.n, "q", &fl), 0);
+	CU_ASSERT_EQUAL(fl.count, 1);
+	CU_ASSERT_EQUAL(list_int64s(&fl, v, 4, &n), 1);
+	CU_ASSERT(n == 1 && v[0] == 42);
+	rio_payload_info info;
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_SEQUENCE_EXAMPLE);
+	CU_ASSERT_EQUAL(info.unrepresented, 16);
+}
+
+static void test_payload_inspect_examples(void)
+{
+	rio_payload_info info;
+	static const int64_t one[] = {1}, two[] = {2};
+	CU_ASSERT_EQUAL(rio_payload_inspect("", 0, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_EXAMPLE);
+	CU_ASSERT_EQUAL(rio_payload_inspect("hello", 5, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_RAW);
+	CU_ASSERT_EQUAL(info.unrepresented, 0);
+	CU_ASSERT_EQUAL(rio_payload_inspect("\x0a\x00", 2, &info), 0); /* features, none in it */
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_RAW);
+	CU_ASSERT_EQUAL(rio_payload_inspect("\x12\x00", 2, &info), 0); /* feature_lists, empty */
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_RAW);
+	CU_ASSERT_EQUAL(rio_payload_inspect(NULL, 1, &info), -EINVAL);
+	CU_ASSERT_EQUAL(rio_payload_inspect("", 0, NULL), -EINVAL);
+
+	/* the unknown-field Example of test_unknown_fields_everywhere's shape:
+	 * each w_unknowns adds 4 unrepresented fields */
+	w1.n = 0;
+	w1.depth = 0;
+	w_open(&w1, 1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "k", 1);
+	w_int_feature(&w1, 2, one, 1);
+	w_close(&w1);
+	w_close(&w1);
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_EXAMPLE && info.features == 1 && info.unrepresented == 0);
+	w_unknowns(&w1, 3);
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_EXAMPLE && info.unrepresented == 4);
+
+	/* an entry whose value is given twice, both with a kind: the first is
+	 * overridden; a key given twice: the first is overridden */
+	w1.n = 0;
+	w1.depth = 0;
+	w_open(&w1, 1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "k", 1);
+	w_lenfield(&w1, 1, "K", 1);
+	w_int_feature(&w1, 2, one, 1);
+	w_int_feature(&w1, 2, two, 1);
+	w_open(&w1, 2); /* a value with no kind: merges away, not counted */
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_EXAMPLE && info.unrepresented == 2);
+
+	/* a Feature with two lists set: the oneof keeps the last */
+	w1.n = 0;
+	w1.depth = 0;
+	w_open(&w1, 1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "k", 1);
+	w_open(&w1, 2);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "b", 1);
+	w_close(&w1);
+	w_open(&w1, 3);
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_EXAMPLE && info.unrepresented == 1);
+
+	/* unpacked lists are represented (they are the same message) */
+	w1.n = 0;
+	w1.depth = 0;
+	w_open(&w1, 1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "u", 1);
+	w_open(&w1, 2);
+	w_open(&w1, 3);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 5);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 6);
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	CU_ASSERT_EQUAL(rio_payload_inspect(w1.b, w1.n, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_EXAMPLE && info.unrepresented == 0);
+}
+
+static void test_seq_malformed(void)
+{
+	build_sequence(&w1);
+	rio_feature_list fl;
+	rio_feature f;
+	rio_payload_info info;
+	/* every truncation: an error or a shorter valid message, never a read
+	 * past the end (ASan watches), and inspection never fails */
+	for (size_t cut = 0; cut < w1.n; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+		memcpy(copy, w1.b, cut);
+		int rc = rio_sequence_example_validate(copy, cut);
+		CU_ASSERT(rc == 0 || rc == RIO_EBADEXAMPLE);
+		rio_feature_lists_iter it;
+		rio_feature_lists_iter_init(&it, copy, cut);
+		while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
+			rio_feature_list_iter li;
+			rio_feature_list_iter_init(&li, &fl);
+			while (rio_feature_list_iter_next(&li, &f) == 1)
+				;
+		}
+		CU_ASSERT(rc == 0 || rc == RIO_EBADEXAMPLE);
+		if (rc < 0) /* a dead iterator stays dead */
+			CU_ASSERT_EQUAL(rio_feature_lists_iter_next(&it, &fl), RIO_EBADEXAMPLE);
+		CU_ASSERT_EQUAL(rio_payload_inspect(copy, cut, &info), 0);
+		if (rio_sequence_example_validate(copy, cut) != 0)
+			CU_ASSERT(info.kind != RIO_PAYLOAD_SEQUENCE_EXAMPLE);
+		free(copy);
+	}
+	/* a FeatureList whose length runs past the entry */
+	uint8_t bad1[] = {0x12, 0x06, 0x0a, 0x04, 0x12, 0x05, 0x0a, 0x00};
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(bad1, sizeof bad1), RIO_EBADEXAMPLE);
+	CU_ASSERT_EQUAL(rio_sequence_example_find_list(bad1, sizeof bad1, "x", &fl), RIO_EBADEXAMPLE);
+	/* a step whose int64 varint never ends: find and iteration pass it,
+	 * validate and the accessor do not */
+	uint8_t bad2[] = {0x12, 0x0f, 0x0a, 0x0d, 0x0a, 0x01, 'z', 0x12, 0x08, 0x0a, 0x06,
+	                  0x1a, 0x04, 0x0a, 0x02, 0x80, 0x80};
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(bad2, sizeof bad2), RIO_EBADEXAMPLE);
+	CU_ASSERT_EQUAL(rio_payload_inspect(bad2, sizeof bad2, &info), 0);
+	CU_ASSERT_EQUAL(info.kind, RIO_PAYLOAD_RAW);
+	/* a group inside a FeatureList */
+	uint8_t bad3[] = {0x12, 0x07, 0x0a, 0x05, 0x12, 0x03, 0x0b, 0x0c, 0x00};
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(bad3, sizeof bad3), RIO_EBADEXAMPLE);
+	rio_feature_lists_iter it;
+	rio_feature_lists_iter_init(&it, bad3, sizeof bad3);
+	CU_ASSERT_EQUAL(rio_feature_lists_iter_next(&it, &fl), RIO_EBADEXAMPLE);
+	CU_ASSERT_EQUAL(rio_feature_lists_iter_next(&it, &fl), RIO_EBADEXAMPLE);
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(NULL, 1), -EINVAL);
+}
+
+/* The SequenceExamples TensorFlow wrote (tests/data/make_tf_files.py). */
+static void check_tf_sequence_records(const uint8_t *file, size_t size)
+{
+	size_t off = 0, len;
+	const uint8_t *data;
+	rio_feature f, step;
+	rio_feature_list fl;
+	rio_feature_list_iter li;
+	int64_t iv[6];
+	float fv[4];
+	size_t n;
+	rio_payload_info info;
+
+	/* record 0 */
+	CU_ASSERT_EQUAL_FATAL(tu_next_frame(file, size, &off, &data, &len), 1);
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(data, len), 0);
+	CU_ASSERT_EQUAL(rio_payload_inspect(data, len, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_SEQUENCE_EXAMPLE && info.features == 3 &&
+	          info.feature_lists == 3 && info.steps == 9 && info.unrepresented == 0);
+	CU_ASSERT_EQUAL_FATAL(rio_example_find(data, len, "length", &f), 0);
+	CU_ASSERT(rio_feature_int64s(&f, iv, 4) == 1 && iv[0] == 3);
+	CU_ASSERT_EQUAL_FATAL(rio_example_find(data, len, "weight", &f), 0);
+	CU_ASSERT(rio_feature_floats(&f, fv, 4) == 1 && fv[0] == 0.5f);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(data, len, "ids", &fl), 0);
+	CU_ASSERT_EQUAL(list_int64s(&fl, iv, 6, &n), 3);
+	CU_ASSERT(n == 5 && iv[0] == 1 && iv[1] == 2 && iv[2] == 3 && iv[3] == -1 &&
+	          iv[4] == INT64_MAX);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(data, len, "scores", &fl), 0);
+	rio_feature_list_iter_init(&li, &fl);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &step), 1);
+	CU_ASSERT(rio_feature_floats(&step, fv, 4) == 1 && fv[0] == 0.25f);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &step), 1);
+	CU_ASSERT(rio_feature_floats(&step, fv, 4) == 2 && isnan(fv[0]) && isinf(fv[1]) && fv[1] > 0);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &step), 1);
+	CU_ASSERT(rio_feature_floats(&step, fv, 4) == 2 && isinf(fv[0]) && fv[0] < 0 &&
+	          same_bits(fv[1], -0.0f));
+	CU_ASSERT_EQUAL(rio_feature_list_iter_next(&li, &step), 0);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(data, len, "tokens", &fl), 0);
+	CU_ASSERT_EQUAL(fl.count, 3);
+	rio_feature_list_iter_init(&li, &fl);
+	static const char *tokens[] = {"the", "cat", "sat", "!"};
+	int t = 0;
+	while (rio_feature_list_iter_next(&li, &step) == 1) {
+		size_t cursor = 0, vlen;
+		const uint8_t *v;
+		while (rio_feature_bytes_next(&step, &cursor, &v, &vlen) == 1) {
+			CU_ASSERT_FATAL(t < 4);
+			CU_ASSERT(vlen == strlen(tokens[t]) && !memcmp(v, tokens[t], vlen));
+			t++;
+		}
+	}
+	CU_ASSERT_EQUAL(t, 4);
+
+	/* record 1: an empty list and a step with no kind */
+	CU_ASSERT_EQUAL_FATAL(tu_next_frame(file, size, &off, &data, &len), 1);
+	CU_ASSERT_EQUAL(rio_sequence_example_validate(data, len), 0);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(data, len, "tokens", &fl), 0);
+	CU_ASSERT_EQUAL(fl.count, 0);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(data, len, "unset", &fl), 0);
+	CU_ASSERT_EQUAL(fl.count, 1);
+	rio_feature_list_iter_init(&li, &fl);
+	CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &step), 1);
+	CU_ASSERT(step.kind == RIO_FEATURE_NONE && step.count == 0);
+
+	/* record 2: no context */
+	CU_ASSERT_EQUAL_FATAL(tu_next_frame(file, size, &off, &data, &len), 1);
+	CU_ASSERT_EQUAL(rio_payload_inspect(data, len, &info), 0);
+	CU_ASSERT(info.kind == RIO_PAYLOAD_SEQUENCE_EXAMPLE && info.features == 0 &&
+	          info.feature_lists == 1 && info.steps == 2);
+	CU_ASSERT_EQUAL_FATAL(rio_sequence_example_find_list(data, len, "x", &fl), 0);
+	rio_feature_list_iter_init(&li, &fl);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL_FATAL(rio_feature_list_iter_next(&li, &step), 1);
+		CU_ASSERT(rio_feature_floats(&step, fv, 4) == 1 && fv[0] == 1.5f + (float)i);
+	}
+	CU_ASSERT_EQUAL(tu_next_frame(file, size, &off, &data, &len), 0);
+}
+
+static void test_tf_sequence_example(void)
+{
+	size_t size, gz_size;
+	uint8_t *file = load_golden("tf-sequence-example.tfrecord", &size);
+	uint8_t *gz = load_golden("tf-sequence-example.tfrecord.gz", &gz_size);
+	if (file)
+		check_tf_sequence_records(file, size);
+	if (file && gz) /* TensorFlow's GZIP file holds the same stream */
+		CU_ASSERT(gz_size == size && !memcmp(gz, file, size));
+	free(file);
+	free(gz);
+}
+
+/* ---- TensorBoard events ------------------------------------------------------- */
+
+static void w_f64(wbuf *w, double d)
+{
+	uint8_t b[8];
+	memcpy(b, &d, 8); /* little-endian host */
+	w_raw(w, b, 8);
+}
+
+static void test_event_hand_built(void)
+{
+	/* Event{wall_time 12.5, step 7, summary{value{tag "s", simple_value 0.25},
+	 * value{tag "t", tensor{dtype float, shape [], content 1.5}},
+	 * value{tag "d", tensor{dtype double, shape [1, 1], double_val [2.5]}},
+	 * value{tag "i", tensor{dtype int64, int64_val [-3]}},
+	 * value{tag "v", tensor{dtype float, shape [2], float_val [1, 2]}},
+	 * value{tag "img", image{...}}}} */
+	w1.n = 0;
+	w1.depth = 0;
+	w_tag(&w1, 1, 1);
+	w_f64(&w1, 12.5);
+	w_tag(&w1, 2, 0);
+	w_varint(&w1, 7);
+	w_open(&w1, 5);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "s", 1);
+	w_tag(&w1, 2, 5);
+	w_f32(&w1, 0.25f);
+	w_close(&w1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "t", 1);
+	w_open(&w1, 8);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 1);
+	w_open(&w1, 2);
+	w_close(&w1);
+	w_tag(&w1, 4, 2);
+	w_varint(&w1, 4);
+	w_f32(&w1, 1.5f);
+	w_close(&w1);
+	w_close(&w1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "d", 1);
+	w_open(&w1, 8);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 2);
+	w_open(&w1, 2);
+	for (int i = 0; i < 2; i++) {
+		w_open(&w1, 2);
+		w_tag(&w1, 1, 0);
+		w_varint(&w1, 1);
+		w_close(&w1);
+	}
+	w_close(&w1);
+	w_tag(&w1, 6, 1);
+	w_f64(&w1, 2.5);
+	w_close(&w1);
+	w_close(&w1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "i", 1);
+	w_open(&w1, 8);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 9);
+	w_tag(&w1, 10, 0);
+	w_varint(&w1, (uint64_t)-3);
+	w_close(&w1);
+	w_close(&w1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "v", 1);
+	w_open(&w1, 8);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 1);
+	w_open(&w1, 2);
+	w_open(&w1, 2);
+	w_tag(&w1, 1, 0);
+	w_varint(&w1, 2);
+	w_close(&w1);
+	w_close(&w1);
+	w_open(&w1, 5);
+	w_f32(&w1, 1);
+	w_f32(&w1, 2);
+	w_close(&w1);
+	w_close(&w1);
+	w_close(&w1);
+	w_open(&w1, 1);
+	w_lenfield(&w1, 1, "img", 3);
+	w_lenfield(&w1, 4, "\x08\x01", 2);
+	w_close(&w1);
+	w_close(&w1);
+
+	rio_event ev;
+	CU_ASSERT_EQUAL_FATAL(rio_event_parse(w1.b, w1.n, &ev), 0);
+	CU_ASSERT_EQUAL(ev.wall_time, 12.5);
+	CU_ASSERT_EQUAL(ev.step, 7);
+	CU_ASSERT_PTR_NULL(ev.file_version);
+	CU_ASSERT_PTR_NOT_NULL(ev.summary);
+	CU_ASSERT_EQUAL(ev.other_fields, 0);
+	CU_ASSERT_EQUAL(rio_event_is_file_header(w1.b, w1.n), 0);
+	static const char *tags[] = {"s", "t", "d", "i", "v", "img"};
+	static const int scalar[] = {1, 1, 1, 1, 0, 0};
+	static const double want[] = {0.25, 1.5, 2.5, -3, 0, 0};
+	rio_summary_iter it;
+	rio_summary_value v;
+	int i = 0, rc;
+	rio_summary_iter_init(&it, &ev);
+	while ((rc = rio_summary_iter_next(&it, &v)) == 1) {
+		double x = -1;
+		CU_ASSERT_FATAL(i < 6);
+		CU_ASSERT(v.tag_len == strlen(tags[i]) && !memcmp(v.tag, tags[i], v.tag_len));
+		CU_ASSERT_EQUAL(rio_summary_value_scalar(&v, &x), scalar[i]);
+		if (scalar[i])
+			CU_ASSERT_EQUAL(x, want[i]);
+		CU_ASSERT_EQUAL(v.other_fields, i == 0 ? 0 : 1);
+		i++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(i, 6);
+
+	/* every truncation parses or fails with -EBADMSG */
+	for (size_t cut = 0; cut < w1.n; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+		memcpy(copy, w1.b, cut);
+		rc = rio_event_parse(copy, cut, &ev);
+		CU_ASSERT(rc == 0 || rc == -EBADMSG);
+		if (rc == 0) {
+			rio_summary_iter_init(&it, &ev);
+			while ((rc = rio_summary_iter_next(&it, &v)) == 1) {
+				double x;
+				rc = rio_summary_value_scalar(&v, &x);
+				CU_ASSERT(rc == 0 || rc == 1 || rc == -EBADMSG);
+			}
+			CU_ASSERT_EQUAL(rc, 0);
+		}
+		free(copy);
+	}
+
+	/* a file header; malformed events */
+	static const uint8_t header[] = {0x1a, 0x0d, 'b', 'r', 'a', 'i', 'n', '.', 'E', 'v', 'e',
+	                                 'n', 't', ':', '2'};
+	CU_ASSERT_EQUAL(rio_event_is_file_header(header, sizeof header), 1);
+	CU_ASSERT_EQUAL(rio_event_is_file_header(header, sizeof header - 3), 0);
+	CU_ASSERT_EQUAL(rio_event_parse(header, sizeof header, &ev), 0);
+	CU_ASSERT(ev.file_version_len == 13 && !memcmp(ev.file_version, "brain.Event:2", 13));
+	static const uint8_t varint_wall_time[] = {0x08, 0x01};
+	CU_ASSERT_EQUAL(rio_event_parse(varint_wall_time, 2, &ev), -EBADMSG);
+	static const uint8_t bad_summary[] = {0x2a, 0x02, 0x0a, 0x05};
+	CU_ASSERT_EQUAL(rio_event_parse(bad_summary, sizeof bad_summary, &ev), -EBADMSG);
+	CU_ASSERT_EQUAL(rio_event_parse("hello", 5, &ev), -EBADMSG);
+	CU_ASSERT_EQUAL(rio_event_parse(NULL, 1, &ev), -EINVAL);
+	CU_ASSERT_EQUAL(rio_event_is_file_header("hello", 5), 0);
+}
+
+/* The event files TensorFlow and TensorBoard wrote (make_tf_files.py). */
+static void test_tf_event_files(void)
+{
+	size_t size, off = 0, len, records = 0;
+	const uint8_t *data;
+	uint8_t *file = load_golden("events.out.tfevents.tf-2-x", &size);
+	if (!file)
+		return;
+	int seen_loss = 0, seen_acc = 0;
+	while (tu_next_frame(file, size, &off, &data, &len) == 1) {
+		rio_event ev;
+		CU_ASSERT_EQUAL_FATAL(rio_event_parse(data, len, &ev), 0);
+		CU_ASSERT_EQUAL(rio_event_is_file_header(data, len), records == 0);
+		CU_ASSERT(ev.wall_time > 1.5e9);
+		if (records++ == 0)
+			continue;
+		rio_summary_iter it;
+		rio_summary_value v;
+		double x;
+		rio_summary_iter_init(&it, &ev);
+		CU_ASSERT_EQUAL_FATAL(rio_summary_iter_next(&it, &v), 1);
+		CU_ASSERT_EQUAL_FATAL(rio_summary_value_scalar(&v, &x), 1);
+		CU_ASSERT(v.other_fields > 0); /* metadata and a tensor */
+		if (v.tag_len == 4 && !memcmp(v.tag, "loss", 4)) {
+			CU_ASSERT_EQUAL(x, (double)(float)(1.0 / (double)(ev.step + 1)));
+			seen_loss++;
+		} else {
+			CU_ASSERT(v.tag_len == 8 && !memcmp(v.tag, "accuracy", 8));
+			CU_ASSERT_EQUAL(x, (double)(float)((double)ev.step / 10.0));
+			seen_acc++;
+		}
+		CU_ASSERT(ev.step >= 0 && ev.step <= 9);
+		CU_ASSERT_EQUAL(rio_summary_iter_next(&it, &v), 0);
+	}
+	CU_ASSERT_EQUAL(records, 21);
+	CU_ASSERT(seen_loss == 10 && seen_acc == 10);
+	free(file);
+
+	file = load_golden("events.out.tfevents.tb-simple-value", &size);
+	if (!file)
+		return;
+	off = 0;
+	records = 0;
+	static const int64_t steps[] = {0, 10, 20};
+	static const double loss[] = {2, 1, 0.5};
+	while (tu_next_frame(file, size, &off, &data, &len) == 1) {
+		rio_event ev;
+		CU_ASSERT_EQUAL_FATAL(rio_event_parse(data, len, &ev), 0);
+		if (records++ == 0) {
+			CU_ASSERT_EQUAL(rio_event_is_file_header(data, len), 1);
+			continue;
+		}
+		size_t k = records - 2;
+		CU_ASSERT_FATAL(k < 3);
+		CU_ASSERT_EQUAL(ev.step, steps[k]);
+		CU_ASSERT_EQUAL(ev.wall_time, 1700000000.0 + (double)steps[k]);
+		CU_ASSERT_EQUAL(ev.other_fields, 0);
+		rio_summary_iter it;
+		rio_summary_value v;
+		double x;
+		rio_summary_iter_init(&it, &ev);
+		CU_ASSERT_EQUAL_FATAL(rio_summary_iter_next(&it, &v), 1);
+		CU_ASSERT(v.tag_len == 4 && !memcmp(v.tag, "loss", 4) && v.other_fields == 0);
+		CU_ASSERT(rio_summary_value_scalar(&v, &x) == 1 && x == loss[k]);
+	}
+	CU_ASSERT_EQUAL(records, 4);
+	free(file);
+}
+
 static const tu_test pb_tests[] = {
 	{"varint size and round trip", test_pb_varint_size},
 	{"varint limits and truncation", test_pb_varint_limits},
@@ -1660,6 +2322,21 @@ static const tu_test golden_tests[] = {
 	{NULL, NULL},
 };
 
+static const tu_test sequence_tests[] = {
+	{"hand-built: context, find, iterate, merge", test_seq_hand_built},
+	{"unknown fields in the feature lists", test_seq_unknown_fields},
+	{"malformed and truncated", test_seq_malformed},
+	{"payload inspection of Examples", test_payload_inspect_examples},
+	{"TensorFlow-written, plain and GZIP", test_tf_sequence_example},
+	{NULL, NULL},
+};
+
+static const tu_test event_tests[] = {
+	{"hand-built: scalars of every form, damage", test_event_hand_built},
+	{"TensorFlow 2 and TensorBoard event files", test_tf_event_files},
+	{NULL, NULL},
+};
+
 static const tu_suite suites[] = {
 	{"protobuf wire", pb_tests},
 	{"example encode", encode_tests},
@@ -1667,6 +2344,8 @@ static const tu_suite suites[] = {
 	{"example wire forms", wire_tests},
 	{"example errors", error_tests},
 	{"example golden files", golden_tests},
+	{"sequence example", sequence_tests},
+	{"tensorboard events", event_tests},
 	{NULL, NULL},
 };
 

@@ -11,7 +11,9 @@ as the judge (the unit tests can only compare our writer with our reader):
      tf.train.Example with every kind of feature and awkward values) pass
      recordio-verify, and recordio-cat (--count, --format hex and json),
      recordio-index and recordio-pack --from tfrecord agree with TensorFlow;
-     the TensorFlow-written golden files are checked the same way.
+     the TensorFlow-written golden files are checked the same way, the
+     SequenceExample ones against tf.train.SequenceExample and
+     tf.io.parse_single_sequence_example.
 
 One process imports TensorFlow once (the import costs seconds) and calls the
 tools through subprocess. Each check prints "PASS name" or "FAIL name: why";
@@ -157,8 +159,87 @@ def json_float(s):
     return float(s)
 
 
+def compare_features(obj, feats):
+    """Compares the members of a JSON object (as pairs) with a protobuf
+    map<string, Feature>: None when equal, else why."""
+    names = [k for k, _ in obj]
+    if len(set(names)) != len(names):
+        return "a feature name repeated: %r" % names
+    if set(names) != set(feats.keys()):
+        return "features %r, TensorFlow has %r" % (sorted(names), sorted(feats.keys()))
+    for name, val in obj:
+        why = compare_feature(name, val, feats[name])
+        if why:
+            return why
+    return None
+
+
+def compare_feature(name, val, f):
+    """Compares one {"KIND": [values]} (as pairs) with a tf.train.Feature."""
+    want_kind = KIND_NAME[f.WhichOneof("kind")]
+    if not (isinstance(val, list) and len(val) == 1 and isinstance(val[0], tuple)
+            and isinstance(val[0][1], list)):
+        return "feature %r: %r is not one {kind: [values]}" % (name, val)
+    kind, values = val[0]
+    if kind != want_kind:
+        return "feature %r: kind %r, TensorFlow has %r" % (name, kind, want_kind)
+    if kind == "none":
+        if values != []:
+            return "feature %r: kind none with values %r" % (name, values)
+    elif kind in ("bytes", "int64"):
+        if kind == "bytes":
+            got = [base64.b64decode(v, validate=True) for v in values]
+            want = list(f.bytes_list.value)
+        else:
+            got = [int(v) for v in values]
+            want = list(f.int64_list.value)
+        if got != want:
+            return "feature %r: %s" % (name, first_difference(want, got))
+    elif kind == "float":
+        want = list(f.float_list.value)
+        if len(values) != len(want):
+            return "feature %r: %d floats, want %d" % (name, len(values), len(want))
+        for i, (w, s) in enumerate(zip(want, values)):
+            if not same_float32(w, json_float(s)):
+                return "feature %r: float %d is %r, want %r (float32 %s)" % (
+                    name, i, s, w, float_bits(w).hex())
+    return None
+
+
+def compare_sequence_json_line(line, payload):
+    """Returns None if the JSON line describes the SequenceExample in
+    payload exactly (context, every feature list, every step and value),
+    with nothing in "_raw" (TensorFlow wrote it: nothing is unknown)."""
+    se = tf.train.SequenceExample.FromString(payload)
+    try:
+        obj = json.loads(line, object_pairs_hook=list, parse_int=str, parse_float=str)
+    except ValueError as e:
+        return "not valid JSON: %s" % e
+    if [k for k, _ in obj] != ["_type", "context", "feature_lists"] or obj[0][1] != "SequenceExample":
+        return "members %r, want _type SequenceExample, context, feature_lists" % [k for k, _ in obj]
+    why = compare_features(obj[1][1], se.context.feature)
+    if why:
+        return "context: " + why
+    lists = se.feature_lists.feature_list
+    got = obj[2][1]
+    names = [k for k, _ in got]
+    if sorted(names) != sorted(lists.keys()) or len(set(names)) != len(names):
+        return "feature lists %r, TensorFlow has %r" % (sorted(names), sorted(lists.keys()))
+    for name, steps in got:
+        want = lists[name].feature
+        if not isinstance(steps, list) or len(steps) != len(want):
+            return "feature list %r: %r steps, TensorFlow has %d" % (name, steps, len(want))
+        for i, (v, f) in enumerate(zip(steps, want)):
+            why = compare_feature("%s[%d]" % (name, i), v, f)
+            if why:
+                return "feature list " + why
+    return None
+
+
 def compare_json_line(line, payload):
     """Returns None if the JSON line describes the Example in payload, else why."""
+    if line.startswith('{"_type": "SequenceExample"'):
+        return compare_sequence_json_line(line, payload)
     ex = tf.train.Example.FromString(payload)
     # Numbers are kept as their text: "-0" must stay negative, int64 exact.
     try:
@@ -174,41 +255,14 @@ def compare_json_line(line, payload):
         if base64.b64decode(obj[0][1]) != payload:
             return "_raw is not the payload"
         return None
-    names = [k for k, _ in obj]
-    if len(set(names)) != len(names):
-        return "a feature name repeated: %r" % names
-    if set(names) != set(feats.keys()):
-        return "features %r, TensorFlow has %r" % (sorted(names), sorted(feats.keys()))
-    for name, val in obj:
-        f = feats[name]
-        want_kind = KIND_NAME[f.WhichOneof("kind")]
-        if not (isinstance(val, list) and len(val) == 1 and isinstance(val[0], tuple)
-                and isinstance(val[0][1], list)):
-            return "feature %r: %r is not one {kind: [values]}" % (name, val)
-        kind, values = val[0]
-        if kind != want_kind:
-            return "feature %r: kind %r, TensorFlow has %r" % (name, kind, want_kind)
-        if kind == "none":
-            if values != []:
-                return "feature %r: kind none with values %r" % (name, values)
-        elif kind in ("bytes", "int64"):
-            if kind == "bytes":
-                got = [base64.b64decode(v, validate=True) for v in values]
-                want = list(f.bytes_list.value)
-            else:
-                got = [int(v) for v in values]
-                want = list(f.int64_list.value)
-            if got != want:
-                return "feature %r: %s" % (name, first_difference(want, got))
-        elif kind == "float":
-            want = list(f.float_list.value)
-            if len(values) != len(want):
-                return "feature %r: %d floats, want %d" % (name, len(values), len(want))
-            for i, (w, s) in enumerate(zip(want, values)):
-                if not same_float32(w, json_float(s)):
-                    return "feature %r: float %d is %r, want %r (float32 %s)" % (
-                        name, i, s, w, float_bits(w).hex())
-    return None
+    # Features and a "_raw" member: the record holds more than the features
+    # (unknown fields: TensorFlow keeps them too); _raw must be the payload.
+    raw = [v for k, v in obj if k == "_raw" and isinstance(v, str)]
+    if raw:
+        if base64.b64decode(raw[0]) != payload:
+            return "_raw is not the payload"
+        obj = [(k, v) for k, v in obj if not (k == "_raw" and isinstance(v, str))]
+    return compare_features(obj, feats)
 
 
 def check_json(name, path, payloads):
@@ -494,9 +548,12 @@ def example_payloads():
         example({}),                               # an Example with no features: empty payload
         tf.train.Example(features=tf.train.Features()).SerializeToString(),  # features set, empty map
         unpacked_example(),
+        # unknown fields (a newer schema's, say): TensorFlow parses the
+        # features and keeps the rest; cat's json must keep it in "_raw"
+        example({"k": ("int64", [1])}) + pb_field(3, 0, pb_varint(5)) + pb_field(9, 2, b"later"),
     ]
     # the unpacked encoding must mean to TensorFlow what it is meant to mean
-    ex = tf.train.Example.FromString(exs[-1])
+    ex = tf.train.Example.FromString(unpacked_example())
     f = ex.features.feature
     check("hand-encoded unpacked Example parses in TensorFlow",
           list(f["f"].float_list.value) == [1.0, -2.5, 0.0] and
@@ -517,6 +574,14 @@ def direction_tf_to_tools():
             check("tf %s %s: TensorFlow reads back what it wrote" % (kind, comp), back == payloads,
                   first_difference(payloads, back))
             group("tf %s %s" % (kind, comp), check_tools_read, "tf %s %s" % (kind, comp), path, payloads, is_ex)
+
+    # The Example with unknown fields (the last one): its json line keeps
+    # the whole payload in "_raw", next to the features TensorFlow sees.
+    out = tool("cat", "--format", "json", os.path.join(d, "examples.tfrecord"))
+    last = json.loads(out.stdout.decode().split("\n")[-2])
+    check("unknown fields: cat json adds _raw, the whole payload",
+          "_raw" in last and base64.b64decode(last["_raw"]) == sets["examples"][0][-1]
+          and last.get("k") == {"int64": [1]}, repr(last)[:300])
 
     # A plain file whose first bytes look like a zlib header (78 9c: a first
     # record of 0x9c78 bytes) must still be read as uncompressed.
@@ -567,10 +632,76 @@ def golden_file(f):
     check_json(name, path, payloads)
 
 
+def sequence_golden_parsed(f):
+    """The SequenceExample golden file: recordio-cat's json of every record
+    equals what tf.io.parse_single_sequence_example makes of it (the op a
+    pipeline uses), list by list, step by step."""
+    path = os.path.join(TESTDATA, f)
+    payloads = tf_read([path], "GZIP" if f.endswith(".gz") else "")
+    out = tool_ok("golden %s: cat --format json exits 0" % f, "cat", "--format", "json", path)
+    if out is None:
+        return
+    lines = out.decode().split("\n")[:-1]
+    bad = None
+    for i, (line, p) in enumerate(zip(lines, payloads)):
+        obj = json.loads(line, parse_int=str, parse_float=str)  # "-0" stays negative
+        dtype = {"bytes": tf.string, "int64": tf.int64, "float": tf.float32}
+        ctx_spec = {k: tf.io.VarLenFeature(dtype[next(iter(v))])
+                    for k, v in obj["context"].items() if next(iter(v)) != "none"}
+        seq_spec = {}
+        for k, steps in obj["feature_lists"].items():
+            kinds = {next(iter(s)) for s in steps} - {"none"}
+            if len(kinds) == 1:
+                seq_spec[k] = tf.io.RaggedFeature(dtype[kinds.pop()])
+        ctx, seq = tf.io.parse_single_sequence_example(p, ctx_spec, seq_spec)
+        for k in ctx_spec:
+            want = list(ctx[k].values.numpy())
+            got = decode_values(obj["context"][k])
+            if not same_values(want, got):
+                bad = "record %d: context %r: TensorFlow %r, cat %r" % (i, k, want, got)
+        for k in seq_spec:
+            want = [list(r) for r in seq[k].to_list()]
+            got = [decode_values(s) for s in obj["feature_lists"][k]]
+            if not all(same_values(w, g) for w, g in zip(want, got)) or len(want) != len(got):
+                bad = "record %d: feature list %r: TensorFlow %r, cat %r" % (i, k, want, got)
+        if bad:
+            break
+    check("golden %s: json equals tf.io.parse_single_sequence_example" % f,
+          bad is None and len(lines) == len(payloads), bad or "%d lines" % len(lines))
+
+
+def decode_values(v):
+    """The values of one {"KIND": [values]} as Python values."""
+    kind, values = next(iter(v.items()))
+    if kind == "bytes":
+        return [base64.b64decode(x) for x in values]
+    if kind == "float":
+        return [json_float(x) for x in values]
+    return [int(x) for x in values]
+
+
+def same_values(want, got):
+    if len(want) != len(got):
+        return False
+    for w, g in zip(want, got):
+        if isinstance(w, bytes):
+            if w != g:
+                return False
+        elif isinstance(w, (float, np.floating)):
+            if not same_float32(float(w), float(g)):
+                return False
+        elif int(w) != int(g):
+            return False
+    return True
+
+
 def golden_files():
     """The TensorFlow-written golden files: the tools' hex and json against TF."""
     files = sorted(f for f in os.listdir(TESTDATA) if ".tfrecord" in f)
-    check("golden files found in " + TESTDATA, len(files) >= 5, "found %r" % files)
+    check("golden files found in " + TESTDATA, len(files) >= 7, "found %r" % files)
+    for f in files:
+        if f.startswith("tf-sequence-example"):
+            group("golden %s parsed" % f, sequence_golden_parsed, f)
     for f in files:
         group("golden " + f, golden_file, f)
 

@@ -162,11 +162,80 @@ static int print_feature_values(FILE *out, const rio_feature *f)
 	return 0;
 }
 
+/* One feature line of the example format: INDENT name: kind[count] values. */
+static int print_feature_line(FILE *out, const char *indent, const rio_feature *f)
+{
+	fputs(indent, out);
+	fwrite(f->name, 1, f->name_len, out);
+	fprintf(out, ": %s[%zu]", rio_feature_kind_name(f->kind), f->count);
+	int rc = print_feature_values(out, f);
+	putc('\n', out);
+	return rc;
+}
+
+/* The features of an Example, or the context of a SequenceExample. */
+static int print_features(FILE *out, const char *indent, const rio_record *rec)
+{
+	rio_example_iter it;
+	rio_feature f;
+	int rc, any = 0;
+	rio_example_iter_init(&it, rec->data, rec->size);
+	while ((rc = rio_example_iter_next(&it, &f)) == 1) {
+		any = 1;
+		if ((rc = print_feature_line(out, indent, &f)) < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (!any)
+		fprintf(out, "%s(no features)\n", indent);
+	return 0;
+}
+
+/* The feature lists of a SequenceExample: per list its steps, one a line
+ * (the first SHOW_VALUES of them). */
+static int print_feature_lists(FILE *out, const rio_record *rec)
+{
+	rio_feature_lists_iter it;
+	rio_feature_list fl;
+	int rc, any = 0;
+	rio_feature_lists_iter_init(&it, rec->data, rec->size);
+	while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
+		rio_feature_list_iter li;
+		rio_feature f;
+		size_t step = 0;
+		any = 1;
+		fputs("    ", out);
+		fwrite(fl.name, 1, fl.name_len, out);
+		fprintf(out, ": %zu step%s\n", fl.count, fl.count == 1 ? "" : "s");
+		rio_feature_list_iter_init(&li, &fl);
+		while (step < SHOW_VALUES && (rc = rio_feature_list_iter_next(&li, &f)) == 1) {
+			fprintf(out, "      [%zu] %s[%zu]", step++, rio_feature_kind_name(f.kind), f.count);
+			if ((rc = print_feature_values(out, &f)) < 0)
+				return rc;
+			putc('\n', out);
+		}
+		if (rc < 0)
+			return rc;
+		if (fl.count > step)
+			fputs("      ...\n", out);
+	}
+	if (rc < 0)
+		return rc;
+	if (!any)
+		fputs("    (no feature lists)\n", out);
+	return 0;
+}
+
 static int print_example(FILE *out, const char *path, const rio_record *rec)
 {
+	rio_payload_info info;
+	int rc = rio_payload_inspect(rec->data, rec->size, &info);
+	if (rc < 0)
+		return rc;
 	fprintf(out, "record %llu (%s, offset %llu, %zu bytes)", (unsigned long long)rec->index, path,
 	        (unsigned long long)rec->offset, rec->size);
-	if (!tool_payload_is_example(rec->data, rec->size)) {
+	if (info.kind == RIO_PAYLOAD_RAW) {
 		fputs(": not a tf.train.Example\n", out);
 		size_t n = rec->size < SHOW_BYTES ? rec->size : SHOW_BYTES;
 		if (is_text(rec->data, n)) {
@@ -181,25 +250,21 @@ static int print_example(FILE *out, const char *path, const rio_record *rec)
 		putc('\n', out);
 		return 0;
 	}
-	putc('\n', out);
-	rio_example_iter it;
-	rio_feature f;
-	int rc, any = 0;
-	rio_example_iter_init(&it, rec->data, rec->size);
-	while ((rc = rio_example_iter_next(&it, &f)) == 1) {
-		any = 1;
-		fputs("  ", out);
-		fwrite(f.name, 1, f.name_len, out);
-		fprintf(out, ": %s[%zu]", rio_feature_kind_name(f.kind), f.count);
-		if ((rc = print_feature_values(out, &f)) < 0)
+	if (info.kind == RIO_PAYLOAD_SEQUENCE_EXAMPLE) {
+		fputs(": tf.train.SequenceExample\n  context:\n", out);
+		if ((rc = print_features(out, "    ", rec)) < 0)
 			return rc;
+		fputs("  feature lists:\n", out);
+		rc = print_feature_lists(out, rec);
+	} else {
 		putc('\n', out);
+		rc = print_features(out, "  ", rec);
 	}
-	if (rc < 0)
-		return rc;
-	if (!any)
-		fputs("  (no features)\n", out);
-	return 0;
+	if (rc == 0 && info.unrepresented)
+		fprintf(out, "  (%zu more part%s not shown: unknown fields or overridden values; "
+		        "--format json keeps them in \"_raw\")\n",
+		        info.unrepresented, info.unrepresented == 1 ? "" : "s");
+	return rc;
 }
 
 /* ---- json format -------------------------------------------------------- */
@@ -235,71 +300,208 @@ static void *scratch_get(scratch *s, size_t bytes)
 	return s->p;
 }
 
-static int print_json(FILE *out, const rio_record *rec, scratch *s)
+/* One feature's value as JSON: {"KIND": [values]}. */
+static int json_feature(FILE *out, const rio_feature *f, scratch *s)
 {
-	if (!tool_payload_is_example(rec->data, rec->size)) {
-		fputs("{\"_raw\": \"", out);
-		tool_base64(out, rec->data, rec->size);
-		fputs("\"}\n", out);
-		return 0;
+	int rc;
+	fprintf(out, "{\"%s\": [", rio_feature_kind_name(f->kind));
+	switch (f->kind) {
+	case RIO_FEATURE_FLOAT: {
+		float *v = scratch_get(s, (f->count + 1) * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		int64_t n = rio_feature_floats(f, v, f->count);
+		if (n < 0)
+			return (int)n;
+		for (int64_t i = 0; i < n && (size_t)i < f->count; i++) {
+			if (i)
+				fputs(", ", out);
+			json_float(out, v[i]);
+		}
+		break;
 	}
+	case RIO_FEATURE_INT64: {
+		int64_t *v = scratch_get(s, (f->count + 1) * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		int64_t n = rio_feature_int64s(f, v, f->count);
+		if (n < 0)
+			return (int)n;
+		for (int64_t i = 0; i < n && (size_t)i < f->count; i++)
+			fprintf(out, i ? ", %lld" : "%lld", (long long)v[i]);
+		break;
+	}
+	case RIO_FEATURE_BYTES: {
+		size_t cursor = 0, len;
+		const uint8_t *val;
+		int i = 0;
+		while ((rc = rio_feature_bytes_next(f, &cursor, &val, &len)) == 1) {
+			fputs(i++ ? ", \"" : "\"", out);
+			tool_base64(out, val, len);
+			putc('"', out);
+		}
+		if (rc < 0)
+			return rc;
+		break;
+	}
+	default:
+		break;
+	}
+	fputs("]}", out);
+	return 0;
+}
+
+/* The features of an Example (or a SequenceExample's context) as the
+ * members of an object, without its braces: returns how many, or an error.
+ * Clears *exact when a name is not valid UTF-8 (its JSON string would not
+ * give the bytes back). */
+static int json_features(FILE *out, const rio_record *rec, scratch *s, int *exact)
+{
 	rio_example_iter it;
 	rio_feature f;
-	int rc, first = 1;
+	int rc, n = 0;
 	rio_example_iter_init(&it, rec->data, rec->size);
-	putc('{', out);
 	while ((rc = rio_example_iter_next(&it, &f)) == 1) {
-		if (!first)
-			fputs(", ", out);
-		first = 0;
+		fputs(n++ ? ", " : "", out);
+		if (!tool_utf8_valid(f.name, f.name_len))
+			*exact = 0;
 		tool_json_string(out, f.name, f.name_len);
-		fprintf(out, ": {\"%s\": [", rio_feature_kind_name(f.kind));
-		switch (f.kind) {
-		case RIO_FEATURE_FLOAT: {
-			float *v = scratch_get(s, (f.count + 1) * sizeof *v);
-			if (!v)
-				return -ENOMEM;
-			int64_t n = rio_feature_floats(&f, v, f.count);
-			if (n < 0)
-				return (int)n;
-			for (int64_t i = 0; i < n && (size_t)i < f.count; i++) {
-				if (i)
-					fputs(", ", out);
-				json_float(out, v[i]);
-			}
-			break;
-		}
-		case RIO_FEATURE_INT64: {
-			int64_t *v = scratch_get(s, (f.count + 1) * sizeof *v);
-			if (!v)
-				return -ENOMEM;
-			int64_t n = rio_feature_int64s(&f, v, f.count);
-			if (n < 0)
-				return (int)n;
-			for (int64_t i = 0; i < n && (size_t)i < f.count; i++)
-				fprintf(out, i ? ", %lld" : "%lld", (long long)v[i]);
-			break;
-		}
-		case RIO_FEATURE_BYTES: {
-			size_t cursor = 0, len;
-			const uint8_t *val;
-			int i = 0;
-			while ((rc = rio_feature_bytes_next(&f, &cursor, &val, &len)) == 1) {
-				fputs(i++ ? ", \"" : "\"", out);
-				tool_base64(out, val, len);
-				putc('"', out);
-			}
-			if (rc < 0)
+		fputs(": ", out);
+		if ((rc = json_feature(out, &f, s)) < 0)
+			return rc;
+	}
+	return rc < 0 ? rc : n;
+}
+
+/* The feature lists of a SequenceExample: {"name": [{"KIND": [...]}, ...]}. */
+static int json_feature_lists(FILE *out, const rio_record *rec, scratch *s, int *exact)
+{
+	rio_feature_lists_iter it;
+	rio_feature_list fl;
+	int rc, first = 1;
+	rio_feature_lists_iter_init(&it, rec->data, rec->size);
+	putc('{', out);
+	while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
+		rio_feature_list_iter li;
+		rio_feature f;
+		int step = 0;
+		fputs(first ? "" : ", ", out);
+		first = 0;
+		if (!tool_utf8_valid(fl.name, fl.name_len))
+			*exact = 0;
+		tool_json_string(out, fl.name, fl.name_len);
+		fputs(": [", out);
+		rio_feature_list_iter_init(&li, &fl);
+		while ((rc = rio_feature_list_iter_next(&li, &f)) == 1) {
+			fputs(step++ ? ", " : "", out);
+			if ((rc = json_feature(out, &f, s)) < 0)
 				return rc;
-			break;
 		}
-		default:
-			break;
-		}
-		fputs("]}", out);
+		if (rc < 0)
+			return rc;
+		putc(']', out);
 	}
 	if (rc < 0)
 		return rc;
+	putc('}', out);
+	return 0;
+}
+
+/* The "_raw" member (with its leading ", " when `sep`). */
+static void json_raw_member(FILE *out, const rio_record *rec, int sep)
+{
+	fputs(sep ? ", \"_raw\": \"" : "\"_raw\": \"", out);
+	tool_base64(out, rec->data, rec->size);
+	putc('"', out);
+}
+
+/* A double as JSON: shortest exact text, non-finite values as strings. */
+static void json_double(FILE *out, double v)
+{
+	if (isnan(v))
+		fputs("\"NaN\"", out);
+	else if (isinf(v))
+		fputs(v > 0 ? "\"Infinity\"" : "\"-Infinity\"", out);
+	else
+		fprintf(out, "%.17g", v);
+}
+
+/* An Event of a TensorBoard event file: 1 when printed, 0 when the record
+ * does not parse as one (the caller prints it as any other payload). */
+static int json_event(FILE *out, const rio_record *rec)
+{
+	rio_event ev;
+	if (rio_event_parse(rec->data, rec->size, &ev) != 0)
+		return 0;
+	int exact = ev.other_fields == 0;
+	fputs("{\"_type\": \"Event\", \"wall_time\": ", out);
+	json_double(out, ev.wall_time);
+	fprintf(out, ", \"step\": %lld", (long long)ev.step);
+	if (ev.file_version) {
+		fputs(", \"file_version\": ", out);
+		tool_json_string(out, ev.file_version, ev.file_version_len);
+		if (!tool_utf8_valid(ev.file_version, ev.file_version_len))
+			exact = 0;
+	}
+	if (ev.summary) {
+		rio_summary_iter it;
+		rio_summary_value v;
+		int i = 0;
+		fputs(", \"summary\": [", out);
+		rio_summary_iter_init(&it, &ev);
+		while (rio_summary_iter_next(&it, &v) == 1) { /* checked by rio_event_parse */
+			double x;
+			fputs(i++ ? ", {\"tag\": " : "{\"tag\": ", out);
+			tool_json_string(out, v.tag, v.tag_len);
+			if (rio_summary_value_scalar(&v, &x) == 1) {
+				fputs(", \"value\": ", out);
+				json_double(out, x);
+			}
+			putc('}', out);
+			if (v.other_fields || !tool_utf8_valid(v.tag, v.tag_len))
+				exact = 0; /* metadata, a tensor, an image, ... */
+		}
+		putc(']', out);
+	}
+	if (!exact)
+		json_raw_member(out, rec, 1);
+	fputs("}\n", out);
+	return 1;
+}
+
+static int print_json(FILE *out, const rio_record *rec, scratch *s, int events)
+{
+	rio_payload_info info;
+	int rc = rio_payload_inspect(rec->data, rec->size, &info);
+	if (rc < 0)
+		return rc;
+	if (info.kind == RIO_PAYLOAD_RAW && events && json_event(out, rec))
+		return 0;
+	if (info.kind == RIO_PAYLOAD_RAW) {
+		putc('{', out);
+		json_raw_member(out, rec, 0);
+		fputs("}\n", out);
+		return 0;
+	}
+	int exact = info.unrepresented == 0;
+	if (info.kind == RIO_PAYLOAD_SEQUENCE_EXAMPLE) {
+		fputs("{\"_type\": \"SequenceExample\", \"context\": {", out);
+		if ((rc = json_features(out, rec, s, &exact)) < 0)
+			return rc;
+		fputs("}, \"feature_lists\": ", out);
+		if ((rc = json_feature_lists(out, rec, s, &exact)) < 0)
+			return rc;
+		if (!exact)
+			json_raw_member(out, rec, 1);
+		fputs("}\n", out);
+		return 0;
+	}
+	/* an Example: its features are the members */
+	putc('{', out);
+	if ((rc = json_features(out, rec, s, &exact)) < 0)
+		return rc;
+	if (!exact)
+		json_raw_member(out, rec, rc > 0);
 	fputs("}\n", out);
 	return 0;
 }
@@ -369,13 +571,16 @@ int main(int argc, char **argv)
 			break;
 		}
 		rio_record rec;
+		int events = 0; /* a TensorBoard event file: its first record says so */
 		while (total < head && !ferror(stdout) && (rc = rio_reader_next(r, &rec)) == 1) {
 			total++;
 			if (count_only)
 				continue;
+			if (rec.index == 0)
+				events = rio_event_is_file_header(rec.data, rec.size);
 			switch (fmt) {
 			case FMT_EXAMPLE: rc = print_example(stdout, path, &rec); break;
-			case FMT_JSON: rc = print_json(stdout, &rec, &s); break;
+			case FMT_JSON: rc = print_json(stdout, &rec, &s, events); break;
 			case FMT_HEX:
 				print_hex(stdout, rec.data, rec.size);
 				putchar('\n');

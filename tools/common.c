@@ -227,14 +227,8 @@ void tool_catch_signals(void)
 
 int tool_payload_is_example(const void *data, size_t size)
 {
-	if (size == 0)
-		return 1;
-	if (rio_example_validate(data, size) != 0)
-		return 0;
-	rio_example_iter it;
-	rio_feature f;
-	rio_example_iter_init(&it, data, size);
-	return rio_example_iter_next(&it, &f) == 1;
+	rio_payload_info info;
+	return rio_payload_inspect(data, size, &info) == 0 && info.kind == RIO_PAYLOAD_EXAMPLE;
 }
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
@@ -268,6 +262,18 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		return 0;
 	return len;
+}
+
+int tool_utf8_valid(const void *s, size_t len)
+{
+	const unsigned char *p = s, *end = p + len;
+	while (p < end) {
+		size_t n = utf8_len(p, (size_t)(end - p));
+		if (n == 0)
+			return 0;
+		p += n;
+	}
+	return 1;
 }
 
 void tool_json_string(FILE *out, const void *s, size_t len)
