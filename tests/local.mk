@@ -81,9 +81,23 @@ CLI_TESTS = \
 	tests/cli_info.sh \
 	tests/cli_tensorflow.sh \
 	tests/cli_bench.sh \
-	tests/cli_example.sh
+	tests/cli_example.sh \
+	tests/cli_setcommit.sh \
+	tests/cli_dir.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py tests/fuzz_example.c
+
+# tests/fail_at.so: an LD_PRELOAD shim that fails or kills the Nth rename,
+# fsync, write, unlink or open (tests/cli_setcommit.sh). Plain $(CC), none
+# of the project's flags (no sanitizer in a preloaded library); when it
+# cannot be built the test skips.
+check_DATA = tests/fail_at.so
+CLEANFILES += tests/fail_at.so
+EXTRA_DIST += tests/fail_at.c
+tests/fail_at.so: tests/fail_at.c
+	$(AM_V_CC)$(MKDIR_P) tests && \
+	{ $(CC) -shared -fPIC -o $@ $(srcdir)/tests/fail_at.c -ldl 2>/dev/null || \
+	  echo "note: $@ not built; tests/cli_setcommit.sh will skip"; }
 
 # The loader's GPU path: built with --with-cuda only; skips (77) without a device.
 if HAVE_CUNIT

@@ -319,19 +319,17 @@ static int journal_read(journal *j, const char *path, const char *base)
 	int read_error = ferror(f);
 	fclose(f);
 	free(line);
-	if (rc < 0) {
-		tool_error("out of memory");
-		return -1;
-	}
-	if (read_error) {
-		tool_error("%s: %s", path, strerror(EIO));
-		return -1;
-	}
 	if (!why && !ended)
 		why = "no end line (the journal is incomplete)";
-	if (why) {
+	if (rc < 0)
+		tool_error("out of memory");
+	else if (read_error)
+		tool_error("%s: %s", path, strerror(EIO));
+	else if (why)
 		tool_error("%s: line %zu: %s; check the set and remove this file by hand", path,
 		           lineno ? lineno : 1, why);
+	if (rc < 0 || read_error || why) {
+		journal_free(j);
 		return -1;
 	}
 	return 0;
