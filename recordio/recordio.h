@@ -83,7 +83,8 @@ extern "C" {
 	X(RIO_EBADSHARDNAME, -1012, "inconsistent shard names")                  \
 	X(RIO_ERANGE, -1013, "index out of range")                               \
 	X(RIO_EFEATURELEN, -1014, "feature length does not match the spec")      \
-	X(RIO_ESTATE, -1015, "saved loader state does not match this loader")
+	X(RIO_ESTATE, -1015, "saved loader state does not match this loader")  \
+	X(RIO_EINCOMPLETESET, -1016, "incomplete shard set (an interrupted commit)")
 
 enum rio_error_code {
 #define RIO__ENUM(name, value, text) name = value,
@@ -343,6 +344,12 @@ RIO_API int rio_reader_read_at(rio_reader *r, const rio_index *idx, uint64_t i, 
 /* Shard sets and shard names                                                */
 /* ------------------------------------------------------------------------ */
 
+/* A set PREFIX-SSSSS-of-NNNNN... being replaced has the journal
+ * PREFIX + RIO_SET_JOURNAL_SUFFIX, whose first line is RIO_SET_JOURNAL_MAGIC
+ * (doc/recordio-format.md, "Replacing a set: the commit journal"). */
+#define RIO_SET_JOURNAL_SUFFIX ".commit"
+#define RIO_SET_JOURNAL_MAGIC "recordio-set-commit 1"
+
 typedef struct rio_shardset {
 	size_t count;
 	char **paths; /* sorted; count entries, each malloc'd */
@@ -350,17 +357,29 @@ typedef struct rio_shardset {
 
 /* Expands a shard specification into the ordered list of files:
  *   - a comma-separated list "a.tfrecord,b.tfrecord" (each item may itself
- *     be a glob), in the given order;
+ *     be a glob, a directory or a PREFIX), in the given order;
  *   - a glob pattern "data/train-*.tfrecord", sorted;
  *   - an existing file;
+ *   - a directory ("DIR" or "DIR/"): the files in it, sorted by name, without
+ *     subdirectories, index sidecars (.idx), commit journals
+ *     (RIO_SET_JOURNAL_SUFFIX) and hidden names (TFX writes its splits as
+ *     directories of data_tfrecord-SSSSS-of-NNNNN.gz). A directory with no
+ *     such file is RIO_ENOSHARDS naming it. A name that is both a directory
+ *     and the PREFIX of shards beside it is ambiguous: -EINVAL, unless it is
+ *     written with a trailing '/' (the directory) or as a glob;
  *   - a PREFIX: the files PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].
- * Index sidecars (.idx) and hidden temporary files are never included.
+ * Index sidecars (.idx), journals and hidden temporary files are never
+ * included by a glob, a directory or a PREFIX.
  * When the files are named -SSSSS-of-NNNNN, the set must be complete: a
  * missing shard gives RIO_EMISSINGSHARD naming it; mixed NNNNN gives
- * RIO_EBADSHARDNAME. Nothing matching (or an empty list such as ",") gives
- * RIO_ENOSHARDS; a NULL or empty spec -EINVAL. Files named one by one in a
- * list are not checked for gaps (a list may pick a subset on purpose), but
- * a glob or PREFIX must cover its whole set. Returns 0; `err` may be NULL.
+ * RIO_EBADSHARDNAME. A set whose PREFIX.commit journal exists (a
+ * recordio-pack that replaced it was interrupted: it may hold old and new
+ * shards) gives RIO_EINCOMPLETESET naming the set and how to finish it,
+ * whichever way its files were named. Nothing matching (or an empty list
+ * such as ",") gives RIO_ENOSHARDS; a NULL or empty spec -EINVAL. Files
+ * named one by one in a list are not checked for gaps (a list may pick a
+ * subset on purpose), but a glob, directory or PREFIX must cover its whole
+ * set. Returns 0; `err` may be NULL.
  */
 RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err);
 RIO_API void rio_shardset_free(rio_shardset *set);

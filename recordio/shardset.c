@@ -6,16 +6,25 @@
  * NNNNN, both zero-padded so that name order is shard order.
  *
  * A specification is one item, or a comma-separated list of items (when the
- * whole string is not itself an existing file): the items' files are
- * concatenated in the given order, empty items ("a,,b", a trailing comma)
- * are skipped. Each item is, tried in this order:
+ * whole string is not itself an existing file or directory): the items'
+ * files are concatenated in the given order, empty items ("a,,b", a
+ * trailing comma) are skipped. Each item is, tried in this order:
  *
  *   - an existing file (anything but a directory): that file alone, even
  *     when its name holds glob characters;
+ *   - a directory: its regular files (symbolic links followed), sorted by
+ *     strcmp, without subdirectories, index sidecars ("*.idx"), commit
+ *     journals ("*.commit") and hidden names (the writer's temporaries and
+ *     recordio-pack's staging files); TFX writes a split as a directory of
+ *     data_tfrecord-SSSSS-of-NNNNN.gz. None left is RIO_ENOSHARDS naming
+ *     the directory. "DIR/" is always the directory; "DIR" that is also the
+ *     PREFIX of shards beside it ("DIR-00000-of-00001.tfrecord") is
+ *     ambiguous, -EINVAL: which one was meant cannot be guessed;
  *   - a glob (it holds '*', '?' or '['): glob(3), sorted by strcmp (not by
  *     the locale), regular files only, without index sidecars ("*.idx") and
  *     hidden files (basename starting with '.': the writer's temporaries
- *     are ".NAME.XXXXXX.tmp"); no file left is RIO_ENOSHARDS;
+ *     are ".NAME.XXXXXX.tmp") and commit journals; no file left is
+ *     RIO_ENOSHARDS;
  *   - a PREFIX: the directory entries PREFIX-<digits>-of-<digits> followed
  *     by one of "", ".tfrecord", ".tfrecords" and then one of "", ".gz",
  *     ".zz", ".lz4" (so no .idx and no temporaries), regular files only,
@@ -27,7 +36,11 @@
  *
  * Consistency. The files of the result whose basenames parse as shard names
  * are grouped by everything before "-SSSSS-of-NNNNN" (directory included,
- * as spelled). Every group must agree on NNNNN (else RIO_EBADSHARDNAME
+ * as spelled). A group whose PREFIX.commit journal exists is being
+ * replaced by recordio-pack, or was when it was interrupted: it may hold
+ * old and new shards under names that agree, so it is RIO_EINCOMPLETESET
+ * however its files were named (so is a lone PREFIX with no shards yet but
+ * a journal). Every group must agree on NNNNN (else RIO_EBADSHARDNAME
  * naming two files that disagree) and hold each index once (a .tfrecord and
  * a .tfrecord.gz of the same shard: RIO_EBADSHARDNAME naming both). A group
  * with at least one member found by a glob or a PREFIX must moreover be
@@ -220,7 +233,15 @@ static int has_glob_chars(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* A glob: sorted matches that are regular files, not .idx, not hidden. */
+/* Names a glob or a directory never lists: hidden ones (temporaries,
+ * staging files), index sidecars and commit journals. */
+static int is_listed_name(const char *name)
+{
+	return name[0] != '.' && !ends_with(name, ".idx") && !ends_with(name, RIO_SET_JOURNAL_SUFFIX);
+}
+
+/* A glob: sorted matches that are regular files, not .idx, not hidden, not
+ * journals. */
 static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
 {
 	glob_t g;
@@ -241,8 +262,7 @@ static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
 	for (size_t i = 0; grc == 0 && i < g.gl_pathc; i++) {
 		const char *p = g.gl_pathv[i];
 		struct stat st;
-		if (basename_of(p)[0] == '.' || ends_with(p, ".idx") || stat(p, &st) ||
-		    !S_ISREG(st.st_mode))
+		if (!is_listed_name(basename_of(p)) || stat(p, &st) || !S_ISREG(st.st_mode))
 			continue;
 		if ((rc = vec_push(v, p, 1)) < 0)
 			break;
@@ -362,20 +382,104 @@ static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
 	return 0;
 }
 
-/* One item: an existing file, a glob, or a PREFIX (see the top of the file). */
+/* RIO_EINCOMPLETESET when the journal of the set whose prefix is the first
+ * prefix_len bytes of `path` exists; else 0. */
+static int check_journal(const char *path, size_t prefix_len, rio_error *err)
+{
+	size_t len = prefix_len + sizeof RIO_SET_JOURNAL_SUFFIX;
+	char *journal = malloc(len);
+	if (!journal)
+		return rio__error_set(err, -ENOMEM, path, UNK, UNK, NULL);
+	snprintf(journal, len, "%.*s%s", (int)prefix_len, path, RIO_SET_JOURNAL_SUFFIX);
+	struct stat st;
+	int rc = 0;
+	if (lstat(journal, &st) == 0) {
+		journal[prefix_len] = '\0'; /* the set's prefix, for a moment */
+		rc = rio__error_set(err, RIO_EINCOMPLETESET, journal, UNK, UNK,
+		                    "%s%s remains; run 'recordio-pack --recover --output %s' to "
+		                    "finish the commit",
+		                    journal, RIO_SET_JOURNAL_SUFFIX, journal);
+	}
+	free(journal);
+	return rc;
+}
+
+static int cmp_dirent(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* A directory: its regular files, sorted, but for hidden names, .idx files
+ * and journals. */
+static int expand_dir(struct vec *v, const char *dir, rio_error *err)
+{
+	struct dirent **list = NULL;
+	int n = scandir(dir, &list, NULL, cmp_dirent);
+	if (n < 0)
+		return rio__error_set(err, -errno, dir, UNK, UNK, NULL);
+	size_t dlen = strlen(dir), added = 0, skipped = 0;
+	int sep = dlen && dir[dlen - 1] != '/';
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+		if (!rc && strcmp(name, ".") && strcmp(name, "..")) {
+			size_t plen = dlen + (size_t)sep + strlen(name) + 1;
+			char *path = malloc(plen);
+			struct stat st;
+			if (!path) {
+				rc = -ENOMEM;
+			} else {
+				snprintf(path, plen, "%s%s%s", dir, sep ? "/" : "", name);
+				if (!is_listed_name(name) || stat(path, &st) || !S_ISREG(st.st_mode))
+					skipped++;
+				else if ((rc = vec_push(v, path, 1)) == 0)
+					added++;
+				free(path);
+			}
+		}
+		free(list[i]);
+	}
+	free(list);
+	if (rc < 0)
+		return rio__error_set(err, rc, dir, UNK, UNK, NULL);
+	if (!added)
+		return rio__error_set(err, RIO_ENOSHARDS, dir, UNK, UNK,
+		                      skipped ? "a directory with no shard files (hidden, .idx and "
+		                                ".commit files and subdirectories are not shards)"
+		                              : "an empty directory");
+	return 0;
+}
+
+/* One item: an existing file, a directory, a glob, or a PREFIX (see the top
+ * of the file). */
 static int expand_item(struct vec *v, const char *item, int in_list, rio_error *err)
 {
 	struct stat st;
 	int missing = ENOENT;
+	size_t len = strlen(item);
 	if (stat(item, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			int rc = vec_push(v, item, 0);
 			return rc < 0 ? rio__error_set(err, rc, item, UNK, UNK, NULL) : 0;
 		}
-		missing = EISDIR;
-	} else if (errno != ENOTDIR) {
-		missing = errno;
+		if (item[len - 1] == '/')
+			return expand_dir(v, item, err);
+		/* "DIR" that is also a PREFIX of shards: say so, do not guess */
+		size_t before = v->n;
+		int rc = expand_prefix(v, item, err);
+		if (rc < 0)
+			return rc;
+		if (v->n == before)
+			return expand_dir(v, item, err);
+		return rio__error_set(err, -EINVAL, item, UNK, UNK,
+		                      "both a directory and the PREFIX of shards (%s); write '%s/' "
+		                      "for the directory's files or '%s-*' for the shards",
+		                      v->paths[before], item, item);
 	}
+	if (item[len - 1] == '/')
+		return rio__error_set(err, -errno, item, UNK, UNK, NULL);
+	if (errno != ENOTDIR)
+		missing = errno;
 	if (has_glob_chars(item))
 		return expand_glob(v, item, err);
 	size_t before = v->n;
@@ -384,6 +488,10 @@ static int expand_item(struct vec *v, const char *item, int in_list, rio_error *
 		return rc;
 	if (v->n > before)
 		return 0;
+	/* a first set whose commit was interrupted before any shard got its
+	 * name: the journal is all there is */
+	if ((rc = check_journal(item, len, err)) < 0)
+		return rc;
 	if (in_list)
 		return rio__error_set(err, -missing, item, UNK, UNK, NULL);
 	return rio__error_set(err, RIO_ENOSHARDS, item, UNK, UNK,
@@ -495,6 +603,13 @@ static int check_groups(const struct vec *v, rio_error *err)
 		}
 	qsort(m, k, sizeof *m, cmp_member);
 	int rc = 0;
+	/* journals first: an incomplete set's names may disagree, but what
+	 * the user must hear is that its commit was interrupted */
+	for (size_t a = 0, b; a < k && rc >= 0; a = b) {
+		for (b = a; b < k && same_group(&m[a], &m[b]); b++)
+			;
+		rc = check_journal(m[a].path, m[a].sn.prefix_len, err);
+	}
 	for (size_t a = 0, b; a < k && rc >= 0; a = b) {
 		int complete = 0;
 		for (b = a; b < k && same_group(&m[a], &m[b]); b++)
@@ -522,7 +637,7 @@ RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *
 	memset(&v, 0, sizeof v);
 	struct stat st;
 	int rc;
-	if (strchr(spec, ',') && !(stat(spec, &st) == 0 && !S_ISDIR(st.st_mode)))
+	if (strchr(spec, ',') && stat(spec, &st) != 0)
 		rc = expand_list(&v, spec, err);
 	else
 		rc = expand_item(&v, spec, 0, err);

@@ -84,7 +84,9 @@ CLI_TESTS = \
 	tests/cli_info.sh \
 	tests/cli_tensorflow.sh \
 	tests/cli_bench.sh \
-	tests/cli_example.sh
+	tests/cli_example.sh \
+	tests/cli_setcommit.sh \
+	tests/cli_dir.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 
@@ -92,6 +94,18 @@ EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util.h \
 	tests/fuzz/fuzz_util.c tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_index.c \
 	tests/fuzz/fuzz_example.c tests/fuzz/fuzz_loader.c
+
+# tests/fail_at.so: an LD_PRELOAD shim that fails or kills the Nth rename,
+# fsync, write, unlink or open (tests/cli_setcommit.sh). Plain $(CC), none
+# of the project's flags (no sanitizer in a preloaded library); when it
+# cannot be built the test skips.
+check_DATA = tests/fail_at.so
+CLEANFILES += tests/fail_at.so
+EXTRA_DIST += tests/fail_at.c
+tests/fail_at.so: tests/fail_at.c
+	$(AM_V_CC)$(MKDIR_P) tests && \
+	{ $(CC) -shared -fPIC -o $@ $(srcdir)/tests/fail_at.c -ldl 2>/dev/null || \
+	  echo "note: $@ not built; tests/cli_setcommit.sh will skip"; }
 
 # The loader's GPU path: built with --with-cuda only; skips (77) without a device.
 if HAVE_CUNIT
@@ -109,7 +123,7 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # mpirun in shell tests (tests/train_*.sh, with tests/ckpt_diff to compare
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
-TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_errors.sh
+TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_errors.sh tests/train_dir.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff

@@ -2,9 +2,11 @@
  * test_shardset.c — shard names and shard set expansion.
  *
  * Known answers for rio_shard_name_parse/format, then every form of a shard
- * specification (glob, list, existing file, PREFIX) and every error path
- * (missing shard, mixed counts, duplicates, nothing matching, a missing list
- * item) on small trees of empty files built in the scratch directory. Each
+ * specification (glob, list, existing file, directory, PREFIX) and every
+ * error path (missing shard, mixed counts, duplicates, nothing matching, a
+ * missing list item, an empty or ambiguous directory, an interrupted
+ * commit's journal) on small trees of empty files built in the scratch
+ * directory. Each
  * test works in its own subdirectory so that globs see only its files.
  */
 #include "recordio.h"
@@ -581,7 +583,7 @@ static void test_nothing_matches(void)
 	/* A prefix in a directory that does not exist. */
 	CU_ASSERT_EQUAL(expand(in(d, "none/train"), &set, &err), RIO_ENOSHARDS);
 	assert_failed(&set, &err, RIO_ENOSHARDS);
-	/* A directory is not a shard. */
+	/* An empty directory has no shards. */
 	CU_ASSERT_EQUAL(expand(in(d, "sub"), &set, &err), RIO_ENOSHARDS);
 	assert_failed(&set, &err, RIO_ENOSHARDS);
 	/* err may be NULL. */
@@ -607,12 +609,19 @@ static void test_list_item_missing(void)
 	CU_ASSERT_EQUAL(err.offset, UINT64_MAX);
 	CU_ASSERT_EQUAL(err.record, UINT64_MAX);
 
-	/* A directory in a list. */
+	/* An empty directory in a list is named. */
 	CU_ASSERT_EQUAL(mkdir(in(d, "sub"), 0755), 0);
 	snprintf(spec, sizeof spec, "%s,%s", in(d, "sub"), in(d, "a.tfrecord"));
-	CU_ASSERT_EQUAL(expand(spec, &set, &err), -EISDIR);
-	assert_failed(&set, &err, -EISDIR);
+	CU_ASSERT_EQUAL(expand(spec, &set, &err), RIO_ENOSHARDS);
+	assert_failed(&set, &err, RIO_ENOSHARDS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "sub")));
+	/* A trailing '/' on something that is not a directory. */
+	snprintf(spec, sizeof spec, "%s/", in(d, "a.tfrecord"));
+	CU_ASSERT_EQUAL(expand(spec, &set, &err), -ENOTDIR);
+	assert_failed(&set, &err, -ENOTDIR);
+	snprintf(spec, sizeof spec, "%s/", in(d, "none"));
+	CU_ASSERT_EQUAL(expand(spec, &set, &err), -ENOENT);
+	assert_failed(&set, &err, -ENOENT);
 
 	/* A glob item finding nothing names the pattern. */
 	snprintf(spec, sizeof spec, "%s,%s", in(d, "a.tfrecord"), in(d, "q*"));
@@ -697,6 +706,195 @@ static void test_thousand_shards(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "999 of 1000"));
 }
 
+
+/* ---- directories -------------------------------------------------------------- */
+
+/* A directory is its regular files, sorted by strcmp, without .idx,
+ * journals, hidden names and subdirectories; with or without its '/'. */
+static void test_directory(void)
+{
+	const char *d = mkdir_sub("dir");
+	touch(d, "b.tfrecord");
+	touch(d, "a.tfrecord");
+	touch(d, "a.tfrecord.idx");
+	touch(d, "B.tfrecord.gz");
+	touch(d, ".a.tfrecord.XXXXXX.tmp");
+	touch(d, ".x.pack-1-00000.tfrecord");
+	touch(d, "old.commit");
+	CU_ASSERT_EQUAL(mkdir(in(d, "sub"), 0755), 0);
+	touch(in(d, "sub"), "c.tfrecord");
+	const char *specs[2] = {d, in(d, "")};
+	for (int i = 0; i < 2; i++) {
+		rio_shardset set;
+		rio_error err;
+		CU_ASSERT_EQUAL_FATAL(expand(specs[i], &set, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(set.count, 3);
+		CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "B.tfrecord.gz"));
+		CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "a.tfrecord"));
+		CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "b.tfrecord"));
+		rio_shardset_free(&set);
+	}
+}
+
+/* TFX's layout: a split is a directory of data_tfrecord-SSSSS-of-NNNNN.gz,
+ * checked for completeness as a PREFIX would be. */
+static void test_directory_tfx(void)
+{
+	const char *d = mkdir_sub("tfx");
+	touch(d, "data_tfrecord-00002-of-00003.gz");
+	touch(d, "data_tfrecord-00000-of-00003.gz");
+	touch(d, "data_tfrecord-00001-of-00003.gz");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL_FATAL(expand(d, &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 3);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "data_tfrecord-00000-of-00003.gz"));
+	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "data_tfrecord-00002-of-00003.gz"));
+	rio_shardset_free(&set);
+	CU_ASSERT_EQUAL_FATAL(remove(in(d, "data_tfrecord-00001-of-00003.gz")), 0);
+	CU_ASSERT_EQUAL(expand(d, &set, &err), RIO_EMISSINGSHARD);
+	assert_failed(&set, &err, RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "data_tfrecord-00001-of-00003.gz")));
+	/* the old set's shards beside the new one's disagree on the count */
+	touch(d, "data_tfrecord-00001-of-00003.gz");
+	touch(d, "data_tfrecord-00000-of-00002.gz");
+	CU_ASSERT_EQUAL(expand(d, &set, &err), RIO_EBADSHARDNAME);
+	assert_failed(&set, &err, RIO_EBADSHARDNAME);
+}
+
+/* Directories in a list, each expanded in place. */
+static void test_directory_in_list(void)
+{
+	const char *d = mkdir_sub("dirlist");
+	const char *d1 = mkdir_sub("dirlist/one"), *d2 = mkdir_sub("dirlist/two");
+	touch(d1, "x.tfrecord");
+	touch(d2, "y.tfrecord");
+	touch(d, "z.tfrecord");
+	char spec[2048];
+	snprintf(spec, sizeof spec, "%s/,%s,%s", d2, in(d, "z.tfrecord"), d1);
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL_FATAL(expand(spec, &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 3);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d2, "y.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "z.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d1, "x.tfrecord"));
+	rio_shardset_free(&set);
+}
+
+/* A name that is both a directory and a PREFIX of shards beside it. */
+static void test_directory_ambiguous(void)
+{
+	const char *d = mkdir_sub("ambiguous");
+	const char *sub = mkdir_sub("ambiguous/train");
+	touch(sub, "inside.tfrecord");
+	touch(d, "train-00000-of-00001.tfrecord");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL(expand(sub, &set, &err), -EINVAL);
+	assert_failed(&set, &err, -EINVAL);
+	CU_ASSERT_EQUAL(strncmp(err.message, sub, strlen(sub)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "both a directory and the PREFIX"));
+	/* a trailing '/' says the directory, a glob the shards */
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "train/"), &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 1);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(sub, "inside.tfrecord"));
+	rio_shardset_free(&set);
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "train-*"), &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 1);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "train-00000-of-00001.tfrecord"));
+	rio_shardset_free(&set);
+}
+
+/* Empty directories, and ones holding only what is never a shard. */
+static void test_directory_empty(void)
+{
+	const char *d = mkdir_sub("emptydir");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL(expand(d, &set, &err), RIO_ENOSHARDS);
+	assert_failed(&set, &err, RIO_ENOSHARDS);
+	char want[700];
+	snprintf(want, sizeof want, "%s: %s: an empty directory", d, rio_strerror(RIO_ENOSHARDS));
+	CU_ASSERT_STRING_EQUAL(err.message, want);
+	touch(d, "a.tfrecord.idx");
+	touch(d, ".hidden");
+	CU_ASSERT_EQUAL(mkdir(in(d, "sub"), 0755), 0);
+	CU_ASSERT_EQUAL(expand(d, &set, &err), RIO_ENOSHARDS);
+	assert_failed(&set, &err, RIO_ENOSHARDS);
+	CU_ASSERT_EQUAL(strncmp(err.message, d, strlen(d)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no shard files"));
+}
+
+/* ---- an interrupted commit: the journal PREFIX.commit ------------------------- */
+
+/* While PREFIX.commit exists the set is refused however it is named: a
+ * PREFIX, a glob, its files one by one, its directory. */
+static void test_journal_refuses_set(void)
+{
+	const char *d = mkdir_sub("journal");
+	touch(d, "t-00000-of-00002.tfrecord");
+	touch(d, "t-00001-of-00002.tfrecord");
+	touch(d, "u-00000-of-00001.tfrecord");
+	touch(d, "t.commit");
+	char list[2048], prefix[700], want[2048];
+	snprintf(prefix, sizeof prefix, "%s", in(d, "t"));
+	snprintf(list, sizeof list, "%s,%s", in(d, "u-00000-of-00001.tfrecord"),
+	         in(d, "t-00001-of-00002.tfrecord"));
+	snprintf(want, sizeof want,
+	         "%s: %s: %s.commit remains; run 'recordio-pack --recover --output %s' to finish "
+	         "the commit",
+	         prefix, rio_strerror(RIO_EINCOMPLETESET), prefix, prefix);
+	const char *specs[] = {prefix, in(d, "t-*"), list, d};
+	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+		rio_shardset set;
+		rio_error err;
+		CU_ASSERT_EQUAL(expand(specs[i], &set, &err), RIO_EINCOMPLETESET);
+		assert_failed(&set, &err, RIO_EINCOMPLETESET);
+		CU_ASSERT_STRING_EQUAL(err.message, want);
+	}
+	/* another set in the same directory is not affected */
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "u"), &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 1);
+	rio_shardset_free(&set);
+	/* the mixed counts an interrupted commit leaves are named as such too */
+	touch(d, "t-00000-of-00004.tfrecord");
+	CU_ASSERT_EQUAL(expand(prefix, &set, &err), RIO_EINCOMPLETESET);
+	assert_failed(&set, &err, RIO_EINCOMPLETESET);
+	/* without the journal they are still refused, as inconsistent names */
+	CU_ASSERT_EQUAL_FATAL(remove(in(d, "t.commit")), 0);
+	CU_ASSERT_EQUAL(expand(prefix, &set, &err), RIO_EBADSHARDNAME);
+	assert_failed(&set, &err, RIO_EBADSHARDNAME);
+	CU_ASSERT_EQUAL_FATAL(remove(in(d, "t-00000-of-00004.tfrecord")), 0);
+	CU_ASSERT_EQUAL_FATAL(expand(prefix, &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 2);
+	rio_shardset_free(&set);
+}
+
+/* A first commit interrupted before any shard got its name: only the
+ * journal names the set. */
+static void test_journal_without_shards(void)
+{
+	const char *d = mkdir_sub("journalonly");
+	touch(d, "t.commit");
+	touch(d, ".t.pack-1-00000.tfrecord");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL(expand(in(d, "t"), &set, &err), RIO_EINCOMPLETESET);
+	assert_failed(&set, &err, RIO_EINCOMPLETESET);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "--recover --output"));
+	/* a glob or a directory never lists the journal itself */
+	touch(d, "a.tfrecord");
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "*"), &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 1);
+	rio_shardset_free(&set);
+	CU_ASSERT_EQUAL_FATAL(expand(d, &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 1);
+	rio_shardset_free(&set);
+}
+
 static const tu_test name_tests[] = {
 	{"parse known answers", test_parse_known},
 	{"parse rejects non-shard names", test_parse_not_shards},
@@ -718,6 +916,9 @@ static const tu_test form_tests[] = {
 	{"groups checked over the whole set", test_groups_across_items},
 	{"1000 shards", test_thousand_shards},
 	{"free", test_free},
+	{"directory", test_directory},
+	{"TFX split directory", test_directory_tfx},
+	{"directories in a list", test_directory_in_list},
 	{NULL, NULL},
 };
 
@@ -729,6 +930,10 @@ static const tu_test error_tests[] = {
 	{"nothing matches", test_nothing_matches},
 	{"missing list item", test_list_item_missing},
 	{"bad arguments", test_bad_arguments},
+	{"directory and PREFIX: ambiguous", test_directory_ambiguous},
+	{"empty directory", test_directory_empty},
+	{"journal refuses the set", test_journal_refuses_set},
+	{"journal without shards", test_journal_without_shards},
 	{NULL, NULL},
 };
 

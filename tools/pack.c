@@ -19,6 +19,7 @@
 #include "common.h"
 #include "pack.h"
 #include "rng.h"
+#include "set_commit.h"
 #include "shard_out.h"
 
 #include <errno.h>
@@ -39,6 +40,7 @@ static void usage(void)
 {
 	printf(
 	    "Usage: %s --from MODE --output PREFIX [OPTIONS] [INPUT...]\n"
+	    "       %s --recover --output PREFIX\n"
 	    "Converts a dataset into TFRecord shards PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4],\n"
 	    "each with an index SHARD.idx (\"<offset> <framed size>\" per record).\n"
 	    "\n"
@@ -82,18 +84,23 @@ static void usage(void)
 	    "  -f, --force              replace existing shards of PREFIX, and remove its\n"
 	    "                           shards of another count or compression\n"
 	    "      --fsync              fsync every file and the directory when done\n"
+	    "      --recover            only finish an interrupted commit of PREFIX and\n"
+	    "                           remove the staging files of dead runs (every run\n"
+	    "                           does this first); no --from, no input\n"
 	    "  -q, --quiet              no progress line and no summary\n"
 	    "  -h, --help               this help\n"
 	    "      --version            the library version\n"
 	    "\n"
 	    "Nothing is written under the final names until every shard is complete; on\n"
-	    "an error or an interrupt no file is left behind.\n"
+	    "an error or an interrupt no file is left behind. The set is replaced as a\n"
+	    "whole through a journal PREFIX.commit: readers refuse the set while it\n"
+	    "exists, and the next run on PREFIX finishes an interrupted commit.\n"
 	    "Exit status: 0 success, 1 data or I/O error, 2 usage error, 130 interrupted.\n"
 	    "\n"
 	    "Example:\n"
 	    "  %s --from idx --images train-images-idx3-ubyte.gz \\\n"
 	    "      --labels train-labels-idx1-ubyte.gz --output out/train --shards 4\n",
-	    tool_name, tool_name);
+	    tool_name, tool_name, tool_name);
 }
 
 /* ---- the shuffle: records held in one buffer, a seeded permutation ---- */
@@ -294,6 +301,7 @@ enum {
 	OPT_SHUFFLE,
 	OPT_SEED,
 	OPT_FSYNC,
+	OPT_RECOVER,
 	OPT_VERSION,
 };
 
@@ -311,6 +319,7 @@ static const struct option long_options[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"force", no_argument, NULL, 'f'},
 	{"fsync", no_argument, NULL, OPT_FSYNC},
+	{"recover", no_argument, NULL, OPT_RECOVER},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -320,7 +329,7 @@ static const struct option long_options[] = {
 typedef struct pack_opts {
 	pack_args a;
 	shard_out_opts out; /* shards, shard_size, level: 0 unless given */
-	int shuffle, have_seed, quiet;
+	int shuffle, have_seed, quiet, recover;
 	uint64_t seed;
 } pack_opts;
 
@@ -370,6 +379,7 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 			break;
 		case 'f': o->out.force = 1; break;
 		case OPT_FSYNC: o->out.fsync = 1; break;
+		case OPT_RECOVER: o->recover = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(); exit(EXIT_OK);
 		case OPT_VERSION: printf("%s %s\n", tool_name, rio_version()); exit(EXIT_OK);
@@ -380,7 +390,7 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	o->a.inputs = argv + optind;
 	o->a.ninputs = argc - optind;
 
-	if (!o->a.from)
+	if (!o->a.from && !o->recover)
 		tool_usage_error("missing --from (idx, tfrecord, csv, dir or lines)");
 	if (!o->a.output || !*o->a.output)
 		tool_usage_error("missing --output PREFIX");
@@ -389,6 +399,17 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		tool_usage_error("--output: '%s' is a directory; give a file prefix such as %s%strain",
 		                 o->a.output, o->a.output, *base ? "/" : "");
+	/* the commit journal is a text file of names, one per line */
+	if (strpbrk(base, "\t\n"))
+		tool_usage_error("--output: '%s': a tab or a newline in a shard name is not supported",
+		                 o->a.output);
+	if (o->recover) {
+		if (o->a.from || o->a.ninputs)
+			tool_usage_error("--recover takes --output PREFIX only (it writes no shards; got "
+			                 "'%s')",
+			                 o->a.from ? "--from" : o->a.inputs[0]);
+		return;
+	}
 	if (o->out.shards && o->out.shard_size)
 		tool_usage_error("--shards and --shard-size exclude each other");
 	if (!o->out.shards && !o->out.shard_size)
@@ -472,6 +493,16 @@ int main(int argc, char **argv)
 	o.out.prefix = o.a.output;
 	if (o.shuffle && !o.have_seed)
 		o.seed = random_seed();
+	/* an interrupted earlier run on this prefix first: finish its commit,
+	 * remove its staging files (set_commit.h) */
+	int recovered = set_commit_recover(o.out.prefix);
+	if (recovered < 0)
+		return EXIT_DATA;
+	if (o.recover) {
+		if (!recovered && !o.quiet)
+			printf("%s: nothing to recover\n", o.out.prefix);
+		return tool_flush_stdout() < 0 ? EXIT_DATA : EXIT_OK;
+	}
 	tool_catch_signals();
 
 	double t0 = tool_now();

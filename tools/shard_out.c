@@ -2,16 +2,17 @@
  * shard_out.c — staged sharded output for recordio-pack; see shard_out.h.
  *
  * Life of one shard k: rio_writer_open() on the staging path
- * DIR/.BASE-k.pack-PID.tfrecord[...] (the writer itself writes to its own
- * temporary name and renames on close), records appended while the offsets
- * go into a rio_index, rio_writer_close(), then rio_index_write() of
- * STAGING.idx. shard_out_finish() renames every staged pair to
- * PREFIX-k-of-N.tfrecord[...] and its .idx; if a rename fails half way the
- * finals renamed so far are removed too.
+ * DIR/.BASE.pack-PID-k.tfrecord[...] (set_commit_staging_name(); the writer
+ * itself writes to its own temporary name and renames on close), records
+ * appended while the offsets go into a rio_index, rio_writer_close(), then
+ * rio_index_write() of STAGING.idx. shard_out_finish() hands every staged
+ * pair and its final name PREFIX-k-of-N.tfrecord[...] to set_commit_apply(),
+ * which replaces the set through its commit journal.
  */
 #include "config.h"
 #include "shard_out.h"
 #include "common.h"
+#include "set_commit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,10 +35,10 @@ struct shard_out {
 	uint32_t opened;  /* shards opened so far; current = opened-1 */
 	char **staged;    /* completed shards' staging paths          */
 	uint32_t nstaged, cap;
-	uint32_t renamed; /* finals renamed into place by finish      */
 	char **finals;    /* their final paths (during finish)        */
 	uint64_t records, bytes, file_bytes;
 	int committed;
+	int pending;      /* the commit journal holds the staged files */
 };
 
 /* Removes path, ignoring a file that is not there. */
@@ -45,37 +46,6 @@ static void remove_quietly(const char *path)
 {
 	if (unlink(path) < 0 && errno != ENOENT)
 		tool_error("%s: cannot remove: %s", path, strerror(errno));
-}
-
-/* Is `name` (a directory entry) BASE-DIGITS-of-DIGITS.tfrecord[.gz|.zz|.lz4]
- * [.idx], a shard of this prefix or its index? */
-static int is_prefix_shard(const char *name, const char *base)
-{
-	size_t blen = strlen(base);
-	if (strncmp(name, base, blen) != 0 || name[blen] != '-')
-		return 0;
-	const char *p = name + blen + 1;
-	if (*p < '0' || *p > '9')
-		return 0;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (strncmp(p, "-of-", 4) != 0)
-		return 0;
-	p += 4;
-	if (*p < '0' || *p > '9')
-		return 0;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (strncmp(p, ".tfrecord", 9) != 0)
-		return 0;
-	p += 9;
-	if (!strncmp(p, ".gz", 3) || !strncmp(p, ".zz", 3))
-		p += 3;
-	else if (!strncmp(p, ".lz4", 4))
-		p += 4;
-	if (!strcmp(p, ".idx"))
-		p += 4;
-	return *p == '\0';
 }
 
 /* Joins dir and name into buf: 0, or -1 when it does not fit. */
@@ -100,7 +70,7 @@ static int each_prefix_shard(shard_out *s,
 	}
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
-		if (!rc && is_prefix_shard(list[i]->d_name, s->base)) {
+		if (!rc && set_commit_is_shard_name(list[i]->d_name, s->base)) {
 			char path[PATH_MAX];
 			if (join(path, sizeof path, s->dir, list[i]->d_name) < 0 ||
 			    fn(s, path, list[i]->d_name))
@@ -120,21 +90,6 @@ static int refuse_existing(shard_out *s, const char *path, const char *name)
 	return 1;
 }
 
-/* After a successful finish with --force: removes shards of this prefix
- * that are not the ones just written. */
-static int remove_stale(shard_out *s, const char *path, const char *name)
-{
-	for (uint32_t k = 0; k < s->renamed; k++) {
-		const char *slash = strrchr(s->finals[k], '/');
-		const char *fname = slash ? slash + 1 : s->finals[k];
-		size_t len = strlen(fname);
-		if (!strncmp(name, fname, len) && (!name[len] || !strcmp(name + len, ".idx")))
-			return 0;
-	}
-	remove_quietly(path);
-	return 0;
-}
-
 int shard_out_open(shard_out **out, const shard_out_opts *opts)
 {
 	*out = NULL;
@@ -146,15 +101,7 @@ int shard_out_open(shard_out **out, const shard_out_opts *opts)
 	}
 	s->o = *opts;
 	s->o.prefix = s->prefix;
-	char *slash = strrchr(s->prefix, '/');
-	if (slash) {
-		s->dir = strndup(s->prefix, slash == s->prefix ? 1 : (size_t)(slash - s->prefix));
-		s->base = strdup(slash + 1);
-	} else {
-		s->dir = strdup(".");
-		s->base = strdup(s->prefix);
-	}
-	if (!s->dir || !s->base) {
+	if (set_commit_split(s->prefix, &s->dir, &s->base) < 0) {
 		tool_error("out of memory");
 		shard_out_close(s);
 		return -1;
@@ -265,11 +212,8 @@ static int next_shard(shard_out *s)
 		           s->prefix, SHARD_OUT_MAX, (unsigned long long)s->records);
 		return -1;
 	}
-	char name[NAME_MAX + 1];
-	int n = snprintf(name, sizeof name, ".%s-%05u.pack-%ld%s", s->base, s->opened,
-	                 (long)getpid(), rio_compression_suffix(s->o.compression));
-	if (n < 0 || (size_t)n >= sizeof name ||
-	    join(s->cur_path, sizeof s->cur_path, s->dir, name) < 0) {
+	if (set_commit_staging_name(s->cur_path, sizeof s->cur_path, s->dir, s->base, s->opened,
+	                            s->o.compression) < 0) {
 		tool_error("%s: %s", s->prefix, strerror(ENAMETOOLONG));
 		return -1;
 	}
@@ -318,37 +262,6 @@ int shard_out_write(shard_out *s, const void *data, size_t size)
 	return 0;
 }
 
-/* Renames the staged shard k and its index to their final names. */
-static int rename_pair(shard_out *s, uint32_t k)
-{
-	char *sidx = rio_index_path(s->staged[k]);
-	char *fidx = rio_index_path(s->finals[k]);
-	int rc = 0;
-	if (!sidx || !fidx) {
-		tool_error("out of memory");
-		rc = -1;
-	} else if (rename(sidx, fidx) < 0) {
-		tool_error("%s: cannot rename into place: %s", fidx, strerror(errno));
-		rc = -1;
-	} else if (rename(s->staged[k], s->finals[k]) < 0) {
-		tool_error("%s: cannot rename into place: %s", s->finals[k], strerror(errno));
-		remove_quietly(fidx);
-		rc = -1;
-	}
-	free(sidx);
-	free(fidx);
-	return rc;
-}
-
-static void sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 int shard_out_finish(shard_out *s)
 {
 	if (s->o.shards) {
@@ -375,21 +288,15 @@ int shard_out_finish(shard_out *s)
 			return -1;
 		}
 	}
-	/* without --force, refuse files that appeared since shard_out_open() */
-	for (uint32_t k = 0; k < n && !s->o.force; k++) {
-		if (access(s->finals[k], F_OK) == 0) {
-			refuse_existing(s, s->finals[k], NULL);
-			return -1;
-		}
-	}
-	for (; s->renamed < n; s->renamed++)
-		if (rename_pair(s, s->renamed) < 0)
-			return -1;
+	/* without --force, set_commit_apply() refuses shards of the prefix
+	 * that appeared since shard_out_open() */
+	int rc = set_commit_apply(s->prefix, s->dir, s->base, s->staged, s->finals, n, s->o.force,
+	                          s->o.fsync);
+	if (rc == SET_COMMIT_PENDING)
+		s->pending = 1;
+	if (rc < 0)
+		return -1;
 	s->committed = 1;
-	if (s->o.force)
-		each_prefix_shard(s, remove_stale);
-	if (s->o.fsync)
-		sync_dir(s->dir);
 	return 0;
 }
 
@@ -397,16 +304,9 @@ void shard_out_close(shard_out *s)
 {
 	if (!s)
 		return;
-	if (!s->committed) {
-		rio_writer_abort(s->w);
-		for (uint32_t k = 0; k < s->renamed; k++) {
-			char *fidx = rio_index_path(s->finals[k]);
-			remove_quietly(s->finals[k]);
-			if (fidx)
-				remove_quietly(fidx);
-			free(fidx);
-		}
-		for (uint32_t k = s->renamed; k < s->nstaged; k++) {
+	rio_writer_abort(s->w);
+	if (!s->committed && !s->pending) {
+		for (uint32_t k = 0; k < s->nstaged; k++) {
 			char *sidx = rio_index_path(s->staged[k]);
 			remove_quietly(s->staged[k]);
 			if (sidx)

@@ -6,11 +6,14 @@
  * known only after the last record, so no shard can get its final name
  * while writing. shard_out therefore writes every shard (through rio_writer,
  * which itself writes to a temporary name) to a hidden staging name in the
- * output directory, ".BASE-SSSSS.pack-PID.tfrecord[...]", with its index
+ * output directory, ".BASE.pack-PID-SSSSS.tfrecord[...]", with its index
  * beside it, and only shard_out_finish(), once every shard and index is
- * complete, renames them all to their final names. Anything else —
- * an error, an interrupt, shard_out_close() without a finish — removes
- * every staged file, so a failed run leaves nothing behind.
+ * complete, commits them all to their final names through the commit
+ * journal PREFIX.commit (set_commit.h), which replaces an existing set as
+ * a whole. An error, an interrupt, shard_out_close() without a finish
+ * before the journal is in place remove every staged file, so a failed run
+ * leaves nothing behind; a failure after it leaves the journal and the
+ * staged files, for the next run on the prefix to finish the commit.
  *
  * Placement of records:
  *   - shards = N: record i goes to the shard k with
@@ -24,8 +27,8 @@
  *
  * Existing files: shard_out_open() refuses (unless `force`) when any
  * PREFIX-DIGITS-of-DIGITS.tfrecord* file or its .idx exists. With `force`
- * shards of the same name are replaced, and after a successful finish the
- * others of that PREFIX (another NNNNN or compression) are removed.
+ * shards of the same name are replaced, and the others of that PREFIX
+ * (another NNNNN or compression) removed, in the same commit.
  *
  * Errors are reported on stderr through tool_error() (shard_out is part of
  * the tool, not the library); the functions then return -1.
@@ -67,8 +70,10 @@ void shard_out_set_total(shard_out *s, uint64_t total);
  * (the caller then closes, which removes everything). */
 int shard_out_write(shard_out *s, const void *data, size_t size);
 
-/* Completes the last shards, writes every index and renames all files to
- * their final names. 0, or -1 after reporting, with nothing left behind. */
+/* Completes the last shards, writes every index and commits all files to
+ * their final names. 0, or -1 after reporting: with nothing left behind,
+ * or (a failure once the journal is in place) with the set refused by
+ * readers until the next recordio-pack on the prefix finishes it. */
 int shard_out_finish(shard_out *s);
 
 /* Frees the object; before a successful finish it removes every staged
