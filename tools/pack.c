@@ -23,12 +23,9 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +59,7 @@ static void usage(void)
 	    "        Files directly in DIR and hidden names are skipped.\n"
 	    "  --from lines FILE...\n"
 	    "        one raw record per line: the line without its newline.\n"
+	    "  A FILE or INPUT '-' is standard input (lines, tfrecord).\n"
 	    "\n"
 	    "Options:\n"
 	    "  -o, --output PREFIX      output prefix, e.g. out/train (required)\n"
@@ -79,6 +77,9 @@ static void usage(void)
 	    "      --shuffle            write the records in a seeded random order (holds\n"
 	    "                           the whole dataset in memory)\n"
 	    "      --seed S             the shuffle's seed (default: random, printed)\n"
+	    "      --max-record-size SIZE  the longest record, line or CSV field (e.g.\n"
+	    "                           64M; default and most 256M, what the readers\n"
+	    "                           accept); a longer one is an error naming it\n"
 	    "  -f, --force              replace existing shards of PREFIX, and remove its\n"
 	    "                           shards of another count or compression\n"
 	    "      --fsync              fsync every file and the directory when done\n"
@@ -138,47 +139,6 @@ static void store_free(record_store *st)
 {
 	free(st->data);
 	free(st->start);
-}
-
-/* ---- what the sources share (pack.h) ------------------------------------ */
-
-void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
-                      int (*rewind)(pack_source *), void (*close)(pack_source *))
-{
-	pack_source *s = calloc(1, size);
-	if (!s) {
-		tool_error("out of memory");
-		return NULL;
-	}
-	s->total = PACK_UNKNOWN;
-	s->next = next;
-	s->rewind = rewind;
-	s->close = close;
-	return s;
-}
-
-int pack_record_fits(size_t size, const char *fmt, ...)
-{
-	if (size <= RIO_DEFAULT_MAX_RECORD)
-		return 1;
-	char where[PATH_MAX + 64];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(where, sizeof where, fmt, ap);
-	va_end(ap);
-	tool_error("%s: a record of %zu bytes, over the %u-byte limit of the readers", where, size,
-	           RIO_DEFAULT_MAX_RECORD);
-	return 0;
-}
-
-const char *pack_read_once(char *const *paths, size_t n)
-{
-	struct stat st;
-	for (size_t i = 0; i < n; i++)
-		if (stat(paths[i], &st) == 0 &&
-		    (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
-			return paths[i];
-	return NULL;
 }
 
 /* ---- the pump ---------------------------------------------------------- */
@@ -295,6 +255,7 @@ enum {
 	OPT_SEED,
 	OPT_FSYNC,
 	OPT_VERSION,
+	OPT_MAX_RECORD,
 };
 
 static const struct option long_options[] = {
@@ -309,6 +270,7 @@ static const struct option long_options[] = {
 	{"level", required_argument, NULL, OPT_LEVEL},
 	{"shuffle", no_argument, NULL, OPT_SHUFFLE},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"max-record-size", required_argument, NULL, OPT_MAX_RECORD},
 	{"force", no_argument, NULL, 'f'},
 	{"fsync", no_argument, NULL, OPT_FSYNC},
 	{"quiet", no_argument, NULL, 'q'},
@@ -328,6 +290,7 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof *o);
 	o->out.compression = RIO_COMPRESSION_NONE;
+	o->a.max_record_size = PACK_MAX_RECORD;
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, "F:o:n:s:c:fqh", long_options, NULL)) != -1) {
@@ -367,6 +330,14 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 		case OPT_SEED:
 			o->seed = tool_parse_u64("--seed", optarg);
 			o->have_seed = 1;
+			break;
+		case OPT_MAX_RECORD:
+			v = tool_parse_size("--max-record-size", optarg);
+			if (v < 1 || v > PACK_MAX_RECORD)
+				tool_usage_error("--max-record-size: expected 1 to %llu (256M, the readers' "
+				                 "limit), got '%s'",
+				                 (unsigned long long)PACK_MAX_RECORD, optarg);
+			o->a.max_record_size = v;
 			break;
 		case 'f': o->out.force = 1; break;
 		case OPT_FSYNC: o->out.fsync = 1; break;

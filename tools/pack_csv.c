@@ -16,6 +16,11 @@
  * So any error is reported, as FILE:LINE, before a record is written, and
  * the record count is known. The second pass builds the Examples, features
  * in header order.
+ *
+ * A field, or a row's fields together, longer than --max-record-size is an
+ * error naming the row's line, found as the row is read: the row buffer
+ * never grows past about twice the limit, and an allocation that fails is
+ * an error naming the line, never the end of the file.
  */
 #include "config.h"
 #include "common.h"
@@ -26,12 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* ---- the CSV reader ------------------------------------------------------ */
 
 typedef struct csv_reader {
 	FILE *f;
-	const char *path;
+	const char *path;  /* the name errors give the file */
+	uint64_t limit;    /* --max-record-size: of a field and of a row */
 	uint64_t line;     /* line of the next character, from 1      */
 	uint64_t rec_line; /* line where the current row starts       */
 	char *buf;         /* the row's fields, each NUL-terminated   */
@@ -41,13 +49,44 @@ typedef struct csv_reader {
 	size_t nf, fcap;
 } csv_reader;
 
+/* The current field (field nf, from buf + start[nf] to buf + len) or the
+ * row so far (its fields without their NULs) over the limit: 1 after
+ * reporting it, else 0. */
+static int too_long(csv_reader *r)
+{
+	if (r->len - r->start[r->nf] > r->limit) {
+		tool_error("%s:%llu: field %zu longer than --max-record-size (%llu bytes)", r->path,
+		           (unsigned long long)r->rec_line, r->nf + 1, (unsigned long long)r->limit);
+		return 1;
+	}
+	if (r->len - r->nf > r->limit) {
+		tool_error("%s:%llu: row longer than --max-record-size (%llu bytes)", r->path,
+		           (unsigned long long)r->rec_line, (unsigned long long)r->limit);
+		return 1;
+	}
+	return 0;
+}
+
+static void out_of_memory(csv_reader *r)
+{
+	tool_error("%s:%llu: out of memory (a row of %zu bytes so far)", r->path,
+	           (unsigned long long)r->rec_line, r->len);
+}
+
+/* Appends a byte to the current field: 0, or -1 after reporting. Only a
+ * full buffer is checked against the limit (end_field() checks each field
+ * exactly), which keeps the buffer under about twice the limit. */
 static int put(csv_reader *r, int c)
 {
 	if (r->len == r->cap) {
+		if (r->cap && too_long(r))
+			return -1;
 		size_t cap = r->cap ? r->cap * 2 : 4096;
 		char *p = realloc(r->buf, cap);
-		if (!p)
+		if (!p) {
+			out_of_memory(r);
 			return -1;
+		}
 		r->buf = p;
 		r->cap = cap;
 	}
@@ -55,7 +94,8 @@ static int put(csv_reader *r, int c)
 	return 0;
 }
 
-/* Makes room for field nf and the start of the one after it. */
+/* Makes room for field nf and the start of the one after it: 0, or -1
+ * after reporting. */
 static int reserve_fields(csv_reader *r)
 {
 	if (r->nf + 1 < r->fcap)
@@ -67,16 +107,19 @@ static int reserve_fields(csv_reader *r)
 	size_t *l = realloc(r->flen, cap * sizeof *l);
 	if (l)
 		r->flen = l;
-	if (!s || !l)
+	if (!s || !l) {
+		out_of_memory(r);
 		return -1;
+	}
 	r->fcap = cap;
 	return 0;
 }
 
-/* Ends the current field (which started at buf + start[nf]). */
+/* Ends the current field (which started at buf + start[nf]): 0, or -1
+ * after reporting. */
 static int end_field(csv_reader *r)
 {
-	if (reserve_fields(r) < 0)
+	if (too_long(r) || reserve_fields(r) < 0)
 		return -1;
 	r->flen[r->nf] = r->len - r->start[r->nf];
 	if (put(r, '\0') < 0)
@@ -103,15 +146,13 @@ static int csv_rewind(csv_reader *r)
 	return 0;
 }
 
-static int csv_open(csv_reader *r, const char *path)
+/* Reads `f` (closed by csv_close()), named `path` in errors. */
+static int csv_open(csv_reader *r, FILE *f, const char *path, uint64_t limit)
 {
 	memset(r, 0, sizeof *r);
 	r->path = path;
-	r->f = fopen(path, "rb");
-	if (!r->f) {
-		tool_error("%s: %s", path, strerror(errno));
-		return -1;
-	}
+	r->limit = limit;
+	r->f = f;
 	setvbuf(r->f, NULL, _IOFBF, 1 << 20);
 	return csv_rewind(r);
 }
@@ -132,7 +173,7 @@ static int csv_next(csv_reader *r)
 	FILE *f = r->f;
 	int c;
 	if (!r->start && reserve_fields(r) < 0) /* the first row: allocate the arrays */
-		goto nomem;
+		return -1;
 next_row:
 	r->len = 0;
 	r->nf = 0;
@@ -161,7 +202,7 @@ next_row:
 					r->line++;
 				}
 				if (put(r, c) < 0)
-					goto nomem;
+					return -1;
 				cr = 0;
 			}
 		}
@@ -169,7 +210,7 @@ next_row:
 		while (c != ',' && c != '\n' && c != EOF) {
 			raw++;
 			if (put(r, c) < 0)
-				goto nomem;
+				return -1;
 			cr = c == '\r';
 			c = getc_unlocked(f);
 		}
@@ -179,7 +220,7 @@ next_row:
 			raw++;
 			cr = 0;
 			if (end_field(r) < 0)
-				goto nomem;
+				return -1;
 			continue;
 		}
 		/* end of the row: a '\r' before the '\n' is the CRLF's */
@@ -196,14 +237,11 @@ next_row:
 			goto next_row; /* a blank line */
 		}
 		if (end_field(r) < 0)
-			goto nomem;
+			return -1;
 		return 1;
 	}
 ioerr:
 	tool_error("%s:%llu: %s", r->path, (unsigned long long)r->line, strerror(errno ? errno : EIO));
-	return -1;
-nomem:
-	tool_error("%s:%llu: out of memory", r->path, (unsigned long long)r->rec_line);
 	return -1;
 }
 
@@ -436,7 +474,7 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 		tool_error("out of memory");
 		return -1;
 	}
-	if (!pack_record_fits(*size, "%s:%llu", s->r.path, (unsigned long long)s->r.rec_line))
+	if (!pack_record_fits(&s->base, *size, "%s:%llu", s->r.path, (unsigned long long)s->r.rec_line))
 		return -1;
 	return 1;
 }
@@ -461,18 +499,53 @@ static void csv_src_close(pack_source *base)
 	free(s);
 }
 
-int pack_csv_open(pack_source **out, const pack_args *a)
+/* The source over `f` (which it closes, also on failure). */
+static int open_stream(pack_source **out, FILE *f, const char *name, const char *label_column,
+                       uint64_t max_record_size)
 {
 	*out = NULL;
 	csv_source *s = pack_source_new(sizeof *s, csv_src_next, NULL, csv_src_close);
-	if (!s)
+	if (!s) {
+		fclose(f);
 		return -1;
+	}
+	s->base.max_record_size = max_record_size;
 	rio_example_builder_init(&s->b);
-	if (csv_open(&s->r, a->inputs[0]) < 0 || read_header(s, a->label_column) < 0 ||
+	if (csv_open(&s->r, f, name, max_record_size) < 0 || read_header(s, label_column) < 0 ||
 	    survey(s) < 0 || csv_src_rewind(s) < 0) {
 		csv_src_close(&s->base);
 		return -1;
 	}
 	*out = &s->base;
 	return 0;
+}
+
+int pack_csv_open_fd(pack_source **out, int fd, const char *name, const char *label_column,
+                     uint64_t max_record_size)
+{
+	*out = NULL;
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	FILE *f = own < 0 ? NULL : fdopen(own, "rb");
+	if (!f) {
+		tool_error("%s: %s", name, strerror(errno));
+		if (own >= 0)
+			close(own);
+		return -1;
+	}
+	return open_stream(out, f, name, label_column, max_record_size);
+}
+
+int pack_csv_open(pack_source **out, const pack_args *a)
+{
+	const char *path = a->inputs[0];
+	if (!strcmp(path, "-"))
+		return pack_csv_open_fd(out, STDIN_FILENO, pack_input_name(path), a->label_column,
+		                        a->max_record_size);
+	*out = NULL;
+	FILE *f = fopen(path, "rbe");
+	if (!f) {
+		tool_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return open_stream(out, f, path, a->label_column, a->max_record_size);
 }
