@@ -306,6 +306,29 @@ fi
 # the same bytes in the shard: the quoted "a,b" and the int64 label 3
 records_hex csv/d-00000-of-00001.tfrecord >csv/hex
 expect_match '0a03612c62' csv/hex "csv bytes feature holds a,b"
+# nan, inf and infinity (any case, any sign) are numbers: the column stays
+# float, and the summary counts them per column
+printf 'x,y,z,s\nnan,1,1,a\nNaN,-inf,2,b\n+inf,Infinity,1e39,c\n-Infinity,,3,d\nINF,-INFINITY,-nan,e\n' >special.csv
+pack --from csv --output csv/sp special.csv
+expect_match "^column 'x': float, 2 nan, 2 inf, 1 -inf\$" "$T/out" "csv specials counted (x)"
+expect_match "^column 'y': float, 1 inf, 2 -inf, 1 empty \\(NaN\\)\$" "$T/out" "csv specials counted (y)"
+expect_match "^column 'z': float, 1 nan, 1 beyond float range \\(\\+-inf\\)\$" "$T/out" \
+	"a decimal beyond float range is counted"
+expect_eq 0 "$(grep -c "column 's'" "$T/out")" "a bytes column has no specials line"
+if [ $HAVE_CAT = 1 ]; then
+	expect_exit 0 "$CAT" --format json csv/sp-00000-of-00001.tfrecord
+	expect_eq '{"x": {"float": ["NaN"]}, "y": {"float": [1]}, "z": {"float": [1]}, "s": {"bytes": ["YQ=="]}}' \
+		"$(sed -n 1p "$T/out")" "csv nan is a float NaN"
+	expect_eq '{"x": {"float": ["Infinity"]}, "y": {"float": ["Infinity"]}, "z": {"float": ["Infinity"]}, "s": {"bytes": ["Yw=="]}}' \
+		"$(sed -n 3p "$T/out")" "csv +inf, Infinity are float infinities"
+	expect_eq '{"x": {"float": ["Infinity"]}, "y": {"float": ["-Infinity"]}, "z": {"float": ["NaN"]}, "s": {"bytes": ["ZQ=="]}}' \
+		"$(sed -n 5p "$T/out")" "csv INF, -INFINITY, -nan"
+fi
+pack --from csv --output csv/sp2 --quiet special.csv
+expect_eq "" "$(cat "$T/out")" "--quiet prints no specials either"
+printf 'x\nnana\n1\n' >notnan.csv
+pack --from csv --output csv/nn notnan.csv
+expect_eq 0 "$(grep -c '^column' "$T/out")" "nana is not a number: a bytes column"
 printf 'a,label\n1,2\n3,x\n' >badlabel.csv
 expect_exit 1 "$PACK" --from csv --label label --output csv/bad badlabel.csv
 expect_match 'badlabel\.csv:3' "$T/err" "a non-integer label names file:line"

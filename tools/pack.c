@@ -49,9 +49,10 @@ static void usage(void)
 	    "        an INPUT is a file, a glob, a comma-separated list or a shard PREFIX.\n"
 	    "  --from csv [--label COLUMN] FILE\n"
 	    "        a CSV file with a header row: one Example per row; the label column\n"
-	    "        becomes an int64, columns whose values are all numbers become a\n"
-	    "        float each (an empty cell: NaN), the others bytes. Quoted fields\n"
-	    "        (\"a,b\", \"\"), CRLF line ends and blank lines are handled.\n"
+	    "        becomes an int64, columns whose values are all numbers (nan, inf\n"
+	    "        and infinity too, counted in the summary) become a float each (an\n"
+	    "        empty cell: NaN), the others bytes. Quoted fields (\"a,b\", \"\"),\n"
+	    "        CRLF line ends and blank lines are handled.\n"
 	    "  --from dir DIR\n"
 	    "        the DIR/CLASS/FILE layout (ImageNet): one Example per regular file,\n"
 	    "        features 'data' (bytes: the file), 'label' (int64: the index of\n"
@@ -417,7 +418,26 @@ static uint64_t random_seed(void)
 	return seed;
 }
 
-static void print_summary(const pack_opts *o, shard_out *out, double secs)
+/* The source's summary lines (pack_source.summary) as a string, or NULL. */
+static char *source_notes(const pack_source *src)
+{
+	if (!src || !src->summary)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	src->summary(src, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* "packed ...", then the source's own lines (`notes`, may be NULL). */
+static void print_summary(const pack_opts *o, shard_out *out, double secs, const char *notes)
 {
 	char b1[32], b2[32];
 	uint64_t n = shard_out_records(out), bytes = shard_out_bytes(out);
@@ -433,6 +453,8 @@ static void print_summary(const pack_opts *o, shard_out *out, double secs)
 	if (o->shuffle)
 		printf("; shuffled with seed %llu", (unsigned long long)o->seed);
 	putchar('\n');
+	if (notes)
+		fputs(notes, stdout);
 }
 
 int main(int argc, char **argv)
@@ -454,6 +476,7 @@ int main(int argc, char **argv)
 	record_store st;
 	memset(&st, 0, sizeof st);
 	int rc = -1;
+	char *notes = NULL;
 
 	if (open_source(&src, &o.a) < 0)
 		goto done;
@@ -463,6 +486,7 @@ int main(int argc, char **argv)
 	if (o.shuffle) {
 		if ((rc = pump(src, &ps, "loading", store_sink, &st)) < 0)
 			goto done;
+		notes = source_notes(src);
 		pack_source_close(src);
 		src = NULL;
 	} else if (o.out.shards > 1 && src->total == PACK_UNKNOWN) {
@@ -476,10 +500,13 @@ int main(int argc, char **argv)
 		rc = -2;
 	if (rc == 0)
 		rc = shard_out_finish(out);
+	if (rc == 0 && src)
+		notes = source_notes(src);
 done:
 	tool_progress_done(&ps.progress);
 	if (rc == 0 && !o.quiet)
-		print_summary(&o, out, tool_now() - t0);
+		print_summary(&o, out, tool_now() - t0, notes);
+	free(notes);
 	if (rc == -2 || (rc < 0 && tool_interrupted))
 		tool_error("interrupted; nothing written");
 	shard_out_close(out);

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "recordio.h"
 
@@ -63,6 +64,10 @@ struct pack_source {
 	 * NULL for a source that knows its total when it opens: only a
 	 * source of PACK_UNKNOWN records is ever counted and rewound. */
 	int (*rewind)(pack_source *s);
+	/* Lines for the summary after "packed ..." (one per line, each ending
+	 * in a newline), or NULL: e.g. csv's NaN and infinity counts. Valid
+	 * once every record was handed out. */
+	void (*summary)(const pack_source *s, FILE *out);
 	/* Frees the source; NULL-safe through pack_source_close(). */
 	void (*close)(pack_source *s);
 };

@@ -11,8 +11,11 @@
  * The file is read twice. The first pass (when the source opens) checks
  * every row has as many fields as the header, that every label is an
  * integer, and decides each column's type: a column whose non-empty values
- * all read as decimal numbers becomes a float feature (an empty cell gives
- * NaN), any other a bytes feature; the label column (--label) is an int64.
+ * all read as numbers (decimal, or nan, inf and infinity with an optional
+ * sign, in any case, as strtod reads them) becomes a float feature (an
+ * empty cell gives NaN), any other a bytes feature; the label column
+ * (--label) is an int64. The NaN and infinite values written are counted
+ * per column, for the summary (pack_source.summary).
  * So any error is reported, as FILE:LINE, before a record is written, and
  * the record count is known. The second pass builds the Examples, features
  * in header order.
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -258,7 +262,8 @@ static const char *trim(const char *s, size_t *len)
 	return s;
 }
 
-/* A decimal number: [+-] (digits [. digits] | . digits) [e [+-] digits]. */
+/* A number: [+-] (digits [. digits] | . digits) [e [+-] digits], or
+ * [+-] (nan | inf | infinity) in any case. */
 static int is_number(const char *s, size_t len)
 {
 	s = trim(s, &len);
@@ -266,6 +271,10 @@ static int is_number(const char *s, size_t len)
 	int digits = 0;
 	if (p < end && (*p == '+' || *p == '-'))
 		p++;
+	size_t word = (size_t)(end - p);
+	if ((word == 3 && (!strncasecmp(p, "nan", 3) || !strncasecmp(p, "inf", 3))) ||
+	    (word == 8 && !strncasecmp(p, "infinity", 8)))
+		return 1;
 	while (p < end && *p >= '0' && *p <= '9')
 		p++, digits++;
 	if (p < end && *p == '.') {
@@ -315,12 +324,19 @@ static int parse_int64(const char *s, size_t len, int64_t *out)
 
 enum { COL_BYTES, COL_FLOAT, COL_LABEL };
 
+/* What a float column holds besides finite numbers, as written. */
+typedef struct col_specials {
+	uint64_t nan, inf, neg_inf, empty; /* empty: NaN too */
+	uint64_t overflow; /* decimals beyond float's range: written as +-inf */
+} col_specials;
+
 typedef struct csv_source {
 	pack_source base;
 	csv_reader r;
 	size_t ncols;
 	char **names; /* header names, NUL-terminated */
 	int *type;    /* COL_* per column */
+	col_specials *specials; /* per column */
 	rio_example_builder b;
 } csv_source;
 
@@ -349,7 +365,8 @@ static int read_header(csv_source *s, const char *label_column)
 	s->ncols = s->r.nf;
 	s->names = calloc(s->ncols, sizeof *s->names);
 	s->type = calloc(s->ncols, sizeof *s->type);
-	if (!s->names || !s->type) {
+	s->specials = calloc(s->ncols, sizeof *s->specials);
+	if (!s->names || !s->type || !s->specials) {
 		tool_error("out of memory");
 		return -1;
 	}
@@ -463,8 +480,21 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 			rio_example_add_int64s(&s->b, s->names[i], &label, 1);
 		} else if (s->type[i] == COL_FLOAT) {
 			size_t tlen = len;
-			trim(v, &tlen);
-			float x = tlen ? strtof(v, NULL) : NAN;
+			float x = NAN;
+			const char *t = trim(v, &tlen);
+			if (tlen)
+				x = strtof(v, NULL);
+			col_specials *sp = &s->specials[i];
+			char c0 = tlen ? t[t[0] == '+' || t[0] == '-'] : 0; /* NUL-terminated */
+			int word = c0 == 'n' || c0 == 'N' || c0 == 'i' || c0 == 'I'; /* nan, inf */
+			if (!tlen)
+				sp->empty++;
+			else if (isnan(x))
+				sp->nan++;
+			else if (isinf(x) && !word)
+				sp->overflow++;
+			else if (isinf(x))
+				*(x > 0 ? &sp->inf : &sp->neg_inf) += 1;
 			rio_example_add_floats(&s->b, s->names[i], &x, 1);
 		} else {
 			rio_example_add_bytes(&s->b, s->names[i], v, len);
@@ -477,6 +507,31 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 	if (!pack_record_fits(&s->base, *size, "%s:%llu", s->r.path, (unsigned long long)s->r.rec_line))
 		return -1;
 	return 1;
+}
+
+/* One line per float column that holds NaN or infinities, e.g.
+ * "column 'x': float, 3 nan, 1 inf, 2 empty (NaN)". */
+static void csv_src_summary(const pack_source *base, FILE *out)
+{
+	const csv_source *s = (const csv_source *)base;
+	for (size_t i = 0; i < s->ncols; i++) {
+		const col_specials *sp = &s->specials[i];
+		if (s->type[i] != COL_FLOAT ||
+		    !(sp->nan | sp->inf | sp->neg_inf | sp->empty | sp->overflow))
+			continue;
+		fprintf(out, "column '%s': float", s->names[i]);
+		if (sp->nan)
+			fprintf(out, ", %llu nan", (unsigned long long)sp->nan);
+		if (sp->inf)
+			fprintf(out, ", %llu inf", (unsigned long long)sp->inf);
+		if (sp->neg_inf)
+			fprintf(out, ", %llu -inf", (unsigned long long)sp->neg_inf);
+		if (sp->empty)
+			fprintf(out, ", %llu empty (NaN)", (unsigned long long)sp->empty);
+		if (sp->overflow)
+			fprintf(out, ", %llu beyond float range (+-inf)", (unsigned long long)sp->overflow);
+		fputc('\n', out);
+	}
 }
 
 /* Back to the first row after the header (after the first pass). */
@@ -495,6 +550,7 @@ static void csv_src_close(pack_source *base)
 		free(s->names[i]);
 	free(s->names);
 	free(s->type);
+	free(s->specials);
 	rio_example_builder_free(&s->b);
 	free(s);
 }
@@ -510,6 +566,7 @@ static int open_stream(pack_source **out, FILE *f, const char *name, const char 
 		return -1;
 	}
 	s->base.max_record_size = max_record_size;
+	s->base.summary = csv_src_summary;
 	rio_example_builder_init(&s->b);
 	if (csv_open(&s->r, f, name, max_record_size) < 0 || read_header(s, label_column) < 0 ||
 	    survey(s) < 0 || csv_src_rewind(s) < 0) {
