@@ -221,6 +221,75 @@ expect_lines 10 ln/two-00000-of-00001.tfrecord.idx "several line files are conca
 expect_exit 1 "$PACK" --from lines --output ln/missing lines.txt no-such-file.txt
 expect_match 'no-such-file\.txt' "$T/err" "a missing line file is named"
 
+# ---- --max-record-size, and inputs larger than memory --------------------
+
+mkdir lim
+for bad in 0 257M 1G x -1; do
+	expect_exit 2 "$PACK" --from lines --output lim/x --max-record-size "$bad" lines.txt
+done
+expect_match 'max-record-size' "$T/err" "a bad --max-record-size is named"
+# a line of /dev/zero never ends: an error once it passes the limit, not a
+# wait for the memory to run out
+expect_exit 1 "$PACK" --from lines --output lim/z /dev/zero
+expect_match '^recordio-pack: /dev/zero:1: line longer than --max-record-size \(268435456 bytes\)$' \
+	"$T/err" "/dev/zero: the line-too-long error"
+printf 'abcd\nabcde\nab\n' >lim4.txt
+expect_exit 1 "$PACK" --from lines --output lim/l --max-record-size 4 lim4.txt
+expect_match '^recordio-pack: lim4\.txt:2: line longer than --max-record-size \(4 bytes\)$' \
+	"$T/err" "a line one byte over the limit names file:line"
+printf 'abcd\nab\nabcde' >lim4b.txt
+expect_exit 1 "$PACK" --from lines --output lim/l --max-record-size 4 lim4b.txt
+expect_match 'lim4b\.txt:3: line longer' "$T/err" "a last line without newline over the limit"
+pack --from lines --output lim/l --max-record-size 5 lim4.txt
+expect_lines 3 lim/l-00000-of-00001.tfrecord.idx "a line at the limit packs"
+expect_exit 1 sh -c "printf 'ab\\nabcdef\\n' | '$PACK' --from lines --output lim/p --max-record-size 5 -"
+expect_match '^recordio-pack: standard input:2: line longer' "$T/err" "standard input is named"
+printf 'a,b\n1,xyzab\n' >limf.csv
+expect_exit 1 "$PACK" --from csv --output lim/c --max-record-size 4 limf.csv
+expect_match '^recordio-pack: limf\.csv:2: field 2 longer than --max-record-size \(4 bytes\)$' \
+	"$T/err" "a csv field over the limit names file:line"
+printf 'a,b\n"1\n2",345\n' >limr.csv
+expect_exit 1 "$PACK" --from csv --output lim/c --max-record-size 5 limr.csv
+expect_match '^recordio-pack: limr\.csv:2: row longer than --max-record-size \(5 bytes\)$' \
+	"$T/err" "a csv row over the limit names the line it starts on"
+printf 'a\nxyz\n' >limx.csv
+expect_exit 1 "$PACK" --from csv --output lim/c --max-record-size 4 limx.csv
+expect_match '^recordio-pack: limx\.csv:2: a record of [0-9]+ bytes, over --max-record-size \(4 bytes\)$' \
+	"$T/err" "a csv Example over the limit names file:line"
+expect_exit 1 "$PACK" --from csv --output lim/c --max-record-size 64K /dev/zero
+expect_match '/dev/zero:1: field 1 longer than --max-record-size' "$T/err" "csv over /dev/zero stops at the limit"
+pack --from lines --output lim/t lim4.txt
+expect_exit 1 "$PACK" --from tfrecord --output lim/tt --max-record-size 4 lim/t
+expect_match 'lim/t-00000-of-00001\.tfrecord: offset 20 \(record 1\): record length exceeds limit' \
+	"$T/err" "a tfrecord input record over the limit names file, offset and record"
+expect_exit 1 "$PACK" --from dir --output lim/d --max-record-size 3 tree
+expect_match 'tree/cat/a\.jpg: a file of 4 bytes, over --max-record-size \(3 bytes\)' "$T/err" \
+	"a dir file over the limit is named"
+expect_exit 1 "$PACK" --from idx --images img.idx --labels lab.idx --output lim/i --max-record-size 30
+expect_match 'img\.idx: image 1: a record of 39 bytes, over --max-record-size \(30 bytes\)' "$T/err" \
+	"an idx Example over the limit is named"
+expect_eq 0 "$(ls -A lim | grep -vc '^l-\|^t-')" "runs over the limit write nothing"
+
+# A line larger than the memory the process may have: an error naming the
+# line, never taken for the end of the input (getline's ENOMEM once was:
+# exit 0 and the records lost). The memory is limited by ASan's allocator
+# when the tools are built with it, else by ulimit -v.
+SAN=$(sed -n 's/^LDFLAGS = //p' "$BIN/Makefile" 2>/dev/null | grep -o -- '-fsanitize=[a-z,]*')
+case $SAN in
+*address*) limited() { ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=32" "$@"; } ;;
+*thread*) limited() { TSAN_OPTIONS="${TSAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=32" "$@"; } ;;
+*) limited() { (ulimit -v 180000 && exec "$@"); } ;;
+esac
+head -c 200000000 /dev/zero | limited "$PACK" --from lines --output lim/m - >"$T/out" 2>"$T/err"
+expect_eq 1 $? "a line larger than memory: exit 1"
+expect_match '^recordio-pack: standard input:1: out of memory for a line of more than [0-9]+ bytes$' \
+	"$T/err" "a line larger than memory: the error names the line"
+limited "$PACK" --from csv --output lim/m /dev/zero >"$T/out" 2>"$T/err"
+expect_eq 1 $? "a csv field larger than memory: exit 1"
+expect_match '^recordio-pack: /dev/zero:1: out of memory' "$T/err" \
+	"a csv field larger than memory: the error names the line"
+expect_eq 0 "$(ls -A lim | grep -c '^m-')" "nothing written when memory runs out"
+
 # ---- --from csv ----------------------------------------------------------
 
 mkdir csv
@@ -237,6 +306,29 @@ fi
 # the same bytes in the shard: the quoted "a,b" and the int64 label 3
 records_hex csv/d-00000-of-00001.tfrecord >csv/hex
 expect_match '0a03612c62' csv/hex "csv bytes feature holds a,b"
+# nan, inf and infinity (any case, any sign) are numbers: the column stays
+# float, and the summary counts them per column
+printf 'x,y,z,s\nnan,1,1,a\nNaN,-inf,2,b\n+inf,Infinity,1e39,c\n-Infinity,,3,d\nINF,-INFINITY,-nan,e\n' >special.csv
+pack --from csv --output csv/sp special.csv
+expect_match "^column 'x': float, 2 nan, 2 inf, 1 -inf\$" "$T/out" "csv specials counted (x)"
+expect_match "^column 'y': float, 1 inf, 2 -inf, 1 empty \\(NaN\\)\$" "$T/out" "csv specials counted (y)"
+expect_match "^column 'z': float, 1 nan, 1 beyond float range \\(\\+-inf\\)\$" "$T/out" \
+	"a decimal beyond float range is counted"
+expect_eq 0 "$(grep -c "column 's'" "$T/out")" "a bytes column has no specials line"
+if [ $HAVE_CAT = 1 ]; then
+	expect_exit 0 "$CAT" --format json csv/sp-00000-of-00001.tfrecord
+	expect_eq '{"x": {"float": ["NaN"]}, "y": {"float": [1]}, "z": {"float": [1]}, "s": {"bytes": ["YQ=="]}}' \
+		"$(sed -n 1p "$T/out")" "csv nan is a float NaN"
+	expect_eq '{"x": {"float": ["Infinity"]}, "y": {"float": ["Infinity"]}, "z": {"float": ["Infinity"]}, "s": {"bytes": ["Yw=="]}}' \
+		"$(sed -n 3p "$T/out")" "csv +inf, Infinity are float infinities"
+	expect_eq '{"x": {"float": ["Infinity"]}, "y": {"float": ["-Infinity"]}, "z": {"float": ["NaN"]}, "s": {"bytes": ["ZQ=="]}}' \
+		"$(sed -n 5p "$T/out")" "csv INF, -INFINITY, -nan"
+fi
+pack --from csv --output csv/sp2 --quiet special.csv
+expect_eq "" "$(cat "$T/out")" "--quiet prints no specials either"
+printf 'x\nnana\n1\n' >notnan.csv
+pack --from csv --output csv/nn notnan.csv
+expect_eq 0 "$(grep -c '^column' "$T/out")" "nana is not a number: a bytes column"
 printf 'a,label\n1,2\n3,x\n' >badlabel.csv
 expect_exit 1 "$PACK" --from csv --label label --output csv/bad badlabel.csv
 expect_match 'badlabel\.csv:3' "$T/err" "a non-integer label names file:line"

@@ -462,6 +462,28 @@ def direction_pack_to_tf():
         group("pack idx %s" % comp, pack_idx_to_tf, d, comp, images, labels)
 
 
+def pack_csv_specials_to_tf():
+    """CSV nan/inf cells: a float column TensorFlow parses as NaN and +-inf."""
+    d = os.path.join(SCRATCH, "csv2tf")
+    os.makedirs(d)
+    src = os.path.join(d, "special.csv")
+    with open(src, "w") as f:
+        f.write("x,label\nnan,0\n-inf,1\nInfinity,2\n1.5,3\n,4\n")
+    prefix = os.path.join(d, "sp")
+    if tool_ok("pack csv specials exits 0", "pack", "--from", "csv", "--label", "label",
+               "--output", prefix, src) is None:
+        return
+    spec = {"x": tf.io.FixedLenFeature([1], tf.float32),
+            "label": tf.io.FixedLenFeature([1], tf.int64)}
+    got = [tf.io.parse_single_example(p, spec) for p in tf_read([prefix + "-00000-of-00001.tfrecord"], "")]
+    xs = [float(e["x"].numpy()[0]) for e in got]
+    labels = [int(e["label"].numpy()[0]) for e in got]
+    check("csv specials: TensorFlow reads every row", labels == [0, 1, 2, 3, 4], labels)
+    want = ["nan", "-inf", "inf", "1.5", "nan"]
+    check("csv specials: TensorFlow reads nan as NaN, -inf and Infinity as infinities",
+          [repr(x) for x in xs] == want, "got %r, want %r" % (xs, want))
+
+
 # ---- 2. TensorFlow writes, the tools read ----------------------------------------
 
 def raw_payloads():
@@ -708,6 +730,7 @@ def golden_files():
 
 def main():
     group("TensorFlow reads what recordio-pack writes", direction_pack_to_tf)
+    group("TensorFlow reads csv nan and inf as floats", pack_csv_specials_to_tf)
     group("the tools read what TensorFlow writes", direction_tf_to_tools)
     group("golden files", golden_files)
     print("DONE %d passed, %d failed" % (passed, failed))

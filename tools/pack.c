@@ -24,12 +24,9 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,9 +51,10 @@ static void usage(void)
 	    "        an INPUT is a file, a glob, a comma-separated list or a shard PREFIX.\n"
 	    "  --from csv [--label COLUMN] FILE\n"
 	    "        a CSV file with a header row: one Example per row; the label column\n"
-	    "        becomes an int64, columns whose values are all numbers become a\n"
-	    "        float each (an empty cell: NaN), the others bytes. Quoted fields\n"
-	    "        (\"a,b\", \"\"), CRLF line ends and blank lines are handled.\n"
+	    "        becomes an int64, columns whose values are all numbers (nan, inf\n"
+	    "        and infinity too, counted in the summary) become a float each (an\n"
+	    "        empty cell: NaN), the others bytes. Quoted fields (\"a,b\", \"\"),\n"
+	    "        CRLF line ends and blank lines are handled.\n"
 	    "  --from dir DIR\n"
 	    "        the DIR/CLASS/FILE layout (ImageNet): one Example per regular file,\n"
 	    "        features 'data' (bytes: the file), 'label' (int64: the index of\n"
@@ -64,6 +62,7 @@ static void usage(void)
 	    "        Files directly in DIR and hidden names are skipped.\n"
 	    "  --from lines FILE...\n"
 	    "        one raw record per line: the line without its newline.\n"
+	    "  A FILE or INPUT '-' is standard input (lines, tfrecord).\n"
 	    "\n"
 	    "Options:\n"
 	    "  -o, --output PREFIX      output prefix, e.g. out/train (required)\n"
@@ -81,6 +80,9 @@ static void usage(void)
 	    "      --shuffle            write the records in a seeded random order (holds\n"
 	    "                           the whole dataset in memory)\n"
 	    "      --seed S             the shuffle's seed (default: random, printed)\n"
+	    "      --max-record-size SIZE  the longest record, line or CSV field (e.g.\n"
+	    "                           64M; default and most 256M, what the readers\n"
+	    "                           accept); a longer one is an error naming it\n"
 	    "  -f, --force              replace existing shards of PREFIX, and remove its\n"
 	    "                           shards of another count or compression\n"
 	    "      --fsync              fsync every file and the directory when done\n"
@@ -145,47 +147,6 @@ static void store_free(record_store *st)
 {
 	free(st->data);
 	free(st->start);
-}
-
-/* ---- what the sources share (pack.h) ------------------------------------ */
-
-void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
-                      int (*rewind)(pack_source *), void (*close)(pack_source *))
-{
-	pack_source *s = calloc(1, size);
-	if (!s) {
-		tool_error("out of memory");
-		return NULL;
-	}
-	s->total = PACK_UNKNOWN;
-	s->next = next;
-	s->rewind = rewind;
-	s->close = close;
-	return s;
-}
-
-int pack_record_fits(size_t size, const char *fmt, ...)
-{
-	if (size <= RIO_DEFAULT_MAX_RECORD)
-		return 1;
-	char where[PATH_MAX + 64];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(where, sizeof where, fmt, ap);
-	va_end(ap);
-	tool_error("%s: a record of %zu bytes, over the %u-byte limit of the readers", where, size,
-	           RIO_DEFAULT_MAX_RECORD);
-	return 0;
-}
-
-const char *pack_read_once(char *const *paths, size_t n)
-{
-	struct stat st;
-	for (size_t i = 0; i < n; i++)
-		if (stat(paths[i], &st) == 0 &&
-		    (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
-			return paths[i];
-	return NULL;
 }
 
 /* ---- the pump ---------------------------------------------------------- */
@@ -303,6 +264,7 @@ enum {
 	OPT_FSYNC,
 	OPT_RECOVER,
 	OPT_VERSION,
+	OPT_MAX_RECORD,
 };
 
 static const struct option long_options[] = {
@@ -317,6 +279,7 @@ static const struct option long_options[] = {
 	{"level", required_argument, NULL, OPT_LEVEL},
 	{"shuffle", no_argument, NULL, OPT_SHUFFLE},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"max-record-size", required_argument, NULL, OPT_MAX_RECORD},
 	{"force", no_argument, NULL, 'f'},
 	{"fsync", no_argument, NULL, OPT_FSYNC},
 	{"recover", no_argument, NULL, OPT_RECOVER},
@@ -337,6 +300,7 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof *o);
 	o->out.compression = RIO_COMPRESSION_NONE;
+	o->a.max_record_size = PACK_MAX_RECORD;
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, "F:o:n:s:c:fqh", long_options, NULL)) != -1) {
@@ -376,6 +340,14 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 		case OPT_SEED:
 			o->seed = tool_parse_u64("--seed", optarg);
 			o->have_seed = 1;
+			break;
+		case OPT_MAX_RECORD:
+			v = tool_parse_size("--max-record-size", optarg);
+			if (v < 1 || v > PACK_MAX_RECORD)
+				tool_usage_error("--max-record-size: expected 1 to %llu (256M, the readers' "
+				                 "limit), got '%s'",
+				                 (unsigned long long)PACK_MAX_RECORD, optarg);
+			o->a.max_record_size = v;
 			break;
 		case 'f': o->out.force = 1; break;
 		case OPT_FSYNC: o->out.fsync = 1; break;
@@ -467,7 +439,26 @@ static uint64_t random_seed(void)
 	return seed;
 }
 
-static void print_summary(const pack_opts *o, shard_out *out, double secs)
+/* The source's summary lines (pack_source.summary) as a string, or NULL. */
+static char *source_notes(const pack_source *src)
+{
+	if (!src || !src->summary)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	src->summary(src, f);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* "packed ...", then the source's own lines (`notes`, may be NULL). */
+static void print_summary(const pack_opts *o, shard_out *out, double secs, const char *notes)
 {
 	char b1[32], b2[32];
 	uint64_t n = shard_out_records(out), bytes = shard_out_bytes(out);
@@ -483,6 +474,8 @@ static void print_summary(const pack_opts *o, shard_out *out, double secs)
 	if (o->shuffle)
 		printf("; shuffled with seed %llu", (unsigned long long)o->seed);
 	putchar('\n');
+	if (notes)
+		fputs(notes, stdout);
 }
 
 int main(int argc, char **argv)
@@ -514,6 +507,7 @@ int main(int argc, char **argv)
 	record_store st;
 	memset(&st, 0, sizeof st);
 	int rc = -1;
+	char *notes = NULL;
 
 	if (open_source(&src, &o.a) < 0)
 		goto done;
@@ -523,6 +517,7 @@ int main(int argc, char **argv)
 	if (o.shuffle) {
 		if ((rc = pump(src, &ps, "loading", store_sink, &st)) < 0)
 			goto done;
+		notes = source_notes(src);
 		pack_source_close(src);
 		src = NULL;
 	} else if (o.out.shards > 1 && src->total == PACK_UNKNOWN) {
@@ -536,10 +531,13 @@ int main(int argc, char **argv)
 		rc = -2;
 	if (rc == 0)
 		rc = shard_out_finish(out);
+	if (rc == 0 && src)
+		notes = source_notes(src);
 done:
 	tool_progress_done(&ps.progress);
 	if (rc == 0 && !o.quiet)
-		print_summary(&o, out, tool_now() - t0);
+		print_summary(&o, out, tool_now() - t0, notes);
+	free(notes);
 	if (rc == -2 || (rc < 0 && tool_interrupted))
 		tool_error("interrupted; nothing written");
 	shard_out_close(out);

@@ -11,11 +11,19 @@
  * The file is read twice. The first pass (when the source opens) checks
  * every row has as many fields as the header, that every label is an
  * integer, and decides each column's type: a column whose non-empty values
- * all read as decimal numbers becomes a float feature (an empty cell gives
- * NaN), any other a bytes feature; the label column (--label) is an int64.
+ * all read as numbers (decimal, or nan, inf and infinity with an optional
+ * sign, in any case, as strtod reads them) becomes a float feature (an
+ * empty cell gives NaN), any other a bytes feature; the label column
+ * (--label) is an int64. The NaN and infinite values written are counted
+ * per column, for the summary (pack_source.summary).
  * So any error is reported, as FILE:LINE, before a record is written, and
  * the record count is known. The second pass builds the Examples, features
  * in header order.
+ *
+ * A field, or a row's fields together, longer than --max-record-size is an
+ * error naming the row's line, found as the row is read: the row buffer
+ * never grows past about twice the limit, and an allocation that fails is
+ * an error naming the line, never the end of the file.
  */
 #include "config.h"
 #include "common.h"
@@ -26,12 +34,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* ---- the CSV reader ------------------------------------------------------ */
 
 typedef struct csv_reader {
 	FILE *f;
-	const char *path;
+	const char *path;  /* the name errors give the file */
+	uint64_t limit;    /* --max-record-size: of a field and of a row */
 	uint64_t line;     /* line of the next character, from 1      */
 	uint64_t rec_line; /* line where the current row starts       */
 	char *buf;         /* the row's fields, each NUL-terminated   */
@@ -41,13 +53,44 @@ typedef struct csv_reader {
 	size_t nf, fcap;
 } csv_reader;
 
+/* The current field (field nf, from buf + start[nf] to buf + len) or the
+ * row so far (its fields without their NULs) over the limit: 1 after
+ * reporting it, else 0. */
+static int too_long(csv_reader *r)
+{
+	if (r->len - r->start[r->nf] > r->limit) {
+		tool_error("%s:%llu: field %zu longer than --max-record-size (%llu bytes)", r->path,
+		           (unsigned long long)r->rec_line, r->nf + 1, (unsigned long long)r->limit);
+		return 1;
+	}
+	if (r->len - r->nf > r->limit) {
+		tool_error("%s:%llu: row longer than --max-record-size (%llu bytes)", r->path,
+		           (unsigned long long)r->rec_line, (unsigned long long)r->limit);
+		return 1;
+	}
+	return 0;
+}
+
+static void out_of_memory(csv_reader *r)
+{
+	tool_error("%s:%llu: out of memory (a row of %zu bytes so far)", r->path,
+	           (unsigned long long)r->rec_line, r->len);
+}
+
+/* Appends a byte to the current field: 0, or -1 after reporting. Only a
+ * full buffer is checked against the limit (end_field() checks each field
+ * exactly), which keeps the buffer under about twice the limit. */
 static int put(csv_reader *r, int c)
 {
 	if (r->len == r->cap) {
+		if (r->cap && too_long(r))
+			return -1;
 		size_t cap = r->cap ? r->cap * 2 : 4096;
 		char *p = realloc(r->buf, cap);
-		if (!p)
+		if (!p) {
+			out_of_memory(r);
 			return -1;
+		}
 		r->buf = p;
 		r->cap = cap;
 	}
@@ -55,7 +98,8 @@ static int put(csv_reader *r, int c)
 	return 0;
 }
 
-/* Makes room for field nf and the start of the one after it. */
+/* Makes room for field nf and the start of the one after it: 0, or -1
+ * after reporting. */
 static int reserve_fields(csv_reader *r)
 {
 	if (r->nf + 1 < r->fcap)
@@ -67,16 +111,19 @@ static int reserve_fields(csv_reader *r)
 	size_t *l = realloc(r->flen, cap * sizeof *l);
 	if (l)
 		r->flen = l;
-	if (!s || !l)
+	if (!s || !l) {
+		out_of_memory(r);
 		return -1;
+	}
 	r->fcap = cap;
 	return 0;
 }
 
-/* Ends the current field (which started at buf + start[nf]). */
+/* Ends the current field (which started at buf + start[nf]): 0, or -1
+ * after reporting. */
 static int end_field(csv_reader *r)
 {
-	if (reserve_fields(r) < 0)
+	if (too_long(r) || reserve_fields(r) < 0)
 		return -1;
 	r->flen[r->nf] = r->len - r->start[r->nf];
 	if (put(r, '\0') < 0)
@@ -103,15 +150,13 @@ static int csv_rewind(csv_reader *r)
 	return 0;
 }
 
-static int csv_open(csv_reader *r, const char *path)
+/* Reads `f` (closed by csv_close()), named `path` in errors. */
+static int csv_open(csv_reader *r, FILE *f, const char *path, uint64_t limit)
 {
 	memset(r, 0, sizeof *r);
 	r->path = path;
-	r->f = fopen(path, "rb");
-	if (!r->f) {
-		tool_error("%s: %s", path, strerror(errno));
-		return -1;
-	}
+	r->limit = limit;
+	r->f = f;
 	setvbuf(r->f, NULL, _IOFBF, 1 << 20);
 	return csv_rewind(r);
 }
@@ -132,7 +177,7 @@ static int csv_next(csv_reader *r)
 	FILE *f = r->f;
 	int c;
 	if (!r->start && reserve_fields(r) < 0) /* the first row: allocate the arrays */
-		goto nomem;
+		return -1;
 next_row:
 	r->len = 0;
 	r->nf = 0;
@@ -161,7 +206,7 @@ next_row:
 					r->line++;
 				}
 				if (put(r, c) < 0)
-					goto nomem;
+					return -1;
 				cr = 0;
 			}
 		}
@@ -169,7 +214,7 @@ next_row:
 		while (c != ',' && c != '\n' && c != EOF) {
 			raw++;
 			if (put(r, c) < 0)
-				goto nomem;
+				return -1;
 			cr = c == '\r';
 			c = getc_unlocked(f);
 		}
@@ -179,7 +224,7 @@ next_row:
 			raw++;
 			cr = 0;
 			if (end_field(r) < 0)
-				goto nomem;
+				return -1;
 			continue;
 		}
 		/* end of the row: a '\r' before the '\n' is the CRLF's */
@@ -196,14 +241,11 @@ next_row:
 			goto next_row; /* a blank line */
 		}
 		if (end_field(r) < 0)
-			goto nomem;
+			return -1;
 		return 1;
 	}
 ioerr:
 	tool_error("%s:%llu: %s", r->path, (unsigned long long)r->line, strerror(errno ? errno : EIO));
-	return -1;
-nomem:
-	tool_error("%s:%llu: out of memory", r->path, (unsigned long long)r->rec_line);
 	return -1;
 }
 
@@ -220,7 +262,8 @@ static const char *trim(const char *s, size_t *len)
 	return s;
 }
 
-/* A decimal number: [+-] (digits [. digits] | . digits) [e [+-] digits]. */
+/* A number: [+-] (digits [. digits] | . digits) [e [+-] digits], or
+ * [+-] (nan | inf | infinity) in any case. */
 static int is_number(const char *s, size_t len)
 {
 	s = trim(s, &len);
@@ -228,6 +271,10 @@ static int is_number(const char *s, size_t len)
 	int digits = 0;
 	if (p < end && (*p == '+' || *p == '-'))
 		p++;
+	size_t word = (size_t)(end - p);
+	if ((word == 3 && (!strncasecmp(p, "nan", 3) || !strncasecmp(p, "inf", 3))) ||
+	    (word == 8 && !strncasecmp(p, "infinity", 8)))
+		return 1;
 	while (p < end && *p >= '0' && *p <= '9')
 		p++, digits++;
 	if (p < end && *p == '.') {
@@ -277,12 +324,19 @@ static int parse_int64(const char *s, size_t len, int64_t *out)
 
 enum { COL_BYTES, COL_FLOAT, COL_LABEL };
 
+/* What a float column holds besides finite numbers, as written. */
+typedef struct col_specials {
+	uint64_t nan, inf, neg_inf, empty; /* empty: NaN too */
+	uint64_t overflow; /* decimals beyond float's range: written as +-inf */
+} col_specials;
+
 typedef struct csv_source {
 	pack_source base;
 	csv_reader r;
 	size_t ncols;
 	char **names; /* header names, NUL-terminated */
 	int *type;    /* COL_* per column */
+	col_specials *specials; /* per column */
 	rio_example_builder b;
 } csv_source;
 
@@ -311,7 +365,8 @@ static int read_header(csv_source *s, const char *label_column)
 	s->ncols = s->r.nf;
 	s->names = calloc(s->ncols, sizeof *s->names);
 	s->type = calloc(s->ncols, sizeof *s->type);
-	if (!s->names || !s->type) {
+	s->specials = calloc(s->ncols, sizeof *s->specials);
+	if (!s->names || !s->type || !s->specials) {
 		tool_error("out of memory");
 		return -1;
 	}
@@ -425,8 +480,21 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 			rio_example_add_int64s(&s->b, s->names[i], &label, 1);
 		} else if (s->type[i] == COL_FLOAT) {
 			size_t tlen = len;
-			trim(v, &tlen);
-			float x = tlen ? strtof(v, NULL) : NAN;
+			float x = NAN;
+			const char *t = trim(v, &tlen);
+			if (tlen)
+				x = strtof(v, NULL);
+			col_specials *sp = &s->specials[i];
+			char c0 = tlen ? t[t[0] == '+' || t[0] == '-'] : 0; /* NUL-terminated */
+			int word = c0 == 'n' || c0 == 'N' || c0 == 'i' || c0 == 'I'; /* nan, inf */
+			if (!tlen)
+				sp->empty++;
+			else if (isnan(x))
+				sp->nan++;
+			else if (isinf(x) && !word)
+				sp->overflow++;
+			else if (isinf(x))
+				*(x > 0 ? &sp->inf : &sp->neg_inf) += 1;
 			rio_example_add_floats(&s->b, s->names[i], &x, 1);
 		} else {
 			rio_example_add_bytes(&s->b, s->names[i], v, len);
@@ -436,9 +504,34 @@ static int csv_src_next(pack_source *base, const uint8_t **data, size_t *size)
 		tool_error("out of memory");
 		return -1;
 	}
-	if (!pack_record_fits(*size, "%s:%llu", s->r.path, (unsigned long long)s->r.rec_line))
+	if (!pack_record_fits(&s->base, *size, "%s:%llu", s->r.path, (unsigned long long)s->r.rec_line))
 		return -1;
 	return 1;
+}
+
+/* One line per float column that holds NaN or infinities, e.g.
+ * "column 'x': float, 3 nan, 1 inf, 2 empty (NaN)". */
+static void csv_src_summary(const pack_source *base, FILE *out)
+{
+	const csv_source *s = (const csv_source *)base;
+	for (size_t i = 0; i < s->ncols; i++) {
+		const col_specials *sp = &s->specials[i];
+		if (s->type[i] != COL_FLOAT ||
+		    !(sp->nan | sp->inf | sp->neg_inf | sp->empty | sp->overflow))
+			continue;
+		fprintf(out, "column '%s': float", s->names[i]);
+		if (sp->nan)
+			fprintf(out, ", %llu nan", (unsigned long long)sp->nan);
+		if (sp->inf)
+			fprintf(out, ", %llu inf", (unsigned long long)sp->inf);
+		if (sp->neg_inf)
+			fprintf(out, ", %llu -inf", (unsigned long long)sp->neg_inf);
+		if (sp->empty)
+			fprintf(out, ", %llu empty (NaN)", (unsigned long long)sp->empty);
+		if (sp->overflow)
+			fprintf(out, ", %llu beyond float range (+-inf)", (unsigned long long)sp->overflow);
+		fputc('\n', out);
+	}
 }
 
 /* Back to the first row after the header (after the first pass). */
@@ -457,22 +550,59 @@ static void csv_src_close(pack_source *base)
 		free(s->names[i]);
 	free(s->names);
 	free(s->type);
+	free(s->specials);
 	rio_example_builder_free(&s->b);
 	free(s);
 }
 
-int pack_csv_open(pack_source **out, const pack_args *a)
+/* The source over `f` (which it closes, also on failure). */
+static int open_stream(pack_source **out, FILE *f, const char *name, const char *label_column,
+                       uint64_t max_record_size)
 {
 	*out = NULL;
 	csv_source *s = pack_source_new(sizeof *s, csv_src_next, NULL, csv_src_close);
-	if (!s)
+	if (!s) {
+		fclose(f);
 		return -1;
+	}
+	s->base.max_record_size = max_record_size;
+	s->base.summary = csv_src_summary;
 	rio_example_builder_init(&s->b);
-	if (csv_open(&s->r, a->inputs[0]) < 0 || read_header(s, a->label_column) < 0 ||
+	if (csv_open(&s->r, f, name, max_record_size) < 0 || read_header(s, label_column) < 0 ||
 	    survey(s) < 0 || csv_src_rewind(s) < 0) {
 		csv_src_close(&s->base);
 		return -1;
 	}
 	*out = &s->base;
 	return 0;
+}
+
+int pack_csv_open_fd(pack_source **out, int fd, const char *name, const char *label_column,
+                     uint64_t max_record_size)
+{
+	*out = NULL;
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	FILE *f = own < 0 ? NULL : fdopen(own, "rb");
+	if (!f) {
+		tool_error("%s: %s", name, strerror(errno));
+		if (own >= 0)
+			close(own);
+		return -1;
+	}
+	return open_stream(out, f, name, label_column, max_record_size);
+}
+
+int pack_csv_open(pack_source **out, const pack_args *a)
+{
+	const char *path = a->inputs[0];
+	if (!strcmp(path, "-"))
+		return pack_csv_open_fd(out, STDIN_FILENO, pack_input_name(path), a->label_column,
+		                        a->max_record_size);
+	*out = NULL;
+	FILE *f = fopen(path, "rbe");
+	if (!f) {
+		tool_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return open_stream(out, f, path, a->label_column, a->max_record_size);
 }

@@ -153,8 +153,23 @@ static int read_file(dir_source *s, const char *path, size_t *size)
 			close(fd);
 		return -1;
 	}
+	/* a file over the limit fails before it is read, and one that grows
+	 * meanwhile as soon as it passes the limit */
+	uint64_t limit = s->base.max_record_size;
+	if ((uint64_t)st.st_size > limit) {
+		tool_error("%s: a file of %llu bytes, over --max-record-size (%llu bytes)", path,
+		           (unsigned long long)st.st_size, (unsigned long long)limit);
+		close(fd);
+		return -1;
+	}
 	size_t len = 0, want = (size_t)st.st_size + 1; /* +1: see the end in one read */
 	for (;;) {
+		if (len > limit) {
+			tool_error("%s: over --max-record-size (%llu bytes) as it is read", path,
+			           (unsigned long long)limit);
+			close(fd);
+			return -1;
+		}
 		if (len + 1 > s->buf_cap || want > s->buf_cap) {
 			size_t cap = s->buf_cap ? s->buf_cap : 1 << 16;
 			while (cap < want || cap < len + 1)
@@ -204,7 +219,7 @@ static int dir_next(pack_source *base, const uint8_t **data, size_t *size)
 		tool_error("out of memory");
 		return -1;
 	}
-	if (!pack_record_fits(*size, "%s", path))
+	if (!pack_record_fits(&s->base, *size, "%s", path))
 		return -1;
 	s->next_i++;
 	return 1;
@@ -228,6 +243,7 @@ int pack_dir_open(pack_source **out, const pack_args *a)
 	if (!s)
 		return -1;
 	s->root = a->inputs[0];
+	s->base.max_record_size = a->max_record_size;
 	rio_example_builder_init(&s->b);
 	if (scan(s) < 0) {
 		dir_close(&s->base);

@@ -132,6 +132,9 @@ static int idx_next(pack_source *base, const uint8_t **data, size_t *size)
 		tool_error("out of memory");
 		return -1;
 	}
+	if (!pack_record_fits(&s->base, *size, "%s: image %llu", s->images_path,
+	                      (unsigned long long)i + 1))
+		return -1;
 	s->next_i++;
 	return 1;
 }
@@ -155,6 +158,7 @@ int pack_idx_open(pack_source **out, const pack_args *a)
 		return -1;
 	s->images_path = a->images;
 	s->labels_path = a->labels;
+	s->base.max_record_size = a->max_record_size;
 	rio_example_builder_init(&s->b);
 
 	uint64_t nlabels = 0, one = 0, lheader = 0;

@@ -2,82 +2,169 @@
  * pack_lines.c — recordio-pack --from lines: one raw record per line of
  * each FILE, the payload being the line without its "\n" (a "\r" before it
  * is kept: the bytes are the user's). A last line without a newline is a
- * record too. Every file is opened once up front so that a missing one
- * fails before anything is written; getline() reuses one buffer.
+ * record too. "-" is standard input.
+ *
+ * Lines are found with read() into one buffer and memchr(), never with
+ * getline(): a line is handed out as a view into the buffer, and the buffer
+ * grows only while one line does not fit, to at most --max-record-size + 1
+ * bytes. So memory stays bounded by the limit whatever the input (a line
+ * of /dev/zero fails as soon as it is longer than the limit), and a failed
+ * allocation is an error naming the line, never taken for the end of the
+ * input. Every file is opened once up front so that a missing one fails
+ * before anything is written.
  */
 #include "config.h"
 #include "common.h"
 #include "pack.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
+#include <unistd.h>
+
+/* The buffer's first size: one read of this many bytes at a time. */
+#define LINES_READ_SIZE ((size_t)1 << 20)
 
 typedef struct lines_source {
 	pack_source base;
-	char **files;
+	char **files;      /* NULL for a source over a caller's fd */
 	int nfiles;
-	int cur;
-	FILE *f;
-	char *line;
+	int cur;           /* the file being read */
+	int fd;            /* open on files[cur] (or the caller's), or -1 */
+	int own_fd;        /* close fd when its input ends */
+	const char *name;  /* of the input being read, for errors */
+	uint8_t *buf;
 	size_t cap;
-	uint64_t lineno;
+	size_t pos, end;   /* unconsumed bytes: buf[pos, end) */
+	size_t scanned;    /* buf[pos, pos + scanned) holds no newline */
+	int eof;           /* the input has no more bytes */
+	uint64_t lineno;   /* of the last line handed out */
 } lines_source;
 
-static FILE *open_file(const char *path)
+static int open_input(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	if (!strcmp(path, "-"))
+		return STDIN_FILENO;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		tool_error("%s: %s", path, strerror(errno));
-		return NULL;
+	return fd;
+}
+
+/* Starts reading input s->cur from its first line. */
+static int start_input(lines_source *s)
+{
+	if (s->files) {
+		if ((s->fd = open_input(s->files[s->cur])) < 0)
+			return -1;
+		s->own_fd = s->fd != STDIN_FILENO;
+		s->name = pack_input_name(s->files[s->cur]);
 	}
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
-	return f;
+	s->pos = s->end = s->scanned = 0;
+	s->eof = 0;
+	s->lineno = 0;
+	return 0;
+}
+
+static void end_input(lines_source *s)
+{
+	if (s->own_fd && s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	s->own_fd = 0;
+}
+
+/* Reads more bytes after buf[end]: first moving the unconsumed ones to the
+ * front, then growing the buffer when one line fills it. 0, or -1 after
+ * reporting. */
+static int fill(lines_source *s)
+{
+	size_t have = s->end - s->pos;
+	if (s->pos) {
+		memmove(s->buf, s->buf + s->pos, have);
+		s->pos = 0;
+		s->end = have;
+	}
+	if (s->end == s->cap) {
+		/* the line so far fills the buffer; it is at most the limit
+		 * (the caller checked), and one more byte tells it is longer */
+		size_t most = (size_t)s->base.max_record_size + 1;
+		size_t cap = s->cap ? s->cap * 2 : LINES_READ_SIZE;
+		if (s->cap && cap > most)
+			cap = most; /* more than s->cap: the line is at most the limit */
+		uint8_t *p = realloc(s->buf, cap);
+		if (!p) {
+			tool_error("%s:%llu: out of memory for a line of more than %zu bytes", s->name,
+			           (unsigned long long)s->lineno + 1, have);
+			return -1;
+		}
+		s->buf = p;
+		s->cap = cap;
+	}
+	for (;;) {
+		ssize_t n = read(s->fd, s->buf + s->end, s->cap - s->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			tool_error("%s:%llu: %s", s->name, (unsigned long long)s->lineno + 1,
+			           strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			s->eof = 1;
+		s->end += (size_t)n;
+		return 0;
+	}
 }
 
 static int lines_next(pack_source *base, const uint8_t **data, size_t *size)
 {
 	lines_source *s = (lines_source *)base;
 	for (;;) {
-		if (!s->f) {
-			if (s->cur == s->nfiles)
+		if (s->fd < 0) {
+			if (!s->files || s->cur == s->nfiles)
 				return 0;
-			if (!(s->f = open_file(s->files[s->cur])))
+			if (start_input(s) < 0)
 				return -1;
-			s->lineno = 0;
 		}
-		errno = 0;
-		ssize_t n = getline(&s->line, &s->cap, s->f);
-		if (n >= 0) {
-			s->lineno++;
-			if (n > 0 && s->line[n - 1] == '\n')
-				n--;
-			if (!pack_record_fits((size_t)n, "%s: line %llu", s->files[s->cur],
-			                      (unsigned long long)s->lineno))
-				return -1;
-			*data = (const uint8_t *)s->line;
-			*size = (size_t)n;
-			return 1;
-		}
-		if (ferror(s->f)) {
-			tool_error("%s: line %llu: %s", s->files[s->cur],
-			           (unsigned long long)s->lineno + 1, strerror(errno ? errno : EIO));
+		uint8_t *line = s->buf + s->pos;
+		uint8_t *nl = s->scanned < s->end - s->pos
+		                  ? memchr(line + s->scanned, '\n', s->end - s->pos - s->scanned)
+		                  : NULL;
+		size_t len = nl ? (size_t)(nl - line) : s->end - s->pos;
+		if (len > s->base.max_record_size) {
+			tool_error("%s:%llu: line longer than --max-record-size (%llu bytes)", s->name,
+			           (unsigned long long)s->lineno + 1,
+			           (unsigned long long)s->base.max_record_size);
 			return -1;
 		}
-		fclose(s->f);
-		s->f = NULL;
-		s->cur++;
+		if (nl || (s->eof && len)) {
+			/* a line, or the last one without a newline */
+			s->pos += len + (nl != NULL);
+			s->scanned = 0;
+			s->lineno++;
+			*data = line;
+			*size = len;
+			return 1;
+		}
+		if (s->eof) {
+			end_input(s);
+			if (!s->files)
+				return 0;
+			s->cur++;
+			continue;
+		}
+		s->scanned = len;
+		if (fill(s) < 0)
+			return -1;
 	}
 }
 
 static int lines_rewind(pack_source *base)
 {
 	lines_source *s = (lines_source *)base;
-	if (s->f)
-		fclose(s->f);
-	s->f = NULL;
+	end_input(s);
 	s->cur = 0;
 	return 0;
 }
@@ -85,27 +172,51 @@ static int lines_rewind(pack_source *base)
 static void lines_close(pack_source *base)
 {
 	lines_source *s = (lines_source *)base;
-	if (s->f)
-		fclose(s->f);
-	free(s->line);
+	end_input(s);
+	free(s->buf);
 	free(s);
+}
+
+static lines_source *lines_new(uint64_t max_record_size)
+{
+	lines_source *s = pack_source_new(sizeof *s, lines_next, lines_rewind, lines_close);
+	if (s) {
+		s->fd = -1;
+		s->base.max_record_size = max_record_size;
+	}
+	return s;
 }
 
 int pack_lines_open(pack_source **out, const pack_args *a)
 {
 	*out = NULL;
 	for (int i = 0; i < a->ninputs; i++) {
-		FILE *f = open_file(a->inputs[i]);
-		if (!f)
+		if (!strcmp(a->inputs[i], "-"))
+			continue;
+		int fd = open_input(a->inputs[i]);
+		if (fd < 0)
 			return -1;
-		fclose(f);
+		close(fd);
 	}
-	lines_source *s = pack_source_new(sizeof *s, lines_next, lines_rewind, lines_close);
+	lines_source *s = lines_new(a->max_record_size);
 	if (!s)
 		return -1;
 	s->files = a->inputs;
 	s->nfiles = a->ninputs;
 	s->base.once = pack_read_once(a->inputs, (size_t)a->ninputs);
+	*out = &s->base;
+	return 0;
+}
+
+int pack_lines_open_fd(pack_source **out, int fd, const char *name, uint64_t max_record_size)
+{
+	*out = NULL;
+	lines_source *s = lines_new(max_record_size);
+	if (!s)
+		return -1;
+	s->fd = fd;
+	s->name = name;
+	s->base.once = name; /* read to its end once: never counted, never rewound */
 	*out = &s->base;
 	return 0;
 }

@@ -29,7 +29,10 @@ static int tfr_next(pack_source *base, const uint8_t **data, size_t *size)
 			if (s->cur == s->files.count)
 				return 0;
 			const char *path = s->files.paths[s->cur];
-			int rc = rio_reader_open(&s->r, path, NULL);
+			rio_reader_opts ro;
+			rio_reader_opts_init(&ro);
+			ro.max_record_size = s->base.max_record_size;
+			int rc = rio_reader_open(&s->r, path, &ro);
 			if (rc < 0) {
 				s->r = NULL;
 				tool_error("%s: %s", path, rio_strerror(rc));
@@ -76,6 +79,7 @@ int pack_tfrecord_open(pack_source **out, const pack_args *a)
 	tfrecord_source *s = pack_source_new(sizeof *s, tfr_next, tfr_rewind, tfr_close);
 	if (!s)
 		return -1;
+	s->base.max_record_size = a->max_record_size;
 	if (tool_expand_all(a->inputs, a->ninputs, &s->files) < 0) {
 		tfr_close(&s->base);
 		return -1;
