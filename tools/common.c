@@ -5,6 +5,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -268,6 +269,14 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		return 0;
 	return len;
+}
+
+void tool_json_number(FILE *out, double v, int digits)
+{
+	if (isfinite(v))
+		fprintf(out, "%.*g", digits, v);
+	else
+		fputs("null", out);
 }
 
 void tool_json_string(FILE *out, const void *s, size_t len)
