@@ -2,8 +2,9 @@
  * test_train.c — the trainer's MPI-free parts on the CPU backend: the MLP's
  * gradients against finite differences, the layout that lets buckets start
  * during backward, the optimizers' steps against values worked out by hand,
- * the learning-rate schedule, and checkpoints (round trip, damage refused,
- * a failed write leaving the previous checkpoint whole).
+ * the learning-rate schedule, checkpoints (round trip, damage refused,
+ * a failed write leaving the previous checkpoint whole), and denormals
+ * flushed to zero in every thread that computes.
  */
 #include "testutil.h"
 
@@ -371,6 +372,42 @@ static void test_checkpoint_failed_write_keeps_previous(void)
 	tr_ckpt_free(&c);
 }
 
+/* ---- denormals ------------------------------------------------------------ */
+
+/* After tr_math_open, a product that would be denormal is 0 (flush to zero)
+ * and a denormal input reads as 0 (denormals are zero), on this thread and
+ * in OpenBLAS's worker threads: a GEMM big enough to be split among them,
+ * of denormal A and ones, must be all zeros (each sum, 256 x 1e-42, would
+ * still be denormal). */
+static void test_denormals_flushed(void)
+{
+	tr_math *m = NULL;
+	char err[256];
+	CU_ASSERT_FATAL(tr_math_open(&m, TR_DEVICE_CPU, 0, 2, err, sizeof err) == 0);
+#if defined(__SSE__)
+	volatile float tiny = 1e-20f, denormal = 1e-42f, one = 1.0f;
+	CU_ASSERT(tiny * tiny == 0.0f);
+	CU_ASSERT(denormal * one == 0.0f);
+	const int n = 256;
+	float *a = tr_math_alloc(m, (size_t)n * n), *b = tr_math_alloc(m, (size_t)n * n);
+	float *c = tr_math_alloc(m, (size_t)n * n);
+	CU_ASSERT_FATAL(a && b && c);
+	for (int i = 0; i < n * n; i++) {
+		a[i] = denormal;
+		b[i] = 1.0f;
+	}
+	tr_gemm(m, 0, 0, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+	int nonzero = 0;
+	for (int i = 0; i < n * n; i++)
+		nonzero += c[i] != 0.0f;
+	CU_ASSERT_EQUAL(nonzero, 0);
+	tr_math_free(m, a);
+	tr_math_free(m, b);
+	tr_math_free(m, c);
+#endif
+	tr_math_close(m);
+}
+
 static const tu_test model_tests[] = {
 	{"gradients match finite differences", test_gradient_check},
 	{"softmax cross-entropy known values", test_loss_known_values},
@@ -392,7 +429,13 @@ static const tu_test checkpoint_tests[] = {
 	{NULL, NULL},
 };
 
+static const tu_test math_tests[] = {
+	{"denormals flushed on every computing thread", test_denormals_flushed},
+	{NULL, NULL},
+};
+
 static const tu_suite suites[] = {
+	{"math", math_tests},
 	{"mlp", model_tests},
 	{"optimizer", optim_tests},
 	{"checkpoint", checkpoint_tests},

@@ -1,8 +1,10 @@
 #!/bin/sh
 # train_errors.sh — bad input never hangs recordio-train: a bad option, a
 # missing shard, a feature that is not in the data, a label outside
-# --classes, a global batch that does not split, a damaged shard found mid-
-# epoch by one rank: each gives one clear message and a non-zero exit from
+# --classes, a global batch that does not split, a checkpoint directory or
+# metrics file that cannot be written, an --x feature whose length varies,
+# a damaged shard found mid-epoch by one rank: each gives one clear message
+# (one line of ours, no Open MPI abort banner) and a non-zero exit from
 # every rank, on 2 ranks under mpirun (within the timeout: 124 would be a
 # hang) and on one rank without it. --help exits 0.
 . "$(dirname "$0")/train_lib.sh"
@@ -10,14 +12,20 @@ cd "$T" || exit 1
 TRAIN_TIMEOUT=120
 TRAIN_SET=$(shards 0 3)
 
+# one_message ARGS...: err holds one line of ours and no Open MPI abort
+# banner (agreed errors end every rank cleanly, without MPI_Abort)
+one_message() {
+	expect_eq 1 "$(grep -cE "^recordio-train: " err)" "one message from one rank for: $*"
+	expect_eq 0 "$(grep -c "MPI_ABORT" err)" "no MPI_ABORT banner for: $*"
+}
+
 # expect_fail CODE REGEX ARGS...: fails with CODE on 2 ranks and on 1, the
 # message matching REGEX printed once
 expect_fail() {
 	code=$1; regex=$2; shift 2
 	expect_exit "$code" mpi 2 "$@"
 	expect_match "$regex" err "message for: $*"
-	n=$(grep -cE "^recordio-train: " err)
-	expect_eq 1 "$n" "one message from one rank for: $*"
+	one_message "$@"
 	expect_exit "$code" timeout "$TRAIN_TIMEOUT" "$TRAIN" "$@"
 	expect_match "$regex" err "message for: $* (one rank)"
 }
@@ -35,6 +43,41 @@ expect_fail 1 "--y image_floats: the label must be one int64" --train "$TRAIN_SE
 expect_fail 1 "label [5-9] is outside \\[0, 5\\)" --train "$TRAIN_SET" $MNIST_X --classes 5 --epochs 1
 expect_exit 2 mpi 2 --train "$TRAIN_SET" $MNIST_X --global-batch 33
 expect_match "--global-batch 33 does not split evenly over 2 ranks" err "global batch split"
+one_message --global-batch 33
+
+# a checkpoint that cannot be written is refused before the first step
+expect_fail 1 "--checkpoint $T/no/such/dir: cannot create the directory: No such file" \
+	--train "$TRAIN_SET" $MNIST_X --checkpoint "$T/no/such/dir"
+expect_eq 0 "$(grep -c '^epoch' out)" "no epoch before the unwritable checkpoint is reported"
+expect_fail 1 "--checkpoint $(shard 0): Not a directory" \
+	--train "$TRAIN_SET" $MNIST_X --checkpoint "$(shard 0)"
+mkdir -p ckdir/checkpoint
+expect_fail 1 "--checkpoint ckdir: ckdir/checkpoint is not a regular file" \
+	--train "$TRAIN_SET" $MNIST_X --checkpoint ckdir
+if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
+	mkdir -p rodir && chmod 555 rodir
+	expect_fail 1 "--checkpoint rodir: cannot write in it: Permission denied" \
+		--train "$TRAIN_SET" $MNIST_X --checkpoint rodir
+	chmod 755 rodir
+fi
+expect_fail 1 "--metrics $T/no/such/m.json: No such file" \
+	--train "$TRAIN_SET" $MNIST_X --metrics "$T/no/such/m.json"
+
+# an --x feature whose length differs from the first record's: the shard and
+# record named, met by one rank in the middle of an epoch
+for c in a b; do
+	mkdir -p img/$c
+	i=0
+	while [ $i -lt 10 ]; do
+		n=784
+		[ $c = b ] && [ $i = 7 ] && n=780
+		head -c $n /dev/zero >img/$c/$i
+		i=$((i + 1))
+	done
+done
+"$PACK" -q --from dir --output vl --shards 2 img || fail "pack img"
+expect_fail 1 "vl-00001-of-00002.tfrecord: offset [0-9]+ \\(record 7\\): feature 'data' has 780 bytes, the first record of --train had 784\$" \
+	--train vl --x data --y label --classes 2 --batch 2 --epochs 1 --shuffle none
 
 # one rank meets damage in the middle of an epoch (its 7th batch); the other
 # must not hang
@@ -53,6 +96,6 @@ expect_exit 1 mpi 2 --train 'bad-*.tfrecord' $MNIST_X --batch 10 --epochs 2 --sh
 	--sharding files
 expect_match "bad-00001-of-00002.tfrecord: offset [0-9]+ \\(record 60\\).*CRC" err \
 	"the damaged shard and offset named"
-expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one message"
+one_message damaged shard
 
 finish

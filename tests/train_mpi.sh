@@ -6,7 +6,8 @@
 # records) finish with the agreed steps and no hang; evaluation counts
 # every test record exactly once whatever the split; the same seed and
 # world give bit-identical checkpoints; a NaN in one rank's data makes
-# every rank skip that step, counted, and training goes on.
+# every rank skip that step, counted, and training goes on; a diverging run
+# writes null, never nan, in its metrics.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 TRAIN_SET=$(shards 0 7)
@@ -92,5 +93,15 @@ expect_match 'skipped 1 steps' out "the skip is reported"
 # the parameters stayed finite (ckpt_diff refuses non-finite ones)
 expect_exit 0 "$CKPT_DIFF" nan-ckpt nan-ckpt 0
 above "$(json nan.json train_accuracy)" 0.6 && pass || fail "no learning around the NaN"
+
+# -- a diverging run (a huge rate): the metrics stay valid JSON, null where
+# the loss is not finite, and the epoch line says nan
+expect_exit 0 mpi 2 --train "$TRAIN_SET" --test "$TEST_SET" $MNIST_X --hidden 64,64 --batch 50 \
+	--epochs 2 --lr 1e6 --metrics diverge.json
+expect_match '^epoch +2  train loss nan  test loss nan ' out "the epoch line reads nan"
+expect_exit 0 python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' diverge.json
+expect_eq "None" "$(json diverge.json test_loss)" "a non-finite test loss is null"
+expect_eq "None" "$(json diverge.json train_loss)" "no finite step: the train loss is null"
+expect_eq 0 "$(grep -ciE '(nan|inf)[,}]' diverge.json)" "no nan or inf in the metrics"
 
 finish

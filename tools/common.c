@@ -5,6 +5,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -274,6 +275,14 @@ int tool_utf8_valid(const void *s, size_t len)
 		p += n;
 	}
 	return 1;
+}
+
+void tool_json_number(FILE *out, double v, int digits)
+{
+	if (isfinite(v))
+		fprintf(out, "%.*g", digits, v);
+	else
+		fputs("null", out);
 }
 
 void tool_json_string(FILE *out, const void *s, size_t len)

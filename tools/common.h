@@ -89,6 +89,12 @@ int tool_utf8_valid(const void *s, size_t len);
  * '"', '\\', control bytes, and bytes that are not valid UTF-8 (as \u00XX). */
 void tool_json_string(FILE *out, const void *s, size_t len);
 
+/* Writes v as a JSON number with `digits` significant digits ("%.*g"), or
+ * as null when it is NaN or infinite: JSON has no such numbers, and a
+ * reader must never be handed "nan" (recordio-train's --metrics, -J/--json
+ * of the tools). */
+void tool_json_number(FILE *out, double v, int digits);
+
 /* Writes `len` bytes as standard base64 (with padding), no quotes. */
 void tool_base64(FILE *out, const void *data, size_t len);
 

@@ -540,9 +540,10 @@ static void print_json(const shard_info *sh, size_t nsh, const sorted_tables *st
 	printf("],\n \"total\": {\"shards\": %zu, \"records\": %llu, \"file_bytes\": %llu, "
 	       "\"stream_bytes\": %llu},\n",
 	       nsh, (unsigned long long)recs, (unsigned long long)fb, (unsigned long long)sb);
-	printf(" \"record_size\": {\"min\": %llu, \"max\": %llu, \"mean\": %.1f},\n",
-	       (unsigned long long)(S.records ? S.min_size : 0), (unsigned long long)S.max_size,
-	       S.records ? (double)S.sum_size / (double)S.records : 0.0);
+	printf(" \"record_size\": {\"min\": %llu, \"max\": %llu, \"mean\": ",
+	       (unsigned long long)(S.records ? S.min_size : 0), (unsigned long long)S.max_size);
+	tool_json_number(stdout, S.records ? (double)S.sum_size / (double)S.records : 0.0, 10);
+	printf("},\n");
 	printf(" \"examples\": %llu,\n \"sequence_examples\": %llu,\n \"events\": %llu,\n"
 	       " \"raw_records\": %llu,\n \"records_not_fully_decoded\": %llu,\n \"features\": [",
 	       (unsigned long long)S.examples, (unsigned long long)S.sequences,

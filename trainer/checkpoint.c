@@ -308,6 +308,46 @@ int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
 	return rc;
 }
 
+int tr_ckpt_probe(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(err, errlen, "--checkpoint %s: cannot create the directory: %s", dir,
+		         strerror(e));
+		return -e;
+	}
+	int e = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (e) {
+		snprintf(err, errlen, "--checkpoint %s: %s", dir, strerror(e));
+		return -e;
+	}
+	char *final = tr_ckpt_path(dir);
+	size_t tn = strlen(dir) + sizeof "/.checkpoint.probe";
+	char *probe = malloc(tn);
+	int rc = final && probe ? 0 : -ENOMEM;
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+	} else if (lstat(final, &st) == 0 && !S_ISREG(st.st_mode)) {
+		rc = -EISDIR;
+		snprintf(err, errlen, "--checkpoint %s: %s is not a regular file", dir, final);
+	} else {
+		snprintf(probe, tn, "%s/.checkpoint.probe", dir);
+		int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "--checkpoint %s: cannot write in it: %s", dir,
+			         strerror(errno));
+		} else {
+			close(fd);
+			unlink(probe);
+		}
+	}
+	free(final);
+	free(probe);
+	return rc;
+}
+
 int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);

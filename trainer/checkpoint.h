@@ -48,6 +48,13 @@ char *tr_ckpt_path(const char *dir);
  * negative errno with a one-line message in err. */
 int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen);
 
+/* Checks, before any work, that a checkpoint can be written in DIR:
+ * creates DIR if needed (its parent must exist, as for tr_ckpt_write),
+ * creates and removes a temporary file in it, and refuses a DIR/checkpoint
+ * that is not a regular file (the rename would fail). 0, or a negative
+ * errno with a one-line message naming the path in err. */
+int tr_ckpt_probe(const char *dir, char *err, size_t errlen);
+
 /* Reads DIR/checkpoint into `c` (allocating its arrays; tr_ckpt_free).
  * -ENOENT when there is none; RIO_ECORRUPT style errors (-EBADMSG) with a
  * message naming the file when it is damaged or of another version. */

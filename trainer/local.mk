@@ -34,7 +34,8 @@ recordio_train_SOURCES = \
 	trainer/world.c trainer/world.h \
 	trainer/reducer.c trainer/reducer.h \
 	trainer/report.c trainer/report.h
+recordio_train_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 recordio_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS)
-recordio_train_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
+recordio_train_LDADD = $(TRAINER_LIBS) tools/libtoolcommon.la $(MPI_LIBS)
 EXTRA_recordio_train_DEPENDENCIES = $(TRAINER_CUDA_OBJ)
 endif

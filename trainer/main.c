@@ -2,9 +2,10 @@
  * main.c — recordio-train: sets up one rank (options, features, math
  * backend, loaders, model, optimizer), starts from rank 0's parameters or
  * from a checkpoint, then runs epochs of agreed length, evaluates, reports
- * and checkpoints. Every failure that all ranks can see is agreed on
- * (tr_world_agree), every failure only one rank sees ends the job
- * (tr_world_abort): no rank is left waiting in a collective.
+ * and checkpoints. Every failure is agreed on where all ranks pass
+ * (tr_world_agree): one line from one rank, every rank exits; only a
+ * failure inside a collective ends the job with MPI_Abort (world.c): no
+ * rank is left waiting in a collective.
  */
 #include "config.h"
 #include "checkpoint.h"
@@ -110,6 +111,12 @@ static void setup(tr_run *r)
 	}
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
+	/* where the checkpoints go must be writable now, not after an epoch */
+	rc = 0;
+	if (o->checkpoint && r->w.rank == 0)
+		rc = tr_ckpt_probe(o->checkpoint, msg, sizeof msg);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+
 	/* math: the local rank's GPU, or the node's cores shared among its ranks */
 	int threads = o->threads;
 	if (!threads) {
@@ -200,8 +207,7 @@ static void fresh_start(tr_run *r)
 {
 	size_t n = r->net.nparams;
 	float *host = malloc(n * sizeof *host);
-	if (!host)
-		tr_world_abort(&r->w, "out of memory", EXIT_DATA);
+	tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
 	if (r->w.rank == 0)
 		tr_mlp_init_params(&r->net, r->o.seed, host);
 	int rc = tr_world_bcast_checked(&r->w, host, n);
@@ -278,8 +284,7 @@ static void resume(tr_run *r)
 	r->ep_count = d[2];
 	size_t n = r->net.nparams;
 	float *host = malloc(n * sizeof *host);
-	if (!host)
-		tr_world_abort(&r->w, "out of memory", EXIT_DATA);
+	tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
 	float *src[3] = {c.params, c.state1, c.state2};
 	float *dst[3] = {r->net.params, r->opt.state1, r->opt.state2};
 	for (int i = 0; i < 1 + tr_optim_state_count(&r->opt); i++) {
@@ -315,8 +320,8 @@ static void save_checkpoint(tr_run *r)
 {
 	int size = rio_loader_state_save(r->train, NULL, 0);
 	uint8_t *blob = size > 0 ? malloc((size_t)size) : NULL;
-	if (!blob || rio_loader_state_save(r->train, blob, (size_t)size) != size)
-		tr_world_abort(&r->w, "cannot save the loader's position", EXIT_DATA);
+	tr_world_agree(&r->w, !blob || rio_loader_state_save(r->train, blob, (size_t)size) != size,
+	               "cannot save the loader's position", EXIT_DATA);
 	tr_ckpt c = {0};
 	int rc = tr_world_gather_blobs(&r->w, blob, (uint32_t)size, &c.blob_size, &c.blob);
 	free(blob);
@@ -359,14 +364,16 @@ static void save_checkpoint(tr_run *r)
 
 /* ---- the epochs -------------------------------------------------------------- */
 
-static void report_epoch(tr_run *r, FILE *metrics, double seconds, const double test[3],
-                         const tr_math_stats *gemm0)
+/* Rank 0 prints the epoch's line and writes its metrics: -1 (message in
+ * msg) when the metrics cannot be written. */
+static int report_epoch(tr_run *r, FILE *metrics, double seconds, const double test[3],
+                        const tr_math_stats *gemm0)
 {
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
 	tr_math_stats ms;
 	tr_math_stats_get(r->math, &ms);
 	if (r->w.rank != 0)
-		return;
+		return 0;
 	uint64_t steps = r->steps_per_epoch;
 	tr_epoch_report e = {
 		.epoch = r->epoch + 1,
@@ -391,8 +398,12 @@ static void report_epoch(tr_run *r, FILE *metrics, double seconds, const double 
 	e.gemm_gflops = e.gemm_seconds > 0 ? flops / e.gemm_seconds * 1e-9 : 0;
 	if (!r->o.quiet)
 		tr_report_line(stdout, &e);
-	if (metrics && tr_report_json(metrics, &e) < 0)
-		tr_world_abort(&r->w, "--metrics: write failed", EXIT_DATA);
+	if (metrics && tr_report_json(metrics, &e) < 0) {
+		snprintf(msg, sizeof msg, "--metrics %s: write failed: %s", r->o.metrics,
+		         strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void train(tr_run *r)
@@ -428,14 +439,15 @@ static void train(tr_run *r)
 			break;
 		double seconds = tr_now() - t0;
 		/* the ranks agreed on fewer steps than some have batches */
-		if (rio_loader_set_epoch(r->train, r->epoch + 1) < 0)
-			tr_world_abort(&r->w, rio_loader_error(r->train)->message, EXIT_DATA);
+		int rc = rio_loader_set_epoch(r->train, r->epoch + 1);
+		tr_world_agree(&r->w, rc < 0, rio_loader_error(r->train)->message, EXIT_DATA);
 		double test[3] = {0, 0, 0};
 		if (r->test) {
-			int rc = tr_run_eval(r, test, msg, sizeof msg);
+			rc = tr_run_eval(r, test, msg, sizeof msg);
 			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 		}
-		report_epoch(r, metrics, seconds, test, &gemm0);
+		tr_world_agree(&r->w, report_epoch(r, metrics, seconds, test, &gemm0) < 0, msg,
+		               EXIT_DATA);
 		r->epoch++;
 		r->step_in_epoch = 0;
 		r->ep_loss = r->ep_correct = r->ep_count = 0;

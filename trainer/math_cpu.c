@@ -43,6 +43,45 @@
 #define VECTOR_CLONES
 #endif
 
+/* Denormals. Without weight decay, values that shrink towards zero become
+ * denormal and every operation on them takes the slow microcode path (the
+ * default run slowed by a quarter from its fourth epoch on). The CPU path
+ * therefore computes with flush-to-zero (a denormal result becomes 0) and
+ * denormals-are-zero (a denormal input reads as 0), as the GPU does with
+ * cuDNN/cuBLAS defaults and PyTorch with set_flush_denormal(True).
+ *
+ * MXCSR is per thread and a thread inherits its creator's at creation only:
+ * OpenBLAS (pthreads builds) creates its worker pool when the library is
+ * loaded, before main, so the pool is shut down here, after setting the
+ * calling thread's MXCSR, and is created again (by blas_thread_init, or by
+ * the next BLAS call) from this thread, inheriting it. The two symbols are
+ * weak: an OpenBLAS without them (an OpenMP build) still links, and there
+ * only the calling thread is set. (Builds with CONSISTENT_FPCSR, Debian's
+ * 0.3.21 among them, also hand the caller's MXCSR to the worker with each
+ * job; the restart is for those without.) The loader's threads, started
+ * after this, inherit it too (they only convert and copy floats). */
+#ifdef __SSE__
+#include <xmmintrin.h>
+#define MXCSR_FTZ 0x8000u
+#define MXCSR_DAZ 0x0040u
+#endif
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+extern int blas_thread_init(void) __attribute__((weak));
+
+static void flush_denormals(void)
+{
+#ifdef __SSE__
+	unsigned csr = _mm_getcsr();
+	if ((csr & (MXCSR_FTZ | MXCSR_DAZ)) == (MXCSR_FTZ | MXCSR_DAZ))
+		return;
+	_mm_setcsr(csr | MXCSR_FTZ | MXCSR_DAZ);
+	if (blas_thread_shutdown_ && blas_thread_init) {
+		blas_thread_shutdown_();
+		blas_thread_init();
+	}
+#endif
+}
+
 struct tr_math {
 	tr_device device;
 	tr_math_stats stats;
@@ -72,8 +111,10 @@ int tr_math_open(tr_math **out, tr_device device, int gpu, int threads, char *er
 		free(m);
 		return -ENOTSUP;
 #endif
-	} else if (threads > 0) {
-		openblas_set_num_threads(threads);
+	} else {
+		flush_denormals();
+		if (threads > 0)
+			openblas_set_num_threads(threads);
 	}
 	*out = m;
 	return 0;

@@ -1,16 +1,36 @@
 /*
- * report.c — formatting an epoch's figures for people (one line) and for
- * programs (JSON lines).
+ * report.c — formatting an epoch's figures for people (one line; a
+ * non-finite loss reads "nan") and for programs (JSON lines, where it is
+ * null: JSON has no NaN).
  */
 #include "config.h"
 #include "report.h"
+#include "common.h"
+
+#include <math.h>
+
+/* A loss or accuracy for people: 4 decimals, "nan" or "inf" (never "-nan"),
+ * and 4 digits with an exponent for a diverging loss. */
+static const char *readable(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		snprintf(buf, size, "nan");
+	else if (isinf(v))
+		snprintf(buf, size, v > 0 ? "inf" : "-inf");
+	else
+		snprintf(buf, size, fabs(v) < 1e6 ? "%.4f" : "%.4g", v);
+	return buf;
+}
 
 void tr_report_line(FILE *f, const tr_epoch_report *r)
 {
 	double wait = r->seconds > 0 ? r->data_wait_seconds / r->seconds : 0;
-	fprintf(f, "epoch %3llu  train loss %.4f  ", (unsigned long long)r->epoch, r->train_loss);
+	char b1[32], b2[32];
+	fprintf(f, "epoch %3llu  train loss %s  ", (unsigned long long)r->epoch,
+	        readable(b1, sizeof b1, r->train_loss));
 	if (r->has_test)
-		fprintf(f, "test loss %.4f  test accuracy %.4f  ", r->test_loss, r->test_accuracy);
+		fprintf(f, "test loss %s  test accuracy %s  ", readable(b1, sizeof b1, r->test_loss),
+		        readable(b2, sizeof b2, r->test_accuracy));
 	fprintf(f, "%.0f samples/s  data wait %.2f%%  allreduce %.3fs", r->samples_per_s,
 	        100.0 * wait, r->allreduce_seconds);
 	if (r->skipped_steps)
@@ -19,25 +39,35 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 	fflush(f);
 }
 
+/* "KEY": NUMBER, with null for NaN and infinities (tool_json_number) */
+static void number(FILE *f, const char *key, double v)
+{
+	fprintf(f, "\"%s\": ", key);
+	tool_json_number(f, v, 6);
+	fputs(", ", f);
+}
+
 int tr_report_json(FILE *f, const tr_epoch_report *r)
 {
 	double wait = r->seconds > 0 ? r->data_wait_seconds / r->seconds : 0;
-	fprintf(f,
-	        "{\"epoch\": %llu, \"steps\": %llu, \"skipped_steps\": %llu, "
-	        "\"train_loss\": %.6g, \"train_accuracy\": %.6g, ",
+	fprintf(f, "{\"epoch\": %llu, \"steps\": %llu, \"skipped_steps\": %llu, ",
 	        (unsigned long long)r->epoch, (unsigned long long)r->steps,
-	        (unsigned long long)r->skipped_steps, r->train_loss, r->train_accuracy);
-	if (r->has_test)
-		fprintf(f, "\"test_loss\": %.6g, \"test_accuracy\": %.6g, \"test_records\": %llu, ",
-		        r->test_loss, r->test_accuracy, (unsigned long long)r->test_records);
-	else
-		fprintf(f, "\"test_loss\": null, \"test_accuracy\": null, \"test_records\": 0, ");
-	fprintf(f,
-	        "\"samples_per_s\": %.6g, \"seconds\": %.6g, \"data_wait_seconds\": %.6g, "
-	        "\"data_wait_fraction\": %.6g, \"gemm_seconds\": %.6g, \"gemm_gflops\": %.6g, "
-	        "\"allreduce_seconds\": %.6g, \"optimizer_seconds\": %.6g, \"lr\": %.6g, "
-	        "\"world\": %d}\n",
-	        r->samples_per_s, r->seconds, r->data_wait_seconds, wait, r->gemm_seconds,
-	        r->gemm_gflops, r->allreduce_seconds, r->optimizer_seconds, r->lr, r->world);
+	        (unsigned long long)r->skipped_steps);
+	number(f, "train_loss", r->train_loss);
+	number(f, "train_accuracy", r->train_accuracy);
+	number(f, "test_loss", r->has_test ? r->test_loss : NAN);
+	number(f, "test_accuracy", r->has_test ? r->test_accuracy : NAN);
+	fprintf(f, "\"test_records\": %llu, ",
+	        (unsigned long long)(r->has_test ? r->test_records : 0));
+	number(f, "samples_per_s", r->samples_per_s);
+	number(f, "seconds", r->seconds);
+	number(f, "data_wait_seconds", r->data_wait_seconds);
+	number(f, "data_wait_fraction", wait);
+	number(f, "gemm_seconds", r->gemm_seconds);
+	number(f, "gemm_gflops", r->gemm_gflops);
+	number(f, "allreduce_seconds", r->allreduce_seconds);
+	number(f, "optimizer_seconds", r->optimizer_seconds);
+	number(f, "lr", r->lr);
+	fprintf(f, "\"world\": %d}\n", r->world);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

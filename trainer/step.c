@@ -23,10 +23,26 @@
 
 static int on_gpu(const tr_run *r) { return tr_math_device(r->math) == TR_DEVICE_CUDA; }
 
+/* The loader's message (shard, offset, record, what). A feature whose
+ * length differs from the column spec is said in the trainer's terms: the
+ * specs are the lengths of the first record of --train (feature_spec.c),
+ * "SHARD: offset O (record R): feature 'image' has 780 bytes, the first
+ * record of --train had 784". */
 static void loader_error(rio_loader *l, int rc, char *err, size_t errlen)
 {
 	const rio_error *e = rio_loader_error(l);
-	snprintf(err, errlen, "%s", e->message[0] ? e->message : rio_strerror(rc));
+	const char *m = e->message[0] ? e->message : rio_strerror(rc);
+	char what[128];
+	snprintf(what, sizeof what, ": %s: ", rio_strerror(RIO_EFEATURELEN));
+	const char *cut = rc == RIO_EFEATURELEN ? strstr(m, what) : NULL;
+	const char *wants = cut ? strstr(cut, ", the spec wants ") : NULL;
+	if (!wants) {
+		snprintf(err, errlen, "%s", m);
+		return;
+	}
+	snprintf(err, errlen, "%.*s: %.*s, the first record of --train had %s", (int)(cut - m), m,
+	         (int)(wants - cut - strlen(what)), cut + strlen(what),
+	         wants + strlen(", the spec wants "));
 }
 
 /* The batch as the model's input; checks every label against --classes. */

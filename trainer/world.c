@@ -1,7 +1,9 @@
 /*
  * world.c — the MPI calls of world.h. Errors are agreed on with one
- * MPI_Allreduce so that exactly one rank reports and all exit; an error
- * only one rank can see ends the job with MPI_Abort, never a hang.
+ * MPI_Allreduce so that exactly one rank reports and every rank finalizes
+ * and exits with the same code (no MPI_Abort); an error only one rank can
+ * see, in the middle of a collective, ends the job with MPI_Abort, never a
+ * hang.
  */
 #include "config.h"
 #include "world.h"
@@ -30,31 +32,31 @@ int tr_world_init(tr_world *w, int *argc, char ***argv)
 
 void tr_world_finish(tr_world *w) { MPI_Finalize(); }
 
-static void die(tr_world *w, int code)
+int tr_world_first_failure(tr_world *w, int failed)
+{
+	int mine = failed ? w->rank : w->size, first = w->size;
+	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, w->comm);
+	return first < w->size ? first : -1;
+}
+
+/* Every rank of the job comes here together: a clean end, no MPI_Abort
+ * (whose banner would bury the one line that matters). */
+static void __attribute__((noreturn)) leave(int code)
 {
 	fflush(stdout);
 	fflush(stderr);
-	if (w->size > 1)
-		MPI_Abort(w->comm, code);
 	MPI_Finalize();
 	exit(code);
 }
 
 void tr_world_agree(tr_world *w, int failed, const char *message, int code)
 {
-	int mine = failed ? w->rank : w->size, first = w->size;
-	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, w->comm);
-	if (first == w->size)
+	int first = tr_world_first_failure(w, failed);
+	if (first < 0)
 		return;
-	if (w->rank == first) {
-		if (message && *message)
-			fprintf(stderr, "recordio-train: %s\n", message);
-		die(w, code);
-	}
-	/* the reporting rank aborts the job; wait for it, never return */
-	MPI_Barrier(w->comm);
-	MPI_Finalize();
-	exit(code);
+	if (w->rank == first && message && *message)
+		fprintf(stderr, "recordio-train: %s\n", message);
+	leave(code);
 }
 
 void tr_world_abort(tr_world *w, const char *message, int code)
@@ -63,8 +65,11 @@ void tr_world_abort(tr_world *w, const char *message, int code)
 		fprintf(stderr, "recordio-train: rank %d: %s\n", w->rank, message);
 	else
 		fprintf(stderr, "recordio-train: %s\n", message);
-	die(w, code);
-	exit(code);
+	fflush(stdout);
+	fflush(stderr);
+	if (w->size > 1)
+		MPI_Abort(w->comm, code);
+	leave(code);
 }
 
 uint64_t tr_world_min_u64(tr_world *w, uint64_t v)

@@ -22,13 +22,20 @@ typedef struct tr_world {
 int tr_world_init(tr_world *w, int *argc, char ***argv);
 void tr_world_finish(tr_world *w);
 
+/* Collective: the lowest rank that passes failed != 0, or -1 when none
+ * does. */
+int tr_world_first_failure(tr_world *w, int failed);
+
 /* Collective: when any rank passes failed != 0, the lowest such rank prints
- * "recordio-train: MESSAGE" and every rank exits with `code` (MPI_Abort
- * when there are several ranks); else returns. */
+ * "recordio-train: MESSAGE" (one line) and every rank calls MPI_Finalize
+ * and exits with `code` (the same on every rank): no MPI_Abort, so no
+ * Open MPI abort banner; else returns. */
 void tr_world_agree(tr_world *w, int failed, const char *message, int code);
 
-/* Not collective: this rank hit an error the others cannot know of
- * (damaged data mid-epoch); prints it and takes the whole job down. */
+/* Not collective: this rank hit an error the others cannot know of, in
+ * the middle of a collective (out of memory while gathering, a failed
+ * write of the metrics); prints it and takes the whole job down with
+ * MPI_Abort. */
 void tr_world_abort(tr_world *w, const char *message, int code)
 	__attribute__((noreturn));
 
