@@ -267,7 +267,7 @@ static void give_back(rio_loader *l, rio__chunk *c, int counted)
 	pthread_mutex_lock(&l->mu);
 	c->lent = 0;
 	c->owner->free_chunks++;
-	l->stats.skipped += counted ? c->skipped : 0;
+	l->stats.skipped += counted ? c->dmg.records : 0;
 	l->stats.file_bytes += c->file_bytes;
 	pthread_cond_broadcast(&l->work_cv);
 	pthread_mutex_unlock(&l->mu);

@@ -16,6 +16,7 @@
  * epoch, rank, purpose) and nothing else.
  */
 #include "config.h"
+#include "frame_scan.h"
 #include "internal.h"
 #include "plan.h"
 #include "rng.h"
@@ -164,9 +165,10 @@ static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_
 	while ((rc = rio_reader_next(r, &rec)) == 1) {
 		/* each damaged region skipped before this record stands for one
 		 * frame (as the workers number them), placed where it starts */
-		for (; damaged < rio_reader_skipped(r) && rc == 0; damaged++)
-			rc = rio_index_append(&idx, rio_reader_error(r)->offset, 0);
-		if (rc < 0 ||
+		int added = 0;
+		for (; damaged < rio_reader_skipped(r) && added == 0; damaged++)
+			added = rio_index_append(&idx, rio_reader_error(r)->offset, 0);
+		if ((rc = added) < 0 ||
 		    (rc = rio_index_append(&idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
 			break;
 	}
@@ -232,14 +234,15 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 		uint8_t hdr[RIO_HEADER_SIZE];
 		for (; k < s->count; k++) {
 			uint64_t len;
-			if (pread(s->fd, hdr, sizeof hdr, (off_t)last_end) != (ssize_t)sizeof hdr ||
-			    !rio__frame_header_valid(hdr, &len)) {
+			ssize_t got = pread(s->fd, hdr, sizeof hdr, (off_t)last_end);
+			if (got < 0 || rio__frame_head(hdr, (size_t)got, 1, o->max_record_size, &len) !=
+			                       RIO__FRAME_OK) {
 				/* a damaged header (SKIP numbered it as one frame):
 				 * the pieces' workers resync past it themselves */
 				last_end = s->file_size;
 				break;
 			}
-			last_end += len + RIO_FRAME_OVERHEAD;
+			last_end += rio__frame_size(len);
 		}
 	}
 	if (last_end < s->file_size) {
