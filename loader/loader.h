@@ -168,7 +168,10 @@ typedef struct rio_loader_opts {
 	                       * registered buffer)                        */
 
 	/* damage */
-	int verify_crc;              /* 1 (default)                           */
+	int verify_crc;              /* 1 (default): check both CRCs. 0:
+	                              * skip the data CRC only; the length
+	                              * CRC, the length limit and
+	                              * truncation are always checked      */
 	rio_damage_policy on_damage; /* FAIL (default) or SKIP (REPORT is
 	                              * taken as SKIP): a damaged record, or
 	                              * one that does not match the columns,

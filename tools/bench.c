@@ -67,7 +67,7 @@ static void usage(FILE *out)
 	        "      --queue-depth N      io_uring entries per worker (default 32)\n"
 	        "      --read-size SIZE     bytes per read request (default 256K)\n"
 	        "      --prefetch N         ready batches queued ahead (default 4)\n"
-	        "      --no-crc             do not check the record CRCs\n"
+	        "      --no-crc             do not check the data CRCs (lengths still are)\n"
 	        "      --skip-damaged       skip damaged records (counted) instead of failing\n"
 	        "\n"
 	        "Decoding:\n"
