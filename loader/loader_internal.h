@@ -48,8 +48,10 @@ typedef struct rio__chunk {
 	size_t nrec, rec_cap;
 	uint8_t *rows;          /* decoded rows, nrec * row_bytes            */
 	size_t rows_cap;        /* in rows                                   */
-	rio__damage dmg;        /* the policy; damaged or non-matching
-	                         * records skipped                          */
+	rio__damage dmg;        /* the policy, and the damage met          */
+	uint64_t extra;         /* SKIP: records past those the index lists
+	                         * (skipped too: the file holds more)        */
+	int index_mismatch;     /* the stream and its .idx disagree          */
 	uint64_t file_bytes;
 	int lent;               /* handed to the batcher                     */
 	int dead;               /* a compressed piece's data CRC failed here:
@@ -132,7 +134,13 @@ struct rio_loader {
 
 	/* statistics */
 	rio_loader_stats stats;
+	char warning[640];       /* the first warning ("" while none)       */
 };
+
+/* loader.c: counts an .idx that disagreed with its shard and keeps the
+ * first such message for rio_loader_warning(); under l->mu once threads
+ * run. */
+void rio__loader_warn(struct rio_loader *l, const char *text);
 
 /* worker.c: the worker thread; runs tasks until none are left or stop. */
 void *rio__worker_main(void *arg);

@@ -162,7 +162,7 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 					stream_damage(st, ps, RIO_ETRUNCATED, s->path, off, NULL);
 				else if (ps->pos < end)
 					stream_damage(st, ps, RIO_EBADINDEX, s->path, off,
-					              "the stream ends before the record its index lists");
+					              "the stream ends before the record its .idx lists");
 				ps->ended = 1;
 				break;
 			}
@@ -178,8 +178,16 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 		}
 		if (ps->pos >= end) { /* a frame after the shard's last record */
 			int whole = !l->o.verify_crc || rio__frame_data_ok(c->buf + p, len);
+			if (whole && l->o.on_damage != RIO_DAMAGE_FAIL) {
+				/* the shard holds more than its .idx lists: each
+				 * one counted as skipped */
+				c->extra++;
+				c->index_mismatch = 1;
+				p += rio__frame_size(len);
+				continue;
+			}
 			stream_damage(st, ps, whole ? RIO_EBADINDEX : RIO_ECORRUPT_DATA, s->path, off,
-			              whole ? "a record follows the last one its index lists" : NULL);
+			              whole ? "a record follows the last one its .idx lists" : NULL);
 			break;
 		}
 		if (ps->pos >= t->first &&
@@ -309,6 +317,8 @@ int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	}
 	if (st.code == 0)
 		return 0;
+	if (st.code == RIO_EBADINDEX)
+		c->index_mismatch = 1;
 	if (l->o.on_damage == RIO_DAMAGE_FAIL) {
 		c->err = st.err;
 		return st.code;

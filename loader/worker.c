@@ -58,13 +58,13 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 			if (l->o.on_damage != RIO_DAMAGE_FAIL)
 				return 0;
 			return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
-			                      "the shard ends before the record its index lists");
+			                      "the shard ends before the record its .idx lists");
 		}
 		if (rc == 1 && index >= end) { /* a whole frame the index does not list */
 			if (l->o.on_damage == RIO_DAMAGE_FAIL)
 				return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
-				                      "a record follows the last one its index lists");
-			rio__damage_count(&c->dmg, RIO_EBADINDEX, off, index, rio__frame_size(len));
+				                      "a record follows the last one its .idx lists");
+			c->extra++;
 			pos += rio__frame_size(len);
 			continue;
 		}
@@ -215,6 +215,8 @@ static void run_task(rio__worker *w, rio__chunk *c, uint64_t task)
 	c->task = task;
 	c->nrec = 0;
 	rio__damage_init(&c->dmg, l->o.on_damage);
+	c->extra = 0;
+	c->index_mismatch = 0;
 	c->file_bytes = 0;
 	c->dead = 0;
 	rio__error_clear(&c->err);
