@@ -251,8 +251,7 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 			uint64_t n = idx.count, m = scan.count;
 			if (ierr.code)
 				snprintf(s->index_warning, sizeof s->index_warning,
-				         "%s: cannot be read (%s): rebuilt from the shard", ipath,
-				         ierr.message);
+				         "%s: rebuilt from the shard", ierr.message);
 			else
 				snprintf(s->index_warning, sizeof s->index_warning,
 				         "%s: disagrees with its shard (%llu entries, the shard holds "

@@ -223,7 +223,8 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	       "\"seconds\": %.6f, \"open_s\": %.6f, \"records_per_s\": %.1f, "
 	       "\"bytes_per_s\": %.1f, \"batches_per_s\": %.1f, \"wait_s\": %.6f, "
 	       "\"wait_fraction\": %.4f, \"file_bytes\": %llu, \"peak_rss_bytes\": %ld, "
-	       "\"skipped\": %llu, \"io\": \"%s\", \"workers\": %d, \"shuffle\": \"%s\", "
+	       "\"skipped\": %llu, \"index_mismatches\": %llu, \"io\": \"%s\", \"workers\": %d, "
+	       "\"shuffle\": \"%s\", "
 	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, "
 	       "\"world\": %d, \"columns\": %zu}\n",
 	       (unsigned long long)r->records, (unsigned long long)r->bytes,
@@ -231,7 +232,7 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	       r->open_seconds, (double)r->records / s, (double)r->bytes / s,
 	       (double)r->batches / s, r->st.wait_seconds, r->st.wait_seconds / s,
 	       (unsigned long long)r->st.file_bytes, r->peak_rss, (unsigned long long)r->st.skipped,
-	       r->st.io_uring ? "uring" : "pread", o->workers, shuffle_name(o->shuffle),
+	       (unsigned long long)r->st.index_mismatches, r->st.io_uring ? "uring" : "pread", o->workers, shuffle_name(o->shuffle),
 	       o->batch_size, rio_loader_shards(l)->count,
 	       (unsigned long long)rio_loader_records(l), rio_loader_rank(l), rio_loader_world(l),
 	       o->ncolumns);
@@ -260,6 +261,9 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	       100.0 * r->st.wait_seconds / s);
 	printf("io:           %s\n", r->st.io_uring ? "uring" : "pread");
 	printf("skipped:      %llu\n", (unsigned long long)r->st.skipped);
+	if (r->st.index_mismatches)
+		printf("bad .idx:     %llu (rebuilt from their shards)\n",
+		       (unsigned long long)r->st.index_mismatches);
 	printf("peak RSS:     %s\n", tool_format_bytes(b3, sizeof b3, (uint64_t)r->peak_rss));
 }
 
@@ -446,6 +450,14 @@ int main(int argc, char **argv)
 	r.seconds = tool_now() - t0;
 	sink = sum;
 	rio_loader_stats_get(l, &r.st);
+	char warning[700];
+	if (rio_loader_warning(l, warning, sizeof warning) > 0) {
+		/* an .idx that disagreed with its shard: said, never silent */
+		tool_error("warning: %s", warning);
+		if (r.st.index_mismatches > 1)
+			tool_error("warning: %llu .idx files disagreed with their shards in all",
+			           (unsigned long long)r.st.index_mismatches);
+	}
 	if (o.ncolumns) /* decoded batches carry no sizes: the loader counts */
 		r.bytes = r.st.bytes;
 
