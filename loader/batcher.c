@@ -15,6 +15,7 @@
 #include "rng.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,12 +263,26 @@ static rio__chunk *take_chunk(rio_loader *l, uint64_t task)
 	return c;
 }
 
-static void give_back(rio_loader *l, rio__chunk *c, int counted)
+/* Returns a chunk to its worker, and counts what its task skipped: under
+ * SKIP every record the plan gave the task is either delivered or skipped
+ * (the records of a chunk that is dropped, `live` == 0, all skipped), plus
+ * the records it found past those an .idx lists. Counting what was not
+ * delivered, rather than each damage met, gives the same counts in every
+ * shuffle mode whatever the damage spans. */
+static void give_back(rio_loader *l, rio__chunk *c, int live)
 {
+	uint64_t planned = l->plan.tasks[c->task].count;
 	pthread_mutex_lock(&l->mu);
 	c->lent = 0;
 	c->owner->free_chunks++;
-	l->stats.skipped += counted ? c->skipped : 0;
+	if (l->o.on_damage != RIO_DAMAGE_FAIL)
+		l->stats.skipped += (live && c->nrec <= planned ? planned - c->nrec : planned) + c->extra;
+	if (c->index_mismatch) {
+		char text[600];
+		snprintf(text, sizeof text, "%s.idx: disagrees with its shard: the records were "
+		         "counted as the shard holds them", l->ds.shards[l->plan.tasks[c->task].shard].path);
+		rio__loader_warn(l, text);
+	}
 	l->stats.file_bytes += c->file_bytes;
 	pthread_cond_broadcast(&l->work_cv);
 	pthread_mutex_unlock(&l->mu);

@@ -1,8 +1,8 @@
 /*
- * chunk.c — a worker's chunk (the records of one task, in the worker's own
- * buffer) and the checks of a frame in memory, shared by the three kinds of
- * task (worker.c: uncompressed ranges and global reads; piece_stream.c:
- * compressed pieces) and by the direct path's scratch buffer (direct.c).
+ * chunk.c — a worker's chunk: the records of one task, in the worker's own
+ * buffer, shared by the three kinds of task (worker.c: uncompressed ranges
+ * and global reads; piece_stream.c: compressed pieces) and by the direct
+ * path's scratch buffer (direct.c). Frames are checked by frame_scan.h.
  */
 #include "config.h"
 #include "loader_internal.h"
@@ -65,30 +65,8 @@ int rio__chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint6
 		return 0;
 	c->nrec--; /* never delivered, whatever the policy */
 	if (l->o.on_damage != RIO_DAMAGE_FAIL) {
-		c->skipped++;
+		rio__damage_count(&c->dmg, rc, offset, r->index, 0);
 		return 0;
 	}
 	return rio__error_set(&c->err, rc, path, offset, r->index, "%s", detail);
-}
-
-int rio__frame_data_valid(const uint8_t *p, uint64_t len)
-{
-	uint8_t want[RIO_FOOTER_SIZE];
-	rio_frame_footer(want, p + RIO_HEADER_SIZE, (size_t)len);
-	return memcmp(want, p + RIO_HEADER_SIZE + len, RIO_FOOTER_SIZE) == 0;
-}
-
-int rio__frame_check(const rio_loader *l, const uint8_t *p, size_t avail, uint64_t *len)
-{
-	if (avail < RIO_HEADER_SIZE)
-		return RIO_ETRUNCATED;
-	if (!rio__frame_header_valid(p, len))
-		return RIO_ECORRUPT_LENGTH;
-	if (*len > l->o.max_record_size)
-		return RIO_ETOOLARGE;
-	if (avail - RIO_HEADER_SIZE < *len + RIO_FOOTER_SIZE)
-		return RIO_ETRUNCATED;
-	if (l->o.verify_crc && !rio__frame_data_valid(p, *len))
-		return RIO_ECORRUPT_DATA;
-	return 1;
 }

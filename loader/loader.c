@@ -12,6 +12,7 @@
 #include "loader_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -144,6 +145,9 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	if (rc == 0 && (rc = rio__dataset_open(&l->ds, shards, &l->o, &l->err)) < 0 &&
 	    l->err.code == 0)
 		rio__error_set(&l->err, rc, shards, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	for (size_t s = 0; rc == 0 && s < l->ds.nshards; s++)
+		if (l->ds.shards[s].index_warning[0])
+			rio__loader_warn(l, l->ds.shards[s].index_warning);
 	if (rc == 0 && (rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns)) < 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		               "invalid column spec (empty name, type or length)");
@@ -187,13 +191,22 @@ static int start_epoch(rio_loader *l)
 	l->epoch_done = 0;
 	rio__error_clear(&l->batch_err);
 	l->running = 1;
-	if (l->plan.global) /* the sequential tasks see damaged tails themselves */
-		for (size_t i = 0; i < l->ds.npieces; i++) {
-			const rio__piece *pc = &l->ds.pieces[i];
-			const rio__shard *sh = &l->ds.shards[pc->shard];
-			if (sh->damaged_tail && pc->first + pc->count == sh->count)
-				l->stats.skipped++;
-		}
+	/* records an .idx listed beyond what its shard holds: skipped by the
+	 * rank that reads the shard's end (or owns an empty one) */
+	for (size_t s = 0; s < l->ds.nshards; s++) {
+		const rio__shard *sh = &l->ds.shards[s];
+		if (!sh->missing)
+			continue;
+		int mine = sh->count == 0 ? (l->ds.sharding == RIO_SHARD_FILES
+		                                     ? s % (size_t)l->ds.world == (size_t)l->ds.rank
+		                                     : l->ds.rank == 0)
+		                          : 0;
+		for (size_t i = 0; i < l->ds.npieces && !mine; i++)
+			mine = l->ds.pieces[i].shard == s &&
+			       l->ds.pieces[i].first + l->ds.pieces[i].count == sh->count;
+		if (mine)
+			l->stats.skipped += sh->missing;
+	}
 	l->epoch_skip = l->resume_skip; /* read by the threads; the next epoch skips nothing */
 	l->resume_skip = 0;
 	for (int i = 0; i < l->nworkers; i++) {
@@ -518,6 +531,23 @@ RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats)
 	pthread_mutex_lock((pthread_mutex_t *)&l->mu);
 	*stats = l->stats;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->mu);
+}
+
+RIO_API size_t rio_loader_warning(const rio_loader *l, char *buf, size_t size)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&l->mu);
+	size_t n = strlen(l->warning);
+	if (size > 0)
+		snprintf(buf, size, "%s", l->warning);
+	pthread_mutex_unlock((pthread_mutex_t *)&l->mu);
+	return n;
+}
+
+void rio__loader_warn(rio_loader *l, const char *text)
+{
+	l->stats.index_mismatches++;
+	if (!l->warning[0])
+		snprintf(l->warning, sizeof l->warning, "%s", text);
 }
 
 RIO_API const rio_shardset *rio_loader_shards(const rio_loader *l)

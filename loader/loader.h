@@ -168,11 +168,21 @@ typedef struct rio_loader_opts {
 	                       * registered buffer)                        */
 
 	/* damage */
-	int verify_crc;              /* 1 (default)                           */
+	int verify_crc;              /* 1 (default): check both CRCs. 0:
+	                              * skip the data CRC only; the length
+	                              * CRC, the length limit and
+	                              * truncation are always checked      */
 	rio_damage_policy on_damage; /* FAIL (default) or SKIP (REPORT is
 	                              * taken as SKIP): a damaged record, or
 	                              * one that does not match the columns,
-	                              * is skipped and counted               */
+	                              * is skipped and counted. Under SKIP,
+	                              * in every shuffle mode, with or
+	                              * without .idx files, each epoch's
+	                              * delivered + stats.skipped records =
+	                              * the records the shards hold (by the
+	                              * file or by the .idx, whichever is
+	                              * more; a damaged region a scan meets
+	                              * is one record)                     */
 	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default     */
 
 	/* GPU (builds with CUDA only; otherwise -ENOTSUP from open when set) */
@@ -288,11 +298,26 @@ typedef struct rio_loader_stats {
 	uint64_t batches;       /* delivered                                 */
 	uint64_t skipped;       /* damaged or non-matching records skipped   */
 	uint64_t file_bytes;    /* read from the files                       */
+	uint64_t index_mismatches; /* SKIP: .idx sidecars that disagreed with
+	                         * their shards (a shard cut short or grown,
+	                         * a stale, partial, empty or unreadable
+	                         * .idx): rebuilt from the shard in memory at
+	                         * open, or, for a compressed shard, found
+	                         * while reading it. rio_loader_warning()
+	                         * names the first. (Under FAIL such an
+	                         * .idx is an error naming it.)             */
 	double wait_seconds;    /* time rio_loader_next() waited for a batch */
 	int io_uring;           /* 1 when the io_uring backend is in use     */
 } rio_loader_stats;
 
 RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats);
+
+/* The first warning (see stats.index_mismatches), a one-line message
+ * naming the file, e.g. "shard-00000.tfrecord.idx: disagrees with its
+ * shard (N entries, the shard holds M records): rebuilt from the shard":
+ * copied into buf (NUL-terminated, cut to size). Returns its length, 0
+ * when there is none. Safe while the loader's threads run. */
+RIO_API size_t rio_loader_warning(const rio_loader *l, char *buf, size_t size);
 
 /* The shard list (sorted, as batch records number them), rank and world. */
 RIO_API const rio_shardset *rio_loader_shards(const rio_loader *l);

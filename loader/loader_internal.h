@@ -14,6 +14,7 @@
 #ifndef RIO_LOADER_INTERNAL_H
 #define RIO_LOADER_INTERNAL_H
 
+#include "frame_scan.h"
 #include "internal.h"
 #include "loader.h"
 #include "io.h"
@@ -47,7 +48,10 @@ typedef struct rio__chunk {
 	size_t nrec, rec_cap;
 	uint8_t *rows;          /* decoded rows, nrec * row_bytes            */
 	size_t rows_cap;        /* in rows                                   */
-	uint64_t skipped;       /* damaged or non-matching records skipped   */
+	rio__damage dmg;        /* the policy, and the damage met          */
+	uint64_t extra;         /* SKIP: records past those the index lists
+	                         * (skipped too: the file holds more)        */
+	int index_mismatch;     /* the stream and its .idx disagree          */
 	uint64_t file_bytes;
 	int lent;               /* handed to the batcher                     */
 	int dead;               /* a compressed piece's data CRC failed here:
@@ -130,7 +134,13 @@ struct rio_loader {
 
 	/* statistics */
 	rio_loader_stats stats;
+	char warning[640];       /* the first warning ("" while none)       */
 };
+
+/* loader.c: counts an .idx that disagreed with its shard and keeps the
+ * first such message for rio_loader_warning(); under l->mu once threads
+ * run. */
+void rio__loader_warn(struct rio_loader *l, const char *text);
 
 /* worker.c: the worker thread; runs tasks until none are left or stop. */
 void *rio__worker_main(void *arg);
@@ -146,8 +156,6 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
                    uint64_t index);
 int rio__chunk_decode_last(rio__chunk *c, struct rio_loader *l, const char *path,
                            uint64_t offset);
-/* 1 when the data CRC of the whole frame at p (payload of len bytes) holds. */
-int rio__frame_data_valid(const uint8_t *p, uint64_t len);
 
 /* piece_stream.c: runs a task of a compressed piece into chunk c. */
 int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t);
@@ -157,11 +165,13 @@ void rio__piece_stream_close(rio__piece_stream *ps);
 /* batcher.c: the batcher thread. */
 void *rio__batcher_main(void *arg);
 
-/* Checks the frame at p (avail bytes): 1 when valid, with *len set, or a
- * damage code (RIO_ECORRUPT_LENGTH, RIO_ETOOLARGE, RIO_ETRUNCATED,
- * RIO_ECORRUPT_DATA). */
-int rio__frame_check(const struct rio_loader *l, const uint8_t *p, size_t avail,
-                     uint64_t *len);
+/* Checks the whole frame at p, avail bytes being all there are
+ * (frame_scan.h): RIO__FRAME_OK with *len set, or the damage. */
+static inline int rio__loader_frame(const struct rio_loader *l, const uint8_t *p, size_t avail,
+                                    uint64_t *len)
+{
+	return rio__frame_check(p, avail, 1, l->o.max_record_size, l->o.verify_crc, len);
+}
 
 /* direct.c: the direct path's plan (one task per batch) and its worker
  * thread. */

@@ -131,18 +131,15 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 	while (ps->in && !ps->ended && (ps->pos < end || check_end)) {
 		uint64_t off = ps->base + p;
 		size_t avail = used - p;
-		uint64_t len = 0;
-		if (avail >= RIO_HEADER_SIZE && !rio__frame_header_valid(c->buf + p, &len)) {
-			stream_damage(st, ps, RIO_ECORRUPT_LENGTH, s->path, off, NULL);
+		uint64_t len = 0; /* stays 0 while the header is not all there */
+		int d = rio__frame_check(c->buf + p, avail, 0, l->o.max_record_size, 0, &len);
+		if (d < 0) { /* a bad length (the data CRC comes below) */
+			stream_damage(st, ps, d, s->path, off, NULL);
 			break;
 		}
-		if (avail >= RIO_HEADER_SIZE && len > l->o.max_record_size) {
-			stream_damage(st, ps, RIO_ETOOLARGE, s->path, off, NULL);
-			break;
-		}
-		if (avail < RIO_HEADER_SIZE || avail - RIO_HEADER_SIZE < len + RIO_FOOTER_SIZE) {
+		if (d == RIO__FRAME_MORE) {
 			stream_compact(c, ps, &p, &used);
-			size_t frame_end = p + RIO_HEADER_SIZE + (size_t)len + RIO_FOOTER_SIZE;
+			size_t frame_end = p + rio__frame_size(len);
 			/* the task's records in one go; a head being skipped, or
 			 * the tail being checked, a read at a time */
 			size_t ahead = ps->pos >= t->first && ps->pos < end
@@ -165,14 +162,14 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 					stream_damage(st, ps, RIO_ETRUNCATED, s->path, off, NULL);
 				else if (ps->pos < end)
 					stream_damage(st, ps, RIO_EBADINDEX, s->path, off,
-					              "the stream ends before the record its index lists");
+					              "the stream ends before the record its .idx lists");
 				ps->ended = 1;
 				break;
 			}
 			continue;
 		}
 		if ((crc_now || ps->pos < t->first) && l->o.verify_crc &&
-		    !rio__frame_data_valid(c->buf + p, len)) {
+		    !rio__frame_data_ok(c->buf + p, len)) {
 			/* checked while the bytes are hot in this core's cache;
 			 * and always in the head before the task's records, as
 			 * the stream must not run on past damage there */
@@ -180,9 +177,17 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 			break;
 		}
 		if (ps->pos >= end) { /* a frame after the shard's last record */
-			int whole = !l->o.verify_crc || rio__frame_data_valid(c->buf + p, len);
+			int whole = !l->o.verify_crc || rio__frame_data_ok(c->buf + p, len);
+			if (whole && l->o.on_damage != RIO_DAMAGE_FAIL) {
+				/* the shard holds more than its .idx lists: each
+				 * one counted as skipped */
+				c->extra++;
+				c->index_mismatch = 1;
+				p += rio__frame_size(len);
+				continue;
+			}
 			stream_damage(st, ps, whole ? RIO_EBADINDEX : RIO_ECORRUPT_DATA, s->path, off,
-			              whole ? "a record follows the last one its index lists" : NULL);
+			              whole ? "a record follows the last one its .idx lists" : NULL);
 			break;
 		}
 		if (ps->pos >= t->first &&
@@ -190,7 +195,7 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 		                         ps->pos)) < 0)
 			break;
 		ps->pos++;
-		p += RIO_FRAME_OVERHEAD + (size_t)len;
+		p += rio__frame_size(len);
 	}
 	*p_out = p;
 	*used_out = used;
@@ -213,7 +218,7 @@ static int check_records(rio__chunk *c, rio_loader *l, const rio__shard *s, uint
 		rio__chunk_rec r = c->recs[i];
 		uint64_t off = buf0 + r.off - RIO_HEADER_SIZE;
 		const uint8_t *frame = c->buf + r.off - RIO_HEADER_SIZE;
-		if (crc && l->o.verify_crc && !rio__frame_data_valid(frame, r.size)) {
+		if (crc && l->o.verify_crc && !rio__frame_data_ok(frame, r.size)) {
 			rc = rio__error_set(e, RIO_ECORRUPT_DATA, s->path, off, r.index, NULL);
 			break;
 		}
@@ -226,7 +231,7 @@ static int check_records(rio__chunk *c, rio_loader *l, const rio__shard *s, uint
 				break;
 			}
 			if (d < 0) {
-				c->skipped++;
+				rio__damage_count(&c->dmg, d, off, r.index, 0);
 				continue;
 			}
 		}
@@ -312,11 +317,13 @@ int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	}
 	if (st.code == 0)
 		return 0;
+	if (st.code == RIO_EBADINDEX)
+		c->index_mismatch = 1;
 	if (l->o.on_damage == RIO_DAMAGE_FAIL) {
 		c->err = st.err;
 		return st.code;
 	}
-	c->skipped++;
+	rio__damage_count(&c->dmg, st.code, st.err.offset, st.err.record, 0);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
  * epoch, rank, purpose) and nothing else.
  */
 #include "config.h"
+#include "frame_scan.h"
 #include "internal.h"
 #include "plan.h"
 #include "rng.h"
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,92 +107,90 @@ static int adopt_index(rio__shard *s, rio_index *idx, int full, rio_error *err)
 	return rc;
 }
 
-/* Counts through the .idx sidecar; returns 1 when used, 0 when there is
- * none, or an error. */
-static int count_from_index(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
-{
-	char *ipath = rio_index_path(s->path);
-	if (!ipath)
-		return -ENOMEM;
-	if (access(ipath, F_OK) != 0) {
-		free(ipath);
-		return 0;
-	}
-	rio_index idx;
-	int rc = rio_index_read(ipath, &idx, err);
-	free(ipath);
-	if (rc < 0)
-		return rc;
-	s->count = idx.count;
-	uint64_t end = idx.count ? idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] : 0;
-	if (s->comp == RIO_COMPRESSION_NONE && end > s->file_size) {
-		if (o->on_damage == RIO_DAMAGE_FAIL) {
-			rio_index_free(&idx);
-			return rio__error_set(err, RIO_EBADINDEX, s->path, end, RIO__UNKNOWN,
-			                      "its .idx reaches past the end of the file (%llu bytes): "
-			                      "the shard is truncated",
-			                      (unsigned long long)s->file_size);
-		}
-		/* SKIP: the records that are wholly there; the workers count the
-		 * torn one at the end */
-		while (idx.count > 0 &&
-		       idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] > s->file_size)
-			idx.count--;
-		s->count = idx.count;
-	}
-	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size : end;
-	rc = adopt_index(s, &idx, full, err);
-	return rc < 0 ? rc : 1;
-}
-
-/* Counts by reading the shard (no sidecar). Frames are counted as an index
- * would list them: under SKIP a frame whose data is damaged still counts
- * (the workers skip it when they read it), so data CRCs are checked here
- * only to fail early under FAIL. */
-static int count_by_scan(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
+/* The shard's records as a scan finds them, one entry each: a whole frame,
+ * or a damaged region skipped under SKIP (framed size 0, at the offset
+ * where the damage starts; a torn tail and the damage that stops a
+ * compressed stream are one too). Data CRCs are checked only to fail
+ * early under FAIL: under SKIP a frame whose data is damaged is a record
+ * the workers skip when they read it. */
+static int scan_entries(rio__shard *s, const rio_loader_opts *o, rio_index *idx, rio_error *err)
 {
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
 	ro.verify_crc = o->verify_crc && o->on_damage == RIO_DAMAGE_FAIL;
 	ro.on_damage = o->on_damage == RIO_DAMAGE_FAIL ? RIO_DAMAGE_FAIL : RIO_DAMAGE_SKIP;
 	ro.max_record_size = o->max_record_size;
+	memset(idx, 0, sizeof *idx);
 	rio_reader *r;
 	int rc = rio_reader_open(&r, s->path, &ro);
 	if (rc < 0)
 		return rio__error_set(err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	rio_index idx = {0};
 	rio_record rec;
 	uint64_t damaged = 0;
-	while ((rc = rio_reader_next(r, &rec)) == 1) {
-		/* each damaged region skipped before this record stands for one
-		 * frame (as the workers number them), placed where it starts */
-		for (; damaged < rio_reader_skipped(r) && rc == 0; damaged++)
-			rc = rio_index_append(&idx, rio_reader_error(r)->offset, 0);
-		if (rc < 0 ||
-		    (rc = rio_index_append(&idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
+	int added = 0;
+	for (;;) {
+		rc = rio_reader_next(r, &rec);
+		/* each damaged region skipped before this record (or before the
+		 * end) stands for one frame, as the workers number them */
+		for (; damaged < rio_reader_skipped(r) && added == 0; damaged++)
+			added = rio_index_append(idx, rio_reader_error(r)->offset, 0);
+		if (rc != 1 || (rc = added) < 0 ||
+		    (rc = rio_index_append(idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)) < 0)
 			break;
 	}
 	if (rc < 0 && s->comp != RIO_COMPRESSION_NONE && o->on_damage != RIO_DAMAGE_FAIL &&
 	    rio_reader_stopped(r) && (rc <= RIO_ECORRUPT_LENGTH && rc >= RIO_ECOMPRESSED)) {
 		/* SKIP: damage stops a compressed stream; the records before it
-		 * are the shard's, and the worker that reads on to the end of
-		 * the stream meets the damage and counts it */
-		rc = 0;
+		 * are the shard's, and the damage one more (the worker that reads
+		 * on to the end of the stream meets it) */
+		rc = rio_index_append(idx, rio_reader_error(r)->offset, 0);
 	}
 	if (rc < 0) {
 		if (rio_reader_error(r)->code == rc)
 			*err = *rio_reader_error(r);
 		else
 			rio__error_set(err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-		rio_reader_close(r);
-		rio_index_free(&idx);
-		return rc;
+		rio_index_free(idx);
 	}
 	rio_reader_close(r);
-	s->count = idx.count;
-	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size
-	              : idx.count ? idx.offset[idx.count - 1] + idx.framed_size[idx.count - 1] : 0;
-	return adopt_index(s, &idx, full, err);
+	return rc < 0 ? rc : 0;
+}
+
+/* 1 when what can be checked of an uncompressed shard without reading it
+ * agrees with its index: its records end where the file ends, and the
+ * header of the first, the last and about 64 entries between is valid and
+ * gives the entry's size. */
+static int index_plausible(const rio__shard *s, const rio_index *idx, const rio_loader_opts *o)
+{
+	uint64_t n = idx->count;
+	uint64_t end = n ? idx->offset[n - 1] + idx->framed_size[n - 1] : 0;
+	if (end != s->file_size)
+		return 0;
+	uint64_t step = n / 64 + 1;
+	for (uint64_t i = 0; i < n; i = (i + step < n || i == n - 1) ? i + step : n - 1) {
+		uint8_t hdr[RIO_HEADER_SIZE];
+		uint64_t len;
+		ssize_t got = pread(s->fd, hdr, sizeof hdr, (off_t)idx->offset[i]);
+		if (got < 0 ||
+		    rio__frame_head(hdr, (size_t)got, 1, o->max_record_size, &len) != RIO__FRAME_OK ||
+		    rio__frame_size(len) != idx->framed_size[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when a scan found the records the index lists: the same entries, a
+ * damaged region standing where the index has a record (the shard was
+ * damaged after its index was written). */
+static int index_matches_scan(const rio_index *idx, const rio_index *scan)
+{
+	if (idx->count != scan->count)
+		return 0;
+	for (uint64_t i = 0; i < idx->count; i++)
+		if (idx->offset[i] != scan->offset[i] ||
+		    (scan->framed_size[i] && idx->framed_size[i] != scan->framed_size[i]))
+			return 0;
+	return 1;
 }
 
 static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
@@ -216,40 +216,68 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 	return 0;
 }
 
+/* Counts a shard: through its .idx sidecar when it has one that agrees
+ * with the shard, else by a scan. An .idx that cannot be read or disagrees
+ * (a shard cut short or grown, a stale, partial or empty .idx) is never
+ * used silently: under FAIL it is an error naming it; under SKIP the scan
+ * replaces it, s->index_warning says why, and the records it lists beyond
+ * what the shard holds are s->missing (counted as skipped every epoch:
+ * delivered + skipped = the records by the file or by the index, whichever
+ * is more). Compressed shards' indexes are checked as their streams are
+ * read (piece_stream.c). */
 static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
 {
-	int rc = count_from_index(s, full, o, err);
-	if (rc == 0)
-		rc = count_by_scan(s, full, o, err);
-	if (rc < 0 || s->comp != RIO_COMPRESSION_NONE)
-		return rc < 0 ? rc : 0;
-	/* bytes after the last record: a torn write, or data the index does
-	 * not list; FAIL refuses the shard, SKIP counts it once an epoch */
-	uint64_t last_end = 0;
-	if (s->count > 0) {
-		uint64_t k = (s->count - 1) / RIO__CKPT * RIO__CKPT;
-		last_end = s->ckpt[k / RIO__CKPT]; /* found exactly below, by frames */
-		uint8_t hdr[RIO_HEADER_SIZE];
-		for (; k < s->count; k++) {
-			uint64_t len;
-			if (pread(s->fd, hdr, sizeof hdr, (off_t)last_end) != (ssize_t)sizeof hdr ||
-			    !rio__frame_header_valid(hdr, &len)) {
-				/* a damaged header (SKIP numbered it as one frame):
-				 * the pieces' workers resync past it themselves */
-				last_end = s->file_size;
-				break;
-			}
-			last_end += len + RIO_FRAME_OVERHEAD;
+	char *ipath = rio_index_path(s->path);
+	if (!ipath)
+		return -ENOMEM;
+	rio_index idx = {0}, scan = {0};
+	int have_idx = access(ipath, F_OK) == 0, idx_ok = 0, rc = 0;
+	rio_error ierr;
+	rio__error_clear(&ierr);
+	if (have_idx) {
+		rc = rio_index_read(ipath, &idx, &ierr);
+		if (rc < 0 && (o->on_damage == RIO_DAMAGE_FAIL || rc == -ENOMEM)) {
+			*err = ierr;
+			free(ipath);
+			return rc;
+		}
+		idx_ok = rc == 0 && (s->comp != RIO_COMPRESSION_NONE || index_plausible(s, &idx, o));
+	}
+	if (!idx_ok) {
+		rc = scan_entries(s, o, &scan, err);
+		if (rc == 0 && have_idx && ierr.code == 0 && index_matches_scan(&idx, &scan)) {
+			idx_ok = 1; /* damage in the shard, not in its index */
+		} else if (rc == 0 && have_idx) {
+			uint64_t n = idx.count, m = scan.count;
+			if (ierr.code)
+				snprintf(s->index_warning, sizeof s->index_warning,
+				         "%s: rebuilt from the shard", ierr.message);
+			else
+				snprintf(s->index_warning, sizeof s->index_warning,
+				         "%s: disagrees with its shard (%llu entries, the shard holds "
+				         "%llu records): rebuilt from the shard",
+				         ipath, (unsigned long long)n, (unsigned long long)m);
+			if (o->on_damage == RIO_DAMAGE_FAIL)
+				rc = rio__error_set(err, RIO_EBADINDEX, ipath, RIO__UNKNOWN, RIO__UNKNOWN,
+				                    "disagrees with its shard (%llu entries, the shard "
+				                    "holds %llu records): rebuild it with recordio-index",
+				                    (unsigned long long)n, (unsigned long long)m);
+			s->missing = n > m ? n - m : 0;
 		}
 	}
-	if (last_end < s->file_size) {
-		if (o->on_damage == RIO_DAMAGE_FAIL)
-			return rio__error_set(err, RIO_ETRUNCATED, s->path, last_end, s->count,
-			                      "%llu bytes follow the last whole record",
-			                      (unsigned long long)(s->file_size - last_end));
-		s->damaged_tail = 1;
+	free(ipath);
+	if (rc < 0) {
+		rio_index_free(&idx);
+		rio_index_free(&scan);
+		return rc;
 	}
-	return 0;
+	rio_index *use = idx_ok ? &idx : &scan;
+	rio_index_free(idx_ok ? &scan : &idx);
+	s->count = use->count;
+	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size
+	              : use->count ? use->offset[use->count - 1] + use->framed_size[use->count - 1]
+	                           : 0;
+	return adopt_index(s, use, full, err);
 }
 
 /* Counting every needed shard, on `workers` threads (reading thousands of

@@ -33,7 +33,10 @@ typedef struct rio__shard {
 	uint64_t count;         /* records                                   */
 	uint64_t *ckpt;         /* uncompressed: offset of record k*64       */
 	uint64_t data_end;      /* uncompressed: where the last record ends */
-	int damaged_tail;       /* SKIP: bytes after the last record         */
+	uint64_t missing;       /* SKIP: records its .idx lists beyond what
+	                         * the shard holds (skipped every epoch)     */
+	char index_warning[600]; /* SKIP: why its .idx was not used ("" if
+	                         * it was, or there is none)                */
 	uint64_t *offset;       /* global shuffle: every record's offset    */
 	uint32_t *framed;       /* global shuffle: every record's frame size */
 } rio__shard;

@@ -24,15 +24,11 @@
 
 /* ---- frames in memory (uncompressed and global tasks) ----------------- */
 
-/* The next offset after `pos` where a whole valid frame starts, or avail. */
+/* The next offset after `pos` where a valid header starts, or avail. */
 static size_t resync(const rio_loader *l, const uint8_t *buf, size_t pos, size_t avail)
 {
-	for (size_t p = pos + 1; p + RIO_HEADER_SIZE <= avail; p++) {
-		uint64_t len;
-		if (rio__frame_check(l, buf + p, avail - p, &len) == 1)
-			return p;
-	}
-	return avail;
+	size_t q = rio__frame_resync(buf, pos + 1, avail, l->o.max_record_size);
+	return q + RIO_HEADER_SIZE <= avail ? q : avail;
 }
 
 /* Parses records [first, first + count) of a shard from `buf` (avail
@@ -53,7 +49,7 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 	int check_tail = at_file_end && end == s->count;
 	while (index < end || (check_tail && pos < avail)) {
 		uint64_t len;
-		int rc = rio__frame_check(l, c->buf + pos, avail - pos, &len);
+		int rc = rio__loader_frame(l, c->buf + pos, avail - pos, &len);
 		uint64_t off = base + (pos - start);
 		if (rc == RIO_ETRUNCATED && (!at_file_end || pos == avail)) {
 			/* the bytes end where the index lists another record: after
@@ -62,29 +58,32 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 			if (l->o.on_damage != RIO_DAMAGE_FAIL)
 				return 0;
 			return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
-			                      "the shard ends before the record its index lists");
+			                      "the shard ends before the record its .idx lists");
 		}
 		if (rc == 1 && index >= end) { /* a whole frame the index does not list */
 			if (l->o.on_damage == RIO_DAMAGE_FAIL)
 				return rio__error_set(&c->err, RIO_EBADINDEX, s->path, off, index,
-				                      "a record follows the last one its index lists");
-			c->skipped++;
-			pos += RIO_FRAME_OVERHEAD + (size_t)len;
+				                      "a record follows the last one its .idx lists");
+			c->extra++;
+			pos += rio__frame_size(len);
 			continue;
 		}
 		if (rc < 0) {
 			/* damage before `first` is counted by the task (or the
 			 * rank) whose records it hit; a cut ends this one too */
 			int mine = index >= t->first || rc == RIO_ETRUNCATED;
-			if (mine && l->o.on_damage == RIO_DAMAGE_FAIL)
-				return rio__error_set(&c->err, rc, s->path, off, index, NULL);
-			c->skipped += (uint64_t)mine;
-			if (rc == RIO_ETRUNCATED)
+			rio__recover act = rio__frame_recovery(rc, 0);
+			if (mine && rio__damage_action(&c->dmg, rc, 0) == RIO__RECOVER_STOP)
+				return rio__frame_error(&c->err, rc, s->path, off, index, avail - pos, len,
+				                        l->o.max_record_size);
+			if (mine)
+				rio__damage_count(&c->dmg, rc, off, index, 0);
+			if (act == RIO__RECOVER_END)
 				return 0; /* the file ends here */
 			/* either way the damage stands for one record, as the
 			 * index (and a scan) number it */
-			pos = rc == RIO_ECORRUPT_DATA ? pos + RIO_FRAME_OVERHEAD + (size_t)len
-			                              : resync(l, c->buf, pos, avail);
+			pos = act == RIO__RECOVER_NEXT ? pos + rio__frame_size(len)
+			                               : resync(l, c->buf, pos, avail);
 			index++;
 			if (pos >= avail)
 				return 0;
@@ -97,7 +96,7 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 				return rc;
 		}
 		index++;
-		pos += RIO_FRAME_OVERHEAD + (size_t)len;
+		pos += rio__frame_size(len);
 	}
 	return 0;
 }
@@ -179,18 +178,21 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 			got = s->framed[recno[i]];
 		c->file_bytes += got;
 		uint64_t len;
-		int d = rio__frame_check(l, c->buf + pos, got, &len);
+		int d = rio__loader_frame(l, c->buf + pos, got, &len);
 		if (d == 1 && len + RIO_FRAME_OVERHEAD != s->framed[recno[i]])
 			d = RIO_EBADINDEX;
 		if (d < 0) {
-			if (l->o.on_damage == RIO_DAMAGE_FAIL) {
-				rc = rio__error_set(&c->err, d, s->path, off, recno[i],
-				                    d == RIO_EBADINDEX ? "the frame there is not the size "
-				                                         "the index gives"
-				                                       : NULL);
+			if (rio__damage_action(&c->dmg, d, 0) == RIO__RECOVER_STOP) {
+				if (d == RIO_EBADINDEX)
+					rc = rio__error_set(&c->err, d, s->path, off, recno[i],
+					                    "the frame there is not the size the index "
+					                    "gives");
+				else
+					rc = rio__frame_error(&c->err, d, s->path, off, recno[i], got,
+					                      len, l->o.max_record_size);
 				break;
 			}
-			c->skipped++;
+			rio__damage_count(&c->dmg, d, off, recno[i], got);
 			continue;
 		}
 		if ((rc = rio__chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len, shard[i],
@@ -212,7 +214,9 @@ static void run_task(rio__worker *w, rio__chunk *c, uint64_t task)
 	const rio__task *t = &l->plan.tasks[task];
 	c->task = task;
 	c->nrec = 0;
-	c->skipped = 0;
+	rio__damage_init(&c->dmg, l->o.on_damage);
+	c->extra = 0;
+	c->index_mismatch = 0;
 	c->file_bytes = 0;
 	c->dead = 0;
 	rio__error_clear(&c->err);

@@ -7,6 +7,7 @@
  * (CMF/FLG check) magics are tried in that order.
  */
 #include "config.h"
+#include "frame_scan.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -60,7 +61,9 @@ RIO_API rio_compression rio_compression_detect(const void *head, size_t size)
 {
 	const uint8_t *p = head;
 	uint64_t len;
-	if (size >= RIO_HEADER_SIZE && rio__frame_header_valid(p, &len))
+	/* any length the header's CRC vouches for: the limit is the reader's */
+	int h = rio__frame_head(p, size, 1, UINT64_MAX, &len);
+	if (h == RIO__FRAME_OK || h == RIO_ETOOLARGE)
 		return RIO_COMPRESSION_NONE;
 	if (size >= 2 && p[0] == 0x1f && p[1] == 0x8b)
 		return RIO_COMPRESSION_GZIP;

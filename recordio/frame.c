@@ -3,7 +3,8 @@
  *
  * A frame is u64 length (LE) | u32 masked crc32c(length bytes) | data |
  * u32 masked crc32c(data). The mask exists because TensorFlow stores CRCs of
- * data that may itself contain CRCs; we reproduce it exactly.
+ * data that may itself contain CRCs; we reproduce it exactly. This file
+ * writes frames; frame_scan.[ch] is the one reader and checker of them.
  */
 #include "config.h"
 #include "internal.h"
@@ -35,12 +36,4 @@ RIO_API void rio_frame_header(uint8_t out[RIO_HEADER_SIZE], uint64_t size)
 RIO_API void rio_frame_footer(uint8_t out[RIO_FOOTER_SIZE], const void *data, size_t size)
 {
 	rio__store_le32(out, rio__crc_mask(rio__crc32c(0, data, size)));
-}
-
-int rio__frame_header_valid(const uint8_t *hdr, uint64_t *length)
-{
-	uint64_t len = rio__load_le64(hdr);
-	uint32_t want = rio__load_le32(hdr + 8);
-	*length = len;
-	return rio__crc_mask(rio__crc32c(0, hdr, 8)) == want;
 }

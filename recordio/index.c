@@ -130,8 +130,12 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 			break;
 		}
 	}
-	if (!rc && ferror(f))
-		rc = rio__error_set(err, -EIO, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	/* getline() returns -1 both at the end and on a failure (ENOMEM for a
+	 * line it cannot hold, a read error): only feof() tells the end, and
+	 * anything else must not pass for a short index */
+	if (!rc && (ferror(f) || !feof(f)))
+		rc = rio__error_set(err, errno == ENOMEM ? -ENOMEM : -EIO, path, RIO__UNKNOWN,
+		                    RIO__UNKNOWN, "after line %llu", (unsigned long long)lineno);
 	free(line);
 	fclose(f);
 	if (rc)

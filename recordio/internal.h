@@ -46,8 +46,4 @@ int rio__write_all(int fd, const void *data, size_t n);
  * ENOMEM. Free with free(). */
 void *rio__aligned_alloc(size_t align, size_t size);
 
-/* Checks a 12-byte frame header: returns 1 when its length CRC matches, and
- * stores the length either way. */
-int rio__frame_header_valid(const uint8_t *hdr, uint64_t *length);
-
 #endif /* RIO_INTERNAL_H */

@@ -4,6 +4,7 @@ include_HEADERS += recordio/recordio.h
 recordio_librecordio_la_SOURCES = \
 	recordio/error.c \
 	recordio/frame.c \
+	recordio/frame_scan.c recordio/frame_scan.h \
 	recordio/compression.c \
 	recordio/stream.c recordio/stream.h \
 	recordio/writer.c \

@@ -19,11 +19,9 @@
  * stops the reader, after the records decoded before it.
  */
 #include "config.h"
+#include "frame_scan.h"
 #include "internal.h"
 #include "stream.h"
-
-#include "crc32c.h"
-#include "endian.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,9 +31,6 @@
 #include <unistd.h>
 
 #define ALIGN 64u
-/* Whatever the limit asked for, a length beyond this cannot be buffered
- * (and len + 16 must not overflow). */
-#define RIO__MAX_FRAME ((uint64_t)SIZE_MAX / 4)
 /* A larger read gains nothing (and the buffer sums must not wrap). */
 #define RIO__MAX_BUFFER ((size_t)1 << 30)
 
@@ -55,7 +50,7 @@ struct rio_reader {
 	size_t read_limit;   /* 0, or the most one refill may read (random access) */
 	int eof;             /* the stream returned 0                          */
 	int sticky;          /* error every later call returns                 */
-	uint64_t skipped, skipped_bytes;
+	rio__damage dmg;     /* the damage policy and what it skipped         */
 	rio_error err;
 };
 
@@ -103,14 +98,15 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 	}
 	r->fd = fd;
 	r->opts = *opts;
-	if (r->opts.max_record_size > RIO__MAX_FRAME)
-		r->opts.max_record_size = RIO__MAX_FRAME;
+	if (r->opts.max_record_size > RIO__FRAME_MAX)
+		r->opts.max_record_size = RIO__FRAME_MAX;
 	if (r->opts.buffer_size < 4096)
 		r->opts.buffer_size = 4096;
 	if (r->opts.buffer_size > RIO__MAX_BUFFER)
 		r->opts.buffer_size = RIO__MAX_BUFFER;
 	r->opts.buffer_size = (r->opts.buffer_size + 4095) & ~(size_t)4095;
 	rio__error_clear(&r->err);
+	rio__damage_init(&r->dmg, opts->on_damage);
 
 	r->comp = opts->compression;
 	if (r->comp == RIO_COMPRESSION_AUTO) {
@@ -190,7 +186,7 @@ static void skip_bytes(rio_reader *r, size_t n)
 {
 	r->pos += n;
 	r->offset += n;
-	r->skipped_bytes += n;
+	r->dmg.bytes += n;
 }
 
 /* An error from the stream under the reader (I/O, or a damaged or cut
@@ -199,33 +195,35 @@ static void skip_bytes(rio_reader *r, size_t n)
 static int stream_error(rio_reader *r, int code)
 {
 	rio__error_set(&r->err, code, r->path, r->offset, r->index, "%s", rio__istream_detail(r->in));
-	if (code == RIO_ETRUNCATED && r->opts.on_damage != RIO_DAMAGE_FAIL) {
-		r->skipped++;
+	if (rio__damage_action(&r->dmg, code, 1) == RIO__RECOVER_END) {
+		rio__damage_count(&r->dmg, code, r->offset, r->index, 0);
 		skip_bytes(r, r->end - r->pos);
 		r->eof = 1;
-		return r->opts.on_damage == RIO_DAMAGE_REPORT ? code : 0;
+		return r->dmg.policy == RIO_DAMAGE_REPORT ? code : 0;
 	}
 	r->sticky = code;
 	return code;
 }
 
-/* After a bad header at pos: scans forward for the next offset where a valid
- * header (length CRC matches, length within the limit) starts. Returns 1
- * when found, 0 at the end of the stream, or an error. */
+/* After a bad header at pos: skips to the next offset where a valid header
+ * starts (rio__frame_resync). Returns 1 when found, 0 at the end of the
+ * stream, or an error. */
 static int resync(rio_reader *r)
 {
+	skip_bytes(r, 1);
 	for (;;) {
-		skip_bytes(r, 1);
 		int rc = fill(r, RIO_HEADER_SIZE);
 		if (rc)
 			return stream_error(r, rc);
-		if (r->end - r->pos < RIO_HEADER_SIZE) {
+		size_t have = r->end - r->pos;
+		size_t q = rio__frame_resync(r->buf + r->pos, 0, have, r->opts.max_record_size);
+		skip_bytes(r, q);
+		if (q + RIO_HEADER_SIZE <= have)
+			return 1;
+		if (r->eof) {
 			skip_bytes(r, r->end - r->pos);
 			return 0;
 		}
-		uint64_t len;
-		if (rio__frame_header_valid(r->buf + r->pos, &len) && len <= r->opts.max_record_size)
-			return 1;
 	}
 }
 
@@ -240,88 +238,61 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		size_t have = r->end - r->pos;
 		if (have == 0)
 			return 0;
-		int damage;
+		/* fill() stops short of a header only at the end of the stream */
 		uint64_t len = 0;
-		if (have < RIO_HEADER_SIZE) {
-			damage = rio__error_set(&r->err, RIO_ETRUNCATED, r->path, r->offset, r->index,
-			                        "the file ends %zu bytes into a record header of %u",
-			                        have, RIO_HEADER_SIZE);
-			goto damaged;
-		}
-		const uint8_t *hdr = r->buf + r->pos;
-		if (r->opts.verify_crc) {
-			if (!rio__frame_header_valid(hdr, &len)) {
-				damage = rio__error_set(&r->err, RIO_ECORRUPT_LENGTH, r->path, r->offset,
-				                        r->index, NULL);
-				goto damaged;
-			}
-		} else {
-			len = rio__load_le64(hdr);
-		}
-		if (len > r->opts.max_record_size) {
-			damage = rio__error_set(&r->err, RIO_ETOOLARGE, r->path, r->offset, r->index,
-			                        "length %llu, limit %llu", (unsigned long long)len,
-			                        (unsigned long long)r->opts.max_record_size);
-			goto damaged;
-		}
-		size_t total = (size_t)len + RIO_FRAME_OVERHEAD;
-		if (have < total) {
-			if ((rc = fill(r, total)))
-				return stream_error(r, rc);
-			have = r->end - r->pos;
+		int d = rio__frame_head(r->buf + r->pos, have, 1, r->opts.max_record_size, &len);
+		if (d == RIO__FRAME_OK) {
+			size_t total = rio__frame_size(len);
 			if (have < total) {
-				damage = rio__error_set(&r->err, RIO_ETRUNCATED, r->path, r->offset,
-				                        r->index,
-				                        "the file ends %zu bytes into a record of %zu",
-				                        have, total);
-				goto damaged;
+				if ((rc = fill(r, total)))
+					return stream_error(r, rc);
+				have = r->end - r->pos;
 			}
-			hdr = r->buf + r->pos;
-		}
-		if (r->opts.verify_crc) {
-			uint32_t want = rio__load_le32(hdr + RIO_HEADER_SIZE + len);
-			if (rio__crc_mask(rio__crc32c(0, hdr + RIO_HEADER_SIZE, (size_t)len)) != want) {
-				damage = rio__error_set(&r->err, RIO_ECORRUPT_DATA, r->path, r->offset,
-				                        r->index, "length %llu",
-				                        (unsigned long long)len);
-				goto damaged;
+			const uint8_t *frame = r->buf + r->pos;
+			if (have < total)
+				d = RIO_ETRUNCATED;
+			else if (r->opts.verify_crc && !rio__frame_data_ok(frame, len))
+				d = RIO_ECORRUPT_DATA;
+			if (d == RIO__FRAME_OK) {
+				rec->data = frame + RIO_HEADER_SIZE;
+				rec->size = (size_t)len;
+				rec->offset = r->offset;
+				rec->index = r->index++;
+				r->pos += total;
+				r->offset += total;
+				return 1;
 			}
 		}
-		rec->data = hdr + RIO_HEADER_SIZE;
-		rec->size = (size_t)len;
-		rec->offset = r->offset;
-		rec->index = r->index++;
-		r->pos += total;
-		r->offset += total;
-		return 1;
 
-	damaged:
+		rio__frame_error(&r->err, d, r->path, r->offset, r->index, have, len,
+		                 r->opts.max_record_size);
 		/* In a compressed stream a bad frame means the decoded bytes are
 		 * wrong from there on; what follows may even hold intact copies
 		 * of earlier frames (the decoder's back-references), so nothing
 		 * after it is trusted: it stops the reader under every policy.
 		 * Only a cut tail can be skipped there. */
-		if (r->opts.on_damage == RIO_DAMAGE_FAIL ||
-		    (r->comp != RIO_COMPRESSION_NONE && damage != RIO_ETRUNCATED)) {
-			r->sticky = damage;
-			return damage;
+		rio__recover act = rio__damage_action(&r->dmg, d, r->comp != RIO_COMPRESSION_NONE);
+		if (act == RIO__RECOVER_STOP) {
+			r->sticky = d;
+			return d;
 		}
-		r->skipped++;
-		if (damage == RIO_ETRUNCATED) {
+		rio__damage_count(&r->dmg, d, r->offset, r->index, 0);
+		int report = r->dmg.policy == RIO_DAMAGE_REPORT;
+		if (act == RIO__RECOVER_END) {
 			skip_bytes(r, have);
-			return r->opts.on_damage == RIO_DAMAGE_REPORT ? damage : 0;
+			return report ? d : 0;
 		}
-		if (damage == RIO_ECORRUPT_DATA) {
-			skip_bytes(r, (size_t)len + RIO_FRAME_OVERHEAD);
-			if (r->opts.on_damage == RIO_DAMAGE_REPORT)
-				return damage;
+		if (act == RIO__RECOVER_NEXT) {
+			skip_bytes(r, rio__frame_size(len));
+			if (report)
+				return d;
 			continue;
 		}
 		rc = resync(r);
 		if (rc < 0)
 			return rc; /* a stream error, already placed */
-		if (r->opts.on_damage == RIO_DAMAGE_REPORT)
-			return damage;
+		if (report)
+			return d;
 		if (rc == 0)
 			return 0; /* no valid header after the damage: the end */
 	}
@@ -365,11 +336,11 @@ RIO_API int rio_reader_read_at(rio_reader *r, const rio_index *idx, uint64_t i, 
 	/* Under SKIP, next() would skip a damaged record i and deliver the one
 	 * after it as if it were i. REPORT skips it the same way but returns
 	 * the damage: record i, or its error. */
-	rio_damage_policy policy = r->opts.on_damage;
+	rio_damage_policy policy = r->dmg.policy;
 	if (policy == RIO_DAMAGE_SKIP)
-		r->opts.on_damage = RIO_DAMAGE_REPORT;
+		r->dmg.policy = RIO_DAMAGE_REPORT;
 	rc = rio_reader_next(r, rec);
-	r->opts.on_damage = policy;
+	r->dmg.policy = policy;
 	r->read_limit = 0;
 	if (rc == 0)
 		return rio__error_set(&r->err, RIO_EBADINDEX, r->path, idx->offset[i], i,
@@ -389,12 +360,12 @@ RIO_API rio_compression rio_reader_compression(const rio_reader *r)
 
 RIO_API uint64_t rio_reader_skipped(const rio_reader *r)
 {
-	return r->skipped;
+	return r->dmg.records;
 }
 
 RIO_API uint64_t rio_reader_skipped_bytes(const rio_reader *r)
 {
-	return r->skipped_bytes;
+	return r->dmg.bytes;
 }
 
 RIO_API uint64_t rio_reader_bytes(const rio_reader *r)

@@ -244,7 +244,12 @@ typedef enum rio_damage_policy {
 
 typedef struct rio_reader_opts {
 	rio_compression compression; /* AUTO (default): detect from the bytes */
-	int verify_crc;              /* 1 (default): check both CRCs         */
+	int verify_crc;              /* 1 (default): check both CRCs. 0:
+	                              * skip the data CRC only; the length
+	                              * CRC, the length against
+	                              * max_record_size and truncation are
+	                              * always checked (a damaged length
+	                              * must never be trusted)             */
 	rio_damage_policy on_damage; /* FAIL (default), SKIP or REPORT
 	                              * (another value: -EINVAL from open)  */
 	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default    */

@@ -810,21 +810,36 @@ static void test_no_verify(void)
 	CU_ASSERT_EQUAL(rio_reader_error(r)->code, 0);
 	rio_reader_close(r);
 
-	/* damaged CRCs (length and data) are not looked at */
+	/* damaged data CRCs are not looked at */
 	uint8_t *copy = malloc(c.file_size);
 	memcpy(copy, c.file, c.file_size);
-	for (size_t k = 0; k < SMALL_N; k++) {
-		copy[c.off[k] + 9] ^= 0x55;
+	for (size_t k = 0; k < SMALL_N; k++)
 		copy[c.off[k] + 12 + c.size[k]] ^= 0x55;
-	}
 	path = tu_path("noverify-crc.tfrecord");
 	tu_write_file(path, copy, c.file_size);
-	free(copy);
-	o.compression = RIO_COMPRESSION_NONE; /* the first header no longer detects */
 	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
 	CU_ASSERT_EQUAL(expect_prefix(r, &c, SMALL_N), 0);
 	CU_ASSERT_EQUAL(rio_reader_skipped(r), 0);
 	rio_reader_close(r);
+
+	/* but the length CRC always is: a damaged one is an error, and under
+	 * SKIP the reader resyncs past it, as with the CRCs checked */
+	copy[c.off[3] + 9] ^= 0x55;
+	tu_write_file(path, copy, c.file_size);
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	CU_ASSERT_EQUAL(expect_prefix(r, &c, 3), RIO_ECORRUPT_LENGTH);
+	CU_ASSERT_EQUAL(rio_reader_error(r)->offset, c.off[3]);
+	rio_reader_close(r);
+	o.on_damage = RIO_DAMAGE_SKIP;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, &o), 0);
+	size_t n = 0;
+	while (rio_reader_next(r, &rec) == 1)
+		n++;
+	CU_ASSERT_EQUAL(n, SMALL_N - 1);
+	CU_ASSERT_EQUAL(rio_reader_skipped(r), 1);
+	CU_ASSERT_EQUAL(rio_reader_skipped_bytes(r), c.size[3] + 16);
+	rio_reader_close(r);
+	free(copy);
 	tu_shard_free(&c);
 }
 

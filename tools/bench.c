@@ -67,7 +67,7 @@ static void usage(FILE *out)
 	        "      --queue-depth N      io_uring entries per worker (default 32)\n"
 	        "      --read-size SIZE     bytes per read request (default 256K)\n"
 	        "      --prefetch N         ready batches queued ahead (default 4)\n"
-	        "      --no-crc             do not check the record CRCs\n"
+	        "      --no-crc             do not check the data CRCs (lengths still are)\n"
 	        "      --skip-damaged       skip damaged records (counted) instead of failing\n"
 	        "\n"
 	        "Decoding:\n"
@@ -237,11 +237,12 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	json_number("batches_per_s", (double)r->batches / s, 10);
 	json_number("wait_s", r->st.wait_seconds, 9);
 	json_number("wait_fraction", r->st.wait_seconds / s, 4);
-	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, \"io\": \"%s\", "
-	       "\"workers\": %d, \"shuffle\": \"%s\", \"batch\": %zu, \"shards\": %zu, "
-	       "\"records_per_epoch\": %llu, \"rank\": %d, \"world\": %d, \"columns\": %zu}\n",
+	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, "
+	       "\"index_mismatches\": %llu, \"io\": \"%s\", \"workers\": %d, \"shuffle\": \"%s\", "
+	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, \"world\": %d, \"columns\": %zu}\n",
 	       (unsigned long long)r->st.file_bytes, r->peak_rss, (unsigned long long)r->st.skipped,
-	       r->st.io_uring ? "uring" : "pread", o->workers, shuffle_name(o->shuffle),
+	       (unsigned long long)r->st.index_mismatches, r->st.io_uring ? "uring" : "pread",
+	       o->workers, shuffle_name(o->shuffle),
 	       o->batch_size, rio_loader_shards(l)->count,
 	       (unsigned long long)rio_loader_records(l), rio_loader_rank(l), rio_loader_world(l),
 	       o->ncolumns);
@@ -270,6 +271,9 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	       100.0 * r->st.wait_seconds / s);
 	printf("io:           %s\n", r->st.io_uring ? "uring" : "pread");
 	printf("skipped:      %llu\n", (unsigned long long)r->st.skipped);
+	if (r->st.index_mismatches)
+		printf("bad .idx:     %llu (rebuilt from their shards)\n",
+		       (unsigned long long)r->st.index_mismatches);
 	printf("peak RSS:     %s\n", tool_format_bytes(b3, sizeof b3, (uint64_t)r->peak_rss));
 }
 
@@ -456,6 +460,14 @@ int main(int argc, char **argv)
 	r.seconds = tool_now() - t0;
 	sink = sum;
 	rio_loader_stats_get(l, &r.st);
+	char warning[700];
+	if (rio_loader_warning(l, warning, sizeof warning) > 0) {
+		/* an .idx that disagreed with its shard: said, never silent */
+		tool_error("warning: %s", warning);
+		if (r.st.index_mismatches > 1)
+			tool_error("warning: %llu .idx files disagreed with their shards in all",
+			           (unsigned long long)r.st.index_mismatches);
+	}
 	if (o.ncolumns) /* decoded batches carry no sizes: the loader counts */
 		r.bytes = r.st.bytes;
 
