@@ -128,11 +128,13 @@ static int lines_next(pack_source *base, const uint8_t **data, size_t *size)
 			if (start_input(s) < 0)
 				return -1;
 		}
-		uint8_t *line = s->buf + s->pos;
-		uint8_t *nl = s->scanned < s->end - s->pos
-		                  ? memchr(line + s->scanned, '\n', s->end - s->pos - s->scanned)
+		/* (no buffer yet before the first read: no pointer into it) */
+		size_t avail = s->end - s->pos;
+		uint8_t *line = avail ? s->buf + s->pos : NULL;
+		uint8_t *nl = s->scanned < avail
+		                  ? memchr(line + s->scanned, '\n', avail - s->scanned)
 		                  : NULL;
-		size_t len = nl ? (size_t)(nl - line) : s->end - s->pos;
+		size_t len = nl ? (size_t)(nl - line) : avail;
 		if (len > s->base.max_record_size) {
 			tool_error("%s:%llu: line longer than --max-record-size (%llu bytes)", s->name,
 			           (unsigned long long)s->lineno + 1,
