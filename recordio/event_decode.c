@@ -299,42 +299,30 @@ static int tensor_scalar(const uint8_t *p, const uint8_t *end, double *out)
 		size_t len;
 		if (rio__pb_tag(&p, end, &tag))
 			return BAD;
-		switch (tag >> 3) {
-		case 1:
-			if (tag != TAG(1, RIO__PB_VARINT))
-				goto skip;
-			if (rio__pb_varint(&p, end, &dtype))
-				return BAD;
-			break;
-		case 2:
-			if (tag != TAG(2, RIO__PB_LEN))
-				goto skip;
+		if (tag == TAG(1, RIO__PB_VARINT)) {
+			rc = rio__pb_varint(&p, end, &dtype) ? BAD : 0;
+		} else if (tag == TAG(2, RIO__PB_LEN)) {
 			if (rio__pb_bytes(&p, end, &body, &len))
 				return BAD;
-			if ((rc = shape_is_one(body, body + len)) < 0)
-				return rc;
-			one = rc; /* the last shape given */
-			break;
-		case 4:
-			if (tag != TAG(4, RIO__PB_LEN))
-				goto skip;
-			if (rio__pb_bytes(&p, end, &content, &content_len))
-				return BAD;
-			break;
-		case 5: rc = tensor_values(tag, &p, end, RIO__PB_FIXED32, &fv); goto vals;
-		case 6: rc = tensor_values(tag, &p, end, RIO__PB_FIXED64, &dv); goto vals;
-		case 7: rc = tensor_values(tag, &p, end, RIO__PB_VARINT, &iv); goto vals;
-		case 10: rc = tensor_values(tag, &p, end, RIO__PB_VARINT, &lv); goto vals;
-		default:
-		skip:
-			if (rio__pb_skip(&p, end, tag & 7))
-				return BAD;
-			break;
-		vals:
-			if (rc)
-				return rc;
-			break;
+			if ((rc = shape_is_one(body, body + len)) >= 0) {
+				one = rc; /* the last shape given */
+				rc = 0;
+			}
+		} else if (tag == TAG(4, RIO__PB_LEN)) {
+			rc = rio__pb_bytes(&p, end, &content, &content_len) ? BAD : 0;
+		} else if ((tag >> 3) == 5) {
+			rc = tensor_values(tag, &p, end, RIO__PB_FIXED32, &fv);
+		} else if ((tag >> 3) == 6) {
+			rc = tensor_values(tag, &p, end, RIO__PB_FIXED64, &dv);
+		} else if ((tag >> 3) == 7) {
+			rc = tensor_values(tag, &p, end, RIO__PB_VARINT, &iv);
+		} else if ((tag >> 3) == 10) {
+			rc = tensor_values(tag, &p, end, RIO__PB_VARINT, &lv);
+		} else {
+			rc = rio__pb_skip(&p, end, tag & 7) ? BAD : 0;
 		}
+		if (rc < 0)
+			return rc;
 	}
 	if (!one)
 		return 0;

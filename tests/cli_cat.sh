@@ -2,7 +2,8 @@
 # cli_cat.sh — recordio-cat: record counts of the TensorFlow-written golden
 # files, --head across files, shard specs (glob, list, PREFIX), the example,
 # json, hex and raw formats on known records, payloads that are not Examples,
-# damage in the middle, and usage errors.
+# SequenceExamples and TensorBoard event files, "_raw" for what the decoder
+# does not show, damage in the middle, and usage errors.
 . "$(dirname "$0")/cli_lib.sh"
 
 CAT="$BIN/recordio-cat"
@@ -161,6 +162,65 @@ expect_exit 0 "$CAT" --format json "$T/inf.tfrecord"
 expect_eq '{"f": {"float": ["Infinity", "-Infinity", "NaN"]}}' "$(cat "$T/out")" "json: inf, -inf, nan"
 expect_exit 0 "$CAT" "$T/inf.tfrecord"
 expect_match '^  f: float\[3\] inf -inf nan$' "$T/out" "example: inf, -inf, nan"
+
+# ---- SequenceExample (TensorFlow-written: tests/data/make_tf_files.py) ---------------------
+SEQ="$D/tf-sequence-example.tfrecord"
+SEQ0='{"_type": "SequenceExample", "context": {"id": {"bytes": ["c2VxLTA="]}, "length": {"int64": [3]}, "weight": {"float": [0.5]}}, "feature_lists": {"tokens": [{"bytes": ["dGhl"]}, {"bytes": ["Y2F0"]}, {"bytes": ["c2F0", "IQ=="]}], "scores": [{"float": [0.25]}, {"float": ["NaN", "Infinity"]}, {"float": ["-Infinity", -0]}], "ids": [{"int64": [1]}, {"int64": [2, 3]}, {"int64": [-1, 9223372036854775807]}]}}'
+SEQ1='{"_type": "SequenceExample", "context": {"id": {"bytes": ["c2VxLTE="]}, "length": {"int64": [0]}}, "feature_lists": {"tokens": [], "unset": [{"none": []}]}}'
+SEQ2='{"_type": "SequenceExample", "context": {}, "feature_lists": {"x": [{"float": [1.5]}, {"float": [2.5]}]}}'
+for f in "$SEQ" "$SEQ.gz"; do
+	expect_exit 0 "$CAT" --format json "$f"
+	expect_eq "$SEQ0
+$SEQ1
+$SEQ2" "$(cat "$T/out")" "json of $(basename "$f"): context and every feature list, every value"
+done
+expect_exit 0 "$CAT" "$SEQ"
+expect_match "^record 0 \(.*, offset 0, 200 bytes\): tf\.train\.SequenceExample$" "$T/out" \
+	"example: a SequenceExample is named"
+expect_match '^    length: int64\[1\] 3$' "$T/out" "example: context feature"
+expect_match '^    tokens: 3 steps$' "$T/out" "example: a feature list and its steps"
+expect_match '^      \[2\] bytes\[2\] "sat" "!"$' "$T/out" "example: a step's values"
+expect_match '^      \[1\] float\[2\] nan inf$' "$T/out" "example: float step"
+expect_match '^      \[2\] int64\[2\] -1 9223372036854775807$' "$T/out" "example: int64 step"
+expect_match '^    tokens: 0 steps$' "$T/out" "example: an empty list"
+expect_match '^      \[0\] none\[0\]$' "$T/out" "example: a step with no kind"
+expect_match '^    \(no features\)$' "$T/out" "example: no context"
+
+# ---- parts the decoder does not show are kept in "_raw" -----------------------------------
+# Example {k: int64 [1]} followed by an unknown field 3 = 5
+printf '\020\000\000\000\000\000\000\000\225\373\376\030\012\014\012\012\012\001\153\022\005\032\003\012\001\001\030\005\234\133\266\337' >"$T/unknown.tfrecord"
+expect_exit 0 "$CAT" --format json "$T/unknown.tfrecord"
+expect_eq '{"k": {"int64": [1]}, "_raw": "CgwKCgoBaxIFGgMKAQEYBQ=="}' "$(cat "$T/out")" \
+	"json: an unknown field keeps the whole payload in _raw"
+expect_exit 0 "$CAT" "$T/unknown.tfrecord"
+expect_match '^  \(1 more part not shown: unknown fields or overridden values; --format json keeps them in "_raw"\)$' \
+	"$T/out" "example: an unknown field is mentioned"
+# Example {"\xff": int64 [1]}: a name that is not UTF-8 cannot round-trip through a JSON string
+printf '\016\000\000\000\000\000\000\000\305\345\151\077\012\014\012\012\012\001\377\022\005\032\003\012\001\001\012\152\052\016' >"$T/ff.tfrecord"
+expect_exit 0 "$CAT" --format json "$T/ff.tfrecord"
+expect_eq '{"\u00ff": {"int64": [1]}, "_raw": "CgwKCgoB/xIFGgMKAQE="}' "$(cat "$T/out")" \
+	"json: a name that is not UTF-8 adds _raw"
+expect_exit 0 "$CAT" --format json "$MIXED" "$SEQ"
+if grep -q '_raw' "$T/out"; then fail "json: no _raw for records decoded whole"; else pass; fi
+
+# ---- TensorBoard event files ----------------------------------------------------------
+EV="$D/events.out.tfevents.tb-simple-value"
+expect_exit 0 "$CAT" --format json "$EV"
+expect_lines 4 "$T/out" "json of an event file: one line per event"
+expect_match '^\{"_type": "Event", "wall_time": [0-9.e+]+, "step": 0, "file_version": "brain.Event:2", "_raw": "' \
+	"$T/out" "json: the file header event"
+expect_eq '{"_type": "Event", "wall_time": 1700000000, "step": 0, "summary": [{"tag": "loss", "value": 2}]}
+{"_type": "Event", "wall_time": 1700000010, "step": 10, "summary": [{"tag": "loss", "value": 1}]}
+{"_type": "Event", "wall_time": 1700000020, "step": 20, "summary": [{"tag": "loss", "value": 0.5}]}' \
+	"$(sed 1d "$T/out")" "json: simple_value events, whole (no _raw)"
+expect_exit 0 "$CAT" "$EV"
+expect_match '^record 2 \(.*, offset 128, 26 bytes\): TensorBoard event$' "$T/out" "example: an event"
+expect_match '^  step 10, wall time 1700000010$' "$T/out" "example: step and wall time"
+expect_match '^  "loss": 1$' "$T/out" "example: a scalar"
+expect_exit 0 "$CAT" --format json "$D/events.out.tfevents.tf-2-x"
+expect_lines 21 "$T/out" "json of a TF 2 event file"
+expect_match '^\{"_type": "Event", "wall_time": [0-9.e+]+, "step": 9, "summary": \[\{"tag": "loss", "value": 0\.10000000149011612\}\], "_raw": "' \
+	"$T/out" "json: a TF 2 scalar (a tensor, metadata kept in _raw)"
 
 # ---- round trips through recordio-pack (when it is built) --------------------------------
 if [ -x "$BIN/recordio-pack" ]; then

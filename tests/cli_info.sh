@@ -1,7 +1,9 @@
 #!/bin/sh
 # cli_info.sh — recordio-info: record counts, sizes, compression and the
 # feature schema of the golden files (text and --json), totals over several
-# shards and a PREFIX, raw payloads, damage and usage errors.
+# shards and a PREFIX, raw payloads, SequenceExample feature lists,
+# TensorBoard event files, records the decoder does not fully show, damage
+# and usage errors.
 . "$(dirname "$0")/cli_lib.sh"
 
 INFO="$BIN/recordio-info"
@@ -99,6 +101,78 @@ assert f["pickup_census_tract"]["kinds"] == ["none"]
 assert d["total"]["records"] == 5012
 ' "$T/out"; then pass; else fail "info --json of external is wrong"; fi
 fi
+
+# ---- SequenceExample (TensorFlow-written) -------------------------------------------
+SEQ="$D/tf-sequence-example.tfrecord"
+for f in "$SEQ" "$SEQ.gz"; do
+	expect_exit 0 "$INFO" "$f"
+	expect_match "^context features \(in 3 of 3 records parsed as SequenceExamples\):$" "$T/out" \
+		"$(basename "$f"): context header"
+	expect_match "^  length +int64 +length 1\.\.1 +in 2 records$" "$T/out" "context: length"
+	expect_match "^  id +bytes +length 1\.\.1 \(bytes per value 5\.\.5\) +in 2 records$" "$T/out" "context: id"
+	expect_match "^feature lists \(in 3 of 3 records parsed as SequenceExamples\):$" "$T/out" \
+		"feature lists header"
+	expect_match "^  tokens +bytes +steps 0\.\.3, values per step 1\.\.2 +in 2 records$" "$T/out" "list tokens"
+	expect_match "^  ids +int64 +steps 3\.\.3, values per step 1\.\.2 +in 1 record$" "$T/out" "list ids"
+	expect_match "^  scores +float +steps 3\.\.3, values per step 1\.\.2 +in 1 record$" "$T/out" "list scores"
+	expect_match "^  unset +none +steps 1\.\.1, values per step 0\.\.0 +in 1 record$" "$T/out" "list unset"
+	expect_match "^  x +float +steps 2\.\.2, values per step 1\.\.1 +in 1 record$" "$T/out" "list x"
+	if grep -q "not Examples\|unknown fields" "$T/out"; then fail "no raw or partial records"; else pass; fi
+done
+expect_exit 0 "$INFO" --json "$SEQ.gz"
+if command -v python3 >/dev/null 2>&1; then
+	if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["sequence_examples"] == 3 and d["examples"] == 0 and d["raw_records"] == 0, d
+assert d["records_not_fully_decoded"] == 0
+l = {x["name"]: x for x in d["feature_lists"]}
+assert sorted(l) == ["ids", "scores", "tokens", "unset", "x"], sorted(l)
+assert l["tokens"] == {"name": "tokens", "kinds": ["bytes"], "min_steps": 0, "max_steps": 3,
+                       "records": 2, "min_step_length": 1, "max_step_length": 2}, l["tokens"]
+assert l["unset"]["kinds"] == ["none"]
+f = {x["name"]: x for x in d["features"]}
+assert sorted(f) == ["id", "length", "weight"], sorted(f)
+assert d["tensorboard"] is None
+' "$T/out"; then pass; else fail "info --json of a SequenceExample file is wrong"; fi
+fi
+
+# ---- records with parts the decoder does not show ----------------------------------
+printf '\020\000\000\000\000\000\000\000\225\373\376\030\012\014\012\012\012\001\153\022\005\032\003\012\001\001\030\005\234\133\266\337' >"$T/unknown.tfrecord"
+expect_exit 0 "$INFO" "$T/unknown.tfrecord"
+expect_match '^1 record holds unknown fields or overridden values \(recordio-cat --format json keeps them in "_raw"\)$' \
+	"$T/out" "a record with an unknown field is counted"
+expect_exit 0 "$INFO" --json "$T/unknown.tfrecord"
+expect_match '"records_not_fully_decoded": 1,' "$T/out" "json: records not fully decoded"
+
+# ---- TensorBoard event files ----------------------------------------------------------
+EV2="$D/events.out.tfevents.tf-2-x"
+EV1="$D/events.out.tfevents.tb-simple-value"
+expect_exit 0 "$INFO" "$EV2"
+expect_match "^TensorBoard event file: 21 events, steps 0-9, tags: accuracy \(10\), loss \(10\)$" \
+	"$T/out" "a TF 2 event file is recognised"
+if grep -q "not tf.train.Example" "$T/out"; then fail "events are not raw payloads"; else pass; fi
+expect_exit 0 "$INFO" "$EV1" "$EV2"
+expect_match "^TensorBoard event files \(2\): 25 events, steps 0-20, tags: accuracy \(10\), loss \(13\)$" \
+	"$T/out" "two event files"
+expect_exit 0 "$INFO" --json "$EV2"
+if command -v python3 >/dev/null 2>&1; then
+	if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["shards"][0]["tensorboard"] is True
+assert d["events"] == 21 and d["raw_records"] == 0 and d["examples"] == 0, d
+tb = d["tensorboard"]
+assert tb == {"files": 1, "events": 21, "min_step": 0, "max_step": 9, "untracked_tags": 0,
+              "tags": [{"name": "accuracy", "values": 10, "scalars": 10},
+                       {"name": "loss", "values": 10, "scalars": 10}]}, tb
+' "$T/out"; then pass; else fail "info --json of an event file is wrong"; fi
+fi
+# an event file's records given in another file are not taken for events
+# (only a file whose first record is the header is an event file)
+expect_exit 0 "$BIN/recordio-pack" --quiet --from tfrecord --output "$T/evp" "$EV1"
+expect_exit 0 "$INFO" "$T/evp-00000-of-00001.tfrecord"
+expect_match "^TensorBoard event file: 4 events" "$T/out" "a repacked event file is still one"
 
 # ---- damage ------------------------------------------------------------------------
 cp "$MNIST" "$T/bad.tfrecord"

@@ -1956,6 +1956,52 @@ static void test_seq_malformed(void)
 	CU_ASSERT_EQUAL(rio_sequence_example_validate(NULL, 1), -EINVAL);
 }
 
+/* Everything a reader of a SequenceExample may call, on any bytes: only
+ * 0, 1 or RIO_EBADEXAMPLE may come back (ASan and UBSan watch the reads).
+ * Returns validate's result. */
+static int exercise_sequence(const uint8_t *h, size_t n)
+{
+	rio_feature_lists_iter it;
+	rio_feature_list fl;
+	rio_feature f;
+	rio_payload_info info;
+	int64_t iv[16];
+	int rc, valid = rio_sequence_example_validate(h, n);
+	CU_ASSERT(valid == 0 || valid == RIO_EBADEXAMPLE);
+	rio_feature_lists_iter_init(&it, h, n);
+	while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
+		rio_feature_list_iter li;
+		rio_feature_list_iter_init(&li, &fl);
+		while ((rc = rio_feature_list_iter_next(&li, &f)) == 1)
+			if (f.kind == RIO_FEATURE_INT64)
+				(void)rio_feature_int64s(&f, iv, 16);
+		CU_ASSERT(rc == 0 || rc == RIO_EBADEXAMPLE);
+	}
+	CU_ASSERT(rc == 0 || rc == RIO_EBADEXAMPLE);
+	if (valid == 0)
+		CU_ASSERT_EQUAL(rc, 0); /* what validates iterates to its end */
+	rc = rio_sequence_example_find_list(h, n, "a", &fl);
+	CU_ASSERT(rc == 0 || rc == RIO_ENOFEATURE || rc == RIO_EBADEXAMPLE);
+	CU_ASSERT_EQUAL(rio_payload_inspect(h, n, &info), 0);
+	return valid;
+}
+
+static void test_seq_random_damage(void)
+{
+	build_sequence(&w1);
+	uint8_t h[sizeof w1.b];
+	int valid_count = 0;
+	for (uint64_t seed = 0; seed < 20000; seed++) {
+		uint8_t r[8];
+		tu_fill_random(r, sizeof r, seed + 7);
+		memcpy(h, w1.b, w1.n);
+		for (int i = 0; i < 1 + r[0] % 4; i++)
+			h[((size_t)r[1 + i] << 8 | r[5 + (i & 1)]) % w1.n] ^= (uint8_t)(1u << (r[7] >> i & 7));
+		valid_count += exercise_sequence(h, w1.n) == 0;
+	}
+	CU_ASSERT(valid_count > 0);
+}
+
 /* The SequenceExamples TensorFlow wrote (tests/data/make_tf_files.py). */
 static void check_tf_sequence_records(const uint8_t *file, size_t size)
 {
@@ -2200,6 +2246,41 @@ static void test_event_hand_built(void)
 	CU_ASSERT_EQUAL(rio_event_is_file_header("hello", 5), 0);
 }
 
+/* The Event of test_event_hand_built damaged at random: parse, iterate and
+ * read the scalars, only 0, 1 or -EBADMSG come back. */
+static void test_event_random_damage(void)
+{
+	uint8_t h[sizeof w1.b];
+	size_t n;
+	int parsed = 0;
+	test_event_hand_built(); /* leaves its Event in w1 */
+	n = w1.n;
+	for (uint64_t seed = 0; seed < 20000; seed++) {
+		uint8_t r[8];
+		rio_event ev;
+		tu_fill_random(r, sizeof r, seed + 11);
+		memcpy(h, w1.b, n);
+		for (int i = 0; i < 1 + r[0] % 4; i++)
+			h[((size_t)r[1 + i] << 8 | r[5 + (i & 1)]) % n] ^= (uint8_t)(1u << (r[7] >> i & 7));
+		int rc = rio_event_parse(h, n, &ev);
+		CU_ASSERT(rc == 0 || rc == -EBADMSG);
+		(void)rio_event_is_file_header(h, n);
+		if (rc)
+			continue;
+		parsed++;
+		rio_summary_iter it;
+		rio_summary_value v;
+		rio_summary_iter_init(&it, &ev);
+		while ((rc = rio_summary_iter_next(&it, &v)) == 1) {
+			double x;
+			int s = rio_summary_value_scalar(&v, &x);
+			CU_ASSERT(s == 0 || s == 1 || s == -EBADMSG);
+		}
+		CU_ASSERT_EQUAL(rc, 0); /* a parsed Event's summary iterates to its end */
+	}
+	CU_ASSERT(parsed > 0);
+}
+
 /* The event files TensorFlow and TensorBoard wrote (make_tf_files.py). */
 static void test_tf_event_files(void)
 {
@@ -2326,6 +2407,7 @@ static const tu_test sequence_tests[] = {
 	{"hand-built: context, find, iterate, merge", test_seq_hand_built},
 	{"unknown fields in the feature lists", test_seq_unknown_fields},
 	{"malformed and truncated", test_seq_malformed},
+	{"random damage", test_seq_random_damage},
 	{"payload inspection of Examples", test_payload_inspect_examples},
 	{"TensorFlow-written, plain and GZIP", test_tf_sequence_example},
 	{NULL, NULL},
@@ -2333,6 +2415,7 @@ static const tu_test sequence_tests[] = {
 
 static const tu_test event_tests[] = {
 	{"hand-built: scalars of every form, damage", test_event_hand_built},
+	{"random damage", test_event_random_damage},
 	{"TensorFlow 2 and TensorBoard event files", test_tf_event_files},
 	{NULL, NULL},
 };

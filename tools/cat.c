@@ -11,7 +11,12 @@
  * A payload that is not a tf.train.Example is not an error: the example
  * format shows it as text or hex, the json format as {"_raw": "<base64>"}
  * (a string value, where a feature is always an object, so the two cannot
- * be confused).
+ * be confused). tf.train.SequenceExamples show their context and every
+ * feature list; the records of a TensorBoard event file (its first record
+ * is the file header) show as Events. The json format stays lossless: when
+ * rio_payload_inspect() finds parts the decoded view leaves out (unknown
+ * fields, overridden values) or a name is not UTF-8, the object also gets
+ * the whole payload as a "_raw" member.
  */
 #include "config.h"
 #include "common.h"
@@ -40,10 +45,12 @@ static void usage(FILE *out)
 	        "  -c, --count          print only the number of records in all FILEs\n"
 	        "  -n, --head N         stop after N records in total\n"
 	        "  -f, --format FORMAT  example (default): a readable dump of each\n"
-	        "                         tf.train.Example; a payload that is not one\n"
-	        "                         is shown as text or hex\n"
+	        "                         tf.train.Example or SequenceExample (or\n"
+	        "                         TensorBoard Event); another payload is shown\n"
+	        "                         as text or hex\n"
 	        "                       json: one JSON object per record, lossless:\n"
-	        "                         {\"name\": {\"int64\": [3]}, ...}\n"
+	        "                         {\"name\": {\"int64\": [3]}, ...}; parts not\n"
+	        "                         decoded are kept in \"_raw\" (base64)\n"
 	        "                       hex: each payload in lowercase hex, one a line\n"
 	        "                       raw: each payload as is, followed by a newline\n"
 	        "  -h, --help           show this help and exit\n"
@@ -227,7 +234,39 @@ static int print_feature_lists(FILE *out, const rio_record *rec)
 	return 0;
 }
 
-static int print_example(FILE *out, const char *path, const rio_record *rec)
+/* An Event of a TensorBoard event file, after its record line: 1 when
+ * printed, 0 when the record does not parse as one. */
+static int print_event(FILE *out, const rio_record *rec)
+{
+	rio_event ev;
+	if (rio_event_parse(rec->data, rec->size, &ev) != 0)
+		return 0;
+	fprintf(out, ": TensorBoard event\n  step %lld, wall time %.17g\n", (long long)ev.step,
+	        ev.wall_time);
+	if (ev.file_version) {
+		fputs("  file_version: ", out);
+		print_c_string(out, (const uint8_t *)ev.file_version, ev.file_version_len, SHOW_BYTES);
+		putc('\n', out);
+	}
+	rio_summary_iter it;
+	rio_summary_value v;
+	rio_summary_iter_init(&it, &ev);
+	while (rio_summary_iter_next(&it, &v) == 1) { /* checked by rio_event_parse */
+		double x;
+		fputs("  ", out);
+		print_c_string(out, (const uint8_t *)v.tag, v.tag_len, SHOW_BYTES);
+		if (rio_summary_value_scalar(&v, &x) == 1)
+			fprintf(out, ": %g\n", x);
+		else
+			fprintf(out, ": (a %zu-byte value that is not a scalar)\n", v.value_size);
+	}
+	if (ev.other_fields)
+		fprintf(out, "  (%zu more field%s not shown)\n", ev.other_fields,
+		        ev.other_fields == 1 ? "" : "s");
+	return 1;
+}
+
+static int print_example(FILE *out, const char *path, const rio_record *rec, int events)
 {
 	rio_payload_info info;
 	int rc = rio_payload_inspect(rec->data, rec->size, &info);
@@ -235,6 +274,8 @@ static int print_example(FILE *out, const char *path, const rio_record *rec)
 		return rc;
 	fprintf(out, "record %llu (%s, offset %llu, %zu bytes)", (unsigned long long)rec->index, path,
 	        (unsigned long long)rec->offset, rec->size);
+	if (info.kind == RIO_PAYLOAD_RAW && events && print_event(out, rec))
+		return 0;
 	if (info.kind == RIO_PAYLOAD_RAW) {
 		fputs(": not a tf.train.Example\n", out);
 		size_t n = rec->size < SHOW_BYTES ? rec->size : SHOW_BYTES;
@@ -579,7 +620,7 @@ int main(int argc, char **argv)
 			if (rec.index == 0)
 				events = rio_event_is_file_header(rec.data, rec.size);
 			switch (fmt) {
-			case FMT_EXAMPLE: rc = print_example(stdout, path, &rec); break;
+			case FMT_EXAMPLE: rc = print_example(stdout, path, &rec, events); break;
 			case FMT_JSON: rc = print_json(stdout, &rec, &s, events); break;
 			case FMT_HEX:
 				print_hex(stdout, rec.data, rec.size);
