@@ -42,7 +42,7 @@ targets=${FUZZ_TARGETS:-$(cd "$RIO_TOP/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$/
 mkdir -p artifacts corpus
 python3 "$RIO_TOP/tests/fuzz/make_seeds.py" "$RIO_TOP/tests/data" "$B/seeds"
 status=0
-printf '%-14s %10s %9s %7s  %s\n' target executions exec/s corpus result
+printf '%-22s %10s %9s %7s  %s\n' target executions exec/s corpus result
 for t in $targets; do
 	src="$RIO_TOP/tests/fuzz/$t.c"
 	# a target names the sources it needs beyond the libraries on a
@@ -77,7 +77,7 @@ for t in $targets; do
 		result="FAILED (exit $rc): $(ls -t "$B"/artifacts/"$t"-* 2>/dev/null | head -1)"
 		status=1
 	fi
-	printf '%-14s %10s %9s %7s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$corpus" "$result"
+	printf '%-22s %10s %9s %7s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$corpus" "$result"
 	if [ $rc -ne 0 ]; then
 		grep -E 'ERROR|CHECK failed|SUMMARY|runtime error' "$B/$t.log" | head -8
 		echo "  log: $B/$t.log"
