@@ -39,8 +39,8 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "Usage: %s [OPTION]... FILE...\n"
 	        "Print the records of TFRecord shards (plain, .gz, .zz or .lz4).\n"
-	        "Each FILE may be a shard, a glob, a comma-separated list or a PREFIX\n"
-	        "naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].\n"
+	        "Each FILE may be a shard, a glob, a comma-separated list, a directory (its\n"
+	        "shard files) or a PREFIX naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].\n"
 	        "\n"
 	        "  -c, --count          print only the number of records in all FILEs\n"
 	        "  -n, --head N         stop after N records in total\n"

@@ -3,10 +3,10 @@
  * in any compression the reader detects, re-sharded and re-compressed with
  * their payloads copied verbatim.
  *
- * The INPUTs (each a file, a glob, a comma-separated list or a shard PREFIX)
- * are expanded into one list with tool_expand_all() when the source opens,
- * so a missing input fails before anything is written; the files are then
- * read one after the other, every CRC verified.
+ * The INPUTs (each a file, a glob, a comma-separated list, a directory or a
+ * shard PREFIX) are expanded into one list with tool_expand_all() when the
+ * source opens, so a missing input fails before anything is written; the
+ * files are then read one after the other, every CRC verified.
  */
 #include "config.h"
 #include "common.h"

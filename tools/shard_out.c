@@ -157,6 +157,9 @@ static int close_current(shard_out *s)
 		tool_error("%s: cannot complete shard %u: %s", s->cur_path, s->opened - 1,
 		           rio_strerror(rc));
 		rio_index_free(&s->idx);
+		/* with fsync the writer renames before its directory fsync, which
+		 * may then fail: the staging file can exist */
+		remove_quietly(s->cur_path);
 		return -1;
 	}
 	/* from here the staged file exists: list it so an abort removes it */

@@ -20,7 +20,7 @@ void tr_options_usage(FILE *f)
 	      "Data-parallel training of an MLP classifier on TFRecord shards: every rank reads\n"
 	      "its own part of the data, gradients are averaged with MPI_Allreduce. Runs as one\n"
 	      "rank without mpirun too. SHARDS is a glob ('data/train-*.tfrecord', quoted), a\n"
-	      "comma-separated list or a shard PREFIX.\n"
+	      "comma-separated list, a directory (its shard files) or a shard PREFIX.\n"
 	      "\n"
 	      "Data:\n"
 	      "      --train SHARDS         training shards (required)\n"
