@@ -35,7 +35,8 @@ static void usage(FILE *out)
 	        "Usage: %s [OPTION]... FILE...\n"
 	        "Print the records of TFRecord shards (plain, .gz, .zz or .lz4).\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list or a PREFIX\n"
-	        "naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].\n"
+	        "naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4]; '-' is standard input,\n"
+	        "and a pipe or FIFO reads as a file (its compression found from its bytes).\n"
 	        "\n"
 	        "  -c, --count          print only the number of records in all FILEs\n"
 	        "  -n, --head N         stop after N records in total\n"
@@ -362,9 +363,9 @@ int main(int argc, char **argv)
 	     j++) {
 		const char *path = shards.paths[j];
 		rio_reader *r;
-		int rc = rio_reader_open(&r, path, &ropts);
+		int rc = tool_reader_open(&r, path, &ropts);
 		if (rc < 0) {
-			tool_error("%s: %s", path, rio_strerror(rc));
+			tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
 			status = EXIT_DATA;
 			break;
 		}
@@ -374,7 +375,7 @@ int main(int argc, char **argv)
 			if (count_only)
 				continue;
 			switch (fmt) {
-			case FMT_EXAMPLE: rc = print_example(stdout, path, &rec); break;
+			case FMT_EXAMPLE: rc = print_example(stdout, tool_input_name(path), &rec); break;
 			case FMT_JSON: rc = print_json(stdout, &rec, &s); break;
 			case FMT_HEX:
 				print_hex(stdout, rec.data, rec.size);

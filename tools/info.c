@@ -157,10 +157,10 @@ static int scan_shard(const char *path, shard_info *si)
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
 	rio_reader *r;
-	int rc = rio_reader_open(&r, path, &ro);
+	int rc = tool_reader_open(&r, path, &ro);
 	si->path = path;
 	if (rc < 0) {
-		tool_error("%s: %s", path, rio_strerror(rc));
+		tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
 		return -1;
 	}
 	rio_record rec;
@@ -177,7 +177,10 @@ static int scan_shard(const char *path, shard_info *si)
 	si->compression = rio_reader_compression(r);
 	si->stream_bytes = rio_reader_bytes(r);
 	struct stat st;
-	si->file_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : rio_reader_file_bytes(r);
+	/* a pipe's size is what was read from it */
+	si->file_bytes = !tool_is_stdin(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode)
+	                     ? (uint64_t)st.st_size
+	                     : rio_reader_file_bytes(r);
 	rio_reader_close(r);
 	return 0;
 }
