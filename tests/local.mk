@@ -81,6 +81,7 @@ CLI_TESTS = \
 	tests/cli_info.sh \
 	tests/cli_tensorflow.sh \
 	tests/cli_bench.sh \
+	tests/cli_pipes.sh \
 	tests/cli_example.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py tests/fuzz_example.c
