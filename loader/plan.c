@@ -195,11 +195,20 @@ static int index_matches_scan(const rio_index *idx, const rio_index *scan)
 
 static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 {
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must be refused, not waited on for a writer */
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0)
 		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	struct stat st;
 	if (fstat(s->fd, &st) < 0)
+		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	/* pieces are read at offsets, by several workers, every epoch: a pipe,
+	 * a FIFO or a device cannot serve that */
+	if (!S_ISREG(st.st_mode))
+		return rio__error_set(err, RIO_EUNSUPPORTED, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "not a regular file (a pipe, FIFO or device): the loader reads "
+		                      "shards at offsets, more than once; save the stream to a file");
+	if (fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	s->file_size = (uint64_t)st.st_size;
 	uint8_t head[16];

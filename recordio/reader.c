@@ -37,6 +37,7 @@
 struct rio_reader {
 	char *path;
 	int fd;
+	int own_fd;          /* close fd in rio_reader_close()                */
 	rio_reader_opts opts;
 	rio_compression comp;
 	rio__istream *in;
@@ -64,7 +65,10 @@ RIO_API void rio_reader_opts_init(rio_reader_opts *opts)
 	opts->buffer_size = 1u << 20;
 }
 
-RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts)
+/* The reader over an open fd: `own` says whether rio_reader_close() closes
+ * it (on failure here it is left open). */
+static int reader_open(rio_reader **out, int fd, int own, const char *name,
+                       const rio_reader_opts *opts)
 {
 	rio_reader_opts defaults;
 	if (!opts) {
@@ -73,27 +77,19 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 	}
 	*out = NULL;
 	if (opts->compression < RIO_COMPRESSION_AUTO || opts->compression > RIO_COMPRESSION_LZ4 ||
-	    opts->on_damage < RIO_DAMAGE_FAIL || opts->on_damage > RIO_DAMAGE_REPORT)
+	    opts->on_damage < RIO_DAMAGE_FAIL || opts->on_damage > RIO_DAMAGE_REPORT || !name)
 		return -EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	struct stat st;
-	if (fstat(fd, &st)) {
-		int rc = -errno;
-		close(fd);
-		return rc;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	}
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (S_ISREG(st.st_mode))
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
 	rio_reader *r = calloc(1, sizeof *r);
-	if (!r || !(r->path = strdup(path))) {
+	if (!r || !(r->path = strdup(name))) {
 		free(r);
-		close(fd);
 		return -ENOMEM;
 	}
 	r->fd = fd;
@@ -108,22 +104,42 @@ RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader
 	rio__error_clear(&r->err);
 	rio__damage_init(&r->dmg, opts->on_damage);
 
-	r->comp = opts->compression;
-	if (r->comp == RIO_COMPRESSION_AUTO) {
-		uint8_t head[RIO_HEADER_SIZE];
-		ssize_t n = pread(fd, head, sizeof head, 0);
-		r->comp = rio_compression_detect(head, n > 0 ? (size_t)n : 0);
-	}
-	int rc = rio__istream_open(&r->in, fd, r->comp);
+	/* AUTO: the stream reads the first bytes and detects the codec, with
+	 * read(), so that pipes and FIFOs are detected too */
+	int rc = rio__istream_open(&r->in, fd, opts->compression);
+	if (!rc)
+		r->comp = rio__istream_compression(r->in);
 	r->cap = 2 * r->opts.buffer_size;
 	if (!rc && !(r->buf = rio__aligned_alloc(4096, r->cap)))
 		rc = -ENOMEM;
 	if (rc) {
-		rio_reader_close(r);
+		rio_reader_close(r); /* own_fd is 0: fd stays open, the caller's */
 		return rc;
 	}
+	r->own_fd = own;
 	*out = r;
 	return 0;
+}
+
+RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts)
+{
+	*out = NULL;
+	if (!path)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = reader_open(out, fd, 1, path, opts);
+	if (rc < 0)
+		close(fd);
+	return rc;
+}
+
+RIO_API int rio_reader_open_fd(rio_reader **out, int fd, const char *name,
+                               const rio_reader_opts *opts)
+{
+	*out = NULL;
+	return reader_open(out, fd, 0, name, opts);
 }
 
 /* Makes room so that `need` bytes fit after pos, moving the unconsumed tail
@@ -393,7 +409,7 @@ RIO_API void rio_reader_close(rio_reader *r)
 	if (!r)
 		return;
 	rio__istream_close(r->in);
-	if (r->fd >= 0)
+	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	free(r->buf);
 	free(r->path);

@@ -273,6 +273,20 @@ RIO_API void rio_reader_opts_init(rio_reader_opts *opts);
  * in your own message. */
 RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts);
 
+/* Opens a reader over `fd`, open for reading, from its current position:
+ * standard input, a pipe, a socket. `name` (copied) names it in messages
+ * and rio_reader_path(), e.g. "standard input". The reader does not close
+ * fd; close it after rio_reader_close(). rio_reader_seek() and
+ * rio_reader_read_at() take offsets from the start of the file, so they
+ * need a seekable fd that was at offset 0.
+ *
+ * Detection (compression AUTO) reads the first bytes with read(), here and
+ * in rio_reader_open(), and decodes them with the rest: a shard of any
+ * compression reads the same through a pipe, a FIFO or /dev/stdin as from
+ * its file. */
+RIO_API int rio_reader_open_fd(rio_reader **out, int fd, const char *name,
+                               const rio_reader_opts *opts);
+
 /* Reads the next record into `*rec`. Returns 1 when a record was read, 0 at a
  * clean end of file, or a negative error (see rio_reader_error() for where).
  * After an error that stops the reader, further calls return the same error:

@@ -7,6 +7,12 @@
  * lz4 -d do. Writing uses ISA-L's deflate (level 1) by default when the build
  * has it, zlib's deflate for an explicit level (or RIO_DEFLATE=zlib), and
  * liblz4's frame API.
+ *
+ * Opened with RIO_COMPRESSION_AUTO, an input stream reads the file's first
+ * bytes with read() (not pread(), which a pipe, a FIFO or a socket
+ * refuses), detects the codec from them and keeps them as "head": every
+ * read takes the head's bytes before the file's, so the codec sees the
+ * stream whole and nothing needs to seek back.
  */
 #include "config.h"
 #include "stream.h"
@@ -31,9 +37,14 @@
 
 enum inflater { INF_NONE, INF_ZLIB, INF_ISAL, INF_LZ4 };
 
+/* The bytes detection looks at: a frame header holds the most. */
+#define HEAD_CAP RIO_HEADER_SIZE
+
 struct rio__istream {
 	int fd;
 	rio_compression comp;
+	uint8_t head[HEAD_CAP]; /* read from fd to detect the codec, not yet consumed */
+	size_t head_pos, head_len;
 	enum inflater kind;
 	int pending;         /* an error to return once the bytes before it are out */
 	char detail[160];    /* what went wrong, for the reader's message         */
@@ -73,6 +84,22 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 	return (ssize_t)got;
 }
 
+/* read_full() from the stream's file: the head's bytes first, then fd's. */
+static ssize_t src_read(rio__istream *s, void *buf, size_t n)
+{
+	size_t got = s->head_len - s->head_pos;
+	if (got > n)
+		got = n;
+	memcpy(buf, s->head + s->head_pos, got);
+	s->head_pos += got;
+	if (got == n)
+		return (ssize_t)got;
+	ssize_t r = read_full(s->fd, (uint8_t *)buf + got, n - got);
+	if (r < 0)
+		return got ? (ssize_t)got : r; /* the error comes again with the next call */
+	return (ssize_t)got + r;
+}
+
 static int inflater_start(rio__istream *s)
 {
 	switch (s->kind) {
@@ -108,6 +135,15 @@ int rio__istream_open(rio__istream **out, int fd, rio_compression c)
 	if (!s)
 		return -ENOMEM;
 	s->fd = fd;
+	if (c == RIO_COMPRESSION_AUTO) {
+		ssize_t n = read_full(fd, s->head, HEAD_CAP);
+		if (n < 0) {
+			free(s);
+			return (int)n;
+		}
+		s->head_len = (size_t)n;
+		c = rio_compression_detect(s->head, s->head_len);
+	}
 	s->comp = c;
 	if (c == RIO_COMPRESSION_NONE) {
 		s->kind = INF_NONE;
@@ -140,7 +176,7 @@ static int refill(rio__istream *s)
 		return 0;
 	size_t keep = s->in_end < IN_HISTORY ? s->in_end : IN_HISTORY;
 	memmove(s->in, s->in + s->in_end - keep, keep);
-	ssize_t r = read_full(s->fd, s->in + keep, IN_CAP - keep);
+	ssize_t r = src_read(s, s->in + keep, IN_CAP - keep);
 	if (r < 0) {
 		snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
 		         (unsigned long long)s->file_bytes);
@@ -238,7 +274,7 @@ static ssize_t decode_step(rio__istream *s, uint8_t *dst, size_t n)
 ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n)
 {
 	if (s->kind == INF_NONE) {
-		ssize_t r = read_full(s->fd, dst, n);
+		ssize_t r = src_read(s, dst, n);
 		if (r < 0) {
 			snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
 			         (unsigned long long)s->file_bytes);
@@ -301,6 +337,11 @@ const char *rio__istream_detail(const rio__istream *s)
 	return s->detail;
 }
 
+rio_compression rio__istream_compression(const rio__istream *s)
+{
+	return s->comp;
+}
+
 uint64_t rio__istream_file_bytes(const rio__istream *s)
 {
 	return s->file_bytes;
@@ -312,6 +353,7 @@ int rio__istream_seek(rio__istream *s, uint64_t offset)
 		return -ESPIPE;
 	if (lseek(s->fd, (off_t)offset, SEEK_SET) < 0)
 		return -errno;
+	s->head_pos = s->head_len = 0; /* the file's bytes from `offset` on */
 	s->file_bytes = offset;
 	return 0;
 }

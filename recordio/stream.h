@@ -20,9 +20,14 @@
 typedef struct rio__istream rio__istream;
 typedef struct rio__ostream rio__ostream;
 
-/* Opens an input stream over `fd` (not closed by the stream) with codec `c`
- * (not AUTO). */
+/* Opens an input stream over `fd` (not closed by the stream) with codec `c`.
+ * AUTO reads the first bytes from fd's current position with read() (so a
+ * pipe, a FIFO or a socket will do), detects the codec from them and
+ * decodes them first: the stream is whole, nothing seeks back. A read
+ * error there fails the open (negative errno). */
 int rio__istream_open(rio__istream **out, int fd, rio_compression c);
+/* The codec: the one given, or the one AUTO found. */
+rio_compression rio__istream_compression(const rio__istream *s);
 /* Fills up to `n` bytes of `dst`; returns the count (> 0), 0 at the clean
  * end of the stream, or a negative error. A compressed stream that stops
  * before its end marker is RIO_ETRUNCATED; one that is damaged is

@@ -47,7 +47,7 @@ tests_test_record_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_record_LDADD = $(RIO_TEST_LDADD)
 tests_test_compression_SOURCES = tests/test_compression.c
 tests_test_compression_CFLAGS = $(RIO_TEST_CFLAGS)
-tests_test_compression_LDADD = $(RIO_TEST_LDADD)
+tests_test_compression_LDADD = $(RIO_TEST_LDADD) -lpthread
 tests_test_corrupt_SOURCES = tests/test_corrupt.c
 tests_test_corrupt_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_corrupt_LDADD = $(RIO_TEST_LDADD)
@@ -86,7 +86,8 @@ CLI_TESTS = \
 	tests/cli_bench.sh \
 	tests/cli_example.sh \
 	tests/cli_setcommit.sh \
-	tests/cli_dir.sh
+	tests/cli_dir.sh \
+	tests/cli_pipes.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 

@@ -5,17 +5,22 @@
  * is also decoded with the codec library directly (zlib, liblz4) and must
  * equal the uncompressed shard byte for byte: that is what makes our .gz
  * read in TensorFlow and our .lz4 read with `lz4 -d`. Detection must come
- * from the bytes, not the file name. The gzip/zlib cases run with both
- * inflaters (ISA-L and zlib, chosen by RIO_INFLATE).
+ * from the bytes, not the file name, also where nothing can seek back: a
+ * pipe and a FIFO fed in odd-sized writes. The gzip/zlib cases run with
+ * both inflaters (ISA-L and zlib, chosen by RIO_INFLATE).
  */
 #include "recordio.h"
 #include "testutil.h"
 
 #include <lz4frame.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define NREC 3000
@@ -65,11 +70,10 @@ static void write_codec(const char *path, rio_compression c)
 	write_codec_level(path, c, 0);
 }
 
-static void check_records(const char *path, rio_compression expect)
+/* Reads every record of `r` (closing it) and checks each byte. */
+static void check_reader(rio_reader *r, rio_compression expect)
 {
-	rio_reader *r;
 	rio_record rec;
-	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
 	CU_ASSERT_EQUAL(rio_reader_compression(r), expect);
 	uint64_t offset = 0;
 	size_t i;
@@ -91,6 +95,13 @@ static void check_records(const char *path, rio_compression expect)
 	CU_ASSERT_EQUAL(rio_reader_error(r)->code, 0);
 	CU_ASSERT_EQUAL(rio_reader_bytes(r), offset);
 	rio_reader_close(r);
+}
+
+static void check_records(const char *path, rio_compression expect)
+{
+	rio_reader *r;
+	CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, path, NULL), 0);
+	check_reader(r, expect);
 }
 
 /* Decodes a whole gzip or zlib file with zlib itself. */
@@ -498,6 +509,121 @@ static void test_forced_codec_on_plain_file(void)
 	rio_reader_close(r);
 }
 
+/* ---- through a pipe and a FIFO: no seeking back to detect ---------------- */
+
+typedef struct feeder {
+	const char *fifo; /* open this for writing, or write to fd */
+	int fd;
+	uint8_t *data;
+	size_t size;
+	int ok;
+} feeder;
+
+/* Writes the bytes in odd sizes (1, then 3, then growing), so that the
+ * first bytes detection needs arrive in several reads; closes the fd. */
+static void *feed(void *arg)
+{
+	feeder *f = arg;
+	if (f->fifo && (f->fd = open(f->fifo, O_WRONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	size_t off = 0, chunk = 1;
+	int ok = 1;
+	while (off < f->size && ok) {
+		size_t n = f->size - off < chunk ? f->size - off : chunk;
+		ssize_t w = write(f->fd, f->data + off, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		ok = w > 0;
+		off += ok ? (size_t)w : 0;
+		chunk = chunk < 3 ? 3 : chunk * 3 + 1;
+	}
+	close(f->fd);
+	f->ok = ok;
+	return NULL;
+}
+
+static void stream_codec(rio_compression c, const char *name, int through_fifo)
+{
+	char file[64];
+	snprintf(file, sizeof file, "stream-%s.tfrecord", name);
+	write_codec(tu_path(file), c);
+	feeder f;
+	memset(&f, 0, sizeof f);
+	f.data = tu_read_file(tu_path(file), &f.size);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f.data);
+	rio_reader *r = NULL;
+	int rfd = -1;
+	pthread_t t;
+	if (through_fifo) {
+		char fifo[64];
+		snprintf(fifo, sizeof fifo, "stream-%s.fifo", name);
+		f.fifo = tu_path(fifo);
+		unlink(f.fifo);
+		CU_ASSERT_EQUAL_FATAL(mkfifo(f.fifo, 0600), 0);
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, feed, &f), 0);
+		/* by its path, as the tools open a FIFO or /dev/stdin */
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open(&r, f.fifo, NULL), 0);
+	} else {
+		int p[2];
+		CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+		f.fd = p[1];
+		rfd = p[0];
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, feed, &f), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open_fd(&r, rfd, "the pipe", NULL), 0);
+		CU_ASSERT_STRING_EQUAL(rio_reader_path(r), "the pipe");
+	}
+	check_reader(r, c);
+	pthread_join(t, NULL);
+	CU_ASSERT(f.ok);
+	if (rfd >= 0)
+		close(rfd); /* rio_reader_open_fd leaves it open */
+	if (f.fifo)
+		unlink(f.fifo);
+	free(f.data);
+}
+
+static void test_pipe_every_codec(void)
+{
+	stream_codec(RIO_COMPRESSION_NONE, "none", 0);
+	stream_codec(RIO_COMPRESSION_GZIP, "gzip", 0);
+	stream_codec(RIO_COMPRESSION_ZLIB, "zlib", 0);
+	stream_codec(RIO_COMPRESSION_LZ4, "lz4", 0);
+}
+
+static void test_fifo_every_codec(void)
+{
+	stream_codec(RIO_COMPRESSION_NONE, "none", 1);
+	stream_codec(RIO_COMPRESSION_GZIP, "gzip", 1);
+	stream_codec(RIO_COMPRESSION_ZLIB, "zlib", 1);
+	stream_codec(RIO_COMPRESSION_LZ4, "lz4", 1);
+}
+
+/* A stream shorter than a frame header, and an empty one, through a pipe:
+ * detection takes what there is. */
+static void test_short_pipes(void)
+{
+	static const uint8_t gz_head[] = {0x1f, 0x8b, 0x08};
+	for (int k = 0; k < 2; k++) {
+		int p[2];
+		CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+		if (k == 1)
+			CU_ASSERT_EQUAL(write(p[1], gz_head, sizeof gz_head), (ssize_t)sizeof gz_head);
+		close(p[1]);
+		rio_reader *r;
+		rio_record rec;
+		CU_ASSERT_EQUAL_FATAL(rio_reader_open_fd(&r, p[0], "short", NULL), 0);
+		if (k == 0) {
+			CU_ASSERT_EQUAL(rio_reader_next(r, &rec), 0); /* empty: no records */
+		} else {
+			CU_ASSERT_EQUAL(rio_reader_compression(r), RIO_COMPRESSION_GZIP);
+			CU_ASSERT_EQUAL(rio_reader_next(r, &rec), RIO_ETRUNCATED);
+			CU_ASSERT_PTR_NOT_NULL(strstr(rio_reader_error(r)->message, "short"));
+		}
+		rio_reader_close(r);
+		close(p[0]);
+	}
+}
+
 static const tu_test tests[] = {
 	{"none", test_none},
 	{"gzip (TensorFlow GZIP layout)", test_gzip},
@@ -512,6 +638,9 @@ static const tu_test tests[] = {
 	{"gzip members across input buffers", test_gzip_members_across_buffers},
 	{"names and suffixes", test_names},
 	{"forced codec on a plain file", test_forced_codec_on_plain_file},
+	{"every codec through a pipe (rio_reader_open_fd)", test_pipe_every_codec},
+	{"every codec through a FIFO (rio_reader_open)", test_fifo_every_codec},
+	{"empty and cut streams through a pipe", test_short_pipes},
 	{NULL, NULL},
 };
 

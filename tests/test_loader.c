@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -2215,6 +2216,32 @@ static void test_open_errors(void)
 	rio_loader_close(NULL);
 }
 
+/* A FIFO among the shards: RIO_EUNSUPPORTED naming it, at once (no wait for
+ * a writer), alone or after a good shard. */
+static void test_not_regular(void)
+{
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	char fifo[700], spec[1500];
+	snprintf(fifo, sizeof fifo, "%s/a-fifo.tfrecord", tu_tmpdir());
+	unlink(fifo);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+	snprintf(spec, sizeof spec, "%s,%s", dataset(DS_TWO)->paths[0], fifo);
+	const char *specs[] = {fifo, spec};
+	for (int k = 0; k < 2; k++) {
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, specs[k], &o);
+		CHECK(rc == RIO_EUNSUPPORTED, "a FIFO: %d (%s), want RIO_EUNSUPPORTED", rc,
+		      rio_strerror(rc));
+		if (l)
+			CHECK(strstr(rio_loader_error(l)->message, "a-fifo.tfrecord: ") &&
+			          strstr(rio_loader_error(l)->message, "not a regular file"),
+			      "the message \"%s\" does not name the FIFO", rio_loader_error(l)->message);
+		rio_loader_close(l);
+	}
+	unlink(fifo);
+}
+
 /* The consumer may hold opts.hold batches; one more is -ENOBUFS, and
  * releasing one makes room. */
 static void test_hold(void)
@@ -2540,6 +2567,7 @@ static const tu_test damage_tests[] = {
 static const tu_test misc_tests[] = {
     {"rank and world from the environment", test_rank_from_env},
     {"open errors", test_open_errors},
+    {"a FIFO among the shards: RIO_EUNSUPPORTED", test_not_regular},
     {"-ENOBUFS past opts.hold", test_hold},
     {"two loaders at once", test_two_loaders},
     {"statistics", test_stats},

@@ -396,6 +396,15 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		if (!argv[i][0])
 			tool_usage_error("an empty SHARDS argument ('')");
+		/* the loader reads pieces at offsets, every epoch: only files that
+		 * stay will do (the loader refuses a FIFO among the shards too) */
+		if (tool_is_stream(argv[i])) {
+			tool_error("%s: not a regular file (a pipe, FIFO or device): the loader reads "
+			           "shards at offsets, more than once; save the stream to a file",
+			           tool_input_name(argv[i]));
+			free(cols);
+			return EXIT_DATA;
+		}
 		speclen += strlen(argv[i]) + 1;
 	}
 	char *spec = malloc(speclen);

@@ -40,7 +40,9 @@ static void usage(FILE *out)
 	        "Usage: %s [OPTION]... FILE...\n"
 	        "Print the records of TFRecord shards (plain, .gz, .zz or .lz4).\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory (its\n"
-	        "shard files) or a PREFIX naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].\n"
+	        "shard files) or a PREFIX naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4];\n"
+	        "'-' is standard input, and a pipe or FIFO reads as a file (its compression\n"
+	        "found from its bytes).\n"
 	        "\n"
 	        "  -c, --count          print only the number of records in all FILEs\n"
 	        "  -n, --head N         stop after N records in total\n"
@@ -605,9 +607,9 @@ int main(int argc, char **argv)
 	     j++) {
 		const char *path = shards.paths[j];
 		rio_reader *r;
-		int rc = rio_reader_open(&r, path, &ropts);
+		int rc = tool_reader_open(&r, path, &ropts);
 		if (rc < 0) {
-			tool_error("%s: %s", path, rio_strerror(rc));
+			tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
 			status = EXIT_DATA;
 			break;
 		}
@@ -620,7 +622,9 @@ int main(int argc, char **argv)
 			if (rec.index == 0)
 				events = rio_event_is_file_header(rec.data, rec.size);
 			switch (fmt) {
-			case FMT_EXAMPLE: rc = print_example(stdout, path, &rec, events); break;
+			case FMT_EXAMPLE:
+				rc = print_example(stdout, tool_input_name(path), &rec, events);
+				break;
 			case FMT_JSON: rc = print_json(stdout, &rec, &s, events); break;
 			case FMT_HEX:
 				print_hex(stdout, rec.data, rec.size);

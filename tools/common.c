@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,11 +170,48 @@ void tool_progress_done(tool_progress *p)
 	}
 }
 
+int tool_is_stdin(const char *path)
+{
+	return !strcmp(path, "-");
+}
+
+const char *tool_input_name(const char *path)
+{
+	return tool_is_stdin(path) ? "standard input" : path;
+}
+
+int tool_reader_open(rio_reader **r, const char *path, const rio_reader_opts *opts)
+{
+	if (tool_is_stdin(path))
+		return rio_reader_open_fd(r, STDIN_FILENO, tool_input_name(path), opts);
+	return rio_reader_open(r, path, opts);
+}
+
+int tool_is_stream(const char *path)
+{
+	struct stat st;
+	return tool_is_stdin(path) ||
+	       (stat(path, &st) == 0 &&
+	        (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)));
+}
+
 int tool_expand_shards(const char *spec, rio_shardset *set)
 {
 	rio_error err;
 	if (!*spec)
 		tool_usage_error("an empty FILE argument ('')");
+	if (tool_is_stdin(spec)) {
+		set->paths = malloc(sizeof *set->paths);
+		if (!set->paths || !(set->paths[0] = strdup(spec))) {
+			free(set->paths);
+			set->paths = NULL;
+			set->count = 0;
+			tool_error("out of memory");
+			return -1;
+		}
+		set->count = 1;
+		return 0;
+	}
 	int rc = rio_shardset_expand(spec, set, &err);
 	if (rc < 0) {
 		tool_error("%s", err.message);
@@ -186,7 +224,9 @@ int tool_expand_all(char *const *specs, int n, rio_shardset *all)
 {
 	all->count = 0;
 	all->paths = NULL;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0, stdin_seen = 0; i < n; i++) {
+		if (tool_is_stdin(specs[i]) && stdin_seen++)
+			tool_usage_error("'-' (standard input) given twice: it can be read only once");
 		rio_shardset one;
 		if (tool_expand_shards(specs[i], &one) < 0) {
 			rio_shardset_free(all);

@@ -60,14 +60,30 @@ void tool_progress_done(tool_progress *p);
 
 /* Expands a shard spec (glob, list, PREFIX or file) with rio_shardset_expand,
  * printing the error on failure; returns 0 or -1. An empty spec is a usage
- * error (exit 2). */
+ * error (exit 2). The spec "-" (standard input) is the one path "-". */
 int tool_expand_shards(const char *spec, rio_shardset *set);
 
 /* Expands `n` specs, in order, into one flat list `all` (free it with
  * rio_shardset_free). Every spec is expanded before any is read, so a
  * missing file fails before any output. Prints the first failure and
- * returns -1 (with `all` empty), else 0. */
+ * returns -1 (with `all` empty), else 0. "-" given twice is a usage error
+ * (standard input reads once). */
 int tool_expand_all(char *const *specs, int n, rio_shardset *all);
+
+/* "-" stands for standard input among the FILE arguments: 1 for it. */
+int tool_is_stdin(const char *path);
+/* The name messages give a FILE argument: "standard input" for "-", else
+ * the path itself. */
+const char *tool_input_name(const char *path);
+/* rio_reader_open(), or rio_reader_open_fd() on standard input for "-"
+ * (named "standard input"). A pipe, a FIFO or /dev/stdin works either way:
+ * the compression is detected from the bytes read. 0, or the negative code
+ * (not reported: name tool_input_name(path) in the message). */
+int tool_reader_open(rio_reader **r, const char *path, const rio_reader_opts *opts);
+/* 1 when `path` can be read only once, in order: "-", a pipe or FIFO, a
+ * character device (/dev/stdin on a terminal, /dev/zero) or a socket. A
+ * path that cannot be stat()ed gives 0 (its open reports why). */
+int tool_is_stream(const char *path);
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers that set tool_interrupted. */
 extern volatile int tool_interrupted;

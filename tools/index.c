@@ -27,7 +27,7 @@ static void usage(FILE *out)
 	        "(the format of DALI's tfrecord2idx). Every CRC is checked on the way; a\n"
 	        "damaged shard gets no index.\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory or a\n"
-	        "PREFIX.\n"
+	        "PREFIX; a pipe, a FIFO or '-' is refused: an index sits beside a shard file.\n"
 	        "\n"
 	        "  -f, --force   replace an existing .idx\n"
 	        "  -q, --quiet   print only errors\n"
@@ -41,6 +41,14 @@ static void usage(FILE *out)
 /* Indexes one shard; returns EXIT_OK or EXIT_DATA. */
 static int index_one(const char *path, int force, int quiet)
 {
+	if (tool_is_stream(path)) {
+		/* the index sits beside its shard and lists offsets into it:
+		 * only a file that stays can have one */
+		tool_error("%s: not a regular file (a pipe, FIFO or device): an index lists "
+		           "offsets into a shard file beside it; save the stream to a file first",
+		           tool_input_name(path));
+		return EXIT_DATA;
+	}
 	char *ipath = rio_index_path(path);
 	if (!ipath) {
 		tool_error("%s: %s", path, rio_strerror(-ENOMEM));

@@ -81,7 +81,7 @@ static void usage(FILE *out)
 	        "events, steps and tags of TensorBoard event files. Every record is read\n"
 	        "and every CRC checked.\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory or a\n"
-	        "PREFIX.\n"
+	        "PREFIX; '-' is standard input, and a pipe or FIFO reads as a file.\n"
 	        "\n"
 	        "  -J, --json    print one JSON object instead of tables\n"
 	        "  -h, --help    show this help and exit\n"
@@ -260,10 +260,10 @@ static int scan_shard(const char *path, shard_info *si)
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
 	rio_reader *r;
-	int rc = rio_reader_open(&r, path, &ro);
+	int rc = tool_reader_open(&r, path, &ro);
 	si->path = path;
 	if (rc < 0) {
-		tool_error("%s: %s", path, rio_strerror(rc));
+		tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
 		return -1;
 	}
 	rio_record rec;
@@ -284,7 +284,10 @@ static int scan_shard(const char *path, shard_info *si)
 	si->compression = rio_reader_compression(r);
 	si->stream_bytes = rio_reader_bytes(r);
 	struct stat st;
-	si->file_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : rio_reader_file_bytes(r);
+	/* a pipe's size is what was read from it */
+	si->file_bytes = !tool_is_stdin(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode)
+	                     ? (uint64_t)st.st_size
+	                     : rio_reader_file_bytes(r);
 	rio_reader_close(r);
 	return 0;
 }

@@ -95,10 +95,6 @@ int pack_record_fits(const pack_source *s, size_t size, const char *fmt, ...)
  * character device or a socket), or NULL when every one can be read again. */
 const char *pack_read_once(char *const *paths, size_t n);
 
-/* "-" names standard input: the name errors give it ("standard input"),
- * else `path` itself. */
-const char *pack_input_name(const char *path);
-
 /* The --from modes: each returns 0 and a source, or -1 after reporting. */
 int pack_idx_open(pack_source **out, const pack_args *a);
 int pack_tfrecord_open(pack_source **out, const pack_args *a);

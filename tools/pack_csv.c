@@ -595,8 +595,8 @@ int pack_csv_open_fd(pack_source **out, int fd, const char *name, const char *la
 int pack_csv_open(pack_source **out, const pack_args *a)
 {
 	const char *path = a->inputs[0];
-	if (!strcmp(path, "-"))
-		return pack_csv_open_fd(out, STDIN_FILENO, pack_input_name(path), a->label_column,
+	if (tool_is_stdin(path))
+		return pack_csv_open_fd(out, STDIN_FILENO, tool_input_name(path), a->label_column,
 		                        a->max_record_size);
 	*out = NULL;
 	FILE *f = fopen(path, "rbe");

@@ -44,7 +44,7 @@ typedef struct lines_source {
 
 static int open_input(const char *path)
 {
-	if (!strcmp(path, "-"))
+	if (tool_is_stdin(path))
 		return STDIN_FILENO;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -59,7 +59,7 @@ static int start_input(lines_source *s)
 		if ((s->fd = open_input(s->files[s->cur])) < 0)
 			return -1;
 		s->own_fd = s->fd != STDIN_FILENO;
-		s->name = pack_input_name(s->files[s->cur]);
+		s->name = tool_input_name(s->files[s->cur]);
 	}
 	s->pos = s->end = s->scanned = 0;
 	s->eof = 0;
@@ -193,7 +193,7 @@ int pack_lines_open(pack_source **out, const pack_args *a)
 {
 	*out = NULL;
 	for (int i = 0; i < a->ninputs; i++) {
-		if (!strcmp(a->inputs[i], "-"))
+		if (tool_is_stdin(a->inputs[i]))
 			continue;
 		int fd = open_input(a->inputs[i]);
 		if (fd < 0)

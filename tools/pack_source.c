@@ -12,8 +12,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 void *pack_source_new(size_t size, int (*next)(pack_source *, const uint8_t **, size_t *),
                       int (*rewind)(pack_source *), void (*close)(pack_source *))
@@ -47,18 +45,8 @@ int pack_record_fits(const pack_source *s, size_t size, const char *fmt, ...)
 
 const char *pack_read_once(char *const *paths, size_t n)
 {
-	struct stat st;
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(paths[i], "-"))
-			return pack_input_name(paths[i]);
-		if (stat(paths[i], &st) == 0 &&
-		    (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
-			return paths[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		if (tool_is_stream(paths[i]))
+			return tool_input_name(paths[i]);
 	return NULL;
-}
-
-const char *pack_input_name(const char *path)
-{
-	return strcmp(path, "-") ? path : "standard input";
 }

@@ -6,7 +6,10 @@
  * The INPUTs (each a file, a glob, a comma-separated list, a directory or a
  * shard PREFIX) are expanded into one list with tool_expand_all() when the
  * source opens, so a missing input fails before anything is written; the
- * files are then read one after the other, every CRC verified.
+ * files are then read one after the other, every CRC verified. "-" is
+ * standard input, and a pipe or FIFO is read as any file (its compression
+ * detected from its first bytes); such an input is read once, so --shards N
+ * cannot count it.
  */
 #include "config.h"
 #include "common.h"
@@ -32,10 +35,10 @@ static int tfr_next(pack_source *base, const uint8_t **data, size_t *size)
 			rio_reader_opts ro;
 			rio_reader_opts_init(&ro);
 			ro.max_record_size = s->base.max_record_size;
-			int rc = rio_reader_open(&s->r, path, &ro);
+			int rc = tool_reader_open(&s->r, path, &ro);
 			if (rc < 0) {
 				s->r = NULL;
-				tool_error("%s: %s", path, rio_strerror(rc));
+				tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
 				return -1;
 			}
 		}

@@ -67,7 +67,7 @@ static void usage(FILE *out)
 	        "Check the framing and both CRCs of every record of TFRecord shards (plain,\n"
 	        ".gz, .zz or .lz4), and the SHARD.idx sidecar when there is one.\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory or a\n"
-	        "PREFIX.\n"
+	        "PREFIX; '-' is standard input, and a pipe or FIFO reads as a file.\n"
 	        "\n"
 	        "  -a, --all-errors       report every damage of a shard, not only the first\n"
 	        "  -q, --quiet            print nothing for good shards, only errors\n"
@@ -122,9 +122,9 @@ static void verify_one(job *j)
 	ro.on_damage = g.all_errors ? RIO_DAMAGE_REPORT : RIO_DAMAGE_FAIL;
 
 	rio_reader *r;
-	int rc = rio_reader_open(&r, j->path, &ro);
+	int rc = tool_reader_open(&r, j->path, &ro);
 	if (rc < 0) {
-		job_error(j, "%s: %s", j->path, rio_strerror(rc));
+		job_error(j, "%s: %s", tool_input_name(j->path), rio_strerror(rc));
 		return;
 	}
 	j->compression = rio_reader_compression(r);
@@ -132,7 +132,7 @@ static void verify_one(job *j)
 	/* The sidecar, when there is one. */
 	rio_index idx = {0};
 	int have_idx = 0, idx_bad = 0;
-	char *ipath = rio_index_path(j->path);
+	char *ipath = tool_is_stdin(j->path) ? NULL : rio_index_path(j->path);
 	struct stat st;
 	if (ipath && stat(ipath, &st) == 0) {
 		rio_error ierr;
@@ -192,7 +192,10 @@ static void verify_one(job *j)
 
 	j->records = n;
 	j->stream_bytes = rio_reader_bytes(r);
-	j->file_bytes = stat(j->path, &st) == 0 ? (uint64_t)st.st_size : rio_reader_file_bytes(r);
+	/* a pipe's size is what was read from it */
+	j->file_bytes = !tool_is_stdin(j->path) && stat(j->path, &st) == 0 && S_ISREG(st.st_mode)
+	                    ? (uint64_t)st.st_size
+	                    : rio_reader_file_bytes(r);
 	rio_reader_close(r);
 	rio_index_free(&idx);
 	free(ipath);
@@ -296,15 +299,23 @@ int main(int argc, char **argv)
 	int nspecs = argc - optind;
 	rio_shardset *sets = calloc((size_t)nspecs, sizeof *sets);
 	size_t cap = 0;
+	int stdin_seen = 0;
 	if (!sets) {
 		tool_error("out of memory");
 		return EXIT_DATA;
 	}
 	for (int i = 0; i < nspecs; i++) {
 		rio_error err;
-		if (!argv[optind + i][0])
+		const char *spec = argv[optind + i];
+		if (!spec[0])
 			tool_usage_error("an empty FILE argument ('')");
-		int rc = rio_shardset_expand(argv[optind + i], &sets[i], &err);
+		if (tool_is_stdin(spec) && stdin_seen++)
+			tool_usage_error("'-' (standard input) given twice: it can be read only once");
+		int rc;
+		if (tool_is_stdin(spec)) /* the one path "-" */
+			rc = tool_expand_shards(spec, &sets[i]);
+		else
+			rc = rio_shardset_expand(spec, &sets[i], &err);
 		size_t need = g.njobs + (rc < 0 ? 1 : sets[i].count);
 		if (need > cap) {
 			cap = need * 2;
