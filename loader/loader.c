@@ -45,29 +45,49 @@ static int bad_option(rio_loader *l, const char *what)
 	                      "invalid loader option: %s", what);
 }
 
+/* An option outside [min, max] (the limits of loader.h): its name in the
+ * message. */
+static int out_of_range(rio_loader *l, const char *name, uint64_t min, uint64_t max)
+{
+	return rio__error_set(&l->err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+	                      "invalid loader option: %s must be %llu to %llu", name,
+	                      (unsigned long long)min, (unsigned long long)max);
+}
+
+#define IN_RANGE(v, min, max) ((uint64_t)(v) >= (uint64_t)(min) && (uint64_t)(v) <= (uint64_t)(max))
+
 static int check_options(rio_loader *l)
 {
 	const rio_loader_opts *o = &l->o;
-	if (o->batch_size == 0 || o->batch_size > (1u << 24))
-		return bad_option(l, "batch_size must be 1 to 16777216");
-	if (o->workers < 1 || o->workers > 256)
-		return bad_option(l, "workers must be 1 to 256");
-	if (o->prefetch < 1 || o->prefetch > 4096 || o->hold < 1 || o->hold > 4096)
-		return bad_option(l, "prefetch and hold must be 1 to 4096");
-	if (o->chunk_bytes < 4096)
-		return bad_option(l, "chunk_bytes must be at least 4096");
+	if (!IN_RANGE(o->batch_size, 1, RIO_LOADER_MAX_BATCH))
+		return out_of_range(l, "batch_size", 1, RIO_LOADER_MAX_BATCH);
+	if (o->workers < 1 || o->workers > RIO_LOADER_MAX_WORKERS)
+		return out_of_range(l, "workers", 1, RIO_LOADER_MAX_WORKERS);
+	if (!IN_RANGE(o->prefetch, 1, RIO_LOADER_MAX_PREFETCH))
+		return out_of_range(l, "prefetch", 1, RIO_LOADER_MAX_PREFETCH);
+	if (!IN_RANGE(o->hold, 1, RIO_LOADER_MAX_PREFETCH))
+		return out_of_range(l, "hold", 1, RIO_LOADER_MAX_PREFETCH);
+	if (o->chunk_bytes < RIO_LOADER_MIN_CHUNK_BYTES)
+		return out_of_range(l, "chunk_bytes", RIO_LOADER_MIN_CHUNK_BYTES, SIZE_MAX);
 	if ((unsigned)o->shuffle > RIO_SHUFFLE_GLOBAL)
 		return bad_option(l, "shuffle must be none, buffer or global");
-	if (o->shuffle == RIO_SHUFFLE_BUFFER && (o->shuffle_buffer < 1 || o->interleave < 1))
-		return bad_option(l, "shuffle_buffer and interleave must be at least 1");
+	/* checked whatever the shuffle, as the tools check them */
+	if (!IN_RANGE(o->shuffle_buffer, 1, RIO_LOADER_MAX_SHUFFLE_BUFFER))
+		return out_of_range(l, "shuffle_buffer", 1, RIO_LOADER_MAX_SHUFFLE_BUFFER);
+	if (!IN_RANGE(o->interleave, 1, RIO_LOADER_MAX_INTERLEAVE))
+		return out_of_range(l, "interleave", 1, RIO_LOADER_MAX_INTERLEAVE);
 	if ((unsigned)o->sharding > RIO_SHARD_RECORDS)
 		return bad_option(l, "sharding must be auto, files or records");
+	if (o->world > RIO_LOADER_MAX_WORLD || o->rank >= RIO_LOADER_MAX_WORLD)
+		return out_of_range(l, "world", 1, RIO_LOADER_MAX_WORLD);
 	if ((unsigned)o->io > RIO_IO_PREAD)
 		return bad_option(l, "io must be auto, uring or pread");
 	if ((unsigned)o->on_damage > RIO_DAMAGE_REPORT)
 		return bad_option(l, "on_damage must be fail or skip");
-	if (o->queue_depth < 1 || o->queue_depth > 4096 || o->read_size < 4096)
-		return bad_option(l, "queue_depth must be 1 to 4096 and read_size at least 4096");
+	if (!IN_RANGE(o->queue_depth, 1, RIO_LOADER_MAX_QUEUE_DEPTH))
+		return out_of_range(l, "queue_depth", 1, RIO_LOADER_MAX_QUEUE_DEPTH);
+	if (!IN_RANGE(o->read_size, RIO_LOADER_MIN_READ_SIZE, RIO_LOADER_MAX_READ_SIZE))
+		return out_of_range(l, "read_size", RIO_LOADER_MIN_READ_SIZE, RIO_LOADER_MAX_READ_SIZE);
 	if (o->max_record_size == 0)
 		return bad_option(l, "max_record_size must be positive");
 	if (o->ncolumns && !o->columns)

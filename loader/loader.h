@@ -128,6 +128,20 @@ typedef enum rio_io_backend {
 	RIO_IO_PREAD = 2,
 } rio_io_backend;
 
+/* The ranges rio_loader_open() accepts (outside them: -EINVAL, with a
+ * message naming the option). recordio-bench and recordio-train check their
+ * options against these same limits, so a value one accepts the others do. */
+#define RIO_LOADER_MAX_BATCH (1u << 24)          /* batch_size: 1 to this    */
+#define RIO_LOADER_MAX_WORKERS 256               /* workers: 1 to this       */
+#define RIO_LOADER_MAX_PREFETCH 4096             /* prefetch, hold: 1 to this */
+#define RIO_LOADER_MAX_SHUFFLE_BUFFER (1u << 30) /* shuffle_buffer: 1 to this */
+#define RIO_LOADER_MAX_INTERLEAVE 256            /* interleave: 1 to this    */
+#define RIO_LOADER_MIN_CHUNK_BYTES 4096          /* chunk_bytes: this or more */
+#define RIO_LOADER_MAX_QUEUE_DEPTH 4096          /* queue_depth: 1 to this   */
+#define RIO_LOADER_MIN_READ_SIZE 4096            /* read_size: from this ... */
+#define RIO_LOADER_MAX_READ_SIZE (1u << 30)      /* ... to this              */
+#define RIO_LOADER_MAX_WORLD (1 << 24)           /* world: 1 to this         */
+
 typedef struct rio_loader_opts {
 	/* the rank's part of the data */
 	int rank;  /* -1 (default): from the environment (OMPI_COMM_WORLD_RANK,

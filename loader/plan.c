@@ -584,9 +584,9 @@ static int plan_sequential(rio__plan *p, const rio__dataset *ds, const rio_loade
 	}
 	/* `k` slots take turns, a task each; a slot whose piece is done takes
 	 * the next piece in order. k == 1 is plain piece order. */
-	uint32_t slots[256];
-	if (k > 256)
-		k = 256;
+	uint32_t slots[RIO_LOADER_MAX_INTERLEAVE];
+	if (k > RIO_LOADER_MAX_INTERLEAVE) /* refused at open (loader.c) */
+		k = RIO_LOADER_MAX_INTERLEAVE;
 	size_t next_piece = 0, active = 0;
 	while (rc == 0 && active < k && next_piece < n)
 		slots[active++] = order[next_piece++];

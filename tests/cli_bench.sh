@@ -116,6 +116,24 @@ expect_exit 2 "$B" --read-size 1Q $M
 expect_exit 2 "$B" --prefetch 0 $M
 expect_exit 2 "$B" --rank 3 --world 3 $M
 expect_match "--rank" "$T/err" "rank outside the world named"
+# the loader's own limits (RIO_LOADER_MAX_* in loader.h): each limit
+# accepted, one past it refused as a usage error naming the option (the
+# loader refuses the same values: test_loader's option limits)
+expect_exit 0 "$B" --batch 16777216 --prefetch 1 $M
+expect_exit 0 "$B" --workers 256 $M
+expect_exit 0 "$B" --prefetch 4096 $M
+expect_exit 0 "$B" --shuffle buffer --shuffle-buffer 1073741824 --interleave 256 $M
+expect_exit 0 "$B" --queue-depth 4096 $M
+expect_exit 0 "$B" --read-size 1G $M
+expect_exit 0 "$B" --read-size 4K $M
+expect_exit 0 "$B" --rank 16777215 --world 16777216 $M
+for past in "--batch 16777217" "--workers 257" "--prefetch 4097" "--shuffle-buffer 1073741825" \
+	"--interleave 257" "--queue-depth 4097" "--read-size 1073741825" "--read-size 4095" \
+	"--world 16777217"; do
+	# shellcheck disable=SC2086
+	expect_exit 2 "$B" $past $M
+	expect_match "^recordio-bench: ${past% *}: expected" "$T/err" "$past refused, named"
+done
 expect_exit 2 "$B" --rank 1 $M
 expect_match "--world" "$T/err" "--rank without --world"
 expect_exit 2 "$B" --decode image:u16:784 fm/fm

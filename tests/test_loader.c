@@ -2556,6 +2556,71 @@ static const tu_test decode_tests[] = {
     {"tfx-mnist.tfrecord", test_decode_tf_mnist},
     {NULL, NULL},
 };
+/* Every option with a limit in loader.h: the limit is accepted by open, one
+ * past it refused with -EINVAL and a message naming the option (the tools
+ * check the same limits: cli_bench.sh, train_errors.sh). */
+typedef struct limit_case {
+	const char *name;            /* as the message names it */
+	void (*set)(rio_loader_opts *o, uint64_t v);
+	uint64_t ok, bad;            /* the limit, and one past it */
+} limit_case;
+
+static void set_batch(rio_loader_opts *o, uint64_t v) { o->batch_size = (size_t)v; }
+static void set_workers(rio_loader_opts *o, uint64_t v) { o->workers = (int)v; }
+static void set_prefetch(rio_loader_opts *o, uint64_t v) { o->prefetch = (size_t)v; }
+static void set_hold(rio_loader_opts *o, uint64_t v) { o->hold = (size_t)v; }
+static void set_shuffle_buffer(rio_loader_opts *o, uint64_t v) { o->shuffle_buffer = (size_t)v; }
+static void set_interleave(rio_loader_opts *o, uint64_t v) { o->interleave = (size_t)v; }
+static void set_queue_depth(rio_loader_opts *o, uint64_t v) { o->queue_depth = (unsigned)v; }
+static void set_read_size(rio_loader_opts *o, uint64_t v) { o->read_size = (size_t)v; }
+static void set_chunk_bytes(rio_loader_opts *o, uint64_t v) { o->chunk_bytes = (size_t)v; }
+static void set_world(rio_loader_opts *o, uint64_t v) { o->world = (int)v; }
+
+static void test_option_limits(void)
+{
+	static const limit_case cases[] = {
+	    {"batch_size", set_batch, RIO_LOADER_MAX_BATCH, RIO_LOADER_MAX_BATCH + 1ull},
+	    {"batch_size", set_batch, 1, 0},
+	    {"workers", set_workers, RIO_LOADER_MAX_WORKERS, RIO_LOADER_MAX_WORKERS + 1},
+	    {"workers", set_workers, 1, 0},
+	    {"prefetch", set_prefetch, RIO_LOADER_MAX_PREFETCH, RIO_LOADER_MAX_PREFETCH + 1},
+	    {"hold", set_hold, RIO_LOADER_MAX_PREFETCH, RIO_LOADER_MAX_PREFETCH + 1},
+	    {"shuffle_buffer", set_shuffle_buffer, RIO_LOADER_MAX_SHUFFLE_BUFFER,
+	     RIO_LOADER_MAX_SHUFFLE_BUFFER + 1ull},
+	    {"shuffle_buffer", set_shuffle_buffer, 1, 0},
+	    {"interleave", set_interleave, RIO_LOADER_MAX_INTERLEAVE, RIO_LOADER_MAX_INTERLEAVE + 1},
+	    {"queue_depth", set_queue_depth, RIO_LOADER_MAX_QUEUE_DEPTH,
+	     RIO_LOADER_MAX_QUEUE_DEPTH + 1},
+	    {"read_size", set_read_size, RIO_LOADER_MAX_READ_SIZE, RIO_LOADER_MAX_READ_SIZE + 1ull},
+	    {"read_size", set_read_size, RIO_LOADER_MIN_READ_SIZE, RIO_LOADER_MIN_READ_SIZE - 1},
+	    {"chunk_bytes", set_chunk_bytes, RIO_LOADER_MIN_CHUNK_BYTES,
+	     RIO_LOADER_MIN_CHUNK_BYTES - 1},
+	    {"world", set_world, RIO_LOADER_MAX_WORLD, RIO_LOADER_MAX_WORLD + 1ull},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const limit_case *c = &cases[i];
+		for (int past = 0; past < 2; past++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = RIO_SHUFFLE_BUFFER;
+			o.io = RIO_IO_PREAD; /* no rings for 256 workers */
+			o.prefetch = o.hold = 1; /* a small pool for the largest batch */
+			o.workers = 1;
+			c->set(&o, past ? c->bad : c->ok);
+			rio_loader *l = NULL;
+			int rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+			const char *msg = l ? rio_loader_error(l)->message : "";
+			if (past)
+				CHECK(rc == -EINVAL && strstr(msg, c->name),
+				      "%s = %llu: open = %d \"%s\", want -EINVAL naming it", c->name,
+				      (unsigned long long)c->bad, rc, msg);
+			else
+				CHECK(rc == 0, "%s = %llu (the limit): open = %d \"%s\", want 0", c->name,
+				      (unsigned long long)c->ok, rc, msg);
+			rio_loader_close(l);
+		}
+	}
+}
 
 static const tu_test damage_tests[] = {
     {"a damaged record", test_damaged_data},
@@ -2568,6 +2633,7 @@ static const tu_test misc_tests[] = {
     {"rank and world from the environment", test_rank_from_env},
     {"open errors", test_open_errors},
     {"a FIFO among the shards: RIO_EUNSUPPORTED", test_not_regular},
+    {"option limits: the limit accepted, one past refused", test_option_limits},
     {"-ENOBUFS past opts.hold", test_hold},
     {"two loaders at once", test_two_loaders},
     {"statistics", test_stats},

@@ -41,6 +41,17 @@ expect_fail 1 "--x pixels: no such feature in .*mnist-00000-of-00010.tfrecord \\
 	--train "$TRAIN_SET" --x pixels --y image_class
 expect_fail 1 "--y image_floats: the label must be one int64" --train "$TRAIN_SET" --x image_floats --y image_floats
 expect_fail 1 "label [5-9] is outside \\[0, 5\\)" --train "$TRAIN_SET" $MNIST_X --classes 5 --epochs 1
+# the loader's options take the loader's limits (RIO_LOADER_MAX_* in
+# loader.h, as recordio-bench does): one past each is a usage error naming
+# it, the limit itself is accepted
+for past in "--batch 16777217" "--global-batch 16777217" "--eval-batch 16777217" \
+	"--workers 257" "--shuffle-buffer 1073741825"; do
+	# shellcheck disable=SC2086
+	expect_fail 2 "^recordio-train: ${past% *}: '${past#* }' is not .*(1 to [0-9]+)" \
+		--train "$TRAIN_SET" $MNIST_X $past
+done
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" --train "$TRAIN_SET" $MNIST_X --hidden 8 \
+	--epochs 1 --workers 256 --shuffle-buffer 1073741824 --quiet
 expect_exit 2 mpi 2 --train "$TRAIN_SET" $MNIST_X --global-batch 33
 expect_match "--global-batch 33 does not split evenly over 2 ranks" err "global batch split"
 one_message --global-batch 33

@@ -318,38 +318,43 @@ int main(int argc, char **argv)
 	tool_init(argv[0]);
 	while ((opt = getopt_long(argc, argv, "b:w:s:e:d:Jh", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'b': o.batch_size = (size_t)parse_range("--batch", optarg, 1, 1u << 24); break;
-		case 'w': o.workers = (int)parse_range("--workers", optarg, 1, 1024); break;
+		case 'b': o.batch_size = (size_t)parse_range("--batch", optarg, 1, RIO_LOADER_MAX_BATCH); break;
+		case 'w': o.workers = (int)parse_range("--workers", optarg, 1, RIO_LOADER_MAX_WORKERS); break;
 		case 's': o.shuffle = (rio_shuffle)parse_name("--shuffle", optarg, shuffle_names); break;
 		case OPT_SHUFFLE_BUFFER:
-			o.shuffle_buffer = (size_t)parse_range("--shuffle-buffer", optarg, 1, 1ull << 40);
+			o.shuffle_buffer = (size_t)parse_range("--shuffle-buffer", optarg, 1,
+			                                       RIO_LOADER_MAX_SHUFFLE_BUFFER);
 			break;
 		case OPT_INTERLEAVE:
-			o.interleave = (size_t)parse_range("--interleave", optarg, 1, 1u << 20);
+			o.interleave =
+			    (size_t)parse_range("--interleave", optarg, 1, RIO_LOADER_MAX_INTERLEAVE);
 			break;
 		case OPT_SEED: o.seed = tool_parse_u64("--seed", optarg); break;
 		case 'e': epochs = parse_range("--epochs", optarg, 1, 1u << 30); break;
 		case OPT_IO: o.io = (rio_io_backend)parse_name("--io", optarg, io_names); break;
 		case OPT_DIRECT: o.direct = 1; break;
 		case OPT_QUEUE_DEPTH:
-			o.queue_depth = (unsigned)parse_range("--queue-depth", optarg, 1, 32768);
+			o.queue_depth =
+			    (unsigned)parse_range("--queue-depth", optarg, 1, RIO_LOADER_MAX_QUEUE_DEPTH);
 			break;
 		case OPT_READ_SIZE: {
 			uint64_t v = tool_parse_size("--read-size", optarg);
-			if (v < 4096 || v > (1u << 30))
-				tool_usage_error("--read-size: expected 4K..1G, got '%s'", optarg);
+			if (v < RIO_LOADER_MIN_READ_SIZE || v > RIO_LOADER_MAX_READ_SIZE)
+				tool_usage_error("--read-size: expected %u..%u bytes, got '%s'",
+				                 RIO_LOADER_MIN_READ_SIZE, RIO_LOADER_MAX_READ_SIZE,
+				                 optarg);
 			o.read_size = (size_t)v;
 			break;
 		}
 		case OPT_PREFETCH:
-			o.prefetch = (size_t)parse_range("--prefetch", optarg, 1, 1u << 16);
+			o.prefetch = (size_t)parse_range("--prefetch", optarg, 1, RIO_LOADER_MAX_PREFETCH);
 			break;
 		case OPT_RANK:
-			o.rank = (int)parse_range("--rank", optarg, 0, 1u << 24);
+			o.rank = (int)parse_range("--rank", optarg, 0, RIO_LOADER_MAX_WORLD - 1);
 			have_rank = 1;
 			break;
 		case OPT_WORLD:
-			o.world = (int)parse_range("--world", optarg, 1, 1u << 24);
+			o.world = (int)parse_range("--world", optarg, 1, RIO_LOADER_MAX_WORLD);
 			have_world = 1;
 			break;
 		case OPT_SHARDING:

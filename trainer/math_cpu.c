@@ -47,8 +47,8 @@
  * denormal and every operation on them takes the slow microcode path (the
  * default run slowed by a quarter from its fourth epoch on). The CPU path
  * therefore computes with flush-to-zero (a denormal result becomes 0) and
- * denormals-are-zero (a denormal input reads as 0), as the GPU does with
- * cuDNN/cuBLAS defaults and PyTorch with set_flush_denormal(True).
+ * denormals-are-zero (a denormal input reads as 0), as PyTorch does with
+ * torch.set_flush_denormal(True).
  *
  * MXCSR is per thread and a thread inherits its creator's at creation only:
  * OpenBLAS (pthreads builds) creates its worker pool when the library is

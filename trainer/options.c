@@ -1,7 +1,9 @@
 /*
  * options.c — recordio-train's options (getopt_long), their defaults and
  * their checks, and --help. Values are checked here, once, so every rank
- * reaches the same verdict on the same command line.
+ * reaches the same verdict on the same command line; the loader's options
+ * take the loader's own limits (RIO_LOADER_MAX_* in loader.h), so what
+ * recordio-bench accepts the trainer accepts.
  */
 #include "config.h"
 #include "options.h"
@@ -306,16 +308,19 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				           optarg);
 			break;
 		case OPT_BATCH:
-			if (parse_int(optarg, 1, 1 << 20, &o->batch) < 0)
-				return bad(err, errlen, c, "'%s' is not a batch size", optarg);
+			if (parse_int(optarg, 1, RIO_LOADER_MAX_BATCH, &o->batch) < 0)
+				return bad(err, errlen, c, "'%s' is not a batch size (1 to %u)", optarg,
+				           RIO_LOADER_MAX_BATCH);
 			break;
 		case OPT_GLOBAL_BATCH:
-			if (parse_int(optarg, 1, 1 << 24, &o->global_batch) < 0)
-				return bad(err, errlen, c, "'%s' is not a batch size", optarg);
+			if (parse_int(optarg, 1, RIO_LOADER_MAX_BATCH, &o->global_batch) < 0)
+				return bad(err, errlen, c, "'%s' is not a batch size (1 to %u)", optarg,
+				           RIO_LOADER_MAX_BATCH);
 			break;
 		case OPT_EVAL_BATCH:
-			if (parse_int(optarg, 1, 1 << 20, &o->eval_batch) < 0)
-				return bad(err, errlen, c, "'%s' is not a batch size", optarg);
+			if (parse_int(optarg, 1, RIO_LOADER_MAX_BATCH, &o->eval_batch) < 0)
+				return bad(err, errlen, c, "'%s' is not a batch size (1 to %u)", optarg,
+				           RIO_LOADER_MAX_BATCH);
 			break;
 		case OPT_EPOCHS:
 			if (parse_u64(optarg, 1, 1000000, &o->epochs) < 0)
@@ -364,8 +369,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				return bad(err, errlen, c, "'%s' is not a seed", optarg);
 			break;
 		case OPT_WORKERS:
-			if (parse_int(optarg, 1, 64, &o->workers) < 0)
-				return bad(err, errlen, c, "'%s' is not 1 to 64", optarg);
+			if (parse_int(optarg, 1, RIO_LOADER_MAX_WORKERS, &o->workers) < 0)
+				return bad(err, errlen, c, "'%s' is not 1 to %d", optarg,
+				           RIO_LOADER_MAX_WORKERS);
 			break;
 		case OPT_THREADS:
 			if (parse_int(optarg, 1, 1024, &o->threads) < 0)
@@ -377,8 +383,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			o->shuffle = (rio_shuffle)k;
 			break;
 		case OPT_SHUFFLE_BUFFER:
-			if (parse_u64(optarg, 1, 1 << 28, &u) < 0)
-				return bad(err, errlen, c, "'%s' is not a number of records", optarg);
+			if (parse_u64(optarg, 1, RIO_LOADER_MAX_SHUFFLE_BUFFER, &u) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of records (1 to %u)",
+				           optarg, RIO_LOADER_MAX_SHUFFLE_BUFFER);
 			o->shuffle_buffer = (size_t)u;
 			break;
 		case OPT_SHARDING:
