@@ -250,7 +250,11 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 			free(ipath);
 			return rc;
 		}
-		idx_ok = rc == 0 && (s->comp != RIO_COMPRESSION_NONE || index_plausible(s, &idx, o));
+		/* a compressed shard's index is checked as its stream is read
+		 * (piece_stream.c), but an empty one would give it no task */
+		idx_ok = rc == 0 && (s->comp != RIO_COMPRESSION_NONE
+		                             ? idx.count > 0 || s->file_size == 0
+		                             : index_plausible(s, &idx, o));
 	}
 	if (!idx_ok) {
 		rc = scan_entries(s, o, &scan, err);

@@ -358,4 +358,22 @@ expect_exit 1 "$B" bad/cut.tfrecord
 expect_match "cut\.tfrecord: offset $((100 * R))" "$T/err" "a truncated shard: name and offset"
 expect_lines 1 "$T/err" "a truncated shard: a one-line message"
 
+# an .idx that disagrees with its shard (stale: another shard's) is never
+# used silently: --skip-damaged rebuilds it from the shard and says so, the
+# damaged record still counted; without it, an error naming the .idx
+head -n 50 m/mn-00000-of-00004.tfrecord.idx >bad/mn-00001-of-00004.tfrecord.idx
+for mode in none global buffer; do
+	expect_exit 0 "$B" --json --skip-damaged --shuffle $mode bad/mn
+	expect_match "warning: .*mn-00001-of-00004\.tfrecord\.idx: disagrees with its shard \(50 entries, the shard holds [0-9]+ records\): rebuilt from the shard" \
+		"$T/err" "--shuffle $mode --skip-damaged, stale .idx: the warning names it"
+	expect_eq $((N - 1)) "$(json_get records)" "--shuffle $mode --skip-damaged, stale .idx: the others delivered"
+	expect_eq 1 "$(json_get skipped)" "--shuffle $mode --skip-damaged, stale .idx: the damaged one counted"
+	expect_eq 1 "$(json_get index_mismatches)" "--shuffle $mode --skip-damaged, stale .idx: counted"
+done
+expect_exit 0 "$B" --skip-damaged bad/mn
+expect_match "^skipped: +1$" "$T/out" "--skip-damaged: the table prints the skipped count"
+expect_exit 1 "$B" bad/mn
+expect_match "mn-00001-of-00004\.tfrecord(\.idx)?: " "$T/err" "FAIL, stale .idx: the shard or its .idx named"
+expect_lines 1 "$T/err" "FAIL, stale .idx: a one-line message"
+
 finish

@@ -34,7 +34,8 @@ UNIT_TESTS = \
 	tests/test_shardset \
 	tests/test_loader \
 	tests/test_loader_compressed \
-	tests/test_loader_uring
+	tests/test_loader_uring \
+	tests/test_loader_damage
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -73,6 +74,9 @@ tests_test_loader_compressed_LDADD = $(RIO_TEST_LDADD)
 tests_test_loader_uring_SOURCES = tests/test_loader_uring.c tests/loadutil.c tests/loadutil.h
 tests_test_loader_uring_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_loader_uring_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_damage_SOURCES = tests/test_loader_damage.c tests/loadutil.c tests/loadutil.h
+tests_test_loader_damage_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_damage_LDADD = $(RIO_TEST_LDADD)
 endif
 
 # Shell tests of the tools (tests/cli_*.sh), sharing tests/cli_lib.sh.
