@@ -13,7 +13,7 @@
 
 int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need)
 {
-	if (need <= c->cap)
+	if (need <= c->cap && c->buf) /* after it, a buffer is always there */
 		return 0;
 	size_t cap = c->cap ? c->cap : 1 << 20;
 	while (cap < need)

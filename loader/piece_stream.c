@@ -132,7 +132,9 @@ static int frame_records(rio__chunk *c, rio_loader *l, const rio__task *t, rio__
 		uint64_t off = ps->base + p;
 		size_t avail = used - p;
 		uint64_t len = 0; /* stays 0 while the header is not all there */
-		int d = rio__frame_check(c->buf + p, avail, 0, l->o.max_record_size, 0, &len);
+		/* (no buffer before the first read: no pointer into it) */
+		const uint8_t *at = avail ? c->buf + p : NULL;
+		int d = rio__frame_check(at, avail, 0, l->o.max_record_size, 0, &len);
 		if (d < 0) { /* a bad length (the data CRC comes below) */
 			stream_damage(st, ps, d, s->path, off, NULL);
 			break;
