@@ -73,6 +73,29 @@ static const char *parse_u64(const char *p, uint64_t *out)
 	return p;
 }
 
+/* The longest line an entry can take: two 20-digit numbers, blanks, "\r\n". */
+#define INDEX_LINE_MAX 64
+
+/* Reads one line (its "\n" included when there is one) into buf, which
+ * holds INDEX_LINE_MAX bytes: returns its length, 0 at the end, -1 for a
+ * line longer than any entry (never allocating for it: an .idx of one
+ * endless line is malformed, not a reason to run out of memory), or -EIO. */
+static long index_line(FILE *f, char *buf)
+{
+	long n = 0;
+	int c;
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (n == INDEX_LINE_MAX)
+			return -1;
+		buf[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (c == EOF && ferror(f))
+		return -EIO;
+	return n;
+}
+
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 {
 	memset(idx, 0, sizeof *idx);
@@ -80,13 +103,24 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	char *line = NULL;
-	size_t line_cap = 0;
-	ssize_t len;
+	char line[INDEX_LINE_MAX + 1];
+	long len;
 	uint64_t lineno = 0, expect = 0;
 	int rc = 0;
-	while ((len = getline(&line, &line_cap, f)) >= 0) {
+	while ((len = index_line(f, line)) != 0) {
 		lineno++;
+		if (len == -EIO) {
+			rc = rio__error_set(err, -EIO, path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "reading line %llu", (unsigned long long)lineno);
+			break;
+		}
+		if (len < 0) {
+			rc = rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "line %llu is longer than %d bytes (no entry is)",
+			                    (unsigned long long)lineno, INDEX_LINE_MAX);
+			break;
+		}
+		line[len] = '\0';
 		/* all of the line but its "\n" or "\r\n" must parse */
 		const char *end = line + len;
 		if (end > line && end[-1] == '\n')
@@ -130,13 +164,6 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 			break;
 		}
 	}
-	/* getline() returns -1 both at the end and on a failure (ENOMEM for a
-	 * line it cannot hold, a read error): only feof() tells the end, and
-	 * anything else must not pass for a short index */
-	if (!rc && (ferror(f) || !feof(f)))
-		rc = rio__error_set(err, errno == ENOMEM ? -ENOMEM : -EIO, path, RIO__UNKNOWN,
-		                    RIO__UNKNOWN, "after line %llu", (unsigned long long)lineno);
-	free(line);
 	fclose(f);
 	if (rc)
 		rio_index_free(idx);

@@ -336,6 +336,28 @@ static void test_malformed(void)
 	}
 }
 
+/* An endless line (a damaged or hostile .idx) is malformed at once: it is
+ * never read into memory whole, and never taken for the end of the index. */
+static void test_long_line(void)
+{
+	size_t n = (size_t)8 << 20;
+	char *text = malloc(n);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	memcpy(text, "0 16\n", 5);
+	memset(text + 5, '1', n - 6);
+	text[n - 1] = '\n';
+	const char *path = tu_path("long.idx");
+	tu_write_file(path, text, n);
+	free(text);
+	rio_index idx;
+	rio_error err;
+	CU_ASSERT_EQUAL(rio_index_read(path, &idx, &err), RIO_EBADINDEX);
+	CU_ASSERT(names_line(err.message, 2));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "longer than"));
+	CU_ASSERT_EQUAL(idx.count, 0);
+	rio_index_free(&idx);
+}
+
 static void test_accepted_spellings(void)
 {
 	static const char *const texts[] = {
@@ -884,6 +906,7 @@ static const tu_test file_tests[] = {
 
 static const tu_test malformed_tests[] = {
 	{"malformed lines name their line", test_malformed},
+	{"an endless line is malformed, not read whole", test_long_line},
 	{"accepted spellings", test_accepted_spellings},
 	{"missing file", test_read_missing},
 	{NULL, NULL},
