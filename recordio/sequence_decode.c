@@ -9,8 +9,9 @@
  *
  * The context needs no code here: it is field 1, a Features message, as in
  * an Example, so the Example functions read it from the same bytes. This
- * file walks field 2 in the same zero-copy style as example_decode.c, and
- * reuses its Feature parser for each time step.
+ * file reads field 2 with the walk rio_example_find() and rio_example_iter
+ * use (pb_nested.c, example_internal.h), zero-copy, and reuses the Example
+ * decoder's Feature parser for each time step.
  *
  * Protobuf semantics, as the C++ parser applies them:
  *   - unknown fields and known fields of another wire type are skipped at
