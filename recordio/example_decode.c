@@ -56,9 +56,6 @@
 #define TAG_FIXED32_1 RIO__PB_TAG(1, RIO__PB_FIXED32) /* 0x0d */
 #define TAG_VARINT1 RIO__PB_TAG(1, RIO__PB_VARINT)    /* 0x08 */
 
-/* Marks an iterator that hit damage: it keeps returning the error. */
-static const uint8_t iter_dead;
-
 /* ---- lists ----------------------------------------------------------------- */
 
 /* Counts the varints of a packed int64 chunk: the bytes that end one. With
@@ -201,25 +198,6 @@ static int parse_entry(const uint8_t *p, const uint8_t *end, int deep, rio_featu
 	return 0;
 }
 
-/* The key of a map entry (the last one given), without parsing its value. */
-int rio__entry_key(const uint8_t *p, const uint8_t *end, const uint8_t **key, size_t *key_len)
-{
-	*key = NULL;
-	*key_len = 0;
-	while (p < end) {
-		uint32_t tag;
-		if (rio__pb_tag(&p, end, &tag))
-			return BAD;
-		if (tag == TAG_LEN1) {
-			if (rio__pb_bytes(&p, end, key, key_len))
-				return BAD;
-		} else if (rio__pb_skip(&p, end, tag & 7)) {
-			return BAD;
-		}
-	}
-	return 0;
-}
-
 /* ---- Example --------------------------------------------------------------- */
 
 RIO_API int rio_example_find(const void *data, size_t size, const char *name, rio_feature *f)
@@ -228,45 +206,12 @@ RIO_API int rio_example_find(const void *data, size_t size, const char *name, ri
 		return -EINVAL;
 	if (!size)
 		return RIO_ENOFEATURE;
-	const uint8_t *p = data, *end = p + size;
-	const uint8_t *hit = NULL, *hit_end = NULL;
-	size_t name_len = strlen(name);
-	while (p < end) {
-		uint32_t tag;
-		const uint8_t *fp, *fend;
-		size_t len;
-		if (rio__pb_tag(&p, end, &tag))
-			return BAD;
-		if (tag != TAG_LEN1) {
-			if (rio__pb_skip(&p, end, tag & 7))
-				return BAD;
-			continue;
-		}
-		if (rio__pb_bytes(&p, end, &fp, &len))
-			return BAD;
-		fend = fp + len;
-		while (fp < fend) { /* the entries of one Features */
-			const uint8_t *entry, *key;
-			size_t key_len;
-			if (rio__pb_tag(&fp, fend, &tag))
-				return BAD;
-			if (tag != TAG_LEN1) {
-				if (rio__pb_skip(&fp, fend, tag & 7))
-					return BAD;
-				continue;
-			}
-			if (rio__pb_bytes(&fp, fend, &entry, &len) ||
-			    rio__entry_key(entry, entry + len, &key, &key_len))
-				return BAD;
-			if (key_len == name_len && (!key_len || !memcmp(key, name, name_len))) {
-				hit = entry;
-				hit_end = entry + len;
-			}
-		}
-	}
-	if (!hit)
-		return RIO_ENOFEATURE;
-	return parse_entry(hit, hit_end, 0, f);
+	const uint8_t *entry;
+	size_t len;
+	int rc = rio__map_find(data, size, TAG_LEN1, name, strlen(name), &entry, &len);
+	if (rc)
+		return rc;
+	return parse_entry(entry, entry + len, 0, f);
 }
 
 RIO_API void rio_example_iter_init(rio_example_iter *it, const void *data, size_t size)
@@ -277,53 +222,16 @@ RIO_API void rio_example_iter_init(rio_example_iter *it, const void *data, size_
 	it->fend = NULL;
 }
 
-static int iter_fail(rio_example_iter *it)
-{
-	it->fp = it->fend = &iter_dead;
-	return BAD;
-}
-
 /* The next feature; `deep` also checks every value of its list (and of
  * lists a later occurrence overrides). */
 static int iter_step(rio_example_iter *it, rio_feature *f, int deep)
 {
-	if (it->fp == &iter_dead)
-		return BAD;
-	for (;;) {
-		uint32_t tag;
-		const uint8_t *body;
-		size_t len;
-		while (it->fp != it->fend) { /* the next entry of this Features */
-			const uint8_t *fp = it->fp;
-			if (rio__pb_tag(&fp, it->fend, &tag))
-				return iter_fail(it);
-			if (tag != TAG_LEN1) {
-				if (rio__pb_skip(&fp, it->fend, tag & 7))
-					return iter_fail(it);
-				it->fp = fp;
-				continue;
-			}
-			if (rio__pb_bytes(&fp, it->fend, &body, &len) ||
-			    parse_entry(body, body + len, deep, f))
-				return iter_fail(it);
-			it->fp = fp;
-			return 1;
-		}
-		if (it->p == it->end) /* also an Example of 0 bytes */
-			return 0;
-		const uint8_t *p = it->p;
-		if (rio__pb_tag(&p, it->end, &tag))
-			return iter_fail(it);
-		if (tag == TAG_LEN1) {
-			if (rio__pb_bytes(&p, it->end, &body, &len))
-				return iter_fail(it);
-			it->fp = body;
-			it->fend = body + len;
-		} else if (rio__pb_skip(&p, it->end, tag & 7)) {
-			return iter_fail(it);
-		}
-		it->p = p;
-	}
+	const uint8_t *entry;
+	size_t len;
+	int rc = rio__nested_next(&it->p, it->end, &it->fp, &it->fend, TAG_LEN1, &entry, &len);
+	if (rc == 1 && parse_entry(entry, entry + len, deep, f))
+		return rio__nested_fail(&it->fp, &it->fend);
+	return rc;
 }
 
 RIO_API int rio_example_iter_next(rio_example_iter *it, rio_feature *f)

@@ -14,6 +14,7 @@ recordio_librecordio_la_SOURCES = \
 	recordio/example_decode.c \
 	recordio/example_encode.c \
 	recordio/sequence_decode.c \
+	recordio/pb_nested.c \
 	recordio/payload_inspect.c \
 	recordio/event_decode.c \
 	recordio/protobuf.h recordio/internal.h recordio/example_internal.h

@@ -42,6 +42,11 @@ except Exception as e:  # absent or broken: not this project's failure
     print("SKIP: cannot import tensorflow: %s" % e)
     sys.exit(77)
 
+# feature(kind, values) -> tf.train.Feature, shared with the golden files' maker
+sys.dont_write_bytecode = True  # no __pycache__ in tests/data
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
+from make_tf_files import feature  # noqa: E402
+
 BIN, SCRATCH, TESTDATA = sys.argv[1:4]
 TF_COMPRESSION = {"none": "", "gzip": "GZIP", "zlib": "ZLIB"}
 SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".zz", "lz4": ".lz4"}
@@ -493,16 +498,6 @@ def raw_payloads():
     out.append(b"\x00" * 30000)             # compresses to almost nothing
     out.append(b"\n" * 10 + b"\r\n")        # newlines inside a payload
     return out
-
-
-def feature(kind, values):
-    if kind == "bytes":
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
-    if kind == "float":
-        return tf.train.Feature(float_list=tf.train.FloatList(value=values))
-    if kind == "int64":
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-    return tf.train.Feature()  # no kind set
 
 
 def example(feats):

@@ -527,6 +527,30 @@ static void json_kinds(unsigned kinds)
 	putchar(']');
 }
 
+/* Prints the objects of a JSON array of features (lists: 0) or feature
+ * lists (lists: 1): name, kinds, min/max length (values per list, or steps),
+ * records, and min/max bytes per value (values per step) when known. */
+static void json_feature_table(feat **fs, size_t n, int lists)
+{
+	const char *len_key = lists ? "steps" : "length";
+	const char *per_key = lists ? "step_length" : "value_bytes";
+	for (size_t i = 0; i < n; i++) {
+		const feat *f = fs[i];
+		printf("%s\n  {\"name\": ", i ? "," : "");
+		tool_json_string(stdout, f->name, f->name_len);
+		printf(", ");
+		json_kinds(f->kinds);
+		printf(", \"min_%s\": %llu, \"max_%s\": %llu, \"records\": %llu", len_key,
+		       (unsigned long long)f->min_len, len_key, (unsigned long long)f->max_len,
+		       (unsigned long long)f->records);
+		if (lists ? f->have_steps : f->have_vbytes)
+			printf(", \"min_%s\": %llu, \"max_%s\": %llu", per_key,
+			       (unsigned long long)(lists ? f->min_step_len : f->min_vbytes), per_key,
+			       (unsigned long long)(lists ? f->max_step_len : f->max_vbytes));
+		putchar('}');
+	}
+}
+
 static void print_json(const shard_info *sh, size_t nsh, const sorted_tables *st)
 {
 	uint64_t recs = 0, fb = 0, sb = 0;
@@ -555,36 +579,10 @@ static void print_json(const shard_info *sh, size_t nsh, const sorted_tables *st
 	       (unsigned long long)S.examples, (unsigned long long)S.sequences,
 	       (unsigned long long)S.events, (unsigned long long)raw_records(),
 	       (unsigned long long)S.unrepresented);
-	for (size_t i = 0; i < S.features.n; i++) {
-		const feat *f = st->features[i];
-		printf("%s\n  {\"name\": ", i ? "," : "");
-		tool_json_string(stdout, f->name, f->name_len);
-		printf(", ");
-		json_kinds(f->kinds);
-		printf(", \"min_length\": %llu, \"max_length\": %llu, \"records\": %llu",
-		       (unsigned long long)f->min_len, (unsigned long long)f->max_len,
-		       (unsigned long long)f->records);
-		if (f->have_vbytes)
-			printf(", \"min_value_bytes\": %llu, \"max_value_bytes\": %llu",
-			       (unsigned long long)f->min_vbytes, (unsigned long long)f->max_vbytes);
-		putchar('}');
-	}
+	json_feature_table(st->features, S.features.n, 0);
 	printf("],\n \"untracked_features\": %llu,\n \"feature_lists\": [",
 	       (unsigned long long)S.features.untracked);
-	for (size_t i = 0; i < S.lists.n; i++) {
-		const feat *f = st->lists[i];
-		printf("%s\n  {\"name\": ", i ? "," : "");
-		tool_json_string(stdout, f->name, f->name_len);
-		printf(", ");
-		json_kinds(f->kinds);
-		printf(", \"min_steps\": %llu, \"max_steps\": %llu, \"records\": %llu",
-		       (unsigned long long)f->min_len, (unsigned long long)f->max_len,
-		       (unsigned long long)f->records);
-		if (f->have_steps)
-			printf(", \"min_step_length\": %llu, \"max_step_length\": %llu",
-			       (unsigned long long)f->min_step_len, (unsigned long long)f->max_step_len);
-		putchar('}');
-	}
+	json_feature_table(st->lists, S.lists.n, 1);
 	printf("],\n \"untracked_feature_lists\": %llu,\n \"tensorboard\": ",
 	       (unsigned long long)S.lists.untracked);
 	if (!S.event_files) {

@@ -36,6 +36,8 @@ INT64_MAX = 2 ** 63 - 1
 
 
 def feature(kind, values):
+    """A tf.train.Feature of kind "bytes", "float", "int64" or "none" (also
+    imported by tests/tf_interop.py)."""
     if kind == "bytes":
         return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
     if kind == "float":

@@ -17,10 +17,8 @@
 #include "fuzz_util.h"
 #include "frame_scan.h"
 
-#include <lz4frame.h>
 #include <stdio.h>
 #include <string.h>
-#include <zlib.h>
 
 #define MAX_SEEN 4096
 
@@ -140,36 +138,6 @@ static void scan_reader(const char *path, int codec, rio_damage_policy policy, i
 	rio_reader_close(r);
 }
 
-static uint8_t *packed;
-static size_t packed_cap;
-
-static size_t compress_to(const uint8_t *in, size_t n, int codec)
-{
-	size_t cap = n + n / 8 + 1024;
-	if (cap > packed_cap) {
-		packed = realloc(packed, cap);
-		packed_cap = cap;
-		CHECK(packed);
-	}
-	if (codec == 3) {
-		size_t out = LZ4F_compressFrame(packed, cap, in, n, NULL);
-		CHECK(!LZ4F_isError(out));
-		return out;
-	}
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	CHECK(deflateInit2(&z, 1, Z_DEFLATED, codec == 1 ? 31 : 15, 8, Z_DEFAULT_STRATEGY) ==
-	      Z_OK);
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)n;
-	z.next_out = packed;
-	z.avail_out = (uInt)cap;
-	CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-	size_t out = z.total_out;
-	deflateEnd(&z);
-	return out;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -213,7 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                              "s.tfrecord.lz4"};
 	const char *path;
 	if (codec) {
-		size_t packed_size = compress_to(buf, n, codec); /* may move `packed` */
+		size_t packed_size;
+		const uint8_t *packed = fuzz_compress((rio_compression)codec, buf, n, &packed_size);
 		path = fuzz_write_file(0, names[codec], packed, packed_size);
 	} else {
 		path = fuzz_write_file(0, names[0], buf, n);

@@ -15,52 +15,10 @@
 #include "fuzz_util.h"
 #include "recordio.h"
 
-#include <lz4frame.h>
 #include <string.h>
-#include <zlib.h>
 
 #define MAX_RECORD (1u << 20)
 #define MAX_KEPT 4096
-
-static uint8_t *packed;
-static size_t packed_cap;
-
-/* Compresses in[0..n) as gzip (31) or zlib (15) into `packed`. */
-static size_t deflate_to(const uint8_t *in, size_t n, int window_bits)
-{
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits, 8,
-	                 Z_DEFAULT_STRATEGY) != Z_OK)
-		abort();
-	size_t cap = deflateBound(&z, n) + 32;
-	if (cap > packed_cap) {
-		packed = realloc(packed, cap);
-		packed_cap = cap;
-		CHECK(packed);
-	}
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)n;
-	z.next_out = packed;
-	z.avail_out = (uInt)cap;
-	CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
-	size_t out = z.total_out;
-	deflateEnd(&z);
-	return out;
-}
-
-static size_t lz4_to(const uint8_t *in, size_t n)
-{
-	size_t cap = LZ4F_compressFrameBound(n, NULL);
-	if (cap > packed_cap) {
-		packed = realloc(packed, cap);
-		packed_cap = cap;
-		CHECK(packed);
-	}
-	size_t out = LZ4F_compressFrame(packed, cap, in, n, NULL);
-	CHECK(!LZ4F_isError(out));
-	return out;
-}
 
 typedef struct pass {
 	int rc;            /* the last return of rio_reader_next         */
@@ -174,12 +132,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                              "in.tfrecord.lz4"};
 	const uint8_t *file = data;
 	size_t file_size = size;
-	if (wrap == 1)
-		file_size = deflate_to(data, size, 31), file = packed;
-	else if (wrap == 2)
-		file_size = deflate_to(data, size, 15), file = packed;
-	else if (wrap == 3)
-		file_size = lz4_to(data, size), file = packed;
+	if (wrap) /* 1 gzip, 2 zlib, 3 lz4 */
+		file = fuzz_compress((rio_compression)wrap, data, size, &file_size);
 	const char *path = fuzz_write_file(0, names[wrap], file, file_size);
 
 	read_all(path, policy, verify, buffer, &first);

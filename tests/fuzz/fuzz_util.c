@@ -1,7 +1,7 @@
 /*
- * fuzz_util.c — scratch files and CHECK's report for the fuzz targets (see
- * fuzz_util.h). One directory per process, removed at exit, so parallel
- * fuzzing jobs (-jobs=N) never share files.
+ * fuzz_util.c — scratch files, compression and CHECK's report for the fuzz
+ * targets (see fuzz_util.h). One directory per process, removed at exit, so
+ * parallel fuzzing jobs (-jobs=N) never share files.
  */
 #define _GNU_SOURCE
 #include "fuzz_util.h"
@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <lz4frame.h>
+#include <zlib.h>
 
 static char dir[256];
 
@@ -87,4 +90,39 @@ void fuzz_remove_file(const char *name)
 	char path[512];
 	snprintf(path, sizeof path, "%s/%s", fuzz_dir(), name);
 	unlink(path);
+}
+
+const uint8_t *fuzz_compress(rio_compression codec, const uint8_t *in, size_t n, size_t *size)
+{
+	static uint8_t *out;
+	static size_t out_cap;
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	CHECK(codec == RIO_COMPRESSION_GZIP || codec == RIO_COMPRESSION_ZLIB ||
+	      codec == RIO_COMPRESSION_LZ4);
+	if (codec != RIO_COMPRESSION_LZ4)
+		CHECK(deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED,
+		                   codec == RIO_COMPRESSION_GZIP ? 31 : 15, 8,
+		                   Z_DEFAULT_STRATEGY) == Z_OK);
+	size_t cap = codec == RIO_COMPRESSION_LZ4 ? LZ4F_compressFrameBound(n, NULL)
+	                                          : deflateBound(&z, n);
+	if (cap > out_cap) {
+		free(out);
+		out = malloc(cap);
+		out_cap = cap;
+		CHECK(out);
+	}
+	if (codec == RIO_COMPRESSION_LZ4) {
+		*size = LZ4F_compressFrame(out, cap, in, n, NULL);
+		CHECK(!LZ4F_isError(*size));
+		return out;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END);
+	*size = z.total_out;
+	deflateEnd(&z);
+	return out;
 }

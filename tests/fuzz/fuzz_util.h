@@ -1,8 +1,9 @@
 /*
  * fuzz_util.h — what the libFuzzer targets of tests/fuzz/ share: CHECK (an
  * invariant that aborts, so libFuzzer reports it as a crash with the input
- * that broke it), and scratch files in memory-backed storage for the
- * targets whose code under test opens paths (reader, index, loader).
+ * that broke it), scratch files in memory-backed storage for the
+ * targets whose code under test opens paths (reader, index, loader), and
+ * compression of an input into a gzip, zlib or LZ4 file.
  */
 #ifndef RIO_FUZZ_UTIL_H
 #define RIO_FUZZ_UTIL_H
@@ -10,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "recordio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,6 +37,12 @@ const char *fuzz_write_file(int slot, const char *name, const void *data, size_t
 
 /* Removes fuzz_dir()/name if it exists. */
 void fuzz_remove_file(const char *name);
+
+/* Compresses in[0..n) as `codec` (RIO_COMPRESSION_GZIP, _ZLIB or _LZ4: a
+ * whole gzip or zlib stream, deflate level 1, or an LZ4 frame) and returns
+ * the bytes, *size of them, in a buffer fuzz_util.c owns: valid until the
+ * next call. Aborts on any failure. */
+const uint8_t *fuzz_compress(rio_compression codec, const uint8_t *in, size_t n, size_t *size);
 
 /* A byte reader over the fuzz input, for targets that take their choices
  * (modes, offsets) from the input's first bytes: reads past the end give
