@@ -6,9 +6,11 @@
  * stale: another set's, cut short, empty), the number of records and a few
  * damages (a bit flipped anywhere in a file, a byte flipped in a record's
  * payload, the file cut short). Two shards are written, damaged, and read
- * by a loader in every shuffle mode. Checks: every record delivered is one
- * that was written, whole, at most once; every mode gives the same counts
- * (delivered, skipped, and whether the epoch ended in an error); nothing
+ * by a loader in every shuffle mode, and by two ranks splitting the records.
+ * Checks: every record delivered is one that was written, whole, at most
+ * once; every mode gives the same counts (delivered, skipped, and whether
+ * the epoch ended in an error), and two ranks together the counts of one;
+ * nothing
  * is lost without a count: undamaged shards deliver everything (whatever
  * their sidecars say; a compressed shard's records that its .idx leaves
  * out are counted as skipped, with a warning), and where the damage leaves the frames countable (a
@@ -103,13 +105,19 @@ typedef struct outcome {
 	uint64_t delivered, skipped, mismatches;
 } outcome;
 
-static outcome run(rio_shuffle mode)
+static uint8_t seen[SHARDS * MAX_RECORDS];
+
+/* One loader over the set: rank `rank` of `world`, records sharding when
+ * world > 1. `seen` counts the ids delivered (the caller clears it). */
+static outcome run_rank(rio_shuffle mode, int rank, int world)
 {
 	outcome out = {0};
 	rio_loader_opts o;
 	rio_loader_opts_init(&o);
-	o.rank = 0;
-	o.world = 1;
+	o.rank = rank;
+	o.world = world;
+	if (world > 1)
+		o.sharding = RIO_SHARD_RECORDS;
 	o.batch_size = 4;
 	o.shuffle = mode;
 	o.seed = 7;
@@ -124,8 +132,6 @@ static outcome run(rio_shuffle mode)
 		rio_loader_close(l);
 		return out;
 	}
-	static uint8_t seen[SHARDS * MAX_RECORDS];
-	memset(seen, 0, sizeof seen);
 	rio_batch *b;
 	int rc;
 	while ((rc = rio_loader_next(l, &b)) == 1) {
@@ -144,12 +150,18 @@ static outcome run(rio_shuffle mode)
 	out.skipped = st.skipped;
 	out.mismatches = st.index_mismatches;
 	if (verbose)
-		fprintf(stderr, "  mode %d: open %d, rc %d, delivered %llu, skipped %llu%s%s\n",
-		        (int)mode, out.open_rc, out.rc, (unsigned long long)out.delivered,
+		fprintf(stderr, "  mode %d rank %d/%d: open %d, rc %d, delivered %llu, skipped %llu%s%s\n",
+		        (int)mode, rank, world, out.open_rc, out.rc, (unsigned long long)out.delivered,
 		        (unsigned long long)out.skipped, out.rc ? ": " : "",
 		        out.rc ? rio_loader_error(l)->message : "");
 	rio_loader_close(l);
 	return out;
+}
+
+static outcome run(rio_shuffle mode)
+{
+	memset(seen, 0, sizeof seen);
+	return run_rank(mode, 0, 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -275,6 +287,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		/* global shuffle needs uncompressed shards */
 		CHECK(codec != RIO_COMPRESSION_NONE);
+	}
+	/* two ranks splitting the records between them: each record once, and
+	 * between them what one rank alone delivers and skips */
+	if (none.rc == 0) {
+		memset(seen, 0, sizeof seen);
+		outcome r0 = run_rank(RIO_SHUFFLE_NONE, 0, 2);
+		outcome r1 = run_rank(RIO_SHUFFLE_NONE, 1, 2); /* CHECKs each id once */
+		if (r0.open_rc == 0 && r1.open_rc == 0 && r0.rc == 0 && r1.rc == 0) {
+			CHECK(r0.delivered + r1.delivered == none.delivered);
+			CHECK(r0.skipped + r1.skipped == none.skipped);
+		}
 	}
 	/* an index that disagrees with its shard is rebuilt (uncompressed:
 	 * nothing lost), or, compressed, what it leaves out is counted as
