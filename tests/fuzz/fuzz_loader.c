@@ -10,12 +10,11 @@
  * Checks: every record delivered is one that was written, whole, at most
  * once; every mode gives the same counts (delivered, skipped, and whether
  * the epoch ended in an error), and two ranks together the counts of one;
- * nothing
- * is lost without a count: undamaged shards deliver everything (whatever
- * their sidecars say; a compressed shard's records that its .idx leaves
- * out are counted as skipped, with a warning), and where the damage leaves the frames countable (a
- * true index, or one damage that is not a cut), delivered + skipped is the
- * number of records written.
+ * nothing is lost without a count: undamaged shards deliver everything
+ * (whatever their sidecars say; a compressed shard's records that its .idx
+ * leaves out are counted as skipped, with a warning), and where the damage
+ * leaves the frames countable (a true index, or one damage that is not a
+ * cut), delivered + skipped is the number of records written.
  */
 #include "fuzz_util.h"
 #include "loader.h"
