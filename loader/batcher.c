@@ -279,8 +279,11 @@ static void give_back(rio_loader *l, rio__chunk *c, int live)
 		l->stats.skipped += (live && c->nrec <= planned ? planned - c->nrec : planned) + c->extra;
 	if (c->index_mismatch) {
 		char text[600];
-		snprintf(text, sizeof text, "%s.idx: disagrees with its shard: the records were "
-		         "counted as the shard holds them", l->ds.shards[l->plan.tasks[c->task].shard].path);
+		snprintf(text, sizeof text,
+		         "%s.idx: disagrees with its shard (the stream holds records past its "
+		         "entries, or fewer than it lists): those were counted as skipped; "
+		         "rebuild it with 'recordio-index --force'",
+		         l->ds.shards[l->plan.tasks[c->task].shard].path);
 		rio__loader_warn(l, text);
 	}
 	l->stats.file_bytes += c->file_bytes;
