@@ -312,14 +312,22 @@ static int print_example(FILE *out, const char *path, const rio_record *rec, int
 
 /* ---- json format -------------------------------------------------------- */
 
-static void json_float(FILE *out, float v)
+/* A number as JSON with `digits` significant digits (9 round-trips a
+ * float, 17 a double); NaN and infinities as the strings protobuf's JSON
+ * mapping uses, so the output stays valid JSON and loses nothing. */
+static void json_real(FILE *out, double v, int digits)
 {
 	if (isnan(v))
 		fputs("\"NaN\"", out);
 	else if (isinf(v))
 		fputs(v > 0 ? "\"Infinity\"" : "\"-Infinity\"", out);
 	else
-		fprintf(out, "%.9g", (double)v);
+		fprintf(out, "%.*g", digits, v);
+}
+
+static void json_float(FILE *out, float v)
+{
+	json_real(out, (double)v, 9);
 }
 
 /* A growable scratch buffer for decoded lists. */
@@ -458,15 +466,9 @@ static void json_raw_member(FILE *out, const rio_record *rec, int sep)
 	putc('"', out);
 }
 
-/* A double as JSON: shortest exact text, non-finite values as strings. */
 static void json_double(FILE *out, double v)
 {
-	if (isnan(v))
-		fputs("\"NaN\"", out);
-	else if (isinf(v))
-		fputs(v > 0 ? "\"Infinity\"" : "\"-Infinity\"", out);
-	else
-		fprintf(out, "%.17g", v);
+	json_real(out, v, 17);
 }
 
 /* An Event of a TensorBoard event file: 1 when printed, 0 when the record
