@@ -14,7 +14,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 
 B="$BIN/recordio-bench"
-PACK="$BIN/recordio-pack"
 MNIST="$TESTDATA/tfx-mnist.tfrecord"
 for p in "$B" "$PACK"; do
 	if [ ! -x "$p" ]; then

@@ -6,7 +6,6 @@
 # does not show, damage in the middle, and usage errors.
 . "$(dirname "$0")/cli_lib.sh"
 
-CAT="$BIN/recordio-cat"
 D="$TESTDATA"
 MNIST="$D/tfx-mnist.tfrecord"
 MIXED="$D/tf-mixed-types.tfrecord"

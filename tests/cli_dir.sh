@@ -7,12 +7,6 @@
 # DIR that is also a shard PREFIX (ambiguous), and an empty directory.
 . "$(dirname "$0")/cli_lib.sh"
 
-PACK="$BIN/recordio-pack"
-CAT="$BIN/recordio-cat"
-VERIFY="$BIN/recordio-verify"
-INFO="$BIN/recordio-info"
-INDEX="$BIN/recordio-index"
-BENCH="$BIN/recordio-bench"
 for p in "$PACK" "$CAT" "$VERIFY" "$INFO" "$INDEX" "$BENCH"; do
 	if [ ! -x "$p" ]; then
 		echo "cli_dir.sh: SKIP: $p not built"

@@ -13,7 +13,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 
 SRC=${RIO_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
-PACK="$BIN/recordio-pack"
 MNIST="$TESTDATA/tfx-mnist.tfrecord"
 : "${MAKE:=make}"
 : "${CC:=cc}"

@@ -6,7 +6,6 @@
 # and usage errors.
 . "$(dirname "$0")/cli_lib.sh"
 
-INFO="$BIN/recordio-info"
 D="$TESTDATA"
 MNIST="$D/tfx-mnist.tfrecord"
 EXT="$D/tfx-external-00001-of-00002.tfrecord.gz"

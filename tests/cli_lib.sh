@@ -1,10 +1,18 @@
 # cli_lib.sh — sourced by the tests/cli_*.sh shell tests.
 #
-# Gives: $BIN (the built tools), $TESTDATA (TensorFlow-written files), a
-# scratch directory $T removed on success, and assertions that count
+# Gives: $BIN (the built tools) and $PACK, $CAT, $VERIFY, $INFO, $INDEX,
+# $BENCH (each tool), $TESTDATA (TensorFlow-written files), a scratch
+# directory $T removed on success, and assertions that count
 # passes and failures and print "N passed, N failed" at the end.
 set -u
 BIN=${RIO_BUILDDIR:-$(pwd)}
+# the tools under test
+PACK="$BIN/recordio-pack"
+CAT="$BIN/recordio-cat"
+VERIFY="$BIN/recordio-verify"
+INFO="$BIN/recordio-info"
+INDEX="$BIN/recordio-index"
+BENCH="$BIN/recordio-bench"
 TESTDATA=${RIO_TESTDATA:-$(cd "$(dirname "$0")" && pwd)/data}
 T=$(mktemp -d "${TMPDIR:-/tmp}/rio-cli-XXXXXX")
 PASSED=0

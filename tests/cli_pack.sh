@@ -9,8 +9,6 @@
 # and through recordio-cat when it is built.
 . "$(dirname "$0")/cli_lib.sh"
 
-PACK="$BIN/recordio-pack"
-CAT="$BIN/recordio-cat"
 [ -x "$CAT" ] && HAVE_CAT=1 || HAVE_CAT=0
 if [ ! -x "$PACK" ]; then
 	echo "cli_pack.sh: $PACK not built" >&2

@@ -18,12 +18,6 @@ if ! command -v mkfifo >/dev/null 2>&1; then
 	echo "cli_pipes.sh: SKIP: no mkfifo" >&2
 	exit 77
 fi
-PACK="$BIN/recordio-pack"
-CAT="$BIN/recordio-cat"
-VERIFY="$BIN/recordio-verify"
-INFO="$BIN/recordio-info"
-INDEX="$BIN/recordio-index"
-BENCH="$BIN/recordio-bench"
 cd "$T" || exit 1
 
 # in_fifo FILE CMD...: runs CMD (stdout to $T/out, stderr to $T/err) while a

@@ -11,10 +11,6 @@
 # PID reuse and live writers, damaged and crafted journals.
 . "$(dirname "$0")/cli_lib.sh"
 
-PACK="$BIN/recordio-pack"
-VERIFY="$BIN/recordio-verify"
-CAT="$BIN/recordio-cat"
-BENCH="$BIN/recordio-bench"
 SHIM="$BIN/tests/fail_at.so"
 skip() {
 	echo "cli_setcommit.sh: SKIP: $*"

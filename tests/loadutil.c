@@ -4,12 +4,14 @@
 #include "loadutil.h"
 
 #include <errno.h>
+#include <lz4frame.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- records known from their place ------------------------------------- */
 
@@ -514,4 +516,39 @@ void lu_watchdog(const char *what, unsigned seconds)
 	wd_what = what ? what : "?";
 	signal(SIGALRM, wd_fire);
 	alarm(seconds);
+}
+
+/* The bytes compressed with zlib's deflate (gzip or zlib wrapper) or
+ * liblz4's frame API (64 KiB blocks, content checksum); malloc'd. */
+uint8_t *lu_compress(rio_compression c, const uint8_t *in, size_t n, size_t *out_n)
+{
+	if (c == RIO_COMPRESSION_LZ4) {
+		LZ4F_preferences_t prefs;
+		memset(&prefs, 0, sizeof prefs);
+		prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+		prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+		size_t cap = LZ4F_compressFrameBound(n, &prefs);
+		uint8_t *out = malloc(cap);
+		CU_ASSERT_FATAL(out != NULL);
+		size_t r = LZ4F_compressFrame(out, cap, in, n, &prefs);
+		CU_ASSERT_FATAL(!LZ4F_isError(r));
+		*out_n = r;
+		return out;
+	}
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	CU_ASSERT_FATAL(deflateInit2(&z, 6, Z_DEFLATED,
+	                             c == RIO_COMPRESSION_GZIP ? 16 + MAX_WBITS : MAX_WBITS, 8,
+	                             Z_DEFAULT_STRATEGY) == Z_OK);
+	size_t cap = deflateBound(&z, (uLong)n) + 64;
+	uint8_t *out = malloc(cap);
+	CU_ASSERT_FATAL(out != NULL);
+	z.next_in = (Bytef *)(uintptr_t)in;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	CU_ASSERT_FATAL(deflate(&z, Z_FINISH) == Z_STREAM_END);
+	*out_n = z.total_out;
+	deflateEnd(&z);
+	return out;
 }

@@ -189,4 +189,9 @@ int lu_run(const lu_dataset *d, const rio_loader_opts *o, int epochs, lu_seq *s)
  * `seconds` (a hang is a failure); 0 disarms it. */
 void lu_watchdog(const char *what, unsigned seconds);
 
+/* The bytes compressed as `c` (GZIP, ZLIB: zlib's deflate at level 6; LZ4:
+ * a frame of 64 KiB blocks with a content checksum), malloc'd; *out_n gets
+ * their size. For tests that damage or compare compressed streams. */
+uint8_t *lu_compress(rio_compression c, const uint8_t *in, size_t n, size_t *out_n);
+
 #endif /* RIO_LOADUTIL_H */

@@ -25,12 +25,10 @@
 #include "recordio.h"
 #include "testutil.h"
 
-#include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 enum { NREC = 40, BAD = 1 };
 enum idx_state { IDX_NONE, IDX_GOOD, IDX_STALE, IDX_PARTIAL, IDX_EMPTY, IDX_LONGER, NIDX };
@@ -54,33 +52,6 @@ static const size_t counts[3] = {NREC, NREC, NREC};
 		}                                                                          \
 		CU_ASSERT(cond);                                                           \
 	} while (0)
-
-/* Compresses `n` bytes as `c` into a malloc'd buffer. */
-static uint8_t *compress_as(rio_compression c, const uint8_t *in, size_t n, size_t *out_n)
-{
-	if (c == RIO_COMPRESSION_LZ4) {
-		size_t cap = LZ4F_compressFrameBound(n, NULL);
-		uint8_t *out = malloc(cap);
-		size_t r = LZ4F_compressFrame(out, cap, in, n, NULL);
-		CU_ASSERT_FATAL(!LZ4F_isError(r));
-		*out_n = r;
-		return out;
-	}
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	CU_ASSERT_FATAL(deflateInit2(&z, 6, Z_DEFLATED, c == RIO_COMPRESSION_GZIP ? 31 : 15, 8,
-	                             Z_DEFAULT_STRATEGY) == Z_OK);
-	size_t cap = deflateBound(&z, n) + 64;
-	uint8_t *out = malloc(cap);
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)n;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	CU_ASSERT_FATAL(deflate(&z, Z_FINISH) == Z_STREAM_END);
-	*out_n = cap - z.avail_out;
-	deflateEnd(&z);
-	return out;
-}
 
 /* Writes an .idx of `n` lines at `path`: the offsets/sizes given. */
 static void write_idx(const char *path, const uint64_t *off, const uint64_t *size, size_t n)
@@ -129,7 +100,7 @@ static void make_case(lu_dataset *d, rio_compression c, int is, int dk, uint64_t
 	uint8_t *z = buf;
 	size_t zn = size;
 	if (c != RIO_COMPRESSION_NONE)
-		z = compress_as(c, buf, size, &zn);
+		z = lu_compress(c, buf, size, &zn);
 	tu_write_file(path, z, zn);
 	if (z != buf)
 		free(z);

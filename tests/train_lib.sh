@@ -10,7 +10,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 
 TRAIN="$BIN/recordio-train"
-PACK="$BIN/recordio-pack"
 CKPT_DIFF="$BIN/tests/ckpt_diff"
 TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-300}
 for p in "$TRAIN" "$PACK" "$CKPT_DIFF"; do
