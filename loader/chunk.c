@@ -64,9 +64,7 @@ int rio__chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint6
 	if (rc == 0)
 		return 0;
 	c->nrec--; /* never delivered, whatever the policy */
-	if (l->o.on_damage != RIO_DAMAGE_FAIL) {
-		rio__damage_count(&c->dmg, rc, offset, r->index, 0);
-		return 0;
-	}
+	if (l->o.on_damage != RIO_DAMAGE_FAIL)
+		return 0; /* counted as planned and not delivered (batcher.c) */
 	return rio__error_set(&c->err, rc, path, offset, r->index, "%s", detail);
 }

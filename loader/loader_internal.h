@@ -48,7 +48,6 @@ typedef struct rio__chunk {
 	size_t nrec, rec_cap;
 	uint8_t *rows;          /* decoded rows, nrec * row_bytes            */
 	size_t rows_cap;        /* in rows                                   */
-	rio__damage dmg;        /* the policy, and the damage met          */
 	uint64_t extra;         /* SKIP: records past those the index lists
 	                         * (skipped too: the file holds more)        */
 	int index_mismatch;     /* the stream and its .idx disagree          */

@@ -232,10 +232,8 @@ static int check_records(rio__chunk *c, rio_loader *l, const rio__shard *s, uint
 				rc = rio__error_set(e, d, s->path, off, r.index, "%s", detail);
 				break;
 			}
-			if (d < 0) {
-				rio__damage_count(&c->dmg, d, off, r.index, 0);
-				continue;
-			}
+			if (d < 0)
+				continue; /* counted as planned and not delivered */
 		}
 		c->recs[kept++] = r;
 	}
@@ -325,8 +323,7 @@ int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 		c->err = st.err;
 		return st.code;
 	}
-	rio__damage_count(&c->dmg, st.code, st.err.offset, st.err.record, 0);
-	return 0;
+	return 0; /* what it did not deliver is counted (batcher.c) */
 }
 
 void rio__piece_stream_close(rio__piece_stream *ps)

@@ -73,11 +73,9 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 			 * rank) whose records it hit; a cut ends this one too */
 			int mine = index >= t->first || rc == RIO_ETRUNCATED;
 			rio__recover act = rio__frame_recovery(rc, 0);
-			if (mine && rio__damage_action(&c->dmg, rc, 0) == RIO__RECOVER_STOP)
+			if (mine && rio__damage_action(l->o.on_damage, rc, 0) == RIO__RECOVER_STOP)
 				return rio__frame_error(&c->err, rc, s->path, off, index, avail - pos, len,
 				                        l->o.max_record_size);
-			if (mine)
-				rio__damage_count(&c->dmg, rc, off, index, 0);
 			if (act == RIO__RECOVER_END)
 				return 0; /* the file ends here */
 			/* either way the damage stands for one record, as the
@@ -182,7 +180,7 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 		if (d == 1 && len + RIO_FRAME_OVERHEAD != s->framed[recno[i]])
 			d = RIO_EBADINDEX;
 		if (d < 0) {
-			if (rio__damage_action(&c->dmg, d, 0) == RIO__RECOVER_STOP) {
+			if (rio__damage_action(l->o.on_damage, d, 0) == RIO__RECOVER_STOP) {
 				if (d == RIO_EBADINDEX)
 					rc = rio__error_set(&c->err, d, s->path, off, recno[i],
 					                    "the frame there is not the size the index "
@@ -192,8 +190,7 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 					                      len, l->o.max_record_size);
 				break;
 			}
-			rio__damage_count(&c->dmg, d, off, recno[i], got);
-			continue;
+			continue; /* counted as planned and not delivered */
 		}
 		if ((rc = rio__chunk_add(c, &l->cols, pos + RIO_HEADER_SIZE, (size_t)len, shard[i],
 		                         recno[i])) < 0 ||
@@ -214,7 +211,6 @@ static void run_task(rio__worker *w, rio__chunk *c, uint64_t task)
 	const rio__task *t = &l->plan.tasks[task];
 	c->task = task;
 	c->nrec = 0;
-	rio__damage_init(&c->dmg, l->o.on_damage);
 	c->extra = 0;
 	c->index_mismatch = 0;
 	c->file_bytes = 0;

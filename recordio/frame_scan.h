@@ -26,7 +26,7 @@
  * RIO_ETOOLARGE (length over the limit), RIO_ETRUNCATED (the input ends
  * inside the frame), RIO_ECORRUPT_DATA (data CRC mismatch).
  *
- * The damage policy (rio__damage): FAIL stops at the first damage; SKIP
+ * The damage policy (rio__damage_action): FAIL stops at the first damage; SKIP
  * (and REPORT) counts it and goes on: past the frame after a bad data CRC
  * (its length is trusted), to the next offset where a valid header starts
  * after a bad length (resync), to the end after a truncation. Inside a
@@ -130,22 +130,18 @@ typedef enum rio__recover {
 	RIO__RECOVER_END,      /* the input ends here (a cut tail)           */
 } rio__recover;
 
-/* The policy and what it skipped. */
+/* A reader's policy and what it skipped. (The loader counts its skipped
+ * records otherwise: as those planned and not delivered, batcher.c.) */
 typedef struct rio__damage {
 	rio_damage_policy policy;
 	uint64_t records;      /* damaged regions skipped (one record each)  */
-	uint64_t bytes;        /* bytes they spanned, where known            */
-	int first_code;        /* the first damage seen (0: none)            */
-	uint64_t first_offset; /* its stream offset and record number       */
-	uint64_t first_record;
+	uint64_t bytes;        /* bytes they spanned                         */
 } rio__damage;
 
 static inline void rio__damage_init(rio__damage *d, rio_damage_policy policy)
 {
 	d->policy = policy;
 	d->records = d->bytes = 0;
-	d->first_code = 0;
-	d->first_offset = d->first_record = UINT64_MAX;
 }
 
 /* How reading can go on after damage `code` (a RIO_E* frame code, or a
@@ -165,26 +161,11 @@ static inline rio__recover rio__frame_recovery(int code, int compressed)
 	return RIO__RECOVER_STOP;
 }
 
-/* What the policy does with damage `code` in a `compressed` input: STOP
+/* What `policy` does with damage `code` in a `compressed` input: STOP
  * under FAIL, else the recovery above. */
-static inline rio__recover rio__damage_action(const rio__damage *d, int code, int compressed)
+static inline rio__recover rio__damage_action(rio_damage_policy policy, int code, int compressed)
 {
-	return d->policy == RIO_DAMAGE_FAIL ? RIO__RECOVER_STOP
-	                                    : rio__frame_recovery(code, compressed);
-}
-
-/* Counts one skipped damaged region (`bytes` long, 0 when unknown) and
- * remembers the first one. */
-static inline void rio__damage_count(rio__damage *d, int code, uint64_t offset, uint64_t record,
-                                     uint64_t bytes)
-{
-	if (!d->first_code) {
-		d->first_code = code;
-		d->first_offset = offset;
-		d->first_record = record;
-	}
-	d->records++;
-	d->bytes += bytes;
+	return policy == RIO_DAMAGE_FAIL ? RIO__RECOVER_STOP : rio__frame_recovery(code, compressed);
 }
 
 #endif /* RIO_FRAME_SCAN_H */

@@ -211,8 +211,8 @@ static void skip_bytes(rio_reader *r, size_t n)
 static int stream_error(rio_reader *r, int code)
 {
 	rio__error_set(&r->err, code, r->path, r->offset, r->index, "%s", rio__istream_detail(r->in));
-	if (rio__damage_action(&r->dmg, code, 1) == RIO__RECOVER_END) {
-		rio__damage_count(&r->dmg, code, r->offset, r->index, 0);
+	if (rio__damage_action(r->dmg.policy, code, 1) == RIO__RECOVER_END) {
+		r->dmg.records++;
 		skip_bytes(r, r->end - r->pos);
 		r->eof = 1;
 		return r->dmg.policy == RIO_DAMAGE_REPORT ? code : 0;
@@ -287,12 +287,12 @@ RIO_API int rio_reader_next(rio_reader *r, rio_record *rec)
 		 * of earlier frames (the decoder's back-references), so nothing
 		 * after it is trusted: it stops the reader under every policy.
 		 * Only a cut tail can be skipped there. */
-		rio__recover act = rio__damage_action(&r->dmg, d, r->comp != RIO_COMPRESSION_NONE);
+		rio__recover act = rio__damage_action(r->dmg.policy, d, r->comp != RIO_COMPRESSION_NONE);
 		if (act == RIO__RECOVER_STOP) {
 			r->sticky = d;
 			return d;
 		}
-		rio__damage_count(&r->dmg, d, r->offset, r->index, 0);
+		r->dmg.records++;
 		int report = r->dmg.policy == RIO_DAMAGE_REPORT;
 		if (act == RIO__RECOVER_END) {
 			skip_bytes(r, have);

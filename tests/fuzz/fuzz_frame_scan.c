@@ -82,12 +82,12 @@ static void scan_model(const uint8_t *buf, size_t n, rio_damage_policy policy, i
 			pos += rio__frame_size(len);
 			continue;
 		}
-		rio__recover act = rio__damage_action(&dmg, d, compressed);
+		rio__recover act = rio__damage_action(policy, d, compressed);
 		if (act == RIO__RECOVER_STOP) {
 			model.rc = d;
 			break;
 		}
-		rio__damage_count(&dmg, d, pos, model.records, 0);
+		dmg.records++;
 		if (act == RIO__RECOVER_END)
 			break;
 		if (act == RIO__RECOVER_NEXT) {
