@@ -187,13 +187,8 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 			if (avail > pl[i].framed)
 				avail = pl[i].framed;
 			uint64_t len;
-			int d = rio__loader_frame(l, base + pl[i].at, avail, &len);
-			if (d == 1 && len + RIO_FRAME_OVERHEAD != pl[i].framed)
-				d = RIO_EBADINDEX;
-			if (d == RIO_EBADINDEX) /* the direct path runs under FAIL only */
-				return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec,
-				                      "the frame there is not the size the index gives");
-			if (d < 0)
+			int d = rio__loader_frame_entry(l, base + pl[i].at, avail, pl[i].framed, &len);
+			if (d < 0) /* the direct path runs under FAIL only */
 				return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec,
 				                        avail, len, l->o.max_record_size);
 			const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;

@@ -172,6 +172,15 @@ static inline int rio__loader_frame(const struct rio_loader *l, const uint8_t *p
 	return rio__frame_check(p, avail, 1, l->o.max_record_size, l->o.verify_crc, len);
 }
 
+/* The same for a frame read at an index entry of `framed` bytes
+ * (rio__frame_check_entry()): RIO_EBADINDEX when it is not that size. */
+static inline int rio__loader_frame_entry(const struct rio_loader *l, const uint8_t *p,
+                                          size_t avail, uint64_t framed, uint64_t *len)
+{
+	return rio__frame_check_entry(p, avail, framed, l->o.max_record_size, l->o.verify_crc,
+	                              len);
+}
+
 /* direct.c: the direct path's plan (one task per batch) and its worker
  * thread. */
 int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o);

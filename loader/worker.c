@@ -176,18 +176,11 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 			got = s->framed[recno[i]];
 		c->file_bytes += got;
 		uint64_t len;
-		int d = rio__loader_frame(l, c->buf + pos, got, &len);
-		if (d == 1 && len + RIO_FRAME_OVERHEAD != s->framed[recno[i]])
-			d = RIO_EBADINDEX;
+		int d = rio__loader_frame_entry(l, c->buf + pos, got, s->framed[recno[i]], &len);
 		if (d < 0) {
 			if (rio__damage_action(l->o.on_damage, d, 0) == RIO__RECOVER_STOP) {
-				if (d == RIO_EBADINDEX)
-					rc = rio__error_set(&c->err, d, s->path, off, recno[i],
-					                    "the frame there is not the size the index "
-					                    "gives");
-				else
-					rc = rio__frame_error(&c->err, d, s->path, off, recno[i], got,
-					                      len, l->o.max_record_size);
+				rc = rio__frame_error(&c->err, d, s->path, off, recno[i], got, len,
+				                      l->o.max_record_size);
 				break;
 			}
 			continue; /* counted as planned and not delivered */

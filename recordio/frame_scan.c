@@ -38,6 +38,9 @@ int rio__frame_error(rio_error *e, int code, const char *path, uint64_t offset, 
 	case RIO_ECORRUPT_DATA:
 		return rio__error_set(e, code, path, offset, record, "length %llu",
 		                      (unsigned long long)len);
+	case RIO_EBADINDEX: /* rio__frame_check_entry() */
+		return rio__error_set(e, code, path, offset, record,
+		                      "the frame there is not the size the index gives");
 	default:
 		return rio__error_set(e, code, path, offset, record, NULL);
 	}

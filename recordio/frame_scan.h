@@ -24,7 +24,8 @@
  * only while the input has not ended), or the damage, a negative code with
  * its precise reason: RIO_ECORRUPT_LENGTH (length CRC mismatch),
  * RIO_ETOOLARGE (length over the limit), RIO_ETRUNCATED (the input ends
- * inside the frame), RIO_ECORRUPT_DATA (data CRC mismatch).
+ * inside the frame), RIO_ECORRUPT_DATA (data CRC mismatch); and, for a
+ * frame read at an index entry, RIO_EBADINDEX (not the entry's size).
  *
  * The damage policy (rio__damage_action): FAIL stops at the first damage; SKIP
  * (and REPORT) counts it and goes on: past the frame after a bad data CRC
@@ -104,6 +105,18 @@ static inline int rio__frame_check(const uint8_t *p, size_t avail, int at_end, u
 	if (verify && !rio__frame_data_ok(p, *len))
 		return RIO_ECORRUPT_DATA;
 	return RIO__FRAME_OK;
+}
+
+/* Checks the frame read at an index entry of `framed` bytes (avail bytes
+ * of it there, the read ending there): as rio__frame_check(), and
+ * RIO_EBADINDEX when a whole valid frame is not the size the entry gives. */
+static inline int rio__frame_check_entry(const uint8_t *p, size_t avail, uint64_t framed,
+                                         uint64_t max, int verify, uint64_t *len)
+{
+	int rc = rio__frame_check(p, avail, 1, max, verify, len);
+	if (rc == RIO__FRAME_OK && rio__frame_size(*len) != framed)
+		return RIO_EBADINDEX;
+	return rc;
 }
 
 /* Resync after a bad header: the first offset q in [from, avail) where a
