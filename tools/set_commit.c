@@ -56,7 +56,10 @@ static const char *skip_digits(const char *p)
 	return p;
 }
 
-int set_commit_is_shard_name(const char *name, const char *base)
+/* Is the directory entry `name` BASE-DIGITS-of-DIGITS.tfrecord[.gz|.zz|.lz4]
+ * [.idx]: a shard of the prefix whose last component is `base`, or its
+ * index? */
+static int is_shard_name(const char *name, const char *base)
 {
 	size_t blen = strlen(base);
 	if (strncmp(name, base, blen) != 0 || name[blen] != '-')
@@ -301,12 +304,12 @@ static int journal_read(journal *j, const char *path, const char *base)
 			*tab = '\0';
 			/* staging names are hidden; finals are shards of this prefix */
 			if (staging_pid(line + 7, base) != j->pid || strchr(line + 7, '/') ||
-			    !set_commit_is_shard_name(tab + 1, base))
+			    !is_shard_name(tab + 1, base))
 				why = "a rename of a file no commit of this prefix writes";
 			else if (journal_rename(j, line + 7, tab + 1) < 0)
 				rc = -1;
 		} else if (!strncmp(line, "remove ", 7)) {
-			if (!set_commit_is_shard_name(line + 7, base))
+			if (!is_shard_name(line + 7, base))
 				why = "a removal of a file that is not a shard of this prefix";
 			else if (journal_remove(j, line + 7) < 0)
 				rc = -1;
@@ -497,7 +500,8 @@ static int is_final(const char *name, char *const *finals, uint32_t n)
 }
 
 /* Lists the prefix's existing shards that are not among the finals; without
- * `replace`, any existing shard of the prefix is refused instead. */
+ * `replace`, any existing shard of the prefix is refused instead (then `j`
+ * and `finals` are not used). */
 static int list_old(journal *j, const char *dir, const char *base, char *const *finals,
                     uint32_t n, int replace)
 {
@@ -510,7 +514,7 @@ static int list_old(journal *j, const char *dir, const char *base, char *const *
 	int rc = 0;
 	for (int i = 0; i < count; i++) {
 		const char *name = list[i]->d_name;
-		if (rc || !set_commit_is_shard_name(name, base)) {
+		if (rc || !is_shard_name(name, base)) {
 			/* not ours */
 		} else if (!replace) {
 			char path[PATH_MAX];
@@ -528,6 +532,11 @@ static int list_old(journal *j, const char *dir, const char *base, char *const *
 	}
 	free(list);
 	return rc;
+}
+
+int set_commit_refuse_existing(const char *dir, const char *base)
+{
+	return list_old(NULL, dir, base, NULL, 0, 0);
 }
 
 int set_commit_apply(const char *prefix, const char *dir, const char *base, char *const *staged,

@@ -40,10 +40,9 @@
  * component, both malloc'd. 0, or -1 when out of memory (not reported). */
 int set_commit_split(const char *prefix, char **dir, char **base);
 
-/* Is the directory entry `name` BASE-DIGITS-of-DIGITS.tfrecord[.gz|.zz|.lz4]
- * [.idx]: a shard of the prefix whose last component is `base`, or its
- * index? */
-int set_commit_is_shard_name(const char *name, const char *base);
+/* 0 when the prefix has no shard (or .idx) in `dir` yet; else -1 after
+ * reporting the first: "PATH: already exists (use --force ...)". */
+int set_commit_refuse_existing(const char *dir, const char *base);
 
 /* The staging path of shard k written by this process:
  * DIR/.BASE.pack-PID-SSSSS.tfrecord[.gz|.zz|.lz4], hidden so that no shard

@@ -14,7 +14,6 @@
 #include "common.h"
 #include "set_commit.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,48 +47,6 @@ static void remove_quietly(const char *path)
 		tool_error("%s: cannot remove: %s", path, strerror(errno));
 }
 
-/* Joins dir and name into buf: 0, or -1 when it does not fit. */
-static int join(char *buf, size_t size, const char *dir, const char *name)
-{
-	int n = !strcmp(dir, ".") ? snprintf(buf, size, "%s", name)
-	                          : snprintf(buf, size, "%s/%s", dir, name);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
-/* Calls fn(s, path, name) for every existing shard (or .idx) of the prefix,
- * in name order. Returns 0, or -1 when the directory cannot be read or fn
- * returned non-zero (which also stops the walk). */
-static int each_prefix_shard(shard_out *s,
-                             int (*fn)(shard_out *s, const char *path, const char *name))
-{
-	struct dirent **list = NULL;
-	int n = scandir(s->dir, &list, NULL, alphasort);
-	if (n < 0) {
-		tool_error("%s: %s", s->dir, strerror(errno));
-		return -1;
-	}
-	int rc = 0;
-	for (int i = 0; i < n; i++) {
-		if (!rc && set_commit_is_shard_name(list[i]->d_name, s->base)) {
-			char path[PATH_MAX];
-			if (join(path, sizeof path, s->dir, list[i]->d_name) < 0 ||
-			    fn(s, path, list[i]->d_name))
-				rc = -1;
-		}
-		free(list[i]);
-	}
-	free(list);
-	return rc;
-}
-
-static int refuse_existing(shard_out *s, const char *path, const char *name)
-{
-	(void)s;
-	(void)name;
-	tool_error("%s: already exists (use --force to replace the shards of this prefix)", path);
-	return 1;
-}
-
 int shard_out_open(shard_out **out, const shard_out_opts *opts)
 {
 	*out = NULL;
@@ -111,7 +68,7 @@ int shard_out_open(shard_out **out, const shard_out_opts *opts)
 		shard_out_close(s);
 		return -1;
 	}
-	if (!s->o.force && each_prefix_shard(s, refuse_existing) < 0) {
+	if (!s->o.force && set_commit_refuse_existing(s->dir, s->base) < 0) {
 		shard_out_close(s);
 		return -1;
 	}
