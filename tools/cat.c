@@ -325,11 +325,6 @@ static void json_real(FILE *out, double v, int digits)
 		fprintf(out, "%.*g", digits, v);
 }
 
-static void json_float(FILE *out, float v)
-{
-	json_real(out, (double)v, 9);
-}
-
 /* A growable scratch buffer for decoded lists. */
 typedef struct scratch {
 	void *p;
@@ -367,7 +362,7 @@ static int json_feature(FILE *out, const rio_feature *f, scratch *s)
 		for (int64_t i = 0; i < n && (size_t)i < f->count; i++) {
 			if (i)
 				fputs(", ", out);
-			json_float(out, v[i]);
+			json_real(out, (double)v[i], 9);
 		}
 		break;
 	}
@@ -466,11 +461,6 @@ static void json_raw_member(FILE *out, const rio_record *rec, int sep)
 	putc('"', out);
 }
 
-static void json_double(FILE *out, double v)
-{
-	json_real(out, v, 17);
-}
-
 /* An Event of a TensorBoard event file: 1 when printed, 0 when the record
  * does not parse as one (the caller prints it as any other payload). */
 static int json_event(FILE *out, const rio_record *rec)
@@ -480,7 +470,7 @@ static int json_event(FILE *out, const rio_record *rec)
 		return 0;
 	int exact = ev.other_fields == 0;
 	fputs("{\"_type\": \"Event\", \"wall_time\": ", out);
-	json_double(out, ev.wall_time);
+	json_real(out, ev.wall_time, 17);
 	fprintf(out, ", \"step\": %lld", (long long)ev.step);
 	if (ev.file_version) {
 		fputs(", \"file_version\": ", out);
@@ -500,7 +490,7 @@ static int json_event(FILE *out, const rio_record *rec)
 			tool_json_string(out, v.tag, v.tag_len);
 			if (rio_summary_value_scalar(&v, &x) == 1) {
 				fputs(", \"value\": ", out);
-				json_double(out, x);
+				json_real(out, x, 17);
 			}
 			putc('}', out);
 			if (v.other_fields || !tool_utf8_valid(v.tag, v.tag_len))

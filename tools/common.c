@@ -266,12 +266,6 @@ void tool_catch_signals(void)
 
 /* --- added for cat/verify/index/info ------------------------------------- */
 
-int tool_payload_is_example(const void *data, size_t size)
-{
-	rio_payload_info info;
-	return rio_payload_inspect(data, size, &info) == 0 && info.kind == RIO_PAYLOAD_EXAMPLE;
-}
-
 /* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
 static size_t utf8_len(const unsigned char *p, size_t n)
 {

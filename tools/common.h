@@ -91,12 +91,6 @@ void tool_catch_signals(void);
 
 /* --- added for cat/verify/index/info ------------------------------------- */
 
-/* 1 when rio_payload_inspect() says the payload is a tf.train.Example: it
- * validates and is either empty or has at least one feature (a non-empty
- * payload with no features is almost always text or binary that happens to
- * skip as unknown fields), and it is not a SequenceExample. */
-int tool_payload_is_example(const void *data, size_t size);
-
 /* 1 when `len` bytes are valid UTF-8 (so tool_json_string() writes them
  * back exactly), 0 when not. */
 int tool_utf8_valid(const void *s, size_t len);
