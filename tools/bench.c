@@ -216,30 +216,23 @@ typedef struct result {
 	long peak_rss;
 } result;
 
-/* "KEY": NUMBER, (null for NaN and infinities: tool_json_number) */
-static void json_number(const char *key, double v, int digits)
-{
-	printf("\"%s\": ", key);
-	tool_json_number(stdout, v, digits);
-	fputs(", ", stdout);
-}
-
 static void print_json(const rio_loader *l, const rio_loader_opts *o, const result *r)
 {
 	double s = r->seconds > 0 ? r->seconds : 1e-9;
 	printf("{\"records\": %llu, \"bytes\": %llu, \"batches\": %llu, \"epochs\": %llu, ",
 	       (unsigned long long)r->records, (unsigned long long)r->bytes,
 	       (unsigned long long)r->batches, (unsigned long long)r->epochs);
-	json_number("seconds", r->seconds, 9);
-	json_number("open_s", r->open_seconds, 9);
-	json_number("records_per_s", (double)r->records / s, 10);
-	json_number("bytes_per_s", (double)r->bytes / s, 12);
-	json_number("batches_per_s", (double)r->batches / s, 10);
-	json_number("wait_s", r->st.wait_seconds, 9);
-	json_number("wait_fraction", r->st.wait_seconds / s, 4);
+	tool_json_member(stdout, "seconds", r->seconds, 9);
+	tool_json_member(stdout, "open_s", r->open_seconds, 9);
+	tool_json_member(stdout, "records_per_s", (double)r->records / s, 10);
+	tool_json_member(stdout, "bytes_per_s", (double)r->bytes / s, 12);
+	tool_json_member(stdout, "batches_per_s", (double)r->batches / s, 10);
+	tool_json_member(stdout, "wait_s", r->st.wait_seconds, 9);
+	tool_json_member(stdout, "wait_fraction", r->st.wait_seconds / s, 4);
 	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, "
 	       "\"index_mismatches\": %llu, \"io\": \"%s\", \"workers\": %d, \"shuffle\": \"%s\", "
-	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, \"world\": %d, \"columns\": %zu}\n",
+	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, "
+	       "\"world\": %d, \"columns\": %zu}\n",
 	       (unsigned long long)r->st.file_bytes, r->peak_rss, (unsigned long long)r->st.skipped,
 	       (unsigned long long)r->st.index_mismatches, r->st.io_uring ? "uring" : "pread",
 	       o->workers, shuffle_name(o->shuffle),

@@ -319,6 +319,13 @@ void tool_json_number(FILE *out, double v, int digits)
 		fputs("null", out);
 }
 
+void tool_json_member(FILE *out, const char *key, double v, int digits)
+{
+	fprintf(out, "\"%s\": ", key);
+	tool_json_number(out, v, digits);
+	fputs(", ", out);
+}
+
 void tool_json_string(FILE *out, const void *s, size_t len)
 {
 	const unsigned char *p = s, *end = p + len;

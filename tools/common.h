@@ -104,6 +104,9 @@ void tool_json_string(FILE *out, const void *s, size_t len);
  * reader must never be handed "nan" (recordio-train's --metrics, -J/--json
  * of the tools). */
 void tool_json_number(FILE *out, double v, int digits);
+/* Writes the member `"KEY": NUMBER, ` (tool_json_number(), the comma and
+ * blank after it): for objects written as a run of such members. */
+void tool_json_member(FILE *out, const char *key, double v, int digits);
 
 /* Writes `len` bytes as standard base64 (with padding), no quotes. */
 void tool_base64(FILE *out, const void *data, size_t len);

@@ -39,35 +39,27 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 	fflush(f);
 }
 
-/* "KEY": NUMBER, with null for NaN and infinities (tool_json_number) */
-static void number(FILE *f, const char *key, double v)
-{
-	fprintf(f, "\"%s\": ", key);
-	tool_json_number(f, v, 6);
-	fputs(", ", f);
-}
-
 int tr_report_json(FILE *f, const tr_epoch_report *r)
 {
 	double wait = r->seconds > 0 ? r->data_wait_seconds / r->seconds : 0;
 	fprintf(f, "{\"epoch\": %llu, \"steps\": %llu, \"skipped_steps\": %llu, ",
 	        (unsigned long long)r->epoch, (unsigned long long)r->steps,
 	        (unsigned long long)r->skipped_steps);
-	number(f, "train_loss", r->train_loss);
-	number(f, "train_accuracy", r->train_accuracy);
-	number(f, "test_loss", r->has_test ? r->test_loss : NAN);
-	number(f, "test_accuracy", r->has_test ? r->test_accuracy : NAN);
+	tool_json_member(f, "train_loss", r->train_loss, 6);
+	tool_json_member(f, "train_accuracy", r->train_accuracy, 6);
+	tool_json_member(f, "test_loss", r->has_test ? r->test_loss : NAN, 6);
+	tool_json_member(f, "test_accuracy", r->has_test ? r->test_accuracy : NAN, 6);
 	fprintf(f, "\"test_records\": %llu, ",
 	        (unsigned long long)(r->has_test ? r->test_records : 0));
-	number(f, "samples_per_s", r->samples_per_s);
-	number(f, "seconds", r->seconds);
-	number(f, "data_wait_seconds", r->data_wait_seconds);
-	number(f, "data_wait_fraction", wait);
-	number(f, "gemm_seconds", r->gemm_seconds);
-	number(f, "gemm_gflops", r->gemm_gflops);
-	number(f, "allreduce_seconds", r->allreduce_seconds);
-	number(f, "optimizer_seconds", r->optimizer_seconds);
-	number(f, "lr", r->lr);
+	tool_json_member(f, "samples_per_s", r->samples_per_s, 6);
+	tool_json_member(f, "seconds", r->seconds, 6);
+	tool_json_member(f, "data_wait_seconds", r->data_wait_seconds, 6);
+	tool_json_member(f, "data_wait_fraction", wait, 6);
+	tool_json_member(f, "gemm_seconds", r->gemm_seconds, 6);
+	tool_json_member(f, "gemm_gflops", r->gemm_gflops, 6);
+	tool_json_member(f, "allreduce_seconds", r->allreduce_seconds, 6);
+	tool_json_member(f, "optimizer_seconds", r->optimizer_seconds, 6);
+	tool_json_member(f, "lr", r->lr, 6);
 	fprintf(f, "\"world\": %d}\n", r->world);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
