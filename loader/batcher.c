@@ -277,13 +277,15 @@ static void give_back(rio_loader *l, rio__chunk *c, int live)
 	c->owner->free_chunks++;
 	if (l->o.on_damage != RIO_DAMAGE_FAIL)
 		l->stats.skipped += (live && c->nrec <= planned ? planned - c->nrec : planned) + c->extra;
-	if (c->index_mismatch) {
+	rio__shard *sh = &l->ds.shards[l->plan.tasks[c->task].shard];
+	if (c->index_mismatch && !sh->index_warned) { /* one .idx, counted once */
 		char text[600];
+		sh->index_warned = 1;
 		snprintf(text, sizeof text,
 		         "%s.idx: disagrees with its shard (the stream holds records past its "
 		         "entries, or fewer than it lists): those were counted as skipped; "
 		         "rebuild it with 'recordio-index --force'",
-		         l->ds.shards[l->plan.tasks[c->task].shard].path);
+		         sh->path);
 		rio__loader_warn(l, text);
 	}
 	l->stats.file_bytes += c->file_bytes;

@@ -37,6 +37,8 @@ typedef struct rio__shard {
 	                         * the shard holds (skipped every epoch)     */
 	char index_warning[600]; /* SKIP: why its .idx was not used ("" if
 	                         * it was, or there is none)                */
+	int index_warned;       /* compressed: its .idx was found wrong while
+	                         * reading and counted (once; under l->mu)  */
 	uint64_t *offset;       /* global shuffle: every record's offset    */
 	uint32_t *framed;       /* global shuffle: every record's frame size */
 } rio__shard;

@@ -369,6 +369,18 @@ for mode in none global buffer; do
 	expect_eq 1 "$(json_get skipped)" "--shuffle $mode --skip-damaged, stale .idx: the damaged one counted"
 	expect_eq 1 "$(json_get index_mismatches)" "--shuffle $mode --skip-damaged, stale .idx: counted"
 done
+# a gzip shard whose .idx lists half its records: found while the stream is
+# read, each epoch; the records it leaves out counted, the .idx once
+mkdir -p gz
+expect_exit 0 "$PACK" --quiet --from tfrecord --compression gzip --output gz/mn --shards 1 "$MNIST"
+head -n $((N / 2)) gz/mn-00000-of-00001.tfrecord.gz.idx >gz/half.idx
+mv gz/half.idx gz/mn-00000-of-00001.tfrecord.gz.idx
+expect_exit 0 "$B" --json --skip-damaged --epochs 3 gz/mn
+expect_match "warning: .*mn-00000-of-00001\.tfrecord\.gz\.idx: disagrees with its shard" "$T/err" \
+	"gzip, short .idx, --skip-damaged: the warning names it"
+expect_eq $((3 * N)) "$(($(json_get records) + $(json_get skipped)))" \
+	"gzip, short .idx, 3 epochs: delivered + skipped = the records the shard holds, each epoch"
+expect_eq 1 "$(json_get index_mismatches)" "gzip, short .idx, 3 epochs: the one .idx counted once"
 expect_exit 0 "$B" --skip-damaged bad/mn
 expect_match "^skipped: +1$" "$T/out" "--skip-damaged: the table prints the skipped count"
 expect_exit 1 "$B" bad/mn
