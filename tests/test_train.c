@@ -139,15 +139,107 @@ static void test_loss_known_values(void)
 {
 	/* logits (0, ln 3) against labels 0 and 1: -log(1/4) and -log(3/4) */
 	tr_math *m = cpu();
-	float logits[4] = {0.0f, logf(3.0f), 0.0f, logf(3.0f)}, d[4], stats[2] = {0, 0};
+	float logits[4] = {0.0f, logf(3.0f), 0.0f, logf(3.0f)}, d[4], db[2], stats[2] = {0, 0};
 	int64_t y[2] = {0, 1};
-	tr_softmax_xent(m, logits, y, 2, 2, d, stats);
+	tr_softmax_xent(m, logits, y, 2, 2, d, db, stats);
 	CU_ASSERT_DOUBLE_EQUAL(stats[0], log(4.0) + log(4.0 / 3.0), 1e-5);
 	CU_ASSERT_DOUBLE_EQUAL(stats[1], 1.0, 0);
 	CU_ASSERT_DOUBLE_EQUAL(d[0], 0.25 - 1, 1e-6);
 	CU_ASSERT_DOUBLE_EQUAL(d[1], 0.75, 1e-6);
 	CU_ASSERT_DOUBLE_EQUAL(d[2], 0.25, 1e-6);
 	CU_ASSERT_DOUBLE_EQUAL(d[3], 0.75 - 1, 1e-6);
+	/* the bias gradient: the rows' sum */
+	CU_ASSERT_DOUBLE_EQUAL(db[0], -0.5, 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(db[1], 0.5, 1e-6);
+	tr_math_close(m);
+}
+
+/* ---- the fused elementwise passes against the unfused formulas ------------ */
+
+/* Sizes that leave a remainder for every vector width (16, 8, 4). */
+enum { FR = 37, FC = 67, FK = 13 };
+
+/* ReLU mask and bias gradient in one pass, against the mask applied and
+ * the columns summed separately (in double): the mask exactly, the sums
+ * within float rounding of 37 terms. */
+static void test_relu_bias_backward(void)
+{
+	tr_math *m = cpu();
+	static float dz[FR * FC], a[FR * FC], db[FC];
+	float want[FR * FC];
+	uint64_t s = 0x2545f4914f6cdd1dull;
+	for (int i = 0; i < FR * FC; i++) {
+		dz[i] = frand(&s);
+		a[i] = i % 5 == 0 ? 0.0f : frand(&s); /* exactly 0 cuts the gradient too */
+		want[i] = a[i] > 0.0f ? dz[i] : 0.0f;
+	}
+	for (int c = 0; c < FC; c++)
+		db[c] = 99.0f; /* overwritten, not added to */
+	tr_relu_bias_backward(m, dz, a, FR, FC, db);
+	CU_ASSERT(memcmp(dz, want, sizeof want) == 0);
+	double worst = 0;
+	int cut = 0;
+	for (int c = 0; c < FC; c++) {
+		double sum = 0;
+		for (int r = 0; r < FR; r++)
+			sum += want[r * FC + c];
+		worst = fmax(worst, fabs(sum - db[c]));
+	}
+	for (int i = 0; i < FR * FC; i++)
+		cut += want[i] == 0.0f;
+	CU_ASSERT(worst < 1e-5);
+	CU_ASSERT(cut > FR * FC / 3 && cut < FR * FC * 2 / 3); /* the mask did something */
+	tr_math_close(m);
+}
+
+/* Softmax, cross-entropy, its gradient and the bias gradient in one pass,
+ * against each computed on its own in double; in place too. */
+static void test_softmax_xent_fused(void)
+{
+	tr_math *m = cpu();
+	static float z[FR * FK], d[FR * FK], inplace[FR * FK], db[FK];
+	int64_t y[FR];
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < FR * FK; i++)
+		z[i] = 6.0f * frand(&s);
+	for (int r = 0; r < FR; r++)
+		y[r] = (r * 7) % FK;
+	double loss = 0, grad[FR * FK], bias[FK] = {0};
+	int correct = 0;
+	for (int r = 0; r < FR; r++) {
+		const float *row = z + r * FK;
+		int best = 0;
+		double max = row[0], sum = 0;
+		for (int k = 1; k < FK; k++)
+			if (row[k] > max)
+				max = row[k], best = k;
+		for (int k = 0; k < FK; k++)
+			sum += exp(row[k] - max);
+		loss += log(sum) + max - row[y[r]];
+		correct += best == y[r];
+		for (int k = 0; k < FK; k++) {
+			grad[r * FK + k] = exp(row[k] - max) / sum - (k == y[r]);
+			bias[k] += grad[r * FK + k];
+		}
+	}
+	float stats[2] = {0, 0}, again[2] = {0, 0};
+	for (int k = 0; k < FK; k++)
+		db[k] = 99.0f;
+	tr_softmax_xent(m, z, y, FR, FK, d, db, stats);
+	CU_ASSERT_DOUBLE_EQUAL(stats[0], loss, 1e-4);
+	CU_ASSERT_DOUBLE_EQUAL(stats[1], correct, 0);
+	double worst = 0, worst_b = 0;
+	for (int i = 0; i < FR * FK; i++)
+		worst = fmax(worst, fabs(grad[i] - d[i]));
+	for (int k = 0; k < FK; k++)
+		worst_b = fmax(worst_b, fabs(bias[k] - db[k]));
+	CU_ASSERT(worst < 1e-6);
+	CU_ASSERT(worst_b < 1e-5);
+	/* in place over the logits: the same gradient, bit for bit */
+	memcpy(inplace, z, sizeof z);
+	tr_softmax_xent(m, inplace, y, FR, FK, inplace, NULL, again);
+	CU_ASSERT(memcmp(inplace, d, sizeof d) == 0);
+	CU_ASSERT_EQUAL(again[0], stats[0]);
 	tr_math_close(m);
 }
 
@@ -411,6 +503,8 @@ static void test_denormals_flushed(void)
 static const tu_test model_tests[] = {
 	{"gradients match finite differences", test_gradient_check},
 	{"softmax cross-entropy known values", test_loss_known_values},
+	{"ReLU mask and bias gradient in one pass", test_relu_bias_backward},
+	{"softmax, loss, gradient and bias gradient in one pass", test_softmax_xent_fused},
 	{"seeded initialisation", test_init_seeded},
 	{NULL, NULL},
 };

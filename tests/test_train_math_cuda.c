@@ -253,32 +253,27 @@ static void test_bias_act(int rows, int cols, int relu, const char *name)
 	free(hb);
 }
 
-static void test_relu_backward(size_t n, const char *name)
-{
-	float *hd = random_host(n, -1.0f, 1.0f), *ha = random_host(n, -1.0f, 1.0f);
-	for (size_t i = 0; i < n; i += 7)
-		ha[i] = 0.0f; /* exactly zero: the gradient is cut there too */
-	pair dZ = upload(hd, n), A = upload(ha, n);
-	tr_relu_backward(cpu, dZ.c, A.c, n);
-	tr_relu_backward(gpu, dZ.g, A.g, n);
-	check_pair(name, dZ, 0.0);
-	release(dZ);
-	release(A);
-	free(hd);
-	free(ha);
-}
-
-static void test_col_sum(int rows, int cols, const char *name)
+/* The ReLU's mask and the bias gradient in one pass: both results. */
+static void test_relu_bias_backward(int rows, int cols, const char *name)
 {
 	size_t n = (size_t)rows * cols;
-	float *hz = random_host(n, -1.0f, 1.0f), *hb = random_host(cols, 5.0f, 6.0f);
-	pair dZ = upload(hz, n), db = upload(hb, cols); /* db's old values are overwritten */
-	tr_col_sum(cpu, dZ.c, rows, cols, db.c);
-	tr_col_sum(gpu, dZ.g, rows, cols, db.g);
-	check_pair(name, db, ATOL + 1e-6 * rows);
+	float *hd = random_host(n, -1.0f, 1.0f), *ha = random_host(n, -1.0f, 1.0f);
+	float *hb = random_host((size_t)cols, 5.0f, 6.0f);
+	for (size_t i = 0; i < n; i += 7)
+		ha[i] = 0.0f; /* exactly zero: the gradient is cut there too */
+	pair dZ = upload(hd, n), A = upload(ha, n), db = upload(hb, cols); /* db overwritten */
+	tr_relu_bias_backward(cpu, dZ.c, A.c, rows, cols, db.c);
+	tr_relu_bias_backward(gpu, dZ.g, A.g, rows, cols, db.g);
+	char what[96];
+	snprintf(what, sizeof what, "%s mask", name);
+	check_pair(what, dZ, 0.0);
+	snprintf(what, sizeof what, "%s bias", name);
+	check_pair(what, db, ATOL + 1e-6 * rows);
 	release(dZ);
+	release(A);
 	release(db);
-	free(hz);
+	free(hd);
+	free(ha);
 	free(hb);
 }
 
@@ -310,12 +305,13 @@ static void test_softmax_xent(int rows, int K)
 		printf("FAIL setup: labels\n");
 		exit(1);
 	}
-	pair Z = upload(hz, n), D = upload(hz, n), S = upload(zeros, 2);
+	float *hb = random_host((size_t)K, 5.0f, 6.0f);
+	pair Z = upload(hz, n), D = upload(hz, n), S = upload(zeros, 2), B = upload(hb, K);
 	char name[64];
 
 	/* without dlogits, then with: the stats add up over the calls */
-	tr_softmax_xent(cpu, Z.c, lc, rows, K, NULL, S.c);
-	tr_softmax_xent(gpu, Z.g, lg, rows, K, NULL, S.g);
+	tr_softmax_xent(cpu, Z.c, lc, rows, K, NULL, NULL, S.c);
+	tr_softmax_xent(gpu, Z.g, lg, rows, K, NULL, NULL, S.g);
 	float *sc, *sg;
 	download(S, &sc, &sg);
 	snprintf(name, sizeof name, "softmax_xent %dx%d loss", rows, K);
@@ -332,14 +328,16 @@ static void test_softmax_xent(int rows, int K)
 	free(sc);
 	free(sg);
 	/* dlogits is (rows x K) of the same random values: all of it is written */
-	tr_softmax_xent(cpu, Z.c, lc, rows, K, D.c, S.c);
-	tr_softmax_xent(gpu, Z.g, lg, rows, K, D.g, S.g);
+	tr_softmax_xent(cpu, Z.c, lc, rows, K, D.c, B.c, S.c);
+	tr_softmax_xent(gpu, Z.g, lg, rows, K, D.g, B.g, S.g);
 	snprintf(name, sizeof name, "softmax_xent %dx%d dlogits", rows, K);
 	check_pair(name, D, ATOL);
+	snprintf(name, sizeof name, "softmax_xent %dx%d bias gradient", rows, K);
+	check_pair(name, B, ATOL + 1e-6 * rows);
 	/* in place: the gradient over the logits it came from, as the CPU allows */
 	pair E = upload(hz, n);
-	tr_softmax_xent(cpu, E.c, lc, rows, K, E.c, S.c);
-	tr_softmax_xent(gpu, E.g, lg, rows, K, E.g, S.g);
+	tr_softmax_xent(cpu, E.c, lc, rows, K, E.c, NULL, S.c);
+	tr_softmax_xent(gpu, E.g, lg, rows, K, E.g, NULL, S.g);
 	snprintf(name, sizeof name, "softmax_xent %dx%d in place", rows, K);
 	check_pair(name, E, ATOL);
 	release(E);
@@ -354,7 +352,9 @@ static void test_softmax_xent(int rows, int K)
 	release(Z);
 	release(D);
 	release(S);
+	release(B);
 	free(hz);
+	free(hb);
 	free(hl);
 }
 
@@ -462,12 +462,11 @@ int main(void)
 	test_bias_act(33, 70, 0, "bias_act");
 	test_bias_act(33, 70, 1, "bias_act relu");
 	test_bias_act(600000, 3, 1, "bias_act relu tall"); /* more rows than one grid covers */
-	test_relu_backward(1000, "relu_backward");
-	test_relu_backward(3000001, "relu_backward large");
-	test_col_sum(300, 45, "col_sum");
-	test_col_sum(1, 1, "col_sum 1x1");
-	test_col_sum(4096, 10, "col_sum tall");
-	test_col_sum(8, 70000, "col_sum wide");
+	test_relu_bias_backward(300, 45, "relu_bias_backward");
+	test_relu_bias_backward(1, 1, "relu_bias_backward 1x1");
+	test_relu_bias_backward(4096, 10, "relu_bias_backward tall");
+	test_relu_bias_backward(8, 70000, "relu_bias_backward wide");
+	test_relu_bias_backward(3001, 1000, "relu_bias_backward large");
 	test_softmax_xent(100, 10);
 	test_softmax_xent(257, 70); /* more classes than a warp has lanes */
 	test_softmax_xent(3, 1);

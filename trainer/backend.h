@@ -73,19 +73,20 @@ void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float al
 /* Z (rows x cols) += bias (cols) on every row; then, with relu, Z = max(Z, 0). */
 void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu);
 
-/* dZ[i] = 0 where A[i] <= 0 (the backward of ReLU, A its output), n values. */
-void tr_relu_backward(tr_math *m, float *dZ, const float *A, size_t n);
-
-/* db[c] = sum over rows r of dZ[r][c] (the bias gradient). */
-void tr_col_sum(tr_math *m, const float *dZ, int rows, int cols, float *db);
+/* The backward of a ReLU layer and its bias in one pass: dZ[r][c] = 0
+ * where A[r][c] <= 0 (A the layer's output), and db[c] = the sum over rows
+ * r of the masked dZ[r][c] (the bias gradient), rows x cols. */
+void tr_relu_bias_backward(tr_math *m, float *dZ, const float *A, int rows, int cols, float *db);
 
 /* Softmax cross-entropy of `rows` rows of K logits against int64 labels in
  * [0, K) (backend memory; checked by the caller). Adds the rows' summed
  * loss to stats[0] and the number whose largest logit is the label (first
- * largest on ties) to stats[1]; with dlogits non-NULL, writes the gradient
- * of the summed loss: softmax(row) - onehot(label). */
+ * largest on ties) to stats[1]; with dlogits non-NULL (it may be logits
+ * itself), writes the gradient of the summed loss: softmax(row) -
+ * onehot(label), and with dbias non-NULL too, its sum over the rows (the
+ * last layer's bias gradient), K floats. */
 void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int rows, int K,
-                     float *dlogits, float *stats);
+                     float *dlogits, float *dbias, float *stats);
 
 /* Optimizer updates over n parameters (see optim.h for the formulas). The
  * gradient used is g = grad * grad_scale + weight_decay * param. */

@@ -95,17 +95,11 @@ static __global__ void k_bias_act(float *Z, const float *bias, int rows, int col
 		}
 }
 
-static __global__ void k_relu_backward(float *dZ, const float *A, size_t n)
-{
-	size_t stride = (size_t)gridDim.x * blockDim.x;
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-		if (!(A[i] > 0.0f))
-			dZ[i] = 0.0f;
-}
-
 /* Blocks of 32 columns x 8 row lanes: each lane sums every 8th row of its
- * column (coalesced across the warp), then the 8 partial sums are added. */
-static __global__ void k_col_sum(const float *dZ, int rows, int cols, float *db)
+ * column (coalesced across the warp), then the 8 partial sums are added.
+ * With A, the ReLU's backward in the same pass: each element is masked
+ * (0 where A <= 0) as it is read, written back, and summed masked. */
+static __global__ void k_col_sum(float *dZ, const float *A, int rows, int cols, float *db)
 {
 	__shared__ float part[8][33];
 	const int tx = threadIdx.x, ty = threadIdx.y;
@@ -113,8 +107,12 @@ static __global__ void k_col_sum(const float *dZ, int rows, int cols, float *db)
 		int c = c0 + tx;
 		float s = 0.0f;
 		if (c < cols)
-			for (int r = ty; r < rows; r += 8)
-				s += dZ[(size_t)r * cols + c];
+			for (int r = ty; r < rows; r += 8) {
+				size_t i = (size_t)r * cols + c;
+				if (A && !(A[i] > 0.0f))
+					dZ[i] = 0.0f;
+				s += dZ[i];
+			}
 		part[ty][tx] = s;
 		__syncthreads();
 		if (ty == 0 && c < cols) {
@@ -427,31 +425,31 @@ void tr_cuda_bias_act(tr_cuda *c, float *Z, const float *bias, int rows, int col
 	launched(c);
 }
 
-void tr_cuda_relu_backward(tr_cuda *c, float *dZ, const float *A, size_t n)
-{
-	if (!n)
-		return;
-	k_relu_backward<<<grid_for(c, n, THREADS), THREADS, 0, c->stream>>>(dZ, A, n);
-	launched(c);
-}
-
-void tr_cuda_col_sum(tr_cuda *c, const float *dZ, int rows, int cols, float *db)
+static void col_sum(tr_cuda *c, float *dZ, const float *A, int rows, int cols, float *db)
 {
 	if (cols <= 0)
 		return;
 	unsigned gx = (unsigned)((cols + 31) / 32);
-	k_col_sum<<<gx < 65535 ? gx : 65535, dim3(32, 8), 0, c->stream>>>(dZ, rows, cols, db);
+	k_col_sum<<<gx < 65535 ? gx : 65535, dim3(32, 8), 0, c->stream>>>(dZ, A, rows, cols, db);
 	launched(c);
 }
 
+void tr_cuda_relu_bias_backward(tr_cuda *c, float *dZ, const float *A, int rows, int cols,
+                                float *db)
+{
+	col_sum(c, dZ, A, rows, cols, db);
+}
+
 void tr_cuda_softmax_xent(tr_cuda *c, const float *logits, const int64_t *labels, int rows,
-                          int K, float *dlogits, float *stats)
+                          int K, float *dlogits, float *dbias, float *stats)
 {
 	if (rows <= 0 || K <= 0)
 		return;
 	k_softmax_xent<<<grid_for(c, (size_t)rows, WARPS), THREADS, 0, c->stream>>>(
 	    logits, labels, rows, K, dlogits, stats);
 	launched(c);
+	if (dlogits && dbias)
+		col_sum(c, dlogits, NULL, rows, K, dbias);
 }
 
 void tr_cuda_sgd_step(tr_cuda *c, float *param, const float *grad, float *velocity, size_t n,

@@ -30,10 +30,10 @@ void tr_cuda_gemm(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K, flo
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc);
 void tr_cuda_bias_act(tr_cuda *c, float *Z, const float *bias, int rows, int cols, int relu);
-void tr_cuda_relu_backward(tr_cuda *c, float *dZ, const float *A, size_t n);
-void tr_cuda_col_sum(tr_cuda *c, const float *dZ, int rows, int cols, float *db);
+void tr_cuda_relu_bias_backward(tr_cuda *c, float *dZ, const float *A, int rows, int cols,
+                                float *db);
 void tr_cuda_softmax_xent(tr_cuda *c, const float *logits, const int64_t *labels, int rows,
-                          int K, float *dlogits, float *stats);
+                          int K, float *dlogits, float *dbias, float *stats);
 void tr_cuda_sgd_step(tr_cuda *c, float *param, const float *grad, float *velocity, size_t n,
                       const tr_sgd_args *a);
 void tr_cuda_adam_step(tr_cuda *c, float *param, const float *grad, float *m1, float *m2,

@@ -128,8 +128,10 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
 {
 	int L = net->nlayers;
+	/* with backward, the last layer's bias gradient comes in the same pass */
 	tr_softmax_xent(net->math, net->out[L - 1], in->labels, in->rows, net->sizes[L],
-	                backward ? net->delta[0] : NULL, stats);
+	                backward ? net->delta[0] : NULL,
+	                backward ? net->grads + net->b_off[L - 1] : NULL, stats);
 }
 
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx)
@@ -150,12 +152,15 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 			tr_gemm(net->math, 1, 0, units, fan_in, rows, 1.0f, dz, units, net->out[l - 1],
 			        fan_in, 0.0f, dW, fan_in);
 		}
-		tr_col_sum(net->math, dz, rows, units, net->grads + net->b_off[l]);
+		/* (layer l's bias gradient is already there: from the loss's pass
+		 * for the last layer, from the ReLU's pass below for the others) */
 		if (l > 0) {
-			/* the gradient flowing into the layer below, through its ReLU */
+			/* the gradient flowing into the layer below, through its ReLU,
+			 * and that layer's bias gradient, in one pass */
 			tr_gemm(net->math, 0, 0, rows, fan_in, units, 1.0f, dz, units,
 			        net->params + net->w_off[l], fan_in, 0.0f, spare, fan_in);
-			tr_relu_backward(net->math, spare, net->out[l - 1], (size_t)rows * fan_in);
+			tr_relu_bias_backward(net->math, spare, net->out[l - 1], rows, fan_in,
+			                      net->grads + net->b_off[l - 1]);
 			float *t = dz;
 			dz = spare;
 			spare = t;

@@ -78,12 +78,14 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in);
 
 /* Loss of the last forward: adds the summed loss and correct count to
  * stats[0..1] (backend memory); with `backward`, also keeps the loss's
- * gradient for tr_mlp_backward. */
+ * gradient for tr_mlp_backward and writes the last layer's bias gradient
+ * (in the same pass). */
 void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward);
 
 /* Backward of the summed loss into net->grads (unscaled: the caller
  * divides by the global batch). After each layer, calls ready(ctx, end):
- * grads [0, end) are final (queued, on a GPU). */
+ * grads [0, end) are final (queued, on a GPU), and params [0, end) are
+ * read no more by this backward, so they may be updated at once. */
 typedef void (*tr_mlp_ready_fn)(void *ctx, size_t end);
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx);
 
