@@ -10,7 +10,8 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/mlp.c trainer/mlp.h \
 	trainer/optim.c trainer/optim.h \
 	trainer/checkpoint.c trainer/checkpoint.h
-trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+# no errno from sqrtf & co., so that the optimizer's loops vectorise
+trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) -fno-math-errno
 TRAINER_LIBS = trainer/libtrainer.la recordio/librecordio.la lib/librio_internal.la \
 	$(OPENBLAS_LIBS) -lm
 

@@ -154,7 +154,8 @@ static void setup(tr_run *r)
 			rc = -ENOMEM;
 	}
 	if (rc == 0)
-		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, n, o->bucket_bytes);
+		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, r->net.nparams, o->bucket_bytes,
+		                     r->staging + r->net.nparams, TR_MLP_EXTRA);
 	if (rc < 0)
 		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
 		         tr_mlp_param_count(sizes, nlayers));

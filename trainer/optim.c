@@ -1,7 +1,7 @@
 /*
  * optim.c — the learning-rate schedule and the optimizer state; the update
  * itself runs in the math backend (tr_sgd_step, tr_adam_step), so it
- * happens where the parameters live.
+ * happens where the parameters live, one pass over each range it is given.
  */
 #include "config.h"
 #include "optim.h"
@@ -52,22 +52,41 @@ float tr_optim_lr(const tr_optim_config *c, uint64_t step)
 	return (float)target;
 }
 
-void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_scale,
-                   uint64_t step)
+void tr_optim_begin(tr_optim *o, float grad_scale, uint64_t step)
 {
-	float lr = tr_optim_lr(&o->cfg, step);
+	o->lr = tr_optim_lr(&o->cfg, step);
+	o->grad_scale = grad_scale;
 	o->t++;
+}
+
+int tr_optim_bucketwise(const tr_optim *o)
+{
+	(void)o;
+	return 1;
+}
+
+void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begin, size_t end)
+{
+	size_t n = end - begin;
 	if (o->cfg.kind == TR_OPT_ADAM) {
 		tr_adam_args a = {
-			.lr = lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2, .eps = o->cfg.eps,
-			.weight_decay = o->cfg.weight_decay, .grad_scale = grad_scale,
+			.lr = o->lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2, .eps = o->cfg.eps,
+			.weight_decay = o->cfg.weight_decay, .grad_scale = o->grad_scale,
 			.bias1 = (float)(1.0 - pow(o->cfg.beta1, (double)o->t)),
 			.bias2 = (float)(1.0 - pow(o->cfg.beta2, (double)o->t)),
 		};
-		tr_adam_step(o->math, params, grads, o->state1, o->state2, o->n, &a);
+		tr_adam_step(o->math, params + begin, grads + begin, o->state1 + begin,
+		             o->state2 + begin, n, &a);
 	} else {
-		tr_sgd_args a = {.lr = lr, .momentum = o->cfg.momentum,
-		                 .weight_decay = o->cfg.weight_decay, .grad_scale = grad_scale};
-		tr_sgd_step(o->math, params, grads, o->state1, o->n, &a);
+		tr_sgd_args a = {.lr = o->lr, .momentum = o->cfg.momentum,
+		                 .weight_decay = o->cfg.weight_decay, .grad_scale = o->grad_scale};
+		tr_sgd_step(o->math, params + begin, grads + begin, o->state1 + begin, n, &a);
 	}
+}
+
+void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_scale,
+                   uint64_t step)
+{
+	tr_optim_begin(o, grad_scale, step);
+	tr_optim_update(o, params, grads, 0, o->n);
 }

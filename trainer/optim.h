@@ -41,6 +41,7 @@ typedef struct tr_optim {
 	size_t n;
 	float *state1, *state2; /* backend: SGD velocity; Adam m and v      */
 	uint64_t t;             /* updates applied                          */
+	float lr, grad_scale;   /* of the update begun                      */
 } tr_optim;
 
 int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg);
@@ -51,7 +52,21 @@ int tr_optim_state_count(const tr_optim *o);
 /* The learning rate at global step `step` (from 0). */
 float tr_optim_lr(const tr_optim_config *cfg, uint64_t step);
 
-/* One update of params from grads, at global step `step`. */
+/* An update in pieces: tr_optim_begin() once for global step `step`
+ * (the rate, Adam's bias corrections), then tr_optim_update() over ranges
+ * that together cover [0, n) once, in any order (each a single pass over
+ * its range: a bucket of the allreduce, updated as soon as its sum is in).
+ * Each element's new value depends only on its own state, so the order
+ * changes nothing. */
+void tr_optim_begin(tr_optim *o, float grad_scale, uint64_t step);
+void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begin, size_t end);
+/* 1 when a range can be updated on its own (SGD, Adam); 0 for an optimizer
+ * that needs whole layers first (a layer-wise trust ratio): then one
+ * tr_optim_update() over [0, n) once every gradient is in. */
+int tr_optim_bucketwise(const tr_optim *o);
+
+/* One whole update of params from grads, at global step `step`: begin,
+ * then update [0, n). */
 void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_scale,
                    uint64_t step);
 

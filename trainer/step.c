@@ -2,12 +2,16 @@
  * step.c — one training step and one evaluation pass of a rank.
  *
  * A step: take the next batch from the loader (timing the wait), forward,
- * loss, backward; as each layer's gradients are final they are staged to
- * host memory (on a GPU) and handed to the reducer, whose buckets are then
- * summed over the ranks while backward goes on. The step's loss, correct
- * count, record count and a non-finite flag travel in the same buffer, so
- * after the last bucket every rank knows the global batch's size and
- * whether any rank saw a NaN or an infinity: then all skip the update.
+ * loss; the step's loss, correct count, record count and flags (a NaN or
+ * an infinity in the rank's input or loss, a data error) are summed over
+ * the ranks ahead of the gradients (the reducer's head), while backward
+ * runs. As each layer's gradients are final they are staged to host
+ * memory (on a GPU) and handed to the reducer, whose buckets are summed
+ * over the ranks while backward goes on; each bucket is updated by the
+ * optimizer as soon as its sum is in (on one rank: at once, while it is
+ * in cache), in one pass. When any rank saw a non-finite value, all skip
+ * the update; a bucket whose sum is not finite (backward overflowed) is
+ * not applied, and the step counts as skipped.
  * A rank whose data fails (damage, a label outside --classes) still takes
  * part in the step's collectives, with nothing to add and a flag set, so
  * that every rank learns of it at the same moment and none is left waiting.
@@ -70,15 +74,72 @@ static int batch_input(const tr_run *r, rio_loader *l, const rio_batch *b, tr_in
 	return 0;
 }
 
-typedef struct stage_ctx {
-	tr_run *run;
-	size_t staged;
-} stage_ctx;
+/* 1 when an input block that can hold NaN or infinities (a float or int64
+ * list: bytes become 0..1) holds one; read on the host. */
+static int input_nonfinite(const tr_run *r, const rio_batch *b)
+{
+	for (int i = 0; i < r->o.nx; i++)
+		if (r->specs[i].scale == 0.0f &&
+		    tr_nonfinite(b->columns[i].host, b->count * r->specs[i].length))
+			return 1;
+	return 0;
+}
 
-/* Called by backward after each layer: grads [0, end) are final. */
+typedef struct step_ctx {
+	tr_run *run;
+	size_t staged;      /* GPU: grads [0, staged) copied to the host      */
+	int decided;        /* the head's sums are in and were read           */
+	int apply;          /* ... and say the step is to be applied          */
+	int partial;        /* a bucket's sum was not finite: not applied     */
+} step_ctx;
+
+/* Updates every bucket whose sum is in (with wait: every bucket, waiting
+ * for them), once the head says whether and how: a bucket is updated when
+ * the step is applied and its own sum is finite, whatever the order the
+ * buckets come in, so the result is the same on every rank and run. */
+static void update_buckets(step_ctx *s, int wait)
+{
+	tr_run *r = s->run;
+	size_t np = r->net.nparams;
+	if (!s->decided) {
+		if (!tr_reducer_head_in(&r->red, wait))
+			return;
+		const float *sum = r->staging + np;
+		s->decided = 1;
+		s->apply = sum[TR_EXTRA_FAILED] == 0 && sum[TR_EXTRA_NONFINITE] == 0 &&
+		           sum[TR_EXTRA_COUNT] >= 1;
+		if (s->apply)
+			tr_optim_begin(&r->opt, 1.0f / sum[TR_EXTRA_COUNT], r->global_step);
+	}
+	int whole = !tr_optim_bucketwise(&r->opt);
+	size_t begin, end;
+	int finite;
+	while (tr_reducer_take(&r->red, wait, &begin, &end, &finite)) {
+		if (!finite)
+			s->partial = 1;
+		if (!s->apply || !finite || whole)
+			continue;
+		double t0 = tr_now();
+		if (on_gpu(r))
+			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin, end - begin);
+		tr_optim_update(&r->opt, r->net.params, r->net.grads, begin, end);
+		r->t_optimizer += tr_now() - t0;
+	}
+	/* an optimizer that needs whole layers: one pass once all are in */
+	if (wait && whole && s->apply && !s->partial) {
+		double t0 = tr_now();
+		if (on_gpu(r))
+			tr_math_from_host(r->math, r->net.grads, r->staging, np);
+		tr_optim_update(&r->opt, r->net.params, r->net.grads, 0, np);
+		r->t_optimizer += tr_now() - t0;
+	}
+}
+
+/* Called by backward after each layer: grads [0, end) are final, and
+ * params [0, end) are read no more by this step. */
 static void grads_ready(void *ctx, size_t end)
 {
-	stage_ctx *s = ctx;
+	step_ctx *s = ctx;
 	tr_run *r = s->run;
 	if (on_gpu(r) && end > s->staged) {
 		tr_math_to_host(r->math, r->staging + s->staged, r->net.grads + s->staged,
@@ -86,18 +147,19 @@ static void grads_ready(void *ctx, size_t end)
 		s->staged = end;
 	}
 	tr_reducer_ready(&r->red, end);
+	update_buckets(s, 0);
 }
 
 int tr_run_step(tr_run *r, char *err, size_t errlen)
 {
 	size_t np = r->net.nparams;
-	float *extras = r->net.grads + np;
+	float *extras = r->net.grads + np, *head = r->staging + np;
 	double t0 = tr_now();
 	rio_batch *b = NULL;
 	int rc = rio_loader_next(r->train, &b);
 	double t1 = tr_now();
 	r->t_wait += t1 - t0;
-	int failed = 0;
+	int failed = 0, nonfinite = 0;
 	tr_input in;
 	if (rc < 0) {
 		loader_error(r->train, rc, err, errlen);
@@ -107,12 +169,30 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	}
 	tr_math_zero(r->math, extras, TR_MLP_EXTRA);
 	tr_reducer_begin(&r->red);
-	stage_ctx s = {r, 0};
+	step_ctx s = {.run = r};
 	int rows = 0;
-	if (rc == 1 && !failed) {
+	int go = rc == 1 && !failed;
+	if (go) {
 		rows = in.rows;
+		nonfinite = input_nonfinite(r, b);
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, extras, 1);
+		/* the loss and correct count (on a GPU, the wait for forward) */
+		if (tr_math_to_host(r->math, head, extras, TR_MLP_EXTRA) < 0) {
+			snprintf(err, errlen, "the GPU failed during a training step");
+			return -1;
+		}
+		nonfinite |= !isfinite(head[TR_EXTRA_LOSS]);
+	} else {
+		memset(head, 0, TR_MLP_EXTRA * sizeof *head);
+	}
+	/* the head goes ahead of the gradients: by the time the first bucket is
+	 * in, every rank knows the global batch and whether to apply the step */
+	head[TR_EXTRA_COUNT] = (float)rows;
+	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
+	head[TR_EXTRA_FAILED] = (float)failed;
+	tr_reducer_head(&r->red);
+	if (go) {
 		tr_mlp_backward(&r->net, &in, grads_ready, &s);
 	} else {
 		/* this rank failed, or its epoch ended early (damaged records
@@ -120,31 +200,22 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 		memset(r->staging, 0, np * sizeof *r->staging);
 		tr_reducer_ready(&r->red, np);
 	}
-	/* the loss and correct count (and, on a GPU, the wait for backward) */
-	tr_math_to_host(r->math, r->staging + np, extras, TR_MLP_EXTRA);
+	tr_reducer_flush(&r->red);
+	update_buckets(&s, 1);
 	if (tr_math_sync(r->math) < 0) {
 		snprintf(err, errlen, "the GPU failed during a training step");
 		return -1;
 	}
-	r->staging[np + TR_EXTRA_COUNT] = (float)rows;
-	r->staging[np + TR_EXTRA_FAILED] = (float)failed;
-	tr_reducer_finish(&r->red, np + TR_EXTRA_NONFINITE);
 	if (b)
 		rio_loader_release(r->train, b);
 
-	const float *sum = r->staging + np;
+	const float *sum = head;
 	if (sum[TR_EXTRA_FAILED] > 0)
 		return failed ? -1 : 1;
-	if (sum[TR_EXTRA_NONFINITE] > 0 || sum[TR_EXTRA_COUNT] < 1) {
+	if (!s.apply || s.partial) {
 		r->skipped_steps++;
 		r->ep_skipped++;
 	} else {
-		double t2 = tr_now();
-		if (on_gpu(r))
-			tr_math_from_host(r->math, r->net.grads, r->staging, np);
-		tr_optim_step(&r->opt, r->net.params, r->net.grads, 1.0f / sum[TR_EXTRA_COUNT],
-		              r->global_step);
-		r->t_optimizer += tr_now() - t2;
 		r->ep_loss += sum[TR_EXTRA_LOSS];
 		r->ep_correct += sum[TR_EXTRA_CORRECT];
 		r->ep_count += sum[TR_EXTRA_COUNT];
