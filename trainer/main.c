@@ -96,9 +96,11 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train)
 static void setup(tr_run *r)
 {
 	const tr_options *o = &r->o;
-	/* features, from the training data's first record; the test data must match */
-	int rc = tr_features_resolve(o->train, o->x, o->nx, o->y, r->specs, msg, sizeof msg);
-	if (rc == 0 && o->test) {
+	/* features, from the training data's first record (--synthetic without
+	 * it: the test data's); the test data must match */
+	const char *first = o->train ? o->train : o->test;
+	int rc = first ? tr_features_resolve(first, o->x, o->nx, o->y, r->specs, msg, sizeof msg) : 0;
+	if (rc == 0 && o->test && o->train) {
 		rio_column_spec t[TR_MLP_MAX_INPUTS + 1];
 		rc = tr_features_resolve(o->test, o->x, o->nx, o->y, t, msg, sizeof msg);
 		for (int i = 0; rc == 0 && i < o->nx; i++)
@@ -128,9 +130,10 @@ static void setup(tr_run *r)
 	rc = tr_math_open(&r->math, o->device, r->w.local_rank, threads, msg, sizeof msg);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
-	rc = open_loader(r, &r->train, o->train, 1);
+	/* --synthetic: no loader for the training data */
+	rc = o->synthetic ? 0 : open_loader(r, &r->train, o->train, 1);
 	/* start filling the first batches (and the shuffle buffer) now */
-	if (rc == 0 && (rc = rio_loader_set_epoch(r->train, 0)) < 0)
+	if (rc == 0 && r->train && (rc = rio_loader_set_epoch(r->train, 0)) < 0)
 		snprintf(msg, sizeof msg, "--train %s: %s", o->train, rio_loader_error(r->train)->message);
 	if (rc == 0 && o->test)
 		rc = open_loader(r, &r->test, o->test, 0);
@@ -138,12 +141,16 @@ static void setup(tr_run *r)
 
 	/* the model */
 	int sizes[TR_MLP_MAX_LAYERS + 1], nlayers = o->nhidden + 1;
-	sizes[0] = (int)tr_features_width(r->specs, o->nx);
+	sizes[0] = o->synthetic_inputs ? o->synthetic_inputs : (int)tr_features_width(r->specs, o->nx);
 	for (int i = 0; i < o->nhidden; i++)
 		sizes[i + 1] = o->hidden[i];
 	sizes[nlayers] = o->classes;
 	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
 	rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
+	/* with ranks to sum over, each bucket is handed on as soon as backward
+	 * has made it, so that its allreduce overlaps the rest */
+	if (r->w.size > 1)
+		r->net.ready_every = o->bucket_bytes / sizeof(float);
 	if (rc == 0)
 		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
 	size_t n = r->net.nparams + TR_MLP_EXTRA;
@@ -152,6 +159,11 @@ static void setup(tr_run *r)
 		r->eval_stats = tr_math_alloc(r->math, 2);
 		if (!r->staging || !r->eval_stats)
 			rc = -ENOMEM;
+	}
+	if (rc == 0 && o->synthetic) {
+		r->synth = &r->synth_pool;
+		rc = tr_synthetic_init(r->synth, r->math, sizes[0], o->classes, r->batch, o->seed,
+		                       r->w.rank);
 	}
 	if (rc == 0)
 		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, r->net.nparams, o->bucket_bytes,
@@ -162,7 +174,9 @@ static void setup(tr_run *r)
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
 	/* steps per epoch: what every rank can do with full batches */
-	r->steps_per_epoch = tr_world_min_u64(&r->w, rio_loader_full_batches(r->train));
+	uint64_t global = (uint64_t)r->batch * (uint64_t)r->w.size;
+	r->steps_per_epoch = r->synth ? (TR_SYNTHETIC_EPOCH_RECORDS + global - 1) / global
+	                              : tr_world_min_u64(&r->w, rio_loader_full_batches(r->train));
 	if (r->steps_per_epoch == 0) {
 		snprintf(msg, sizeof msg,
 		         "--train %s: a rank has fewer records (%llu) than one batch of %d", o->train,
@@ -300,7 +314,8 @@ static void resume(tr_run *r)
 	uint32_t size;
 	uint8_t *blob = tr_world_scatter_blobs(&r->w, r->w.rank == 0 ? c.blob_size : NULL,
 	                                       r->w.rank == 0 ? c.blob : NULL, &size);
-	rc = rio_loader_state_restore(r->train, blob, size);
+	/* --synthetic: the step alone says which batch comes next */
+	rc = r->train ? rio_loader_state_restore(r->train, blob, size) : 0;
 	free(blob);
 	if (rc < 0)
 		snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of rank %d does not fit "
@@ -319,9 +334,11 @@ static void resume(tr_run *r)
 /* Collective: gathers the loader positions, and rank 0 writes everything. */
 static void save_checkpoint(tr_run *r)
 {
-	int size = rio_loader_state_save(r->train, NULL, 0);
-	uint8_t *blob = size > 0 ? malloc((size_t)size) : NULL;
-	tr_world_agree(&r->w, !blob || rio_loader_state_save(r->train, blob, (size_t)size) != size,
+	/* --synthetic: no loader, one byte for the position the step says */
+	int size = r->train ? rio_loader_state_save(r->train, NULL, 0) : 1;
+	uint8_t *blob = size > 0 ? calloc(1, (size_t)size) : NULL;
+	tr_world_agree(&r->w, !blob || (r->train && rio_loader_state_save(r->train, blob,
+	                                                                  (size_t)size) != size),
 	               "cannot save the loader's position", EXIT_DATA);
 	tr_ckpt c = {0};
 	int rc = tr_world_gather_blobs(&r->w, blob, (uint32_t)size, &c.blob_size, &c.blob);
@@ -440,8 +457,9 @@ static void train(tr_run *r)
 			break;
 		double seconds = tr_now() - t0;
 		/* the ranks agreed on fewer steps than some have batches */
-		int rc = rio_loader_set_epoch(r->train, r->epoch + 1);
-		tr_world_agree(&r->w, rc < 0, rio_loader_error(r->train)->message, EXIT_DATA);
+		int rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
+		tr_world_agree(&r->w, rc < 0, rc < 0 ? rio_loader_error(r->train)->message : "",
+		               EXIT_DATA);
 		double test[3] = {0, 0, 0};
 		if (r->test) {
 			rc = tr_run_eval(r, test, msg, sizeof msg);
@@ -475,6 +493,8 @@ static void teardown(tr_run *r)
 	if (r->math)
 		tr_math_free(r->math, r->eval_stats);
 	tr_optim_free(&r->opt);
+	if (r->synth)
+		tr_synthetic_free(r->synth);
 	tr_mlp_free(&r->net);
 	rio_loader_close(r->train);
 	rio_loader_close(r->test);
@@ -502,8 +522,8 @@ int main(int argc, char **argv)
 		       r->w.size > 1 ? "s" : "", r->net.nparams, r->net.sizes[0]);
 		for (int l = 1; l <= r->net.nlayers; l++)
 			printf("-%d", r->net.sizes[l]);
-		printf("), %d records per rank and step, %llu steps per epoch, %s", r->batch,
-		       (unsigned long long)r->steps_per_epoch,
+		printf("), %d records per rank and step, %llu steps per epoch%s, %s", r->batch,
+		       (unsigned long long)r->steps_per_epoch, r->synth ? " of synthetic data" : "",
 		       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
 		if (r->o.device == TR_DEVICE_CPU)
 			printf(" (OpenBLAS %s kernels)", openblas_get_corename());

@@ -134,33 +134,59 @@ void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
 	                backward ? net->grads + net->b_off[L - 1] : NULL, stats);
 }
 
+/* Rows [r0, r1) of layer l's weight gradient: dz^T times the layer's input
+ * (the feature blocks, each into its columns, for the first layer). */
+static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz, int r0, int r1)
+{
+	int rows = in->rows, fan_in = net->sizes[l], units = net->sizes[l + 1];
+	float *dW = net->grads + net->w_off[l] + (size_t)r0 * fan_in;
+	if (l == 0) {
+		int col = 0;
+		for (int p = 0; p < in->nparts; p++) {
+			tr_gemm(net->math, 1, 0, r1 - r0, in->width[p], rows, 1.0f, dz + r0, units,
+			        in->part[p], in->width[p], 0.0f, dW + col, fan_in);
+			col += in->width[p];
+		}
+	} else {
+		tr_gemm(net->math, 1, 0, r1 - r0, fan_in, rows, 1.0f, dz + r0, units, net->out[l - 1],
+		        fan_in, 0.0f, dW, fan_in);
+	}
+}
+
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx)
 {
 	int rows = in->rows;
 	float *dz = net->delta[0], *spare = net->delta[1];
 	for (int l = net->nlayers - 1; l >= 0; l--) {
 		int fan_in = net->sizes[l], units = net->sizes[l + 1];
-		float *dW = net->grads + net->w_off[l];
-		if (l == 0) {
-			int col = 0;
-			for (int p = 0; p < in->nparts; p++) {
-				tr_gemm(net->math, 1, 0, units, in->width[p], rows, 1.0f, dz, units,
-				        in->part[p], in->width[p], 0.0f, dW + col, fan_in);
-				col += in->width[p];
-			}
-		} else {
-			tr_gemm(net->math, 1, 0, units, fan_in, rows, 1.0f, dz, units, net->out[l - 1],
-			        fan_in, 0.0f, dW, fan_in);
-		}
 		/* (layer l's bias gradient is already there: from the loss's pass
 		 * for the last layer, from the ReLU's pass below for the others) */
 		if (l > 0) {
-			/* the gradient flowing into the layer below, through its ReLU,
-			 * and that layer's bias gradient, in one pass */
+			/* first, while W_l is still the step's: the gradient flowing
+			 * into the layer below, through its ReLU, and that layer's bias
+			 * gradient, in one pass */
 			tr_gemm(net->math, 0, 0, rows, fan_in, units, 1.0f, dz, units,
 			        net->params + net->w_off[l], fan_in, 0.0f, spare, fan_in);
 			tr_relu_bias_backward(net->math, spare, net->out[l - 1], rows, fan_in,
 			                      net->grads + net->b_off[l - 1]);
+		}
+		/* then W_l's gradient, in pieces ending at the ready_every
+		 * boundaries of the buffer (whole rows), each handed on at once */
+		size_t base = net->w_off[l];
+		for (int r0 = 0, r1; r0 < units; r0 = r1) {
+			r1 = units;
+			if (net->ready_every && ready) {
+				size_t next = ((base + (size_t)r0 * fan_in) / net->ready_every + 1) *
+				              net->ready_every;
+				size_t want = (next - base + (size_t)fan_in - 1) / (size_t)fan_in;
+				if (want < (size_t)units)
+					r1 = (int)want;
+			}
+			weight_grad(net, in, l, dz, r0, r1);
+			if (r1 < units)
+				ready(ctx, base + (size_t)r1 * fan_in);
+		}
+		if (l > 0) {
 			float *t = dz;
 			dz = spare;
 			spare = t;

@@ -36,6 +36,11 @@ void tr_options_usage(FILE *f)
 	      "      --shuffle-buffer N     records in the shuffle buffer (default 10000)\n"
 	      "      --sharding MODE        auto (default), files or records (see the loader)\n"
 	      "      --workers N            loader threads per rank (default 1)\n"
+	      "      --synthetic[=N]        train on batches made in memory (no loader, no\n"
+	      "                             files; from --seed), to see what the input\n"
+	      "                             pipeline costs: N inputs (default 784, or the\n"
+	      "                             width of --train/--test's --x when given),\n"
+	      "                             --classes classes, 60000 records an epoch\n"
 	      "\n"
 	      "Model and optimisation:\n"
 	      "      --hidden SIZES         hidden layer sizes (default 256,128)\n"
@@ -86,6 +91,7 @@ enum {
 	OPT_MOMENTUM, OPT_WD, OPT_OPTIMIZER, OPT_SEED, OPT_WORKERS, OPT_SHUFFLE, OPT_SHUFFLE_BUFFER,
 	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
+	OPT_SYNTHETIC,
 };
 
 static const struct option long_options[] = {
@@ -122,6 +128,7 @@ static const struct option long_options[] = {
 	{"quiet", no_argument, 0, 'q'},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, OPT_VERSION},
+	{"synthetic", optional_argument, 0, OPT_SYNTHETIC},
 	{0, 0, 0, 0},
 };
 
@@ -409,6 +416,11 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			if (parse_size(optarg, &o->bucket_bytes) < 0)
 				return bad(err, errlen, c, "'%s' is not a size (e.g. 256K, 1M)", optarg);
 			break;
+		case OPT_SYNTHETIC:
+			o->synthetic = 1;
+			if (optarg && parse_int(optarg, 1, 1 << 24, &o->synthetic_inputs) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of inputs", optarg);
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 1;
 		case OPT_VERSION: return 2;
@@ -425,15 +437,28 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		         argv[optind]);
 		return -1;
 	}
-	if (!o->train) {
+	if (!o->train && !o->synthetic) {
 		snprintf(err, errlen, "--train SHARDS is required");
 		return -1;
 	}
-	if (!o->nx) {
+	/* --synthetic: the data, when given, only says the input width */
+	if (o->synthetic && !o->train && !o->test && !o->nx && !o->y) {
+		if (!o->synthetic_inputs)
+			o->synthetic_inputs = 784;
+	} else if (o->synthetic && o->synthetic_inputs) {
+		snprintf(err, errlen, "--synthetic=%d: the input width is that of --x in the data "
+		         "given; leave out =N or the data", o->synthetic_inputs);
+		return -1;
+	} else if (o->synthetic && !o->train && !o->test) {
+		snprintf(err, errlen, "--synthetic with --x/--y needs --train or --test to read "
+		         "their widths from");
+		return -1;
+	}
+	if (!o->nx && !o->synthetic_inputs) {
 		snprintf(err, errlen, "--x FEATURE[,FEATURE...] is required");
 		return -1;
 	}
-	if (!o->y) {
+	if (!o->y && !o->synthetic_inputs) {
 		snprintf(err, errlen, "--y FEATURE is required");
 		return -1;
 	}

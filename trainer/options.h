@@ -44,6 +44,8 @@ typedef struct tr_options {
 	size_t bucket_bytes;
 	int threads;                   /* OpenBLAS threads per rank; 0: auto */
 	int quiet;
+	int synthetic;                 /* 1: --synthetic, batches made in memory */
+	int synthetic_inputs;          /* --synthetic=N; 0: from the data, or 784 */
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message

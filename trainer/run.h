@@ -12,6 +12,7 @@
 #include "optim.h"
 #include "options.h"
 #include "reducer.h"
+#include "synthetic.h"
 #include "world.h"
 
 #include <stdint.h>
@@ -23,7 +24,9 @@ typedef struct tr_run {
 	tr_mlp net;
 	tr_optim opt;
 	tr_reducer red;
-	rio_loader *train, *test;
+	rio_loader *train, *test;  /* train is NULL with --synthetic           */
+	tr_synthetic synth_pool;
+	tr_synthetic *synth;       /* --synthetic: &synth_pool, else NULL    */
 	rio_column_spec specs[TR_MLP_MAX_INPUTS + 1]; /* inputs, then label */
 	int batch;                 /* records per rank and step               */
 	uint64_t steps_per_epoch;  /* agreed by all ranks                     */

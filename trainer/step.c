@@ -156,12 +156,18 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	float *extras = r->net.grads + np, *head = r->staging + np;
 	double t0 = tr_now();
 	rio_batch *b = NULL;
-	int rc = rio_loader_next(r->train, &b);
+	tr_input in;
+	int rc = 1;
+	if (r->synth)
+		tr_synthetic_batch(r->synth, r->global_step, &in);
+	else
+		rc = rio_loader_next(r->train, &b);
 	double t1 = tr_now();
 	r->t_wait += t1 - t0;
 	int failed = 0, nonfinite = 0;
-	tr_input in;
-	if (rc < 0) {
+	if (r->synth) {
+		/* made finite, with labels in range */
+	} else if (rc < 0) {
 		loader_error(r->train, rc, err, errlen);
 		failed = 1;
 	} else if (rc == 1 && batch_input(r, r->train, b, &in, err, errlen) < 0) {
@@ -174,7 +180,7 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	int go = rc == 1 && !failed;
 	if (go) {
 		rows = in.rows;
-		nonfinite = input_nonfinite(r, b);
+		nonfinite = b && input_nonfinite(r, b);
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, extras, 1);
 		/* the loss and correct count (on a GPU, the wait for forward) */
