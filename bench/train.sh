@@ -1,32 +1,38 @@
 #!/bin/sh
 # train.sh — recordio-train's speed and quality on this machine, against its
 # own limits, in one run (figures, never pass/fail):
-#   a. OpenBLAS's sgemm peak (1024^3) with 1 and 2 threads, and its rate on
-#      the exact GEMMs of one step of 784-256-128-10 at batch 128
-#      (bench/sgemm_peak.c);
-#   b. samples/s on Fashion-MNIST (lz4 shards, buffer shuffle) with
-#      784-256-128-10 and batch 128 per rank: 1 rank with 1 OpenBLAS
-#      thread, 1 rank with 2 threads, 2 ranks with 1 thread each; scaling
-#      from 1 to 2 ranks (aim >= 1.8x);
-#   c. each run's step time split into data wait (aim < 1%), GEMMs,
-#      allreduce (exposed), optimizer, and the rest (elementwise ops, loss);
-#      the GEMMs' achieved GFLOP/s against the sgemm peak, and samples/s
-#      against the GEMM-bound rate (the peak spent on nothing but the
-#      step's GEMMs; aim >= 85%);
+#   a. OpenBLAS's sgemm peak (1024^3) with 1 and 2 threads, and the
+#      GEMM-only rate: the exact GEMMs of one step of 784-256-128-10 at
+#      batch 128 (bench/sgemm_peak.c), back to back for GEMM_SECONDS, as
+#      samples/s; one copy alone, and one copy per rank side by side (two
+#      processes, one thread each) summed over the copies: what the trainer
+#      would reach if a step were nothing but its GEMMs;
+#   b. samples/s with 784-256-128-10 and batch 128 per rank, on
+#      Fashion-MNIST (lz4 shards, buffer shuffle) and on --synthetic data
+#      (made in memory: no input pipeline): 1 rank with 1 OpenBLAS thread,
+#      1 rank with 2 threads (real data), 2 ranks with 1 thread each;
+#   c. each run's step time split into data wait, GEMMs, exposed allreduce
+#      (time inside MPI), elementwise (the rest: bias, ReLU, loss passes)
+#      and optimizer; samples/s against the GEMM-only rate of as many
+#      copies as ranks (aim >= 0.85), and the speedup from 1 to 2 ranks
+#      against the GEMM-only rate's own speedup from 1 to 2 copies (aim >=
+#      0.95: the cores share memory bandwidth, so 2 copies do not give 2x);
 #   d. quality: test accuracy per epoch over 20 epochs on 2 ranks (aim >=
 #      0.89; the dataset's published MLP baselines are 0.87-0.88);
 #   e. when PyTorch is installed (pip install torch), the same model, batch
 #      and optimizer in PyTorch DistributedDataParallel (gloo, 1 and 2
 #      processes, bench/ddp_baseline.py).
-# Samples/s: the median epoch and the slowest of EPOCHS (default 8), every
-# epoch counted (the first too); the time split is the median epoch's. The
-# last column is the mean speed of epochs 4+ against epochs 1-3: a run that
-# slows as training goes on (denormal weights did, by about a quarter, before
-# the CPU path flushed them to zero) shows below 1.
+# Samples/s: the median epoch (never the best) and the slowest of EPOCHS
+# (default 8), every epoch counted (the first too); the split is the median
+# epoch's. The "4+/1-3" column is the mean speed of epochs 4+ against
+# epochs 1-3: a run that slows as training goes on (denormal weights did,
+# by about a quarter, before the CPU path flushed them to zero) shows
+# below 1.
 #
 # Usage: bench/train.sh [BUILD_DIR]   (default build-bench/, built if missing)
-# Env: EPOCHS, BENCH_DIR (scratch, default /tmp/recordio-bench-train),
-#      QUALITY_ARGS (the 20-epoch run's optimizer options).
+# Env: EPOCHS, GEMM_SECONDS (default 10), BENCH_DIR (scratch, default
+#      /tmp/recordio-bench-train), QUALITY_ARGS (the 20-epoch run's
+#      optimizer options; QUALITY_ARGS=skip leaves d. out).
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$RIO_TOP/scripts/deps.sh"
@@ -62,6 +68,14 @@ fi
 echo "== a. OpenBLAS sgemm on this machine ($(nproc) cores, ${OPENBLAS_CORETYPE:-detected} kernels)"
 "$B/bench/sgemm_peak" 1 128 | tee "$W/sgemm1.json"
 "$B/bench/sgemm_peak" 2 128 | tee "$W/sgemm2.json"
+GS=${GEMM_SECONDS:-10}
+echo "GEMM-only rate, ${GS} s each: 1 copy; 2 copies side by side, 1 thread each; 1 copy, 2 threads"
+"$B/bench/sgemm_peak" 1 128 "$GS" | tee "$W/gemm1.json"
+"$B/bench/sgemm_peak" 1 128 "$GS" >"$W/gemm2a.json" &
+"$B/bench/sgemm_peak" 1 128 "$GS" >"$W/gemm2b.json"
+wait
+cat "$W/gemm2a.json" "$W/gemm2b.json"
+"$B/bench/sgemm_peak" 2 128 "$GS" | tee "$W/gemm1t2.json"
 
 train() { # NP THREADS METRICS [ARGS...]
 	np=$1 th=$2 m=$3; shift 3
@@ -69,47 +83,62 @@ train() { # NP THREADS METRICS [ARGS...]
 		--hidden 256,128 --batch 128 --threads "$th" --metrics "$m" --quiet "$@"
 }
 
-echo "== b, c. Fashion-MNIST, 784-256-128-10, batch 128 per rank, $EPOCHS epochs"
+echo "== b, c. 784-256-128-10, batch 128 per rank, $EPOCHS epochs: Fashion-MNIST and --synthetic"
 train 1 1 "$W/np1t1.json" --epochs "$EPOCHS"
 train 1 2 "$W/np1t2.json" --epochs "$EPOCHS"
 train 2 1 "$W/np2t1.json" --epochs "$EPOCHS"
+train 1 1 "$W/syn1t1.json" --epochs "$EPOCHS" --synthetic
+train 2 1 "$W/syn2t1.json" --epochs "$EPOCHS" --synthetic
 python3 - "$W" <<'PY'
 import json, sys
 w = sys.argv[1]
+def load(name):
+    return json.load(open(f"{w}/{name}.json"))
 def lines(name):
-    return [json.loads(l) for l in open(f"{w}/{name}")]
-s1, s2 = json.load(open(f"{w}/sgemm1.json")), json.load(open(f"{w}/sgemm2.json"))
-flops_per_sample = s1["step_flops"] / s1["batch"]
-print(f"sgemm peak: {s1['peak_gflops']:.1f} GFLOP/s (1 thread), {s2['peak_gflops']:.1f} (2 threads); "
-      f"the step's own shapes: {s1['step_gflops']:.1f} and {s2['step_gflops']:.1f}")
-print(f"{'run':<26}{'median/s':>10}{'slowest/s':>10}{'4+ vs 1-3':>10}{'wait':>8}{'gemm':>8}"
-      f"{'allred':>8}{'optim':>8}{'rest':>8}{'GEMM GF/s':>11}{'of peak':>9}{'of bound':>10}")
+    return [json.loads(l) for l in open(f"{w}/{name}.json")]
+s1, s2 = load("sgemm1"), load("sgemm2")
+g1 = load("gemm1")["step_samples_per_s"]
+g2 = load("gemm2a")["step_samples_per_s"] + load("gemm2b")["step_samples_per_s"]
+g1t2 = load("gemm1t2")["step_samples_per_s"]
+print(f"sgemm peak: {s1['peak_gflops']:.1f} GFLOP/s (1 thread), {s2['peak_gflops']:.1f} (2 threads)")
+print(f"GEMM-only rate: {g1:.0f} samples/s (1 copy), {g2:.0f} (2 copies side by side, summed; "
+      f"{g2 / g1:.2f}x), {g1t2:.0f} (1 copy, 2 threads)")
+print(f"{'run':<28}{'median/s':>10}{'slowest':>9}{'4+/1-3':>7}{'wait':>7}{'gemm':>7}"
+      f"{'allred':>7}{'elemw':>7}{'optim':>7}{'GEMM GF/s':>10}{'of GEMM-only':>13}")
 median = {}
-for name, label, np_, peak in (("np1t1", "1 rank, 1 thread", 1, s1["peak_gflops"]),
-                               ("np1t2", "1 rank, 2 threads", 1, s2["peak_gflops"]),
-                               ("np2t1", "2 ranks, 1 thread each", 2, s1["peak_gflops"])):
-    eps = lines(f"{name}.json")           # every epoch, the first too
+for name, label, bound in (("np1t1", "real, 1 rank, 1 thread", g1),
+                           ("np1t2", "real, 1 rank, 2 threads", g1t2),
+                           ("np2t1", "real, 2 ranks, 1 thread", g2),
+                           ("syn1t1", "synthetic, 1 rank", g1),
+                           ("syn2t1", "synthetic, 2 ranks", g2)):
+    eps = lines(name)                       # every epoch, the first too
     by_speed = sorted(eps, key=lambda x: x["samples_per_s"])
     e = by_speed[(len(by_speed) - 1) // 2]  # the median (the lower one of an even count)
-    slowest = by_speed[0]
-    median[name] = e
+    median[name] = e["samples_per_s"]
     early, late = eps[:3], eps[3:]
     speed = lambda es: sum(x["samples_per_s"] for x in es) / len(es)
-    ratio = f"{speed(late) / speed(early):>10.2f}" if late else f"{'n/a':>10}"
+    ratio = f"{speed(late) / speed(early):>7.2f}" if late else f"{'n/a':>7}"
     sec = e["seconds"]
-    parts = [e["data_wait_seconds"], e["gemm_seconds"], e["allreduce_seconds"], e["optimizer_seconds"]]
-    rest = sec - sum(parts)
-    bound = np_ * peak * 1e9 / flops_per_sample
-    print(f"{label:<26}{e['samples_per_s']:>10.0f}{slowest['samples_per_s']:>10.0f}{ratio}"
-          + "".join(f"{100*p/sec:>7.1f}%" for p in parts + [rest])
-          + f"{e['gemm_gflops']:>11.1f}{100*e['gemm_gflops']/peak:>8.0f}%{100*e['samples_per_s']/bound:>9.0f}%")
-    print(f"{'':<26}epochs: " + " ".join(f"{x['samples_per_s']:.0f}" for x in eps))
-print(f"scaling 1 -> 2 ranks (1 thread each, medians): "
-      f"{median['np2t1']['samples_per_s']/median['np1t1']['samples_per_s']:.2f}x"
-      f"   (2 ranks against 1 rank on 2 threads: "
-      f"{median['np2t1']['samples_per_s']/median['np1t2']['samples_per_s']:.2f}x)")
+    wait, gemm, allred, optim = (e["data_wait_seconds"], e["gemm_seconds"],
+                                 e["allreduce_seconds"], e["optimizer_seconds"])
+    elem = sec - wait - gemm - allred - optim
+    print(f"{label:<28}{e['samples_per_s']:>10.0f}{by_speed[0]['samples_per_s']:>9.0f}{ratio}"
+          + "".join(f"{100 * p / sec:>6.1f}%" for p in (wait, gemm, allred, elem, optim))
+          + f"{e['gemm_gflops']:>10.1f}{e['samples_per_s'] / bound:>13.2f}")
+    print(f"{'':<28}epochs: " + " ".join(f"{x['samples_per_s']:.0f}" for x in eps))
+gs = g2 / g1
+for kind, a, b in (("real", "np1t1", "np2t1"), ("synthetic", "syn1t1", "syn2t1")):
+    sp = median[b] / median[a]
+    print(f"{kind}: 1 -> 2 ranks {sp:.2f}x, against the GEMM-only rate's {gs:.2f}x: {sp / gs:.2f} "
+          f"(aim >= 0.95); samples/s of GEMM-only: {median[a] / g1:.2f} at 1 rank, "
+          f"{median[b] / g2:.2f} at 2 (aim >= 0.85)")
+print(f"the input pipeline costs {100 * (1 - median['np1t1'] / median['syn1t1']):.1f}% of the "
+      f"speed at 1 rank, {100 * (1 - median['np2t1'] / median['syn2t1']):.1f}% at 2")
 PY
 
+if [ "$QUALITY_ARGS" = skip ]; then
+	echo "== d. quality: skipped (QUALITY_ARGS=skip)"
+else
 echo "== d. quality: 2 ranks, 20 epochs ($QUALITY_ARGS)"
 # shellcheck disable=SC2086
 train 2 1 "$W/quality.json" --epochs 20 $QUALITY_ARGS
@@ -121,6 +150,7 @@ best = max(eps, key=lambda e: e["test_accuracy"])
 print(f"final {eps[-1]['test_accuracy']:.4f}, best {best['test_accuracy']:.4f} (epoch {best['epoch']}); "
       f"aim >= 0.89; {sum(e['seconds'] for e in eps):.1f} s of training")
 PY
+fi
 
 echo "== e. PyTorch DistributedDataParallel, same model and batch"
 if python3 -c 'import torch' 2>/dev/null; then
