@@ -47,7 +47,7 @@ expect_eq 234 "$(json peng4.json test_records)" "234 penguins over 4 ranks, coun
 # -- strong scaling: global batch G on 1 and on 2 ranks, same parameters.
 # G is the whole training set, so every step sees the same records in both
 # worlds however the loader splits them; 6 steps with momentum and decay.
-for opt in sgd adam; do
+for opt in sgd adam lars; do
 	for np in 1 2; do
 		expect_exit 0 mpi $np --train "$TRAIN_SET" $MNIST_X --hidden 32 --global-batch 800 \
 			--epochs 6 --shuffle none --optimizer $opt --lr 0.01 --weight-decay 0.001 \

@@ -8,7 +8,7 @@ noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
 	trainer/mlp.c trainer/mlp.h \
-	trainer/optim.c trainer/optim.h \
+	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/checkpoint.c trainer/checkpoint.h
 trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 TRAINER_LIBS = trainer/libtrainer.la recordio/librecordio.la lib/librio_internal.la \

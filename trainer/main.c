@@ -146,6 +146,14 @@ static void setup(tr_run *r)
 	rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
 	if (rc == 0)
 		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
+	if (rc == 0) { /* each layer's W and b, for LARS */
+		tr_param_block blocks[2 * TR_MLP_MAX_LAYERS];
+		for (int l = 0; l < nlayers; l++) {
+			blocks[2 * l] = (tr_param_block){r->net.w_off[l], (size_t)sizes[l] * sizes[l + 1], 1};
+			blocks[2 * l + 1] = (tr_param_block){r->net.b_off[l], (size_t)sizes[l + 1], 0};
+		}
+		rc = tr_optim_set_blocks(&r->opt, blocks, 2 * nlayers);
+	}
 	size_t n = r->net.nparams + TR_MLP_EXTRA;
 	if (rc == 0) {
 		r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n) : r->net.grads;

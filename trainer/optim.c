@@ -1,7 +1,7 @@
 /*
  * optim.c — the learning-rate schedule and the optimizer state; the update
  * itself runs in the math backend (tr_sgd_step, tr_adam_step), so it
- * happens where the parameters live.
+ * happens where the parameters live; LARS is optim_lars.c.
  */
 #include "config.h"
 #include "optim.h"
@@ -40,6 +40,8 @@ int tr_optim_state_count(const tr_optim *o) { return o->cfg.kind == TR_OPT_ADAM 
 float tr_optim_lr(const tr_optim_config *c, uint64_t step)
 {
 	double target = (double)c->lr * c->scale;
+	if (step < c->warmup_steps && c->scale == 1.0f) /* nothing scaled: from 0 */
+		return (float)(target * (double)(step + 1) / (double)(c->warmup_steps + 1));
 	if (step < c->warmup_steps)
 		return (float)(c->lr + (target - c->lr) * (double)step / (double)c->warmup_steps);
 	if (c->cosine && c->total_steps > c->warmup_steps) {
@@ -57,7 +59,9 @@ void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_sc
 {
 	float lr = tr_optim_lr(&o->cfg, step);
 	o->t++;
-	if (o->cfg.kind == TR_OPT_ADAM) {
+	if (o->cfg.kind == TR_OPT_LARS) {
+		tr_lars_step(o, params, grads, grad_scale, lr); /* a GPU failure shows at the sync */
+	} else if (o->cfg.kind == TR_OPT_ADAM) {
 		tr_adam_args a = {
 			.lr = lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2, .eps = o->cfg.eps,
 			.weight_decay = o->cfg.weight_decay, .grad_scale = grad_scale,

@@ -43,10 +43,11 @@ void tr_options_usage(FILE *f)
 	      "      --global-batch G       records per step over all ranks, G/N each\n"
 	      "      --epochs E             (default 10)\n"
 	      "      --max-steps S          stop after S steps in all (default: no limit)\n"
-	      "      --optimizer NAME       sgd (default) or adam\n"
+	      "      --optimizer NAME       sgd (default), adam or lars (layer-wise trust\n"
+	      "                             ratio for large batches, You et al. 2017)\n"
 	      "      --lr LR                learning rate for one rank's batch, or for the\n"
 	      "                             global batch with --global-batch (default 0.05\n"
-	      "                             for sgd, 0.001 for adam)\n"
+	      "                             for sgd, 0.001 for adam, 2 for lars)\n"
 	      "      --lr-scaling MODE      linear (default): with --batch, the rate is\n"
 	      "                             multiplied by N; none\n"
 	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate over W\n"
@@ -54,6 +55,7 @@ void tr_options_usage(FILE *f)
 	      "      --schedule NAME        constant (default) or cosine decay to 0\n"
 	      "      --momentum M           SGD momentum (default 0.9)\n"
 	      "      --weight-decay D       L2 weight decay (default 0)\n"
+	      "      --lars-trust ETA       LARS's trust coefficient (default 0.001)\n"
 	      "      --seed S               initialisation and shuffling (default 1)\n"
 	      "\n"
 	      "Running:\n"
@@ -86,6 +88,7 @@ enum {
 	OPT_MOMENTUM, OPT_WD, OPT_OPTIMIZER, OPT_SEED, OPT_WORKERS, OPT_SHUFFLE, OPT_SHUFFLE_BUFFER,
 	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
+	OPT_LARS_TRUST,
 };
 
 static const struct option long_options[] = {
@@ -122,6 +125,7 @@ static const struct option long_options[] = {
 	{"quiet", no_argument, 0, 'q'},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, OPT_VERSION},
+	{"lars-trust", required_argument, 0, OPT_LARS_TRUST},
 	{0, 0, 0, 0},
 };
 
@@ -270,6 +274,7 @@ static void defaults(tr_options *o)
 	o->optim.beta2 = 0.999f;
 	o->optim.eps = 1e-8f;
 	o->optim.scale = 1;
+	o->optim.trust = 0.001f;
 	o->lr_scaling = 1;
 	o->seed = 1;
 	o->workers = 1;
@@ -360,8 +365,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			o->optim.weight_decay = (float)d;
 			break;
 		case OPT_OPTIMIZER:
-			if ((k = keyword(optarg, (const char *const[]){"sgd", "adam"}, 2)) < 0)
-				return bad(err, errlen, c, "'%s': want sgd or adam", optarg);
+			if ((k = keyword(optarg, (const char *const[]){"sgd", "adam", "lars"}, 3)) < 0)
+				return bad(err, errlen, c, "'%s': want sgd, adam or lars", optarg);
 			o->optim.kind = (tr_opt_kind)k;
 			break;
 		case OPT_SEED:
@@ -409,6 +414,11 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			if (parse_size(optarg, &o->bucket_bytes) < 0)
 				return bad(err, errlen, c, "'%s' is not a size (e.g. 256K, 1M)", optarg);
 			break;
+		case OPT_LARS_TRUST:
+			if (parse_float(optarg, 1e-9, 1e3, &d) < 0)
+				return bad(err, errlen, c, "'%s' is not a positive coefficient", optarg);
+			o->optim.trust = (float)d;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 1;
 		case OPT_VERSION: return 2;
@@ -446,7 +456,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		return -1;
 	}
 	if (o->optim.lr < 0)
-		o->optim.lr = o->optim.kind == TR_OPT_ADAM ? 0.001f : 0.05f;
+		o->optim.lr = o->optim.kind == TR_OPT_ADAM ? 0.001f
+		              : o->optim.kind == TR_OPT_LARS ? 2.0f : 0.05f;
 	return 0;
 }
 
