@@ -66,12 +66,16 @@ void tr_options_usage(FILE *f)
 	      "      --bucket-size SIZE     gradient bytes per allreduce (default 256K)\n"
 	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
 	      "      --metrics FILE         one JSON object per epoch\n"
+	      "      --tensorboard DIR      TensorBoard event file in DIR (rank 0), written\n"
+	      "                             as the run goes: epoch scalars, and the loss\n"
+	      "      --tensorboard-every S  ... of every S-th step (default 20)\n"
 	      "      --checkpoint DIR       keep the run's state in DIR/checkpoint (written\n"
 	      "                             atomically after every epoch)\n"
 	      "      --checkpoint-every S   ... and every S steps\n"
 	      "      --resume               continue from DIR/checkpoint (a fresh start when\n"
 	      "                             there is none yet)\n"
-	      "  -q, --quiet                no per-epoch lines\n"
+	      "  -q, --quiet                no per-epoch lines, no progress line (shown on\n"
+	      "                             a terminal during each epoch)\n"
 	      "  -h, --help                 this help\n"
 	      "      --version              the library version\n"
 	      "\n"
@@ -88,7 +92,7 @@ enum {
 	OPT_MOMENTUM, OPT_WD, OPT_OPTIMIZER, OPT_SEED, OPT_WORKERS, OPT_SHUFFLE, OPT_SHUFFLE_BUFFER,
 	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
-	OPT_LARS_TRUST,
+	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY,
 };
 
 static const struct option long_options[] = {
@@ -126,6 +130,8 @@ static const struct option long_options[] = {
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, OPT_VERSION},
 	{"lars-trust", required_argument, 0, OPT_LARS_TRUST},
+	{"tensorboard", required_argument, 0, OPT_TENSORBOARD},
+	{"tensorboard-every", required_argument, 0, OPT_TENSORBOARD_EVERY},
 	{0, 0, 0, 0},
 };
 
@@ -275,6 +281,7 @@ static void defaults(tr_options *o)
 	o->optim.eps = 1e-8f;
 	o->optim.scale = 1;
 	o->optim.trust = 0.001f;
+	o->tensorboard_every = 20;
 	o->lr_scaling = 1;
 	o->seed = 1;
 	o->workers = 1;
@@ -418,6 +425,11 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			if (parse_float(optarg, 1e-9, 1e3, &d) < 0)
 				return bad(err, errlen, c, "'%s' is not a positive coefficient", optarg);
 			o->optim.trust = (float)d;
+			break;
+		case OPT_TENSORBOARD: o->tensorboard = optarg; break;
+		case OPT_TENSORBOARD_EVERY:
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &o->tensorboard_every) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
 			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 1;

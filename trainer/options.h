@@ -44,6 +44,8 @@ typedef struct tr_options {
 	size_t bucket_bytes;
 	int threads;                   /* OpenBLAS threads per rank; 0: auto */
 	int quiet;
+	const char *tensorboard;       /* event file directory (rank 0)      */
+	uint64_t tensorboard_every;    /* steps between train/step_loss      */
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message
