@@ -41,7 +41,7 @@ void tr_options_usage(FILE *f)
 	      "      --hidden SIZES         hidden layer sizes (default 256,128)\n"
 	      "      --batch B              records per rank and step (default 128)\n"
 	      "      --global-batch G       records per step over all ranks, G/N each\n"
-	      "      --epochs E             (default 10)\n"
+	      "      --epochs E             (default 20)\n"
 	      "      --max-steps S          stop after S steps in all (default: no limit)\n"
 	      "      --optimizer NAME       sgd (default), adam or lars (layer-wise trust\n"
 	      "                             ratio for large batches, You et al. 2017)\n"
@@ -50,11 +50,12 @@ void tr_options_usage(FILE *f)
 	      "                             for sgd, 0.001 for adam, 2 for lars)\n"
 	      "      --lr-scaling MODE      linear (default): with --batch, the rate is\n"
 	      "                             multiplied by N; none\n"
-	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate over W\n"
-	      "                             epochs (default 0)\n"
-	      "      --schedule NAME        constant (default) or cosine decay to 0\n"
+	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate (from 0\n"
+	      "                             to LR when nothing is scaled) over W epochs\n"
+	      "                             (default 1)\n"
+	      "      --schedule NAME        cosine decay to 0 (default) or constant\n"
 	      "      --momentum M           SGD momentum (default 0.9)\n"
-	      "      --weight-decay D       L2 weight decay (default 0)\n"
+	      "      --weight-decay D       L2 weight decay (default 0.0001)\n"
 	      "      --lars-trust ETA       LARS's trust coefficient (default 0.001)\n"
 	      "      --seed S               initialisation and shuffling (default 1)\n"
 	      "\n"
@@ -82,7 +83,7 @@ void tr_options_usage(FILE *f)
 	      "Exit status: 0 success, 1 data, I/O or training error, 2 usage error.\n"
 	      "Example:\n"
 	      "  mpirun -np 2 recordio-train --train 'data/train-*.tfrecord.lz4' \\\n"
-	      "      --test 'data/test-*.tfrecord.lz4' --x image --y label --epochs 20\n",
+	      "      --test 'data/test-*.tfrecord.lz4' --x image --y label\n",
 	      f);
 }
 
@@ -272,7 +273,12 @@ static void defaults(tr_options *o)
 	o->nhidden = 2;
 	o->batch = 128;
 	o->eval_batch = 1024;
-	o->epochs = 10;
+	/* the defaults reach 0.895 test accuracy on Fashion-MNIST at 1 and 2
+	 * ranks (doc/trainer.md): 20 epochs, cosine, 1 epoch of warmup, 1e-4 */
+	o->epochs = 20;
+	o->optim.cosine = 1;
+	o->warmup_epochs = 1;
+	o->optim.weight_decay = 1e-4f;
 	o->optim.kind = TR_OPT_SGD;
 	o->optim.lr = -1; /* by optimizer, below */
 	o->optim.momentum = 0.9f;
