@@ -1,5 +1,5 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
-dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh
+dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/large_batch.sh
 EXTRA_PROGRAMS = bench/mkshards bench/randread
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)

@@ -131,8 +131,8 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
 TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_errors.sh tests/train_dir.sh \
-	tests/train_synthetic.sh
-EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh
+	tests/train_synthetic.sh tests/train_watch.sh
+EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff
 tests_ckpt_diff_SOURCES = tests/ckpt_diff.c

@@ -330,6 +330,35 @@ static void test_adam_known_values(void)
 	tr_math_close(m);
 }
 
+/* LARS: W's step scaled by trust * ||W|| / (||g|| + wd ||W||), the bias
+ * plain momentum SGD without weight decay (optim_lars.c) */
+static void test_lars_known_values(void)
+{
+	tr_math *m = cpu();
+	tr_optim o;
+	tr_optim_config c = {.kind = TR_OPT_LARS, .lr = 2.0f, .momentum = 0.9f,
+	                     .weight_decay = 0.1f, .trust = 0.01f, .scale = 1};
+	CU_ASSERT_FATAL(tr_optim_init(&o, m, 3, &c) == 0);
+	tr_param_block b[2] = {{0, 2, 1}, {2, 1, 0}};
+	CU_ASSERT_FATAL(tr_optim_set_blocks(&o, b, 2) == 0);
+	tr_param_block past_end = {2, 2, 1};
+	CU_ASSERT_EQUAL(tr_optim_set_blocks(&o, &past_end, 1), -EINVAL);
+	float p[3] = {3.0f, 4.0f, 1.0f}, g[3] = {1.2f, 1.6f, 1.0f}; /* mean: x 0.5 */
+	tr_optim_step(&o, p, g, 0.5f, 0);
+	/* ||W|| 5, ||g|| 1: local 0.05 / 1.5; v = 2 local (g + 0.1 W) */
+	CU_ASSERT_DOUBLE_EQUAL(p[0], 2.94, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[1], 3.92, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[2], 0.0, 1e-6);
+	tr_optim_step(&o, p, g, 0.5f, 1);
+	/* ||W|| 4.9: local 0.049 / 1.49 */
+	CU_ASSERT_DOUBLE_EQUAL(p[0], 2.8272, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[1], 3.7696, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[2], -1.9, 1e-5);
+	CU_ASSERT_EQUAL(tr_optim_state_count(&o), 1);
+	tr_optim_free(&o);
+	tr_math_close(m);
+}
+
 static void test_lr_schedule(void)
 {
 	/* Goyal et al.: from lr to k * lr over the warmup, then constant */
@@ -347,6 +376,11 @@ static void test_lr_schedule(void)
 	tr_optim_config plain = {.lr = 0.05f, .scale = 1};
 	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&plain, 0), 0.05, 1e-7);
 	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&plain, 999), 0.05, 1e-7);
+	/* warmup without scaling (--global-batch, np 1): from 0 to lr */
+	tr_optim_config ramp = {.lr = 0.3f, .scale = 1, .warmup_steps = 3};
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&ramp, 0), 0.075, 1e-7);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&ramp, 2), 0.225, 1e-7);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&ramp, 3), 0.3, 1e-7);
 }
 
 /* ---- checkpoints -------------------------------------------------------------- */
@@ -537,6 +571,7 @@ static const tu_test model_tests[] = {
 static const tu_test optim_tests[] = {
 	{"SGD with momentum and weight decay", test_sgd_known_values},
 	{"Adam", test_adam_known_values},
+	{"LARS: layer-wise trust ratio, biases plain", test_lars_known_values},
 	{"linear scaling, warmup, cosine", test_lr_schedule},
 	{NULL, NULL},
 };

@@ -1,7 +1,7 @@
 #!/bin/sh
 # train_resume.sh — checkpoints and --resume: a run stopped part way
 # (--max-steps, mid-epoch) and resumed ends with exactly the state of an
-# uninterrupted run, on 2 ranks with SGD and with Adam; a run killed with
+# uninterrupted run, on 2 ranks with SGD, Adam and LARS; a run killed with
 # SIGKILL at a random moment after a --checkpoint-every write resumes to the
 # same end too; the metrics of the resumed epochs match; a checkpoint of
 # another world size or seed is refused; --resume with no checkpoint yet
@@ -13,7 +13,7 @@ TEST_SET=$(shards 8 9)
 COMMON="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --epochs 3 \
 --shuffle buffer --shuffle-buffer 200 --seed 4 --quiet"
 
-for opt in sgd adam; do
+for opt in sgd adam lars; do
 	expect_exit 0 mpi 2 $COMMON --optimizer $opt --checkpoint "full-$opt" --metrics "full-$opt.json"
 	# 25 steps per epoch: stop in the middle of the second epoch
 	expect_exit 0 mpi 2 $COMMON --optimizer $opt --checkpoint "part-$opt" --max-steps 37 \

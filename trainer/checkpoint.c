@@ -180,7 +180,7 @@ static int decode(cursor *cur, tr_ckpt *c)
 	c->seed = get64(cur);
 	c->optimizer = get32(cur);
 	c->nlayers = get32(cur);
-	if (c->nlayers < 1 || c->nlayers > TR_MLP_MAX_LAYERS || c->optimizer > 1)
+	if (c->nlayers < 1 || c->nlayers > TR_MLP_MAX_LAYERS || c->optimizer > 2 /* lars */)
 		return -EBADMSG;
 	for (uint32_t l = 0; l <= c->nlayers; l++)
 		c->sizes[l] = (int32_t)get32(cur);

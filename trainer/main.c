@@ -11,8 +11,10 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "feature_spec.h"
+#include "progress.h"
 #include "report.h"
 #include "run.h"
+#include "tensorboard.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -153,6 +155,14 @@ static void setup(tr_run *r)
 		r->net.ready_every = o->bucket_bytes / sizeof(float);
 	if (rc == 0)
 		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
+	if (rc == 0) { /* each layer's W and b, for LARS */
+		tr_param_block blocks[2 * TR_MLP_MAX_LAYERS];
+		for (int l = 0; l < nlayers; l++) {
+			blocks[2 * l] = (tr_param_block){r->net.w_off[l], (size_t)sizes[l] * sizes[l + 1], 1};
+			blocks[2 * l + 1] = (tr_param_block){r->net.b_off[l], (size_t)sizes[l + 1], 0};
+		}
+		rc = tr_optim_set_blocks(&r->opt, blocks, 2 * nlayers);
+	}
 	size_t n = r->net.nparams + TR_MLP_EXTRA;
 	if (rc == 0) {
 		r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n) : r->net.grads;
@@ -384,8 +394,8 @@ static void save_checkpoint(tr_run *r)
 
 /* Rank 0 prints the epoch's line and writes its metrics: -1 (message in
  * msg) when the metrics cannot be written. */
-static int report_epoch(tr_run *r, FILE *metrics, double seconds, const double test[3],
-                        const tr_math_stats *gemm0)
+static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
+                        const double test[3], const tr_math_stats *gemm0)
 {
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
 	tr_math_stats ms;
@@ -421,6 +431,11 @@ static int report_epoch(tr_run *r, FILE *metrics, double seconds, const double t
 		         strerror(errno));
 		return -1;
 	}
+	tr_tb_epoch(tb, (int64_t)r->global_step, &e);
+	if (tb->failed) { /* this write or a step's since the last epoch */
+		snprintf(msg, sizeof msg, "%s", tb->err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -434,6 +449,12 @@ static void train(tr_run *r)
 			snprintf(msg, sizeof msg, "--metrics %s: %s", r->o.metrics, strerror(errno));
 	}
 	tr_world_agree(&r->w, r->w.rank == 0 && r->o.metrics && !metrics, msg, EXIT_DATA);
+	tr_tboard tb = {0};
+	int rc = r->w.rank == 0 && r->o.tensorboard ? tr_tb_open(&tb, r->o.tensorboard, msg,
+	                                                         sizeof msg) : 0;
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	tr_progress prog;
+	tr_progress_init(&prog, r->w.rank == 0 && !r->o.quiet);
 	int stopped = 0;
 	while (r->epoch < r->o.epochs && !stopped) {
 		tr_math_stats gemm0;
@@ -442,22 +463,32 @@ static void train(tr_run *r)
 		r->red.seconds = 0;
 		r->ep_skipped = 0;
 		double t0 = tr_now();
+		tr_progress_begin(&prog, r->step_in_epoch);
 		while (r->step_in_epoch < r->steps_per_epoch) {
 			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
 				stopped = 1;
 				break;
 			}
-			int rc = tr_run_step(r, msg, sizeof msg);
+			double loss0 = r->ep_loss, count0 = r->ep_count;
+			rc = tr_run_step(r, msg, sizeof msg);
 			if (rc != 0)
 				tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+			tr_progress_update(&prog, r->epoch + 1, r->o.epochs, r->step_in_epoch,
+			                   r->steps_per_epoch, (uint64_t)r->batch * (uint64_t)r->w.size);
+			if (tb.w && r->global_step % r->o.tensorboard_every == 0 && r->ep_count > count0) {
+				rio_scalar v = {"train/step_loss",
+				                (float)((r->ep_loss - loss0) / (r->ep_count - count0))};
+				tr_tb_scalars(&tb, (int64_t)r->global_step, &v, 1);
+			}
 			if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
 				save_checkpoint(r);
 		}
+		tr_progress_clear(&prog);
 		if (stopped)
 			break;
 		double seconds = tr_now() - t0;
 		/* the ranks agreed on fewer steps than some have batches */
-		int rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
+		rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
 		tr_world_agree(&r->w, rc < 0, rc < 0 ? rio_loader_error(r->train)->message : "",
 		               EXIT_DATA);
 		double test[3] = {0, 0, 0};
@@ -465,7 +496,7 @@ static void train(tr_run *r)
 			rc = tr_run_eval(r, test, msg, sizeof msg);
 			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 		}
-		tr_world_agree(&r->w, report_epoch(r, metrics, seconds, test, &gemm0) < 0, msg,
+		tr_world_agree(&r->w, report_epoch(r, metrics, &tb, seconds, test, &gemm0) < 0, msg,
 		               EXIT_DATA);
 		r->epoch++;
 		r->step_in_epoch = 0;
@@ -483,6 +514,8 @@ static void train(tr_run *r)
 	}
 	if (metrics)
 		fclose(metrics);
+	rc = tr_tb_close(&tb);
+	tr_world_agree(&r->w, rc < 0, tb.err, EXIT_DATA);
 }
 
 static void teardown(tr_run *r)
