@@ -135,7 +135,8 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # mpirun in shell tests (tests/train_*.sh, with tests/ckpt_diff to compare
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
-TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_errors.sh tests/train_dir.sh
+TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
+	tests/train_errors.sh tests/train_dir.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff
