@@ -4,7 +4,8 @@
 # batch (2 x 16 = 1 x 32 = 4 x 8), trains every epoch on as many samples in
 # as many steps as the uninterrupted run, and ends close to its accuracy
 # (not bit-exact: the sums and the order of the rest of the epoch differ);
-# a resumed epoch stopped again at 4 ranks and finished at 2 does too; with
+# a resumed epoch stopped again at 4 ranks and finished at 2 does too (and
+# stopped and resumed at 4 it stays bit-exact); with
 # records sharding, global shuffling and files sharding; and a world size
 # that does not divide the global batch, or another --global-batch, is
 # refused with one line.
@@ -56,13 +57,19 @@ for name in buffer global files; do
 done
 
 # 2 ranks stop at step 37, 4 go on and stop at step 44 (still the second
-# epoch), 2 finish: the resumed epoch's state carries its history
+# epoch), 4 again to step 47, 2 finish: the resumed epoch's state carries
+# its history; and at the same world size it stays bit-exact: 4 ranks
+# stopped at 44 and resumed to 47 end as 4 ranks that ran 37 to 47 at once
 O="--shuffle buffer --shuffle-buffer 200"
 expect_exit 0 mpi 2 $COMMON $O --checkpoint twice --max-steps 37 --metrics twice.json
+cp -r twice once
 expect_exit 0 mpi 4 $COMMON $O --checkpoint twice --max-steps 44 --resume --metrics twice.json
+expect_exit 0 mpi 4 $COMMON $O --checkpoint twice --max-steps 47 --resume --metrics twice.json
+expect_exit 0 mpi 4 $COMMON $O --checkpoint once --max-steps 47 --resume
+expect_exit 0 cmp twice/checkpoint once/checkpoint
 expect_exit 0 mpi 2 $COMMON $O --checkpoint twice --resume --metrics twice.json
 expect_eq "$(json_all full-buffer.json samples)" "$(json_all twice.json samples)" \
-	"2 -> 4 -> 2 ranks: each epoch's samples"
+	"2 -> 4 -> 4 -> 2 ranks: each epoch's samples"
 expect_exit 0 close_to "$(json full-buffer.json test_accuracy)" \
 	"$(json twice.json test_accuracy)" "$CLOSE"
 

@@ -33,7 +33,8 @@ static char msg[2048];
 static tr_ckpt ck;
 static int have_ck;
 static uint32_t elastic_from;
-static float elastic_scale;
+static int have_scale; /* a version 2 checkpoint: its rate's scale */
+static float ckpt_scale;
 
 static void options(tr_run *r, int argc, char **argv)
 {
@@ -178,8 +179,8 @@ static void setup(tr_run *r)
 	r->epoch_steps = r->steps_per_epoch;
 	tr_optim_config *c = &r->opt.cfg;
 	c->scale = o->lr_scaling && !o->global_batch ? (float)r->w.size : 1.0f;
-	if (elastic_from)
-		c->scale = elastic_scale; /* the global batch is kept: so is its rate */
+	if (have_scale)
+		c->scale = ckpt_scale; /* the global batch is kept: so is its rate */
 	c->warmup_steps = (uint64_t)llround(o->warmup_epochs * (double)r->steps_per_epoch);
 	c->total_steps = o->epochs * r->steps_per_epoch;
 }
@@ -246,9 +247,9 @@ static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
 }
 
 /* --resume, before the loaders open: reads the checkpoint on rank 0 and
- * decides the batch. At another world size (elastic) the global batch is
- * kept: G = B x W records per step become G / W' per rank, and a world
- * size that does not divide G is refused. */
+ * decides the batch. The global batch is the checkpoint's: G = B x W
+ * records per step become G / W' per rank at another world size (elastic),
+ * and a world size that does not divide G is refused. */
 static void read_checkpoint(tr_run *r)
 {
 	int rc = 0;
@@ -271,11 +272,11 @@ static void read_checkpoint(tr_run *r)
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 	tr_world_bcast(&r->w, v, sizeof v);
 	have_ck = (int)v[0];
-	if (!have_ck || v[1] == (uint32_t)r->w.size) {
-		free(path);
+	uint32_t g = v[2];
+	if (!have_ck || (g == 0 && v[1] == (uint32_t)r->w.size)) {
+		free(path); /* none, or version 1 at its own world size */
 		return;
 	}
-	uint32_t g = v[2];
 	rc = -1;
 	if (g == 0)
 		snprintf(msg, sizeof msg,
@@ -296,9 +297,12 @@ static void read_checkpoint(tr_run *r)
 		rc = 0;
 	free(path);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
+	/* the run's global batch and rate are the checkpoint's, at any world
+	 * size (one resumed elastically before may have another --batch) */
 	r->batch = (int)(g / (uint32_t)r->w.size);
-	elastic_from = v[1];
-	memcpy(&elastic_scale, &v[3], 4);
+	have_scale = 1;
+	memcpy(&ckpt_scale, &v[3], 4);
+	elastic_from = v[1] != (uint32_t)r->w.size ? v[1] : 0;
 }
 
 /* Every rank gets all of rank 0's loader positions (an elastic resume). */
@@ -388,12 +392,7 @@ static void resume(tr_run *r)
 	}
 	free(host);
 	if (elastic_from) {
-		/* the rest of the epoch, re-sharded over this world: its steps are
-		 * what every rank can do with full batches of it */
 		restore_all_positions(r);
-		r->epoch_steps = r->step_in_epoch +
-		                 tr_world_min_u64(&r->w, rio_loader_remaining(r->train) /
-		                                                 (uint64_t)r->batch);
 	} else {
 		uint32_t size;
 		uint8_t *blob = tr_world_scatter_blobs(&r->w, r->w.rank == 0 ? c.blob_size : NULL,
@@ -406,6 +405,12 @@ static void resume(tr_run *r)
 			         rio_loader_error(r->train)->message);
 		tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 	}
+	/* the steps of the epoch in progress: those done, and what every rank
+	 * can do with full batches of its rest (after an elastic resume, its
+	 * share of the rest re-sharded over this world, at any world size
+	 * after one) */
+	r->epoch_steps = r->step_in_epoch +
+	                 tr_world_min_u64(&r->w, rio_loader_remaining(r->train) / (uint64_t)r->batch);
 	if (r->w.rank == 0) {
 		if (!r->o.quiet && elastic_from)
 			printf("resumed from %s/checkpoint written by %u ranks: epoch %llu, step %llu of "
