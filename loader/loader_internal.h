@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "pool.h"
 #include "decode.h"
+#include "elastic.h"
 
 #include <pthread.h>
 
@@ -134,6 +135,15 @@ struct rio_loader {
 	/* statistics */
 	rio_loader_stats stats;
 	char warning[640];       /* the first warning ("" while none)       */
+
+	/* elastic resume (elastic.h): while stages.n > 0 the epoch in progress
+	 * goes on from stages at other world sizes, ds.pieces and
+	 * ds.rank_records are this rank's share of its rest, and the usual
+	 * ones wait here until the epoch ends */
+	rio__stages stages;
+	rio__piece *usual_pieces;
+	size_t usual_npieces;
+	uint64_t usual_records;
 };
 
 /* loader.c: counts an .idx that disagreed with its shard and keeps the

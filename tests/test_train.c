@@ -390,6 +390,8 @@ static void ckpt_fill(tr_ckpt *c, float base)
 	static const int32_t sizes[] = {3, 2, 2};
 	memset(c, 0, sizeof *c);
 	c->world = 2;
+	c->global_batch = 256;
+	c->lr_scale = 2.0f;
 	c->seed = 42;
 	c->optimizer = TR_OPT_ADAM;
 	c->nlayers = 2;
@@ -424,6 +426,8 @@ static void ckpt_fill(tr_ckpt *c, float base)
 static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
 {
 	CU_ASSERT_EQUAL(a->world, b->world);
+	CU_ASSERT_EQUAL(a->global_batch, b->global_batch);
+	CU_ASSERT_EQUAL(a->lr_scale, b->lr_scale);
 	CU_ASSERT_EQUAL(a->seed, b->seed);
 	CU_ASSERT_EQUAL(a->optimizer, b->optimizer);
 	CU_ASSERT_EQUAL(a->nlayers, b->nlayers);
@@ -498,6 +502,38 @@ static void test_checkpoint_damage_refused(void)
 	tu_write_file(path, bytes, size - 9);
 	CU_ASSERT_EQUAL(tr_ckpt_read(dir, &b, err, sizeof err), -EBADMSG);
 	free(bytes);
+}
+
+/* A version 1 checkpoint (no global batch, no scale) still reads: the
+ * trainer resumes it at its own world size only. */
+static void test_checkpoint_version1_reads(void)
+{
+	const char *dir = tu_path("ckpt-v1");
+	char err[512], path[1024];
+	tr_ckpt a, b;
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	snprintf(path, sizeof path, "%s/checkpoint", dir);
+	size_t size;
+	uint8_t *bytes = tu_read_file(path, &size);
+	CU_ASSERT_FATAL(bytes != NULL && size > 100);
+	/* magic, version, world, then version 2's 8 bytes: out, and the CRC anew */
+	memmove(bytes + 16, bytes + 24, size - 24);
+	size -= 8;
+	bytes[8] = 1;
+	uint32_t crc = rio_crc32c(0, bytes, size - 4);
+	for (int i = 0; i < 4; i++)
+		bytes[size - 4 + i] = (uint8_t)(crc >> (8 * i));
+	tu_write_file(path, bytes, size);
+	free(bytes);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT_EQUAL(b.global_batch, 0);
+	CU_ASSERT_EQUAL(b.lr_scale, 0);
+	a.global_batch = 0;
+	a.lr_scale = 0;
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
 }
 
 static void test_checkpoint_failed_write_keeps_previous(void)
@@ -579,6 +615,7 @@ static const tu_test optim_tests[] = {
 static const tu_test checkpoint_tests[] = {
 	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
 	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
+	{"a version 1 checkpoint still reads", test_checkpoint_version1_reads},
 	{"failed write keeps the previous one", test_checkpoint_failed_write_keeps_previous},
 	{NULL, NULL},
 };
