@@ -35,7 +35,8 @@ static void reduce(int inplace, int fresh, float *send, float *recv, int count)
 	}
 }
 
-static double arg(int argc, char **argv, int i, double def, double lo, double hi, int rank)
+static double arg(int argc, char **argv, int i, const char *name, double def, double lo,
+                  double hi, int rank)
 {
 	if (argc <= i)
 		return def;
@@ -43,7 +44,7 @@ static double arg(int argc, char **argv, int i, double def, double lo, double hi
 	double v = strtod(argv[i], &end);
 	if (*end || end == argv[i] || !(v >= lo && v <= hi)) {
 		if (rank == 0)
-			fprintf(stderr, "allreduce: argument %d: '%s' is not a number in [%g, %g]\n", i,
+			fprintf(stderr, "allreduce: %s: '%s' is not a number from %.10g to %.10g\n", name,
 			        argv[i], lo, hi);
 		MPI_Finalize();
 		exit(2);
@@ -62,9 +63,9 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	size_t min = (size_t)arg(argc, argv, 1, 4096, 4, 1 << 30, rank);
-	size_t max = (size_t)arg(argc, argv, 2, 64 << 20, (double)min, 1 << 30, rank);
-	double target = arg(argc, argv, 3, 0.3, 0, 60, rank);
+	size_t min = (size_t)arg(argc, argv, 1, "MIN (bytes)", 4096, 4, 1 << 30, rank);
+	size_t max = (size_t)arg(argc, argv, 2, "MAX (bytes)", 64 << 20, (double)min, 1 << 30, rank);
+	double target = arg(argc, argv, 3, "SECONDS (per size)", 0.3, 0, 60, rank);
 	size_t cap = max / sizeof(float);
 	float *send = malloc(cap * sizeof *send), *recv = malloc(cap * sizeof *recv);
 	if (!send || !recv) {

@@ -82,9 +82,12 @@ up() {
 	i=1
 	while [ "$i" -le "$n" ]; do
 		ns="rio${tag}h$i" ip="$net.$((10 + i))"
-		if ! ip netns add "$ns" 2>/dev/null; then
+		if ! why=$(ip netns add "$ns" 2>&1); then
 			down "$dir"
-			skip "cannot create a network namespace"
+			case "$why" in
+			*[Ee]xists*) die "up: namespace $ns is left from an earlier run: ip netns del $ns" ;;
+			esac
+			skip "cannot create a network namespace ($why)"
 		fi
 		echo "$ns" >>"$dir/namespaces"
 		ip link add "rio${tag}v$i" type veth peer name eth0 netns "$ns" &&
