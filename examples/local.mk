@@ -2,3 +2,5 @@
 # recordio (pkg-config), not by this build; tests/cli_example.sh builds and
 # runs them against a `make install DESTDIR=...` copy.
 EXTRA_DIST += examples/README.md examples/Makefile examples/train_loop.c
+# across hosts: an sbatch script (srun --mpi=pmix) and a hostfile run over TCP
+EXTRA_DIST += examples/slurm/train.sbatch examples/hostfile/hostfile examples/hostfile/train.sh

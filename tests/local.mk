@@ -138,12 +138,16 @@ EXTRA_DIST += tests/test_loader_cuda.c
 TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
+# ... and across hosts: namespace "hosts" on a bridge made by
+# tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
+CLUSTER_TESTS = tests/cluster_identical.sh tests/cluster_kill.sh tests/cluster_relayout.sh
+EXTRA_DIST += $(CLUSTER_TESTS) tests/cluster/cluster.sh tests/cluster/cluster_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff
 tests_ckpt_diff_SOURCES = tests/ckpt_diff.c
 tests_ckpt_diff_CFLAGS = $(AM_CFLAGS)
 tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
-TESTS += $(TRAIN_TESTS)
+TESTS += $(TRAIN_TESTS) $(CLUSTER_TESTS)
 if HAVE_CUNIT
 check_PROGRAMS += tests/test_train
 TESTS += tests/test_train
