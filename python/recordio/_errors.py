@@ -95,11 +95,31 @@ _CLASSES = {
 }
 
 
+_OS_BUILTIN = {_errno.ENOENT: FileNotFoundError, _errno.EEXIST: FileExistsError,
+               _errno.EACCES: PermissionError, _errno.EPERM: PermissionError,
+               _errno.EISDIR: IsADirectoryError, _errno.ENOTDIR: NotADirectoryError,
+               _errno.EINTR: InterruptedError, _errno.ETIMEDOUT: TimeoutError}
+_OS_CLASSES = {}
+
+
+def _os_class(err):
+    """SystemCallError, also the builtin OSError subclass of errno `err`
+    (FileNotFoundError for ENOENT...), so `except FileNotFoundError` works."""
+    builtin = _OS_BUILTIN.get(err)
+    if builtin is None:
+        return SystemCallError
+    cls = _OS_CLASSES.get(err)
+    if cls is None:
+        cls = _OS_CLASSES[err] = type(builtin.__name__, (SystemCallError, builtin),
+                                      {"__module__": __name__, "__doc__": SystemCallError.__doc__})
+    return cls
+
+
 def make_error(code, message, file, offset, record):
     """The exception for a C error (called by the extension)."""
     cls = _CLASSES.get(code)
     if cls is None:
-        cls = SystemCallError if -4096 < code < 0 else Error
+        cls = _os_class(-code) if -4096 < code < 0 else Error
     return cls(message, code, file, offset, record)
 
 

@@ -1,4 +1,5 @@
 """Reader and Writer: TFRecord shards as sequences of bytes."""
+import array
 import bisect
 import os
 
@@ -48,7 +49,8 @@ class Reader:
     Iterating yields each record's payload as bytes. len() and r[i] need the
     number and place of each record: they come from each shard's .idx
     sidecar (recordio-index or Writer(index=True) writes one), or from one
-    scan of a shard that has none. r[i] reads one record with one seek in an
+    scan of a shard that has none (list(reader) asks len() first, so it
+    reads such a shard twice: index the shards that are read often). r[i] reads one record with one seek in an
     uncompressed shard; in a compressed shard it decompresses the stream up
     to record i (slow: keep .idx-backed random access to uncompressed
     shards). A damaged record raises CorruptRecordError naming the file,
@@ -88,7 +90,19 @@ class Reader:
         if self._indexes[i] is None:
             path = self.paths[i]
             idx = path + ".idx"
-            off, size = _core.index_read(idx) if os.path.exists(idx) else _core.index_build(path)
+            if os.path.exists(idx):
+                off, size = _core.index_read(idx)
+            elif not self._opts["skip_damaged"]:
+                off, size = _core.index_build(path)
+            else:  # the places of the records that are whole
+                off, size = array.array("Q"), array.array("Q")
+                r = self._open(path)
+                try:
+                    for o, s in iter(r.next_entry, None):
+                        off.append(o)
+                        size.append(s)
+                finally:
+                    r.close()
             self._indexes[i] = (_uint64s(off), _uint64s(size))
         return self._indexes[i]
 

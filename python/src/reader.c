@@ -106,6 +106,23 @@ static PyObject *reader_next(ReaderObject *self, PyObject *unused)
 	return reader_fail(self, rc);
 }
 
+/* next_entry() -> (offset, framed size) of the next record, or None at
+ * the end: what an .idx entry says, for an index that skips damage. */
+static PyObject *reader_next_entry(ReaderObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (reader_check(self) < 0)
+		return NULL;
+	rio_record rec;
+	int rc = rio_reader_next(self->r, &rec);
+	if (rc == 1)
+		return Py_BuildValue("(KK)", (unsigned long long)rec.offset,
+		                     (unsigned long long)rec.size + RIO_FRAME_OVERHEAD);
+	if (rc == 0)
+		Py_RETURN_NONE;
+	return reader_fail(self, rc);
+}
+
 /* read_at(offset, index) -> bytes: the record whose frame starts at
  * `offset` (numbered `index`), as an .idx entry gives it. */
 static PyObject *reader_read_at(ReaderObject *self, PyObject *args)
@@ -159,6 +176,8 @@ static PyObject *reader_path(ReaderObject *self, void *closure)
 
 static PyMethodDef reader_methods[] = {
 	{"next", (PyCFunction)reader_next, METH_NOARGS, "next() -> bytes, or None at the end."},
+	{"next_entry", (PyCFunction)reader_next_entry, METH_NOARGS,
+	 "next_entry() -> (offset, framed_size) of the next record, or None."},
 	{"read_at", (PyCFunction)reader_read_at, METH_VARARGS,
 	 "read_at(offset, framed_size, index) -> bytes (uncompressed shards)."},
 	{"close", (PyCFunction)reader_close, METH_NOARGS, "close()"},
