@@ -1,5 +1,5 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
-dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh
+dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/python.sh
 EXTRA_PROGRAMS = bench/mkshards bench/randread
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
@@ -8,7 +8,7 @@ bench_randread_SOURCES = bench/randread.c
 bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
 bench_randread_LDADD = $(LIBURING_LIBS)
 CLEANFILES += bench/mkshards bench/randread bench/sgemm_peak
-EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py
+EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py bench/python.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
