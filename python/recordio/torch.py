@@ -32,15 +32,19 @@ class IterableDataset(torch.utils.data.IterableDataset):
     """recordio.Loader(shards, batch_size, **options) for DataLoader(ds,
     batch_size=None). as_tensors=True (default) yields dicts of tensors
     (lists of bytes in undecoded mode). The loader opens at the first
-    iteration, in the process that iterates."""
+    iteration, in the process that iterates. equal_steps (default: on under
+    torch.distributed) makes every rank take the same number of steps per
+    epoch, the smallest rank's full batches (see _agree_on_steps)."""
 
-    def __init__(self, shards, batch_size=32, as_tensors=True, **options):
+    def __init__(self, shards, batch_size=32, as_tensors=True, equal_steps=None, **options):
         super().__init__()
         self.shards = shards
         self.batch_size = batch_size
         self.as_tensors = as_tensors
+        self.equal_steps = equal_steps
         self.options = dict(options)
         self._loader = None
+        self._steps = None
         self._pending_state = None
         self._pending_epoch = None
 
@@ -61,6 +65,7 @@ class IterableDataset(torch.utils.data.IterableDataset):
                 probe.close()
             rank, world = rank * info.num_workers + info.id, world * info.num_workers
         self._loader = Loader(self.shards, self.batch_size, rank=rank, world=world, **opts)
+        self._steps = self._agree_on_steps(self._loader)
         if self._pending_state is not None:
             self._loader.load_state_dict(self._pending_state)
             self._pending_state = None
@@ -69,16 +74,49 @@ class IterableDataset(torch.utils.data.IterableDataset):
         self._pending_epoch = None
         return self._loader
 
+    def _agree_on_steps(self, loader):
+        """With equal_steps (default: when torch.distributed is initialised
+        and DataLoader worker processes are not used), the full batches of
+        the rank that has fewest, agreed on with one all_reduce: every rank
+        takes that many steps per epoch, so none waits at a collective for
+        a rank that ran out (uneven shards never hang DDP)."""
+        import torch.distributed as dist
+        on = self.equal_steps
+        if on is None:
+            on = dist.is_available() and dist.is_initialized() and \
+                torch.utils.data.get_worker_info() is None
+        if not on:
+            return None
+        steps = torch.tensor([loader.full_batches], dtype=torch.int64)
+        if dist.is_available() and dist.is_initialized():
+            if dist.get_backend() == "nccl":
+                steps = steps.cuda()
+            dist.all_reduce(steps, op=dist.ReduceOp.MIN)
+        return int(steps.item())
+
     def __iter__(self):
         loader = self._open()
+        left = None
+        if self._steps is not None:
+            left = self._steps - loader.position // self.batch_size
         for batch in loader:
+            if left is not None:
+                if left <= 0:
+                    break
+                left -= 1
             if self.as_tensors and isinstance(batch, dict):
                 yield {k: torch.from_numpy(v) for k, v in batch.items()}
             else:
                 yield batch
+            if left == 0:
+                break
+        if left is not None and loader.position:  # steps done, records left: next epoch
+            loader.set_epoch(loader.epoch + 1)
 
     def __len__(self):
-        return len(self._open())
+        """Batches per epoch (the agreed steps with equal_steps)."""
+        loader = self._open()
+        return self._steps if self._steps is not None else len(loader)
 
     def set_epoch(self, epoch):
         """Makes the next iteration epoch `epoch` (as DistributedSampler's)."""

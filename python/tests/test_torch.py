@@ -96,3 +96,25 @@ def test_rank_and_world_from_torch_distributed(shards, tmp_path):
         assert (loader.rank, loader.world) == (0, 1)
     finally:
         dist.destroy_process_group()
+
+
+def test_equal_steps_under_ddp(shards, tmp_path):
+    """Under torch.distributed every rank takes the smallest rank's full
+    batches per epoch, and the epoch after it starts at its beginning."""
+    import torch.distributed as dist
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available")
+    dist.init_process_group("gloo", init_method="file://" + str(tmp_path / "pg"), rank=0,
+                            world_size=1)
+    try:
+        ds = recordio.torch.IterableDataset(shards, batch_size=64, decode=DECODE,
+                                            shuffle="none")
+        assert len(ds) == N_RECORDS // 64  # full batches only: 31 of 32
+        dl = torch.utils.data.DataLoader(ds, batch_size=None)
+        e0 = [b["label"].clone() for b in dl]
+        e1 = [b["label"].clone() for b in dl]
+        assert len(e0) == len(e1) == N_RECORDS // 64
+        assert all(torch.equal(x, y) for x, y in zip(e0, e1))  # e1 began at the start
+        assert ds._loader.epoch == 2
+    finally:
+        dist.destroy_process_group()
