@@ -1,6 +1,6 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
 dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/large_batch.sh \
-	bench/scaling.sh
+	bench/scaling.sh bench/python.sh
 EXTRA_PROGRAMS = bench/mkshards bench/randread
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
@@ -9,7 +9,8 @@ bench_randread_SOURCES = bench/randread.c
 bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
 bench_randread_LDADD = $(LIBURING_LIBS)
 CLEANFILES += bench/mkshards bench/randread bench/sgemm_peak bench/allreduce
-EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c bench/scaling_model.py
+EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c bench/scaling_model.py \
+	bench/python.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c

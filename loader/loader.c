@@ -318,13 +318,29 @@ static void elastic_end(rio_loader *l)
 	rio__stages_free(&l->stages);
 }
 
+/* Waits on ready_cv under l->mu, until `deadline` (CLOCK_REALTIME) when it
+ * is not NULL: returns 1 and sets *timed_out once the deadline passed. */
+static int wait_ready(rio_loader *l, const struct timespec *deadline, int *timed_out)
+{
+	if (!deadline) {
+		pthread_cond_wait(&l->ready_cv, &l->mu);
+		return 0;
+	}
+	if (pthread_cond_timedwait(&l->ready_cv, &l->mu, deadline) == ETIMEDOUT) {
+		*timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
 /* Pipeline: the next queued batch, or NULL at the end or on an error
- * (waits under l->mu). */
-static rio__slot *take_ready(rio_loader *l)
+ * (waits under l->mu), or on a timeout. */
+static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int *timed_out)
 {
 	rio__pool *p = &l->pool;
 	while (p->ready_count == 0 && !l->epoch_done)
-		pthread_cond_wait(&l->ready_cv, &l->mu);
+		if (wait_ready(l, deadline, timed_out))
+			return NULL;
 	if (p->ready_count == 0)
 		return NULL;
 	rio__slot *s = p->ready[p->ready_head];
@@ -336,7 +352,7 @@ static rio__slot *take_ready(rio_loader *l)
 /* Direct path: the slot of the next batch number, or NULL at the end of the
  * plan or when that batch failed (then l->error says why; the epoch ends
  * for the consumer as for the pipeline). */
-static rio__slot *take_direct(rio_loader *l)
+static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, int *timed_out)
 {
 	uint64_t want = l->batches_out;
 	for (;;) {
@@ -352,7 +368,8 @@ static rio__slot *take_direct(rio_loader *l)
 			}
 		if (l->error < 0 && l->error_batch == want)
 			return NULL;
-		pthread_cond_wait(&l->ready_cv, &l->mu);
+		if (wait_ready(l, deadline, timed_out))
+			return NULL;
 	}
 }
 
@@ -364,6 +381,11 @@ static double now_seconds(void)
 }
 
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
+{
+	return rio_loader_next_timeout(l, batch, -1);
+}
+
+RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeout_ms)
 {
 	*batch = NULL;
 	if (l->held >= l->o.hold)
@@ -384,10 +406,26 @@ RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 			return rc;
 		}
 	}
+	struct timespec deadline;
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += timeout_ms / 1000;
+		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	int timed_out = 0;
 	double t0 = now_seconds();
 	pthread_mutex_lock(&l->mu);
-	rio__slot *s = l->direct ? take_direct(l) : take_ready(l);
+	rio__slot *s = l->direct ? take_direct(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out)
+	                         : take_ready(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out);
 	l->stats.wait_seconds += now_seconds() - t0;
+	if (timed_out) {
+		pthread_mutex_unlock(&l->mu);
+		return -ETIMEDOUT; /* nothing handed out: the caller calls again */
+	}
 	if (s) {
 		s->held = 1;
 		l->held++;

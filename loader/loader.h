@@ -269,6 +269,13 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
  * time is counted in the stats). */
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch);
 
+/* As rio_loader_next(), but waits at most `timeout_ms` milliseconds for a
+ * batch that is not ready yet (< 0: as long as it takes): then returns
+ * -ETIMEDOUT having handed out nothing (call again; the epoch goes on). For
+ * a consumer that must stay responsive while it waits: the Python binding
+ * checks for Ctrl-C between waits. */
+RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeout_ms);
+
 /* Gives a batch's memory back to the pool. */
 RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch);
 
