@@ -118,18 +118,30 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		if (sh->fd_direct >= 0)
 			into_arena = 0, odirect = 1;
 	}
+	/* adjacent records share a read up to read_size bytes (under O_DIRECT
+	 * the run's aligned range: the requests of a batch in file order are
+	 * then a few large reads, not one per record) */
 	size_t run_max = l->o.read_size;
+	uint64_t run_end = 0; /* where the last record of the last read ends */
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		rio__io_req *last = nreq ? &reqs[nreq - 1] : NULL;
 		int fd = sh->fd_direct >= 0 ? sh->fd_direct : sh->fd;
-		if (last && last->fd == fd && last->offset + last->len == pl[i].offset &&
-		    fd != sh->fd_direct && last->len + pl[i].framed <= run_max) {
-			pl[i].at = total;
-			pl[i].req = nreq - 1;
-			last->len += pl[i].framed;
-			total += pl[i].framed;
-			continue;
+		uint64_t end = pl[i].offset + pl[i].framed;
+		if (last && last->fd == fd && run_end == pl[i].offset) {
+			uint64_t len = fd == sh->fd_direct
+			                   ? ((end + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1)) -
+			                         last->offset
+			                   : last->len + pl[i].framed;
+			if (len <= run_max) {
+				size_t at0 = (size_t)(uintptr_t)last->buf;
+				pl[i].at = at0 + (size_t)(pl[i].offset - last->offset);
+				pl[i].req = nreq - 1;
+				last->len = (size_t)len;
+				total = at0 + (size_t)len;
+				run_end = end;
+				continue;
+			}
 		}
 		uint64_t off = pl[i].offset, len = pl[i].framed;
 		if (fd == sh->fd_direct)
@@ -139,6 +151,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		pl[i].req = nreq;
 		reqs[nreq++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
 		total += (size_t)len;
+		run_end = end;
 	}
 	uint8_t *base;
 	if (into_arena) {
@@ -171,8 +184,10 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	uint64_t bytes = 0, file_bytes = 0;
 	size_t i = 0;
 	for (size_t r0 = 0; r0 < nreq;) {
+		/* under O_DIRECT nothing is in the cache to keep: the whole
+		 * batch's reads go out at once (queue depth, not one window) */
 		size_t r1 = r0 + 1, span = reqs[r0].len;
-		while (r1 < nreq && span + reqs[r1].len <= run_max)
+		while (r1 < nreq && (odirect || span + reqs[r1].len <= run_max))
 			span += reqs[r1++].len;
 		if ((rc = read_window(w, reqs + r0, r1 - r0, odirect)) < 0)
 			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,

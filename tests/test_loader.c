@@ -1257,6 +1257,15 @@ static void test_direct(void)
 				      shuffle_name(o.shuffle), s.n, s.bad_payload);
 			}
 			rio_loader_close(l);
+			/* adjacent records share aligned reads up to read_size:
+			 * the smallest read size cuts runs at every page */
+			lu_seq_free(&s);
+			lu_seq_init(&s);
+			o.read_size = RIO_LOADER_MIN_READ_SIZE;
+			lu_run(d, &o, 1, &s);
+			CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
+			      "%s, direct = 1, read_size %u: another sequence (%zu records, %zu wrong)",
+			      shuffle_name(o.shuffle), RIO_LOADER_MIN_READ_SIZE, s.n, s.bad_payload);
 			lu_seq_free(&ref);
 			lu_seq_free(&s);
 		}
