@@ -156,6 +156,24 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 	return 0;
 }
 
+/* A spare record buffer: from released batches or an earlier epoch's
+ * shuffle buffer (taken a few at a time, to keep off the lock), or {NULL,
+ * 0}: entry_set then allocates one. */
+static rio__recbuf take_spare(batcher *b)
+{
+	rio_loader *l = b->l;
+	if (b->nstash == 0) {
+		pthread_mutex_lock(&l->mu);
+		while (l->pool.nspare > 0 && b->nstash < sizeof b->stash / sizeof b->stash[0])
+			b->stash[b->nstash++] = l->pool.spare[--l->pool.nspare];
+		pthread_mutex_unlock(&l->mu);
+	}
+	rio__recbuf spare = {NULL, 0};
+	if (b->nstash > 0)
+		spare = b->stash[--b->nstash];
+	return spare;
+}
+
 /* Emits a shuffle-buffer entry. Raw batches take the entry's buffer itself
  * (the entry gets a spare one back), so the payload is copied only once,
  * into the shuffle buffer; decoded rows are copied into the columns. */
@@ -167,20 +185,49 @@ static int emit_entry(batcher *b, entry *e)
 	int rc = emit_owned(b, e);
 	if (rc < 0)
 		return rc;
-	/* a spare buffer for the entry: from released batches (taken a few
-	 * at a time, to keep off the lock), or new */
-	if (b->nstash == 0) {
-		pthread_mutex_lock(&l->mu);
-		while (l->pool.nspare > 0 && b->nstash < sizeof b->stash / sizeof b->stash[0])
-			b->stash[b->nstash++] = l->pool.spare[--l->pool.nspare];
-		pthread_mutex_unlock(&l->mu);
-	}
-	rio__recbuf spare = {NULL, 0};
-	if (b->nstash > 0)
-		spare = b->stash[--b->nstash];
+	rio__recbuf spare = take_spare(b);
 	e->data = spare.data;
 	e->cap = spare.cap;
 	e->size = 0;
+	return 0;
+}
+
+/* Is `e`'s storage one of the pool's shuffle rows (never freed alone)? */
+static int is_pool_row(const batcher *b, const entry *e)
+{
+	const rio__pool *p = &b->l->pool;
+	return e->data && p->rows && e->data >= p->rows &&
+	       e->data < p->rows + p->nrows * b->l->cols.row_bytes;
+}
+
+/* Storage for new entry `i`: decoded rows have a row of the pool's array,
+ * kept from epoch to epoch (allocated once, for as many rows as the buffer
+ * holds or the rank has records); raw records a spare buffer. */
+static int entry_storage(batcher *b, entry *e, size_t i)
+{
+	rio_loader *l = b->l;
+	size_t rb = l->cols.row_bytes;
+	if (!rb) {
+		rio__recbuf spare = take_spare(b);
+		e->data = spare.data;
+		e->cap = spare.cap;
+		return 0;
+	}
+	rio__pool *p = &l->pool;
+	if (!p->rows) {
+		uint64_t n = l->o.shuffle_buffer;
+		if (n > l->ds.rank_records)
+			n = l->ds.rank_records;
+		if (n == 0)
+			n = 1;
+		if (!(p->rows = malloc((size_t)n * rb)))
+			return -ENOMEM;
+		p->nrows = (size_t)n;
+	}
+	if (i < p->nrows) { /* else (more records than counted): its own */
+		e->data = p->rows + i * rb;
+		e->cap = rb;
+	}
 	return 0;
 }
 
@@ -220,7 +267,11 @@ static int shuffle_add(batcher *b, const uint8_t *data, size_t size, uint32_t sh
 			b->buf = e;
 			b->capbuf = n;
 		}
-		return entry_set(&b->buf[b->nbuf++], data, size, shard, index);
+		entry *e = &b->buf[b->nbuf];
+		if (!e->data && entry_storage(b, e, b->nbuf) < 0)
+			return -ENOMEM;
+		b->nbuf++;
+		return entry_set(e, data, size, shard, index);
 	}
 	entry *e = &b->buf[rio__rng_below(&b->rng, b->nbuf)];
 	int rc = emit_entry(b, e);
@@ -354,10 +405,21 @@ void *rio__batcher_main(void *arg)
 		l->pool.free_list = b.slot;
 		pthread_mutex_unlock(&l->mu);
 	}
-	for (size_t i = 0; i < b.capbuf; i++)
-		free(b.buf[i].data);
-	for (size_t i = 0; i < b.nstash; i++)
-		free(b.stash[i].data);
+	/* the shuffle buffer's storage stays for the next epoch: raw
+	 * records' buffers go to the pool's spares, decoded rows are the
+	 * pool's */
+	pthread_mutex_lock(&l->mu);
+	for (size_t i = 0; i < b.capbuf; i++) {
+		entry *e = &b.buf[i];
+		if (!e->data || is_pool_row(&b, e))
+			continue;
+		if (l->cols.ncols)
+			free(e->data);
+		else
+			rio__pool_spare(&l->pool, &(rio__recbuf){e->data, e->cap}, 1);
+	}
+	rio__pool_spare(&l->pool, b.stash, b.nstash);
+	pthread_mutex_unlock(&l->mu);
 	free(b.buf);
 
 	pthread_mutex_lock(&l->mu);

@@ -123,6 +123,7 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp)
 	for (size_t k = 0; k < p->nspare; k++)
 		free(p->spare[k].data);
 	free(p->spare);
+	free(p->rows);
 	if (p->stream)
 		rio__cuda_fini(p->stream);
 	free(p->slots);
@@ -130,24 +131,29 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp)
 	memset(p, 0, sizeof *p);
 }
 
-void rio__slot_disown(rio__pool *p, rio__slot *s)
+void rio__pool_spare(rio__pool *p, const rio__recbuf *bufs, size_t n)
 {
-	if (s->nowned && p->nspare + s->nowned > p->capspare) {
+	if (n && p->nspare + n > p->capspare) {
 		size_t cap = p->capspare ? p->capspare : 256;
-		while (cap < p->nspare + s->nowned)
+		while (cap < p->nspare + n)
 			cap *= 2;
-		rio__recbuf *n = realloc(p->spare, cap * sizeof *n);
-		if (n) {
-			p->spare = n;
+		rio__recbuf *b = realloc(p->spare, cap * sizeof *b);
+		if (b) {
+			p->spare = b;
 			p->capspare = cap;
 		}
 	}
-	for (size_t k = 0; k < s->nowned; k++) {
+	for (size_t k = 0; k < n; k++) {
 		if (p->nspare < p->capspare)
-			p->spare[p->nspare++] = s->owned[k];
+			p->spare[p->nspare++] = bufs[k];
 		else
-			free(s->owned[k].data);
+			free(bufs[k].data);
 	}
+}
+
+void rio__slot_disown(rio__pool *p, rio__slot *s)
+{
+	rio__pool_spare(p, s->owned, s->nowned);
 	s->nowned = 0;
 }
 

@@ -47,8 +47,13 @@ typedef struct rio__pool {
 	size_t ready_head, ready_count;
 	int pinned, device_copy;
 	void *stream;            /* CUDA stream for the copies              */
-	rio__recbuf *spare;      /* record buffers back from released batches */
+	rio__recbuf *spare;      /* record buffers back from released batches,
+	                          * and the shuffle buffer's after an epoch */
 	size_t nspare, capspare;
+	uint8_t *rows;           /* buffer shuffling of decoded rows: the
+	                          * shuffle buffer's rows, kept from epoch to
+	                          * epoch (no allocation, no page faults)  */
+	size_t nrows;
 } rio__pool;
 
 int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__colplan *cp,
@@ -57,6 +62,9 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp);
 
 /* Moves a slot's owned record buffers to the spare list (-ENOMEM: freed). */
 void rio__slot_disown(rio__pool *p, rio__slot *s);
+
+/* Gives record buffers to the spare list (-ENOMEM: freed). */
+void rio__pool_spare(rio__pool *p, const rio__recbuf *bufs, size_t n);
 
 /* Makes sure a raw slot's arena holds `need` more bytes. */
 int rio__slot_reserve(rio__slot *s, size_t need);
