@@ -39,6 +39,8 @@ typedef struct batcher {
 	size_t nbuf, capbuf;
 	rio__recbuf stash[64]; /* spare record buffers taken from the pool */
 	size_t nstash;
+	uint8_t *freed[64];    /* decoded rows emitted, for the pool */
+	size_t nfreed;
 	rio__rng rng;
 } batcher;
 
@@ -192,42 +194,60 @@ static int emit_entry(batcher *b, entry *e)
 	return 0;
 }
 
-/* Is `e`'s storage one of the pool's shuffle rows (never freed alone)? */
-static int is_pool_row(const batcher *b, const entry *e)
+/* Gives emitted decoded rows back to the pool, a few at a time. */
+static void flush_rows(batcher *b)
 {
-	const rio__pool *p = &b->l->pool;
-	return e->data && p->rows && e->data >= p->rows &&
-	       e->data < p->rows + p->nrows * b->l->cols.row_bytes;
+	if (!b->nfreed)
+		return;
+	pthread_mutex_lock(&b->l->mu);
+	rio__rows_give(&b->l->pool, b->freed, b->nfreed);
+	pthread_mutex_unlock(&b->l->mu);
+	b->nfreed = 0;
 }
 
-/* Storage for new entry `i`: decoded rows have a row of the pool's array,
- * kept from epoch to epoch (allocated once, for as many rows as the buffer
- * holds or the rank has records); raw records a spare buffer. */
-static int entry_storage(batcher *b, entry *e, size_t i)
+static void free_row(batcher *b, uint8_t *row)
 {
-	rio_loader *l = b->l;
-	size_t rb = l->cols.row_bytes;
-	if (!rb) {
-		rio__recbuf spare = take_spare(b);
-		e->data = spare.data;
-		e->cap = spare.cap;
+	if (b->nfreed == sizeof b->freed / sizeof b->freed[0])
+		flush_rows(b);
+	b->freed[b->nfreed++] = row;
+}
+
+/* Room for one more entry in the shuffle buffer (it grows to `want`). */
+static int buffer_room(batcher *b, size_t want)
+{
+	if (b->nbuf < b->capbuf)
 		return 0;
-	}
-	rio__pool *p = &l->pool;
-	if (!p->rows) {
-		uint64_t n = l->o.shuffle_buffer;
-		if (n > l->ds.rank_records)
-			n = l->ds.rank_records;
-		if (n == 0)
-			n = 1;
-		if (!(p->rows = malloc((size_t)n * rb)))
+	size_t n = b->capbuf ? b->capbuf * 2 : 1024;
+	if (n > want)
+		n = want;
+	entry *e = realloc(b->buf, n * sizeof *e);
+	if (!e)
+		return -ENOMEM;
+	memset(e + b->capbuf, 0, (n - b->capbuf) * sizeof *e);
+	b->buf = e;
+	b->capbuf = n;
+	return 0;
+}
+
+/* A decoded row through the shuffle buffer: the buffer takes the row the
+ * worker decoded into (no copy); the entry it replaces is copied into the
+ * batch and its row goes back to the pool. Draws as shuffle_add(). */
+static int shuffle_add_row(batcher *b, uint8_t *row, uint32_t shard, uint64_t index)
+{
+	size_t want = b->l->o.shuffle_buffer;
+	entry *e;
+	if (b->nbuf < want) {
+		if (buffer_room(b, want) < 0)
 			return -ENOMEM;
-		p->nrows = (size_t)n;
+		e = &b->buf[b->nbuf++];
+	} else {
+		e = &b->buf[rio__rng_below(&b->rng, b->nbuf)];
+		int rc = emit(b, e->data, e->size, e->shard, e->index);
+		if (rc < 0)
+			return rc;
+		free_row(b, e->data);
 	}
-	if (i < p->nrows) { /* else (more records than counted): its own */
-		e->data = p->rows + i * rb;
-		e->cap = rb;
-	}
+	*e = (entry){row, b->l->cols.row_bytes, b->l->cols.row_bytes, shard, index};
 	return 0;
 }
 
@@ -256,20 +276,14 @@ static int shuffle_add(batcher *b, const uint8_t *data, size_t size, uint32_t sh
 {
 	size_t want = b->l->o.shuffle_buffer;
 	if (b->nbuf < want) {
-		if (b->nbuf == b->capbuf) {
-			size_t n = b->capbuf ? b->capbuf * 2 : 1024;
-			if (n > want)
-				n = want;
-			entry *e = realloc(b->buf, n * sizeof *e);
-			if (!e)
-				return -ENOMEM;
-			memset(e + b->capbuf, 0, (n - b->capbuf) * sizeof *e);
-			b->buf = e;
-			b->capbuf = n;
-		}
-		entry *e = &b->buf[b->nbuf];
-		if (!e->data && entry_storage(b, e, b->nbuf) < 0)
+		if (buffer_room(b, want) < 0)
 			return -ENOMEM;
+		entry *e = &b->buf[b->nbuf];
+		if (!e->data) {
+			rio__recbuf spare = take_spare(b);
+			e->data = spare.data;
+			e->cap = spare.cap;
+		}
 		b->nbuf++;
 		return entry_set(e, data, size, shard, index);
 	}
@@ -287,6 +301,10 @@ static int shuffle_drain(batcher *b)
 		int rc = emit_entry(b, e);
 		if (rc < 0)
 			return rc;
+		if (b->l->chunk_rows) { /* the row goes back to the pool */
+			free_row(b, e->data);
+			e->data = NULL;
+		}
 		entry tmp = *e; /* keep the storage: swap with the last */
 		*e = b->buf[b->nbuf - 1];
 		b->buf[--b->nbuf] = tmp;
@@ -351,6 +369,13 @@ static int consume(batcher *b, rio__chunk *c)
 	size_t rb = l->cols.row_bytes;
 	for (size_t i = 0; i < c->nrec; i++) {
 		const rio__chunk_rec *r = &c->recs[i];
+		if (c->row_ptrs) { /* the shuffle buffer takes the row itself */
+			int rc = shuffle_add_row(b, c->rowp[i], r->shard, r->index);
+			if (rc < 0)
+				return rc;
+			c->rowp[i] = NULL;
+			continue;
+		}
 		const uint8_t *data = rb ? c->rows + i * rb : c->buf + r->off;
 		size_t size = rb ? rb : r->size;
 		int rc = buffered ? shuffle_add(b, data, size, r->shard, r->index)
@@ -411,14 +436,17 @@ void *rio__batcher_main(void *arg)
 	pthread_mutex_lock(&l->mu);
 	for (size_t i = 0; i < b.capbuf; i++) {
 		entry *e = &b.buf[i];
-		if (!e->data || is_pool_row(&b, e))
+		if (!e->data)
 			continue;
-		if (l->cols.ncols)
+		if (l->chunk_rows)
+			rio__rows_give(&l->pool, &e->data, 1);
+		else if (l->cols.ncols)
 			free(e->data);
 		else
 			rio__pool_spare(&l->pool, &(rio__recbuf){e->data, e->cap}, 1);
 	}
 	rio__pool_spare(&l->pool, b.stash, b.nstash);
+	rio__rows_give(&l->pool, b.freed, b.nfreed);
 	pthread_mutex_unlock(&l->mu);
 	free(b.buf);
 

@@ -40,7 +40,7 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
 		c->recs = r;
 		c->rec_cap = n;
 	}
-	if (cp->ncols && c->nrec == c->rows_cap) {
+	if (cp->ncols && !c->row_ptrs && c->nrec == c->rows_cap) {
 		size_t n = c->rows_cap ? c->rows_cap * 2 : 256;
 		uint8_t *r = realloc(c->rows, n * cp->row_bytes);
 		if (!r)
@@ -58,13 +58,47 @@ int rio__chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint6
 	if (!cp->ncols)
 		return 0;
 	rio__chunk_rec *r = &c->recs[c->nrec - 1];
+	uint8_t *row = rio__chunk_row(c, l, c->nrec - 1);
+	if (!row)
+		return -ENOMEM;
 	char detail[300];
-	int rc = rio__decode_row(cp, c->buf + r->off, r->size,
-	                         c->rows + (c->nrec - 1) * cp->row_bytes, detail, sizeof detail);
+	int rc = rio__decode_row(cp, c->buf + r->off, r->size, row, detail, sizeof detail);
 	if (rc == 0)
 		return 0;
 	c->nrec--; /* never delivered, whatever the policy */
 	if (l->o.on_damage != RIO_DAMAGE_FAIL)
 		return 0; /* counted as planned and not delivered (batcher.c) */
 	return rio__error_set(&c->err, rc, path, offset, r->index, "%s", detail);
+}
+
+uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
+{
+	if (!c->row_ptrs)
+		return c->rows + i * l->cols.row_bytes;
+	if (i >= c->rowp_cap) {
+		size_t n = c->rowp_cap ? c->rowp_cap * 2 : 256;
+		while (n <= i)
+			n *= 2;
+		uint8_t **r = realloc(c->rowp, n * sizeof *r);
+		if (!r)
+			return NULL;
+		memset(r + c->rowp_cap, 0, (n - c->rowp_cap) * sizeof *r);
+		c->rowp = r;
+		c->rowp_cap = n;
+	}
+	if (!c->rowp[i]) { /* rows for this slot and the empty ones after it */
+		uint8_t *got[64];
+		size_t want = 0, end = i + 64 < c->rowp_cap ? i + 64 : c->rowp_cap;
+		for (size_t k = i; k < end; k++)
+			want += !c->rowp[k];
+		pthread_mutex_lock(&l->mu);
+		int rc = rio__rows_take(&l->pool, l->cols.row_bytes, got, want);
+		pthread_mutex_unlock(&l->mu);
+		if (rc < 0)
+			return NULL;
+		for (size_t k = i; k < end; k++)
+			if (!c->rowp[k])
+				c->rowp[k] = got[--want];
+	}
+	return c->rowp[i];
 }

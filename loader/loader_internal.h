@@ -48,6 +48,12 @@ typedef struct rio__chunk {
 	size_t nrec, rec_cap;
 	uint8_t *rows;          /* decoded rows, nrec * row_bytes            */
 	size_t rows_cap;        /* in rows                                   */
+	int row_ptrs;           /* buffer shuffling of decoded rows: record
+	                         * i's row is rowp[i], a row of the pool's
+	                         * that the shuffle buffer takes over (the
+	                         * batcher sets it NULL); rows is unused    */
+	uint8_t **rowp;
+	size_t rowp_cap;
 	uint64_t extra;         /* SKIP: records past those the index lists
 	                         * (skipped too: the file holds more)        */
 	int index_mismatch;     /* the stream and its .idx disagree          */
@@ -94,6 +100,7 @@ struct rio_loader {
 	rio_error err;
 	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
 	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
+	int chunk_rows;         /* chunks' rows are pool rows (row_ptrs)     */
 	int use_uring;
 	int direct;             /* the direct path (direct.c) serves this loader */
 
@@ -155,6 +162,9 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
                    uint64_t index);
 int rio__chunk_decode_last(rio__chunk *c, struct rio_loader *l, const char *path,
                            uint64_t offset);
+/* Where record i's decoded row goes (with row_ptrs, a pool row taken
+ * when the slot has none); NULL when out of memory. */
+uint8_t *rio__chunk_row(rio__chunk *c, struct rio_loader *l, size_t i);
 
 /* piece_stream.c: runs a task of a compressed piece into chunk c. */
 int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t);

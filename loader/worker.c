@@ -294,8 +294,10 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 	memset(w, 0, sizeof *w);
 	w->l = l;
 	w->free_chunks = RIO__CHUNKS_PER_WORKER;
-	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++)
+	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++) {
 		w->chunks[i].owner = w;
+		w->chunks[i].row_ptrs = l->chunk_rows;
+	}
 	int rc = rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
 	if (rc < 0 || !l->use_uring)
 		return rc;
@@ -319,6 +321,7 @@ void rio__worker_free(rio__worker *w)
 		free(w->chunks[i].buf);
 		free(w->chunks[i].recs);
 		free(w->chunks[i].rows);
+		free(w->chunks[i].rowp); /* the rows are the pool's */
 	}
 	free(w->places);
 	rio__io_close(w->io);
