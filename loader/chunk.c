@@ -102,3 +102,45 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 	}
 	return c->rowp[i];
 }
+
+int rio__chunk_own(rio__chunk *c, rio_loader *l)
+{
+	if (c->nrec > c->own_cap) {
+		size_t n = c->own_cap ? c->own_cap : 256;
+		while (n < c->nrec)
+			n *= 2;
+		rio__recbuf *o = realloc(c->own, n * sizeof *o);
+		if (!o)
+			return -ENOMEM;
+		memset(o + c->own_cap, 0, (n - c->own_cap) * sizeof *o);
+		c->own = o;
+		c->own_cap = n;
+	}
+	/* buffers released batches gave back, for the slots without one */
+	size_t want = 0;
+	for (size_t i = 0; i < c->nrec; i++)
+		want += !c->own[i].data;
+	if (want) {
+		pthread_mutex_lock(&l->mu);
+		rio__pool *p = &l->pool;
+		for (size_t i = 0; i < c->nrec && p->nspare > 0; i++)
+			if (!c->own[i].data)
+				c->own[i] = p->spare[--p->nspare];
+		pthread_mutex_unlock(&l->mu);
+	}
+	for (size_t i = 0; i < c->nrec; i++) {
+		rio__recbuf *o = &c->own[i];
+		size_t size = c->recs[i].size;
+		if (size > o->cap || !o->data) { /* never NULL: views of empty records too */
+			size_t cap = size ? size : 1;
+			uint8_t *d = realloc(o->data, cap);
+			if (!d)
+				return -ENOMEM;
+			o->data = d;
+			o->cap = cap;
+		}
+		if (size)
+			memcpy(o->data, c->buf + c->recs[i].off, size);
+	}
+	return 0;
+}

@@ -174,7 +174,6 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	if (rc == 0)
 		rc = rio__pool_init(&l->pool, l->o.prefetch + l->o.hold, l->o.batch_size, &l->cols,
 		                    &l->o, &l->err);
-	l->chunk_rows = l->o.shuffle == RIO_SHUFFLE_BUFFER && l->cols.ncols > 0;
 	if (rc == 0)
 		rc = open_workers(l);
 	l->stats.io_uring = l->use_uring;

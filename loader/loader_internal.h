@@ -54,6 +54,12 @@ typedef struct rio__chunk {
 	                         * batcher sets it NULL); rows is unused    */
 	uint8_t **rowp;
 	size_t rowp_cap;
+	int own_recs;           /* buffer shuffling of raw records: record i
+	                         * is copied into own[i] (rio__chunk_own()),
+	                         * a buffer the shuffle buffer and then a
+	                         * batch take over (the batcher empties it) */
+	rio__recbuf *own;
+	size_t own_cap;
 	uint64_t extra;         /* SKIP: records past those the index lists
 	                         * (skipped too: the file holds more)        */
 	int index_mismatch;     /* the stream and its .idx disagree          */
@@ -100,7 +106,6 @@ struct rio_loader {
 	rio_error err;
 	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
 	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
-	int chunk_rows;         /* chunks' rows are pool rows (row_ptrs)     */
 	int use_uring;
 	int direct;             /* the direct path (direct.c) serves this loader */
 
@@ -162,6 +167,10 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
                    uint64_t index);
 int rio__chunk_decode_last(rio__chunk *c, struct rio_loader *l, const char *path,
                            uint64_t offset);
+/* With own_recs: copies each record into its own buffer (spares of the
+ * pool's, else new), by the worker, so that the batcher only moves
+ * pointers. 0 or -ENOMEM. */
+int rio__chunk_own(rio__chunk *c, struct rio_loader *l);
 /* Where record i's decoded row goes (with row_ptrs, a pool row taken
  * when the slot has none); NULL when out of memory. */
 uint8_t *rio__chunk_row(rio__chunk *c, struct rio_loader *l, size_t i);
