@@ -6,9 +6,11 @@
  * Ordering is decided here and only here: chunks are consumed strictly by
  * task number, and the shuffle buffer draws from an RNG seeded with (seed,
  * epoch, rank), so the output never depends on which worker was faster.
- * Every record is copied out of its chunk (into the shuffle buffer or a
- * batch) before the chunk goes back to its worker, so no batch or buffer
- * entry ever pins a worker's memory.
+ * Every record leaves its chunk before the chunk goes back to its worker,
+ * so no batch or buffer entry ever pins a worker's memory: copied into a
+ * batch, or (buffer shuffling) taken over with the storage its worker put
+ * it in (a pool row, decoded; a buffer of its own, raw), so the batcher
+ * copies nothing into the shuffle buffer.
  */
 #include "config.h"
 #include "loader_internal.h"
