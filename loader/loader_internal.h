@@ -141,6 +141,8 @@ struct rio_loader {
 	int epoch_done;          /* the batcher published its last batch    */
 	size_t held;             /* batches the consumer holds              */
 	rio__slot *direct_done;  /* direct path: filled slots, any order    */
+	uint64_t slot_turn;      /* direct path, O_DIRECT: the batch that gets
+	                          * the next free slot (direct.c)          */
 	uint64_t error_batch;    /* direct path: the batch that failed      */
 
 	/* statistics */

@@ -869,6 +869,17 @@ static void resume_mode(rio_shuffle sh)
 	o.batch_size = 8;
 	o.drop_remainder = 1;
 	resume_one(sh, &o);
+	/* O_DIRECT: the direct path claims batches ahead and gives slots out in
+	 * batch order from the restored batch on (where the file system takes
+	 * O_DIRECT at all) */
+	o.direct = 1;
+	rio_loader *l = NULL;
+	int rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+	rio_loader_close(l);
+	if (rc == 0)
+		resume_one(sh, &o);
+	else
+		CHECK(rc == -EINVAL, "open with direct = 1: %d (%s)", rc, rio_strerror(rc));
 	lu_watchdog(NULL, 0);
 }
 
