@@ -205,6 +205,7 @@ static int start_epoch(rio_loader *l)
 	/* a saved position is a multiple of the batch size, or the end of the
 	 * epoch after a short last batch: round up */
 	l->next_task = l->direct ? (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size : 0;
+	l->slot_turn = l->next_task;
 
 	l->done = NULL;
 	l->direct_done = NULL;

@@ -869,6 +869,17 @@ static void resume_mode(rio_shuffle sh)
 	o.batch_size = 8;
 	o.drop_remainder = 1;
 	resume_one(sh, &o);
+	/* O_DIRECT: the direct path claims batches ahead and gives slots out in
+	 * batch order from the restored batch on (where the file system takes
+	 * O_DIRECT at all) */
+	o.direct = 1;
+	rio_loader *l = NULL;
+	int rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+	rio_loader_close(l);
+	if (rc == 0)
+		resume_one(sh, &o);
+	else
+		CHECK(rc == -EINVAL, "open with direct = 1: %d (%s)", rc, rio_strerror(rc));
 	lu_watchdog(NULL, 0);
 }
 
@@ -1257,6 +1268,15 @@ static void test_direct(void)
 				      shuffle_name(o.shuffle), s.n, s.bad_payload);
 			}
 			rio_loader_close(l);
+			/* adjacent records share aligned reads up to read_size:
+			 * the smallest read size cuts runs at every page */
+			lu_seq_free(&s);
+			lu_seq_init(&s);
+			o.read_size = RIO_LOADER_MIN_READ_SIZE;
+			lu_run(d, &o, 1, &s);
+			CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
+			      "%s, direct = 1, read_size %u: another sequence (%zu records, %zu wrong)",
+			      shuffle_name(o.shuffle), RIO_LOADER_MIN_READ_SIZE, s.n, s.bad_payload);
 			lu_seq_free(&ref);
 			lu_seq_free(&s);
 		}
