@@ -111,7 +111,7 @@ def _os_class(err):
     cls = _OS_CLASSES.get(err)
     if cls is None:
         cls = _OS_CLASSES[err] = type(builtin.__name__, (SystemCallError, builtin),
-                                      {"__module__": __name__, "__doc__": SystemCallError.__doc__})
+                                      {"__module__": "recordio", "__doc__": SystemCallError.__doc__})
     return cls
 
 
@@ -124,3 +124,9 @@ def make_error(code, message, file, offset, record):
 
 
 _core._set_error_factory(make_error)
+
+
+# shown as recordio.CorruptRecordError (etc.) in tracebacks: where users import them
+for _cls in (Error, CorruptRecordError, ExampleError, IndexFileError, ShardSetError,
+             UnsupportedError, StateError, SystemCallError, OptionError, HoldError):
+    _cls.__module__ = "recordio"
