@@ -58,7 +58,9 @@ class SystemCallError(Error, OSError):
     def __init__(self, message, code=0, file=None, offset=None, record=None):
         Error.__init__(self, message, code, file, offset, record)
         self.errno = -code
-        self.strerror = message
+        # str() is OSError's "[Errno N] TEXT: 'FILE'": TEXT without the file
+        prefix = "%s: " % file if file else None
+        self.strerror = message[len(prefix):] if prefix and message.startswith(prefix) else message
         self.filename = file
         self.args = (message,)
 
