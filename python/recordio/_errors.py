@@ -58,7 +58,9 @@ class SystemCallError(Error, OSError):
     def __init__(self, message, code=0, file=None, offset=None, record=None):
         Error.__init__(self, message, code, file, offset, record)
         self.errno = -code
-        self.strerror = message
+        # str() is OSError's "[Errno N] TEXT: 'FILE'": TEXT without the file
+        prefix = "%s: " % file if file else None
+        self.strerror = message[len(prefix):] if prefix and message.startswith(prefix) else message
         self.filename = file
         self.args = (message,)
 
@@ -111,7 +113,7 @@ def _os_class(err):
     cls = _OS_CLASSES.get(err)
     if cls is None:
         cls = _OS_CLASSES[err] = type(builtin.__name__, (SystemCallError, builtin),
-                                      {"__module__": __name__, "__doc__": SystemCallError.__doc__})
+                                      {"__module__": "recordio", "__doc__": SystemCallError.__doc__})
     return cls
 
 
@@ -124,3 +126,9 @@ def make_error(code, message, file, offset, record):
 
 
 _core._set_error_factory(make_error)
+
+
+# shown as recordio.CorruptRecordError (etc.) in tracebacks: where users import them
+for _cls in (Error, CorruptRecordError, ExampleError, IndexFileError, ShardSetError,
+             UnsupportedError, StateError, SystemCallError, OptionError, HoldError):
+    _cls.__module__ = "recordio"

@@ -70,6 +70,15 @@ PyObject *rio_py_raise(int code, const rio_error *e, const char *file, char *con
 	PyObject *f = file ? PyUnicode_DecodeFSDefault(file) : file_from_message(msg, paths, npaths);
 	if (!f)
 		return NULL;
+	const char *colon = strstr(msg, ": ");
+	if (f == Py_None && colon &&
+	    (code == RIO_ENOSHARDS || code == RIO_EMISSINGSHARD || code == RIO_EBADSHARDNAME ||
+	     code == RIO_EINCOMPLETESET)) {
+		/* shard-set messages start with the set, directory or shard they name */
+		Py_DECREF(f);
+		if (!(f = PyUnicode_DecodeFSDefaultAndSize(msg, colon - msg)))
+			return NULL;
+	}
 	uint64_t off = e && e->code == code ? e->offset : UINT64_MAX;
 	uint64_t rec = e && e->code == code ? e->record : UINT64_MAX;
 	if (file && e && e->code == code && strncmp(msg, file, strlen(file)) != 0) {

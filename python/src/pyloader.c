@@ -139,9 +139,9 @@ static PyObject *loader_fail(LoaderObject *self, int rc)
 {
 	if (rc == -ENOBUFS)
 		return rio_py_raise_msg(rc, NULL,
-		                        "%zu batches are still alive (hold=%zu): drop or copy the "
-		                        "arrays of old batches, or open the loader with a larger hold",
-		                        self->hold, self->hold);
+		                        "hold=%zu batches are still alive: drop or copy the arrays "
+		                        "of old batches, or open the loader with a larger hold",
+		                        self->hold);
 	return rio_py_raise(rc, self->l ? rio_loader_error(self->l) : NULL, NULL, self->paths,
 	                    self->npaths);
 }

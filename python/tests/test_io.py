@@ -161,6 +161,7 @@ def test_missing_files():
     with pytest.raises(recordio.ShardSetError) as e:
         recordio.expand("/nonexistent/prefix-*.tfrecord")
     assert "/nonexistent/prefix-*.tfrecord" in str(e.value)
+    assert e.value.file == "/nonexistent/prefix-*.tfrecord"
 
 
 def test_expand_lists_a_set(shards):

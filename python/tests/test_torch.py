@@ -118,3 +118,21 @@ def test_equal_steps_under_ddp(shards, tmp_path):
         assert ds._loader.epoch == 2
     finally:
         dist.destroy_process_group()
+
+
+def test_pinned_batches_when_cuda_is_present(shards):
+    """With CUDA (a build with it and a device), batches are pinned host
+    memory by default, so copies to the device are asynchronous."""
+    if not (recordio.HAVE_CUDA and torch.cuda.is_available()):
+        if recordio.HAVE_CUDA:  # asking for it without a device is an error, not a silent copy
+            with pytest.raises(recordio.Error):
+                recordio.Loader(shards, batch_size=8, decode=DECODE, pin_memory=True)
+        pytest.skip("no CUDA device")
+    loader = recordio.Loader(shards, batch_size=64, decode=DECODE, shuffle="none")
+    assert loader.pinned
+    b = next(loader)
+    t = torch.from_numpy(b["image"])
+    assert t.is_pinned()
+    g = t.cuda(non_blocking=True)
+    torch.cuda.synchronize()
+    assert torch.equal(g.cpu(), t)
