@@ -2,9 +2,10 @@
  * allreduce.c — the MPI_Allreduce sweep of bench/scaling.sh: a float sum
  * of every size from MIN to MAX bytes (times 4 each step), out of place,
  * after 3 warm-up calls timed over enough iterations to fill SECONDS (2 to
- * 200), reported as nccl-tests reports it: the time of the slowest rank, the algorithm bandwidth
- * (bytes / time) and the bus bandwidth (algbw x 2(n-1)/n, what each link
- * carries in a ring, comparable across rank counts). One JSON line per size
+ * 200), reported as nccl-tests reports it: the time of the slowest rank,
+ * the algorithm bandwidth (bytes / time) and the bus bandwidth (algbw x
+ * 2(n-1)/n, what each link carries in a ring, comparable across rank
+ * counts). One JSON line per size
  * on rank 0; the sum is checked once per size (exit 1 if wrong).
  *
  * -i times what recordio-train's reducer calls instead: MPI_Iallreduce in
