@@ -5,8 +5,8 @@
  * 200), reported as nccl-tests reports it: the time of the slowest rank,
  * the algorithm bandwidth (bytes / time) and the bus bandwidth (algbw x
  * 2(n-1)/n, what each link carries in a ring, comparable across rank
- * counts). One JSON line per size
- * on rank 0; the sum is checked once per size (exit 1 if wrong).
+ * counts). One JSON line per size on rank 0; the sum is checked once per
+ * size (exit 1 if wrong).
  *
  * -i times what recordio-train's reducer calls instead: MPI_Iallreduce in
  * place, then MPI_Wait (Open MPI's libnbc, whose default for an in-place
