@@ -93,7 +93,9 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $load_before ($(nproc) cores)"
 echo "== b. compute per step at 1 rank (one core, no network)"
 for bsz in $BATCH 1024 512 256; do
-	train 1 "tr-1-b$bsz.json" -- --batch $bsz
+	# 2 more epochs: the fastest of EPOCHS + 1 after the first, as this
+	# measurement is the base of every prediction
+	train 1 "tr-1-b$bsz.json" -- --batch $bsz --epochs $((EPOCHS + 2))
 done
 
 for link in $LINKS; do

@@ -146,11 +146,13 @@ for bsz in sorted({B} | {G // n for n in [1] + RANKS}):
 say("### The trainer: measured and predicted\n")
 say(f"784-256-128-10 ({META['nparams']} parameters, {GRAD / 1e6:.2f} MB of gradients in "
     f"{len(buckets(GRAD, BUCKET))} buckets of {BUCKET // 1024} KiB), `--threads 1`, the "
-    f"fastest epoch after the first. Compute per step is measured at 1 rank (no communication, one core); "
-    f"the prediction adds the binomial model's allreduce time for the buckets (what "
-    f"libnbc runs for an in-place `MPI_Iallreduce`), with no overlap: an upper bound "
-    f"on the exposed time. 'compute at n' is the measured step minus the measured "
-    f"allreduce: with {META['cores']} cores for n ranks it shows the CPU contention.\n")
+    f"fastest epoch after the first. Compute per step is measured at 1 rank (no "
+    f"communication, one core); the prediction adds the binomial model's allreduce time "
+    f"for the buckets (what libnbc runs for an in-place `MPI_Iallreduce`), with no "
+    f"overlap: an upper bound on the exposed time. 'compute at n' is the measured step "
+    f"minus the measured allreduce, rank 0's own work; with {META['cores']} cores for n "
+    f"ranks the ranks drift apart, and rank 0's wait for the slowest one is counted in "
+    f"its allreduce time.\n")
 scal = {}  # (mode, link) -> [(n, measured samples/s, predicted samples/s)]
 arstep = {}  # link -> [(n, measured allreduce s/step, predicted)] of the weak runs
 for mode in ("weak", "strong"):
