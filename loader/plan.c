@@ -515,11 +515,11 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 	}
 	if (!more)
 		return 0;
-	/* the direct path needs every record's place in every shard it reads */
+	/* the direct path needs every record's place in every shard it reads;
+	 * a compressed shard that joins leaves it to the pipeline */
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || (ds->direct && all_plain);
-	if (ds->direct && !full) {
-		ds->direct = 0; /* a compressed shard joined: the pipeline serves all */
-	}
+	if (!all_plain)
+		ds->direct = 0;
 	return count_all(ds, full, o, err);
 }
 
