@@ -11,8 +11,10 @@
  * shuffle_drain), so records that sat in a rank's buffer when it stopped
  * are among the rest, not lost. The first `position` records of each order
  * leave the bitmap. A rank's share is then the `rank`-th of `world`
- * contiguous balanced ranges of what is left, as pieces (runs of
- * consecutive records of one shard).
+ * contiguous balanced ranges of what is left: runs of consecutive records
+ * of a shard, those of one shard one piece with holes (plan.h), except
+ * where the order needs each record's ordinal (global shuffling, the
+ * direct path), where each run is a piece.
  *
  * The replay assumes every record of the interrupted stages was delivered
  * or is still to come: under RIO_DAMAGE_SKIP a record skipped as damaged
@@ -66,26 +68,76 @@ static void take_out(recset *rs, uint64_t ord)
 	rs->bits[ord >> 6] &= ~(1ull << (ord & 63));
 }
 
-static int add_piece(rio__piece **pieces, size_t *n, uint64_t *records, uint32_t shard,
-                     uint64_t first, uint64_t count)
+/* A rank's share: its pieces, and the runs that pieces with holes keep. */
+typedef struct share {
+	rio__piece *pieces;
+	size_t npieces;
+	uint64_t records;
+	rio__run *runs;
+	size_t nruns;
+	uint32_t *run_shard; /* each run's shard */
+} share;
+
+static void share_free(share *sh)
 {
-	rio__piece *p = realloc(*pieces, (*n + 1) * sizeof *p);
-	if (!p)
-		return -ENOMEM;
-	*pieces = p;
-	p[(*n)++] = (rio__piece){shard, first, count, *records};
-	*records += count;
+	free(sh->pieces);
+	free(sh->runs);
+	free(sh->run_shard);
+	memset(sh, 0, sizeof *sh);
+}
+
+static int add_run(share *sh, size_t *cap, uint32_t shard, uint64_t first, uint64_t count)
+{
+	if (sh->nruns == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		rio__run *r = realloc(sh->runs, nc * sizeof *r);
+		if (r)
+			sh->runs = r;
+		uint32_t *s = realloc(sh->run_shard, nc * sizeof *s);
+		if (s)
+			sh->run_shard = s;
+		if (!r || !s)
+			return -ENOMEM;
+		*cap = nc;
+	}
+	sh->runs[sh->nruns] = (rio__run){first, count};
+	sh->run_shard[sh->nruns++] = shard;
 	return 0;
 }
 
-/* The `rank`-th of `world` balanced ranges of the `left` records of bits,
- * as pieces. */
-static int split(const recset *rs, const uint64_t *bits, uint64_t left, int rank, int world,
-                 rio__piece **pieces, size_t *npieces, uint64_t *records)
+/* The pieces of the runs: the runs of one shard make one piece with holes
+ * (the stream of a compressed shard read once, few pieces to interleave)
+ * unless the order needs every record's ordinal (global shuffling, the
+ * direct path): then each run is a piece. */
+static int make_share_pieces(share *sh, int holes)
 {
-	*pieces = NULL;
-	*npieces = 0;
-	*records = 0;
+	sh->pieces = malloc((sh->nruns ? sh->nruns : 1) * sizeof *sh->pieces);
+	if (!sh->pieces)
+		return -ENOMEM;
+	for (size_t i = 0; i < sh->nruns;) {
+		size_t j = i + 1;
+		uint64_t n = sh->runs[i].count;
+		while (holes && j < sh->nruns && sh->run_shard[j] == sh->run_shard[i])
+			n += sh->runs[j++].count;
+		const rio__run *last = &sh->runs[j - 1];
+		rio__piece p = {sh->run_shard[i], sh->runs[i].first,
+		                last->first + last->count - sh->runs[i].first, sh->records, 0, 0};
+		if (j - i > 1) {
+			p.run = (uint32_t)i;
+			p.nruns = (uint32_t)(j - i);
+		}
+		sh->pieces[sh->npieces++] = p;
+		sh->records += n;
+		i = j;
+	}
+	return 0;
+}
+
+/* The `rank`-th of `world` balanced ranges of the `left` records of bits. */
+static int split(const recset *rs, const uint64_t *bits, uint64_t left, int rank, int world,
+                 int holes, share *out)
+{
+	memset(out, 0, sizeof *out);
 	uint64_t w = (uint64_t)world, r = (uint64_t)rank;
 	uint64_t base = left / w, extra = left % w;
 	uint64_t lo = r * base + (r < extra ? r : extra);
@@ -98,7 +150,7 @@ static int split(const recset *rs, const uint64_t *bits, uint64_t left, int rank
 		seen += c;
 		i = (k + 1) * 64;
 	}
-	size_t s = 0;
+	size_t s = 0, cap = 0;
 	uint64_t run_first = 0, run_count = 0;
 	uint32_t run_shard = 0;
 	int rc = 0;
@@ -115,33 +167,34 @@ static int split(const recset *rs, const uint64_t *bits, uint64_t left, int rank
 			continue;
 		}
 		if (run_count)
-			rc = add_piece(pieces, npieces, records, run_shard, run_first, run_count);
+			rc = add_run(out, &cap, run_shard, run_first, run_count);
 		run_shard = (uint32_t)s;
 		run_first = rec;
 		run_count = 1;
 	}
 	if (rc == 0 && run_count)
-		rc = add_piece(pieces, npieces, records, run_shard, run_first, run_count);
-	if (rc < 0) {
-		free(*pieces);
-		*pieces = NULL;
-	}
+		rc = add_run(out, &cap, run_shard, run_first, run_count);
+	if (rc == 0)
+		rc = make_share_pieces(out, holes);
+	if (rc < 0)
+		share_free(out);
 	return rc;
 }
 
 /* Takes out of rs the first `pos` records that rank `rank` of `world`
  * delivers from `pieces` in epoch `epoch`. */
 static int take_delivered(recset *rs, const rio__dataset *ds, const rio_loader_opts *o,
-                          uint64_t epoch, int rank, int world, rio__piece *pieces,
-                          size_t npieces, uint64_t records, uint64_t pos)
+                          uint64_t epoch, int rank, int world, const share *sh, uint64_t pos)
 {
 	if (pos == 0)
 		return 0;
 	rio__dataset v = *ds; /* the dataset as that rank saw it */
+	uint64_t records = sh->records;
 	v.rank = rank;
 	v.world = world;
-	v.pieces = pieces;
-	v.npieces = npieces;
+	v.pieces = sh->pieces;
+	v.npieces = sh->npieces;
+	v.runs = sh->runs;
 	v.rank_records = records;
 	rio__plan plan;
 	int rc = rio__plan_build(&plan, &v, o, epoch);
@@ -200,11 +253,13 @@ static int take_delivered(recset *rs, const rio__dataset *ds, const rio_loader_o
 
 int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64_t epoch,
                         const rio__stages *st, int rank, int world, rio__piece **pieces,
-                        size_t *npieces, uint64_t *records, rio_error *err)
+                        size_t *npieces, rio__run **runs, uint64_t *records, rio_error *err)
 {
 	*pieces = NULL;
 	*npieces = 0;
+	*runs = NULL;
 	*records = 0;
+	int holes = o->shuffle != RIO_SHUFFLE_GLOBAL && !ds->direct;
 	uint64_t *base = malloc((ds->nshards + 1) * sizeof *base);
 	if (!base)
 		return -ENOMEM;
@@ -228,27 +283,31 @@ int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64
 		uint64_t stage_left = left;
 		memcpy(stage, rs.bits, words * sizeof *stage); /* the stage's start */
 		for (int r = 0; r < w && rc == 0; r++, pos++) {
-			rio__piece *p;
-			size_t np;
-			uint64_t nrec;
-			rc = k == 0 ? rio__pieces_for(ds, r, w, &p, &np, &nrec)
-			            : split(&rs, stage, stage_left, r, w, &p, &np, &nrec);
+			share sh = {0};
+			rc = k == 0 ? rio__pieces_for(ds, r, w, &sh.pieces, &sh.npieces, &sh.records)
+			            : split(&rs, stage, stage_left, r, w, holes, &sh);
 			if (rc < 0)
 				break;
-			if (*pos > nrec)
+			if (*pos > sh.records)
 				rc = rio__error_set(err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 				                    "the saved position %llu of rank %d of %d is past its "
 				                    "%llu records",
 				                    (unsigned long long)*pos, r, w,
-				                    (unsigned long long)nrec);
+				                    (unsigned long long)sh.records);
 			else
-				rc = take_delivered(&rs, ds, o, epoch, r, w, p, np, nrec, *pos);
+				rc = take_delivered(&rs, ds, o, epoch, r, w, &sh, *pos);
 			left -= rc == 0 ? *pos : 0;
-			free(p);
+			share_free(&sh);
 		}
 	}
-	if (rc == 0)
-		rc = split(&rs, rs.bits, left, rank, world, pieces, npieces, records);
+	share sh;
+	if (rc == 0 && (rc = split(&rs, rs.bits, left, rank, world, holes, &sh)) == 0) {
+		*pieces = sh.pieces;
+		*npieces = sh.npieces;
+		*runs = sh.runs;
+		*records = sh.records;
+		free(sh.run_shard);
+	}
 	free(stage);
 	free(rs.bits);
 	free(base);

@@ -33,11 +33,12 @@ void rio__stages_free(rio__stages *st);
 int rio__stages_push(rio__stages *st, uint64_t world, const uint64_t *pos);
 
 /* The pieces of rank `rank` of `world` in the stage after `st` of epoch
- * `epoch` (every shard counted): a malloc'd array, and their records. 0,
+ * `epoch` (every shard counted): malloc'd arrays of pieces and of the runs
+ * that pieces with holes keep (NULL when none), and their records. 0,
  * -ENOMEM, or RIO_ESTATE (message in err) when a stage's position is past
  * what that rank had. */
 int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64_t epoch,
                         const rio__stages *st, int rank, int world, rio__piece **pieces,
-                        size_t *npieces, uint64_t *records, rio_error *err);
+                        size_t *npieces, rio__run **runs, uint64_t *records, rio_error *err);
 
 #endif /* RIO_LOADER_ELASTIC_H */

@@ -312,6 +312,8 @@ static void elastic_end(rio_loader *l)
 	if (!l->stages.n)
 		return;
 	free(l->ds.pieces);
+	free(l->ds.runs);
+	l->ds.runs = NULL;
 	l->ds.pieces = l->usual_pieces;
 	l->ds.npieces = l->usual_npieces;
 	l->ds.rank_records = l->usual_records;
@@ -673,11 +675,12 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 {
 	int rc = rio__dataset_count_every_shard(&l->ds, &l->o, &l->err);
 	rio__piece *pieces = NULL;
+	rio__run *runs = NULL;
 	size_t npieces = 0;
 	uint64_t records = 0;
 	if (rc == 0)
 		rc = rio__elastic_pieces(&l->ds, &l->o, epoch, st, l->ds.rank, l->ds.world, &pieces,
-		                         &npieces, &records, &l->err);
+		                         &npieces, &runs, &records, &l->err);
 	if (rc == 0 && position > records)
 		rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                    "the saved position %llu is past this rank's %llu records of "
@@ -688,6 +691,7 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 			rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 			               "rebuilding the rest of epoch %llu", (unsigned long long)epoch);
 		free(pieces);
+		free(runs);
 		rio__stages_free(st);
 		return rc;
 	}
@@ -698,6 +702,7 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 	l->usual_npieces = l->ds.npieces;
 	l->usual_records = l->ds.rank_records;
 	l->ds.pieces = pieces;
+	l->ds.runs = runs;
 	l->ds.npieces = npieces;
 	l->ds.rank_records = records;
 	l->stages = *st;

@@ -306,7 +306,9 @@ RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch);
  * epoch, and what identifies the data and options): writes up to `size`
  * bytes to `buf` and returns the blob's size (call with size 0 to ask), or
  * a negative error. The position counts batches handed out by
- * rio_loader_next(). */
+ * rio_loader_next(). 132 bytes; in an epoch resumed at another world size
+ * (rio_loader_state_restore_all) its history follows: 8 bytes, then for
+ * each earlier world 8 and 8 per rank. */
 RIO_API int rio_loader_state_save(const rio_loader *l, void *buf, size_t size);
 /* Restores a saved position: the next batch is the one an uninterrupted
  * loader would have handed out next. RIO_ESTATE when the blob is damaged

@@ -363,7 +363,7 @@ static int add_piece(rio__piece **pieces, size_t *n, uint64_t *records, uint32_t
 	if (!p)
 		return -ENOMEM;
 	*pieces = p;
-	p[(*n)++] = (rio__piece){shard, first, count, *records};
+	p[(*n)++] = (rio__piece){shard, first, count, *records, 0, 0};
 	*records += count;
 	return 0;
 }
@@ -515,11 +515,11 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 	}
 	if (!more)
 		return 0;
-	/* the direct path needs every record's place in every shard it reads */
+	/* the direct path needs every record's place in every shard it reads;
+	 * a compressed shard that joins leaves it to the pipeline */
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || (ds->direct && all_plain);
-	if (ds->direct && !full) {
-		ds->direct = 0; /* a compressed shard joined: the pipeline serves all */
-	}
+	if (!all_plain)
+		ds->direct = 0;
 	return count_all(ds, full, o, err);
 }
 
@@ -586,12 +586,24 @@ static int push_task(rio__plan *p, uint64_t *cap, rio__task t)
 }
 
 /* The next task of piece `pi`, whose records from `*pos` are not planned
- * yet; returns 0 when the piece is done. */
+ * yet (in its run `*run`, when it has runs); returns 0 when the piece is
+ * done. */
 static int piece_next_task(const rio__dataset *ds, const rio_loader_opts *o, uint32_t pi,
-                           uint64_t *pos, uint64_t *seq, rio__task *t)
+                           uint64_t *pos, uint64_t *seq, uint32_t *run, rio__task *t)
 {
 	const rio__piece *p = &ds->pieces[pi];
 	uint64_t end = p->first + p->count;
+	if (p->nruns) { /* only the runs: the one `*pos` is in, or the next */
+		const rio__run *r = &ds->runs[p->run + *run];
+		if (*pos >= r->first + r->count) {
+			if (++*run >= p->nruns)
+				return 0;
+			r++;
+		}
+		if (*pos < r->first)
+			*pos = r->first;
+		end = r->first + r->count;
+	}
 	if (*pos >= end)
 		return 0;
 	uint64_t step = task_records(&ds->shards[p->shard], o);
@@ -611,7 +623,8 @@ static int plan_sequential(rio__plan *p, const rio__dataset *ds, const rio_loade
 	uint32_t *order = malloc((n ? n : 1) * sizeof *order);
 	uint64_t *pos = malloc((n ? n : 1) * sizeof *pos);
 	uint64_t *seq = calloc(n ? n : 1, sizeof *seq);
-	int rc = order && pos && seq ? 0 : -ENOMEM;
+	uint32_t *run = calloc(n ? n : 1, sizeof *run);
+	int rc = order && pos && seq && run ? 0 : -ENOMEM;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		order[i] = (uint32_t)i;
 		pos[i] = ds->pieces[i].first;
@@ -642,7 +655,7 @@ static int plan_sequential(rio__plan *p, const rio__dataset *ds, const rio_loade
 			turn = 0;
 		uint32_t pi = slots[turn];
 		rio__task t;
-		if (piece_next_task(ds, o, pi, &pos[pi], &seq[pi], &t)) {
+		if (piece_next_task(ds, o, pi, &pos[pi], &seq[pi], &run[pi], &t)) {
 			rc = push_task(p, &cap, t);
 			turn++;
 		} else if (next_piece < n) {
@@ -655,6 +668,7 @@ static int plan_sequential(rio__plan *p, const rio__dataset *ds, const rio_loade
 	free(order);
 	free(pos);
 	free(seq);
+	free(run);
 	return rc;
 }
 

@@ -44,10 +44,23 @@ typedef struct rio__shard {
 	uint32_t *framed;       /* global shuffle: every record's frame size */
 } rio__shard;
 
+/* A run of records of a shard: [first, first + count). */
+typedef struct rio__run {
+	uint64_t first, count;
+} rio__run;
+
 typedef struct rio__piece {
 	uint32_t shard;
 	uint64_t first, count;  /* records [first, first + count) of shard  */
 	uint64_t rank_start;    /* ordinal of `first` among the rank's records */
+	uint32_t run, nruns;    /* nruns > 0 (an elastic share, elastic.h):
+	                         * the rank's records are only the runs
+	                         * ds->runs[run .. run + nruns), which
+	                         * [first, first + count) spans; the piece's
+	                         * tasks cover those, and the stream of a
+	                         * compressed shard passes over the rest
+	                         * once, rather than being read again from
+	                         * its start for each run                 */
 } rio__piece;
 
 typedef struct rio__dataset {
@@ -58,6 +71,7 @@ typedef struct rio__dataset {
 	rio_sharding sharding;  /* FILES or RECORDS (AUTO resolved)          */
 	rio__piece *pieces;
 	size_t npieces;
+	rio__run *runs;         /* the runs of pieces that have some (NULL) */
 	uint64_t rank_records;
 	uint64_t total_records;
 	uint64_t ident;         /* a hash of the shard counts (saved state) */

@@ -310,8 +310,8 @@ static void read_checkpoint(tr_run *r)
 		         path, v[1], r->w.size);
 	else if (r->o.global_batch && (uint32_t)r->o.global_batch != g)
 		snprintf(msg, sizeof msg,
-		         "--global-batch %d: %s was written with a global batch of %u, which an "
-		         "elastic resume keeps",
+		         "--global-batch %d: %s was written with a global batch of %u, which a "
+		         "resume keeps",
 		         r->o.global_batch, path, g);
 	else if (g % (uint32_t)r->w.size)
 		snprintf(msg, sizeof msg,
