@@ -119,10 +119,10 @@ lines=$((GIB * 262144))
 PLAIN=$(echo "$W"/plain-*.tfrecord)
 PLAIN_BYTES=$(bytes_of $PLAIN)
 REC=4080
+BATCH=256
 
 # ---- a. uncompressed 4 KiB records against cat -----------------------------
 if on a; then
-BATCH=256
 echo "a. uncompressed: 8 shards with .idx, $lines records of $REC bytes (4 KiB framed), $(mib $PLAIN_BYTES) MiB; --batch $BATCH"
 warm $PLAIN
 t_cat=$(best "cat $PLAIN > /dev/null")
@@ -318,7 +318,6 @@ fi
 
 # ---- j. cold against warm, every mode -------------------------------------------
 if on j; then
-BATCH=256
 echo "j. cold (page cache dropped before each run) and warm, --batch $BATCH, 4 KiB records,"
 echo "   whole-process GB/s"
 if [ -w /proc/sys/vm/drop_caches ]; then

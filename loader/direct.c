@@ -329,7 +329,11 @@ static void run_ahead(rio__worker *w, uint64_t b0, uint64_t k)
 		rio__io_register(w->io, c->buf, c->cap); /* a fixed buffer */
 		for (size_t r = 0; r < nreq; r++)
 			reqs[r].buf = c->buf + (uintptr_t)reqs[r].buf;
-		(void)read_window(w, reqs, nreq, 1); /* each request says how it went */
+		rc = read_window(w, reqs, nreq, 1); /* each request says how it went */
+		for (size_t r = 0; r < nreq && rc < 0; r++)
+			if (reqs[r].result < 0)
+				rc = 0; /* the batches that a failed read hits say so */
+		/* else nothing was read (no memory to sort, no submission) */
 	}
 	for (uint64_t j = 0; j < k; j++) {
 		uint64_t b = b0 + j;
@@ -346,6 +350,9 @@ static void run_ahead(rio__worker *w, uint64_t b0, uint64_t k)
 
 		rio__error_clear(&w->err);
 		int brc = rc;
+		if (brc < 0 && first[j + 1] > first[j])
+			rio__error_set(&w->err, brc, l->ds.shards[pl[first[j]].shard].path,
+			               pl[first[j]].offset, RIO__UNKNOWN, "read failed");
 		uint64_t file_bytes = 0, bytes = 0;
 		for (size_t r = req0[j]; r < req0[j + 1] && brc == 0; r++) {
 			if (reqs[r].result < 0) {
