@@ -35,7 +35,10 @@ typedef struct tr_reducer {
 	int nhead;
 	MPI_Request head_req;
 	int head_in;           /* the head's sums are in                     */
-	MPI_Request *reqs;     /* per bucket; MPI_REQUEST_NULL when idle     */
+	int persistent;        /* reqs and head_req are persistent requests,
+	                        * set up once and started each step          */
+	MPI_Request *reqs;     /* per bucket; MPI_REQUEST_NULL or inactive
+	                        * when idle                                 */
 	int *done;             /* buckets whose sums are in, in order found  */
 	int ndone, taken;      /* done[taken, ndone) not yet handed back     */
 	int *scratch;          /* indices for MPI_Testsome / MPI_Waitsome    */
