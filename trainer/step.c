@@ -120,7 +120,8 @@ static void update_buckets(step_ctx *s, int wait)
 		if (!s->apply || !finite || whole)
 			continue;
 		double t0 = tr_now();
-		if (on_gpu(r))
+		/* on a GPU, the sum goes back (on one rank the device has it) */
+		if (on_gpu(r) && r->w.size > 1)
 			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin, end - begin);
 		tr_optim_update(&r->opt, r->net.params, r->net.grads, begin, end);
 		r->t_optimizer += tr_now() - t0;
@@ -128,7 +129,7 @@ static void update_buckets(step_ctx *s, int wait)
 	/* an optimizer that needs whole layers: one pass once all are in */
 	if (wait && whole && s->apply && !s->partial) {
 		double t0 = tr_now();
-		if (on_gpu(r))
+		if (on_gpu(r) && r->w.size > 1)
 			tr_math_from_host(r->math, r->net.grads, r->staging, np);
 		tr_optim_update(&r->opt, r->net.params, r->net.grads, 0, np);
 		r->t_optimizer += tr_now() - t0;
