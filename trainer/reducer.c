@@ -56,8 +56,8 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t b
 		for (int i = 0; i < r->nbuckets; i++) {
 			size_t begin = (size_t)i * r->bucket;
 			size_t count = begin + r->bucket < n ? r->bucket : n - begin;
-			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, buf + begin, (int)count, MPI_FLOAT, MPI_SUM,
-			                     comm, MPI_INFO_NULL, &r->reqs[i]);
+			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, buf + begin, (int)count, MPI_FLOAT,
+			                     MPI_SUM, comm, MPI_INFO_NULL, &r->reqs[i]);
 		}
 		if (nhead > 0)
 			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, head, nhead, MPI_FLOAT, MPI_SUM, comm,

@@ -122,7 +122,8 @@ static void update_buckets(step_ctx *s, int wait)
 		double t0 = tr_now();
 		/* on a GPU, the sum goes back (on one rank the device has it) */
 		if (on_gpu(r) && r->w.size > 1)
-			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin, end - begin);
+			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin,
+			                  end - begin);
 		tr_optim_update(&r->opt, r->net.params, r->net.grads, begin, end);
 		r->t_optimizer += tr_now() - t0;
 	}
