@@ -18,7 +18,14 @@
 #      buffers + the record index (aim: RSS not far above the budget, and
 #      independent of the data size);
 #   g. io_uring against pread, in order and globally shuffled;
-#   h. Fashion-MNIST decoded into float columns, as the trainer reads it.
+#   h. Fashion-MNIST decoded into float columns, as the trainer reads it;
+#   i. the sweep: every shuffle mode at --batch 32 to 1024 (4 KiB records,
+#      128 KiB to 4 MiB batches), the loop's GB/s against `cat` (aim: >= 0.8);
+#   j. cold (page cache dropped before each run: echo 3 >
+#      /proc/sys/vm/drop_caches, where this user may; skipped otherwise) and
+#      warm, for every shuffle mode with io_uring, pread and O_DIRECT
+#      (--direct), next to `cat` (aim: --direct no slower than buffered
+#      reads cold).
 # Page cache: each file set is read once right before it is timed, and the
 # best of RUNS runs is reported. recordio-bench's own figures (the JSON's
 # "seconds": from the first batch asked for to the last one released) are
@@ -29,7 +36,8 @@
 # shared-library build would add ~20 ms to every timed run)
 # Env: RUNS (default 3), BENCH_DIR (scratch, default /tmp/recordio-bench-loader),
 #      BENCH_GIB (size of the 4 KiB set in GiB, default 1), SMALL_RECORDS
-#      (100-byte records, default 4194304).
+#      (100-byte records, default 4194304), SECTIONS (letters to run, default
+#      all: e.g. SECTIONS=ij for the sweep and the cold table only).
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$RIO_TOP/scripts/deps.sh"
@@ -48,6 +56,8 @@ trap 'rm -rf "$W"' EXIT
 # ---- helpers -------------------------------------------------------------
 
 now() { date +%s.%N; }
+# on LETTER: is this section to run (SECTIONS)?
+on() { case ${SECTIONS:-abcdefghij} in *"$1"*) return 0 ;; esac; return 1; }
 # best wall seconds of RUNS runs of a shell command
 best() {
 	i=0
@@ -111,6 +121,7 @@ PLAIN_BYTES=$(bytes_of $PLAIN)
 REC=4080
 
 # ---- a. uncompressed 4 KiB records against cat -----------------------------
+if on a; then
 BATCH=256
 echo "a. uncompressed: 8 shards with .idx, $lines records of $REC bytes (4 KiB framed), $(mib $PLAIN_BYTES) MiB; --batch $BATCH"
 warm $PLAIN
@@ -124,8 +135,10 @@ row "recordio-bench --shuffle none --workers 1" none1 "$PLAIN_BYTES"
 rb nocrc --workers $WORKERS --batch $BATCH --no-crc "$W/plain"
 row "recordio-bench --shuffle none --no-crc" nocrc "$PLAIN_BYTES"
 echo
+fi
 
 # ---- b. 100-byte records ------------------------------------------------------
+if on b; then
 "$B/bench/mkshards" "$SRC" 100 "$SMALL" 8 "$W/small"
 "$B/recordio-index" --quiet "$W"/small-*.tfrecord
 SMALLF=$(echo "$W"/small-*.tfrecord)
@@ -141,8 +154,10 @@ done
 echo "   records/s (loop, --batch 1024): $(mrps "$(j small1024 records_per_s)") M; whole process: $(mrps "$(awk -v n=$SMALL -v t="$(wall small1024)" 'BEGIN {print n / t}')") M  (aim: several M)"
 rm -f $SMALLF "$W"/small-*.idx
 echo
+fi
 
 # ---- c. lz4 ------------------------------------------------------------------
+if on c; then
 "$B/recordio-pack" --quiet --from tfrecord --output "$W/lz" --shards 8 --compression lz4 $PLAIN >/dev/null
 LZ=$(echo "$W"/lz-*.tfrecord.lz4)
 LZ_BYTES=$(bytes_of $LZ)
@@ -159,8 +174,10 @@ rb lz4buf --workers $WORKERS --batch $BATCH --shuffle buffer --seed 1 "$W/lz"
 row "recordio-bench, lz4, --shuffle buffer" lz4buf "$PLAIN_BYTES"
 rm -f $LZ "$W"/lz-*.idx
 echo
+fi
 
 # ---- d. global shuffle -----------------------------------------------------------
+if on d; then
 echo "d. --shuffle global against --shuffle none, 4 KiB records"
 warm $PLAIN
 rb global --workers $WORKERS --batch $BATCH --shuffle global --seed 1 "$W/plain"
@@ -185,16 +202,21 @@ printf "   %-44s %7s s %6s GB/s | %6s M reads/s\n" "random 4 KiB reads alone, pr
 echo "   global loop / random reads alone (io_uring): $(ratio "$(j global records_per_s)" "$r_uring");" \
 	"random reads alone / the none loop: $(ratio "$r_uring" "$(j none records_per_s)")"
 echo
+fi
 
 # ---- e. buffer shuffle ---------------------------------------------------------
+if on e; then
+[ -f "$W/none.json" ] || rb none --workers $WORKERS --batch $BATCH "$W/plain"
 SB=10000
 echo "e. --shuffle buffer (--shuffle-buffer $SB, --interleave 4), 4 KiB records"
 rb buffer --workers $WORKERS --batch $BATCH --shuffle buffer --seed 1 --shuffle-buffer $SB --interleave 4 "$W/plain"
 row "recordio-bench --shuffle buffer" buffer "$PLAIN_BYTES"
 echo "   ratio buffer / none: whole process $(ratio "$(wall none)" "$(wall buffer)"), loop $(ratio "$(j buffer records_per_s)" "$(j none records_per_s)")"
 echo
+fi
 
 # ---- f. memory -------------------------------------------------------------------
+if on f; then
 # budget: shuffle buffer + (prefetch + hold) batches + the workers' chunk
 # buffers (loader.h's defaults: hold 2, chunk_bytes 1 MiB) + the index
 # (8 bytes per 64 records; 16 bytes per record with global shuffling)
@@ -231,8 +253,11 @@ rb tiny --batch 1 --workers 1 --prefetch 1 "$W/tiny.tfrecord"
 echo "   (the process over one record, --batch 1 --workers 1 --prefetch 1: $(mib "$(j tiny peak_rss_bytes)") MiB;"
 echo "   the 4 KiB set is $(mib $PLAIN_BYTES) MiB: the RSS does not follow the data size)"
 echo
+fi
 
 # ---- g. io_uring against pread ---------------------------------------------------
+if on g; then
+[ -f "$W/none.json" ] || rb none --workers $WORKERS --batch $BATCH "$W/plain"
 echo "g. io_uring against pread, 4 KiB records"
 if "$RB" --json --io uring --batch $BATCH "$W/plain-00000-of-00008.tfrecord" >/dev/null 2>"$W/err"; then
 	for mode in none global; do
@@ -249,8 +274,10 @@ else
 fi
 echo "   (default backend: $(j none io))"
 echo
+fi
 
 # ---- h. what a trainer reads: Fashion-MNIST decoded into columns -------------------
+if on h; then
 FM=/usr/share/datasets/fashion-mnist
 "$B/recordio-pack" --quiet --from idx --images "$FM/train-images-idx3-ubyte.gz" \
 	--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/fm" --shards 4 --compression lz4 >/dev/null
@@ -265,3 +292,73 @@ for mode in none buffer; do
 done
 echo "   (../shared/LIMITS.md: one 784-256-128-10 training step takes ~1 MFLOP a sample, ~165k"
 echo "   samples/s on both cores: the loader delivers several times what the trainer can use)"
+fi
+
+# ---- i. the sweep: every shuffle mode, 32 to 1024 records a batch -----------------
+if on i; then
+echo "i. every shuffle mode against cat, 4 KiB records, --batch 32 to 1024 (loop GB/s, and its"
+echo "   ratio to cat's; aim >= 0.80), page cache warm"
+warm $PLAIN
+t_cat=$(best "cat $PLAIN > /dev/null")
+printf "   %-10s %6s GB/s (whole process)\n" "cat" "$(gbps $PLAIN_BYTES $t_cat)"
+printf "   %-10s" "--batch"
+for mode in none buffer global; do printf " %16s" "$mode"; done
+echo
+for b in 32 64 128 256 512 1024; do
+	printf "   %-10s" "$b"
+	for mode in none buffer global; do
+		rb sweep-$mode-$b --workers $WORKERS --batch $b --shuffle $mode --seed 1 "$W/plain"
+		g=$(gbps $PLAIN_BYTES "$(j sweep-$mode-$b seconds)")
+		printf " %6s GB/s %4s" "$g" "$(ratio "$g" "$(gbps $PLAIN_BYTES $t_cat)")"
+	done
+	echo
+done
+echo
+fi
+
+# ---- j. cold against warm, every mode -------------------------------------------
+if on j; then
+BATCH=256
+echo "j. cold (page cache dropped before each run) and warm, --batch $BATCH, 4 KiB records,"
+echo "   whole-process GB/s"
+if [ -w /proc/sys/vm/drop_caches ]; then
+	drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+	# best of RUNS cold runs of a command (its wall time)
+	best_cold() {
+		i=0
+		while [ $i -lt "$RUNS" ]; do
+			drop
+			s=$(now)
+			sh -c "$1" >/dev/null 2>"$W/err" || { echo "bench: failed: $1" >&2; cat "$W/err" >&2; exit 1; }
+			e=$(now)
+			awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'
+			i=$((i + 1))
+		done | sort -n | head -1 | awk '{printf "%.4f", $1}'
+	}
+	printf "   %-44s %10s %10s\n" "run" "cold GB/s" "warm GB/s"
+	c=$(best_cold "cat $PLAIN > /dev/null")
+	warm $PLAIN
+	w=$(best "cat $PLAIN > /dev/null")
+	printf "   %-44s %10s %10s\n" "cat > /dev/null" "$(gbps $PLAIN_BYTES "$c")" "$(gbps $PLAIN_BYTES "$w")"
+	ios="pread direct-pread"
+	"$RB" --json --io uring --batch 1 "$W/plain-00000-of-00008.tfrecord" >/dev/null 2>&1 &&
+		ios="uring pread direct-uring direct-pread"
+	for mode in none buffer global; do
+		for io in $ios; do
+			case $io in
+			direct-*) io="--direct --io ${io#direct-}" ;;
+			*) io="--io $io" ;;
+			esac
+			cmd="$RB --workers $WORKERS --batch $BATCH --shuffle $mode --seed 1 $io $W/plain"
+			c=$(best_cold "$cmd")
+			warm $PLAIN
+			w=$(best "$cmd")
+			printf "   %-44s %10s %10s\n" "--shuffle $mode $io" "$(gbps $PLAIN_BYTES "$c")" \
+				"$(gbps $PLAIN_BYTES "$w")"
+		done
+	done
+else
+	echo "   skipped: /proc/sys/vm/drop_caches is not writable here (run as root)"
+fi
+echo
+fi

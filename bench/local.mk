@@ -1,5 +1,6 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
-dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh
+dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/large_batch.sh \
+	bench/scaling.sh bench/python.sh
 EXTRA_PROGRAMS = bench/mkshards bench/randread
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
@@ -7,11 +8,17 @@ bench_mkshards_LDADD = recordio/librecordio.la $(ZLIB_LIBS)
 bench_randread_SOURCES = bench/randread.c
 bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
 bench_randread_LDADD = $(LIBURING_LIBS)
-CLEANFILES += bench/mkshards bench/randread bench/sgemm_peak
-EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py
+CLEANFILES += bench/mkshards bench/randread bench/sgemm_peak bench/allreduce
+EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c bench/scaling_model.py \
+	bench/python.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
 bench_sgemm_peak_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 bench_sgemm_peak_LDADD = $(OPENBLAS_LIBS)
+# the MPI_Allreduce sweep of bench/scaling.sh
+EXTRA_PROGRAMS += bench/allreduce
+bench_allreduce_SOURCES = bench/allreduce.c
+bench_allreduce_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+bench_allreduce_LDADD = $(MPI_LIBS)
 endif

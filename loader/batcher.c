@@ -6,9 +6,11 @@
  * Ordering is decided here and only here: chunks are consumed strictly by
  * task number, and the shuffle buffer draws from an RNG seeded with (seed,
  * epoch, rank), so the output never depends on which worker was faster.
- * Every record is copied out of its chunk (into the shuffle buffer or a
- * batch) before the chunk goes back to its worker, so no batch or buffer
- * entry ever pins a worker's memory.
+ * Every record leaves its chunk before the chunk goes back to its worker,
+ * so no batch or buffer entry ever pins a worker's memory: copied into a
+ * batch, or (buffer shuffling) taken over with the storage its worker put
+ * it in (a pool row, decoded; a buffer of its own, raw), so the batcher
+ * copies nothing into the shuffle buffer.
  */
 #include "config.h"
 #include "loader_internal.h"
@@ -37,8 +39,10 @@ typedef struct batcher {
 	uint64_t bytes;   /* payload bytes in the batch */
 	entry *buf;       /* the shuffle buffer */
 	size_t nbuf, capbuf;
-	rio__recbuf stash[64]; /* spare record buffers taken from the pool */
-	size_t nstash;
+	rio__recbuf spare[64]; /* record buffers done with, for the pool */
+	size_t nspare;
+	uint8_t *freed[64];    /* decoded rows emitted, for the pool */
+	size_t nfreed;
 	rio__rng rng;
 } batcher;
 
@@ -156,75 +160,81 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 	return 0;
 }
 
-/* Emits a shuffle-buffer entry. Raw batches take the entry's buffer itself
- * (the entry gets a spare one back), so the payload is copied only once,
- * into the shuffle buffer; decoded rows are copied into the columns. */
+/* Storage an entry no longer needs goes back to the pool, a few at a time
+ * (keeping off the lock): decoded rows to its rows, raw record buffers to
+ * its spares. */
+static void flush_storage(batcher *b)
+{
+	if (!b->nfreed && !b->nspare)
+		return;
+	pthread_mutex_lock(&b->l->mu);
+	rio__rows_give(&b->l->pool, b->freed, b->nfreed);
+	rio__pool_spare(&b->l->pool, b->spare, b->nspare);
+	pthread_mutex_unlock(&b->l->mu);
+	b->nfreed = 0;
+	b->nspare = 0;
+}
+
+static void release_storage(batcher *b, entry *e)
+{
+	if (!e->data)
+		return;
+	if (b->nfreed == sizeof b->freed / sizeof b->freed[0] ||
+	    b->nspare == sizeof b->spare / sizeof b->spare[0])
+		flush_storage(b);
+	if (b->l->cols.ncols)
+		b->freed[b->nfreed++] = e->data;
+	else
+		b->spare[b->nspare++] = (rio__recbuf){e->data, e->cap};
+	e->data = NULL;
+}
+
+/* Emits a shuffle-buffer entry. Raw batches take the entry's buffer itself,
+ * so a payload is copied only once, by its worker (chunk.c); decoded rows
+ * are copied into the columns and the row goes back to the pool. */
 static int emit_entry(batcher *b, entry *e)
 {
-	rio_loader *l = b->l;
-	if (l->cols.ncols || b->discard > 0)
-		return emit(b, e->data, e->size, e->shard, e->index);
-	int rc = emit_owned(b, e);
-	if (rc < 0)
+	if (b->l->cols.ncols || b->discard > 0) {
+		int rc = emit(b, e->data, e->size, e->shard, e->index);
+		release_storage(b, e);
 		return rc;
-	/* a spare buffer for the entry: from released batches (taken a few
-	 * at a time, to keep off the lock), or new */
-	if (b->nstash == 0) {
-		pthread_mutex_lock(&l->mu);
-		while (l->pool.nspare > 0 && b->nstash < sizeof b->stash / sizeof b->stash[0])
-			b->stash[b->nstash++] = l->pool.spare[--l->pool.nspare];
-		pthread_mutex_unlock(&l->mu);
 	}
-	rio__recbuf spare = {NULL, 0};
-	if (b->nstash > 0)
-		spare = b->stash[--b->nstash];
-	e->data = spare.data;
-	e->cap = spare.cap;
-	e->size = 0;
-	return 0;
+	if (!b->slot && take_slot(b) < 0)
+		return -ECANCELED; /* the entry keeps its buffer */
+	int rc = emit_owned(b, e);
+	e->data = NULL; /* the batch's now (published or not) */
+	return rc;
 }
 
-static int entry_set(entry *e, const uint8_t *data, size_t size, uint32_t shard, uint64_t index)
-{
-	if (size > e->cap || !e->data) { /* never NULL: views of empty records too */
-		size_t cap = size ? size : 1;
-		uint8_t *d = realloc(e->data, cap);
-		if (!d)
-			return -ENOMEM;
-		e->data = d;
-		e->cap = cap;
-	}
-	if (size)
-		memcpy(e->data, data, size);
-	e->size = size;
-	e->shard = shard;
-	e->index = index;
-	return 0;
-}
-
-/* One record through the shuffle buffer: while it fills, records go in;
- * once full, a random entry goes out and the new record takes its place. */
-static int shuffle_add(batcher *b, const uint8_t *data, size_t size, uint32_t shard,
+/* One record through the shuffle buffer, which takes over its storage (a
+ * worker's record buffer or decoded row: no copy): while the buffer fills,
+ * records go in; once full, a random entry goes out and the new record
+ * takes its place. */
+static int shuffle_add(batcher *b, uint8_t *data, size_t size, size_t cap, uint32_t shard,
                        uint64_t index)
 {
 	size_t want = b->l->o.shuffle_buffer;
+	entry *e;
 	if (b->nbuf < want) {
 		if (b->nbuf == b->capbuf) {
 			size_t n = b->capbuf ? b->capbuf * 2 : 1024;
 			if (n > want)
 				n = want;
-			entry *e = realloc(b->buf, n * sizeof *e);
-			if (!e)
+			entry *g = realloc(b->buf, n * sizeof *g);
+			if (!g)
 				return -ENOMEM;
-			memset(e + b->capbuf, 0, (n - b->capbuf) * sizeof *e);
-			b->buf = e;
+			b->buf = g;
 			b->capbuf = n;
 		}
-		return entry_set(&b->buf[b->nbuf++], data, size, shard, index);
+		e = &b->buf[b->nbuf++];
+	} else {
+		e = &b->buf[rio__rng_below(&b->rng, b->nbuf)];
+		int rc = emit_entry(b, e);
+		if (rc < 0)
+			return rc;
 	}
-	entry *e = &b->buf[rio__rng_below(&b->rng, b->nbuf)];
-	int rc = emit_entry(b, e);
-	return rc < 0 ? rc : entry_set(e, data, size, shard, index);
+	*e = (entry){data, size, cap, shard, index};
+	return 0;
 }
 
 /* At the end of the epoch: the buffer's records in random order. */
@@ -232,13 +242,10 @@ static int shuffle_drain(batcher *b)
 {
 	while (b->nbuf > 0) {
 		size_t j = (size_t)rio__rng_below(&b->rng, b->nbuf);
-		entry *e = &b->buf[j];
-		int rc = emit_entry(b, e);
+		int rc = emit_entry(b, &b->buf[j]);
 		if (rc < 0)
 			return rc;
-		entry tmp = *e; /* keep the storage: swap with the last */
-		*e = b->buf[b->nbuf - 1];
-		b->buf[--b->nbuf] = tmp;
+		b->buf[j] = b->buf[--b->nbuf];
 	}
 	return 0;
 }
@@ -296,14 +303,23 @@ static void give_back(rio_loader *l, rio__chunk *c, int live)
 static int consume(batcher *b, rio__chunk *c)
 {
 	rio_loader *l = b->l;
-	int buffered = l->o.shuffle == RIO_SHUFFLE_BUFFER;
 	size_t rb = l->cols.row_bytes;
 	for (size_t i = 0; i < c->nrec; i++) {
 		const rio__chunk_rec *r = &c->recs[i];
-		const uint8_t *data = rb ? c->rows + i * rb : c->buf + r->off;
-		size_t size = rb ? rb : r->size;
-		int rc = buffered ? shuffle_add(b, data, size, r->shard, r->index)
-		                  : emit(b, data, size, r->shard, r->index);
+		int rc;
+		/* the shuffle buffer takes the row itself, or the record's own
+		 * buffer (which stay the chunk's when it fails) */
+		if (c->row_ptrs) {
+			if ((rc = shuffle_add(b, c->rowp[i], rb, rb, r->shard, r->index)) == 0)
+				c->rowp[i] = NULL;
+		} else if (c->own_recs) {
+			rc = shuffle_add(b, c->own[i].data, r->size, c->own[i].cap, r->shard, r->index);
+			if (rc == 0)
+				c->own[i] = (rio__recbuf){NULL, 0};
+		} else {
+			rc = emit(b, rb ? c->rows + i * rb : c->buf + r->off, rb ? rb : r->size, r->shard,
+			          r->index);
+		}
 		if (rc < 0)
 			return rc;
 	}
@@ -354,10 +370,11 @@ void *rio__batcher_main(void *arg)
 		l->pool.free_list = b.slot;
 		pthread_mutex_unlock(&l->mu);
 	}
-	for (size_t i = 0; i < b.capbuf; i++)
-		free(b.buf[i].data);
-	for (size_t i = 0; i < b.nstash; i++)
-		free(b.stash[i].data);
+	/* what the shuffle buffer still holds (after an error or a stop)
+	 * goes back to the pool */
+	for (size_t i = 0; i < b.nbuf; i++)
+		release_storage(&b, &b.buf[i]);
+	flush_storage(&b);
 	free(b.buf);
 
 	pthread_mutex_lock(&l->mu);

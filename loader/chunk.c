@@ -40,7 +40,7 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
 		c->recs = r;
 		c->rec_cap = n;
 	}
-	if (cp->ncols && c->nrec == c->rows_cap) {
+	if (cp->ncols && !c->row_ptrs && c->nrec == c->rows_cap) {
 		size_t n = c->rows_cap ? c->rows_cap * 2 : 256;
 		uint8_t *r = realloc(c->rows, n * cp->row_bytes);
 		if (!r)
@@ -58,13 +58,89 @@ int rio__chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint6
 	if (!cp->ncols)
 		return 0;
 	rio__chunk_rec *r = &c->recs[c->nrec - 1];
+	uint8_t *row = rio__chunk_row(c, l, c->nrec - 1);
+	if (!row)
+		return -ENOMEM;
 	char detail[300];
-	int rc = rio__decode_row(cp, c->buf + r->off, r->size,
-	                         c->rows + (c->nrec - 1) * cp->row_bytes, detail, sizeof detail);
+	int rc = rio__decode_row(cp, c->buf + r->off, r->size, row, detail, sizeof detail);
 	if (rc == 0)
 		return 0;
 	c->nrec--; /* never delivered, whatever the policy */
 	if (l->o.on_damage != RIO_DAMAGE_FAIL)
 		return 0; /* counted as planned and not delivered (batcher.c) */
 	return rio__error_set(&c->err, rc, path, offset, r->index, "%s", detail);
+}
+
+uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
+{
+	if (!c->row_ptrs)
+		return c->rows + i * l->cols.row_bytes;
+	if (i >= c->rowp_cap) {
+		size_t n = c->rowp_cap ? c->rowp_cap * 2 : 256;
+		while (n <= i)
+			n *= 2;
+		uint8_t **r = realloc(c->rowp, n * sizeof *r);
+		if (!r)
+			return NULL;
+		memset(r + c->rowp_cap, 0, (n - c->rowp_cap) * sizeof *r);
+		c->rowp = r;
+		c->rowp_cap = n;
+	}
+	if (!c->rowp[i]) { /* rows for this slot and the empty ones after it */
+		uint8_t *got[64];
+		size_t want = 0, end = i + 64 < c->rowp_cap ? i + 64 : c->rowp_cap;
+		for (size_t k = i; k < end; k++)
+			want += !c->rowp[k];
+		pthread_mutex_lock(&l->mu);
+		int rc = rio__rows_take(&l->pool, l->cols.row_bytes, got, want);
+		pthread_mutex_unlock(&l->mu);
+		if (rc < 0)
+			return NULL;
+		for (size_t k = i; k < end; k++)
+			if (!c->rowp[k])
+				c->rowp[k] = got[--want];
+	}
+	return c->rowp[i];
+}
+
+int rio__chunk_own(rio__chunk *c, rio_loader *l)
+{
+	if (c->nrec > c->own_cap) {
+		size_t n = c->own_cap ? c->own_cap : 256;
+		while (n < c->nrec)
+			n *= 2;
+		rio__recbuf *o = realloc(c->own, n * sizeof *o);
+		if (!o)
+			return -ENOMEM;
+		memset(o + c->own_cap, 0, (n - c->own_cap) * sizeof *o);
+		c->own = o;
+		c->own_cap = n;
+	}
+	/* buffers released batches gave back, for the slots without one */
+	size_t want = 0;
+	for (size_t i = 0; i < c->nrec; i++)
+		want += !c->own[i].data;
+	if (want) {
+		pthread_mutex_lock(&l->mu);
+		rio__pool *p = &l->pool;
+		for (size_t i = 0; i < c->nrec && p->nspare > 0; i++)
+			if (!c->own[i].data)
+				c->own[i] = p->spare[--p->nspare];
+		pthread_mutex_unlock(&l->mu);
+	}
+	for (size_t i = 0; i < c->nrec; i++) {
+		rio__recbuf *o = &c->own[i];
+		size_t size = c->recs[i].size;
+		if (size > o->cap || !o->data) { /* never NULL: views of empty records too */
+			size_t cap = size ? size : 1;
+			uint8_t *d = realloc(o->data, cap);
+			if (!d)
+				return -ENOMEM;
+			o->data = d;
+			o->cap = cap;
+		}
+		if (size)
+			memcpy(o->data, c->buf + c->recs[i].off, size);
+	}
+	return 0;
 }

@@ -85,21 +85,18 @@ static int read_window(rio__worker *w, rio__io_req *reqs, size_t n, int direct)
 	return rc;
 }
 
-/* Reads batch `b`'s records into `s`. Returns 0 or an error in w->err. */
-static int fill(rio__worker *w, rio__slot *s, uint64_t b)
+/* Locates batch `b`'s records and plans their reads: places from pl[0],
+ * requests appended at reqs[*nreq], landing at buffer offsets from *total
+ * (offsets, made pointers once the buffer is known). Adjacent records share
+ * a read of up to read_size bytes; under O_DIRECT that read is the run's
+ * aligned range, so a batch in file order is a few large reads, not one per
+ * record. A batch's reads are its own (none spans two batches). */
+static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs, size_t *nreq,
+                       size_t *total)
 {
 	rio_loader *l = w->l;
 	const rio__task *t = &l->plan.tasks[b];
 	size_t n = (size_t)t->count;
-	int rc = grow_places(w, n);
-	if (rc < 0)
-		return rc;
-	place *pl = w->places;
-	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
-	int into_arena = !l->cols.ncols, odirect = 0;
-
-	/* where each record is, and one read per run of adjacent records */
-	size_t nreq = 0, total = 0;
 	for (size_t i = 0; i < n; i++) { /* locate each record once */
 		uint64_t ord = l->plan.perm ? l->plan.perm[t->first + i] : t->first + i;
 		uint32_t piece;
@@ -111,118 +108,104 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 			__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
 		}
 	}
+	size_t run_max = l->o.read_size;
+	uint64_t run_end = 0; /* where the last record of the last read ends */
+	size_t first_req = *nreq;
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
-		if (sh->fd_direct >= 0)
-			into_arena = 0, odirect = 1;
-	}
-	size_t run_max = l->o.read_size;
-	for (size_t i = 0; i < n; i++) {
-		const rio__shard *sh = &l->ds.shards[pl[i].shard];
-		rio__io_req *last = nreq ? &reqs[nreq - 1] : NULL;
+		rio__io_req *last = *nreq > first_req ? &reqs[*nreq - 1] : NULL;
 		int fd = sh->fd_direct >= 0 ? sh->fd_direct : sh->fd;
-		if (last && last->fd == fd && last->offset + last->len == pl[i].offset &&
-		    fd != sh->fd_direct && last->len + pl[i].framed <= run_max) {
-			pl[i].at = total;
-			pl[i].req = nreq - 1;
-			last->len += pl[i].framed;
-			total += pl[i].framed;
-			continue;
+		uint64_t end = pl[i].offset + pl[i].framed;
+		if (last && last->fd == fd && run_end == pl[i].offset) {
+			uint64_t len = fd == sh->fd_direct
+			                   ? ((end + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1)) -
+			                         last->offset
+			                   : last->len + pl[i].framed;
+			if (len <= run_max) {
+				size_t at0 = (size_t)(uintptr_t)last->buf;
+				pl[i].at = at0 + (size_t)(pl[i].offset - last->offset);
+				pl[i].req = *nreq - 1;
+				last->len = (size_t)len;
+				*total = at0 + (size_t)len;
+				run_end = end;
+				continue;
+			}
 		}
 		uint64_t off = pl[i].offset, len = pl[i].framed;
 		if (fd == sh->fd_direct)
-			pl[i].at = rio__io_align(&off, &len, &total);
+			pl[i].at = rio__io_align(&off, &len, total);
 		else
-			pl[i].at = total;
-		pl[i].req = nreq;
-		reqs[nreq++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
-		total += (size_t)len;
+			pl[i].at = *total;
+		pl[i].req = *nreq;
+		reqs[(*nreq)++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)*total, 0};
+		*total += (size_t)len;
+		run_end = end;
 	}
-	uint8_t *base;
-	if (into_arena) {
-		s->arena_used = 0;
-		if ((rc = rio__slot_reserve(s, total)) < 0)
-			return rc;
-		base = s->arena;
-	} else {
-		rio__chunk *c = &w->chunks[0];
-		if ((rc = rio__chunk_grow(c, 0, total)) < 0)
-			return rc;
-		rio__io_register(w->io, c->buf, c->cap); /* O_DIRECT: fixed buffer */
-		base = c->buf;
-		if (!l->cols.ncols) {
-			/* O_DIRECT read into the scratch buffer: the payloads move
-			 * to the slot's arena (the views must outlive the scratch) */
-			s->arena_used = 0;
-			if ((rc = rio__slot_reserve(s, total)) < 0)
-				return rc;
-		}
-	}
-	for (size_t r = 0; r < nreq; r++)
-		reqs[r].buf = base + (uintptr_t)reqs[r].buf;
+}
 
-	/* read a window of about read_size bytes, then check (and decode) its
-	 * records while they are still in the cache; then the next window */
+/* Checks (and decodes) records [i0, i1) of the batch whose places start at
+ * pl, read at `base`, into slot `s`: raw views point where they were read,
+ * or, with `copy` (a scratch buffer), at their copy in the slot's arena.
+ * Adds the delivered bytes to *bytes. 0 or an error in w->err. */
+static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, size_t i1,
+                   const rio__io_req *reqs, const uint8_t *base, int copy, uint64_t *bytes)
+{
+	rio_loader *l = w->l;
 	uint8_t *dst[l->cols.ncols ? l->cols.ncols : 1];
 	for (size_t c = 0; c < l->cols.ncols; c++)
 		dst[c] = s->cols[c].host;
-	uint64_t bytes = 0, file_bytes = 0;
-	size_t i = 0;
-	for (size_t r0 = 0; r0 < nreq;) {
-		size_t r1 = r0 + 1, span = reqs[r0].len;
-		while (r1 < nreq && span + reqs[r1].len <= run_max)
-			span += reqs[r1++].len;
-		if ((rc = read_window(w, reqs + r0, r1 - r0, odirect)) < 0)
-			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,
-			                      reqs[r0].offset, RIO__UNKNOWN, "read failed");
-		for (size_t r = r0; r < r1; r++)
-			file_bytes += (uint64_t)reqs[r].result;
-		for (; i < n && pl[i].req < r1; i++) {
-			const rio__shard *sh = &l->ds.shards[pl[i].shard];
-			const rio__io_req *q = &reqs[pl[i].req];
-			size_t got_end = (size_t)((uint8_t *)q->buf - base) + (size_t)q->result;
-			size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
-			if (avail > pl[i].framed)
-				avail = pl[i].framed;
-			uint64_t len;
-			int d = rio__loader_frame_entry(l, base + pl[i].at, avail, pl[i].framed, &len);
-			if (d < 0) /* the direct path runs under FAIL only */
-				return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec,
-				                        avail, len, l->o.max_record_size);
-			const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
-			rio_batch_record *br = &s->recs[i];
-			br->shard = pl[i].shard;
-			br->index = pl[i].rec;
-			if (l->cols.ncols) {
-				char detail[300];
-				br->data = NULL;
-				br->size = 0;
-				d = rio__decode_into(&l->cols, data, (size_t)len, dst, i, detail,
-				                     sizeof detail);
-				if (d < 0)
-					return rio__error_set(&w->err, d, sh->path, pl[i].offset,
-					                      pl[i].rec, "%s", detail);
-				bytes += l->cols.row_bytes;
-			} else {
-				if (!into_arena) {
-					memcpy(s->arena + s->arena_used, data, (size_t)len);
-					data = s->arena + s->arena_used;
-					s->arena_used += (size_t)len;
-				}
-				br->data = data;
-				br->size = (size_t)len;
-				bytes += len;
+	for (size_t i = i0; i < i1; i++) {
+		const rio__shard *sh = &l->ds.shards[pl[i].shard];
+		const rio__io_req *q = &reqs[pl[i].req];
+		size_t got_end = (size_t)((const uint8_t *)q->buf - base) + (size_t)q->result;
+		size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
+		if (avail > pl[i].framed)
+			avail = pl[i].framed;
+		uint64_t len = 0;
+		int d = rio__loader_frame_entry(l, base + pl[i].at, avail, pl[i].framed, &len);
+		if (d < 0) /* the direct path runs under FAIL only */
+			return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec, avail, len,
+			                        l->o.max_record_size);
+		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
+		rio_batch_record *br = &s->recs[i];
+		br->shard = pl[i].shard;
+		br->index = pl[i].rec;
+		if (l->cols.ncols) {
+			char detail[300];
+			br->data = NULL;
+			br->size = 0;
+			d = rio__decode_into(&l->cols, data, (size_t)len, dst, i, detail, sizeof detail);
+			if (d < 0)
+				return rio__error_set(&w->err, d, sh->path, pl[i].offset, pl[i].rec, "%s",
+				                      detail);
+			*bytes += l->cols.row_bytes;
+		} else {
+			if (copy) {
+				memcpy(s->arena + s->arena_used, data, (size_t)len);
+				data = s->arena + s->arena_used;
+				s->arena_used += (size_t)len;
 			}
+			br->data = data;
+			br->size = (size_t)len;
+			*bytes += len;
 		}
-		r0 = r1;
 	}
+	return 0;
+}
+
+/* A filled batch: its header, the device copy, the bytes read. */
+static int finish(rio__worker *w, rio__slot *s, uint64_t b, size_t n, uint64_t bytes,
+                  uint64_t file_bytes)
+{
+	rio_loader *l = w->l;
 	s->batch.count = n;
 	s->batch.epoch = l->epoch;
 	s->batch.number = b;
 	s->bytes = bytes;
-	if ((rc = rio__pool_to_device(&l->pool, s, n, &l->cols)) < 0)
+	int rc = rio__pool_to_device(&l->pool, s, n, &l->cols);
+	if (rc < 0)
 		return rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "copying a batch to the device failed");
 	pthread_mutex_lock(&l->mu);
@@ -231,14 +214,190 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	return 0;
 }
 
+/* Buffered reads: batch `b`'s records read straight into the slot's arena
+ * (raw) or the worker's scratch (decoded), a window of about read_size at
+ * a time, each window checked (and decoded) while it is still in the
+ * cache. Returns 0 or an error in w->err. */
+static int fill(rio__worker *w, rio__slot *s, uint64_t b)
+{
+	rio_loader *l = w->l;
+	size_t n = (size_t)l->plan.tasks[b].count;
+	int rc = grow_places(w, n);
+	if (rc < 0)
+		return rc;
+	place *pl = w->places;
+	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
+	size_t nreq = 0, total = 0;
+	plan_batch(w, b, pl, reqs, &nreq, &total);
+	uint8_t *base;
+	if (!l->cols.ncols) {
+		s->arena_used = 0;
+		if ((rc = rio__slot_reserve(s, total)) < 0)
+			return rc;
+		base = s->arena;
+	} else {
+		rio__chunk *c = &w->chunks[0];
+		if ((rc = rio__chunk_grow(c, 0, total)) < 0)
+			return rc;
+		base = c->buf;
+	}
+	for (size_t r = 0; r < nreq; r++)
+		reqs[r].buf = base + (uintptr_t)reqs[r].buf;
+	uint64_t bytes = 0, file_bytes = 0;
+	size_t i = 0;
+	for (size_t r0 = 0; r0 < nreq;) {
+		size_t r1 = r0 + 1, span = reqs[r0].len;
+		while (r1 < nreq && span + reqs[r1].len <= l->o.read_size)
+			span += reqs[r1++].len;
+		if ((rc = read_window(w, reqs + r0, r1 - r0, 0)) < 0)
+			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,
+			                      reqs[r0].offset, RIO__UNKNOWN, "read failed");
+		for (size_t r = r0; r < r1; r++)
+			file_bytes += (uint64_t)reqs[r].result;
+		size_t i1 = i;
+		while (i1 < n && pl[i1].req < r1)
+			i1++;
+		if ((rc = deliver(w, s, pl, i, i1, reqs, base, 0, &bytes)) < 0)
+			return rc;
+		i = i1;
+		r0 = r1;
+	}
+	return finish(w, s, b, n, bytes, file_bytes);
+}
+
+/* Files slot `s` of batch `b` as done, or its error (the earliest batch's
+ * error is the one reported); under l->mu. */
+static void file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, int rc)
+{
+	if (rc < 0 && w->err.code == 0)
+		rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	if (rc < 0) {
+		if (l->error == 0 || b < l->error_batch) {
+			l->error = rc;
+			l->error_batch = b;
+			l->batch_err = w->err;
+		}
+		s->next = l->pool.free_list;
+		l->pool.free_list = s;
+		pthread_cond_broadcast(&l->slot_cv);
+	} else {
+		s->next = l->direct_done;
+		l->direct_done = s;
+	}
+	pthread_cond_broadcast(&l->ready_cv);
+}
+
+/* ---- O_DIRECT: batches read ahead --------------------------------------
+ * No page-cache readahead works for O_DIRECT, and one batch's reads are
+ * few: a worker claims the next batches of about RIO__DIRECT_AHEAD
+ * records at once, reads them all into its scratch buffer with every
+ * request in flight (in file order), and then fills their slots one by
+ * one. Batches claimed ahead have no slot yet, so slots go to batches
+ * strictly in batch order (l->slot_turn): the earliest unfinished batch
+ * is always the next to get one, and every batch holding a slot is an
+ * earlier one, which the consumer takes and releases. */
+#define RIO__DIRECT_AHEAD 1024
+
+/* Reads batches [b0, b0 + k) and fills them; returns with l->mu held,
+ * as it was taken. */
+static void run_ahead(rio__worker *w, uint64_t b0, uint64_t k)
+{
+	rio_loader *l = w->l;
+	size_t n = 0;
+	for (uint64_t b = b0; b < b0 + k; b++)
+		n += (size_t)l->plan.tasks[b].count;
+	pthread_mutex_unlock(&l->mu);
+	size_t first[k + 1], req0[k + 1]; /* each batch's places and reads */
+	for (uint64_t j = 0; j <= k; j++)
+		first[j] = req0[j] = 0;
+	int rc = grow_places(w, n);
+	place *pl = w->places;
+	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
+	size_t nreq = 0, total = 0, np = 0;
+	for (uint64_t j = 0; j < k && rc == 0; j++) {
+		first[j] = np;
+		req0[j] = nreq;
+		plan_batch(w, b0 + j, pl + np, reqs, &nreq, &total);
+		np += (size_t)l->plan.tasks[b0 + j].count;
+	}
+	if (rc == 0) {
+		first[k] = np;
+		req0[k] = nreq;
+	}
+	rio__chunk *c = &w->chunks[0];
+	if (rc == 0 && (rc = rio__chunk_grow(c, 0, total ? total : 1)) == 0) {
+		rio__io_register(w->io, c->buf, c->cap); /* a fixed buffer */
+		for (size_t r = 0; r < nreq; r++)
+			reqs[r].buf = c->buf + (uintptr_t)reqs[r].buf;
+		(void)read_window(w, reqs, nreq, 1); /* each request says how it went */
+	}
+	for (uint64_t j = 0; j < k; j++) {
+		uint64_t b = b0 + j;
+		pthread_mutex_lock(&l->mu);
+		while (!l->stop && (l->slot_turn != b || !l->pool.free_list))
+			pthread_cond_wait(&l->slot_cv, &l->mu);
+		if (l->stop)
+			return;
+		rio__slot *s = l->pool.free_list;
+		l->pool.free_list = s->next;
+		l->slot_turn++;
+		pthread_cond_broadcast(&l->slot_cv); /* the next batch's turn */
+		pthread_mutex_unlock(&l->mu);
+
+		rio__error_clear(&w->err);
+		int brc = rc;
+		uint64_t file_bytes = 0, bytes = 0;
+		for (size_t r = req0[j]; r < req0[j + 1] && brc == 0; r++) {
+			if (reqs[r].result < 0) {
+				const place *p = &pl[first[j]];
+				while (p->req != r)
+					p++;
+				brc = rio__error_set(&w->err, (int)reqs[r].result,
+				                     l->ds.shards[p->shard].path, reqs[r].offset,
+				                     RIO__UNKNOWN, "read failed");
+			} else {
+				file_bytes += (uint64_t)reqs[r].result;
+			}
+		}
+		size_t nb = first[j + 1] - first[j];
+		if (brc == 0 && !l->cols.ncols) { /* room for the payloads */
+			size_t need = 0;
+			for (size_t i = first[j]; i < first[j + 1]; i++)
+				need += pl[i].framed;
+			s->arena_used = 0;
+			brc = rio__slot_reserve(s, need);
+		}
+		if (brc == 0)
+			brc = deliver(w, s, pl + first[j], 0, nb, reqs, c->buf, !l->cols.ncols, &bytes);
+		if (brc == 0)
+			brc = finish(w, s, b, nb, bytes, file_bytes);
+		pthread_mutex_lock(&l->mu);
+		file_batch(l, w, s, b, brc);
+		if (j + 1 < k)
+			pthread_mutex_unlock(&l->mu);
+	}
+}
+
 void *rio__direct_main(void *arg)
 {
 	rio__worker *w = arg;
 	rio_loader *l = w->l;
 	if (l->pool.device_copy)
 		rio__cuda_set_device(l->o.device);
+	uint64_t ahead = RIO__DIRECT_AHEAD / l->o.batch_size;
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
+		if (l->o.direct) {
+			if (l->stop || l->next_task >= l->plan.ntasks)
+				break;
+			uint64_t b0 = l->next_task;
+			uint64_t k = ahead > 1 ? ahead : 1;
+			if (k > l->plan.ntasks - b0)
+				k = l->plan.ntasks - b0;
+			l->next_task += k;
+			run_ahead(w, b0, k);
+			continue;
+		}
 		while (!l->stop && l->next_task < l->plan.ntasks && !l->pool.free_list)
 			pthread_cond_wait(&l->slot_cv, &l->mu);
 		if (l->stop || l->next_task >= l->plan.ntasks)
@@ -250,24 +409,9 @@ void *rio__direct_main(void *arg)
 
 		rio__error_clear(&w->err);
 		int rc = fill(w, s, b);
-		if (rc < 0 && w->err.code == 0)
-			rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 
 		pthread_mutex_lock(&l->mu);
-		if (rc < 0) {
-			if (l->error == 0 || b < l->error_batch) {
-				l->error = rc;
-				l->error_batch = b;
-				l->batch_err = w->err;
-			}
-			s->next = l->pool.free_list;
-			l->pool.free_list = s;
-			pthread_cond_broadcast(&l->slot_cv);
-		} else {
-			s->next = l->direct_done;
-			l->direct_done = s;
-		}
-		pthread_cond_broadcast(&l->ready_cv);
+		file_batch(l, w, s, b, rc);
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;

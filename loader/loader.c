@@ -12,6 +12,7 @@
 #include "loader_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,7 @@ static int start_epoch(rio_loader *l)
 	/* a saved position is a multiple of the batch size, or the end of the
 	 * epoch after a short last batch: round up */
 	l->next_task = l->direct ? (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size : 0;
+	l->slot_turn = l->next_task;
 
 	l->done = NULL;
 	l->direct_done = NULL;
@@ -297,13 +299,49 @@ static void stop_epoch(rio_loader *l)
 	l->stop = 0;
 }
 
+/* The rank's records in an ordinary epoch (an elastic one has its share
+ * of the rest in ds.rank_records). */
+static uint64_t usual_records(const rio_loader *l)
+{
+	return l->stages.n ? l->usual_records : l->ds.rank_records;
+}
+
+/* Ends an elastic epoch's share: the usual pieces back (threads stopped). */
+static void elastic_end(rio_loader *l)
+{
+	if (!l->stages.n)
+		return;
+	free(l->ds.pieces);
+	l->ds.pieces = l->usual_pieces;
+	l->ds.npieces = l->usual_npieces;
+	l->ds.rank_records = l->usual_records;
+	l->usual_pieces = NULL;
+	rio__stages_free(&l->stages);
+}
+
+/* Waits on ready_cv under l->mu, until `deadline` (CLOCK_REALTIME) when it
+ * is not NULL: returns 1 and sets *timed_out once the deadline passed. */
+static int wait_ready(rio_loader *l, const struct timespec *deadline, int *timed_out)
+{
+	if (!deadline) {
+		pthread_cond_wait(&l->ready_cv, &l->mu);
+		return 0;
+	}
+	if (pthread_cond_timedwait(&l->ready_cv, &l->mu, deadline) == ETIMEDOUT) {
+		*timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
 /* Pipeline: the next queued batch, or NULL at the end or on an error
- * (waits under l->mu). */
-static rio__slot *take_ready(rio_loader *l)
+ * (waits under l->mu), or on a timeout. */
+static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int *timed_out)
 {
 	rio__pool *p = &l->pool;
 	while (p->ready_count == 0 && !l->epoch_done)
-		pthread_cond_wait(&l->ready_cv, &l->mu);
+		if (wait_ready(l, deadline, timed_out))
+			return NULL;
 	if (p->ready_count == 0)
 		return NULL;
 	rio__slot *s = p->ready[p->ready_head];
@@ -315,7 +353,7 @@ static rio__slot *take_ready(rio_loader *l)
 /* Direct path: the slot of the next batch number, or NULL at the end of the
  * plan or when that batch failed (then l->error says why; the epoch ends
  * for the consumer as for the pipeline). */
-static rio__slot *take_direct(rio_loader *l)
+static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, int *timed_out)
 {
 	uint64_t want = l->batches_out;
 	for (;;) {
@@ -331,7 +369,8 @@ static rio__slot *take_direct(rio_loader *l)
 			}
 		if (l->error < 0 && l->error_batch == want)
 			return NULL;
-		pthread_cond_wait(&l->ready_cv, &l->mu);
+		if (wait_ready(l, deadline, timed_out))
+			return NULL;
 	}
 }
 
@@ -344,12 +383,18 @@ static double now_seconds(void)
 
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 {
+	return rio_loader_next_timeout(l, batch, -1);
+}
+
+RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeout_ms)
+{
 	*batch = NULL;
 	if (l->held >= l->o.hold)
 		return rio__error_set(&l->err, -ENOBUFS, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "the consumer holds %zu batches (opts.hold): release one first",
 		                      l->held);
 	if (l->finished) {
+		elastic_end(l);
 		l->epoch++;
 		l->position = 0;
 		l->batches_out = 0;
@@ -362,10 +407,26 @@ RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 			return rc;
 		}
 	}
+	struct timespec deadline;
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += timeout_ms / 1000;
+		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	int timed_out = 0;
 	double t0 = now_seconds();
 	pthread_mutex_lock(&l->mu);
-	rio__slot *s = l->direct ? take_direct(l) : take_ready(l);
+	rio__slot *s = l->direct ? take_direct(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out)
+	                         : take_ready(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out);
 	l->stats.wait_seconds += now_seconds() - t0;
+	if (timed_out) {
+		pthread_mutex_unlock(&l->mu);
+		return -ETIMEDOUT; /* nothing handed out: the caller calls again */
+	}
 	if (s) {
 		s->held = 1;
 		l->held++;
@@ -412,18 +473,23 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 
 RIO_API uint64_t rio_loader_records(const rio_loader *l)
 {
-	return l->ds.rank_records;
+	return usual_records(l);
 }
 
 RIO_API uint64_t rio_loader_full_batches(const rio_loader *l)
 {
-	return l->ds.rank_records / l->o.batch_size;
+	return usual_records(l) / l->o.batch_size;
 }
 
 RIO_API uint64_t rio_loader_batches(const rio_loader *l)
 {
 	uint64_t full = rio_loader_full_batches(l);
-	return full + (!l->o.drop_remainder && l->ds.rank_records % l->o.batch_size ? 1 : 0);
+	return full + (!l->o.drop_remainder && usual_records(l) % l->o.batch_size ? 1 : 0);
+}
+
+RIO_API uint64_t rio_loader_remaining(const rio_loader *l)
+{
+	return l->finished ? usual_records(l) : l->ds.rank_records - l->position;
 }
 
 RIO_API uint64_t rio_loader_epoch(const rio_loader *l)
@@ -439,6 +505,7 @@ RIO_API uint64_t rio_loader_position(const rio_loader *l)
 RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch)
 {
 	stop_epoch(l);
+	elastic_end(l);
 	l->epoch = epoch;
 	l->position = 0;
 	l->batches_out = 0;
@@ -452,9 +519,14 @@ RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch)
 	return rc;
 }
 
-/* The saved state: fixed-size little-endian fields, then a CRC-32C. */
+/* The saved state: fixed-size little-endian fields; in an elastic epoch
+ * (format 2) then the stages before the current one (their count, then
+ * each one's world and its ranks' positions); then a CRC-32C of all
+ * before it. An ordinary epoch's state is format 1, as it always was. */
 enum { STATE_WORDS = 16, STATE_SIZE = STATE_WORDS * 8 + 4 };
-static const uint64_t STATE_MAGIC = 0x314c4f4952ull; /* "RIOL1" */
+static const uint64_t STATE_MAGIC = 0x314c4f4952ull;  /* "RIOL1" */
+static const uint64_t STATE_MAGIC2 = 0x324c4f4952ull; /* "RIOL2" */
+enum { W_MAGIC, W_SEED, W_EPOCH, W_POSITION, W_RANK, W_WORLD, W_IDENT, W_RECORDS, W_BATCH };
 
 static void state_words(const rio_loader *l, uint64_t w[STATE_WORDS], uint64_t epoch,
                         uint64_t position)
@@ -465,12 +537,17 @@ static void state_words(const rio_loader *l, uint64_t w[STATE_WORDS], uint64_t e
 		cols = (cols ^ l->cols.col_bytes[c]) * 0x100000001b3ull;
 	uint64_t v[STATE_WORDS] = {
 		STATE_MAGIC, o->seed, epoch, position, (uint64_t)l->ds.rank,
-		(uint64_t)l->ds.world, l->ds.ident, l->ds.rank_records, o->batch_size,
+		(uint64_t)l->ds.world, l->ds.ident, usual_records(l), o->batch_size,
 		(uint64_t)o->shuffle, o->shuffle == RIO_SHUFFLE_BUFFER ? o->shuffle_buffer : 0,
 		o->shuffle == RIO_SHUFFLE_BUFFER ? o->interleave : 0, (uint64_t)l->ds.sharding,
 		(uint64_t)o->drop_remainder, (uint64_t)o->on_damage, cols};
 	memcpy(w, v, sizeof v);
 }
+
+static const char *const state_names[STATE_WORDS] = {
+	"format", "seed", "epoch", "position", "rank", "world size", "data (shard record counts)",
+	"record count", "batch size", "shuffle", "shuffle buffer", "interleave", "sharding",
+	"drop remainder", "damage policy", "columns"};
 
 static void put_le64(uint8_t *p, uint64_t v)
 {
@@ -488,59 +565,269 @@ static uint64_t get_le64(const uint8_t *p)
 
 RIO_API int rio_loader_state_save(const rio_loader *l, void *buf, size_t size)
 {
+	/* a finished epoch's stages are over: the next epoch is ordinary */
+	const rio__stages *st = l->finished ? NULL : &l->stages;
+	size_t words = STATE_WORDS;
+	if (st && st->n)
+		words += 1 + st->n + st->npos;
+	size_t need = words * 8 + 4;
+	if (need > INT_MAX)
+		return -EOVERFLOW;
 	if (size == 0)
-		return STATE_SIZE;
-	if (!buf || size < STATE_SIZE)
+		return (int)need;
+	if (!buf || size < need)
 		return -ENOSPC;
 	uint64_t w[STATE_WORDS];
 	state_words(l, w, rio_loader_epoch(l), rio_loader_position(l));
 	uint8_t *p = buf;
+	if (words > STATE_WORDS)
+		w[W_MAGIC] = STATE_MAGIC2;
 	for (int i = 0; i < STATE_WORDS; i++)
 		put_le64(p + 8 * i, w[i]);
-	uint32_t crc = rio_crc32c(0, p, STATE_WORDS * 8);
+	if (words > STATE_WORDS) {
+		uint8_t *q = p + 8 * STATE_WORDS;
+		put_le64(q, st->n);
+		q += 8;
+		const uint64_t *pos = st->pos;
+		for (size_t k = 0; k < st->n; k++) {
+			put_le64(q, st->world[k]);
+			q += 8;
+			for (uint64_t r = 0; r < st->world[k]; r++, q += 8)
+				put_le64(q, *pos++);
+		}
+	}
+	uint32_t crc = rio_crc32c(0, p, words * 8);
 	for (int i = 0; i < 4; i++)
-		p[STATE_WORDS * 8 + i] = (uint8_t)(crc >> (8 * i));
-	return STATE_SIZE;
+		p[words * 8 + i] = (uint8_t)(crc >> (8 * i));
+	return (int)need;
+}
+
+static int bad_state(rio_loader *l, const char *what)
+{
+	return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+	                      "the saved loader state %s", what);
+}
+
+/* Reads a blob: its words, and its stages (format 2; st->n 0 otherwise). */
+static int state_parse(rio_loader *l, const void *buf, size_t size, uint64_t got[STATE_WORDS],
+                       rio__stages *st)
+{
+	const uint8_t *p = buf;
+	memset(st, 0, sizeof *st);
+	if (!buf || size < STATE_SIZE || (size - 4) % 8)
+		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "a saved loader state is %d bytes or more, this one %zu",
+		                      STATE_SIZE, size);
+	size_t words = (size - 4) / 8;
+	uint32_t crc = (uint32_t)p[words * 8] | (uint32_t)p[words * 8 + 1] << 8 |
+	               (uint32_t)p[words * 8 + 2] << 16 | (uint32_t)p[words * 8 + 3] << 24;
+	if (crc != rio_crc32c(0, p, words * 8))
+		return bad_state(l, "is damaged (CRC mismatch)");
+	for (int i = 0; i < STATE_WORDS; i++)
+		got[i] = get_le64(p + 8 * i);
+	if (got[W_MAGIC] == STATE_MAGIC)
+		return words == STATE_WORDS ? 0 : bad_state(l, "is longer than its format");
+	if (got[W_MAGIC] != STATE_MAGIC2)
+		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "the saved loader state has another format (%llu, here %llu)",
+		                      (unsigned long long)got[W_MAGIC],
+		                      (unsigned long long)STATE_MAGIC);
+	/* the stages: their count, then each world and its positions */
+	const uint8_t *q = p + 8 * STATE_WORDS, *end = p + 8 * words;
+	uint64_t n = q < end ? get_le64(q) : 0;
+	q += 8;
+	if (n == 0 || n > words)
+		return bad_state(l, "has a damaged list of stages");
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t w = q < end ? get_le64(q) : 0;
+		q += 8;
+		if (w < 1 || w > RIO_LOADER_MAX_WORLD || w > (uint64_t)(end - q) / 8) {
+			rio__stages_free(st);
+			return bad_state(l, "has a damaged list of stages");
+		}
+		uint64_t *pos = malloc(w * sizeof *pos);
+		if (!pos) {
+			rio__stages_free(st);
+			return -ENOMEM;
+		}
+		for (uint64_t r = 0; r < w; r++, q += 8)
+			pos[r] = get_le64(q);
+		int rc = rio__stages_push(st, w, pos);
+		free(pos);
+		if (rc < 0) {
+			rio__stages_free(st);
+			return rc;
+		}
+	}
+	if (q != end) {
+		rio__stages_free(st);
+		return bad_state(l, "is longer than its list of stages");
+	}
+	got[W_MAGIC] = STATE_MAGIC;
+	return 0;
+}
+
+/* This rank's share of what is left of `epoch` after stages `st` (taken
+ * over: freed on failure), ready to run from `position`. */
+static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio__stages *st)
+{
+	int rc = rio__dataset_count_every_shard(&l->ds, &l->o, &l->err);
+	rio__piece *pieces = NULL;
+	size_t npieces = 0;
+	uint64_t records = 0;
+	if (rc == 0)
+		rc = rio__elastic_pieces(&l->ds, &l->o, epoch, st, l->ds.rank, l->ds.world, &pieces,
+		                         &npieces, &records, &l->err);
+	if (rc == 0 && position > records)
+		rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                    "the saved position %llu is past this rank's %llu records of "
+		                    "the resumed epoch",
+		                    (unsigned long long)position, (unsigned long long)records);
+	if (rc < 0) {
+		if (l->err.code == 0)
+			rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			               "rebuilding the rest of epoch %llu", (unsigned long long)epoch);
+		free(pieces);
+		rio__stages_free(st);
+		return rc;
+	}
+	stop_epoch(l);
+	elastic_end(l);
+	l->direct = l->ds.direct; /* counting every shard may have ruled it out */
+	l->usual_pieces = l->ds.pieces;
+	l->usual_npieces = l->ds.npieces;
+	l->usual_records = l->ds.rank_records;
+	l->ds.pieces = pieces;
+	l->ds.npieces = npieces;
+	l->ds.rank_records = records;
+	l->stages = *st;
+	l->epoch = epoch;
+	l->position = position;
+	l->batches_out = (position + l->o.batch_size - 1) / l->o.batch_size;
+	l->finished = 0;
+	l->resume_skip = position;
+	return 0;
 }
 
 RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size)
 {
-	const uint8_t *p = buf;
-	if (!buf || size != STATE_SIZE)
-		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-		                      "a saved loader state is %d bytes, this one %zu", STATE_SIZE,
-		                      size);
-	uint32_t crc = (uint32_t)p[STATE_WORDS * 8] | (uint32_t)p[STATE_WORDS * 8 + 1] << 8 |
-	               (uint32_t)p[STATE_WORDS * 8 + 2] << 16 |
-	               (uint32_t)p[STATE_WORDS * 8 + 3] << 24;
-	if (crc != rio_crc32c(0, p, STATE_WORDS * 8))
-		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-		                      "the saved loader state is damaged (CRC mismatch)");
 	uint64_t got[STATE_WORDS], want[STATE_WORDS];
+	rio__stages st;
+	int rc = state_parse(l, buf, size, got, &st);
+	if (rc < 0)
+		return rc;
+	state_words(l, want, got[W_EPOCH], got[W_POSITION]);
 	for (int i = 0; i < STATE_WORDS; i++)
-		got[i] = get_le64(p + 8 * i);
-	state_words(l, want, got[2], got[3]);
-	static const char *const names[STATE_WORDS] = {
-		"format", "seed", "epoch", "position", "rank", "world size", "data (shard record counts)",
-		"record count", "batch size", "shuffle", "shuffle buffer", "interleave", "sharding",
-		"drop remainder", "damage policy", "columns"};
-	for (int i = 0; i < STATE_WORDS; i++)
-		if (got[i] != want[i])
+		if (got[i] != want[i]) {
+			rio__stages_free(&st);
 			return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-			                      "the saved loader state has another %s (%llu, here %llu)",
-			                      names[i], (unsigned long long)got[i],
-			                      (unsigned long long)want[i]);
-	if (got[3] > l->ds.rank_records)
+			                      "the saved loader state has another %s (%llu, here %llu)%s",
+			                      state_names[i], (unsigned long long)got[i],
+			                      (unsigned long long)want[i],
+			                      i == W_WORLD ? ": restore every rank's state with "
+			                                     "rio_loader_state_restore_all"
+			                                   : "");
+		}
+	if (st.n)
+		return elastic_install(l, got[W_EPOCH], got[W_POSITION], &st);
+	if (got[W_POSITION] > usual_records(l))
 		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "the saved position %llu is past the epoch's %llu records",
-		                      (unsigned long long)got[3],
-		                      (unsigned long long)l->ds.rank_records);
+		                      (unsigned long long)got[W_POSITION],
+		                      (unsigned long long)usual_records(l));
 	stop_epoch(l);
-	l->epoch = got[2];
-	l->position = got[3];
-	l->batches_out = (got[3] + l->o.batch_size - 1) / l->o.batch_size;
+	elastic_end(l);
+	l->epoch = got[W_EPOCH];
+	l->position = got[W_POSITION];
+	l->batches_out = (got[W_POSITION] + l->o.batch_size - 1) / l->o.batch_size;
 	l->finished = 0;
-	l->resume_skip = got[3];
+	l->resume_skip = got[W_POSITION];
+	return 0;
+}
+
+static int same_stages(const rio__stages *a, const rio__stages *b)
+{
+	return a->n == b->n && a->npos == b->npos &&
+	       (!a->n || (!memcmp(a->world, b->world, a->n * sizeof *a->world) &&
+	                  !memcmp(a->pos, b->pos, a->npos * sizeof *a->pos)));
+}
+
+RIO_API int rio_loader_state_restore_all(rio_loader *l, const void *const *blobs,
+                                         const size_t *sizes, size_t n)
+{
+	if (!blobs || !sizes || n == 0)
+		return bad_state(l, "list is empty");
+	uint64_t got[STATE_WORDS], want[STATE_WORDS];
+	rio__stages st, other;
+	int rc = state_parse(l, blobs[0], sizes[0], got, &st);
+	if (rc < 0)
+		return rc;
+	uint64_t world = got[W_WORLD], epoch = got[W_EPOCH];
+	if (world != n) {
+		rio__stages_free(&st);
+		return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "%zu saved loader states for a world of %llu ranks", n,
+		                      (unsigned long long)world);
+	}
+	if (world == (uint64_t)l->ds.world) { /* the same world: each rank its own */
+		rio__stages_free(&st);
+		return rio_loader_state_restore(l, blobs[l->ds.rank], sizes[l->ds.rank]);
+	}
+	if ((rc = rio__dataset_count_every_shard(&l->ds, &l->o, &l->err)) < 0) {
+		rio__stages_free(&st);
+		return rc;
+	}
+	uint64_t *pos = malloc(n * sizeof *pos);
+	if (!pos) {
+		rio__stages_free(&st);
+		return -ENOMEM;
+	}
+	for (size_t r = 0; r < n && rc == 0; r++) {
+		if (r > 0 && (rc = state_parse(l, blobs[r], sizes[r], got, &other)) < 0)
+			break;
+		/* what another world size may change: rank, world, the rank's
+		 * share of the data, the batch size, the position */
+		state_words(l, want, epoch, got[W_POSITION]);
+		want[W_RANK] = r;
+		want[W_WORLD] = world;
+		want[W_IDENT] = rio__dataset_ident(&l->ds, (int)r, (int)world);
+		want[W_RECORDS] = got[W_RECORDS];
+		want[W_BATCH] = got[W_BATCH];
+		for (int i = 0; i < STATE_WORDS && rc == 0; i++)
+			if (got[i] != want[i])
+				rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+				                    "the saved loader state of rank %zu of %llu has another "
+				                    "%s (%llu, here %llu)",
+				                    r, (unsigned long long)world, state_names[i],
+				                    (unsigned long long)got[i], (unsigned long long)want[i]);
+		if (rc == 0 && r > 0 && !same_stages(&st, &other))
+			rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "the saved loader states of ranks 0 and %zu disagree on how "
+			                    "the epoch was resumed before",
+			                    r);
+		if (r > 0)
+			rio__stages_free(&other);
+		pos[r] = got[W_POSITION];
+	}
+	int untouched = rc == 0 && st.n == 0;
+	for (size_t r = 0; r < n && untouched; r++)
+		untouched = pos[r] == 0;
+	if (rc == 0 && !untouched)
+		rc = rio__stages_push(&st, world, pos);
+	free(pos);
+	if (rc < 0) {
+		rio__stages_free(&st);
+		return rc;
+	}
+	if (!untouched)
+		return elastic_install(l, epoch, 0, &st);
+	/* saved at the start of an epoch: it runs as an ordinary one here */
+	stop_epoch(l);
+	elastic_end(l);
+	l->epoch = epoch;
+	l->position = l->batches_out = 0;
+	l->finished = 0;
+	l->resume_skip = 0;
 	return 0;
 }
 
@@ -595,6 +882,7 @@ RIO_API void rio_loader_close(rio_loader *l)
 	if (!l)
 		return;
 	stop_epoch(l);
+	elastic_end(l);
 	for (int i = 0; i < l->nworkers; i++)
 		rio__worker_free(&l->workers[i]);
 	free(l->workers);

@@ -269,10 +269,17 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
  * time is counted in the stats). */
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch);
 
+/* As rio_loader_next(), but waits at most `timeout_ms` milliseconds for a
+ * batch that is not ready yet (< 0: as long as it takes): then returns
+ * -ETIMEDOUT having handed out nothing (call again; the epoch goes on). For
+ * a consumer that must stay responsive while it waits: the Python binding
+ * checks for Ctrl-C between waits. */
+RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeout_ms);
+
 /* Gives a batch's memory back to the pool. */
 RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch);
 
-/* Batches this rank delivers per epoch: full ones (what ranks agree on,
+/* Batches this rank delivers per ordinary epoch: full ones (what ranks agree on,
  * taking the minimum, before an epoch: no collective then waits on a rank
  * that ran out), and all of them with a short last one unless dropped.
  * Counted from the records the shards hold: under RIO_DAMAGE_SKIP, damaged
@@ -283,7 +290,8 @@ RIO_API uint64_t rio_loader_batches(const rio_loader *l);
 /* Records this rank reads per epoch (before damaged ones are skipped). */
 RIO_API uint64_t rio_loader_records(const rio_loader *l);
 
-/* The epoch the next batch comes from, and records delivered in it. */
+/* The epoch the next batch comes from, and records delivered in it (after
+ * an elastic resume: since the resume). */
 RIO_API uint64_t rio_loader_epoch(const rio_loader *l);
 RIO_API uint64_t rio_loader_position(const rio_loader *l);
 
@@ -304,6 +312,46 @@ RIO_API int rio_loader_state_save(const rio_loader *l, void *buf, size_t size);
  * loader would have handed out next. RIO_ESTATE when the blob is damaged
  * or was saved by a loader over other data, rank, world or options. */
 RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size);
+
+/* Elastic resume: restores from the states of every rank of the world
+ * that saved them (blobs[r], sizes[r] bytes, saved by rank r; n = that
+ * world's size), at this loader's own rank and world.
+ *
+ * - The same world size: the same as rio_loader_state_restore() with this
+ *   rank's blob: bit-exact, the batches an uninterrupted run gets.
+ * - Another world size W' (a host lost, or added): the epoch in progress
+ *   goes on over what is left of it. Its records that no old rank had
+ *   handed out (those it had read ahead, and those in its shuffle buffer,
+ *   included) are taken in shard order and cut into W' contiguous ranges
+ *   whose sizes differ by at most one; this rank reads its range in the
+ *   loader's shuffle mode (NONE: in order; BUFFER: pieces shuffled and
+ *   interleaved through the shuffle buffer; GLOBAL: a permutation), seeded
+ *   as the epoch, so across the new ranks every record of the epoch is
+ *   handed out exactly once: before the stop or after the resume. The
+ *   order within the rest of the epoch is not the one W ranks would have
+ *   given. The next epoch is an ordinary one at W'. The saved states of
+ *   the resumed epoch carry its history, so it can be saved and resumed
+ *   again, at any world size.
+ *
+ * The blobs must agree with this loader on the seed, epoch, data and
+ * order options; the batch size may differ (positions count records).
+ * Rebuilding the rest replays each old rank's order from the plan alone,
+ * without reading (time and memory: a bit per record of the dataset): it
+ * assumes no record of the interrupted epoch was skipped as damaged
+ * (RIO_DAMAGE_SKIP) before the stop; if one was, records near the stop
+ * may be handed out twice or not at all. With files sharding the rest may
+ * span any shard: this loader opens and counts them all, so each rank
+ * needs every shard (a shared file system) for that epoch. Returns 0, or
+ * RIO_ESTATE with a message naming the rank and field that disagree. */
+RIO_API int rio_loader_state_restore_all(rio_loader *l, const void *const *blobs,
+                                         const size_t *sizes, size_t n);
+
+/* Records this rank has still to hand out in the current epoch (before
+ * damaged ones are skipped): rio_loader_records() minus the position in an
+ * ordinary epoch, this rank's share of the rest after an elastic resume.
+ * A trainer takes the minimum over its ranks, divided by the batch size,
+ * as the steps left in the epoch. */
+RIO_API uint64_t rio_loader_remaining(const rio_loader *l);
 
 typedef struct rio_loader_stats {
 	uint64_t records;       /* delivered                                 */

@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "pool.h"
 #include "decode.h"
+#include "elastic.h"
 
 #include <pthread.h>
 
@@ -48,6 +49,18 @@ typedef struct rio__chunk {
 	size_t nrec, rec_cap;
 	uint8_t *rows;          /* decoded rows, nrec * row_bytes            */
 	size_t rows_cap;        /* in rows                                   */
+	int row_ptrs;           /* buffer shuffling of decoded rows: record
+	                         * i's row is rowp[i], a row of the pool's
+	                         * that the shuffle buffer takes over (the
+	                         * batcher sets it NULL); rows is unused    */
+	uint8_t **rowp;
+	size_t rowp_cap;
+	int own_recs;           /* buffer shuffling of raw records: record i
+	                         * is copied into own[i] (rio__chunk_own()),
+	                         * a buffer the shuffle buffer and then a
+	                         * batch take over (the batcher empties it) */
+	rio__recbuf *own;
+	size_t own_cap;
 	uint64_t extra;         /* SKIP: records past those the index lists
 	                         * (skipped too: the file holds more)        */
 	int index_mismatch;     /* the stream and its .idx disagree          */
@@ -129,11 +142,22 @@ struct rio_loader {
 	int epoch_done;          /* the batcher published its last batch    */
 	size_t held;             /* batches the consumer holds              */
 	rio__slot *direct_done;  /* direct path: filled slots, any order    */
+	uint64_t slot_turn;      /* direct path, O_DIRECT: the batch that gets
+	                          * the next free slot (direct.c)          */
 	uint64_t error_batch;    /* direct path: the batch that failed      */
 
 	/* statistics */
 	rio_loader_stats stats;
 	char warning[640];       /* the first warning ("" while none)       */
+
+	/* elastic resume (elastic.h): while stages.n > 0 the epoch in progress
+	 * goes on from stages at other world sizes, ds.pieces and
+	 * ds.rank_records are this rank's share of its rest, and the usual
+	 * ones wait here until the epoch ends */
+	rio__stages stages;
+	rio__piece *usual_pieces;
+	size_t usual_npieces;
+	uint64_t usual_records;
 };
 
 /* loader.c: counts an .idx that disagreed with its shard and keeps the
@@ -155,6 +179,13 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
                    uint64_t index);
 int rio__chunk_decode_last(rio__chunk *c, struct rio_loader *l, const char *path,
                            uint64_t offset);
+/* With own_recs: copies each record into its own buffer (spares of the
+ * pool's, else new), by the worker, so that the batcher only moves
+ * pointers. 0 or -ENOMEM. */
+int rio__chunk_own(rio__chunk *c, struct rio_loader *l);
+/* Where record i's decoded row goes (with row_ptrs, a pool row taken
+ * when the slot has none); NULL when out of memory. */
+uint8_t *rio__chunk_row(rio__chunk *c, struct rio_loader *l, size_t i);
 
 /* piece_stream.c: runs a task of a compressed piece into chunk c. */
 int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t);

@@ -3,6 +3,7 @@ include_HEADERS += loader/loader.h
 recordio_librecordio_la_SOURCES += \
 	loader/loader.c loader/loader_internal.h \
 	loader/plan.c loader/plan.h \
+	loader/elastic.c loader/elastic.h \
 	loader/io.c loader/io.h \
 	loader/worker.c \
 	loader/chunk.c \

@@ -226,8 +226,12 @@ static int check_records(rio__chunk *c, rio_loader *l, const rio__shard *s, uint
 		}
 		if (cp->ncols) {
 			char detail[300];
-			int d = rio__decode_row(cp, c->buf + r.off, r.size, c->rows + kept * cp->row_bytes,
-			                        detail, sizeof detail);
+			uint8_t *row = rio__chunk_row(c, l, kept);
+			if (!row) {
+				rc = -ENOMEM;
+				break;
+			}
+			int d = rio__decode_row(cp, c->buf + r.off, r.size, row, detail, sizeof detail);
 			if (d < 0 && l->o.on_damage == RIO_DAMAGE_FAIL) {
 				rc = rio__error_set(e, d, s->path, off, r.index, "%s", detail);
 				break;

@@ -319,10 +319,11 @@ static void *count_worker(void *arg)
 		if (s >= j->ds->nshards || give_up)
 			return NULL;
 		rio__shard *sh = &j->ds->shards[s];
-		if (!sh->needed)
+		if (!sh->needed || sh->counted)
 			continue;
 		rio__error_clear(&e);
 		int rc = shard_count(sh, j->full, j->o, &e);
+		sh->counted = rc == 0;
 		if (rc < 0) {
 			pthread_mutex_lock(&j->mu);
 			if (j->fail_rc == 0 || s < j->fail_shard) {
@@ -355,27 +356,35 @@ static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_e
 
 /* ---- the rank's pieces ------------------------------------------------ */
 
-static int add_piece(rio__dataset *ds, uint32_t shard, uint64_t first, uint64_t count)
+static int add_piece(rio__piece **pieces, size_t *n, uint64_t *records, uint32_t shard,
+                     uint64_t first, uint64_t count)
 {
-	rio__piece *p = realloc(ds->pieces, (ds->npieces + 1) * sizeof *p);
+	rio__piece *p = realloc(*pieces, (*n + 1) * sizeof *p);
 	if (!p)
 		return -ENOMEM;
-	ds->pieces = p;
-	p[ds->npieces++] = (rio__piece){shard, first, count, ds->rank_records};
-	ds->rank_records += count;
+	*pieces = p;
+	p[(*n)++] = (rio__piece){shard, first, count, *records};
+	*records += count;
 	return 0;
 }
 
-static int make_pieces(rio__dataset *ds)
+int rio__pieces_for(const rio__dataset *ds, int rank, int world, rio__piece **pieces,
+                    size_t *npieces, uint64_t *records)
 {
+	*pieces = NULL;
+	*npieces = 0;
+	*records = 0;
 	int rc = 0;
 	if (ds->sharding == RIO_SHARD_FILES) {
-		for (size_t s = (size_t)ds->rank; s < ds->nshards && rc == 0; s += (size_t)ds->world)
+		for (size_t s = (size_t)rank; s < ds->nshards && rc == 0; s += (size_t)world)
 			if (ds->shards[s].count)
-				rc = add_piece(ds, (uint32_t)s, 0, ds->shards[s].count);
+				rc = add_piece(pieces, npieces, records, (uint32_t)s, 0,
+				               ds->shards[s].count);
 		return rc;
 	}
-	uint64_t n = ds->total_records, w = (uint64_t)ds->world, r = (uint64_t)ds->rank;
+	uint64_t n = 0, w = (uint64_t)world, r = (uint64_t)rank;
+	for (size_t s = 0; s < ds->nshards; s++)
+		n += ds->shards[s].count;
 	uint64_t base = n / w, extra = n % w;
 	uint64_t lo = r * base + (r < extra ? r : extra);
 	uint64_t hi = lo + base + (r < extra ? 1 : 0);
@@ -384,10 +393,20 @@ static int make_pieces(rio__dataset *ds)
 		uint64_t end = start + ds->shards[s].count;
 		uint64_t a = lo > start ? lo : start, b = hi < end ? hi : end;
 		if (a < b)
-			rc = add_piece(ds, (uint32_t)s, a - start, b - a);
+			rc = add_piece(pieces, npieces, records, (uint32_t)s, a - start, b - a);
 		start = end;
 	}
 	return rc;
+}
+
+uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
+{
+	uint64_t ident = 0;
+	for (size_t s = 0; s < ds->nshards; s++)
+		if (ds->sharding == RIO_SHARD_RECORDS || s % (size_t)world == (size_t)rank)
+			ident = (ident ^ (ds->shards[s].count + 0x9e3779b97f4a7c15ull * (s + 1))) *
+			        0x100000001b3ull;
+	return ident;
 }
 
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
@@ -468,17 +487,40 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	}
 	if ((rc = count_all(ds, full, o, err)) < 0)
 		return rc;
+	for (size_t s = 0; s < ds->nshards; s++)
+		if (ds->shards[s].needed)
+			ds->total_records += ds->shards[s].count;
+	ds->ident = rio__dataset_ident(ds, ds->rank, ds->world);
+	return rio__pieces_for(ds, ds->rank, ds->world, &ds->pieces, &ds->npieces,
+	                       &ds->rank_records);
+}
+
+int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, rio_error *err)
+{
+	int all_plain = 1, more = 0, rc;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
-		if (!sh->needed)
-			continue;
-		ds->total_records += sh->count;
-		ds->ident = (ds->ident ^ (sh->count + 0x9e3779b97f4a7c15ull * (s + 1))) *
-		            0x100000001b3ull;
+		if (!sh->needed) {
+			if ((rc = shard_open(sh, o, err)) < 0)
+				return rc;
+			if (o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
+				return rio__error_set(err, RIO_EUNSUPPORTED, sh->path, RIO__UNKNOWN,
+				                      RIO__UNKNOWN,
+				                      "global shuffling needs uncompressed shards (this one "
+				                      "is %s); use buffer shuffling",
+				                      rio_compression_name(sh->comp));
+			sh->needed = more = 1;
+		}
+		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 	}
-	if ((rc = make_pieces(ds)) < 0)
-		return rc;
-	return 0;
+	if (!more)
+		return 0;
+	/* the direct path needs every record's place in every shard it reads */
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || (ds->direct && all_plain);
+	if (ds->direct && !full) {
+		ds->direct = 0; /* a compressed shard joined: the pipeline serves all */
+	}
+	return count_all(ds, full, o, err);
 }
 
 void rio__dataset_close(rio__dataset *ds)

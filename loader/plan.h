@@ -30,6 +30,7 @@ typedef struct rio__shard {
 	rio_compression comp;
 	uint64_t file_size;
 	int needed;             /* this rank reads it (or counts it)         */
+	int counted;            /* opened and counted (count_all)            */
 	uint64_t count;         /* records                                   */
 	uint64_t *ckpt;         /* uncompressed: offset of record k*64       */
 	uint64_t data_end;      /* uncompressed: where the last record ends */
@@ -91,6 +92,17 @@ int rio__direct_eligible(const rio_loader_opts *o);
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
                       rio_error *err);
 void rio__dataset_close(rio__dataset *ds);
+
+/* The pieces of rank `rank` of `world` (ds->sharding; every shard that
+ * rank reads must be counted): a malloc'd array, with their records. */
+int rio__pieces_for(const rio__dataset *ds, int rank, int world, rio__piece **pieces,
+                    size_t *npieces, uint64_t *records);
+/* What identifies the data of rank `rank` of `world` in a saved state: a
+ * hash of the record counts of the shards it reads. */
+uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world);
+/* Opens and counts the shards this rank did not need (files sharding): an
+ * elastic resume may give it records of any shard. */
+int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, rio_error *err);
 
 /* The shard and record of the rank's `ordinal`-th record. */
 void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,

@@ -123,6 +123,10 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp)
 	for (size_t k = 0; k < p->nspare; k++)
 		free(p->spare[k].data);
 	free(p->spare);
+	for (size_t k = 0; k < p->nrow_blocks; k++)
+		free(p->row_blocks[k]);
+	free(p->row_blocks);
+	free(p->free_rows);
 	if (p->stream)
 		rio__cuda_fini(p->stream);
 	free(p->slots);
@@ -130,24 +134,75 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp)
 	memset(p, 0, sizeof *p);
 }
 
-void rio__slot_disown(rio__pool *p, rio__slot *s)
+void rio__pool_spare(rio__pool *p, const rio__recbuf *bufs, size_t n)
 {
-	if (s->nowned && p->nspare + s->nowned > p->capspare) {
+	if (n && p->nspare + n > p->capspare) {
 		size_t cap = p->capspare ? p->capspare : 256;
-		while (cap < p->nspare + s->nowned)
+		while (cap < p->nspare + n)
 			cap *= 2;
-		rio__recbuf *n = realloc(p->spare, cap * sizeof *n);
-		if (n) {
-			p->spare = n;
+		rio__recbuf *b = realloc(p->spare, cap * sizeof *b);
+		if (b) {
+			p->spare = b;
 			p->capspare = cap;
 		}
 	}
-	for (size_t k = 0; k < s->nowned; k++) {
+	for (size_t k = 0; k < n; k++) {
 		if (p->nspare < p->capspare)
-			p->spare[p->nspare++] = s->owned[k];
+			p->spare[p->nspare++] = bufs[k];
 		else
-			free(s->owned[k].data);
+			free(bufs[k].data);
 	}
+}
+
+/* room for `n` entries in the free-row list */
+static int free_rows_room(rio__pool *p, size_t n)
+{
+	if (p->nfree_rows + n <= p->capfree_rows)
+		return 0;
+	size_t cap = p->capfree_rows ? p->capfree_rows : 1024;
+	while (cap < p->nfree_rows + n)
+		cap *= 2;
+	uint8_t **f = realloc(p->free_rows, cap * sizeof *f);
+	if (!f)
+		return -ENOMEM;
+	p->free_rows = f;
+	p->capfree_rows = cap;
+	return 0;
+}
+
+int rio__rows_take(rio__pool *p, size_t row_bytes, uint8_t **out, size_t n)
+{
+	if (p->nfree_rows < n) { /* a new block of rows */
+		size_t k = n > 256 ? n : 256;
+		uint8_t **blocks = realloc(p->row_blocks, (p->nrow_blocks + 1) * sizeof *blocks);
+		if (!blocks)
+			return -ENOMEM;
+		p->row_blocks = blocks;
+		if (free_rows_room(p, k) < 0)
+			return -ENOMEM;
+		uint8_t *b = malloc(k * row_bytes);
+		if (!b)
+			return -ENOMEM;
+		p->row_blocks[p->nrow_blocks++] = b;
+		for (size_t i = 0; i < k; i++)
+			p->free_rows[p->nfree_rows++] = b + i * row_bytes;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = p->free_rows[--p->nfree_rows];
+	return 0;
+}
+
+void rio__rows_give(rio__pool *p, uint8_t *const *rows, size_t n)
+{
+	if (free_rows_room(p, n) < 0)
+		return; /* those rows stay unused until the pool is freed */
+	for (size_t i = 0; i < n; i++)
+		p->free_rows[p->nfree_rows++] = rows[i];
+}
+
+void rio__slot_disown(rio__pool *p, rio__slot *s)
+{
+	rio__pool_spare(p, s->owned, s->nowned);
 	s->nowned = 0;
 }
 

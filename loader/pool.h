@@ -47,8 +47,16 @@ typedef struct rio__pool {
 	size_t ready_head, ready_count;
 	int pinned, device_copy;
 	void *stream;            /* CUDA stream for the copies              */
-	rio__recbuf *spare;      /* record buffers back from released batches */
+	rio__recbuf *spare;      /* record buffers back from released batches,
+	                          * and the shuffle buffer's after an epoch */
 	size_t nspare, capspare;
+	/* buffer shuffling of decoded rows: rows of row_bytes that workers
+	 * decode into and the shuffle buffer then holds (no copy into it),
+	 * free ones here; allocated in blocks, kept until the pool is freed */
+	uint8_t **free_rows;
+	size_t nfree_rows, capfree_rows;
+	uint8_t **row_blocks;
+	size_t nrow_blocks;
 } rio__pool;
 
 int rio__pool_init(rio__pool *p, size_t nslots, size_t batch_size, const rio__colplan *cp,
@@ -57,6 +65,15 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp);
 
 /* Moves a slot's owned record buffers to the spare list (-ENOMEM: freed). */
 void rio__slot_disown(rio__pool *p, rio__slot *s);
+
+/* Gives record buffers to the spare list (-ENOMEM: freed). */
+void rio__pool_spare(rio__pool *p, const rio__recbuf *bufs, size_t n);
+
+/* Decoded rows for buffer shuffling (under the loader's lock): take `n`
+ * free rows of `row_bytes` (a new block when short; -ENOMEM), or give them
+ * back. */
+int rio__rows_take(rio__pool *p, size_t row_bytes, uint8_t **out, size_t n);
+void rio__rows_give(rio__pool *p, uint8_t *const *rows, size_t n);
 
 /* Makes sure a raw slot's arena holds `need` more bytes. */
 int rio__slot_reserve(rio__slot *s, size_t need);

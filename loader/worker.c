@@ -216,6 +216,10 @@ static void run_task(rio__worker *w, rio__chunk *c, uint64_t task)
 		rc = rio__run_compressed(w, c, t);
 	else
 		rc = run_uncompressed(w, c, t);
+	/* the records the task delivers (all of them before an error) */
+	int orc = c->own_recs ? rio__chunk_own(c, l) : 0;
+	if (rc == 0 && orc < 0)
+		rc = orc;
 	if (rc < 0 && c->err.code == 0)
 		rio__error_set(&c->err, rc, l->ds.shards[t->shard].path, RIO__UNKNOWN, RIO__UNKNOWN,
 		               NULL);
@@ -294,8 +298,12 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 	memset(w, 0, sizeof *w);
 	w->l = l;
 	w->free_chunks = RIO__CHUNKS_PER_WORKER;
-	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++)
+	for (int i = 0; i < RIO__CHUNKS_PER_WORKER; i++) {
 		w->chunks[i].owner = w;
+		int buffered = l->o.shuffle == RIO_SHUFFLE_BUFFER;
+		w->chunks[i].row_ptrs = buffered && l->cols.ncols > 0;
+		w->chunks[i].own_recs = buffered && l->cols.ncols == 0;
+	}
 	int rc = rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
 	if (rc < 0 || !l->use_uring)
 		return rc;
@@ -319,6 +327,10 @@ void rio__worker_free(rio__worker *w)
 		free(w->chunks[i].buf);
 		free(w->chunks[i].recs);
 		free(w->chunks[i].rows);
+		free(w->chunks[i].rowp); /* the rows are the pool's */
+		for (size_t k = 0; k < w->chunks[i].own_cap; k++)
+			free(w->chunks[i].own[k].data);
+		free(w->chunks[i].own);
 	}
 	free(w->places);
 	rio__io_close(w->io);

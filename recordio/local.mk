@@ -16,7 +16,7 @@ recordio_librecordio_la_SOURCES = \
 	recordio/sequence_decode.c \
 	recordio/pb_nested.c \
 	recordio/payload_inspect.c \
-	recordio/event_decode.c \
+	recordio/event_decode.c recordio/event_encode.c \
 	recordio/protobuf.h recordio/internal.h recordio/example_internal.h
 recordio_librecordio_la_CFLAGS = $(AM_CFLAGS) $(VIS_CFLAGS) -DRIO_BUILDING_LIBRARY \
 	$(ZLIB_CFLAGS) $(LZ4_CFLAGS) $(ISAL_CFLAGS)

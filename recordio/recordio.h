@@ -178,6 +178,13 @@ typedef struct rio_writer_opts {
 	int overwrite;  /* 1: replace an existing file (default 1); 0:
 	                 * -EEXIST from open when `path` exists, or from close
 	                 * when it appeared meanwhile (never replaced)     */
+	int live;       /* 1: write `path` itself, no temporary file, for a
+	                 * file read while it grows (a TensorBoard event
+	                 * file): records reach it with rio_writer_flush()
+	                 * and close; an error or abort leaves what reached
+	                 * it. NONE compression only (else -EINVAL). With
+	                 * overwrite 0, open is -EEXIST when `path` exists,
+	                 * atomically (O_EXCL). Default 0.                 */
 } rio_writer_opts;
 
 /* Fills `opts` with the defaults. */
@@ -194,6 +201,11 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
  * size + RIO_FRAME_OVERHEAD. */
 RIO_API int rio_writer_write(rio_writer *w, const void *data, size_t size, uint64_t *offset);
 
+/* Hands the records written so far to the file (write(2), not fsync), so
+ * that a reader of the growing file sees them whole. -ENOTSUP for a
+ * compressed writer (its codec's stream is whole only once closed). */
+RIO_API int rio_writer_flush(rio_writer *w);
+
 /* Records written so far, and bytes of the uncompressed stream so far. */
 RIO_API uint64_t rio_writer_records(const rio_writer *w);
 RIO_API uint64_t rio_writer_bytes(const rio_writer *w);
@@ -202,12 +214,14 @@ RIO_API uint64_t rio_writer_bytes(const rio_writer *w);
 RIO_API uint64_t rio_writer_file_bytes(const rio_writer *w);
 
 /* Finishes the stream, flushes, fsyncs if asked, renames the temporary file
- * to its final name and frees the writer. On any failure the temporary file
+ * to its final name (a live writer's file has it already) and frees the
+ * writer. On any failure the temporary file
  * is removed, nothing appears under `path`, and the error is returned. `w`
  * is freed in every case. NULL is a no-op returning 0. */
 RIO_API int rio_writer_close(rio_writer *w);
 
-/* Discards everything written: removes the temporary file and frees `w`.
+/* Discards everything written: removes the temporary file and frees `w`
+ * (a live writer's file keeps what was flushed).
  * Safe to call from a cleanup path; NULL is a no-op. */
 RIO_API void rio_writer_abort(rio_writer *w);
 
@@ -659,6 +673,23 @@ RIO_API int rio_summary_iter_next(rio_summary_iter *it, rio_summary_value *v);
  * 0 when the value holds something else (an image, a histogram, a string
  * or bigger tensor), -EBADMSG when it is malformed. */
 RIO_API int rio_summary_value_scalar(const rio_summary_value *v, double *out);
+
+/* One scalar to write: a tag ("test/accuracy") and its value. */
+typedef struct rio_scalar {
+	const char *tag;
+	float value;
+} rio_scalar;
+
+/* Encodes one Event: wall_time (seconds since the epoch), step (left out
+ * when 0, as protobuf does), and either file_version (the header event:
+ * "brain.Event:2") or a Summary of n scalars, each a Value { tag,
+ * simple_value } — the bytes TensorBoard's EventFileWriter writes for them.
+ * Writes at most `cap` bytes at buf and returns the Event's size, like
+ * snprintf: a size above cap means it did not fit (call again with a
+ * buffer that large; buf may be NULL with cap 0 to ask). Returns 0 for bad
+ * arguments (a NULL tag, file_version together with values). */
+RIO_API size_t rio_event_encode(void *buf, size_t cap, double wall_time, int64_t step,
+                                const char *file_version, const rio_scalar *values, size_t n);
 
 /* ------------------------------------------------------------------------ */
 /* tf.train.Example: encoding                                                */

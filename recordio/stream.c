@@ -579,6 +579,11 @@ int rio__ostream_write(rio__ostream *s, const void *data, size_t n)
 	}
 }
 
+int rio__ostream_flush(rio__ostream *s)
+{
+	return s->comp == RIO_COMPRESSION_NONE ? flush_buf(s) : -ENOTSUP;
+}
+
 int rio__ostream_finish(rio__ostream *s)
 {
 	int rc = 0;

@@ -45,6 +45,8 @@ void rio__istream_close(rio__istream *s);
 /* Opens an output stream writing to `fd` (not closed by the stream). */
 int rio__ostream_open(rio__ostream **out, int fd, rio_compression c, int level);
 int rio__ostream_write(rio__ostream *s, const void *data, size_t n);
+/* Writes out what is buffered: NONE only, -ENOTSUP for a codec. */
+int rio__ostream_flush(rio__ostream *s);
 /* Ends the codec stream and writes everything out. */
 int rio__ostream_finish(rio__ostream *s);
 uint64_t rio__ostream_file_bytes(const rio__ostream *s);

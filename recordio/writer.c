@@ -5,12 +5,15 @@
  * stream (stream.c) that compresses when asked. Only a successful
  * rio_writer_close() renames the temporary file into place, so an error, a
  * crash or rio_writer_abort() never leaves a file under the final name.
+ * A live writer (opts.live: TensorBoard event files, read while they grow)
+ * writes the final name itself and hands records over on flush.
  */
 #include "config.h"
 #include "internal.h"
 #include "stream.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@ struct rio_writer {
 	int fd;
 	int fsync;
 	int overwrite;
+	int live;       /* writing `path` itself: tmp_path is NULL */
 	rio__ostream *out;
 	uint64_t records;
 	uint64_t bytes; /* of the uncompressed stream */
@@ -43,6 +47,13 @@ static void writer_free(rio_writer *w)
 	free(w);
 }
 
+/* Removes the temporary file (a live writer has none: its file stays). */
+static void drop_tmp(rio_writer *w)
+{
+	if (w->tmp_path)
+		unlink(w->tmp_path);
+}
+
 RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer_opts *opts)
 {
 	rio_writer_opts defaults;
@@ -51,7 +62,8 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
 		opts = &defaults;
 	}
 	*out = NULL;
-	if (opts->compression < RIO_COMPRESSION_NONE || opts->compression > RIO_COMPRESSION_LZ4)
+	if (opts->compression < RIO_COMPRESSION_NONE || opts->compression > RIO_COMPRESSION_LZ4 ||
+	    (opts->live && opts->compression != RIO_COMPRESSION_NONE))
 		return -EINVAL;
 	if (!opts->overwrite && access(path, F_OK) == 0)
 		return -EEXIST;
@@ -63,7 +75,15 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
 	rio__error_clear(&w->err);
 	w->fsync = opts->fsync;
 	w->overwrite = opts->overwrite;
-	w->fd = rio__tmpfile_open(path, &w->tmp_path);
+	w->live = opts->live;
+	if (w->live) {
+		int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (w->overwrite ? O_TRUNC : O_EXCL);
+		w->fd = open(path, flags, 0666);
+		if (w->fd < 0)
+			w->fd = -errno;
+	} else {
+		w->fd = rio__tmpfile_open(path, &w->tmp_path);
+	}
 	if (w->fd < 0) {
 		int rc = w->fd;
 		writer_free(w);
@@ -72,7 +92,9 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
 	int rc = rio__ostream_open(&w->out, w->fd, opts->compression, opts->level);
 	if (rc) {
 		close(w->fd);
-		unlink(w->tmp_path);
+		if (w->live) /* created (or emptied) just now */
+			unlink(w->path);
+		drop_tmp(w);
 		writer_free(w);
 		return rc;
 	}
@@ -118,6 +140,20 @@ RIO_API uint64_t rio_writer_file_bytes(const rio_writer *w)
 	return rio__ostream_file_bytes(w->out);
 }
 
+RIO_API int rio_writer_flush(rio_writer *w)
+{
+	if (w->failed)
+		return w->err.code;
+	int rc = rio__ostream_flush(w->out);
+	if (rc == -ENOTSUP)
+		return rc;
+	if (rc) {
+		w->failed = 1;
+		return rio__error_set(&w->err, rc, w->path, w->bytes, w->records, "flushing");
+	}
+	return 0;
+}
+
 RIO_API const rio_error *rio_writer_error(const rio_writer *w)
 {
 	return &w->err;
@@ -130,7 +166,12 @@ RIO_API int rio_writer_close(rio_writer *w)
 	int rc = w->failed ? w->err.code : rio__ostream_finish(w->out);
 	if (rc) {
 		close(w->fd);
-		unlink(w->tmp_path);
+		drop_tmp(w);
+	} else if (w->live) {
+		if (w->fsync && fsync(w->fd))
+			rc = -errno;
+		if (close(w->fd) && !rc)
+			rc = -errno;
 	} else {
 		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync, w->overwrite);
 	}
@@ -143,6 +184,6 @@ RIO_API void rio_writer_abort(rio_writer *w)
 	if (!w)
 		return;
 	close(w->fd);
-	unlink(w->tmp_path);
+	drop_tmp(w);
 	writer_free(w);
 }

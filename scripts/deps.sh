@@ -5,8 +5,11 @@ RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
 	libopenmpi-dev openmpi-bin libopenblas-dev
 	lz4 gzip python3 dataset-fashion-mnist"
 # what only the test suite needs: clang and its libFuzzer runtime, for the
-# fuzzing smoke (scripts/fuzz.sh)
-RIO_TEST_PACKAGES="clang libclang-rt-14-dev"
+# fuzzing smoke (scripts/fuzz.sh); Python's headers, venv, setuptools,
+# NumPy and pytest for the Python package's tests (python/tests; its torch
+# tests run where python3-torch is installed, and skip otherwise)
+RIO_TEST_PACKAGES="clang libclang-rt-14-dev
+	python3-dev python3-venv python3-setuptools python3-wheel python3-numpy python3-pytest"
 
 # rio_install_deps [EXTRA PACKAGES...]
 rio_install_deps() {

@@ -2,8 +2,10 @@
 # test.sh — the whole test suite, as CI runs it: installs what is missing,
 # builds with AddressSanitizer and UndefinedBehaviorSanitizer, runs
 # `make check` (CUnit suites and shell tests, Automake's summary at the
-# end), runs the loader's suites again under ThreadSanitizer (its worker,
-# batcher and consumer threads) on the pread backend, then `make distcheck`
+# end), installs the Python package into a virtual environment and runs its
+# pytest suite against that build's tools, runs the loader's suites again
+# under ThreadSanitizer (its worker, batcher and consumer threads) on the
+# pread backend, then `make distcheck`
 # on a plain build (the release tarball builds, installs and passes its
 # tests too), after a 10-second smoke of each fuzz target (scripts/fuzz.sh).
 set -eu
@@ -23,6 +25,19 @@ if [ $status -ne 0 ]; then
 	done
 	exit $status
 fi
+
+echo "== the Python package: pip install ./python into a virtual environment, pytest (build-python/)"
+# Debian's python3 (what RIO_TEST_PACKAGES installs into), with its NumPy,
+# pytest and, where installed, torch; the tests run the build's C tools
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+venv="$RIO_TOP/build-python/venv"
+rm -rf "$venv"
+"$PY" -m venv --system-site-packages "$venv"
+"$venv/bin/pip" install -q --no-build-isolation --no-deps "$RIO_TOP/python" \
+	>"$RIO_TOP/build-python/pip.out" 2>&1 || { tail -40 "$RIO_TOP/build-python/pip.out"; exit 1; }
+(cd "$RIO_TOP/python/tests" && RIO_BUILDDIR="$RIO_TOP/build-asan" RIO_TESTDATA="$RIO_TOP/tests/data" \
+	"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider .)
 
 echo "== the loader's threads under ThreadSanitizer, on the pread backend (build-tsan/)"
 unset ASAN_OPTIONS UBSAN_OPTIONS

@@ -35,7 +35,8 @@ UNIT_TESTS = \
 	tests/test_loader \
 	tests/test_loader_compressed \
 	tests/test_loader_uring \
-	tests/test_loader_damage
+	tests/test_loader_damage \
+	tests/test_loader_elastic
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -77,6 +78,10 @@ tests_test_loader_uring_LDADD = $(RIO_TEST_LDADD)
 tests_test_loader_damage_SOURCES = tests/test_loader_damage.c tests/loadutil.c tests/loadutil.h
 tests_test_loader_damage_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_loader_damage_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_elastic_SOURCES = tests/test_loader_elastic.c tests/loadutil.c \
+	tests/loadutil.h
+tests_test_loader_elastic_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_elastic_LDADD = $(RIO_TEST_LDADD)
 endif
 
 # Shell tests of the tools (tests/cli_*.sh), sharing tests/cli_lib.sh.
@@ -130,15 +135,19 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # mpirun in shell tests (tests/train_*.sh, with tests/ckpt_diff to compare
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
-TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_errors.sh tests/train_dir.sh \
-	tests/train_synthetic.sh
-EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh
+TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
+	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh
+EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
+# ... and across hosts: namespace "hosts" on a bridge made by
+# tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
+CLUSTER_TESTS = tests/cluster_identical.sh tests/cluster_kill.sh tests/cluster_relayout.sh
+EXTRA_DIST += $(CLUSTER_TESTS) tests/cluster/cluster.sh tests/cluster/cluster_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff
 tests_ckpt_diff_SOURCES = tests/ckpt_diff.c
 tests_ckpt_diff_CFLAGS = $(AM_CFLAGS)
 tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
-TESTS += $(TRAIN_TESTS)
+TESTS += $(TRAIN_TESTS) $(CLUSTER_TESTS)
 if HAVE_CUNIT
 check_PROGRAMS += tests/test_train
 TESTS += tests/test_train

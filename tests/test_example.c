@@ -2350,6 +2350,66 @@ static void test_tf_event_files(void)
 	free(file);
 }
 
+/* The encoder writes what TensorBoard's EventFileWriter wrote into the
+ * golden file: its three scalar events byte for byte, and a header that
+ * parses as one (TensorBoard's adds source_metadata, which ours leaves out). */
+static void test_event_encode(void)
+{
+	size_t size, off = 0, len;
+	const uint8_t *data;
+	uint8_t *file = load_golden("events.out.tfevents.tb-simple-value", &size);
+	if (!file)
+		return;
+	static const int64_t steps[] = {0, 10, 20};
+	static const float loss[] = {2, 1, 0.5};
+	uint8_t buf[128];
+	int k = -1;
+	while (tu_next_frame(file, size, &off, &data, &len) == 1) {
+		if (k++ < 0)
+			continue; /* the header */
+		CU_ASSERT_FATAL(k - 1 < 3);
+		rio_scalar v = {"loss", loss[k - 1]};
+		size_t n = rio_event_encode(buf, sizeof buf, 1700000000.0 + (double)steps[k - 1],
+		                            steps[k - 1], NULL, &v, 1);
+		CU_ASSERT_EQUAL(n, len);
+		CU_ASSERT(n == len && memcmp(buf, data, len) == 0);
+	}
+	CU_ASSERT_EQUAL(k, 3);
+	free(file);
+
+	size_t n = rio_event_encode(buf, sizeof buf, 1.5, 0, "brain.Event:2", NULL, 0);
+	CU_ASSERT_FATAL(n > 0 && n <= sizeof buf);
+	CU_ASSERT_EQUAL(rio_event_is_file_header(buf, n), 1);
+	rio_event ev;
+	CU_ASSERT_EQUAL_FATAL(rio_event_parse(buf, n, &ev), 0);
+	CU_ASSERT(ev.wall_time == 1.5 && ev.file_version_len == 13 && ev.other_fields == 0);
+
+	/* several values, a negative step, sizing like snprintf */
+	rio_scalar vs[3] = {{"train/loss", 0.25f}, {"test/accuracy", 0.875f}, {"", -1.0f}};
+	n = rio_event_encode(NULL, 0, 2.0, -3, NULL, vs, 3);
+	CU_ASSERT_FATAL(n > 12 && n <= sizeof buf);
+	CU_ASSERT_EQUAL(rio_event_encode(buf, 5, 2.0, -3, NULL, vs, 3), n); /* did not fit */
+	CU_ASSERT_EQUAL(rio_event_encode(buf, sizeof buf, 2.0, -3, NULL, vs, 3), n);
+	CU_ASSERT_EQUAL_FATAL(rio_event_parse(buf, n, &ev), 0);
+	CU_ASSERT(ev.step == -3 && ev.wall_time == 2.0 && ev.other_fields == 0);
+	rio_summary_iter it;
+	rio_summary_value sv;
+	rio_summary_iter_init(&it, &ev);
+	for (int i = 0; i < 3; i++) {
+		double x;
+		CU_ASSERT_EQUAL_FATAL(rio_summary_iter_next(&it, &sv), 1);
+		CU_ASSERT(sv.tag_len == strlen(vs[i].tag) && !memcmp(sv.tag, vs[i].tag, sv.tag_len));
+		CU_ASSERT(rio_summary_value_scalar(&sv, &x) == 1 && x == vs[i].value);
+		CU_ASSERT_EQUAL(sv.other_fields, 0);
+	}
+	CU_ASSERT_EQUAL(rio_summary_iter_next(&it, &sv), 0);
+	/* bad arguments */
+	rio_scalar no_tag = {NULL, 1};
+	CU_ASSERT_EQUAL(rio_event_encode(buf, sizeof buf, 0, 0, NULL, &no_tag, 1), 0);
+	CU_ASSERT_EQUAL(rio_event_encode(buf, sizeof buf, 0, 0, "brain.Event:2", vs, 1), 0);
+	CU_ASSERT_EQUAL(rio_event_encode(NULL, 4, 0, 0, NULL, vs, 1), 0);
+}
+
 static const tu_test pb_tests[] = {
 	{"varint size and round trip", test_pb_varint_size},
 	{"varint limits and truncation", test_pb_varint_limits},
@@ -2417,6 +2477,7 @@ static const tu_test event_tests[] = {
 	{"hand-built: scalars of every form, damage", test_event_hand_built},
 	{"random damage", test_event_random_damage},
 	{"TensorFlow 2 and TensorBoard event files", test_tf_event_files},
+	{"encoder: TensorBoard's bytes", test_event_encode},
 	{NULL, NULL},
 };
 

@@ -869,6 +869,17 @@ static void resume_mode(rio_shuffle sh)
 	o.batch_size = 8;
 	o.drop_remainder = 1;
 	resume_one(sh, &o);
+	/* O_DIRECT: the direct path claims batches ahead and gives slots out in
+	 * batch order from the restored batch on (where the file system takes
+	 * O_DIRECT at all) */
+	o.direct = 1;
+	rio_loader *l = NULL;
+	int rc = rio_loader_open(&l, dataset(DS_MAIN)->prefix, &o);
+	rio_loader_close(l);
+	if (rc == 0)
+		resume_one(sh, &o);
+	else
+		CHECK(rc == -EINVAL, "open with direct = 1: %d (%s)", rc, rio_strerror(rc));
 	lu_watchdog(NULL, 0);
 }
 
@@ -1257,6 +1268,15 @@ static void test_direct(void)
 				      shuffle_name(o.shuffle), s.n, s.bad_payload);
 			}
 			rio_loader_close(l);
+			/* adjacent records share aligned reads up to read_size:
+			 * the smallest read size cuts runs at every page */
+			lu_seq_free(&s);
+			lu_seq_init(&s);
+			o.read_size = RIO_LOADER_MIN_READ_SIZE;
+			lu_run(d, &o, 1, &s);
+			CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
+			      "%s, direct = 1, read_size %u: another sequence (%zu records, %zu wrong)",
+			      shuffle_name(o.shuffle), RIO_LOADER_MIN_READ_SIZE, s.n, s.bad_payload);
 			lu_seq_free(&ref);
 			lu_seq_free(&s);
 		}
@@ -2287,6 +2307,46 @@ static void test_hold(void)
 	}
 }
 
+/* rio_loader_next_timeout with a zero timeout: a wait that times out hands
+ * out nothing and loses nothing; polled to the end, two epochs are the
+ * batches rio_loader_next gives, in every shuffle mode (the direct path
+ * and the pipeline). */
+static void test_next_timeout(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	const rio_shuffle modes[] = {RIO_SHUFFLE_NONE, RIO_SHUFFLE_BUFFER, RIO_SHUFFLE_GLOBAL};
+	for (size_t m = 0; m < 3; m++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = modes[m];
+		o.seed = 5;
+		lu_seq want, got;
+		lu_seq_init(&want);
+		lu_seq_init(&got);
+		lu_run(d, &o, 2, &want);
+		rio_loader *l = lu_open(d, &o);
+		for (int e = 0; l && e < 2; e++) {
+			int rc;
+			rio_batch *b;
+			while ((rc = rio_loader_next_timeout(l, &b, 0)) != 0) {
+				if (rc == -ETIMEDOUT) {
+					CU_ASSERT_PTR_NULL(b);
+					continue;
+				}
+				CU_ASSERT_EQUAL_FATAL(rc, 1);
+				lu_seq_add(&got, b, d);
+				rio_loader_release(l, b);
+			}
+		}
+		CHECK(lu_seq_equal(&want, 0, &got, 0), "shuffle %d: polled batches differ: %s",
+		      (int)modes[m], lu_seq_diff(&want, 0, &got, 0, (char[256]){0}, 256));
+		CU_ASSERT_EQUAL(got.bad_payload, 0);
+		rio_loader_close(l);
+		lu_seq_free(&want);
+		lu_seq_free(&got);
+	}
+}
+
 /* Two loaders at once, used in turns, each as if alone. */
 static void test_two_loaders(void)
 {
@@ -2636,6 +2696,7 @@ static const tu_test misc_tests[] = {
     {"option limits: the limit accepted, one past refused", test_option_limits},
     {"-ENOBUFS past opts.hold", test_hold},
     {"two loaders at once", test_two_loaders},
+    {"next with a timeout loses nothing", test_next_timeout},
     {"statistics", test_stats},
     {"shard list, globs and lists", test_shard_list},
     {"threads only between next and close", test_threads},

@@ -206,6 +206,68 @@ static void test_writer_errors(void)
 	CU_ASSERT_FALSE(tu_file_exists(tu_path("bad.tfrecord")));
 }
 
+/* Records in a file as a reader sees it now (-1 on a damaged or cut file). */
+static long records_now(const char *path)
+{
+	rio_reader *r;
+	rio_record rec;
+	long n = 0;
+	int rc;
+	if (rio_reader_open(&r, path, NULL) < 0)
+		return -1;
+	while ((rc = rio_reader_next(r, &rec)) == 1)
+		n++;
+	rio_reader_close(r);
+	return rc == 0 ? n : -1;
+}
+
+/* live: the file under its own name, growing by whole records on flush */
+static void test_writer_live(void)
+{
+	const char *dir = tu_path("live");
+	char path[600];
+	mkdir(dir, 0755);
+	snprintf(path, sizeof path, "%s/events.out.tfevents.1.host", dir);
+	rio_writer_opts o;
+	rio_writer_opts_init(&o);
+	o.live = 1;
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &o), 0);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 1); /* no temporary beside it */
+	CU_ASSERT_EQUAL(records_now(path), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "one", 3, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "two", 3, NULL), 0);
+	CU_ASSERT_EQUAL(records_now(path), 0); /* buffered */
+	CU_ASSERT_EQUAL(rio_writer_flush(w), 0);
+	CU_ASSERT_EQUAL(records_now(path), 2);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "three", 5, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_close(w), 0);
+	CU_ASSERT_EQUAL(records_now(path), 3);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
+	/* overwrite = 0: an existing file is refused, and left alone */
+	o.overwrite = 0;
+	CU_ASSERT_EQUAL(rio_writer_open(&w, path, &o), -EEXIST);
+	CU_ASSERT_EQUAL(records_now(path), 3);
+	/* abort keeps what was flushed */
+	o.overwrite = 1;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &o), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "kept", 4, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_flush(w), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "lost", 4, NULL), 0);
+	rio_writer_abort(w);
+	CU_ASSERT_EQUAL(records_now(path), 1);
+	/* compressed: live is refused, and a compressed writer cannot flush */
+	o.compression = RIO_COMPRESSION_GZIP;
+	CU_ASSERT_EQUAL(rio_writer_open(&w, tu_path("live.gz"), &o), -EINVAL);
+	CU_ASSERT_FALSE(tu_file_exists(tu_path("live.gz")));
+	o.live = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, tu_path("live.gz"), &o), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "x", 1, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_flush(w), -ENOTSUP);
+	CU_ASSERT_EQUAL(rio_writer_close(w), 0);
+	CU_ASSERT_EQUAL(records_now(tu_path("live.gz")), 1);
+}
+
 /* overwrite = 0 holds at close too: a file that appeared meanwhile stays. */
 static void test_no_overwrite_at_close(void)
 {
@@ -306,6 +368,7 @@ static const tu_test tests[] = {
 	{"shard with no records", test_empty_shard},
 	{"writer publishes only on close", test_writer_publishes_only_on_close},
 	{"writer errors", test_writer_errors},
+	{"live writer: in place, flushed records visible", test_writer_live},
 	{"max record size", test_max_record_size},
 	{"overwrite = 0 holds at close", test_no_overwrite_at_close},
 	{"reader option ranges", test_reader_option_ranges},

@@ -370,6 +370,35 @@ static void test_update_in_buckets(void)
 	tr_math_close(m);
 }
 
+/* LARS: W's step scaled by trust * ||W|| / (||g|| + wd ||W||), the bias
+ * plain momentum SGD without weight decay (optim_lars.c) */
+static void test_lars_known_values(void)
+{
+	tr_math *m = cpu();
+	tr_optim o;
+	tr_optim_config c = {.kind = TR_OPT_LARS, .lr = 2.0f, .momentum = 0.9f,
+	                     .weight_decay = 0.1f, .trust = 0.01f, .scale = 1};
+	CU_ASSERT_FATAL(tr_optim_init(&o, m, 3, &c) == 0);
+	tr_param_block b[2] = {{0, 2, 1}, {2, 1, 0}};
+	CU_ASSERT_FATAL(tr_optim_set_blocks(&o, b, 2) == 0);
+	tr_param_block past_end = {2, 2, 1};
+	CU_ASSERT_EQUAL(tr_optim_set_blocks(&o, &past_end, 1), -EINVAL);
+	float p[3] = {3.0f, 4.0f, 1.0f}, g[3] = {1.2f, 1.6f, 1.0f}; /* mean: x 0.5 */
+	tr_optim_step(&o, p, g, 0.5f, 0);
+	/* ||W|| 5, ||g|| 1: local 0.05 / 1.5; v = 2 local (g + 0.1 W) */
+	CU_ASSERT_DOUBLE_EQUAL(p[0], 2.94, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[1], 3.92, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[2], 0.0, 1e-6);
+	tr_optim_step(&o, p, g, 0.5f, 1);
+	/* ||W|| 4.9: local 0.049 / 1.49 */
+	CU_ASSERT_DOUBLE_EQUAL(p[0], 2.8272, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[1], 3.7696, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(p[2], -1.9, 1e-5);
+	CU_ASSERT_EQUAL(tr_optim_state_count(&o), 1);
+	tr_optim_free(&o);
+	tr_math_close(m);
+}
+
 static void test_lr_schedule(void)
 {
 	/* Goyal et al.: from lr to k * lr over the warmup, then constant */
@@ -387,6 +416,11 @@ static void test_lr_schedule(void)
 	tr_optim_config plain = {.lr = 0.05f, .scale = 1};
 	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&plain, 0), 0.05, 1e-7);
 	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&plain, 999), 0.05, 1e-7);
+	/* warmup without scaling (--global-batch, np 1): from 0 to lr */
+	tr_optim_config ramp = {.lr = 0.3f, .scale = 1, .warmup_steps = 3};
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&ramp, 0), 0.075, 1e-7);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&ramp, 2), 0.225, 1e-7);
+	CU_ASSERT_DOUBLE_EQUAL(tr_optim_lr(&ramp, 3), 0.3, 1e-7);
 }
 
 /* ---- checkpoints -------------------------------------------------------------- */
@@ -396,6 +430,8 @@ static void ckpt_fill(tr_ckpt *c, float base)
 	static const int32_t sizes[] = {3, 2, 2};
 	memset(c, 0, sizeof *c);
 	c->world = 2;
+	c->global_batch = 256;
+	c->lr_scale = 2.0f;
 	c->seed = 42;
 	c->optimizer = TR_OPT_ADAM;
 	c->nlayers = 2;
@@ -430,6 +466,8 @@ static void ckpt_fill(tr_ckpt *c, float base)
 static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
 {
 	CU_ASSERT_EQUAL(a->world, b->world);
+	CU_ASSERT_EQUAL(a->global_batch, b->global_batch);
+	CU_ASSERT_EQUAL(a->lr_scale, b->lr_scale);
 	CU_ASSERT_EQUAL(a->seed, b->seed);
 	CU_ASSERT_EQUAL(a->optimizer, b->optimizer);
 	CU_ASSERT_EQUAL(a->nlayers, b->nlayers);
@@ -506,6 +544,38 @@ static void test_checkpoint_damage_refused(void)
 	free(bytes);
 }
 
+/* A version 1 checkpoint (no global batch, no scale) still reads: the
+ * trainer resumes it at its own world size only. */
+static void test_checkpoint_version1_reads(void)
+{
+	const char *dir = tu_path("ckpt-v1");
+	char err[512], path[1024];
+	tr_ckpt a, b;
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	snprintf(path, sizeof path, "%s/checkpoint", dir);
+	size_t size;
+	uint8_t *bytes = tu_read_file(path, &size);
+	CU_ASSERT_FATAL(bytes != NULL && size > 100);
+	/* magic, version, world, then version 2's 8 bytes: out, and the CRC anew */
+	memmove(bytes + 16, bytes + 24, size - 24);
+	size -= 8;
+	bytes[8] = 1;
+	uint32_t crc = rio_crc32c(0, bytes, size - 4);
+	for (int i = 0; i < 4; i++)
+		bytes[size - 4 + i] = (uint8_t)(crc >> (8 * i));
+	tu_write_file(path, bytes, size);
+	free(bytes);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT_EQUAL(b.global_batch, 0);
+	CU_ASSERT_EQUAL(b.lr_scale, 0);
+	a.global_batch = 0;
+	a.lr_scale = 0;
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
 static void test_checkpoint_failed_write_keeps_previous(void)
 {
 	const char *dir = tu_path("ckpt-fail");
@@ -578,6 +648,7 @@ static const tu_test optim_tests[] = {
 	{"SGD with momentum and weight decay", test_sgd_known_values},
 	{"Adam", test_adam_known_values},
 	{"an update in buckets, in any order, is the whole one", test_update_in_buckets},
+	{"LARS: layer-wise trust ratio, biases plain", test_lars_known_values},
 	{"linear scaling, warmup, cosine", test_lr_schedule},
 	{NULL, NULL},
 };
@@ -585,6 +656,7 @@ static const tu_test optim_tests[] = {
 static const tu_test checkpoint_tests[] = {
 	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
 	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
+	{"a version 1 checkpoint still reads", test_checkpoint_version1_reads},
 	{"failed write keeps the previous one", test_checkpoint_failed_write_keeps_previous},
 	{NULL, NULL},
 };

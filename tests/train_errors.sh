@@ -1,8 +1,8 @@
 #!/bin/sh
 # train_errors.sh — bad input never hangs recordio-train: a bad option, a
 # missing shard, a feature that is not in the data, a label outside
-# --classes, a global batch that does not split, a checkpoint directory or
-# metrics file that cannot be written, an --x feature whose length varies,
+# --classes, a global batch that does not split, a checkpoint directory,
+# metrics file or TensorBoard directory that cannot be written, an --x feature whose length varies,
 # a damaged shard found mid-epoch by one rank: each gives one clear message
 # (one line of ours, no Open MPI abort banner) and a non-zero exit from
 # every rank, on 2 ranks under mpirun (within the timeout: 124 would be a
@@ -62,6 +62,13 @@ expect_fail 1 "--checkpoint $T/no/such/dir: cannot create the directory: No such
 expect_eq 0 "$(grep -c '^epoch' out)" "no epoch before the unwritable checkpoint is reported"
 expect_fail 1 "--checkpoint $(shard 0): Not a directory" \
 	--train "$TRAIN_SET" $MNIST_X --checkpoint "$(shard 0)"
+# so is a TensorBoard directory that cannot be made, or is a file
+expect_fail 1 "^recordio-train: --tensorboard $T/no/such/tb: cannot create the directory: No such file or directory\$" \
+	--train "$TRAIN_SET" $MNIST_X --tensorboard "$T/no/such/tb"
+expect_fail 1 "^recordio-train: --tensorboard $(shard 0): Not a directory\$" \
+	--train "$TRAIN_SET" $MNIST_X --tensorboard "$(shard 0)"
+expect_fail 2 "tensorboard-every: '0' is not a number of steps" \
+	--train "$TRAIN_SET" $MNIST_X --tensorboard tb --tensorboard-every 0
 mkdir -p ckdir/checkpoint
 expect_fail 1 "--checkpoint ckdir: ckdir/checkpoint is not a regular file" \
 	--train "$TRAIN_SET" $MNIST_X --checkpoint ckdir

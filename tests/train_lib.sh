@@ -36,9 +36,7 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # errors are still caught here; leaks of the trainer's own parts (model,
 # optimizer, checkpoints, math) are checked by tests/test_train, which has
 # no MPI in it.
-if [ -n "${ASAN_OPTIONS:-}" ]; then
-	export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
-fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 # mpi N ARGS...: recordio-train on N ranks
 mpi() {

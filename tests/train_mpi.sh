@@ -38,6 +38,16 @@ acc=$(json peng.json test_accuracy)
 above "$acc" 0.8 && pass || fail "penguin accuracy $acc"
 expect_eq 234 "$(json peng.json test_records)" "all 234 penguins evaluated once"
 
+# -- the defaults (options.c): 20 epochs; 1 epoch of warmup to the scaled
+# rate 2 x 0.05, then cosine decay towards 0; batch 128 per rank
+expect_exit 0 mpi 2 --train "$PENGUIN" \
+	--x culmen_length_mm,culmen_depth_mm,flipper_length_mm,body_mass_g --y species \
+	--classes 3 --batch 16 --metrics defaults.json --quiet
+expect_lines 20 defaults.json "20 epochs by default"
+expect_eq "True 0.1 True" "$(python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])]
+print(0.05 < e[0]["lr"] < 0.1, round(e[1]["lr"], 2), e[-1]["lr"] < 0.001)' defaults.json)" \
+	"warming up in epoch 1, 0.1 in epoch 2, cosine to under 1% of it"
+
 # -- evaluation split four ways with batches that do not divide: each once
 expect_exit 0 mpi 4 --train "$PENGUIN" --test "$PENGUIN" \
 	--x culmen_length_mm,culmen_depth_mm,flipper_length_mm,body_mass_g --y species \
@@ -47,7 +57,7 @@ expect_eq 234 "$(json peng4.json test_records)" "234 penguins over 4 ranks, coun
 # -- strong scaling: global batch G on 1 and on 2 ranks, same parameters.
 # G is the whole training set, so every step sees the same records in both
 # worlds however the loader splits them; 6 steps with momentum and decay.
-for opt in sgd adam; do
+for opt in sgd adam lars; do
 	for np in 1 2; do
 		expect_exit 0 mpi $np --train "$TRAIN_SET" $MNIST_X --hidden 32 --global-batch 800 \
 			--epochs 6 --shuffle none --optimizer $opt --lr 0.01 --weight-decay 0.001 \

@@ -1,10 +1,11 @@
 #!/bin/sh
 # train_resume.sh — checkpoints and --resume: a run stopped part way
 # (--max-steps, mid-epoch) and resumed ends with exactly the state of an
-# uninterrupted run, on 2 ranks with SGD and with Adam; a run killed with
+# uninterrupted run, on 2 ranks with SGD, Adam and LARS; a run killed with
 # SIGKILL at a random moment after a --checkpoint-every write resumes to the
-# same end too; the metrics of the resumed epochs match; a checkpoint of
-# another world size or seed is refused; --resume with no checkpoint yet
+# same end too; the metrics of the resumed epochs match; a checkpoint is
+# refused by a world size that does not divide its global batch, or another
+# seed; --resume with no checkpoint yet
 # starts from scratch.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
@@ -13,7 +14,7 @@ TEST_SET=$(shards 8 9)
 COMMON="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --epochs 3 \
 --shuffle buffer --shuffle-buffer 200 --seed 4 --quiet"
 
-for opt in sgd adam; do
+for opt in sgd adam lars; do
 	expect_exit 0 mpi 2 $COMMON --optimizer $opt --checkpoint "full-$opt" --metrics "full-$opt.json"
 	# 25 steps per epoch: stop in the middle of the second epoch
 	expect_exit 0 mpi 2 $COMMON --optimizer $opt --checkpoint "part-$opt" --max-steps 37 \
@@ -41,9 +42,12 @@ echo "killed mid-run: $killed"
 expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" $SLOW --checkpoint kill-part --resume
 expect_exit 0 cmp kill-full/checkpoint kill-part/checkpoint
 
-# a checkpoint is refused by another world size or seed, and says why
-expect_exit 1 mpi 1 $COMMON --optimizer sgd --checkpoint full-sgd --resume
-expect_match 'written by 2 ranks; this run has 1' err "another world size named"
+# a checkpoint is refused by a world size its global batch (2 x 16) does
+# not split over, or by another seed, and says why (tests/train_elastic.sh:
+# the world sizes that divide it)
+expect_exit 2 mpi 3 $COMMON --optimizer sgd --checkpoint full-sgd --resume
+expect_match 'global batch of 32 records .2 ranks x 16. does not split evenly over 3 ranks' err \
+	"a world size that does not divide the global batch named"
 expect_exit 1 mpi 2 $COMMON --optimizer sgd --seed 99 --checkpoint full-sgd --resume
 expect_match 'another --seed' err "another seed named"
 expect_exit 1 mpi 2 $COMMON --optimizer adam --checkpoint full-sgd --resume

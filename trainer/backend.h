@@ -105,6 +105,10 @@ void tr_adam_step(tr_math *m, float *param, const float *grad, float *m1, float 
 
 void tr_math_stats_get(const tr_math *m, tr_math_stats *s);
 
+/* The Euclidean norm of n floats of backend memory into *out_host (LARS's
+ * trust ratio); waits for what is queued before it. 0, or -EIO. */
+int tr_norm2(tr_math *m, const float *x, size_t n, float *out_host);
+
 #ifdef __cplusplus
 }
 #endif

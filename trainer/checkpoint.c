@@ -3,7 +3,8 @@
  * then a CRC-32C of everything before it) and the atomic write: temporary
  * file, fsync, rename, fsync of the directory.
  *
- * Layout: "RIOCKPT1" | u32 version | u32 world | u64 seed | u32 optimizer |
+ * Layout: "RIOCKPT1" | u32 version | u32 world | (version 2: u32
+ * global_batch | f32 lr_scale) | u64 seed | u32 optimizer |
  * u32 nlayers | i32 sizes[nlayers + 1] | u64 epoch, step_in_epoch,
  * global_step, skipped_steps, optimizer_t | f64 epoch_loss, epoch_correct,
  * epoch_count | u64 nparams | f32 params[n] | f32 state1[n] | f32 state2[n]
@@ -24,7 +25,7 @@
 #include <unistd.h>
 
 #define MAGIC "RIOCKPT1"
-enum { CKPT_VERSION = 1 };
+enum { CKPT_VERSION = 2 }; /* 1 is read too */
 
 /* ---- a growable byte buffer -------------------------------------------- */
 
@@ -145,6 +146,10 @@ static void encode(buf *b, const tr_ckpt *c)
 	put(b, MAGIC, 8);
 	put32(b, CKPT_VERSION);
 	put32(b, c->world);
+	put32(b, c->global_batch);
+	uint32_t scale;
+	memcpy(&scale, &c->lr_scale, 4);
+	put32(b, scale);
 	put64(b, c->seed);
 	put32(b, c->optimizer);
 	put32(b, c->nlayers);
@@ -174,13 +179,19 @@ static void encode(buf *b, const tr_ckpt *c)
 static int decode(cursor *cur, tr_ckpt *c)
 {
 	const uint8_t *magic = take(cur, 8);
-	if (!magic || memcmp(magic, MAGIC, 8) != 0 || get32(cur) != CKPT_VERSION)
+	uint32_t version = magic ? get32(cur) : 0;
+	if (!magic || memcmp(magic, MAGIC, 8) != 0 || version < 1 || version > CKPT_VERSION)
 		return -EBADMSG;
 	c->world = get32(cur);
+	if (version >= 2) {
+		c->global_batch = get32(cur);
+		uint32_t scale = get32(cur);
+		memcpy(&c->lr_scale, &scale, 4);
+	}
 	c->seed = get64(cur);
 	c->optimizer = get32(cur);
 	c->nlayers = get32(cur);
-	if (c->nlayers < 1 || c->nlayers > TR_MLP_MAX_LAYERS || c->optimizer > 1)
+	if (c->nlayers < 1 || c->nlayers > TR_MLP_MAX_LAYERS || c->optimizer > 2 /* lars */)
 		return -EBADMSG;
 	for (uint32_t l = 0; l <= c->nlayers; l++)
 		c->sizes[l] = (int32_t)get32(cur);

@@ -3,7 +3,8 @@
  * the parameters, the optimizer's state, every rank's loader position (a
  * blob from rio_loader_state_save), the step counters, the running sums of
  * the epoch in progress, and what must match to resume (world size, seed,
- * model sizes, optimizer). Nothing that depends on timing is kept, so two
+ * model sizes, optimizer), and what an elastic resume at another world
+ * size keeps (the global batch, the learning rate's scale). Nothing that depends on timing is kept, so two
  * runs that did the same work write the same bytes.
  *
  * Writing is atomic: the bytes go to DIR/.checkpoint.tmp, are fsync'd, and
@@ -22,6 +23,9 @@
 
 typedef struct tr_ckpt {
 	uint32_t world;
+	uint32_t global_batch;      /* records per step over all ranks (0 in
+	                             * a version 1 file: not known)         */
+	float lr_scale;             /* the linear scaling rule's k in use   */
 	uint64_t seed;
 	uint32_t optimizer;         /* tr_opt_kind                          */
 	uint32_t nlayers;

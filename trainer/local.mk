@@ -8,7 +8,7 @@ noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
 	trainer/mlp.c trainer/mlp.h \
-	trainer/optim.c trainer/optim.h \
+	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/synthetic.c trainer/synthetic.h \
 	trainer/checkpoint.c trainer/checkpoint.h
 # no errno from sqrtf & co., so that the optimizer's loops vectorise
@@ -35,7 +35,9 @@ recordio_train_SOURCES = \
 	trainer/feature_spec.c trainer/feature_spec.h \
 	trainer/world.c trainer/world.h \
 	trainer/reducer.c trainer/reducer.h \
-	trainer/report.c trainer/report.h
+	trainer/report.c trainer/report.h \
+	trainer/tensorboard.c trainer/tensorboard.h \
+	trainer/progress.c trainer/progress.h
 recordio_train_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 recordio_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS)
 recordio_train_LDADD = $(TRAINER_LIBS) tools/libtoolcommon.la $(MPI_LIBS)

@@ -11,8 +11,10 @@
 #include "checkpoint.h"
 #include "clock.h"
 #include "feature_spec.h"
+#include "progress.h"
 #include "report.h"
 #include "run.h"
+#include "tensorboard.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -27,6 +29,14 @@
 enum { EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 static char msg[2048];
+
+/* --resume: the checkpoint (rank 0 holds it), and, when it was written by
+ * another world size, that size (an elastic resume), else 0 */
+static tr_ckpt ck;
+static int have_ck;
+static uint32_t elastic_from;
+static int have_scale; /* a version 2 checkpoint: its rate's scale */
+static float ckpt_scale;
 
 static void options(tr_run *r, int argc, char **argv)
 {
@@ -155,6 +165,14 @@ static void setup(tr_run *r)
 		r->net.ready_every = o->bucket_bytes / sizeof(float);
 	if (rc == 0)
 		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
+	if (rc == 0) { /* each layer's W and b, for LARS */
+		tr_param_block blocks[2 * TR_MLP_MAX_LAYERS];
+		for (int l = 0; l < nlayers; l++) {
+			blocks[2 * l] = (tr_param_block){r->net.w_off[l], (size_t)sizes[l] * sizes[l + 1], 1};
+			blocks[2 * l + 1] = (tr_param_block){r->net.b_off[l], (size_t)sizes[l + 1], 0};
+		}
+		rc = tr_optim_set_blocks(&r->opt, blocks, 2 * nlayers);
+	}
 	size_t n = r->net.nparams + TR_MLP_EXTRA;
 	if (rc == 0) {
 		r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n) : r->net.grads;
@@ -185,8 +203,11 @@ static void setup(tr_run *r)
 		         (unsigned long long)rio_loader_records(r->train), r->batch);
 	}
 	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
+	r->epoch_steps = r->steps_per_epoch;
 	tr_optim_config *c = &r->opt.cfg;
 	c->scale = o->lr_scaling && !o->global_batch ? (float)r->w.size : 1.0f;
+	if (have_scale)
+		c->scale = ckpt_scale; /* the global batch is kept: so is its rate */
 	c->warmup_steps = (uint64_t)llround(o->warmup_epochs * (double)r->steps_per_epoch);
 	c->total_steps = o->epochs * r->steps_per_epoch;
 }
@@ -234,50 +255,134 @@ static void fresh_start(tr_run *r)
 	free(host);
 }
 
-static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path)
+/* Rank 0: what of the checkpoint must match this run (the model is
+ * checked once it is built). */
+static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
 {
 	const char *what = NULL;
-	if (c->world != (uint32_t)r->w.size)
-		snprintf(msg, sizeof msg, "%s was written by %u ranks; this run has %d", path, c->world,
-		         r->w.size);
-	else if (c->seed != r->o.seed)
+	if (!model && c->seed != r->o.seed)
 		what = "--seed";
-	else if (c->optimizer != (uint32_t)r->o.optim.kind)
+	else if (!model && c->optimizer != (uint32_t)r->o.optim.kind)
 		what = "--optimizer";
-	else if (c->nlayers != (uint32_t)r->net.nlayers ||
-	         memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0)
+	else if (model && (c->nlayers != (uint32_t)r->net.nlayers ||
+	                   memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0))
 		what = "model (--x, --hidden, --classes)";
 	else
 		return 0;
-	if (what)
-		snprintf(msg, sizeof msg, "%s was written with another %s; resume with the same", path,
-		         what);
+	snprintf(msg, sizeof msg, "%s was written with another %s; resume with the same", path, what);
 	return -1;
 }
 
-static void resume(tr_run *r)
+/* --resume, before the loaders open: reads the checkpoint on rank 0 and
+ * decides the batch. The global batch is the checkpoint's: G = B x W
+ * records per step become G / W' per rank at another world size (elastic),
+ * and a world size that does not divide G is refused. */
+static void read_checkpoint(tr_run *r)
 {
-	tr_ckpt c;
-	int rc = 0, have = 0;
+	int rc = 0;
 	char *path = tr_ckpt_path(r->o.checkpoint);
+	uint32_t v[4] = {0, 0, 0, 0}; /* have, world, global batch, scale */
 	if (r->w.rank == 0) {
-		rc = tr_ckpt_read(r->o.checkpoint, &c, msg, sizeof msg);
+		rc = path ? tr_ckpt_read(r->o.checkpoint, &ck, msg, sizeof msg) : -ENOMEM;
 		if (rc == -ENOENT) {
 			fprintf(stderr, "recordio-train: no checkpoint in %s yet: starting from scratch\n",
 			        r->o.checkpoint);
 			rc = 0;
 		} else if (rc == 0) {
-			have = 1;
-			rc = check_ckpt(r, &c, path);
+			v[0] = 1;
+			v[1] = ck.world;
+			v[2] = ck.global_batch;
+			memcpy(&v[3], &ck.lr_scale, 4);
+			rc = check_ckpt(r, &ck, path, 0);
 		}
 	}
-	free(path);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-	MPI_Bcast(&have, 1, MPI_INT, 0, r->w.comm);
-	if (!have) {
+	tr_world_bcast(&r->w, v, sizeof v);
+	have_ck = (int)v[0];
+	uint32_t g = v[2];
+	if (!have_ck || (g == 0 && v[1] == (uint32_t)r->w.size)) {
+		free(path); /* none, or version 1 at its own world size */
+		return;
+	}
+	rc = -1;
+	if (g == 0)
+		snprintf(msg, sizeof msg,
+		         "%s was written by %u ranks, by a recordio-train too old to resume at another "
+		         "world size; this run has %d",
+		         path, v[1], r->w.size);
+	else if (r->o.global_batch && (uint32_t)r->o.global_batch != g)
+		snprintf(msg, sizeof msg,
+		         "--global-batch %d: %s was written with a global batch of %u, which an "
+		         "elastic resume keeps",
+		         r->o.global_batch, path, g);
+	else if (g % (uint32_t)r->w.size)
+		snprintf(msg, sizeof msg,
+		         "%s: its global batch of %u records (%u ranks x %u) does not split evenly over "
+		         "%d ranks: resume with a world size that divides it",
+		         path, g, v[1], g / v[1], r->w.size);
+	else
+		rc = 0;
+	free(path);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
+	/* the run's global batch and rate are the checkpoint's, at any world
+	 * size (one resumed elastically before may have another --batch) */
+	r->batch = (int)(g / (uint32_t)r->w.size);
+	have_scale = 1;
+	memcpy(&ckpt_scale, &v[3], 4);
+	elastic_from = v[1] != (uint32_t)r->w.size ? v[1] : 0;
+}
+
+/* Every rank gets all of rank 0's loader positions (an elastic resume). */
+static void restore_all_positions(tr_run *r)
+{
+	uint32_t n = r->w.rank == 0 ? ck.nblobs : 0;
+	tr_world_bcast(&r->w, &n, sizeof n);
+	uint32_t *sizes = calloc(n, sizeof *sizes);
+	uint8_t **blobs = calloc(n, sizeof *blobs);
+	int rc = sizes && blobs ? 0 : -ENOMEM;
+	tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
+	if (r->w.rank == 0)
+		memcpy(sizes, ck.blob_size, n * sizeof *sizes);
+	tr_world_bcast(&r->w, sizes, n * sizeof *sizes);
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		if (!(blobs[i] = malloc(sizes[i] ? sizes[i] : 1)))
+			rc = -ENOMEM;
+	tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
+	size_t *lens = malloc(n * sizeof *lens);
+	tr_world_agree(&r->w, !lens, "out of memory", EXIT_DATA);
+	for (uint32_t i = 0; i < n; i++) {
+		if (r->w.rank == 0)
+			memcpy(blobs[i], ck.blob[i], sizes[i]);
+		tr_world_bcast(&r->w, blobs[i], sizes[i]);
+		lens[i] = sizes[i];
+	}
+	rc = rio_loader_state_restore_all(r->train, (const void *const *)blobs, lens, n);
+	if (rc < 0)
+		snprintf(msg, sizeof msg,
+		         "%s/checkpoint: the loader positions of its %u ranks do not fit rank %d of %d "
+		         "(%s)",
+		         r->o.checkpoint, n, r->w.rank, r->w.size, rio_loader_error(r->train)->message);
+	for (uint32_t i = 0; i < n; i++)
+		free(blobs[i]);
+	free(blobs);
+	free(sizes);
+	free(lens);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+}
+
+static void resume(tr_run *r)
+{
+	const tr_ckpt c = ck; /* rank 0's (freed below) */
+	int rc = 0;
+	if (!have_ck) {
 		fresh_start(r);
 		return;
 	}
+	char *path = tr_ckpt_path(r->o.checkpoint);
+	if (r->w.rank == 0)
+		rc = path ? check_ckpt(r, &c, path, 1) : -1;
+	free(path);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 	/* the counters, then the tensors, then each rank's loader position */
 	uint64_t u[6];
 	double d[3];
@@ -313,23 +418,43 @@ static void resume(tr_run *r)
 		tr_math_from_host(r->math, dst[i], host, n);
 	}
 	free(host);
-	uint32_t size;
-	uint8_t *blob = tr_world_scatter_blobs(&r->w, r->w.rank == 0 ? c.blob_size : NULL,
-	                                       r->w.rank == 0 ? c.blob : NULL, &size);
-	/* --synthetic: the step alone says which batch comes next */
-	rc = r->train ? rio_loader_state_restore(r->train, blob, size) : 0;
-	free(blob);
-	if (rc < 0)
-		snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of rank %d does not fit "
-		         "the data (%s)", r->o.checkpoint, r->w.rank, rio_loader_error(r->train)->message);
-	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	if (!r->train) {
+		/* --synthetic: the step alone says which batch comes next */
+	} else if (elastic_from) {
+		restore_all_positions(r);
+	} else {
+		uint32_t size;
+		uint8_t *blob = tr_world_scatter_blobs(&r->w, r->w.rank == 0 ? c.blob_size : NULL,
+		                                       r->w.rank == 0 ? c.blob : NULL, &size);
+		rc = rio_loader_state_restore(r->train, blob, size);
+		free(blob);
+		if (rc < 0)
+			snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of rank %d does not "
+			         "fit the data (%s)", r->o.checkpoint, r->w.rank,
+			         rio_loader_error(r->train)->message);
+		tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	}
+	/* the steps of the epoch in progress: those done, and what every rank
+	 * can do with full batches of its rest (after an elastic resume, its
+	 * share of the rest re-sharded over this world, at any world size
+	 * after one) */
+	r->epoch_steps = !r->train ? r->steps_per_epoch
+	                 : r->step_in_epoch + tr_world_min_u64(&r->w, rio_loader_remaining(r->train) /
+	                                                                   (uint64_t)r->batch);
 	if (r->w.rank == 0) {
-		if (!r->o.quiet)
+		if (!r->o.quiet && elastic_from)
+			printf("resumed from %s/checkpoint written by %u ranks: epoch %llu, step %llu of "
+			       "%llu; the global batch of %d kept (%d per rank), the rest of the epoch "
+			       "re-sharded\n",
+			       r->o.checkpoint, elastic_from, (unsigned long long)r->epoch + 1,
+			       (unsigned long long)r->step_in_epoch, (unsigned long long)r->epoch_steps,
+			       r->batch * r->w.size, r->batch);
+		else if (!r->o.quiet)
 			printf("resumed from %s/checkpoint: epoch %llu, step %llu of %llu\n",
 			       r->o.checkpoint, (unsigned long long)r->epoch + 1,
 			       (unsigned long long)r->step_in_epoch,
 			       (unsigned long long)r->steps_per_epoch);
-		tr_ckpt_free(&c);
+		tr_ckpt_free(&ck);
 	}
 }
 
@@ -348,6 +473,8 @@ static void save_checkpoint(tr_run *r)
 	size_t n = r->net.nparams;
 	if (r->w.rank == 0) {
 		c.world = (uint32_t)r->w.size;
+		c.global_batch = (uint32_t)r->batch * (uint32_t)r->w.size;
+		c.lr_scale = r->opt.cfg.scale;
 		c.seed = r->o.seed;
 		c.optimizer = (uint32_t)r->o.optim.kind;
 		c.nlayers = (uint32_t)r->net.nlayers;
@@ -386,18 +513,19 @@ static void save_checkpoint(tr_run *r)
 
 /* Rank 0 prints the epoch's line and writes its metrics: -1 (message in
  * msg) when the metrics cannot be written. */
-static int report_epoch(tr_run *r, FILE *metrics, double seconds, const double test[3],
-                        const tr_math_stats *gemm0)
+static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
+                        const double test[3], const tr_math_stats *gemm0)
 {
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
 	tr_math_stats ms;
 	tr_math_stats_get(r->math, &ms);
 	if (r->w.rank != 0)
 		return 0;
-	uint64_t steps = r->steps_per_epoch;
+	uint64_t steps = r->epoch_steps;
 	tr_epoch_report e = {
 		.epoch = r->epoch + 1,
 		.steps = steps,
+		.samples = (uint64_t)r->ep_count,
 		.skipped_steps = r->ep_skipped,
 		.train_loss = r->ep_count > 0 ? r->ep_loss / r->ep_count : NAN,
 		.train_accuracy = r->ep_count > 0 ? r->ep_correct / r->ep_count : NAN,
@@ -423,6 +551,11 @@ static int report_epoch(tr_run *r, FILE *metrics, double seconds, const double t
 		         strerror(errno));
 		return -1;
 	}
+	tr_tb_epoch(tb, (int64_t)r->global_step, &e);
+	if (tb->failed) { /* this write or a step's since the last epoch */
+		snprintf(msg, sizeof msg, "%s", tb->err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -436,6 +569,12 @@ static void train(tr_run *r)
 			snprintf(msg, sizeof msg, "--metrics %s: %s", r->o.metrics, strerror(errno));
 	}
 	tr_world_agree(&r->w, r->w.rank == 0 && r->o.metrics && !metrics, msg, EXIT_DATA);
+	tr_tboard tb = {0};
+	int rc = r->w.rank == 0 && r->o.tensorboard ? tr_tb_open(&tb, r->o.tensorboard, msg,
+	                                                         sizeof msg) : 0;
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	tr_progress prog;
+	tr_progress_init(&prog, r->w.rank == 0 && !r->o.quiet);
 	int stopped = 0;
 	while (r->epoch < r->o.epochs && !stopped) {
 		tr_math_stats gemm0;
@@ -444,22 +583,32 @@ static void train(tr_run *r)
 		r->red.seconds = 0;
 		r->ep_skipped = 0;
 		double t0 = tr_now();
-		while (r->step_in_epoch < r->steps_per_epoch) {
+		tr_progress_begin(&prog, r->step_in_epoch);
+		while (r->step_in_epoch < r->epoch_steps) {
 			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
 				stopped = 1;
 				break;
 			}
-			int rc = tr_run_step(r, msg, sizeof msg);
+			double loss0 = r->ep_loss, count0 = r->ep_count;
+			rc = tr_run_step(r, msg, sizeof msg);
 			if (rc != 0)
 				tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+			tr_progress_update(&prog, r->epoch + 1, r->o.epochs, r->step_in_epoch,
+			                   r->epoch_steps, (uint64_t)r->batch * (uint64_t)r->w.size);
+			if (tb.w && r->global_step % r->o.tensorboard_every == 0 && r->ep_count > count0) {
+				rio_scalar v = {"train/step_loss",
+				                (float)((r->ep_loss - loss0) / (r->ep_count - count0))};
+				tr_tb_scalars(&tb, (int64_t)r->global_step, &v, 1);
+			}
 			if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
 				save_checkpoint(r);
 		}
+		tr_progress_clear(&prog);
 		if (stopped)
 			break;
 		double seconds = tr_now() - t0;
 		/* the ranks agreed on fewer steps than some have batches */
-		int rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
+		rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
 		tr_world_agree(&r->w, rc < 0, rc < 0 ? rio_loader_error(r->train)->message : "",
 		               EXIT_DATA);
 		double test[3] = {0, 0, 0};
@@ -467,10 +616,11 @@ static void train(tr_run *r)
 			rc = tr_run_eval(r, test, msg, sizeof msg);
 			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 		}
-		tr_world_agree(&r->w, report_epoch(r, metrics, seconds, test, &gemm0) < 0, msg,
+		tr_world_agree(&r->w, report_epoch(r, metrics, &tb, seconds, test, &gemm0) < 0, msg,
 		               EXIT_DATA);
 		r->epoch++;
 		r->step_in_epoch = 0;
+		r->epoch_steps = r->steps_per_epoch;
 		r->ep_loss = r->ep_correct = r->ep_count = 0;
 		if (r->o.checkpoint)
 			save_checkpoint(r);
@@ -485,6 +635,8 @@ static void train(tr_run *r)
 	}
 	if (metrics)
 		fclose(metrics);
+	rc = tr_tb_close(&tb);
+	tr_world_agree(&r->w, rc < 0, tb.err, EXIT_DATA);
 }
 
 static void teardown(tr_run *r)
@@ -514,6 +666,8 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	}
 	options(r, argc, argv);
+	if (r->o.resume)
+		read_checkpoint(r);
 	setup(r);
 	if (r->o.resume)
 		resume(r);

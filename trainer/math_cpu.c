@@ -333,3 +333,19 @@ void tr_math_stats_get(const tr_math *m, tr_math_stats *s)
 		s->gemm_seconds = tr_cuda_gemm_seconds(m->cuda);
 #endif
 }
+
+int tr_norm2(tr_math *m, const float *x, size_t n, float *out_host)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_norm2(m->cuda, x, n, out_host));
+	/* cblas takes int counts: a longer vector in pieces, their squares summed */
+	double sum = 0;
+	while (n) {
+		size_t k = n > (1u << 30) ? (1u << 30) : n;
+		double piece = cblas_snrm2((blasint)k, x, 1);
+		sum += piece * piece;
+		x += k;
+		n -= k;
+	}
+	*out_host = (float)sqrt(sum);
+	return 0;
+}

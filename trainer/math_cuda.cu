@@ -474,6 +474,26 @@ void tr_cuda_adam_step(tr_cuda *c, float *param, const float *grad, float *m1, f
 	launched(c);
 }
 
+int tr_cuda_norm2(tr_cuda *c, const float *x, size_t n, float *out_host)
+{
+	/* cuBLAS in host pointer mode: waits for the stream, then the result */
+	double sum = 0;
+	while (n) {
+		size_t k = n > (1u << 30) ? (1u << 30) : n;
+		float piece = 0;
+		cublasStatus_t s = cublasSnrm2(c->blas, (int)k, x, 1, &piece);
+		if (s != CUBLAS_STATUS_SUCCESS) {
+			note(c, cudaErrorUnknown); /* the step's sync reports it */
+			return -EIO;
+		}
+		sum += (double)piece * piece;
+		x += k;
+		n -= k;
+	}
+	*out_host = (float)sqrt(sum);
+	return 0;
+}
+
 double tr_cuda_gemm_seconds(tr_cuda *c)
 {
 	poll_pairs(c);

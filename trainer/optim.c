@@ -1,7 +1,8 @@
 /*
  * optim.c — the learning-rate schedule and the optimizer state; the update
  * itself runs in the math backend (tr_sgd_step, tr_adam_step), so it
- * happens where the parameters live, one pass over each range it is given.
+ * happens where the parameters live, one pass over each range it is given;
+ * LARS is optim_lars.c.
  */
 #include "config.h"
 #include "optim.h"
@@ -40,6 +41,8 @@ int tr_optim_state_count(const tr_optim *o) { return o->cfg.kind == TR_OPT_ADAM 
 float tr_optim_lr(const tr_optim_config *c, uint64_t step)
 {
 	double target = (double)c->lr * c->scale;
+	if (step < c->warmup_steps && c->scale == 1.0f) /* nothing scaled: from 0 */
+		return (float)(target * (double)(step + 1) / (double)(c->warmup_steps + 1));
 	if (step < c->warmup_steps)
 		return (float)(c->lr + (target - c->lr) * (double)step / (double)c->warmup_steps);
 	if (c->cosine && c->total_steps > c->warmup_steps) {
@@ -61,14 +64,15 @@ void tr_optim_begin(tr_optim *o, float grad_scale, uint64_t step)
 
 int tr_optim_bucketwise(const tr_optim *o)
 {
-	(void)o;
-	return 1;
+	return o->cfg.kind != TR_OPT_LARS; /* LARS needs each layer's whole norms */
 }
 
 void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begin, size_t end)
 {
 	size_t n = end - begin;
-	if (o->cfg.kind == TR_OPT_ADAM) {
+	if (o->cfg.kind == TR_OPT_LARS) { /* [0, n): see tr_optim_bucketwise */
+		tr_lars_step(o, params, grads, o->grad_scale, o->lr); /* a GPU failure shows at the sync */
+	} else if (o->cfg.kind == TR_OPT_ADAM) {
 		tr_adam_args a = {
 			.lr = o->lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2,
 			.eps = o->cfg.eps, .weight_decay = o->cfg.weight_decay,

@@ -7,11 +7,14 @@
  *   SGD:  v = momentum * v + g;  param -= lr * v
  *   Adam: m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
  *         param -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
+ *   LARS: per block of parameters (You et al. 2017; optim_lars.c), with
+ *         the rate of the schedule below as the global rate.
  * Schedule (Goyal et al., "Accurate, Large Minibatch SGD"): the rate is
  * lr * scale, where scale is the linear scaling rule's k (how many times
  * larger the global batch is than the batch `lr` was chosen for), reached
  * by gradual warmup: from lr at step 0, linearly, to lr * scale at
- * warmup_steps. Then constant, or cosine decay to 0 over the remaining
+ * warmup_steps; without scaling (scale 1), warmup rises from 0 to lr.
+ * Then constant, or cosine decay to 0 over the remaining
  * steps.
  */
 #ifndef RIO_TRAINER_OPTIM_H
@@ -21,7 +24,15 @@
 
 #include <stdint.h>
 
-typedef enum tr_opt_kind { TR_OPT_SGD = 0, TR_OPT_ADAM = 1 } tr_opt_kind;
+typedef enum tr_opt_kind { TR_OPT_SGD = 0, TR_OPT_ADAM = 1, TR_OPT_LARS = 2 } tr_opt_kind;
+
+/* A tensor of the parameter buffer: n floats from off; `adapt` 1 for a
+ * weight matrix (LARS's trust ratio and weight decay), 0 for a bias. */
+typedef struct tr_param_block {
+	size_t off, n;
+	int adapt;
+} tr_param_block;
+enum { TR_OPT_MAX_BLOCKS = 64 };
 
 typedef struct tr_optim_config {
 	tr_opt_kind kind;
@@ -33,6 +44,7 @@ typedef struct tr_optim_config {
 	uint64_t warmup_steps;
 	int cosine;         /* 1: cosine decay after warmup                  */
 	uint64_t total_steps; /* for the cosine decay                        */
+	float trust;        /* LARS's trust coefficient (eta)                */
 } tr_optim_config;
 
 typedef struct tr_optim {
@@ -42,12 +54,21 @@ typedef struct tr_optim {
 	float *state1, *state2; /* backend: SGD velocity; Adam m and v      */
 	uint64_t t;             /* updates applied                          */
 	float lr, grad_scale;   /* of the update begun                      */
+	tr_param_block block[TR_OPT_MAX_BLOCKS]; /* LARS: the tensors      */
+	int nblocks;
 } tr_optim;
 
 int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg);
 void tr_optim_free(tr_optim *o);
 /* How many state buffers of n floats the optimizer keeps (1 or 2). */
 int tr_optim_state_count(const tr_optim *o);
+
+/* LARS (optim_lars.c): the tensors of the parameter buffer, at most
+ * TR_OPT_MAX_BLOCKS (-EINVAL beyond). Set after init, before any step. */
+int tr_optim_set_blocks(tr_optim *o, const tr_param_block *b, int n);
+/* One LARS update at rate lr (tr_optim_update calls it over [0, n)). 0, or -EIO when
+ * the backend failed to compute a norm. */
+int tr_lars_step(tr_optim *o, float *params, const float *grads, float grad_scale, float lr);
 
 /* The learning rate at global step `step` (from 0). */
 float tr_optim_lr(const tr_optim_config *cfg, uint64_t step);

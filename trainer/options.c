@@ -46,19 +46,22 @@ void tr_options_usage(FILE *f)
 	      "      --hidden SIZES         hidden layer sizes (default 256,128)\n"
 	      "      --batch B              records per rank and step (default 128)\n"
 	      "      --global-batch G       records per step over all ranks, G/N each\n"
-	      "      --epochs E             (default 10)\n"
+	      "      --epochs E             (default 20)\n"
 	      "      --max-steps S          stop after S steps in all (default: no limit)\n"
-	      "      --optimizer NAME       sgd (default) or adam\n"
+	      "      --optimizer NAME       sgd (default), adam or lars (layer-wise trust\n"
+	      "                             ratio for large batches, You et al. 2017)\n"
 	      "      --lr LR                learning rate for one rank's batch, or for the\n"
 	      "                             global batch with --global-batch (default 0.05\n"
-	      "                             for sgd, 0.001 for adam)\n"
+	      "                             for sgd, 0.001 for adam, 10 for lars)\n"
 	      "      --lr-scaling MODE      linear (default): with --batch, the rate is\n"
 	      "                             multiplied by N; none\n"
-	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate over W\n"
-	      "                             epochs (default 0)\n"
-	      "      --schedule NAME        constant (default) or cosine decay to 0\n"
+	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate (from 0\n"
+	      "                             to LR when nothing is scaled) over W epochs\n"
+	      "                             (default 1)\n"
+	      "      --schedule NAME        cosine decay to 0 (default) or constant\n"
 	      "      --momentum M           SGD momentum (default 0.9)\n"
-	      "      --weight-decay D       L2 weight decay (default 0)\n"
+	      "      --weight-decay D       L2 weight decay (default 0.0001)\n"
+	      "      --lars-trust ETA       LARS's trust coefficient (default 0.001)\n"
 	      "      --seed S               initialisation and shuffling (default 1)\n"
 	      "\n"
 	      "Running:\n"
@@ -69,19 +72,23 @@ void tr_options_usage(FILE *f)
 	      "      --bucket-size SIZE     gradient bytes per allreduce (default 256K)\n"
 	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
 	      "      --metrics FILE         one JSON object per epoch\n"
+	      "      --tensorboard DIR      TensorBoard event file in DIR (rank 0), written\n"
+	      "                             as the run goes: epoch scalars, and the loss\n"
+	      "      --tensorboard-every S  ... of every S-th step (default 20)\n"
 	      "      --checkpoint DIR       keep the run's state in DIR/checkpoint (written\n"
 	      "                             atomically after every epoch)\n"
 	      "      --checkpoint-every S   ... and every S steps\n"
 	      "      --resume               continue from DIR/checkpoint (a fresh start when\n"
 	      "                             there is none yet)\n"
-	      "  -q, --quiet                no per-epoch lines\n"
+	      "  -q, --quiet                no per-epoch lines, no progress line (shown on\n"
+	      "                             a terminal during each epoch)\n"
 	      "  -h, --help                 this help\n"
 	      "      --version              the library version\n"
 	      "\n"
 	      "Exit status: 0 success, 1 data, I/O or training error, 2 usage error.\n"
 	      "Example:\n"
 	      "  mpirun -np 2 recordio-train --train 'data/train-*.tfrecord.lz4' \\\n"
-	      "      --test 'data/test-*.tfrecord.lz4' --x image --y label --epochs 20\n",
+	      "      --test 'data/test-*.tfrecord.lz4' --x image --y label\n",
 	      f);
 }
 
@@ -92,6 +99,7 @@ enum {
 	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
 	OPT_SYNTHETIC,
+	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY,
 };
 
 static const struct option long_options[] = {
@@ -129,6 +137,9 @@ static const struct option long_options[] = {
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, OPT_VERSION},
 	{"synthetic", optional_argument, 0, OPT_SYNTHETIC},
+	{"lars-trust", required_argument, 0, OPT_LARS_TRUST},
+	{"tensorboard", required_argument, 0, OPT_TENSORBOARD},
+	{"tensorboard-every", required_argument, 0, OPT_TENSORBOARD_EVERY},
 	{0, 0, 0, 0},
 };
 
@@ -269,7 +280,12 @@ static void defaults(tr_options *o)
 	o->nhidden = 2;
 	o->batch = 128;
 	o->eval_batch = 1024;
-	o->epochs = 10;
+	/* the defaults reach 0.895 test accuracy on Fashion-MNIST at 1 and 2
+	 * ranks (doc/trainer.md): 20 epochs, cosine, 1 epoch of warmup, 1e-4 */
+	o->epochs = 20;
+	o->optim.cosine = 1;
+	o->warmup_epochs = 1;
+	o->optim.weight_decay = 1e-4f;
 	o->optim.kind = TR_OPT_SGD;
 	o->optim.lr = -1; /* by optimizer, below */
 	o->optim.momentum = 0.9f;
@@ -277,6 +293,8 @@ static void defaults(tr_options *o)
 	o->optim.beta2 = 0.999f;
 	o->optim.eps = 1e-8f;
 	o->optim.scale = 1;
+	o->optim.trust = 0.001f;
+	o->tensorboard_every = 20;
 	o->lr_scaling = 1;
 	o->seed = 1;
 	o->workers = 1;
@@ -367,8 +385,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			o->optim.weight_decay = (float)d;
 			break;
 		case OPT_OPTIMIZER:
-			if ((k = keyword(optarg, (const char *const[]){"sgd", "adam"}, 2)) < 0)
-				return bad(err, errlen, c, "'%s': want sgd or adam", optarg);
+			if ((k = keyword(optarg, (const char *const[]){"sgd", "adam", "lars"}, 3)) < 0)
+				return bad(err, errlen, c, "'%s': want sgd, adam or lars", optarg);
 			o->optim.kind = (tr_opt_kind)k;
 			break;
 		case OPT_SEED:
@@ -422,6 +440,16 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				return bad(err, errlen, c, "'%s' is not a number of inputs",
 				           optarg);
 			break;
+		case OPT_LARS_TRUST:
+			if (parse_float(optarg, 1e-9, 1e3, &d) < 0)
+				return bad(err, errlen, c, "'%s' is not a positive coefficient", optarg);
+			o->optim.trust = (float)d;
+			break;
+		case OPT_TENSORBOARD: o->tensorboard = optarg; break;
+		case OPT_TENSORBOARD_EVERY:
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &o->tensorboard_every) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 1;
 		case OPT_VERSION: return 2;
@@ -472,7 +500,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		return -1;
 	}
 	if (o->optim.lr < 0)
-		o->optim.lr = o->optim.kind == TR_OPT_ADAM ? 0.001f : 0.05f;
+		o->optim.lr = o->optim.kind == TR_OPT_ADAM ? 0.001f
+		              : o->optim.kind == TR_OPT_LARS ? 10.0f : 0.05f;
 	return 0;
 }
 

@@ -46,6 +46,8 @@ typedef struct tr_options {
 	int quiet;
 	int synthetic;                 /* 1: --synthetic, batches made in memory */
 	int synthetic_inputs;          /* --synthetic=N; 0: from the data, or 784 */
+	const char *tensorboard;       /* event file directory (rank 0)      */
+	uint64_t tensorboard_every;    /* steps between train/step_loss      */
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message

@@ -42,9 +42,11 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 int tr_report_json(FILE *f, const tr_epoch_report *r)
 {
 	double wait = r->seconds > 0 ? r->data_wait_seconds / r->seconds : 0;
-	fprintf(f, "{\"epoch\": %llu, \"steps\": %llu, \"skipped_steps\": %llu, ",
+	fprintf(f,
+	        "{\"epoch\": %llu, \"steps\": %llu, \"skipped_steps\": %llu, "
+	        "\"samples\": %llu, ",
 	        (unsigned long long)r->epoch, (unsigned long long)r->steps,
-	        (unsigned long long)r->skipped_steps);
+	        (unsigned long long)r->skipped_steps, (unsigned long long)r->samples);
 	tool_json_member(f, "train_loss", r->train_loss, 6);
 	tool_json_member(f, "train_accuracy", r->train_accuracy, 6);
 	tool_json_member(f, "test_loss", r->has_test ? r->test_loss : NAN, 6);

@@ -12,6 +12,7 @@ typedef struct tr_epoch_report {
 	uint64_t epoch;              /* from 1 in reports                      */
 	uint64_t steps;              /* steps this epoch                       */
 	uint64_t skipped_steps;      /* of them, skipped for NaN or infinity   */
+	uint64_t samples;            /* records trained on, all ranks          */
 	double train_loss, train_accuracy;
 	int has_test;
 	double test_loss, test_accuracy;

@@ -1,0 +1,149 @@
+#!/bin/sh
+# scaling.sh — the scaling study of doc/scaling.md: where recordio-train's
+# data parallelism stops paying, measured on namespace hosts
+# (tests/cluster/cluster.sh: 8 hosts, one rank each, on a bridge) and
+# modelled (figures, never pass/fail):
+#   a. an MPI_Allreduce sweep (bench/allreduce: float sum, 4 KiB to 64 MiB,
+#      2, 4 and 8 ranks) on unshaped links and links shaped with tc tbf to
+#      10 and 1 Gbit/s, reported as nccl-tests does (algbw, busbw); the ring
+#      model's alpha and beta fitted from it; the trainer's own call (in
+#      place, non-blocking: libnbc's binomial tree by default, and its ring)
+#      swept beside it;
+#   b. recordio-train's compute per step at 1 rank (one core, no network)
+#      for every per-rank batch used below;
+#   c. weak (batch 128 per rank) and strong (global batch 1024) scaling of
+#      784-256-128-10 at 1, 2, 4, 8 ranks on each link, allreduce time per
+#      step measured against the model's prediction;
+#   d. bench/scaling_model.py: the tables (printed, and in BENCH_DIR/
+#      tables.md), the projection to 64-1024 ranks, and the PNGs into OUT.
+# Needs root (network namespaces, tc). The machine's cores are shared by
+# all ranks: with fewer cores than ranks, the measured steps include CPU
+# contention, which is why compute is measured at 1 rank and the allreduce
+# over the shaped links. The kernel has no netem: no latency is added, the
+# links differ in bandwidth only.
+#
+# Usage: bench/scaling.sh [BUILD_DIR]   (default build-bench/, built if missing)
+# Env: BENCH_DIR (scratch, default /tmp/recordio-bench-scaling), OUT (the
+#      PNGs, default doc/), LINKS (default "none 10gbit 1gbit"), BURST_10gbit,
+#      BURST_1gbit (tbf bursts, default 4mb and 1mb), EPOCHS (default 3; the
+#      fastest after the first is reported).
+set -eu
+RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$RIO_TOP/scripts/deps.sh"
+B=${1:-$RIO_TOP/build-bench}
+[ -x "$B/recordio-train" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+make -C "$B" -s bench/allreduce >/dev/null
+W=${BENCH_DIR:-/tmp/recordio-bench-scaling}
+OUT=${OUT:-$RIO_TOP/doc}
+LINKS=${LINKS:-none 10gbit 1gbit}
+BURST_10gbit=${BURST_10gbit:-4mb}
+BURST_1gbit=${BURST_1gbit:-1mb}
+EPOCHS=${EPOCHS:-3}
+RANKS="2 4 8"
+BATCH=128
+GLOBAL=1024
+CLUSTER="$RIO_TOP/tests/cluster/cluster.sh"
+FM=/usr/share/datasets/fashion-mnist
+mkdir -p "$W" "$OUT"
+rm -f "$W"/ar-*.json "$W"/tr-*.json
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+if [ ! -f "$W/train-00003-of-00004.tfrecord.lz4" ]; then
+	"$B/recordio-pack" -q -f --from idx --images "$FM/train-images-idx3-ubyte.gz" \
+		--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/train" --shards 4 --compression lz4
+fi
+
+C=$(mktemp -d "${TMPDIR:-/tmp}/rio-scaling-XXXXXX")
+trap 'cd / && sh "$CLUSTER" down "$C"' EXIT
+trap 'exit 1' HUP INT TERM
+rc=0
+sh "$CLUSTER" up "$C" 8 || rc=$?
+[ $rc -eq 0 ] || { echo "scaling.sh: no namespace hosts here (root needed)"; exit $rc; }
+
+hosts() { # N: a hostfile of the first N hosts, one slot each
+	sh "$CLUSTER" hostfile "$C" "$C/hf$1" "$1" 1
+	echo "$C/hf$1"
+}
+RING="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4"
+NBC_RING="--mca coll_libnbc_iallreduce_algorithm 1"
+sweep() { # LINK N NAME [MPIRUN OPTIONS] -- [ALLREDUCE ARGS]
+	link=$1 n=$2 name=$3
+	shift 3
+	opts=""
+	while [ "$1" != -- ]; do opts="$opts $1"; shift; done
+	shift
+	timeout 300 "$C/mpirun" -np "$n" --hostfile "$(hosts "$n")" $opts "$B/bench/allreduce" "$@" \
+		>"$W/ar-$link-$n-$name.json" 2>"$W/ar-$link-$n-$name.err" ||
+		{ echo "allreduce $link $n $name failed:"; tail -3 "$W/ar-$link-$n-$name.err"; }
+}
+train() { # N METRICS [MPIRUN OPTIONS] -- [TRAINER OPTIONS]
+	n=$1 m=$2
+	shift 2
+	opts=""
+	while [ "$1" != -- ]; do opts="$opts $1"; shift; done
+	shift
+	timeout 600 "$C/mpirun" -np "$n" --hostfile "$(hosts "$n")" $opts "$B/recordio-train" \
+		--train "$W/train" --x image --y label --hidden 256,128 --threads 1 \
+		--epochs "$EPOCHS" --quiet --metrics "$W/$m" "$@" >"$W/${m%.json}.out" 2>&1 ||
+		{ echo "recordio-train $n ranks -> $m failed:"; tail -3 "$W/${m%.json}.out"; }
+}
+
+t0=$(date +%s)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "load average before: $load_before ($(nproc) cores)"
+echo "== b. compute per step at 1 rank (one core, no network)"
+for bsz in $BATCH 1024 512 256; do
+	train 1 "tr-1-b$bsz.json" -- --batch $bsz
+done
+
+for link in $LINKS; do
+	case $link in
+	none) burst="" ;;
+	10gbit) burst=$BURST_10gbit ;;
+	1gbit) burst=$BURST_1gbit ;;
+	*) burst=${BURST:-1mb} ;;
+	esac
+	sh "$CLUSTER" shape "$C" "$link" $burst
+	echo "== a. allreduce sweep, links: $link${burst:+ (tbf burst $burst)} [$(($(date +%s) - t0)) s]"
+	for n in $RANKS; do
+		sweep "$link" "$n" ring $RING -- 4096 67108864 0.2
+		sweep "$link" "$n" inplace -- -i 4096 16777216 0.2
+		sweep "$link" "$n" inplace-ring $NBC_RING -- -i 4096 16777216 0.2
+	done
+	echo "== c. recordio-train weak and strong scaling, links: $link [$(($(date +%s) - t0)) s]"
+	for n in $RANKS; do
+		train "$n" "tr-$link-$n-weak.json" -- --batch $BATCH
+		train "$n" "tr-$link-$n-strong.json" -- --global-batch $GLOBAL
+		if [ "$link" = 1gbit ]; then
+			train "$n" "tr-ringlink-$n-weak.json" $NBC_RING -- --batch $BATCH
+		fi
+	done
+done
+sh "$CLUSTER" shape "$C" none
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+nparams=$(python3 -c 'i=784; n=0
+for o in (256, 128, 10): n += i * o + o; i = o
+print(n)')
+link_names=""
+for link in $LINKS; do
+	case $link in
+	none) name="unshaped" ;;
+	10gbit) name="10 Gbit/s, burst $BURST_10gbit" ;;
+	1gbit) name="1 Gbit/s, burst $BURST_1gbit" ;;
+	*) name=$link ;;
+	esac
+	link_names="$link_names${link_names:+, }\"$link\": \"$name\""
+done
+cat >"$W/meta.json" <<EOF
+{"links": [$(echo $LINKS | sed 's/\([^ ]*\)/"\1"/g; s/ /, /g')], "link_names": {$link_names},
+ "ranks": [$(echo $RANKS | sed 's/ /, /g')], "bucket_bytes": 262144, "nparams": $nparams,
+ "batch": $BATCH, "global_batch": $GLOBAL, "cores": $(nproc), "ring_link": "1gbit",
+ "load_before": "$load_before", "load_after": "$load_after",
+ "projection": {"gbit": 100, "alpha": 5e-6, "ranks": [8, 64, 256, 1024],
+                "big_tokens": 8192, "big_flops": 5e13}}
+EOF
+echo "== d. tables, projection and plots [$(($(date +%s) - t0)) s]"
+python3 "$RIO_TOP/bench/scaling_model.py" "$W" "$OUT"
+echo "plots: $OUT/scaling-allreduce.png $OUT/scaling-trainer.png $OUT/scaling-projection.png"
+echo "total $(($(date +%s) - t0)) s"

@@ -1,0 +1,233 @@
+"""Reader and Writer: TFRecord shards as sequences of bytes."""
+import array
+import bisect
+import os
+
+from . import _core
+
+__all__ = ["Reader", "Writer", "expand"]
+
+
+def expand(spec):
+    """The sorted list of shard paths a specification names: a glob
+    ("data/train-*.tfrecord"), a comma-separated list, a directory, a shard
+    PREFIX ("data/train" for data/train-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4])
+    or a file. A set named by a glob, directory or PREFIX must be complete
+    (a missing shard raises ShardSetError naming it)."""
+    return _core.expand(os.fspath(spec))
+
+
+def _paths(path_or_shards):
+    if isinstance(path_or_shards, (str, bytes, os.PathLike)):
+        p = os.fsdecode(path_or_shards)
+        return [p] if os.path.isfile(p) else expand(p)
+    paths = [os.fsdecode(p) for p in path_or_shards]
+    if not paths:
+        raise ValueError("Reader: an empty list of shards")
+    return paths
+
+
+def _uint64s(buf):
+    return memoryview(buf).cast("Q")
+
+
+class Reader:
+    """Reads the records of one shard or of a set of shards, in order.
+
+    Reader(path_or_shards, compression="auto", verify_crc=True,
+           skip_damaged=False, max_record_size=0)
+
+    path_or_shards: a file, a shard specification (see expand()) or a list
+    of files. Every codec reads the same (none, gzip, zlib, LZ4 frames; the
+    compression of each file is detected from its bytes unless given).
+
+        for payload in recordio.Reader("data/train"):   # bytes
+            ...
+        r = recordio.Reader("data/train-00000-of-00008.tfrecord")
+        len(r), r[10], r[-1]                            # random access
+
+    Iterating yields each record's payload as bytes. len() and r[i] need the
+    number and place of each record: they come from each shard's .idx
+    sidecar (recordio-index or Writer(index=True) writes one), or from one
+    scan of a shard that has none (list(reader) asks len() first, so it
+    reads such a shard twice: index the shards that are read often). r[i] reads one record with one seek in an
+    uncompressed shard; in a compressed shard it decompresses the stream up
+    to record i (slow: keep .idx-backed random access to uncompressed
+    shards). A damaged record raises CorruptRecordError naming the file,
+    offset and record; with skip_damaged=True damaged records are skipped
+    while iterating (and counted in `skipped`).
+    """
+
+    def __init__(self, path_or_shards, compression="auto", verify_crc=True,
+                 skip_damaged=False, max_record_size=0):
+        self.paths = _paths(path_or_shards)
+        self._opts = dict(compression=compression, verify_crc=verify_crc,
+                          skip_damaged=skip_damaged, max_record_size=max_record_size)
+        self._indexes = [None] * len(self.paths)
+        self._ends = None
+        self._random = {}
+        self.skipped = 0
+        self._closed = False
+
+    def _open(self, path):
+        return _core.Reader(path, **self._opts)
+
+    def __iter__(self):
+        self._check()
+        for path in self.paths:
+            r = self._open(path)
+            try:
+                while True:
+                    rec = r.next()
+                    if rec is None:
+                        break
+                    yield rec
+                self.skipped += r.skipped
+            finally:
+                r.close()
+
+    def _index(self, i):
+        if self._indexes[i] is None:
+            path = self.paths[i]
+            idx = path + ".idx"
+            if os.path.exists(idx):
+                off, size = _core.index_read(idx)
+            elif not self._opts["skip_damaged"]:
+                off, size = _core.index_build(path)
+            else:  # the places of the records that are whole
+                off, size = array.array("Q"), array.array("Q")
+                r = self._open(path)
+                try:
+                    for o, s in iter(r.next_entry, None):
+                        off.append(o)
+                        size.append(s)
+                finally:
+                    r.close()
+            self._indexes[i] = (_uint64s(off), _uint64s(size))
+        return self._indexes[i]
+
+    def _counts(self):
+        if self._ends is None:
+            ends, total = [], 0
+            for i in range(len(self.paths)):
+                total += len(self._index(i)[0])
+                ends.append(total)
+            self._ends = ends
+        return self._ends
+
+    def __len__(self):
+        self._check()
+        ends = self._counts()
+        return ends[-1] if ends else 0
+
+    def __getitem__(self, i):
+        self._check()
+        n = len(self)
+        if not isinstance(i, int):
+            raise TypeError("Reader indices are integers")
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("record %d of %d" % (i, n))
+        ends = self._counts()
+        f = bisect.bisect_right(ends, i)
+        local = i - (ends[f - 1] if f else 0)
+        r = self._random.get(f)
+        if r is None:
+            r = self._random[f] = self._open(self.paths[f])
+        if r.compression == "none":
+            off, size = self._index(f)
+            return r.read_at(off[local], size[local], local)
+        seq = self._open(self.paths[f])  # a stream: read up to the record
+        try:
+            for _ in range(local):
+                if seq.next() is None:
+                    break
+            rec = seq.next()
+        finally:
+            seq.close()
+        if rec is None:
+            raise IndexError("%s: record %d: the shard ends before it" % (self.paths[f], local))
+        return rec
+
+    def _check(self):
+        if self._closed:
+            raise ValueError("the reader is closed")
+
+    def close(self):
+        """Closes the files held open for random access."""
+        for r in self._random.values():
+            r.close()
+        self._random.clear()
+        self._closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+_SUFFIXES = ((".gz", "gzip"), (".zz", "zlib"), (".lz4", "lz4"))
+
+
+class Writer:
+    """Writes one shard, atomically.
+
+    Writer(path, compression=None, level=0, fsync=False, overwrite=True,
+           index=False)
+
+        with recordio.Writer("out/train-00000-of-00001.tfrecord.gz") as w:
+            for ex in examples:
+                w.write(recordio.Example.build(ex))
+
+    Records go to a hidden temporary file beside `path`; only a successful
+    close() renames it to `path`, so a crash, an error, or an exception
+    inside the with-block leaves no file under `path` (the block's exception
+    aborts the writer). compression: "none", "gzip", "zlib" or "lz4";
+    None (the default) takes it from the name (.gz, .zz, .lz4, else none).
+    level: 0 for the codec's fast default, 1-9 for zlib's deflate (lz4
+    1-12). fsync: the file and its directory are synced on close.
+    overwrite=False: an existing `path` is never replaced (FileExistsError).
+    index=True: also writes the .idx sidecar on close (for random access
+    and the loader's record sharding). write() returns the record's offset.
+    """
+
+    def __init__(self, path, compression=None, level=0, fsync=False, overwrite=True,
+                 index=False):
+        self.path = os.fsdecode(path)
+        if compression is None:
+            compression = next((c for s, c in _SUFFIXES if self.path.endswith(s)), "none")
+        self.compression = compression
+        self._w = _core.Writer(self.path, compression=compression, level=level, fsync=fsync,
+                               overwrite=overwrite, index=index)
+
+    def write(self, data):
+        """Appends one record (any bytes-like payload); returns its offset in
+        the uncompressed stream."""
+        return self._w.write(data)
+
+    @property
+    def records(self):
+        """Records written so far."""
+        return self._w.records
+
+    def close(self):
+        """Finishes the file and renames it into place (raises on failure,
+        and then nothing appears under path)."""
+        self._w.close()
+
+    def abort(self):
+        """Discards everything written: nothing appears under path."""
+        self._w.abort()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False

@@ -1,0 +1,271 @@
+"""recordio.Loader: the C loader's batches as dicts of NumPy arrays, no copy."""
+import gc
+import math
+import os
+import sys
+
+import numpy as np
+
+from . import _core
+from ._errors import HoldError
+
+__all__ = ["Loader"]
+
+_DTYPES = {"u8": "u8", "uint8": "u8", "f32": "f32", "float32": "f32", "i64": "i64",
+           "int64": "i64"}
+
+
+def _columns(decode):
+    """decode dict -> ([(name, dtype, length, scale)], (record shape, ...))."""
+    cols, shapes = [], []
+    for name, spec in decode.items():
+        if isinstance(spec, str):
+            spec = (spec, 1)
+        if not isinstance(spec, (tuple, list)) or not 2 <= len(spec) <= 3:
+            raise ValueError("decode[%r]: want (dtype, length or shape[, scale])" % name)
+        dtype = _DTYPES.get(str(np.dtype(spec[0])) if not isinstance(spec[0], str) else spec[0])
+        if dtype is None:
+            raise ValueError("decode[%r]: dtype %r: want u8, f32 or i64" % (name, spec[0]))
+        shape = (int(spec[1]),) if isinstance(spec[1], (int, np.integer)) else \
+            tuple(int(d) for d in spec[1])
+        length = math.prod(shape)
+        scale = float(spec[2]) if len(spec) == 3 else 0.0
+        cols.append((name, dtype, length, scale))
+        shapes.append(shape)
+    return cols, tuple(shapes)
+
+
+def _dist_rank_world():
+    """torch.distributed's rank and world when it is initialised (only when
+    the program imported torch), else (-1, -1): the C loader's environment
+    defaults (OMPI_COMM_WORLD_*, PMI_*, SLURM_*, else 0 of 1)."""
+    if "torch" in sys.modules:
+        try:
+            import torch.distributed as dist
+            if dist.is_available() and dist.is_initialized():
+                return dist.get_rank(), dist.get_world_size()
+        except ImportError:
+            pass
+    return -1, -1
+
+
+def _cuda_present():
+    if not _core.HAVE_CUDA or "torch" not in sys.modules:
+        return False
+    try:
+        return bool(sys.modules["torch"].cuda.is_available())
+    except Exception:
+        return False
+
+
+class Loader:
+    """Batches of a set of TFRecord shards for one rank of a training job.
+
+    Loader(shards, batch_size=32, decode=None, shuffle="buffer", seed=0,
+           workers=2, rank=None, world=None, drop_remainder=False,
+           skip_damaged=False, shuffle_buffer=10000, interleave=4,
+           prefetch=4, hold=4, sharding="auto", io="auto", verify_crc=True,
+           pin_memory=None, chunk_bytes=1 MiB, direct=False,
+           max_record_size=0, device=0)
+
+    Iterating gives one epoch of batches; iterating again gives the next:
+
+        loader = recordio.Loader("data/train", batch_size=128, seed=1,
+                                 decode={"image": ("f32", 784, 1 / 255),
+                                         "label": ("i64", ())})
+        for epoch in range(10):
+            for batch in loader:        # {"image": (128, 784) float32,
+                ...                     #  "label": (128,) int64}
+
+    shards       a glob, a comma-separated list, a directory, a shard
+                 PREFIX, a file, or a list of paths (see recordio.expand).
+    decode       {feature: (dtype, length or shape[, scale])}: each record
+                 is a tf.train.Example whose feature becomes one row of a
+                 dense column. dtype "u8" (from a bytes feature of that many
+                 bytes), "f32" (from a float list, an int64 list, or a
+                 bytes feature's bytes as numbers; multiplied by scale when
+                 given), "i64" (from an int64 list). length n gives arrays
+                 of shape (batch, n); a shape tuple gives (batch, *shape),
+                 () a scalar per record: (batch,). A record whose feature
+                 is missing or of another length raises ExampleError (or is
+                 skipped with skip_damaged). None (default): undecoded
+                 mode, each batch is a list of the records' bytes.
+    shuffle      "none" (shard order), "buffer" (tf.data's scheme: shards
+                 in a per-epoch order, `interleave` read at once, through a
+                 buffer of `shuffle_buffer` records) or "global" (an exact
+                 permutation of the rank's records per epoch; uncompressed
+                 shards). The order depends only on seed, epoch, rank,
+                 world, data and options, never on workers or timing.
+    rank, world  this process's part of the data. None: torch.distributed's
+                 when it is initialised, else the MPI/Slurm environment
+                 (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/
+                 NTASKS), else 0 of 1. Every record appears once per epoch
+                 across the ranks; len(loader) is the same on every rank
+                 when drop_remainder=True (no rank waits at a collective).
+    sharding     "auto", "files" (rank r takes shards r, r+W, ...) or
+                 "records" (balanced ranges of records; needs .idx files
+                 or scans the shards once).
+    workers      reader/decoder threads. prefetch: ready batches queued.
+    hold         batches whose arrays may be alive at once (default 4):
+                 the pool has prefetch + hold batch slots. Asking for a
+                 batch while `hold` are alive raises HoldError: copy what
+                 must outlive the step (array.copy()), or raise hold.
+    pin_memory   the batches' memory is pinned (page-locked) CUDA host
+                 memory, so tensor.cuda(non_blocking=True) is asynchronous.
+                 None (default): when this build has CUDA and
+                 torch.cuda.is_available().
+    skip_damaged damaged records (and records that do not match decode)
+                 are skipped and counted in stats()["skipped"] instead of
+                 raising.
+    io, direct, chunk_bytes, verify_crc, max_record_size: see loader.h.
+
+    Batches are views, not copies: each array's memory is the loader's
+    batch slot (arr.base is a recordio._core.Column, arr.flags.owndata is
+    False), and the slot returns to the pool once every array of the batch
+    (and every tensor made from one with torch.from_numpy or
+    torch.from_dlpack) is gone. The arrays are writable and support
+    __dlpack__, so torch.from_dlpack(arr) shares the memory.
+
+    The GIL is released while waiting for a batch, and Ctrl-C
+    (KeyboardInterrupt) interrupts the wait promptly. Errors are
+    recordio.Error subclasses with .file, .offset and .record. A loader is
+    used from one thread; two loaders in one process are independent.
+
+    Resuming: state_dict() after batch k of an epoch, and
+    load_state_dict(state) on a new Loader with the same data, options,
+    rank and world, make its next batch batch k+1 of that epoch, records
+    and order identical (the shuffle state included). The pair follows
+    torchdata's StatefulDataLoader protocol.
+
+    close() (or `with Loader(...) as loader:`) stops the threads; memory of
+    batches still alive is freed when the last of them goes.
+    """
+
+    def __init__(self, shards, batch_size=32, decode=None, shuffle="buffer", seed=0, workers=2,
+                 rank=None, world=None, drop_remainder=False, skip_damaged=False,
+                 shuffle_buffer=10000, interleave=4, prefetch=4, hold=4, sharding="auto",
+                 io="auto", verify_crc=True, pin_memory=None, chunk_bytes=1 << 20, direct=False,
+                 max_record_size=0, device=0):
+        if isinstance(shards, (str, bytes, os.PathLike)):
+            spec = os.fsdecode(shards)
+        else:
+            spec = ",".join(os.fsdecode(p) for p in shards)
+        if rank is None or world is None:
+            r, w = _dist_rank_world()
+            rank = r if rank is None else rank
+            world = w if world is None else world
+        if pin_memory is None:
+            pin_memory = _cuda_present()
+        self.decode = dict(decode) if decode else None
+        cols, self._shapes = _columns(decode) if decode else (None, ())
+        self._names = tuple(c[0] for c in cols) if cols else ()
+        self._c = _core.Loader(spec, batch_size, cols, shuffle, seed, workers, rank, world,
+                               drop_remainder, skip_damaged, shuffle_buffer, interleave,
+                               prefetch, hold, sharding, io, verify_crc, bool(pin_memory),
+                               chunk_bytes, direct, max_record_size, device)
+        self.batch_size = batch_size
+        self.pinned = bool(pin_memory)
+
+    # ---- iteration ------------------------------------------------------
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            b = self._c.next()
+        except HoldError:
+            gc.collect()  # batches kept only by reference cycles
+            b = self._c.next()
+        if b is None:
+            raise StopIteration
+        if not self._names:
+            return b.records()
+        return dict(zip(self._names, map(np.asarray, b.columns(self._shapes))))
+
+    def __len__(self):
+        """Batches per epoch on this rank (a shorter epoch is possible only
+        when skip_damaged skips records)."""
+        return self._c.batches
+
+    # ---- position -------------------------------------------------------
+
+    @property
+    def epoch(self):
+        """The epoch the next batch comes from."""
+        return self._c.epoch
+
+    @property
+    def position(self):
+        """Records delivered so far in the current epoch."""
+        return self._c.position
+
+    def set_epoch(self, epoch):
+        """Ends the current epoch where it is and makes the next batch the
+        first of `epoch` (its reading starts at once)."""
+        self._c.set_epoch(epoch)
+
+    def state_dict(self):
+        """The position as a small picklable dict: the next batch after a
+        load_state_dict() of it is the one this loader hands out next."""
+        return {"recordio_loader_state": self._c.state_save(), "epoch": self._c.epoch,
+                "position": self._c.position}
+
+    def load_state_dict(self, state):
+        """Restores a state_dict(); StateError if it belongs to other data,
+        rank, world or options."""
+        self._c.state_restore(state["recordio_loader_state"])
+
+    # ---- facts ----------------------------------------------------------
+
+    @property
+    def full_batches(self):
+        """Full batches per epoch on this rank."""
+        return self._c.full_batches
+
+    @property
+    def records(self):
+        """Records this rank reads per epoch."""
+        return self._c.records
+
+    @property
+    def rank(self):
+        return self._c.rank
+
+    @property
+    def world(self):
+        return self._c.world
+
+    @property
+    def shards(self):
+        """The sorted shard list."""
+        return self._c.shards
+
+    def stats(self):
+        """Counters: records, bytes, batches, skipped, file_bytes,
+        index_mismatches, wait_seconds, io_uring and the first warning."""
+        return self._c.stats()
+
+    # ---- lifetime -------------------------------------------------------
+
+    @property
+    def closed(self):
+        return self._c.closed
+
+    def close(self):
+        """Stops the threads; batches still alive stay valid and their
+        memory goes when the last of them does."""
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self.closed:
+            return "<recordio.Loader closed>"
+        return "<recordio.Loader %d shards, %d records, batch_size %d, rank %d of %d>" % (
+            len(self.shards), self.records, self.batch_size, self.rank, self.world)

@@ -1,0 +1,278 @@
+"""recordio.Loader over shards made by recordio-pack: values, zero copy,
+lifetimes, resume, damage, and memory over many batches."""
+import gc
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import recordio
+from conftest import DECODE, N_RECORDS
+
+
+def epoch(loader):
+    """One epoch as (images, labels), copied."""
+    images, labels = [], []
+    for b in loader:
+        images.append(b["image"].copy())
+        labels.append(b["label"].copy())
+    return np.concatenate(images), np.concatenate(labels)
+
+
+def records_of(images, labels):
+    return sorted((int(l), im.tobytes()) for im, l in zip(images, labels))
+
+
+def test_shard_order_matches_the_dataset_and_recordio_cat(shards, dataset):
+    images, labels, _ = dataset
+    with recordio.Loader(shards, batch_size=128, decode=DECODE, shuffle="none") as loader:
+        assert len(loader) == (N_RECORDS + 127) // 128 and loader.records == N_RECORDS
+        got_images, got_labels = epoch(loader)
+    np.testing.assert_array_equal(got_images, images)
+    np.testing.assert_array_equal(got_labels, labels)
+    # the same as the Example codec over recordio-cat's view of the shards
+    first = recordio.Example.parse(next(iter(recordio.Reader(shards))))
+    assert first["image"][0] == images[0].tobytes() and first["label"][0] == labels[0]
+
+
+@pytest.mark.parametrize("shuffle", ["buffer", "global"])
+def test_shuffled_epochs_hold_every_record_once(shards, dataset, shuffle):
+    images, labels, _ = dataset
+    loader = recordio.Loader(shards, batch_size=100, decode=DECODE, shuffle=shuffle, seed=3)
+    e0 = epoch(loader)
+    e1 = epoch(loader)
+    assert records_of(*e0) == records_of(*e1) == records_of(images, labels)
+    assert not np.array_equal(e0[1], labels) and not np.array_equal(e0[1], e1[1])
+    again = recordio.Loader(shards, batch_size=100, decode=DECODE, shuffle=shuffle, seed=3,
+                            workers=3)
+    np.testing.assert_array_equal(epoch(again)[1], e0[1])  # workers never change the order
+
+
+def test_compressed_shards_and_f32_scale(gz_shards, dataset):
+    images, labels, _ = dataset
+    loader = recordio.Loader(gz_shards, batch_size=64, shuffle="none",
+                             decode={"image": ("f32", 784, 1 / 255), "label": ("i64", 1)})
+    b = next(loader)
+    assert b["image"].dtype == np.float32 and b["image"].shape == (64, 784)
+    assert b["label"].shape == (64, 1)
+    np.testing.assert_allclose(b["image"], images[:64].reshape(64, 784) / 255, rtol=1e-6)
+    np.testing.assert_array_equal(b["label"][:, 0], labels[:64])
+
+
+def test_undecoded_batches_are_lists_of_bytes(shards):
+    payloads = list(recordio.Reader(shards))
+    loader = recordio.Loader(shards, batch_size=300, shuffle="none")
+    got = [p for batch in loader for p in batch]
+    assert all(isinstance(p, bytes) for p in got) and got == payloads
+
+
+def test_tensorflow_written_file(testdata):
+    path = os.path.join(testdata, "tfx-mnist.tfrecord")
+    want = [recordio.Example.parse(p) for p in recordio.Reader(path)]
+    loader = recordio.Loader(path, batch_size=256, shuffle="none",
+                             decode={"image_floats": ("f32", (28, 28)),
+                                     "image_class": ("i64", ())})
+    floats = np.concatenate([b["image_floats"].copy() for b in loader])
+    assert floats.shape == (1000, 28, 28)
+    np.testing.assert_array_equal(floats.reshape(1000, 784),
+                                  np.stack([w["image_floats"] for w in want]))
+
+
+def test_arrays_are_views_of_the_batch_memory(shards):
+    loader = recordio.Loader(shards, batch_size=32, decode=DECODE, shuffle="none")
+    b = next(loader)
+    for name, a in b.items():
+        assert not a.flags.owndata
+        assert isinstance(a.base, recordio._core.Column) and a.base.name == name
+        assert a.__array_interface__["data"][0] == a.base.address
+        assert a.flags.writeable and a.flags.c_contiguous
+    # both columns live in the one batch slot
+    assert b["image"].base.batch is b["label"].base.batch
+    assert loader._c.live_batches == 1
+    del b, a
+    gc.collect()
+    assert loader._c.live_batches == 0  # the slot went back with the last view
+
+
+def test_a_batch_kept_alive_keeps_its_values(shards, dataset):
+    images, labels, _ = dataset
+    # hold=3: the kept batch, the loop's previous batch and the next one
+    loader = recordio.Loader(shards, batch_size=16, decode=DECODE, shuffle="none", hold=3)
+    kept = next(loader)
+    kept_image = kept["image"]  # only one array: its Column keeps the slot
+    del kept
+    for _ in range(5):  # many times round the pool
+        for b in loader:
+            b["image"][:] = 0  # the caller may write into its batches
+    np.testing.assert_array_equal(kept_image, images[:16])
+
+
+def test_holding_too_many_batches_is_an_error(shards):
+    loader = recordio.Loader(shards, batch_size=16, decode=DECODE, shuffle="none", hold=2)
+    kept = [next(loader), next(loader)]
+    with pytest.raises(recordio.HoldError, match="hold=2"):
+        next(loader)
+    kept.pop()
+    assert next(loader)["image"].shape == (16, 28, 28)
+
+
+@pytest.mark.parametrize("shuffle", ["none", "buffer", "global"])
+def test_resume_mid_epoch(shards, shuffle):
+    opts = dict(batch_size=64, decode=DECODE, shuffle=shuffle, seed=11, shuffle_buffer=500)
+    a = recordio.Loader(shards, **opts)
+    epoch(a)  # resume in the second epoch: the epoch is part of the state
+    for _ in range(7):
+        next(a)
+    state = a.state_dict()
+    rest = epoch(a)
+    b = recordio.Loader(shards, **opts)
+    b.load_state_dict(state)
+    assert b.epoch == 1 and b.position == 7 * 64
+    resumed = epoch(b)
+    np.testing.assert_array_equal(resumed[0], rest[0])
+    np.testing.assert_array_equal(resumed[1], rest[1])
+    assert len(rest[1]) == N_RECORDS - 7 * 64
+    np.testing.assert_array_equal(epoch(b)[1], epoch(a)[1])  # and the epochs after it
+
+
+def test_state_of_other_options_is_refused(shards):
+    a = recordio.Loader(shards, batch_size=64, decode=DECODE, seed=1)
+    next(a)
+    b = recordio.Loader(shards, batch_size=32, decode=DECODE, seed=1)
+    with pytest.raises(recordio.StateError):
+        b.load_state_dict(a.state_dict())
+
+
+def test_damaged_shard_raises_with_its_name(shards, tmp_path):
+    d = str(tmp_path / "bad")
+    os.makedirs(d)
+    for p in recordio.expand(shards):
+        for f in (p, p + ".idx"):
+            shutil.copy(f, d)
+    victim = sorted(os.listdir(d))[2]  # train-00001-of-00004.tfrecord
+    path = os.path.join(d, victim)
+    data = bytearray(open(path, "rb").read())
+    data[12 + 100] ^= 0xFF  # the first record's data
+    open(path, "wb").write(bytes(data))
+    prefix = os.path.join(d, "train")
+    loader = recordio.Loader(prefix, batch_size=50, decode=DECODE, shuffle="none")
+    with pytest.raises(recordio.CorruptRecordError) as e:
+        epoch(loader)
+    assert e.value.file == path and e.value.offset == 0 and e.value.record == 0
+    assert path in str(e.value)
+    skip = recordio.Loader(prefix, batch_size=50, decode=DECODE, shuffle="none",
+                           skip_damaged=True)
+    assert len(epoch(skip)[1]) == N_RECORDS - 1 and skip.stats()["skipped"] == 1
+
+
+def test_bad_spec_and_options(shards):
+    with pytest.raises(recordio.ExampleError) as e:
+        epoch(recordio.Loader(shards, batch_size=8, decode={"image": ("u8", 100)},
+                              shuffle="none"))
+    assert "image" in str(e.value) and e.value.file is not None
+    with pytest.raises(ValueError):
+        recordio.Loader(shards, decode={"image": ("f16", 784)})
+    with pytest.raises(ValueError):
+        recordio.Loader(shards, shuffle="sometimes")
+    with pytest.raises(recordio.ShardSetError):
+        recordio.Loader(shards + "-nothing-here")
+    with pytest.raises(recordio.OptionError):
+        recordio.Loader(shards, workers=100000)
+
+
+def test_two_loaders_in_one_process(shards, gz_shards, dataset):
+    images, labels, _ = dataset
+    a = recordio.Loader(shards, batch_size=100, decode=DECODE, shuffle="none")
+    b = recordio.Loader(gz_shards, batch_size=40, decode=DECODE, shuffle="buffer", seed=2)
+    la, lb = [], []
+    for x, y in zip(a, b):  # interleaved, until a's epoch (20 batches) ends
+        la.append(x["label"].copy())
+        lb.append(y["label"].copy())
+    lb += [y["label"].copy() for y in b]  # the rest of b's epoch (50 batches)
+    np.testing.assert_array_equal(np.concatenate(la), labels)
+    assert sorted(np.concatenate(lb).tolist()) == sorted(labels.tolist())
+
+
+def test_rank_and_world_split_the_records(shards, dataset):
+    images, labels, _ = dataset
+    parts = [epoch(recordio.Loader(shards, batch_size=50, decode=DECODE, shuffle="none",
+                                   rank=r, world=3, sharding="records")) for r in range(3)]
+    assert records_of(np.concatenate([p[0] for p in parts]),
+                      np.concatenate([p[1] for p in parts])) == records_of(images, labels)
+
+
+def test_rank_and_world_from_the_environment(shards, monkeypatch):
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    loader = recordio.Loader(shards, batch_size=10, decode=DECODE)
+    assert (loader.rank, loader.world) == (1, 2) and loader.records == N_RECORDS // 2
+
+
+def test_close_with_a_batch_alive(shards, dataset):
+    images, _, _ = dataset
+    loader = recordio.Loader(shards, batch_size=8, decode=DECODE, shuffle="none")
+    image = next(loader)["image"]
+    loader.close()
+    assert loader.closed
+    with pytest.raises(ValueError):
+        next(loader)
+    np.testing.assert_array_equal(image, images[:8])  # still valid after close
+    del image
+    gc.collect()
+    assert loader._c.closed
+
+
+def statm_rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_no_leak_over_10000_batches(shards):
+    loader = recordio.Loader(shards, batch_size=4, decode=DECODE, shuffle="buffer",
+                             shuffle_buffer=256, seed=1)
+    per_epoch = len(loader)  # 500
+    seen = 0
+
+    def run(n):
+        nonlocal seen
+        while n > 0:
+            for b in loader:
+                b["image"].sum()
+                seen += 1
+                n -= 1
+                if n == 0:
+                    break
+
+    run(1000)
+    gc.collect()
+    before = statm_rss()
+    run(9000)
+    gc.collect()
+    after = statm_rss()
+    assert seen == 10000 and per_epoch == 500
+    assert after - before < 4 * 1024 * 1024, (before, after)
+
+
+def test_ctrl_c_stops_an_iteration(shards):
+    code = textwrap.dedent("""
+        import os, signal, sys, threading, time
+        import recordio
+        loader = recordio.Loader(sys.argv[1], batch_size=8, shuffle="buffer",
+                                 decode={"image": ("u8", 784), "label": ("i64", 1)})
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            while True:
+                for b in loader:
+                    pass
+        except KeyboardInterrupt:
+            print("interrupted", loader.epoch)
+            sys.exit(3)
+        """)
+    p = subprocess.run([sys.executable, "-c", code, shards], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ))
+    assert p.returncode == 3 and "interrupted" in p.stdout, p.stderr

@@ -1,0 +1,419 @@
+/*
+ * test_loader_elastic.c — rio_loader_state_restore_all: an epoch stopped at
+ * one world size and resumed at another hands out every record of the
+ * epoch exactly once, counting what the old ranks delivered before the
+ * stop (records in their shuffle buffers and read-ahead included), in
+ * every shuffle mode, with files and records sharding, uncompressed and
+ * gzip shards; a resumed epoch saved and resumed again too; the same
+ * world size stays bit-exact; the next epoch is an ordinary one; and
+ * states that do not belong together are refused with a message naming
+ * the rank and the field.
+ */
+#include "loader.h"
+#include "loadutil.h"
+#include "recordio.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* five shards of uneven sizes: 1500 records */
+static const size_t counts[5] = {300, 257, 411, 199, 333};
+#define EPOCH 1 /* the epoch interrupted: not 0, so the seeds see it */
+
+static const char *mode_name(rio_shuffle s)
+{
+	return s == RIO_SHUFFLE_NONE ? "none" : s == RIO_SHUFFLE_BUFFER ? "buffer" : "global";
+}
+
+static void opts_for(rio_loader_opts *o, rio_shuffle sh, rio_sharding sd, int rank, int world,
+                     size_t batch)
+{
+	lu_base_opts(o);
+	o->shuffle = sh;
+	o->sharding = sd;
+	o->rank = rank;
+	o->world = world;
+	o->batch_size = batch;
+}
+
+/* The saved states of one world. */
+typedef struct states {
+	int n;
+	void *blob[8];
+	size_t size[8];
+} states;
+
+static void states_free(states *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->blob[i]);
+	s->n = 0;
+}
+
+static void save(rio_loader *l, states *s)
+{
+	int size = rio_loader_state_save(l, NULL, 0);
+	CU_ASSERT_FATAL(size > 0);
+	s->blob[s->n] = malloc((size_t)size);
+	CU_ASSERT_FATAL(s->blob[s->n] != NULL);
+	CU_ASSERT_EQUAL(rio_loader_state_save(l, s->blob[s->n], (size_t)size), size);
+	s->size[s->n++] = (size_t)size;
+}
+
+/* Ranks 0..world-1 each take take[r] batches of epoch EPOCH (fewer when
+ * the epoch has fewer) into seq[r] and save their states. */
+static void run_world(const lu_dataset *d, rio_shuffle sh, rio_sharding sd, int world,
+                      size_t batch, const size_t *take, lu_seq *seq, states *out)
+{
+	for (int r = 0; r < world; r++) {
+		rio_loader_opts o;
+		opts_for(&o, sh, sd, r, world, batch);
+		rio_loader *l = lu_open(d, &o);
+		CU_ASSERT_FATAL(l != NULL);
+		CU_ASSERT_EQUAL(rio_loader_set_epoch(l, EPOCH), 0);
+		size_t k = take[r] < rio_loader_batches(l) ? take[r] : rio_loader_batches(l);
+		CU_ASSERT_EQUAL(lu_take(l, &seq[r], d, k), 0);
+		save(l, out);
+		rio_loader_close(l);
+	}
+}
+
+/* Ranks 0..world-1 resume from `in` and take take[r] batches of the rest
+ * of the epoch (all of it when take is NULL) into seq[r], saving their
+ * states into out (may be NULL). Returns the records they had left. */
+static uint64_t resume_world(const lu_dataset *d, rio_shuffle sh, rio_sharding sd, int world,
+                             size_t batch, const states *in, const size_t *take, lu_seq *seq,
+                             states *out, const char *what)
+{
+	uint64_t left = 0;
+	for (int r = 0; r < world; r++) {
+		rio_loader_opts o;
+		opts_for(&o, sh, sd, r, world, batch);
+		rio_loader *l = lu_open(d, &o);
+		CU_ASSERT_FATAL(l != NULL);
+		int rc = rio_loader_state_restore_all(l, (const void *const *)in->blob, in->size,
+		                                      (size_t)in->n);
+		CHECK(rc == 0, "%s: rank %d of %d: restore_all = %d (%s)", what, r, world, rc,
+		      rio_loader_error(l)->message);
+		CHECK(rio_loader_epoch(l) == EPOCH, "%s: resumed at epoch %llu", what,
+		      (unsigned long long)rio_loader_epoch(l));
+		left += rio_loader_remaining(l);
+		if (take) {
+			CU_ASSERT_EQUAL(lu_take(l, &seq[r], d, take[r]), 0);
+		} else {
+			CU_ASSERT_EQUAL(lu_drain_epoch(l, &seq[r], d), 0);
+			CHECK(rio_loader_remaining(l) == rio_loader_records(l),
+			      "%s: after the resumed epoch, %llu records left, want an ordinary "
+			      "epoch's %llu",
+			      what, (unsigned long long)rio_loader_remaining(l),
+			      (unsigned long long)rio_loader_records(l));
+		}
+		for (size_t b = 0; b < seq[r].nb; b++)
+			CHECK(seq[r].b[b].epoch == EPOCH, "%s: rank %d batch %zu of epoch %llu", what, r,
+			      b, (unsigned long long)seq[r].b[b].epoch);
+		if (out)
+			save(l, out);
+		rio_loader_close(l);
+	}
+	return left;
+}
+
+static uint64_t records_of(const lu_seq *s, int n)
+{
+	uint64_t t = 0;
+	for (int i = 0; i < n; i++)
+		t += s[i].n;
+	return t;
+}
+
+/* W ranks stop at uneven positions, W2 ranks finish the epoch: every
+ * record exactly once. `k`: batches the first old rank took. */
+static void one_case(const lu_dataset *d, rio_shuffle sh, rio_sharding sd, int w, int w2,
+                     size_t k)
+{
+	char what[160];
+	snprintf(what, sizeof what, "%s, %s sharding, %s, %d -> %d ranks after %zu batches",
+	         mode_name(sh), sd == RIO_SHARD_FILES ? "files" : "records",
+	         rio_compression_name(d->sp.comp), w, w2, k);
+	lu_seq seq[16];
+	for (int i = 0; i < 16; i++)
+		lu_seq_init(&seq[i]);
+	size_t take[8];
+	for (int r = 0; r < w; r++)
+		take[r] = k + (size_t)r; /* the ranks need not agree */
+	states st = {0};
+	run_world(d, sh, sd, w, 16, take, seq, &st);
+	uint64_t before = records_of(seq, w);
+	/* another batch size too: positions count records */
+	uint64_t left = resume_world(d, sh, sd, w2, 12, &st, NULL, seq + w, NULL, what);
+	CHECK(before + left == d->total, "%s: %llu delivered + %llu left, the epoch has %llu", what,
+	      (unsigned long long)before, (unsigned long long)left, (unsigned long long)d->total);
+	size_t bad = lu_not_once(d, seq, (size_t)(w + w2));
+	CHECK(bad == 0, "%s: %zu records not delivered exactly once", what, bad);
+	for (int i = 0; i < w + w2; i++)
+		CU_ASSERT_EQUAL(seq[i].bad_payload, 0);
+	/* the shares differ by at most one record */
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int r = w; r < w + w2; r++) {
+		lo = seq[r].n < lo ? seq[r].n : lo;
+		hi = seq[r].n > hi ? seq[r].n : hi;
+	}
+	CHECK(hi - lo <= 1, "%s: the new ranks' shares are %llu to %llu records", what,
+	      (unsigned long long)lo, (unsigned long long)hi);
+	states_free(&st);
+	for (int i = 0; i < 16; i++)
+		lu_seq_free(&seq[i]);
+}
+
+static void make(lu_dataset *d, const char *name, rio_compression c)
+{
+	lu_dataset_make(d, &(lu_spec){.name = name,
+	                              .tag = 13,
+	                              .counts = counts,
+	                              .nshards = 5,
+	                              .comp = c,
+	                              .idx_mask = 0x1f});
+}
+
+static void matrix(rio_compression c)
+{
+	lu_dataset d;
+	make(&d, c == RIO_COMPRESSION_NONE ? "elastic" : "elastic-gz", c);
+	lu_watchdog("elastic matrix", 600);
+	static const int worlds[][2] = {{2, 1}, {2, 3}, {2, 4}, {3, 2}};
+	for (int sh = RIO_SHUFFLE_NONE; sh <= RIO_SHUFFLE_GLOBAL; sh++) {
+		if (sh == RIO_SHUFFLE_GLOBAL && c != RIO_COMPRESSION_NONE)
+			continue; /* global shuffling needs uncompressed shards */
+		for (int sd = RIO_SHARD_FILES; sd <= RIO_SHARD_RECORDS; sd++)
+			for (size_t wi = 0; wi < sizeof worlds / sizeof worlds[0]; wi++)
+				/* early (records in the shuffle buffers), late (the
+				 * buffers draining), at the very end */
+				for (size_t ki = 0; ki < 3; ki++)
+					one_case(&d, (rio_shuffle)sh, (rio_sharding)sd, worlds[wi][0],
+					         worlds[wi][1], (size_t[]){3, 28, 1000}[ki]);
+	}
+	lu_watchdog(NULL, 0);
+	lu_dataset_free(&d);
+}
+
+static void test_matrix_plain(void)
+{
+	matrix(RIO_COMPRESSION_NONE);
+}
+
+static void test_matrix_gzip(void)
+{
+	matrix(RIO_COMPRESSION_GZIP);
+}
+
+/* 2 ranks stop, 3 go on and stop again, 2 finish: a resumed epoch saved
+ * and resumed again; and the epoch after is the one a fresh loader at the
+ * new world size gives. */
+static void test_twice(void)
+{
+	lu_dataset d;
+	make(&d, "elastic-twice", RIO_COMPRESSION_NONE);
+	for (int sh = RIO_SHUFFLE_NONE; sh <= RIO_SHUFFLE_GLOBAL; sh++) {
+		char what[64];
+		snprintf(what, sizeof what, "%s, 2 -> 3 -> 2 ranks", mode_name((rio_shuffle)sh));
+		lu_seq seq[7];
+		for (int i = 0; i < 7; i++)
+			lu_seq_init(&seq[i]);
+		static const size_t take0[2] = {9, 9}, take1[3] = {5, 6, 7};
+		states s0 = {0}, s1 = {0};
+		run_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 2, 16, take0, seq, &s0);
+		resume_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 3, 16, &s0, take1, seq + 2, &s1,
+		             what);
+		/* the 3-rank states carry the history: each is bigger than an
+		 * ordinary one */
+		CU_ASSERT(s1.size[0] > s0.size[0]);
+		resume_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 2, 16, &s1, NULL, seq + 5, NULL,
+		             what);
+		size_t bad = lu_not_once(&d, seq, 7);
+		CHECK(bad == 0, "%s: %zu records not delivered exactly once", what, bad);
+
+		/* the same world size from a resumed epoch's states: each rank
+		 * goes on exactly where it was (here: rank 1 of the 3) */
+		rio_loader_opts o;
+		opts_for(&o, (rio_shuffle)sh, RIO_SHARD_RECORDS, 1, 3, 16);
+		lu_seq a, b;
+		lu_seq_init(&a);
+		lu_seq_init(&b);
+		rio_loader *l = lu_open(&d, &o);
+		CU_ASSERT_FATAL(l != NULL);
+		CU_ASSERT_EQUAL(rio_loader_state_restore_all(l, (const void *const *)s0.blob, s0.size,
+		                                             2),
+		                0);
+		CU_ASSERT_EQUAL(lu_drain_through(l, &a, &d, EPOCH + 1), 0);
+		rio_loader_close(l);
+		l = lu_open(&d, &o);
+		CU_ASSERT_FATAL(l != NULL);
+		CU_ASSERT_EQUAL(rio_loader_state_restore(l, s1.blob[1], s1.size[1]), 0);
+		CU_ASSERT_EQUAL(lu_drain_through(l, &b, &d, EPOCH + 1), 0);
+		rio_loader_close(l);
+		char diff[300];
+		CHECK(lu_seq_equal(&a, take1[1], &b, 0),
+		      "%s: resumed at 3 ranks from a 3-rank state, rank 1 differs from the run "
+		      "that wrote it: %s",
+		      what, lu_seq_diff(&a, take1[1], &b, 0, diff, sizeof diff));
+		/* the epoch after is ordinary: a fresh loader's */
+		lu_seq c;
+		lu_seq_init(&c);
+		l = lu_open(&d, &o);
+		CU_ASSERT_FATAL(l != NULL);
+		CU_ASSERT_EQUAL(rio_loader_set_epoch(l, EPOCH + 1), 0);
+		CU_ASSERT_EQUAL(lu_drain_epoch(l, &c, &d), 0);
+		rio_loader_close(l);
+		size_t next = lu_epoch_start(&a, EPOCH + 1);
+		CHECK(next < a.nb && lu_seq_equal(&a, next, &c, 0),
+		      "%s: the epoch after the resumed one differs from a fresh loader's: %s", what,
+		      lu_seq_diff(&a, next, &c, 0, diff, sizeof diff));
+		lu_seq_free(&a);
+		lu_seq_free(&b);
+		lu_seq_free(&c);
+		states_free(&s0);
+		states_free(&s1);
+		for (int i = 0; i < 7; i++)
+			lu_seq_free(&seq[i]);
+	}
+	lu_dataset_free(&d);
+}
+
+/* The same world size through restore_all: bit-exact, as restore. */
+static void test_same_world(void)
+{
+	lu_dataset d;
+	make(&d, "elastic-same", RIO_COMPRESSION_NONE);
+	for (int sh = RIO_SHUFFLE_NONE; sh <= RIO_SHUFFLE_GLOBAL; sh++) {
+		lu_seq ref[2], before[2];
+		states st = {0};
+		static const size_t take[2] = {7, 7};
+		for (int r = 0; r < 2; r++) {
+			lu_seq_init(&ref[r]);
+			lu_seq_init(&before[r]);
+			rio_loader_opts o;
+			opts_for(&o, (rio_shuffle)sh, RIO_SHARD_RECORDS, r, 2, 16);
+			rio_loader *l = lu_open(&d, &o);
+			CU_ASSERT_FATAL(l != NULL);
+			CU_ASSERT_EQUAL(rio_loader_set_epoch(l, EPOCH), 0);
+			CU_ASSERT_EQUAL(lu_drain_epoch(l, &ref[r], &d), 0);
+			rio_loader_close(l);
+		}
+		run_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 2, 16, take, before, &st);
+		/* an ordinary epoch's state is format 1, as before */
+		CU_ASSERT_EQUAL(st.size[0], 16 * 8 + 4);
+		for (int r = 0; r < 2; r++) {
+			lu_seq after;
+			lu_seq_init(&after);
+			rio_loader_opts o;
+			opts_for(&o, (rio_shuffle)sh, RIO_SHARD_RECORDS, r, 2, 16);
+			rio_loader *l = lu_open(&d, &o);
+			CU_ASSERT_FATAL(l != NULL);
+			CU_ASSERT_EQUAL(rio_loader_state_restore_all(l, (const void *const *)st.blob,
+			                                             st.size, 2),
+			                0);
+			CU_ASSERT_EQUAL(lu_drain_epoch(l, &after, &d), 0);
+			rio_loader_close(l);
+			char diff[300];
+			CHECK(lu_seq_equal(&ref[r], take[r], &after, 0),
+			      "%s rank %d: the same world through restore_all differs from an "
+			      "uninterrupted run: %s",
+			      mode_name((rio_shuffle)sh), r,
+			      lu_seq_diff(&ref[r], take[r], &after, 0, diff, sizeof diff));
+			lu_seq_free(&after);
+			lu_seq_free(&ref[r]);
+			lu_seq_free(&before[r]);
+		}
+		states_free(&st);
+	}
+	lu_dataset_free(&d);
+}
+
+/* States that do not belong together are refused, naming what differs. */
+static void test_refused(void)
+{
+	lu_dataset d;
+	make(&d, "elastic-bad", RIO_COMPRESSION_NONE);
+	lu_seq seq[3];
+	for (int i = 0; i < 3; i++)
+		lu_seq_init(&seq[i]);
+	static const size_t take[2] = {4, 4};
+	states st = {0}, other = {0};
+	run_world(&d, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, 2, 16, take, seq, &st);
+	rio_loader_opts o;
+	opts_for(&o, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, 0, 3, 16);
+	rio_loader *l = lu_open(&d, &o);
+	CU_ASSERT_FATAL(l != NULL);
+	const void *blobs[2] = {st.blob[1], st.blob[0]};
+	size_t sizes[2] = {st.size[1], st.size[0]};
+	struct {
+		const void *const *b;
+		const size_t *s;
+		size_t n;
+		const char *want;
+	} cases[] = {
+	    {blobs, sizes, 2, "rank 0 of 2 has another rank"},
+	    {(const void *const *)st.blob, st.size, 1, "1 saved loader states for a world of 2"},
+	    {NULL, NULL, 0, "list is empty"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		int rc = rio_loader_state_restore_all(l, cases[c].b, cases[c].s, cases[c].n);
+		CHECK(rc == RIO_ESTATE && strstr(rio_loader_error(l)->message, cases[c].want),
+		      "case %zu: rc %d, message \"%s\", want \"%s\"", c, rc,
+		      rio_loader_error(l)->message, cases[c].want);
+	}
+	/* another seed for rank 1 */
+	opts_for(&o, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, 1, 2, 16);
+	o.seed = 99;
+	rio_loader *x = lu_open(&d, &o);
+	CU_ASSERT_FATAL(x != NULL);
+	save(x, &other);
+	rio_loader_close(x);
+	blobs[0] = st.blob[0];
+	sizes[0] = st.size[0];
+	blobs[1] = other.blob[0];
+	sizes[1] = other.size[0];
+	int rc = rio_loader_state_restore_all(l, blobs, sizes, 2);
+	CHECK(rc == RIO_ESTATE && strstr(rio_loader_error(l)->message, "rank 1 of 2 has another seed"),
+	      "another seed: rc %d, message \"%s\"", rc, rio_loader_error(l)->message);
+	/* a single state of another world names the call to use */
+	rc = rio_loader_state_restore(l, st.blob[0], st.size[0]);
+	CHECK(rc == RIO_ESTATE && strstr(rio_loader_error(l)->message, "restore_all"),
+	      "another world: rc %d, message \"%s\"", rc, rio_loader_error(l)->message);
+	/* a damaged history */
+	uint8_t big[16 * 8 + 8 + 8 + 8 + 4];
+	memcpy(big, st.blob[0], 16 * 8);
+	big[0] = 'R', big[1] = 'I', big[2] = 'O', big[3] = 'L', big[4] = '2';
+	memset(big + 16 * 8, 0xff, sizeof big - 16 * 8 - 4);
+	uint32_t crc = rio_crc32c(0, big, sizeof big - 4);
+	for (int i = 0; i < 4; i++)
+		big[sizeof big - 4 + i] = (uint8_t)(crc >> (8 * i));
+	rc = rio_loader_state_restore(l, big, sizeof big);
+	CHECK(rc == RIO_ESTATE && strstr(rio_loader_error(l)->message, "damaged list of stages"),
+	      "damaged stages: rc %d, message \"%s\"", rc, rio_loader_error(l)->message);
+	rio_loader_close(l);
+	states_free(&st);
+	states_free(&other);
+	for (int i = 0; i < 3; i++)
+		lu_seq_free(&seq[i]);
+	lu_dataset_free(&d);
+}
+
+static const tu_test tests[] = {
+    {"W -> W' ranks, every shuffle and sharding: each record once (plain)", test_matrix_plain},
+    {"W -> W' ranks, none and buffer shuffle: each record once (gzip)", test_matrix_gzip},
+    {"2 -> 3 -> 2 ranks; then an ordinary epoch", test_twice},
+    {"the same world through restore_all is bit-exact", test_same_world},
+    {"states that do not belong together are refused", test_refused},
+    {NULL, NULL},
+};
+
+static const tu_suite suites[] = {{"loader elastic resume", tests}, {NULL, NULL}};
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	return tu_run(argv[0], suites);
+}
