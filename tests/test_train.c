@@ -330,6 +330,46 @@ static void test_adam_known_values(void)
 	tr_math_close(m);
 }
 
+/* An update in buckets, in any order, is the whole update bit for bit
+ * (what lets each bucket be updated as soon as its allreduce is in), for
+ * both optimizers and over several steps. */
+static void test_update_in_buckets(void)
+{
+	enum { N = 1000 };
+	static const size_t cut[] = {0, 256, 300, 701, 999, N}; /* uneven buckets */
+	static const int order[] = {3, 0, 4, 2, 1};             /* as they came in */
+	tr_math *m = cpu();
+	for (int kind = 0; kind < 2; kind++) {
+		tr_optim a, b;
+		tr_optim_config c = {.kind = kind ? TR_OPT_ADAM : TR_OPT_SGD, .lr = 0.01f,
+		                     .momentum = 0.9f, .weight_decay = 0.01f, .beta1 = 0.9f,
+		                     .beta2 = 0.999f, .eps = 1e-8f, .scale = 1};
+		CU_ASSERT_FATAL(tr_optim_init(&a, m, N, &c) == 0);
+		CU_ASSERT_FATAL(tr_optim_init(&b, m, N, &c) == 0);
+		static float pa[N], pb[N], g[N];
+		uint64_t s = 0x853c49e6748fea9bull;
+		for (int i = 0; i < N; i++)
+			pa[i] = pb[i] = frand(&s);
+		for (int step = 0; step < 3; step++) {
+			for (int i = 0; i < N; i++)
+				g[i] = 40.0f * frand(&s);
+			tr_optim_step(&a, pa, g, 1.0f / 32, (uint64_t)step);
+			tr_optim_begin(&b, 1.0f / 32, (uint64_t)step);
+			for (int k = 0; k < 5; k++)
+				tr_optim_update(&b, pb, g, cut[order[k]], cut[order[k] + 1]);
+		}
+		CU_ASSERT(memcmp(pa, pb, sizeof pa) == 0);
+		CU_ASSERT(memcmp(a.state1, b.state1, N * sizeof(float)) == 0);
+		if (kind)
+			CU_ASSERT(memcmp(a.state2, b.state2, N * sizeof(float)) == 0);
+		CU_ASSERT_EQUAL(a.t, b.t);
+		CU_ASSERT_EQUAL(tr_optim_bucketwise(&b), 1);
+		tr_optim_free(&a);
+		tr_optim_free(&b);
+	}
+	tr_math_close(m);
+}
+
 /* LARS: W's step scaled by trust * ||W|| / (||g|| + wd ||W||), the bias
  * plain momentum SGD without weight decay (optim_lars.c) */
 static void test_lars_known_values(void)
@@ -607,6 +647,7 @@ static const tu_test model_tests[] = {
 static const tu_test optim_tests[] = {
 	{"SGD with momentum and weight decay", test_sgd_known_values},
 	{"Adam", test_adam_known_values},
+	{"an update in buckets, in any order, is the whole one", test_update_in_buckets},
 	{"LARS: layer-wise trust ratio, biases plain", test_lars_known_values},
 	{"linear scaling, warmup, cosine", test_lr_schedule},
 	{NULL, NULL},

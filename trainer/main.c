@@ -109,7 +109,8 @@ static void setup(tr_run *r)
 	/* features, from the training data's first record (--synthetic without
 	 * it: the test data's); the test data must match */
 	const char *first = o->train ? o->train : o->test;
-	int rc = first ? tr_features_resolve(first, o->x, o->nx, o->y, r->specs, msg, sizeof msg) : 0;
+	int rc = first ? tr_features_resolve(first, o->x, o->nx, o->y, r->specs, msg, sizeof msg)
+	               : 0;
 	if (rc == 0 && o->test && o->train) {
 		rio_column_spec t[TR_MLP_MAX_INPUTS + 1];
 		rc = tr_features_resolve(o->test, o->x, o->nx, o->y, t, msg, sizeof msg);
@@ -151,7 +152,8 @@ static void setup(tr_run *r)
 
 	/* the model */
 	int sizes[TR_MLP_MAX_LAYERS + 1], nlayers = o->nhidden + 1;
-	sizes[0] = o->synthetic_inputs ? o->synthetic_inputs : (int)tr_features_width(r->specs, o->nx);
+	sizes[0] = o->synthetic_inputs ? o->synthetic_inputs
+	                               : (int)tr_features_width(r->specs, o->nx);
 	for (int i = 0; i < o->nhidden; i++)
 		sizes[i + 1] = o->hidden[i];
 	sizes[nlayers] = o->classes;
@@ -184,8 +186,8 @@ static void setup(tr_run *r)
 		                       r->w.rank);
 	}
 	if (rc == 0)
-		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, r->net.nparams, o->bucket_bytes,
-		                     r->staging + r->net.nparams, TR_MLP_EXTRA);
+		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, r->net.nparams,
+		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA);
 	if (rc < 0)
 		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
 		         tr_mlp_param_count(sizes, nlayers));

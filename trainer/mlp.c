@@ -148,8 +148,8 @@ static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz,
 			col += in->width[p];
 		}
 	} else {
-		tr_gemm(net->math, 1, 0, r1 - r0, fan_in, rows, 1.0f, dz + r0, units, net->out[l - 1],
-		        fan_in, 0.0f, dW, fan_in);
+		tr_gemm(net->math, 1, 0, r1 - r0, fan_in, rows, 1.0f, dz + r0, units,
+		        net->out[l - 1], fan_in, 0.0f, dW, fan_in);
 	}
 }
 
@@ -176,8 +176,8 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 		for (int r0 = 0, r1; r0 < units; r0 = r1) {
 			r1 = units;
 			if (net->ready_every && ready) {
-				size_t next = ((base + (size_t)r0 * fan_in) / net->ready_every + 1) *
-				              net->ready_every;
+				size_t at = base + (size_t)r0 * fan_in;
+				size_t next = (at / net->ready_every + 1) * net->ready_every;
 				size_t want = (next - base + (size_t)fan_in - 1) / (size_t)fan_in;
 				if (want < (size_t)units)
 					r1 = (int)want;

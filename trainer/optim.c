@@ -74,8 +74,9 @@ void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begi
 		tr_lars_step(o, params, grads, o->grad_scale, o->lr); /* a GPU failure shows at the sync */
 	} else if (o->cfg.kind == TR_OPT_ADAM) {
 		tr_adam_args a = {
-			.lr = o->lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2, .eps = o->cfg.eps,
-			.weight_decay = o->cfg.weight_decay, .grad_scale = o->grad_scale,
+			.lr = o->lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2,
+			.eps = o->cfg.eps, .weight_decay = o->cfg.weight_decay,
+			.grad_scale = o->grad_scale,
 			.bias1 = (float)(1.0 - pow(o->cfg.beta1, (double)o->t)),
 			.bias2 = (float)(1.0 - pow(o->cfg.beta2, (double)o->t)),
 		};

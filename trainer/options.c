@@ -437,7 +437,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		case OPT_SYNTHETIC:
 			o->synthetic = 1;
 			if (optarg && parse_int(optarg, 1, 1 << 24, &o->synthetic_inputs) < 0)
-				return bad(err, errlen, c, "'%s' is not a number of inputs", optarg);
+				return bad(err, errlen, c, "'%s' is not a number of inputs",
+				           optarg);
 			break;
 		case OPT_LARS_TRUST:
 			if (parse_float(optarg, 1e-9, 1e3, &d) < 0)

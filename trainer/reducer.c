@@ -14,6 +14,19 @@
 #include <string.h>
 #include <time.h>
 
+/* Persistent collectives: each bucket's allreduce is set up once (MPI 4's
+ * MPI_Allreduce_init, or Open MPI 4's MPIX_ extension) and only started
+ * each step, so a step allocates nothing (MPI_Iallreduce builds and frees
+ * a schedule each call). The buckets are the same ranges every step. */
+#if defined(MPI_VERSION) && MPI_VERSION >= 4
+#define PERSISTENT_ALLREDUCE MPI_Allreduce_init
+#elif defined(OPEN_MPI)
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PERSISTENT_ALLREDUCE MPIX_Allreduce_init
+#endif
+#endif
+
 int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t bucket_bytes,
                     float *head, int nhead)
 {
@@ -37,11 +50,33 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t b
 	}
 	for (size_t i = 0; i < cap; i++)
 		r->reqs[i] = MPI_REQUEST_NULL;
+#ifdef PERSISTENT_ALLREDUCE
+	if (r->size > 1) {
+		r->persistent = 1;
+		for (int i = 0; i < r->nbuckets; i++) {
+			size_t begin = (size_t)i * r->bucket;
+			size_t count = begin + r->bucket < n ? r->bucket : n - begin;
+			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, buf + begin, (int)count, MPI_FLOAT,
+			                     MPI_SUM, comm, MPI_INFO_NULL, &r->reqs[i]);
+		}
+		if (nhead > 0)
+			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, head, nhead, MPI_FLOAT, MPI_SUM, comm,
+			                     MPI_INFO_NULL, &r->head_req);
+	}
+#endif
 	return 0;
 }
 
 void tr_reducer_free(tr_reducer *r)
 {
+	if (r->persistent) {
+		for (int i = 0; i < r->nbuckets; i++)
+			if (r->reqs[i] != MPI_REQUEST_NULL)
+				MPI_Request_free(&r->reqs[i]);
+		if (r->head_req != MPI_REQUEST_NULL)
+			MPI_Request_free(&r->head_req);
+		r->persistent = 0;
+	}
 	free(r->reqs);
 	free(r->done);
 	free(r->scratch);
@@ -63,7 +98,11 @@ void tr_reducer_head(tr_reducer *r)
 		return;
 	}
 	double t0 = tr_now();
-	MPI_Iallreduce(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm, &r->head_req);
+	if (r->persistent)
+		MPI_Start(&r->head_req);
+	else
+		MPI_Iallreduce(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm,
+		               &r->head_req);
 	r->collectives++;
 	r->seconds += tr_now() - t0;
 }
@@ -101,7 +140,10 @@ static void collect(tr_reducer *r, int wait)
 static void post(tr_reducer *r, size_t end)
 {
 	int i = (int)(r->posted / r->bucket);
-	if (r->size > 1) {
+	if (r->persistent) {
+		MPI_Start(&r->reqs[i]);
+		r->collectives++;
+	} else if (r->size > 1) {
 		MPI_Iallreduce(MPI_IN_PLACE, r->buf + r->posted, (int)(end - r->posted), MPI_FLOAT,
 		               MPI_SUM, r->comm, &r->reqs[i]);
 		r->collectives++;

@@ -14,9 +14,12 @@
  * sum: every rank sees the same sums, so every rank reaches the same
  * verdict, and a rank's non-finite contribution (NaN + x is NaN, inf - inf
  * is NaN) shows in the sum. The buffers are host memory: the gradients
- * themselves on the CPU, pinned staging copies of them on a GPU. Results
- * are the same for any bucket size and any completion order: every element
- * is summed by one collective over the same ranks.
+ * themselves on the CPU, pinned staging copies of them on a GPU. Sums are
+ * the same for any bucket size and any completion order: every element is
+ * summed by one collective over the same ranks. (The gradients summed may
+ * differ in their last bits with another bucket size: backward computes
+ * the weight gradients in pieces that end at bucket boundaries, and some
+ * OpenBLAS kernels round GEMMs of other shapes differently.)
  */
 #ifndef RIO_TRAINER_REDUCER_H
 #define RIO_TRAINER_REDUCER_H
@@ -35,7 +38,10 @@ typedef struct tr_reducer {
 	int nhead;
 	MPI_Request head_req;
 	int head_in;           /* the head's sums are in                     */
-	MPI_Request *reqs;     /* per bucket; MPI_REQUEST_NULL when idle     */
+	int persistent;        /* reqs and head_req are persistent requests,
+	                        * set up once and started each step          */
+	MPI_Request *reqs;     /* per bucket; MPI_REQUEST_NULL or inactive
+	                        * when idle                                 */
 	int *done;             /* buckets whose sums are in, in order found  */
 	int ndone, taken;      /* done[taken, ndone) not yet handed back     */
 	int *scratch;          /* indices for MPI_Testsome / MPI_Waitsome    */

@@ -120,15 +120,17 @@ static void update_buckets(step_ctx *s, int wait)
 		if (!s->apply || !finite || whole)
 			continue;
 		double t0 = tr_now();
-		if (on_gpu(r))
-			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin, end - begin);
+		/* on a GPU, the sum goes back (on one rank the device has it) */
+		if (on_gpu(r) && r->w.size > 1)
+			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin,
+			                  end - begin);
 		tr_optim_update(&r->opt, r->net.params, r->net.grads, begin, end);
 		r->t_optimizer += tr_now() - t0;
 	}
 	/* an optimizer that needs whole layers: one pass once all are in */
 	if (wait && whole && s->apply && !s->partial) {
 		double t0 = tr_now();
-		if (on_gpu(r))
+		if (on_gpu(r) && r->w.size > 1)
 			tr_math_from_host(r->math, r->net.grads, r->staging, np);
 		tr_optim_update(&r->opt, r->net.params, r->net.grads, 0, np);
 		r->t_optimizer += tr_now() - t0;
@@ -183,15 +185,18 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 		nonfinite = b && input_nonfinite(r, b);
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, extras, 1);
-		/* the loss and correct count (on a GPU, the wait for forward) */
+		/* the loss and correct count (on a GPU, the wait for forward); a
+		 * GPU that failed is this rank's failure, told in the head */
 		if (tr_math_to_host(r->math, head, extras, TR_MLP_EXTRA) < 0) {
 			snprintf(err, errlen, "the GPU failed during a training step");
-			return -1;
+			failed = 1;
+			go = 0;
+			rows = 0;
 		}
 		nonfinite |= !isfinite(head[TR_EXTRA_LOSS]);
-	} else {
-		memset(head, 0, TR_MLP_EXTRA * sizeof *head);
 	}
+	if (!go)
+		memset(head, 0, TR_MLP_EXTRA * sizeof *head);
 	/* the head goes ahead of the gradients: by the time the first bucket is
 	 * in, every rank knows the global batch and whether to apply the step */
 	head[TR_EXTRA_COUNT] = (float)rows;
@@ -208,12 +213,14 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	}
 	tr_reducer_flush(&r->red);
 	update_buckets(&s, 1);
-	if (tr_math_sync(r->math) < 0) {
+	if (tr_math_sync(r->math) < 0 && !failed) {
 		snprintf(err, errlen, "the GPU failed during a training step");
-		return -1;
+		failed = 1;
 	}
 	if (b)
 		rio_loader_release(r->train, b);
+	if (failed)
+		return -1;
 
 	const float *sum = head;
 	if (sum[TR_EXTRA_FAILED] > 0)
