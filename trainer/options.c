@@ -52,7 +52,7 @@ void tr_options_usage(FILE *f)
 	      "                             ratio for large batches, You et al. 2017)\n"
 	      "      --lr LR                learning rate for one rank's batch, or for the\n"
 	      "                             global batch with --global-batch (default 0.05\n"
-	      "                             for sgd, 0.001 for adam, 10 for lars)\n"
+	      "                             for sgd, 0.001 for adam, 20 for lars)\n"
 	      "      --lr-scaling MODE      linear (default): with --batch, the rate is\n"
 	      "                             multiplied by N; none\n"
 	      "      --warmup-epochs W      gradual warmup from LR to the scaled rate (from 0\n"
@@ -501,7 +501,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 	}
 	if (o->optim.lr < 0)
 		o->optim.lr = o->optim.kind == TR_OPT_ADAM ? 0.001f
-		              : o->optim.kind == TR_OPT_LARS ? 10.0f : 0.05f;
+		              : o->optim.kind == TR_OPT_LARS ? 20.0f : 0.05f;
 	return 0;
 }
 
