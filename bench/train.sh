@@ -153,10 +153,15 @@ PY
 fi
 
 echo "== e. PyTorch DistributedDataParallel, same model and batch"
-if python3 -c 'import torch' 2>/dev/null; then
+# the first python3 with torch: the one on PATH, else Debian's (python3-torch)
+TORCH_PY=
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import torch' 2>/dev/null; then TORCH_PY=$py; break; fi
+done
+if [ -n "$TORCH_PY" ]; then
 	for np in 1 2; do
-		python3 "$RIO_TOP/bench/ddp_baseline.py" --procs $np --epochs "$EPOCHS" --threads 1
+		"$TORCH_PY" "$RIO_TOP/bench/ddp_baseline.py" --procs $np --epochs "$EPOCHS" --threads 1
 	done
 else
-	echo "PyTorch not installed (pip install torch): skipped"
+	echo "PyTorch not installed (apt-get install python3-torch, or pip install torch): skipped"
 fi
