@@ -27,7 +27,8 @@
 #      (--direct), next to `cat` (aim: --direct no slower than buffered
 #      reads cold).
 # Page cache: each file set is read once right before it is timed, and the
-# best of RUNS runs is reported. recordio-bench's own figures (the JSON's
+# median of RUNS runs is reported (never the best: it hides slow runs).
+# recordio-bench's own figures (the JSON's
 # "seconds": from the first batch asked for to the last one released) are
 # shown next to the whole process's wall time, which is what `cat` gets.
 #
@@ -58,8 +59,8 @@ trap 'rm -rf "$W"' EXIT
 now() { date +%s.%N; }
 # on LETTER: is this section to run (SECTIONS)?
 on() { case ${SECTIONS:-abcdefghij} in *"$1"*) return 0 ;; esac; return 1; }
-# best wall seconds of RUNS runs of a shell command
-best() {
+# the median wall seconds of RUNS runs of a shell command
+median() {
 	i=0
 	while [ $i -lt "$RUNS" ]; do
 		s=$(now)
@@ -67,10 +68,10 @@ best() {
 		e=$(now)
 		awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'
 		i=$((i + 1))
-	done | sort -n | head -1 | awk '{printf "%.4f", $1}'
+	done | sort -n | awk '{v[NR] = $1} END {printf "%.4f", v[int((NR + 1) / 2)]}'
 }
 # rb NAME ARGS...: recordio-bench --json ARGS, RUNS times; keeps in
-# $W/NAME.json the JSON of the run with the shortest wall time and in
+# $W/NAME.json the JSON of the run with the median wall time and in
 # $W/NAME.wall that wall time. Fails the script on an error.
 rb() {
 	name=$1; shift
@@ -85,9 +86,9 @@ rb() {
 		cat "$W/$name.one" >>"$W/$name.runs"
 		i=$((i + 1))
 	done
-	sort -n "$W/$name.runs" | head -1 >"$W/$name.best"
-	cut -d' ' -f1 "$W/$name.best" >"$W/$name.wall"
-	cut -d' ' -f2- "$W/$name.best" >"$W/$name.json"
+	sort -n "$W/$name.runs" | awk '{l[NR] = $0} END {print l[int((NR + 1) / 2)]}' >"$W/$name.median"
+	cut -d' ' -f1 "$W/$name.median" >"$W/$name.wall"
+	cut -d' ' -f2- "$W/$name.median" >"$W/$name.json"
 }
 # j NAME KEY: a value from $W/NAME.json
 j() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$W/$1.json" "$2"; }
@@ -108,7 +109,7 @@ row() {
 		"$(awk -v f="$(j "$2" wait_fraction)" 'BEGIN {printf "%.0f", f * 100}')"
 }
 
-echo "recordio loader benchmark, $(nproc) cores, $(date -u +%Y-%m-%d), $WORKERS workers, CRC on, best of $RUNS"
+echo "recordio loader benchmark, $(nproc) cores, $(date -u +%Y-%m-%d), $WORKERS workers, CRC on, median of $RUNS"
 echo
 
 # ---- data ------------------------------------------------------------------
@@ -125,7 +126,7 @@ BATCH=256
 if on a; then
 echo "a. uncompressed: 8 shards with .idx, $lines records of $REC bytes (4 KiB framed), $(mib $PLAIN_BYTES) MiB; --batch $BATCH"
 warm $PLAIN
-t_cat=$(best "cat $PLAIN > /dev/null")
+t_cat=$(median "cat $PLAIN > /dev/null")
 rb none --workers $WORKERS --batch $BATCH "$W/plain"
 printf "   %-44s %7s s %6s GB/s\n" "cat > /dev/null" "$t_cat" "$(gbps $PLAIN_BYTES $t_cat)"
 row "recordio-bench --shuffle none" none "$PLAIN_BYTES"
@@ -145,7 +146,7 @@ SMALLF=$(echo "$W"/small-*.tfrecord)
 SMALL_BYTES=$(bytes_of $SMALLF)
 echo "b. small records: 8 shards with .idx, $SMALL records of 100 bytes (116 framed), $(mib $SMALL_BYTES) MiB"
 warm $SMALLF
-t_scat=$(best "cat $SMALLF > /dev/null")
+t_scat=$(median "cat $SMALLF > /dev/null")
 printf "   %-44s %7s s %6s GB/s\n" "cat > /dev/null" "$t_scat" "$(gbps $SMALL_BYTES $t_scat)"
 for b in 256 1024 4096; do
 	rb small$b --workers $WORKERS --batch $b "$W/small"
@@ -163,8 +164,8 @@ LZ=$(echo "$W"/lz-*.tfrecord.lz4)
 LZ_BYTES=$(bytes_of $LZ)
 echo "c. lz4: 8 shards, $(mib $LZ_BYTES) MiB compressed (ratio $(ratio $PLAIN_BYTES $LZ_BYTES)), figures in uncompressed GB/s"
 warm $LZ
-t_lz=$(best "for f in $LZ; do lz4 -dc \$f; done > /dev/null")
-t_lzp=$(best "printf '%s\n' $LZ | xargs -P $WORKERS -n 1 lz4 -dc > /dev/null")
+t_lz=$(median "for f in $LZ; do lz4 -dc \$f; done > /dev/null")
+t_lzp=$(median "printf '%s\n' $LZ | xargs -P $WORKERS -n 1 lz4 -dc > /dev/null")
 rb lz4 --workers $WORKERS --batch $BATCH "$W/lz"
 printf "   %-44s %7s s %6s GB/s\n" "lz4 -dc (one after another)" "$t_lz" "$(gbps $PLAIN_BYTES $t_lz)"
 printf "   %-44s %7s s %6s GB/s\n" "lz4 -dc (xargs -P $WORKERS)" "$t_lzp" "$(gbps $PLAIN_BYTES $t_lzp)"
@@ -299,7 +300,7 @@ if on i; then
 echo "i. every shuffle mode against cat, 4 KiB records, --batch 32 to 1024 (loop GB/s, and its"
 echo "   ratio to cat's; aim >= 0.80), page cache warm"
 warm $PLAIN
-t_cat=$(best "cat $PLAIN > /dev/null")
+t_cat=$(median "cat $PLAIN > /dev/null")
 printf "   %-10s %6s GB/s (whole process)\n" "cat" "$(gbps $PLAIN_BYTES $t_cat)"
 printf "   %-10s" "--batch"
 for mode in none buffer global; do printf " %16s" "$mode"; done
@@ -322,8 +323,8 @@ echo "j. cold (page cache dropped before each run) and warm, --batch $BATCH, 4 K
 echo "   whole-process GB/s"
 if [ -w /proc/sys/vm/drop_caches ]; then
 	drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-	# best of RUNS cold runs of a command (its wall time)
-	best_cold() {
+	# the median of RUNS cold runs of a command (its wall time)
+	median_cold() {
 		i=0
 		while [ $i -lt "$RUNS" ]; do
 			drop
@@ -332,12 +333,12 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 			e=$(now)
 			awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'
 			i=$((i + 1))
-		done | sort -n | head -1 | awk '{printf "%.4f", $1}'
+		done | sort -n | awk '{v[NR] = $1} END {printf "%.4f", v[int((NR + 1) / 2)]}'
 	}
 	printf "   %-44s %10s %10s\n" "run" "cold GB/s" "warm GB/s"
-	c=$(best_cold "cat $PLAIN > /dev/null")
+	c=$(median_cold "cat $PLAIN > /dev/null")
 	warm $PLAIN
-	w=$(best "cat $PLAIN > /dev/null")
+	w=$(median "cat $PLAIN > /dev/null")
 	printf "   %-44s %10s %10s\n" "cat > /dev/null" "$(gbps $PLAIN_BYTES "$c")" "$(gbps $PLAIN_BYTES "$w")"
 	ios="pread direct-pread"
 	"$RB" --json --io uring --batch 1 "$W/plain-00000-of-00008.tfrecord" >/dev/null 2>&1 &&
@@ -349,9 +350,9 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 			*) io="--io $io" ;;
 			esac
 			cmd="$RB --workers $WORKERS --batch $BATCH --shuffle $mode --seed 1 $io $W/plain"
-			c=$(best_cold "$cmd")
+			c=$(median_cold "$cmd")
 			warm $PLAIN
-			w=$(best "$cmd")
+			w=$(median "$cmd")
 			printf "   %-44s %10s %10s\n" "--shuffle $mode $io" "$(gbps $PLAIN_BYTES "$c")" \
 				"$(gbps $PLAIN_BYTES "$w")"
 		done

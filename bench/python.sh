@@ -5,7 +5,8 @@
 # (bench/python.py runs one of them and prints JSON). For each shuffle mode
 # (none, buffer, global) it prints records/s and peak RSS of each, and the
 # ratios (aim: recordio >= 4x tf.data and >= 10x the DataLoader in
-# records/s, <= 1/5 of tf.data's memory). The best of RUNS runs; figures,
+# records/s, <= 1/5 of tf.data's memory). The median of RUNS runs (records/s;
+# the largest peak RSS of them); figures,
 # never pass/fail.
 #
 # Usage: bench/python.sh [BUILD_DIR]   (default build-bench/, built if missing)
@@ -42,8 +43,8 @@ have_torch=1
 "$venv/bin/python" -c "import torch" >/dev/null 2>&1 || have_torch=0
 
 cat "$W"/train-*.tfrecord >/dev/null # page cache
-# best KIND SHUFFLE PYTHON EPOCHS: the best of RUNS runs, as "records_per_s peak_rss_mib"
-best() {
+# median KIND SHUFFLE PYTHON EPOCHS: the median of RUNS runs, as "records_per_s peak_rss_mib"
+median() {
 	i=0
 	: >"$W/runs"
 	while [ $i -lt "$RUNS" ]; do
@@ -54,20 +55,20 @@ best() {
 	"$venv/bin/python" - "$W/runs" <<'PY'
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-b = max(runs, key=lambda r: r["records_per_s"])
-print("%.0f %.0f" % (b["records_per_s"], max(r["peak_rss_mib"] for r in runs)))
+rates = sorted(r["records_per_s"] for r in runs)
+print("%.0f %.0f" % (rates[(len(rates) - 1) // 2], max(r["peak_rss_mib"] for r in runs)))
 PY
 }
 
 printf '%-8s %-22s %-22s %-22s %s\n' shuffle "recordio rec/s (MiB)" "tf.data rec/s (MiB)" \
 	"DataLoader rec/s (MiB)" "ratios: x tf.data, x DataLoader, memory / tf.data"
 for mode in none buffer global; do
-	set -- $(best recordio $mode "$venv/bin/python" "$EPOCHS")
+	set -- $(median recordio $mode "$venv/bin/python" "$EPOCHS")
 	r=$1 rm=$2
 	t=- tm=- d=- dm=-
-	if [ $have_tf = 1 ]; then set -- $(best tfdata $mode "$TF_PYTHON" "$EPOCHS"); t=$1 tm=$2; fi
+	if [ $have_tf = 1 ]; then set -- $(median tfdata $mode "$TF_PYTHON" "$EPOCHS"); t=$1 tm=$2; fi
 	if [ $have_torch = 1 ] && [ $mode != buffer ]; then
-		set -- $(best torch $mode "$venv/bin/python" 1); d=$1 dm=$2
+		set -- $(median torch $mode "$venv/bin/python" 1); d=$1 dm=$2
 	fi
 	ratios=$("$venv/bin/python" -c "
 import sys
