@@ -26,7 +26,7 @@
 # Env: BENCH_DIR (scratch, default /tmp/recordio-bench-scaling), OUT (the
 #      PNGs, default doc/), LINKS (default "none 10gbit 1gbit"), BURST_10gbit,
 #      BURST_1gbit (tbf bursts, default 4mb and 1mb), EPOCHS (default 3; the
-#      fastest after the first is reported).
+#      median epoch is reported).
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$RIO_TOP/scripts/deps.sh"
@@ -93,8 +93,8 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $load_before ($(nproc) cores)"
 echo "== b. compute per step at 1 rank (one core, no network)"
 for bsz in $BATCH 1024 512 256; do
-	# 2 more epochs: the fastest of EPOCHS + 1 after the first, as this
-	# measurement is the base of every prediction
+	# 2 more epochs: the median of EPOCHS + 2, as this measurement is the
+	# base of every prediction
 	train 1 "tr-1-b$bsz.json" -- --batch $bsz --epochs $((EPOCHS + 2))
 done
 

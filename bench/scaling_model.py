@@ -123,10 +123,10 @@ say()
 
 # ---- the trainer ----------------------------------------------------------
 def epoch(name):
-    """the fastest epoch after the first (which warms up) of a metrics file:
-    on a shared machine the least disturbed one"""
-    ls = jlines(name)[1:] or jlines(name)
-    return min(ls, key=lambda e: e["seconds"] / e["steps"]) if ls else None
+    """the median epoch (by time per step) of a metrics file, every epoch
+    counted: never the fastest, which hides the slow ones"""
+    ls = sorted(jlines(name), key=lambda e: e["seconds"] / e["steps"])
+    return ls[(len(ls) - 1) // 2] if ls else None
 
 
 GRAD = 4 * (META["nparams"] + 5)
@@ -146,7 +146,7 @@ for bsz in sorted({B} | {G // n for n in [1] + RANKS}):
 say("### The trainer: measured and predicted\n")
 say(f"784-256-128-10 ({META['nparams']} parameters, {GRAD / 1e6:.2f} MB of gradients in "
     f"{len(buckets(GRAD, BUCKET))} buckets of {BUCKET // 1024} KiB), `--threads 1`, the "
-    f"fastest epoch after the first. Compute per step is measured at 1 rank (no "
+    f"median epoch. Compute per step is measured at 1 rank (no "
     f"communication, one core); the prediction adds the binomial model's allreduce time "
     f"for the buckets (what libnbc runs for an in-place `MPI_Iallreduce`), with no "
     f"overlap: an upper bound on the exposed time. 'compute at n' is the measured step "
