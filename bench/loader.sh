@@ -39,15 +39,13 @@
 #      (100-byte records, default 4194304), SECTIONS (letters to run, default
 #      all: e.g. SECTIONS=ij for the sweep and the cold table only).
 set -eu
-RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$RIO_TOP/scripts/deps.sh"
-B=${1:-$RIO_TOP/build-bench}
-[ -x "$B/recordio-bench" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-bench
 RUNS=${RUNS:-3}
 W=${BENCH_DIR:-/tmp/recordio-bench-loader}
 GIB=${BENCH_GIB:-1}
 SMALL=${SMALL_RECORDS:-4194304}
-SRC=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+SRC=$FM/train-images-idx3-ubyte.gz
 RB="$B/recordio-bench"
 WORKERS=2
 rm -rf "$W" && mkdir -p "$W"
@@ -278,9 +276,7 @@ fi
 
 # ---- h. what a trainer reads: Fashion-MNIST decoded into columns -------------------
 if on h; then
-FM=/usr/share/datasets/fashion-mnist
-"$B/recordio-pack" --quiet --from idx --images "$FM/train-images-idx3-ubyte.gz" \
-	--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/fm" --shards 4 --compression lz4 >/dev/null
+pack_fashion_mnist train "$W/fm"
 DEC=image:f32:784:0.00392157,label:i64:1
 echo "h. Fashion-MNIST train, 4 lz4 shards, decoded ($DEC), --batch 128, 3 epochs"
 warm "$W"/fm-*
