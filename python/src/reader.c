@@ -9,6 +9,23 @@
 #include <errno.h>
 #include <string.h>
 
+/* Replaces *dst with a PyMem copy of the bytes path `pathobj` (from
+ * PyUnicode_FSConverter), whose reference it consumes; -1 with
+ * MemoryError. */
+static int set_path(char **dst, PyObject *pathobj)
+{
+	PyMem_Free(*dst);
+	*dst = PyMem_Malloc(PyBytes_GET_SIZE(pathobj) + 1);
+	if (*dst)
+		memcpy(*dst, PyBytes_AS_STRING(pathobj), PyBytes_GET_SIZE(pathobj) + 1);
+	Py_DECREF(pathobj);
+	if (!*dst) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- Reader ----------------------------------------------------------- */
 
 typedef struct {
@@ -44,15 +61,8 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kw)
 		rio_reader_close(self->r);
 		self->r = NULL;
 	}
-	PyMem_Free(self->path);
-	self->path = PyMem_Malloc(PyBytes_GET_SIZE(pathobj) + 1);
-	if (!self->path) {
-		Py_DECREF(pathobj);
-		PyErr_NoMemory();
+	if (set_path(&self->path, pathobj) < 0)
 		return -1;
-	}
-	memcpy(self->path, PyBytes_AS_STRING(pathobj), PyBytes_GET_SIZE(pathobj) + 1);
-	Py_DECREF(pathobj);
 	int rc;
 	Py_BEGIN_ALLOW_THREADS
 	rc = rio_reader_open(&self->r, self->path, &o);
@@ -239,14 +249,8 @@ static int writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 		Py_DECREF(pathobj);
 		return -1;
 	}
-	self->path = PyMem_Malloc(PyBytes_GET_SIZE(pathobj) + 1);
-	if (!self->path) {
-		Py_DECREF(pathobj);
-		PyErr_NoMemory();
+	if (set_path(&self->path, pathobj) < 0)
 		return -1;
-	}
-	memcpy(self->path, PyBytes_AS_STRING(pathobj), PyBytes_GET_SIZE(pathobj) + 1);
-	Py_DECREF(pathobj);
 	self->want_index = index;
 	int rc = rio_writer_open(&self->w, self->path, &o);
 	if (rc < 0) {
