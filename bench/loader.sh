@@ -56,10 +56,12 @@ trap 'rm -rf "$W"' EXIT
 now() { date +%s.%N; }
 # on LETTER: is this section to run (SECTIONS)?
 on() { case ${SECTIONS:-abcdefghij} in *"$1"*) return 0 ;; esac; return 1; }
-# best wall seconds of RUNS runs of a shell command
+# best CMD [BEFORE]: best wall seconds of RUNS runs of the shell command
+# CMD, the command BEFORE (untimed) run before each
 best() {
 	i=0
 	while [ $i -lt "$RUNS" ]; do
+		[ -z "${2:-}" ] || $2
 		s=$(now)
 		sh -c "$1" >/dev/null 2>"$W/err" || { echo "bench: failed: $1" >&2; cat "$W/err" >&2; exit 1; }
 		e=$(now)
@@ -319,17 +321,7 @@ echo "   whole-process GB/s"
 if [ -w /proc/sys/vm/drop_caches ]; then
 	drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 	# best of RUNS cold runs of a command (its wall time)
-	best_cold() {
-		i=0
-		while [ $i -lt "$RUNS" ]; do
-			drop
-			s=$(now)
-			sh -c "$1" >/dev/null 2>"$W/err" || { echo "bench: failed: $1" >&2; cat "$W/err" >&2; exit 1; }
-			e=$(now)
-			awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'
-			i=$((i + 1))
-		done | sort -n | head -1 | awk '{printf "%.4f", $1}'
-	}
+	best_cold() { best "$1" drop; }
 	printf "   %-44s %10s %10s\n" "run" "cold GB/s" "warm GB/s"
 	c=$(best_cold "cat $PLAIN > /dev/null")
 	warm $PLAIN
