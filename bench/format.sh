@@ -16,10 +16,8 @@
 # Env: RUNS (default 5), BENCH_DIR (scratch, default /tmp/recordio-bench),
 #      BENCH_GIB (uncompressed set size in GiB, default 1).
 set -eu
-RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$RIO_TOP/scripts/deps.sh"
-B=${1:-$RIO_TOP/build-bench}
-[ -x "$B/recordio-verify" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-verify
 RUNS=${RUNS:-5}
 W=${BENCH_DIR:-/tmp/recordio-bench}
 GIB=${BENCH_GIB:-1}

@@ -40,15 +40,13 @@
 #      (100-byte records, default 4194304), SECTIONS (letters to run, default
 #      all: e.g. SECTIONS=ij for the sweep and the cold table only).
 set -eu
-RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$RIO_TOP/scripts/deps.sh"
-B=${1:-$RIO_TOP/build-bench}
-[ -x "$B/recordio-bench" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-bench
 RUNS=${RUNS:-3}
 W=${BENCH_DIR:-/tmp/recordio-bench-loader}
 GIB=${BENCH_GIB:-1}
 SMALL=${SMALL_RECORDS:-4194304}
-SRC=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+SRC=$FM/train-images-idx3-ubyte.gz
 RB="$B/recordio-bench"
 WORKERS=2
 rm -rf "$W" && mkdir -p "$W"
@@ -59,10 +57,12 @@ trap 'rm -rf "$W"' EXIT
 now() { date +%s.%N; }
 # on LETTER: is this section to run (SECTIONS)?
 on() { case ${SECTIONS:-abcdefghij} in *"$1"*) return 0 ;; esac; return 1; }
-# the median wall seconds of RUNS runs of a shell command
+# median CMD [BEFORE]: the median wall seconds of RUNS runs of the shell
+# command CMD, the command BEFORE (untimed) run before each
 median() {
 	i=0
 	while [ $i -lt "$RUNS" ]; do
+		[ -z "${2:-}" ] || $2
 		s=$(now)
 		sh -c "$1" >/dev/null 2>"$W/err" || { echo "bench: failed: $1" >&2; cat "$W/err" >&2; exit 1; }
 		e=$(now)
@@ -279,9 +279,7 @@ fi
 
 # ---- h. what a trainer reads: Fashion-MNIST decoded into columns -------------------
 if on h; then
-FM=/usr/share/datasets/fashion-mnist
-"$B/recordio-pack" --quiet --from idx --images "$FM/train-images-idx3-ubyte.gz" \
-	--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/fm" --shards 4 --compression lz4 >/dev/null
+pack_fashion_mnist train "$W/fm"
 DEC=image:f32:784:0.00392157,label:i64:1
 echo "h. Fashion-MNIST train, 4 lz4 shards, decoded ($DEC), --batch 128, 3 epochs"
 warm "$W"/fm-*
@@ -324,17 +322,7 @@ echo "   whole-process GB/s"
 if [ -w /proc/sys/vm/drop_caches ]; then
 	drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 	# the median of RUNS cold runs of a command (its wall time)
-	median_cold() {
-		i=0
-		while [ $i -lt "$RUNS" ]; do
-			drop
-			s=$(now)
-			sh -c "$1" >/dev/null 2>"$W/err" || { echo "bench: failed: $1" >&2; cat "$W/err" >&2; exit 1; }
-			e=$(now)
-			awk -v s="$s" -v e="$e" 'BEGIN {print e - s}'
-			i=$((i + 1))
-		done | sort -n | awk '{v[NR] = $1} END {printf "%.4f", v[int((NR + 1) / 2)]}'
-	}
+	median_cold() { median "$1" drop; }
 	printf "   %-44s %10s %10s\n" "run" "cold GB/s" "warm GB/s"
 	c=$(median_cold "cat $PLAIN > /dev/null")
 	warm $PLAIN

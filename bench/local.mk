@@ -9,8 +9,8 @@ bench_randread_SOURCES = bench/randread.c
 bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
 bench_randread_LDADD = $(LIBURING_LIBS)
 CLEANFILES += bench/mkshards bench/randread bench/sgemm_peak bench/allreduce
-EXTRA_DIST += bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c bench/scaling_model.py \
-	bench/python.py
+EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c \
+	bench/scaling_model.py bench/python.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c

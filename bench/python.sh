@@ -16,14 +16,11 @@
 #      skipped when it cannot import it), FASHION_MNIST (the IDX files,
 #      default Debian's /usr/share/datasets/fashion-mnist)
 set -eu
-RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$RIO_TOP/scripts/deps.sh"
-B=${1:-$RIO_TOP/build-bench}
-[ -x "$B/recordio-pack" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-pack
 RUNS=${RUNS:-3}
 EPOCHS=${EPOCHS:-2}
 W=${BENCH_DIR:-/tmp/recordio-bench-python}
-FM=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 TF_PYTHON=${TF_PYTHON:-python3}
 mkdir -p "$W"
 

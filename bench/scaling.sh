@@ -28,10 +28,8 @@
 #      BURST_1gbit (tbf bursts, default 4mb and 1mb), EPOCHS (default 3; the
 #      median epoch is reported).
 set -eu
-RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$RIO_TOP/scripts/deps.sh"
-B=${1:-$RIO_TOP/build-bench}
-[ -x "$B/recordio-train" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-train
 make -C "$B" -s bench/allreduce >/dev/null
 W=${BENCH_DIR:-/tmp/recordio-bench-scaling}
 OUT=${OUT:-$RIO_TOP/doc}
@@ -43,15 +41,10 @@ RANKS="2 4 8"
 BATCH=128
 GLOBAL=1024
 CLUSTER="$RIO_TOP/tests/cluster/cluster.sh"
-FM=/usr/share/datasets/fashion-mnist
 mkdir -p "$W" "$OUT"
 rm -f "$W"/ar-*.json "$W"/tr-*.json
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
-if [ ! -f "$W/train-00003-of-00004.tfrecord.lz4" ]; then
-	"$B/recordio-pack" -q -f --from idx --images "$FM/train-images-idx3-ubyte.gz" \
-		--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/train" --shards 4 --compression lz4
-fi
+mpi_root_env
+pack_fashion_mnist train "$W/train"
 
 C=$(mktemp -d "${TMPDIR:-/tmp}/rio-scaling-XXXXXX")
 trap 'cd / && sh "$CLUSTER" down "$C"' EXIT

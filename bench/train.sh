@@ -34,25 +34,16 @@
 #      /tmp/recordio-bench-train), QUALITY_ARGS (the 20-epoch run's
 #      optimizer options; QUALITY_ARGS=skip leaves d. out).
 set -eu
-RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
-. "$RIO_TOP/scripts/deps.sh"
-B=${1:-$RIO_TOP/build-bench}
-[ -x "$B/recordio-train" ] || rio_build "$B" --disable-shared CFLAGS="-O2 -g"
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-train
 make -C "$B" -s bench/sgemm_peak >/dev/null
 EPOCHS=${EPOCHS:-8}
 W=${BENCH_DIR:-/tmp/recordio-bench-train}
 QUALITY_ARGS=${QUALITY_ARGS:---optimizer sgd --lr 0.05 --momentum 0.9 --weight-decay 0.0001 --schedule cosine --warmup-epochs 1}
-FM=/usr/share/datasets/fashion-mnist
 mkdir -p "$W"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
-
-if [ ! -f "$W/train-00003-of-00004.tfrecord.lz4" ]; then
-	"$B/recordio-pack" -q -f --from idx --images "$FM/train-images-idx3-ubyte.gz" \
-		--labels "$FM/train-labels-idx1-ubyte.gz" --output "$W/train" --shards 4 --compression lz4
-	"$B/recordio-pack" -q -f --from idx --images "$FM/t10k-images-idx3-ubyte.gz" \
-		--labels "$FM/t10k-labels-idx1-ubyte.gz" --output "$W/test" --shards 2 --compression lz4
-fi
+mpi_local_env
+pack_fashion_mnist train "$W/train"
+pack_fashion_mnist test "$W/test"
 
 # The kernels OpenBLAS runs, the same for sgemm_peak and the trainer: those
 # the CPU's flags allow (recordio-train makes this choice itself when

@@ -7,11 +7,7 @@
 # record on exactly one rank.
 HOSTS=4
 . "$(dirname "$0")/cluster/cluster_lib.sh"
-cd "$T" || exit 1
-TRAIN_SET=$(shards 0 7)
-TEST_SET=$(shards 8 9)
-COMMON="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --epochs 3 \
---seed 7 --threads 1 --quiet"
+COMMON="$SMALL_RUN --seed 7"
 
 # four hosts, four hostnames
 expect_exit 0 timeout 60 "$C/mpirun" -np 4 --hostfile "$C/hostfile" hostname

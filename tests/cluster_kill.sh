@@ -7,8 +7,6 @@
 # are printed.
 HOSTS=4
 . "$(dirname "$0")/cluster/cluster_lib.sh"
-cd "$T" || exit 1
-TRAIN_SET=$(shards 0 7)
 GUARD=60
 LONG="--train $TRAIN_SET $MNIST_X --hidden 64 --batch 4 --epochs 100000 --threads 1 --quiet"
 

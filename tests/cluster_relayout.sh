@@ -6,11 +6,7 @@
 # byte, and the same metrics as 4 ranks on one host run straight through.
 HOSTS=4
 . "$(dirname "$0")/cluster/cluster_lib.sh"
-cd "$T" || exit 1
-TRAIN_SET=$(shards 0 7)
-TEST_SET=$(shards 8 9)
-COMMON="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --epochs 3 \
---shuffle buffer --shuffle-buffer 200 --seed 11 --optimizer adam --threads 1 --quiet"
+COMMON="$SMALL_RUN --shuffle buffer --shuffle-buffer 200 --seed 11 --optimizer adam"
 sh "$CLUSTER_SH" hostfile "$C" two-by-two 2 2
 
 expect_exit 0 mpi 4 $COMMON --checkpoint whole --metrics whole.json

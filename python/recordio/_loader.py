@@ -58,6 +58,11 @@ def _cuda_present():
         return False
 
 
+def _from_core(name, doc):
+    """A read-only property that hands out the C loader's attribute `name`."""
+    return property(lambda self: getattr(self._c, name), doc=doc)
+
+
 class Loader:
     """Batches of a set of TFRecord shards for one rank of a training job.
 
@@ -190,15 +195,8 @@ class Loader:
 
     # ---- position -------------------------------------------------------
 
-    @property
-    def epoch(self):
-        """The epoch the next batch comes from."""
-        return self._c.epoch
-
-    @property
-    def position(self):
-        """Records delivered so far in the current epoch."""
-        return self._c.position
+    epoch = _from_core("epoch", "The epoch the next batch comes from.")
+    position = _from_core("position", "Records delivered so far in the current epoch.")
 
     def set_epoch(self, epoch):
         """Ends the current epoch where it is and makes the next batch the
@@ -218,28 +216,11 @@ class Loader:
 
     # ---- facts ----------------------------------------------------------
 
-    @property
-    def full_batches(self):
-        """Full batches per epoch on this rank."""
-        return self._c.full_batches
-
-    @property
-    def records(self):
-        """Records this rank reads per epoch."""
-        return self._c.records
-
-    @property
-    def rank(self):
-        return self._c.rank
-
-    @property
-    def world(self):
-        return self._c.world
-
-    @property
-    def shards(self):
-        """The sorted shard list."""
-        return self._c.shards
+    full_batches = _from_core("full_batches", "Full batches per epoch on this rank.")
+    records = _from_core("records", "Records this rank reads per epoch.")
+    rank = _from_core("rank", "This loader's rank.")
+    world = _from_core("world", "The world size.")
+    shards = _from_core("shards", "The sorted shard list.")
 
     def stats(self):
         """Counters: records, bytes, batches, skipped, file_bytes,
@@ -248,9 +229,7 @@ class Loader:
 
     # ---- lifetime -------------------------------------------------------
 
-    @property
-    def closed(self):
-        return self._c.closed
+    closed = _from_core("closed", "True once close() has been called.")
 
     def close(self):
         """Stops the threads; batches still alive stay valid and their

@@ -24,6 +24,13 @@ PyObject *rio_py_raise(int code, const rio_error *e, const char *file,
 /* The same from a plain message. */
 PyObject *rio_py_raise_msg(int code, const char *file, const char *fmt, ...);
 
+/* A list of `n` items, item(ctx, i) making each (a new reference, or NULL
+ * with an exception set: the list is then dropped). NULL on failure. */
+PyObject *rio_py_list(size_t n, PyObject *(*item)(const void *ctx, size_t i), const void *ctx);
+
+/* A list of str from `n` file-system paths (decoded as os.fsdecode does). */
+PyObject *rio_py_paths_list(char *const *paths, size_t n);
+
 extern PyTypeObject RioPy_ReaderType;
 extern PyTypeObject RioPy_WriterType;
 extern PyTypeObject RioPy_LoaderType;

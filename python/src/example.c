@@ -14,25 +14,48 @@ static const char *kind_name(rio_feature_kind k)
 	return rio_feature_kind_name(k);
 }
 
-/* One feature as (name, kind, value); NULL with an exception on damage. */
+/* A new list of what next(it, &item) gives: it returns 1 with an item (a
+ * new reference, or NULL with an exception set), 0 at the end, or a
+ * negative recordio error code, raised. NULL with an exception on failure. */
+static PyObject *list_from(int (*next)(void *it, PyObject **item), void *it)
+{
+	PyObject *list = PyList_New(0);
+	PyObject *o;
+	int rc;
+	while (list && (rc = next(it, &o)) == 1) {
+		if (!o || PyList_Append(list, o) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(o);
+	}
+	if (list && rc < 0) {
+		Py_DECREF(list);
+		return rio_py_raise(rc, NULL, NULL, NULL, 0);
+	}
+	return list;
+}
+
+struct bytes_cursor {
+	const rio_feature *f;
+	size_t cursor;
+};
+
+static int next_bytes(void *it, PyObject **item)
+{
+	struct bytes_cursor *c = it;
+	const uint8_t *v;
+	size_t len;
+	int rc = rio_feature_bytes_next(c->f, &c->cursor, &v, &len);
+	if (rc == 1)
+		*item = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)len);
+	return rc;
+}
+
+/* One feature's value; NULL with an exception on damage. */
 static PyObject *feature_value(const rio_feature *f)
 {
 	if (f->kind == RIO_FEATURE_BYTES) {
-		PyObject *list = PyList_New(0);
-		size_t cursor = 0, len;
-		const uint8_t *v;
-		int rc;
-		while (list && (rc = rio_feature_bytes_next(f, &cursor, &v, &len)) == 1) {
-			PyObject *b = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)len);
-			if (!b || PyList_Append(list, b) < 0)
-				Py_CLEAR(list);
-			Py_XDECREF(b);
-		}
-		if (list && rc < 0) {
-			Py_DECREF(list);
-			return rio_py_raise(rc, NULL, NULL, NULL, 0);
-		}
-		return list;
+		struct bytes_cursor c = {f, 0};
+		return list_from(next_bytes, &c);
 	}
 	if (f->kind == RIO_FEATURE_NONE)
 		return Py_NewRef(Py_None);
@@ -55,12 +78,45 @@ static PyObject *feature_value(const rio_feature *f)
 	return out;
 }
 
-static PyObject *feature_tuple(const rio_feature *f)
+/* The next feature of an Example as (name, kind, value). */
+static int next_feature(void *it, PyObject **item)
 {
-	PyObject *v = feature_value(f);
-	if (!v)
-		return NULL;
-	return Py_BuildValue("(s#sN)", f->name, (Py_ssize_t)f->name_len, kind_name(f->kind), v);
+	rio_feature f;
+	int rc = rio_example_iter_next(it, &f);
+	if (rc == 1) {
+		PyObject *v = feature_value(&f);
+		*item = v ? Py_BuildValue("(s#sN)", f.name, (Py_ssize_t)f.name_len,
+		                          kind_name(f.kind), v)
+		          : NULL;
+	}
+	return rc;
+}
+
+/* The next step of a FeatureList as (kind, value). */
+static int next_step(void *it, PyObject **item)
+{
+	rio_feature f;
+	int rc = rio_feature_list_iter_next(it, &f);
+	if (rc == 1) {
+		PyObject *v = feature_value(&f);
+		*item = v ? Py_BuildValue("(sN)", kind_name(f.kind), v) : NULL;
+	}
+	return rc;
+}
+
+/* The next FeatureList of a SequenceExample as (name, [steps]). */
+static int next_feature_list(void *it, PyObject **item)
+{
+	rio_feature_list fl;
+	int rc = rio_feature_lists_iter_next(it, &fl);
+	if (rc == 1) {
+		rio_feature_list_iter li;
+		rio_feature_list_iter_init(&li, &fl);
+		PyObject *steps = list_from(next_step, &li);
+		*item = steps ? Py_BuildValue("(s#N)", fl.name, (Py_ssize_t)fl.name_len, steps)
+		              : NULL;
+	}
+	return rc;
 }
 
 /* The Example API's features of `data` (an Example, or a SequenceExample's
@@ -68,21 +124,8 @@ static PyObject *feature_tuple(const rio_feature *f)
 static PyObject *features_list(const void *data, size_t size)
 {
 	rio_example_iter it;
-	rio_feature f;
-	int rc;
 	rio_example_iter_init(&it, data, size);
-	PyObject *list = PyList_New(0);
-	while (list && (rc = rio_example_iter_next(&it, &f)) == 1) {
-		PyObject *t = feature_tuple(&f);
-		if (!t || PyList_Append(list, t) < 0)
-			Py_CLEAR(list);
-		Py_XDECREF(t);
-	}
-	if (list && rc < 0) {
-		Py_DECREF(list);
-		return rio_py_raise(rc, NULL, NULL, NULL, 0);
-	}
-	return list;
+	return list_from(next_feature, &it);
 }
 
 PyObject *rio_py_example_parse(PyObject *self, PyObject *args)
@@ -111,44 +154,11 @@ PyObject *rio_py_sequence_example_parse(PyObject *self, PyObject *args)
 	int rc = rio_sequence_example_validate(b.buf, (size_t)b.len);
 	if (rc < 0) {
 		rio_py_raise(rc, NULL, NULL, NULL, 0);
-		goto out;
+	} else if ((ctx = features_list(b.buf, (size_t)b.len))) {
+		rio_feature_lists_iter it;
+		rio_feature_lists_iter_init(&it, b.buf, (size_t)b.len);
+		lists = list_from(next_feature_list, &it);
 	}
-	if (!(ctx = features_list(b.buf, (size_t)b.len)) || !(lists = PyList_New(0)))
-		goto out;
-	rio_feature_lists_iter it;
-	rio_feature_list fl;
-	rio_feature_lists_iter_init(&it, b.buf, (size_t)b.len);
-	while ((rc = rio_feature_lists_iter_next(&it, &fl)) == 1) {
-		PyObject *steps = PyList_New(0);
-		rio_feature_list_iter li;
-		rio_feature f;
-		int rs;
-		rio_feature_list_iter_init(&li, &fl);
-		while (steps && (rs = rio_feature_list_iter_next(&li, &f)) == 1) {
-			PyObject *v = feature_value(&f);
-			PyObject *t = v ? Py_BuildValue("(sN)", kind_name(f.kind), v) : NULL;
-			if (!t || PyList_Append(steps, t) < 0)
-				Py_CLEAR(steps);
-			Py_XDECREF(t);
-		}
-		if (steps && rs < 0) {
-			Py_CLEAR(steps);
-			rio_py_raise(rs, NULL, NULL, NULL, 0);
-		}
-		PyObject *t = steps ? Py_BuildValue("(s#N)", fl.name, (Py_ssize_t)fl.name_len, steps)
-		                    : NULL;
-		if (!t || PyList_Append(lists, t) < 0) {
-			Py_XDECREF(t);
-			Py_CLEAR(lists);
-			goto out;
-		}
-		Py_DECREF(t);
-	}
-	if (rc < 0) {
-		Py_CLEAR(lists);
-		rio_py_raise(rc, NULL, NULL, NULL, 0);
-	}
-out:
 	PyBuffer_Release(&b);
 	if (!lists) {
 		Py_XDECREF(ctx);

@@ -111,6 +111,30 @@ PyObject *rio_py_raise_msg(int code, const char *file, const char *fmt, ...)
 	return raise_with(code, buf, f, UINT64_MAX, UINT64_MAX);
 }
 
+PyObject *rio_py_list(size_t n, PyObject *(*item)(const void *ctx, size_t i), const void *ctx)
+{
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	for (size_t i = 0; list && i < n; i++) {
+		PyObject *o = item(ctx, i);
+		if (!o) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, o);
+	}
+	return list;
+}
+
+static PyObject *path_item(const void *paths, size_t i)
+{
+	return PyUnicode_DecodeFSDefault(((char *const *)paths)[i]);
+}
+
+PyObject *rio_py_paths_list(char *const *paths, size_t n)
+{
+	return rio_py_list(n, path_item, paths);
+}
+
 static PyObject *strerror_fn(PyObject *self, PyObject *arg)
 {
 	(void)self;

@@ -433,16 +433,7 @@ static PyObject *loader_get_shards(LoaderObject *self, void *closure)
 	(void)closure;
 	if (loader_check(self) < 0)
 		return NULL;
-	PyObject *list = PyList_New((Py_ssize_t)self->npaths);
-	for (size_t i = 0; list && i < self->npaths; i++) {
-		PyObject *p = PyUnicode_DecodeFSDefault(self->paths[i]);
-		if (!p) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, p);
-	}
-	return list;
+	return rio_py_paths_list(self->paths, self->npaths);
 }
 
 static PyObject *loader_get_closed(LoaderObject *self, void *closure)
@@ -555,40 +546,31 @@ static PyObject *batch_columns(BatchObject *self, PyObject *args)
 	return t;
 }
 
+static PyObject *record_bytes(const void *records, size_t i)
+{
+	const rio_batch_record *r = &((const rio_batch_record *)records)[i];
+	return r->data ? PyBytes_FromStringAndSize((const char *)r->data, (Py_ssize_t)r->size)
+	               : Py_NewRef(Py_None);
+}
+
+static PyObject *record_source(const void *records, size_t i)
+{
+	const rio_batch_record *r = &((const rio_batch_record *)records)[i];
+	return Py_BuildValue("(IK)", r->shard, (unsigned long long)r->index);
+}
+
 /* records() -> list of bytes (raw batches), copied out of the batch. */
 static PyObject *batch_records(BatchObject *self, PyObject *unused)
 {
 	(void)unused;
-	PyObject *list = PyList_New((Py_ssize_t)self->b->count);
-	for (size_t i = 0; list && i < self->b->count; i++) {
-		const rio_batch_record *r = &self->b->records[i];
-		PyObject *o = r->data ? PyBytes_FromStringAndSize((const char *)r->data,
-		                                                  (Py_ssize_t)r->size)
-		                      : Py_NewRef(Py_None);
-		if (!o) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, o);
-	}
-	return list;
+	return rio_py_list(self->b->count, record_bytes, self->b->records);
 }
 
 /* sources() -> list of (shard, index): where each record came from. */
 static PyObject *batch_sources(BatchObject *self, PyObject *unused)
 {
 	(void)unused;
-	PyObject *list = PyList_New((Py_ssize_t)self->b->count);
-	for (size_t i = 0; list && i < self->b->count; i++) {
-		const rio_batch_record *r = &self->b->records[i];
-		PyObject *o = Py_BuildValue("(IK)", r->shard, (unsigned long long)r->index);
-		if (!o) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, o);
-	}
-	return list;
+	return rio_py_list(self->b->count, record_source, self->b->records);
 }
 
 static PyObject *batch_get_count(BatchObject *self, void *c)

@@ -9,6 +9,23 @@
 #include <errno.h>
 #include <string.h>
 
+/* Replaces *dst with a PyMem copy of the bytes path `pathobj` (from
+ * PyUnicode_FSConverter), whose reference it consumes; -1 with
+ * MemoryError. */
+static int set_path(char **dst, PyObject *pathobj)
+{
+	PyMem_Free(*dst);
+	*dst = PyMem_Malloc(PyBytes_GET_SIZE(pathobj) + 1);
+	if (*dst)
+		memcpy(*dst, PyBytes_AS_STRING(pathobj), PyBytes_GET_SIZE(pathobj) + 1);
+	Py_DECREF(pathobj);
+	if (!*dst) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- Reader ----------------------------------------------------------- */
 
 typedef struct {
@@ -44,15 +61,8 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kw)
 		rio_reader_close(self->r);
 		self->r = NULL;
 	}
-	PyMem_Free(self->path);
-	self->path = PyMem_Malloc(PyBytes_GET_SIZE(pathobj) + 1);
-	if (!self->path) {
-		Py_DECREF(pathobj);
-		PyErr_NoMemory();
+	if (set_path(&self->path, pathobj) < 0)
 		return -1;
-	}
-	memcpy(self->path, PyBytes_AS_STRING(pathobj), PyBytes_GET_SIZE(pathobj) + 1);
-	Py_DECREF(pathobj);
 	int rc;
 	Py_BEGIN_ALLOW_THREADS
 	rc = rio_reader_open(&self->r, self->path, &o);
@@ -239,14 +249,8 @@ static int writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 		Py_DECREF(pathobj);
 		return -1;
 	}
-	self->path = PyMem_Malloc(PyBytes_GET_SIZE(pathobj) + 1);
-	if (!self->path) {
-		Py_DECREF(pathobj);
-		PyErr_NoMemory();
+	if (set_path(&self->path, pathobj) < 0)
 		return -1;
-	}
-	memcpy(self->path, PyBytes_AS_STRING(pathobj), PyBytes_GET_SIZE(pathobj) + 1);
-	Py_DECREF(pathobj);
 	self->want_index = index;
 	int rc = rio_writer_open(&self->w, self->path, &o);
 	if (rc < 0) {
@@ -391,15 +395,7 @@ PyObject *rio_py_expand(PyObject *self, PyObject *args)
 	Py_DECREF(specobj);
 	if (rc < 0)
 		return rio_py_raise(rc, &e, NULL, NULL, 0);
-	PyObject *list = PyList_New((Py_ssize_t)set.count);
-	for (size_t i = 0; list && i < set.count; i++) {
-		PyObject *p = PyUnicode_DecodeFSDefault(set.paths[i]);
-		if (!p) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, p);
-	}
+	PyObject *list = rio_py_paths_list(set.paths, set.count);
 	rio_shardset_free(&set);
 	return list;
 }
@@ -419,9 +415,11 @@ static PyObject *index_tuple(rio_index *idx)
 	return Py_BuildValue("(NN)", o, s);
 }
 
-PyObject *rio_py_index_read(PyObject *self, PyObject *args)
+/* index_read and index_build: one path in, (offsets, sizes) out; they
+ * differ only in how the index is got. */
+static PyObject *index_from_path(PyObject *args,
+                                 int (*get)(const char *, rio_index *, rio_error *))
 {
-	(void)self;
 	PyObject *pathobj;
 	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &pathobj))
 		return NULL;
@@ -429,7 +427,7 @@ PyObject *rio_py_index_read(PyObject *self, PyObject *args)
 	rio_error e = {0};
 	int rc;
 	Py_BEGIN_ALLOW_THREADS
-	rc = rio_index_read(PyBytes_AS_STRING(pathobj), &idx, &e);
+	rc = get(PyBytes_AS_STRING(pathobj), &idx, &e);
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
 		PyObject *r = rio_py_raise(rc, &e, PyBytes_AS_STRING(pathobj), NULL, 0);
@@ -440,25 +438,16 @@ PyObject *rio_py_index_read(PyObject *self, PyObject *args)
 	return index_tuple(&idx);
 }
 
+PyObject *rio_py_index_read(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return index_from_path(args, rio_index_read);
+}
+
 PyObject *rio_py_index_build(PyObject *self, PyObject *args)
 {
 	(void)self;
-	PyObject *pathobj;
-	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &pathobj))
-		return NULL;
-	rio_index idx = {0};
-	rio_error e = {0};
-	int rc;
-	Py_BEGIN_ALLOW_THREADS
-	rc = rio_index_build(PyBytes_AS_STRING(pathobj), &idx, &e);
-	Py_END_ALLOW_THREADS
-	if (rc < 0) {
-		PyObject *r = rio_py_raise(rc, &e, PyBytes_AS_STRING(pathobj), NULL, 0);
-		Py_DECREF(pathobj);
-		return r;
-	}
-	Py_DECREF(pathobj);
-	return index_tuple(&idx);
+	return index_from_path(args, rio_index_build);
 }
 
 PyObject *rio_py_index_write(PyObject *self, PyObject *args)

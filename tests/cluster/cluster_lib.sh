@@ -3,7 +3,10 @@
 # cluster.sh (skip, 77, where namespaces cannot be made) and taken down on
 # any exit, and `cmpi HOSTFILE N ARGS...`: recordio-train on N ranks across
 # the hosts of HOSTFILE, killed after $TRAIN_TIMEOUT seconds. $C is the
-# cluster's directory, $C/hostfile lists every host with one slot.
+# cluster's directory, $C/hostfile lists every host with one slot. The
+# test runs in $T, with TRAIN_SET (shards 0-7 of the MNIST sample),
+# TEST_SET (8-9) and SMALL_RUN, the recordio-train arguments of a short
+# run on them (3 epochs, --threads 1: the same BLAS work on every rank).
 . "$(dirname "$0")/train_lib.sh"
 
 CLUSTER_SH="$(cd "$(dirname "$0")" && pwd)/cluster/cluster.sh"
@@ -17,6 +20,11 @@ if [ $rc -ne 0 ]; then
 	rm -rf "$T"
 	exit $rc
 fi
+cd "$T" || exit 1
+TRAIN_SET=$(shards 0 7)
+TEST_SET=$(shards 8 9)
+SMALL_RUN="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --epochs 3 \
+--threads 1 --quiet"
 
 # cmpi HOSTFILE N ARGS...: recordio-train on N ranks across the hosts
 cmpi() {
