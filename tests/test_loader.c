@@ -1423,6 +1423,9 @@ static void test_compressed_global(void)
 
 static const size_t ex_counts[3] = {20, 37, 5};
 
+/* decode_run()'s opts.map: decoding from mapped shards */
+static int decode_map;
+
 static void decode_run(const lu_dataset *d, const char *spec, int float_cols, rio_shuffle sh, int W)
 {
 	rio_column_spec *cols = NULL;
@@ -1438,6 +1441,7 @@ static void decode_run(const lu_dataset *d, const char *spec, int float_cols, ri
 	o.batch_size = 8;
 	o.columns = cols;
 	o.ncolumns = ncols;
+	o.map = decode_map;
 	int ok = 1;
 	for (int r = 0; r < W; r++) {
 		lu_seq_init(&s[r]);
@@ -1494,6 +1498,10 @@ static void test_decode(void)
 		if (all_shuffles[si] != RIO_SHUFFLE_GLOBAL)
 			decode_run(&dz, LU_COLS_NATIVE, 0, all_shuffles[si], 2);
 	}
+	decode_map = 1; /* globally shuffled from mapped shards */
+	decode_run(&d, LU_COLS_NATIVE, 0, RIO_SHUFFLE_GLOBAL, 1);
+	decode_run(&d, LU_COLS_FLOAT, 1, RIO_SHUFFLE_GLOBAL, 2);
+	decode_map = 0;
 	/* the image alone, scaled */
 	rio_column_spec *cols = NULL;
 	size_t ncols = 0;
