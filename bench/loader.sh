@@ -319,6 +319,18 @@ for b in 32 64 128 256 512 1024; do
 done
 echo "   (global+map: --map, the shards mapped rather than read record by record; peak RSS"
 echo "   $(mib "$(j sweep-global+map-256 peak_rss_bytes)") MiB at --batch 256, against $(mib "$(j sweep-global-256 peak_rss_bytes)") MiB without)"
+# the epochs after the first: a mapping's pages are faulted in during the
+# first epoch only; (seconds of 4 epochs - seconds of 1) / 3 per epoch
+printf "   %-10s %16s %16s   (epochs 2-4, --batch 256)\n" "" "global" "global+map"
+printf "   %-10s" "later"
+for m in "" --map; do
+	rb later1$m --workers $WORKERS --batch 256 --shuffle global $m --seed 1 "$W/plain"
+	rb later4$m --workers $WORKERS --batch 256 --shuffle global $m --seed 1 --epochs 4 "$W/plain"
+	t=$(awk -v a="$(j later1$m seconds)" -v b="$(j later4$m seconds)" 'BEGIN {print (b - a) / 3}')
+	g=$(gbps $PLAIN_BYTES "$t")
+	printf " %6s GB/s %4s" "$g" "$(ratio "$g" "$(gbps $PLAIN_BYTES $t_cat)")"
+done
+echo
 echo
 fi
 
