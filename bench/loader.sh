@@ -20,7 +20,8 @@
 #   g. io_uring against pread, in order and globally shuffled;
 #   h. Fashion-MNIST decoded into float columns, as the trainer reads it;
 #   i. the sweep: every shuffle mode at --batch 32 to 1024 (4 KiB records,
-#      128 KiB to 4 MiB batches), the loop's GB/s against `cat` (aim: >= 0.8);
+#      128 KiB to 4 MiB batches), and --shuffle global --map, the loop's GB/s
+#      against `cat` (aim: >= 0.8);
 #   j. cold (page cache dropped before each run: echo 3 >
 #      /proc/sys/vm/drop_caches, where this user may; skipped otherwise) and
 #      warm, for every shuffle mode with io_uring, pread and O_DIRECT
@@ -301,17 +302,34 @@ warm $PLAIN
 t_cat=$(median "cat $PLAIN > /dev/null")
 printf "   %-10s %6s GB/s (whole process)\n" "cat" "$(gbps $PLAIN_BYTES $t_cat)"
 printf "   %-10s" "--batch"
-for mode in none buffer global; do printf " %16s" "$mode"; done
+for mode in none buffer global global+map; do printf " %16s" "$mode"; done
 echo
 for b in 32 64 128 256 512 1024; do
 	printf "   %-10s" "$b"
-	for mode in none buffer global; do
-		rb sweep-$mode-$b --workers $WORKERS --batch $b --shuffle $mode --seed 1 "$W/plain"
+	for mode in none buffer global global+map; do
+		case $mode in
+		*+map) rb sweep-$mode-$b --workers $WORKERS --batch $b --shuffle "${mode%+map}" --map --seed 1 "$W/plain" ;;
+		*) rb sweep-$mode-$b --workers $WORKERS --batch $b --shuffle $mode --seed 1 "$W/plain" ;;
+		esac
 		g=$(gbps $PLAIN_BYTES "$(j sweep-$mode-$b seconds)")
 		printf " %6s GB/s %4s" "$g" "$(ratio "$g" "$(gbps $PLAIN_BYTES $t_cat)")"
 	done
 	echo
 done
+echo "   (global+map: --map, the shards mapped rather than read record by record; peak RSS"
+echo "   $(mib "$(j sweep-global+map-256 peak_rss_bytes)") MiB at --batch 256, against $(mib "$(j sweep-global-256 peak_rss_bytes)") MiB without)"
+# the epochs after the first: a mapping's pages are faulted in during the
+# first epoch only; (seconds of 4 epochs - seconds of 1) / 3 per epoch
+printf "   %-10s %16s %16s   (epochs 2-4, --batch 256)\n" "" "global" "global+map"
+printf "   %-10s" "later"
+for m in "" --map; do
+	rb later1$m --workers $WORKERS --batch 256 --shuffle global $m --seed 1 "$W/plain"
+	rb later4$m --workers $WORKERS --batch 256 --shuffle global $m --seed 1 --epochs 4 "$W/plain"
+	t=$(awk -v a="$(j later1$m seconds)" -v b="$(j later4$m seconds)" 'BEGIN {print (b - a) / 3}')
+	g=$(gbps $PLAIN_BYTES "$t")
+	printf " %6s GB/s %4s" "$g" "$(ratio "$g" "$(gbps $PLAIN_BYTES $t_cat)")"
+done
+echo
 echo
 fi
 

@@ -91,6 +91,9 @@ static int check_options(rio_loader *l)
 		return out_of_range(l, "read_size", RIO_LOADER_MIN_READ_SIZE, RIO_LOADER_MAX_READ_SIZE);
 	if (o->max_record_size == 0)
 		return bad_option(l, "max_record_size must be positive");
+	if (o->map && o->direct)
+		return bad_option(l, "map and direct exclude each other (mapped pages are the "
+		                     "page cache, which O_DIRECT bypasses)");
 	if (o->ncolumns && !o->columns)
 		return bad_option(l, "ncolumns is set but columns is NULL");
 	return 0;

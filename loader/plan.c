@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,6 +217,19 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 	if (n < 0)
 		return rio__error_set(err, -errno, s->path, 0, RIO__UNKNOWN, NULL);
 	s->comp = rio_compression_detect(head, (size_t)n);
+	/* global shuffling from mappings (opts.map): no read per record.
+	 * MADV_NORMAL's fault-around maps the cached pages near each fault,
+	 * ~16 at a time, far cheaper than MAP_POPULATE's whole files at open
+	 * or MADV_RANDOM's fault per page (bench/loader.sh, doc/loader.md) */
+	if (o->map && o->shuffle == RIO_SHUFFLE_GLOBAL && s->comp == RIO_COMPRESSION_NONE &&
+	    s->file_size > 0) {
+		void *m = mmap(NULL, (size_t)s->file_size, PROT_READ, MAP_SHARED, s->fd, 0);
+		if (m == MAP_FAILED)
+			return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
+			                      "cannot map the shard (opts.map)");
+		s->map = m;
+		s->map_len = (size_t)s->file_size;
+	}
 	if (o->direct && s->comp == RIO_COMPRESSION_NONE) {
 		s->fd_direct = open(s->path, O_RDONLY | O_CLOEXEC | O_DIRECT);
 		if (s->fd_direct < 0)
@@ -531,6 +545,8 @@ void rio__dataset_close(rio__dataset *ds)
 			close(sh->fd);
 		if (sh->fd_direct >= 0)
 			close(sh->fd_direct);
+		if (sh->map)
+			munmap((void *)sh->map, sh->map_len);
 		free(sh->ckpt);
 		free(sh->offset);
 		free(sh->framed);

@@ -27,6 +27,9 @@ typedef struct rio__shard {
 	const char *path;       /* owned by the dataset's shardset            */
 	int fd;                 /* open for the loader's lifetime            */
 	int fd_direct;          /* O_DIRECT descriptor, or -1               */
+	const uint8_t *map;     /* opts.map: the file mapped read-only, map_len
+	                         * bytes (its size at open), or NULL         */
+	size_t map_len;
 	rio_compression comp;
 	uint64_t file_size;
 	int needed;             /* this rank reads it (or counts it)         */

@@ -160,7 +160,19 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 		rc = rio__chunk_grow(c, 0, total);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		reqs[i].buf = c->buf + (uintptr_t)reqs[i].buf;
-	if (rc == 0) {
+	if (rc == 0 && l->o.map) {
+		/* mapped shards (plan.c): copies, not reads; bytes past the
+		 * file's size at open read as missing (a truncated frame) */
+		for (size_t i = 0; i < n; i++) {
+			const rio__shard *s = &l->ds.shards[shard[i]];
+			size_t got = reqs[i].offset < s->map_len ? s->map_len - (size_t)reqs[i].offset : 0;
+			if (got > reqs[i].len)
+				got = reqs[i].len;
+			if (got)
+				memcpy(reqs[i].buf, s->map + reqs[i].offset, got);
+			reqs[i].result = (ssize_t)got;
+		}
+	} else if (rc == 0) {
 		rc = rio__io_run(w->io, reqs, n);
 		if (rc < 0)
 			rc = rio__error_set(&c->err, rc, l->ds.shards[shard[0]].path, RIO__UNKNOWN,

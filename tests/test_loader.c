@@ -978,6 +978,17 @@ static void test_resume_buffer(void)
 static void test_resume_global(void)
 {
 	resume_mode(RIO_SHUFFLE_GLOBAL);
+	/* the same from mapped shards (opts.map) */
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = RIO_SHUFFLE_GLOBAL;
+	o.world = 2;
+	o.rank = 1;
+	o.seed = 99;
+	o.map = 1;
+	resume_one(RIO_SHUFFLE_GLOBAL, &o);
+	o.on_damage = RIO_DAMAGE_SKIP; /* the pipeline rather than the direct path */
+	resume_one(RIO_SHUFFLE_GLOBAL, &o);
 }
 
 /* A state saved by one loader is refused by loaders over other data, rank,
@@ -1282,6 +1293,48 @@ static void test_direct(void)
 		}
 }
 
+/* opts.map: global shuffling copies from mappings of the shards; the same
+ * batches as reads give in every mode (no effect outside GLOBAL), with
+ * either backend, under FAIL (the direct path) and SKIP (the pipeline);
+ * refused with direct. */
+static void test_map(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++)
+		for (int io = RIO_IO_AUTO; io <= RIO_IO_PREAD; io += 2)
+			for (int pol = RIO_DAMAGE_FAIL; pol <= RIO_DAMAGE_SKIP; pol++) {
+				rio_loader_opts o;
+				lu_base_opts(&o);
+				o.shuffle = all_shuffles[si];
+				o.io = (rio_io_backend)io;
+				o.on_damage = (rio_damage_policy)pol;
+				o.world = 2;
+				o.rank = 1;
+				lu_seq ref, s;
+				lu_seq_init(&ref);
+				lu_seq_init(&s);
+				lu_run(d, &o, 2, &ref);
+				o.map = 1;
+				lu_run(d, &o, 2, &s);
+				CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
+				      "%s, %s, map = 1: another sequence (%zu records, %zu wrong)",
+				      shuffle_name(o.shuffle), pol ? "SKIP" : "FAIL", s.n, s.bad_payload);
+				lu_seq_free(&ref);
+				lu_seq_free(&s);
+			}
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = RIO_SHUFFLE_GLOBAL;
+	o.map = 1;
+	o.direct = 1;
+	rio_loader *l = NULL;
+	int rc = rio_loader_open(&l, d->prefix, &o);
+	CHECK(rc == -EINVAL && strstr(rio_loader_error(l)->message, "map and direct"),
+	      "map with direct: %d (%s) %s", rc, rio_strerror(rc),
+	      l ? rio_loader_error(l)->message : "");
+	rio_loader_close(l);
+}
+
 /* ---- compressed shards ---------------------------------------------------- */
 
 static void test_compressed(void)
@@ -1370,6 +1423,9 @@ static void test_compressed_global(void)
 
 static const size_t ex_counts[3] = {20, 37, 5};
 
+/* decode_run()'s opts.map: decoding from mapped shards */
+static int decode_map;
+
 static void decode_run(const lu_dataset *d, const char *spec, int float_cols, rio_shuffle sh, int W)
 {
 	rio_column_spec *cols = NULL;
@@ -1385,6 +1441,7 @@ static void decode_run(const lu_dataset *d, const char *spec, int float_cols, ri
 	o.batch_size = 8;
 	o.columns = cols;
 	o.ncolumns = ncols;
+	o.map = decode_map;
 	int ok = 1;
 	for (int r = 0; r < W; r++) {
 		lu_seq_init(&s[r]);
@@ -1441,6 +1498,10 @@ static void test_decode(void)
 		if (all_shuffles[si] != RIO_SHUFFLE_GLOBAL)
 			decode_run(&dz, LU_COLS_NATIVE, 0, all_shuffles[si], 2);
 	}
+	decode_map = 1; /* globally shuffled from mapped shards */
+	decode_run(&d, LU_COLS_NATIVE, 0, RIO_SHUFFLE_GLOBAL, 1);
+	decode_run(&d, LU_COLS_FLOAT, 1, RIO_SHUFFLE_GLOBAL, 2);
+	decode_map = 0;
 	/* the image alone, scaled */
 	rio_column_spec *cols = NULL;
 	size_t ncols = 0;
@@ -1719,6 +1780,9 @@ static const size_t dmg_counts[3] = {40, 40, 40};
 /* The loader's error after the last damaged_epoch(). */
 static rio_error last_err;
 
+/* damaged_epoch()'s opts.map: the damage tests again with mapped shards */
+static int dmg_map;
+
 static int damaged_epoch(const lu_dataset *d, rio_shuffle sh, rio_damage_policy policy, int verify,
                          lu_seq *s, rio_loader_stats *st, char *msg, size_t msgsize, int *open_rc)
 {
@@ -1728,6 +1792,7 @@ static int damaged_epoch(const lu_dataset *d, rio_shuffle sh, rio_damage_policy 
 	o.batch_size = 8;
 	o.on_damage = policy;
 	o.verify_crc = verify;
+	o.map = dmg_map;
 	rio_loader *l = NULL;
 	*open_rc = rio_loader_open(&l, d->prefix, &o);
 	if (*open_rc < 0) {
@@ -1747,7 +1812,7 @@ static void test_damaged_data(void)
 {
 	lu_watchdog("damaged data", 120);
 	lu_dataset d;
-	lu_dataset_make(&d, &(lu_spec){.name = "dmg",
+	lu_dataset_make(&d, &(lu_spec){.name = dmg_map ? "dmg-map" : "dmg",
 	                               .tag = 7,
 	                               .counts = dmg_counts,
 	                               .nshards = 3,
@@ -1824,7 +1889,7 @@ static void test_damaged_data(void)
 	lu_dataset_free(&d);
 
 	/* a damaged length CRC */
-	lu_dataset_make(&d, &(lu_spec){.name = "dmglen",
+	lu_dataset_make(&d, &(lu_spec){.name = dmg_map ? "dmglen-map" : "dmglen",
 	                               .tag = 7,
 	                               .counts = dmg_counts,
 	                               .nshards = 3,
@@ -1996,7 +2061,8 @@ static void test_truncated(void)
 	lu_watchdog("truncated", 120);
 	for (int with_idx = 0; with_idx <= 1; with_idx++) {
 		lu_dataset d;
-		lu_dataset_make(&d, &(lu_spec){.name = with_idx ? "cut-idx" : "cut-noidx",
+		lu_dataset_make(&d, &(lu_spec){.name = with_idx ? (dmg_map ? "cut-idx-map" : "cut-idx")
+		                                                : (dmg_map ? "cut-noidx-map" : "cut-noidx"),
 		                               .tag = 8,
 		                               .counts = dmg_counts,
 		                               .nshards = 3,
@@ -2565,6 +2631,16 @@ static void test_close_anywhere(void)
 		}
 }
 
+/* The damage tests with mapped shards: the same errors, skips and
+ * messages (bytes past a cut read as missing) */
+static void test_damage_mapped(void)
+{
+	dmg_map = 1;
+	test_damaged_data();
+	test_truncated();
+	dmg_map = 0;
+}
+
 static const tu_test basic_tests[] = {
     {"rio_loader_opts_init defaults", test_opts_defaults},
     {"dtype names and sizes", test_dtypes},
@@ -2605,6 +2681,7 @@ static const tu_test resume_tests[] = {
 static const tu_test io_tests[] = {
     {"RIO_LOADER_IO=pread", test_io_env_pread},
     {"O_DIRECT", test_direct},
+    {"mapped shards (opts.map)", test_map},
     {"gzip, zlib, lz4 shards: the same records", test_compressed},
     {"GLOBAL over compressed shards: RIO_EUNSUPPORTED", test_compressed_global},
     {NULL, NULL},
@@ -2685,6 +2762,7 @@ static void test_option_limits(void)
 static const tu_test damage_tests[] = {
     {"a damaged record", test_damaged_data},
     {"a truncated shard", test_truncated},
+    {"a damaged record and a truncated shard, mapped (opts.map)", test_damage_mapped},
     {"damaged shards without .idx: the scan numbers frames as the index", test_damaged_scanned},
     {NULL, NULL},
 };
