@@ -262,6 +262,10 @@ def test_ctrl_c_stops_an_iteration(shards):
     code = textwrap.dedent("""
         import os, signal, sys, threading, time
         import recordio
+        # as in a terminal: a test run started in the background (nohup, &)
+        # hands its children SIGINT ignored, and Python then installs no
+        # handler for it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         loader = recordio.Loader(sys.argv[1], batch_size=8, shuffle="buffer",
                                  decode={"image": ("u8", 784), "label": ("i64", 1)})
         threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
