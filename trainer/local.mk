@@ -11,8 +11,9 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/synthetic.c trainer/synthetic.h \
 	trainer/checkpoint.c trainer/checkpoint.h
-# no errno from sqrtf & co., so that the optimizer's loops vectorise
-trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) -fno-math-errno
+# no errno from sqrtf & co., so that the optimizer's loops vectorise; no FMA
+# contraction, so that a vector body and its scalar tail round alike
+trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) -fno-math-errno -ffp-contract=off
 TRAINER_LIBS = trainer/libtrainer.la recordio/librecordio.la lib/librio_internal.la \
 	$(OPENBLAS_LIBS) -lm
 

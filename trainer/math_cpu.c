@@ -40,7 +40,11 @@
  * -O2 vectorises only loops whose trip count the vector width divides
  * (the "very cheap" cost model), i.e. none of these: vectorising is asked
  * for here, and trainer/local.mk compiles this file without errno for the
- * math functions (-fno-math-errno: Adam's sqrtf). (Scalar,
+ * math functions (-fno-math-errno: Adam's sqrtf) and with no fused
+ * multiply-adds (-ffp-contract=off: the AVX-512 clone has FMA, and a
+ * contracted vector body beside a scalar tail rounded an element
+ * differently by where a bucket's boundary fell, and one CPU differently
+ * from another). (Scalar,
  * the ReLU mask alone took 10% of a step in branch mispredictions.) No
  * reduction is reordered: the results are those of the scalar loops. */
 #if defined(__GNUC__) && !defined(__clang__)
