@@ -60,7 +60,7 @@ int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read
 	rio__io *io = calloc(1, sizeof *io);
 	if (!io)
 		return -ENOMEM;
-	io->depth = queue_depth ? queue_depth : 32;
+	io->depth = queue_depth ? queue_depth : 128;
 	io->read_size = read_size ? read_size : 256 * 1024;
 	if (use_uring) {
 #ifdef HAVE_LIBURING
