@@ -10,6 +10,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Under O_DIRECT (c->huge), buffers of this size and up are aligned to it
+ * and asked to be backed by transparent huge pages: an O_DIRECT read into
+ * 4 KiB pages becomes one scatter-gather segment per page, and a device that takes a few hundred
+ * segments per request then sees ~300 KiB requests whatever read_size is;
+ * into huge pages, adjacent reads merge into requests of megabytes, as the
+ * page cache's readahead gets (bench/loader.sh j). Only there: a huge page
+ * is resident whole, which would raise the RSS of buffers read partly. */
+#define RIO__HUGE (2u << 20)
 
 int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need)
 {
@@ -18,9 +28,14 @@ int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need)
 	size_t cap = c->cap ? c->cap : 1 << 20;
 	while (cap < need)
 		cap *= 2;
-	uint8_t *b = rio__aligned_alloc(RIO__IO_ALIGN, cap);
+	int huge = c->huge && cap >= RIO__HUGE;
+	uint8_t *b = rio__aligned_alloc(huge ? RIO__HUGE : RIO__IO_ALIGN, cap);
 	if (!b)
 		return -ENOMEM;
+#ifdef MADV_HUGEPAGE
+	if (huge)
+		(void)madvise(b, cap, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
+#endif
 	if (keep)
 		memcpy(b, c->buf, keep);
 	free(c->buf);

@@ -58,33 +58,6 @@ static int by_file_offset(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Runs a window of reads; under O_DIRECT in file order (the scattered reads
- * of a shuffled batch then walk a disk forwards). Reads from the page cache
- * gain nothing from the order, and the sort costs more than it saves. */
-static int read_window(rio__worker *w, rio__io_req *reqs, size_t n, int direct)
-{
-	if (n < 3 || !direct)
-		return rio__io_run(w->io, reqs, n);
-	rio__io_req **order = malloc(n * sizeof *order);
-	rio__io_req *sorted = malloc(n * sizeof *sorted);
-	if (!order || !sorted) {
-		free(order);
-		free(sorted);
-		return -ENOMEM;
-	}
-	for (size_t k = 0; k < n; k++)
-		order[k] = &reqs[k];
-	qsort(order, n, sizeof *order, by_file_offset);
-	for (size_t k = 0; k < n; k++)
-		sorted[k] = *order[k];
-	int rc = rio__io_run(w->io, sorted, n);
-	for (size_t k = 0; k < n; k++)
-		order[k]->result = sorted[k].result;
-	free(order);
-	free(sorted);
-	return rc;
-}
-
 /* Locates batch `b`'s records and plans their reads: places from pl[0],
  * requests appended at reqs[*nreq], landing at buffer offsets from *total
  * (offsets, made pointers once the buffer is known). Adjacent records share
@@ -249,7 +222,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t r1 = r0 + 1, span = reqs[r0].len;
 		while (r1 < nreq && span + reqs[r1].len <= l->o.read_size)
 			span += reqs[r1++].len;
-		if ((rc = read_window(w, reqs + r0, r1 - r0, 0)) < 0)
+		if ((rc = rio__io_run(w->io, reqs + r0, r1 - r0)) < 0)
 			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,
 			                      reqs[r0].offset, RIO__UNKNOWN, "read failed");
 		for (size_t r = r0; r < r1; r++)
@@ -367,58 +340,113 @@ static void file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, 
 /* ---- O_DIRECT: batches read ahead --------------------------------------
  * No page-cache readahead works for O_DIRECT, and one batch's reads are
  * few: a worker claims the next batches of about RIO__DIRECT_AHEAD
- * records at once, reads them all into its scratch buffer with every
- * request in flight (in file order), and then fills their slots one by
- * one. Batches claimed ahead have no slot yet, so slots go to batches
+ * records at once (a claim), reads them all into a scratch buffer with
+ * every request in flight (in file order), and then fills their slots one
+ * by one. While it fills them, the reads of its next claim are already in
+ * flight into its other scratch buffer (two claims, w->chunks[0] and [1],
+ * taking turns), so the device is not idle while batches are checked and
+ * copied. Batches claimed ahead have no slot yet, so slots go to batches
  * strictly in batch order (l->slot_turn): the earliest unfinished batch
  * is always the next to get one, and every batch holding a slot is an
  * earlier one, which the consumer takes and releases. */
 #define RIO__DIRECT_AHEAD 1024
 
-/* Reads batches [b0, b0 + k) and fills them; returns with l->mu held,
- * as it was taken. */
-static void run_ahead(rio__worker *w, uint64_t b0, uint64_t k)
+typedef struct claim {
+	uint64_t b0, k;   /* batches [b0, b0 + k); k 0: none */
+	place *pl;        /* their places ... */
+	rio__io_req *reqs;
+	size_t *first, *req0; /* ... batch j's from first[j], reads from req0[j] */
+	rio__io_req **order, *sorted; /* the reads in file order, as run */
+	size_t nreq;
+	rio__chunk *c;    /* the scratch buffer the reads land in */
+	int rc;           /* the reads' outcome (each request says its own) */
+} claim;
+
+/* Takes the next claim of up to `ahead` batches into *cl (cl->k 0 when
+ * there is none left, or on stop); under l->mu. */
+static void take_claim(rio_loader *l, uint64_t ahead, claim *cl)
+{
+	cl->k = 0;
+	if (l->stop || l->next_task >= l->plan.ntasks)
+		return;
+	cl->b0 = l->next_task;
+	cl->k = ahead;
+	if (cl->k > l->plan.ntasks - cl->b0)
+		cl->k = l->plan.ntasks - cl->b0;
+	l->next_task += cl->k;
+}
+
+/* Plans claim `cl`'s reads and starts them (the scratch buffers then
+ * registered, both, as no read is in flight). Returns 0 or an error, in
+ * cl->rc too, the reads not started. */
+static int start_claim(rio__worker *w, claim *cl)
 {
 	rio_loader *l = w->l;
-	size_t n = 0;
-	for (uint64_t b = b0; b < b0 + k; b++)
-		n += (size_t)l->plan.tasks[b].count;
-	pthread_mutex_unlock(&l->mu);
-	size_t first[k + 1], req0[k + 1]; /* each batch's places and reads */
-	for (uint64_t j = 0; j <= k; j++)
-		first[j] = req0[j] = 0;
-	int rc = grow_places(w, n);
-	place *pl = w->places;
-	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
 	size_t nreq = 0, total = 0, np = 0;
-	for (uint64_t j = 0; j < k && rc == 0; j++) {
-		first[j] = np;
-		req0[j] = nreq;
-		plan_batch(w, b0 + j, pl + np, reqs, &nreq, &total);
-		np += (size_t)l->plan.tasks[b0 + j].count;
+	cl->nreq = 0;
+	for (uint64_t j = 0; j < cl->k; j++) {
+		cl->first[j] = np;
+		cl->req0[j] = nreq;
+		plan_batch(w, cl->b0 + j, cl->pl + np, cl->reqs, &nreq, &total);
+		np += (size_t)l->plan.tasks[cl->b0 + j].count;
 	}
-	if (rc == 0) {
-		first[k] = np;
-		req0[k] = nreq;
+	cl->first[cl->k] = np;
+	cl->req0[cl->k] = nreq;
+	if ((cl->rc = rio__chunk_grow(cl->c, 0, total ? total : 1)) < 0)
+		return cl->rc;
+	void *bufs[RIO__IO_FIXED];
+	size_t lens[RIO__IO_FIXED];
+	unsigned nb = 0;
+	for (unsigned i = 0; i < RIO__IO_FIXED && i < RIO__CHUNKS_PER_WORKER; i++)
+		if (w->chunks[i].buf) {
+			bufs[nb] = w->chunks[i].buf;
+			lens[nb++] = w->chunks[i].cap;
+		}
+	rio__io_register(w->io, bufs, lens, nb); /* fixed buffers */
+	for (size_t r = 0; r < nreq; r++) {
+		cl->reqs[r].buf = cl->c->buf + (uintptr_t)cl->reqs[r].buf;
+		cl->order[r] = &cl->reqs[r];
 	}
-	rio__chunk *c = &w->chunks[0];
-	if (rc == 0 && (rc = rio__chunk_grow(c, 0, total ? total : 1)) == 0) {
-		rio__io_register(w->io, c->buf, c->cap); /* a fixed buffer */
-		for (size_t r = 0; r < nreq; r++)
-			reqs[r].buf = c->buf + (uintptr_t)reqs[r].buf;
-		rc = read_window(w, reqs, nreq, 1); /* each request says how it went */
-		for (size_t r = 0; r < nreq && rc < 0; r++)
-			if (reqs[r].result < 0)
-				rc = 0; /* the batches that a failed read hits say so */
-		/* else nothing was read (no memory to sort, no submission) */
-	}
-	for (uint64_t j = 0; j < k; j++) {
-		uint64_t b = b0 + j;
+	/* in file order: the scattered reads of a shuffled batch walk forwards */
+	qsort(cl->order, nreq, sizeof *cl->order, by_file_offset);
+	for (size_t r = 0; r < nreq; r++)
+		cl->sorted[r] = *cl->order[r];
+	cl->nreq = nreq;
+	cl->rc = rio__io_start(w->io, cl->sorted, nreq);
+	if (cl->rc < 0) /* nothing in flight: the claim's batches fail */
+		rio__io_finish(w->io);
+	return cl->rc;
+}
+
+/* Waits for claim `cl`'s reads; each request then says how it went, and
+ * cl->rc is an error only where nothing was read (no submission). */
+static void finish_claim(rio__worker *w, claim *cl)
+{
+	if (cl->rc == 0)
+		cl->rc = rio__io_finish(w->io);
+	for (size_t r = 0; r < cl->nreq; r++)
+		cl->order[r]->result = cl->sorted[r].result;
+	for (size_t r = 0; r < cl->nreq && cl->rc < 0; r++)
+		if (cl->reqs[r].result < 0)
+			cl->rc = 0; /* the batches that a failed read hits say so */
+}
+
+/* Fills the slots of claim `cl`'s batches (read: finish_claim) one by one,
+ * in batch order. Returns 1 on stop, else 0; without l->mu either way. */
+static int deliver_claim(rio__worker *w, claim *cl)
+{
+	rio_loader *l = w->l;
+	place *pl = cl->pl;
+	rio__io_req *reqs = cl->reqs;
+	for (uint64_t j = 0; j < cl->k; j++) {
+		uint64_t b = cl->b0 + j;
 		pthread_mutex_lock(&l->mu);
 		while (!l->stop && (l->slot_turn != b || !l->pool.free_list))
 			pthread_cond_wait(&l->slot_cv, &l->mu);
-		if (l->stop)
-			return;
+		if (l->stop) {
+			pthread_mutex_unlock(&l->mu);
+			return 1;
+		}
 		rio__slot *s = l->pool.free_list;
 		l->pool.free_list = s->next;
 		l->slot_turn++;
@@ -426,14 +454,15 @@ static void run_ahead(rio__worker *w, uint64_t b0, uint64_t k)
 		pthread_mutex_unlock(&l->mu);
 
 		rio__error_clear(&w->err);
-		int brc = rc;
-		if (brc < 0 && first[j + 1] > first[j])
-			rio__error_set(&w->err, brc, l->ds.shards[pl[first[j]].shard].path,
-			               pl[first[j]].offset, RIO__UNKNOWN, "read failed");
+		int brc = cl->rc;
+		size_t f0 = cl->first[j], f1 = cl->first[j + 1];
+		if (brc < 0 && f1 > f0)
+			rio__error_set(&w->err, brc, l->ds.shards[pl[f0].shard].path, pl[f0].offset,
+			               RIO__UNKNOWN, "read failed");
 		uint64_t file_bytes = 0, bytes = 0;
-		for (size_t r = req0[j]; r < req0[j + 1] && brc == 0; r++) {
+		for (size_t r = cl->req0[j]; r < cl->req0[j + 1] && brc == 0; r++) {
 			if (reqs[r].result < 0) {
-				const place *p = &pl[first[j]];
+				const place *p = &pl[f0];
 				while (p->req != r)
 					p++;
 				brc = rio__error_set(&w->err, (int)reqs[r].result,
@@ -443,45 +472,108 @@ static void run_ahead(rio__worker *w, uint64_t b0, uint64_t k)
 				file_bytes += (uint64_t)reqs[r].result;
 			}
 		}
-		size_t nb = first[j + 1] - first[j];
 		if (brc == 0 && !l->cols.ncols) { /* room for the payloads */
 			size_t need = 0;
-			for (size_t i = first[j]; i < first[j + 1]; i++)
+			for (size_t i = f0; i < f1; i++)
 				need += pl[i].framed;
 			s->arena_used = 0;
 			brc = rio__slot_reserve(s, need);
 		}
 		if (brc == 0)
-			brc = deliver(w, s, pl + first[j], 0, nb, reqs, c->buf, !l->cols.ncols, &bytes);
+			brc = deliver(w, s, pl + f0, 0, f1 - f0, reqs, cl->c->buf, !l->cols.ncols, &bytes);
 		if (brc == 0)
-			brc = finish(w, s, b, nb, bytes, file_bytes);
+			brc = finish(w, s, b, f1 - f0, bytes, file_bytes);
 		pthread_mutex_lock(&l->mu);
 		file_batch(l, w, s, b, brc);
-		if (j + 1 < k)
-			pthread_mutex_unlock(&l->mu);
+		pthread_mutex_unlock(&l->mu);
 	}
+	return 0;
 }
 
+/* The O_DIRECT worker: claims taken two at a time, the next one's reads
+ * in flight while the current one's batches are filled. Called and
+ * returns with l->mu held. */
+static void run_direct(rio__worker *w)
+{
+	rio_loader *l = w->l;
+	uint64_t ahead = RIO__DIRECT_AHEAD / l->o.batch_size;
+	ahead = ahead > 1 ? ahead : 1;
+	size_t nmax = (size_t)(ahead * l->o.batch_size); /* places per claim */
+	claim cl[2];
+	memset(cl, 0, sizeof cl);
+	pthread_mutex_unlock(&l->mu);
+	int rc = grow_places(w, 2 * nmax);
+	size_t *idx = malloc(4 * ((size_t)ahead + 1) * sizeof *idx);
+	void *ord = malloc(2 * nmax * (sizeof(rio__io_req *) + sizeof(rio__io_req)));
+	if (rc == 0 && (!idx || !ord))
+		rc = -ENOMEM;
+	pthread_mutex_lock(&l->mu);
+	if (rc < 0) { /* no memory: the next batch fails, in its turn */
+		claim one;
+		take_claim(l, 1, &one);
+		while (one.k && !l->stop && l->slot_turn != one.b0)
+			pthread_cond_wait(&l->slot_cv, &l->mu);
+		if (one.k && !l->stop) {
+			l->slot_turn++;
+			pthread_cond_broadcast(&l->slot_cv);
+			if (l->error == 0 || one.b0 < l->error_batch) {
+				l->error = rc;
+				l->error_batch = one.b0;
+				rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+			}
+			pthread_cond_broadcast(&l->ready_cv);
+		}
+		free(idx);
+		free(ord);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		cl[i].pl = (place *)w->places + (size_t)i * nmax;
+		cl[i].reqs = (rio__io_req *)(void *)((place *)w->places + w->nplaces) + (size_t)i * nmax;
+		cl[i].first = idx + (size_t)(2 * i) * ((size_t)ahead + 1);
+		cl[i].req0 = cl[i].first + (size_t)ahead + 1;
+		cl[i].order = (rio__io_req **)ord + (size_t)i * nmax;
+		cl[i].sorted = (rio__io_req *)(void *)((rio__io_req **)ord + 2 * nmax) + (size_t)i * nmax;
+		cl[i].c = &w->chunks[i];
+	}
+	int cur = 0;
+	take_claim(l, ahead, &cl[cur]);
+	pthread_mutex_unlock(&l->mu);
+	if (cl[cur].k)
+		start_claim(w, &cl[cur]);
+	while (cl[cur].k) {
+		claim *c = &cl[cur], *n = &cl[1 - cur];
+		pthread_mutex_lock(&l->mu);
+		take_claim(l, ahead, n);
+		pthread_mutex_unlock(&l->mu);
+		finish_claim(w, c);
+		if (n->k)
+			start_claim(w, n); /* in flight while c's batches are filled */
+		int stopped = deliver_claim(w, c);
+		c->k = 0;
+		if (stopped && n->k) {
+			finish_claim(w, n); /* no read may outlive its buffer */
+			n->k = 0;
+		}
+		cur = 1 - cur;
+	}
+	free(idx);
+	free(ord);
+	pthread_mutex_lock(&l->mu);
+}
 void *rio__direct_main(void *arg)
 {
 	rio__worker *w = arg;
 	rio_loader *l = w->l;
 	if (l->pool.device_copy)
 		rio__cuda_set_device(l->o.device);
-	uint64_t ahead = RIO__DIRECT_AHEAD / l->o.batch_size;
 	pthread_mutex_lock(&l->mu);
+	if (l->o.direct) {
+		run_direct(w);
+		pthread_mutex_unlock(&l->mu);
+		return NULL;
+	}
 	for (;;) {
-		if (l->o.direct) {
-			if (l->stop || l->next_task >= l->plan.ntasks)
-				break;
-			uint64_t b0 = l->next_task;
-			uint64_t k = ahead > 1 ? ahead : 1;
-			if (k > l->plan.ntasks - b0)
-				k = l->plan.ntasks - b0;
-			l->next_task += k;
-			run_ahead(w, b0, k);
-			continue;
-		}
 		while (!l->stop && l->next_task < l->plan.ntasks && !l->pool.free_list)
 			pthread_cond_wait(&l->slot_cv, &l->mu);
 		if (l->stop || l->next_task >= l->plan.ntasks)

@@ -5,7 +5,10 @@
  * in order. io_uring keeps up to queue_depth pieces in flight, resubmits the
  * rest of a piece that came back short, and stops a request at the end of
  * the file (a piece that reads 0 bytes). A request's result is the number of
- * bytes read contiguously from its start.
+ * bytes read contiguously from its start. rio__io_start puts a run's first
+ * queue_depth pieces in flight and returns (pread: nothing yet), so that the
+ * caller can work while they are read; rio__io_finish reads the rest and
+ * waits for them all.
  */
 #include "config.h"
 #include "io.h"
@@ -36,8 +39,14 @@ struct rio__io {
 	size_t read_size;
 	piece *pieces;
 	size_t cap;
-	uint8_t *fixed;  /* the registered buffer, or NULL */
-	size_t fixed_len;
+	uint8_t *fixed[RIO__IO_FIXED]; /* the registered buffers, or NULL */
+	size_t fixed_len[RIO__IO_FIXED];
+	/* the run started and not yet finished (rio__io_start) */
+	rio__io_req *reqs;
+	size_t nreqs, np, next, inflight;
+	size_t *retry; /* pieces whose rest must be read again */
+	size_t nretry;
+	int rc;
 	int *file_slot;  /* registered files: fd -> its slot, or -1 */
 	size_t nfile_slot;
 #ifdef HAVE_LIBURING
@@ -51,7 +60,7 @@ int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read
 	rio__io *io = calloc(1, sizeof *io);
 	if (!io)
 		return -ENOMEM;
-	io->depth = queue_depth ? queue_depth : 32;
+	io->depth = queue_depth ? queue_depth : 128;
 	io->read_size = read_size ? read_size : 256 * 1024;
 	if (use_uring) {
 #ifdef HAVE_LIBURING
@@ -79,6 +88,7 @@ void rio__io_close(rio__io *io)
 		io_uring_queue_exit(&io->ring);
 #endif
 	free(io->pieces);
+	free(io->retry);
 	free(io->file_slot);
 	free(io);
 }
@@ -112,21 +122,33 @@ void rio__io_register_files(rio__io *io, const int *fds, size_t n)
 #endif
 }
 
-void rio__io_register(rio__io *io, void *buf, size_t len)
+void rio__io_register(rio__io *io, void *const *bufs, const size_t *lens, unsigned n)
 {
 #ifdef HAVE_LIBURING
-	if (!io->use_uring || (io->fixed == buf && io->fixed_len == len))
+	if (!io->use_uring || n > RIO__IO_FIXED)
 		return;
-	if (io->fixed)
+	unsigned same = 1;
+	for (unsigned i = 0; i < RIO__IO_FIXED; i++)
+		if (i < n ? io->fixed[i] != bufs[i] || io->fixed_len[i] != lens[i] : io->fixed[i] != NULL)
+			same = 0;
+	if (same)
+		return;
+	if (io->fixed[0])
 		io_uring_unregister_buffers(&io->ring);
-	io->fixed = NULL;
-	struct iovec iov = {buf, len};
-	if (io_uring_register_buffers(&io->ring, &iov, 1) == 0) {
-		io->fixed = buf;
-		io->fixed_len = len;
+	struct iovec iov[RIO__IO_FIXED];
+	for (unsigned i = 0; i < RIO__IO_FIXED; i++) {
+		io->fixed[i] = NULL;
+		io->fixed_len[i] = 0;
+		if (i < n)
+			iov[i] = (struct iovec){bufs[i], lens[i]};
 	}
+	if (n && io_uring_register_buffers(&io->ring, iov, n) == 0)
+		for (unsigned i = 0; i < n; i++) {
+			io->fixed[i] = bufs[i];
+			io->fixed_len[i] = lens[i];
+		}
 #else
-	(void)io, (void)buf, (void)len;
+	(void)io, (void)bufs, (void)lens, (void)n;
 #endif
 }
 
@@ -190,93 +212,122 @@ static int read_pread(rio__io *io, const rio__io_req *reqs, size_t np)
 }
 
 #ifdef HAVE_LIBURING
-static int read_uring(rio__io *io, const rio__io_req *reqs, size_t np)
+/* Puts pieces in flight up to the queue depth and submits them; with
+ * `wait`, waits for at least one completion. */
+static int uring_submit(rio__io *io, int wait)
 {
-	size_t next = 0, inflight = 0;
-	/* pieces whose rest must be read again come back through `retry` */
-	size_t *retry = NULL, nretry = 0;
-	int rc = 0;
-	while (next < np || inflight > 0 || nretry > 0) {
-		while (inflight < io->depth && (nretry > 0 || next < np)) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
-			if (!sqe)
-				break;
-			size_t k = nretry > 0 ? retry[--nretry] : next++;
-			piece *p = &io->pieces[k];
-			uint8_t *dst = p->buf + p->done;
-			unsigned n = (unsigned)(p->len - p->done);
-			int fd = reqs[p->req].fd;
-			int slot = (size_t)fd < io->nfile_slot ? io->file_slot[fd] : -1;
-			if (io->fixed && dst >= io->fixed && dst + n <= io->fixed + io->fixed_len)
-				io_uring_prep_read_fixed(sqe, slot >= 0 ? slot : fd, dst, n,
-				                         p->offset + p->done, 0);
-			else
-				io_uring_prep_read(sqe, slot >= 0 ? slot : fd, dst, n, p->offset + p->done);
-			if (slot >= 0)
-				sqe->flags |= IOSQE_FIXED_FILE;
-			io_uring_sqe_set_data64(sqe, k);
-			inflight++;
-		}
-		int s = io_uring_submit_and_wait(&io->ring, 1);
-		if (s < 0 && s != -EINTR) {
-			rc = s;
+	while (io->inflight < io->depth && (io->nretry > 0 || io->next < io->np)) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
+		if (!sqe)
 			break;
-		}
-		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0;
-		io_uring_for_each_cqe(&io->ring, head, cqe)
-		{
-			seen++;
-			inflight--;
-			piece *p = &io->pieces[io_uring_cqe_get_data64(cqe)];
-			int res = cqe->res;
-			if (res == -EAGAIN || res == -EINTR || (res > 0 && p->done + (size_t)res < p->len)) {
-				if (res > 0)
-					p->done += (size_t)res;
-				size_t *nr = realloc(retry, (nretry + 1) * sizeof *nr);
-				if (!nr) {
-					rc = -ENOMEM;
-					p->err = -ENOMEM;
-					continue;
-				}
-				retry = nr;
-				retry[nretry++] = (size_t)io_uring_cqe_get_data64(cqe);
-			} else if (res < 0) {
-				p->err = res;
-			} else if (res == 0) {
-				p->eof = 1;
-			} else {
-				p->done += (size_t)res;
-			}
-		}
-		io_uring_cq_advance(&io->ring, seen);
-		if (rc < 0 && inflight == 0)
-			break;
+		size_t k = io->nretry > 0 ? io->retry[--io->nretry] : io->next++;
+		piece *p = &io->pieces[k];
+		uint8_t *dst = p->buf + p->done;
+		unsigned n = (unsigned)(p->len - p->done);
+		int fd = io->reqs[p->req].fd;
+		int slot = (size_t)fd < io->nfile_slot ? io->file_slot[fd] : -1;
+		int fixed = -1;
+		for (int i = 0; i < RIO__IO_FIXED && fixed < 0; i++)
+			if (io->fixed[i] && dst >= io->fixed[i] && dst + n <= io->fixed[i] + io->fixed_len[i])
+				fixed = i;
+		if (fixed >= 0)
+			io_uring_prep_read_fixed(sqe, slot >= 0 ? slot : fd, dst, n, p->offset + p->done,
+			                         fixed);
+		else
+			io_uring_prep_read(sqe, slot >= 0 ? slot : fd, dst, n, p->offset + p->done);
+		if (slot >= 0)
+			sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, k);
+		io->inflight++;
 	}
-	/* on a submit failure, wait for what is in flight before returning */
-	while (inflight > 0) {
+	int s = wait ? io_uring_submit_and_wait(&io->ring, 1) : io_uring_submit(&io->ring);
+	return s < 0 && s != -EINTR ? s : 0;
+}
+
+/* Takes the completions there are; a short piece goes back to be read on. */
+static void uring_reap(rio__io *io)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+	io_uring_for_each_cqe(&io->ring, head, cqe)
+	{
+		seen++;
+		io->inflight--;
+		piece *p = &io->pieces[io_uring_cqe_get_data64(cqe)];
+		int res = cqe->res;
+		if (res == -EAGAIN || res == -EINTR || (res > 0 && p->done + (size_t)res < p->len)) {
+			if (res > 0)
+				p->done += (size_t)res;
+			size_t *nr = realloc(io->retry, (io->nretry + 1) * sizeof *nr);
+			if (!nr) {
+				io->rc = -ENOMEM;
+				p->err = -ENOMEM;
+				continue;
+			}
+			io->retry = nr;
+			io->retry[io->nretry++] = (size_t)io_uring_cqe_get_data64(cqe);
+		} else if (res < 0) {
+			p->err = res;
+		} else if (res == 0) {
+			p->eof = 1;
+		} else {
+			p->done += (size_t)res;
+		}
+	}
+	io_uring_cq_advance(&io->ring, seen);
+}
+
+static void read_uring(rio__io *io)
+{
+	while (io->rc == 0 && (io->next < io->np || io->inflight > 0 || io->nretry > 0)) {
+		int s = uring_submit(io, 1);
+		if (s < 0)
+			io->rc = s;
+		uring_reap(io);
+	}
+	/* on a failure, wait for what is in flight before returning */
+	while (io->inflight > 0) {
 		struct io_uring_cqe *cqe;
 		if (io_uring_wait_cqe(&io->ring, &cqe) < 0)
 			break;
 		io_uring_cqe_seen(&io->ring, cqe);
-		inflight--;
+		io->inflight--;
 	}
-	free(retry);
-	return rc;
+	io->nretry = 0;
 }
 #endif
 
-int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n)
+int rio__io_start(rio__io *io, rio__io_req *reqs, size_t n)
 {
-	size_t np;
-	int rc = split(io, reqs, n, &np);
-	if (rc < 0)
-		return rc;
+	io->reqs = reqs;
+	io->nreqs = n;
+	io->next = io->inflight = io->nretry = 0;
+	io->np = 0;
+	io->rc = split(io, reqs, n, &io->np);
 #ifdef HAVE_LIBURING
-	rc = io->use_uring ? read_uring(io, reqs, np) : read_pread(io, reqs, np);
-#else
-	rc = read_pread(io, reqs, np);
+	if (io->rc == 0 && io->use_uring)
+		io->rc = uring_submit(io, 0);
 #endif
+	return io->rc;
+}
+
+int rio__io_finish(rio__io *io)
+{
+	rio__io_req *reqs = io->reqs;
+	size_t n = io->nreqs, np = io->np;
+	int rc = io->rc;
+	if (rc == -ENOMEM && np == 0) /* split failed: nothing was read */
+		n = 0;
+#ifdef HAVE_LIBURING
+	if (io->use_uring) {
+		read_uring(io);
+		rc = io->rc;
+	} else
+#endif
+		if (rc == 0)
+		rc = read_pread(io, reqs, np);
+	io->reqs = NULL;
+	io->nreqs = io->np = 0;
 	/* each request: bytes read contiguously from its start */
 	for (size_t i = 0; i < n; i++)
 		reqs[i].result = 0;
@@ -300,4 +351,10 @@ int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n)
 		}
 	}
 	return rc;
+}
+
+int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n)
+{
+	rio__io_start(io, reqs, n);
+	return rio__io_finish(io);
 }

@@ -33,11 +33,21 @@ int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read
 int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n);
 void rio__io_close(rio__io *io);
 
-/* Registers [buf, buf + len) with io_uring as a fixed buffer (replacing an
- * earlier one): reads that land inside it use READ_FIXED, which saves
- * mapping the pages for every O_DIRECT request. A no-op for pread and
- * where registration fails (the reads then go the plain way). */
-void rio__io_register(rio__io *io, void *buf, size_t len);
+/* The same as rio__io_run in two halves: start puts the first queue_depth
+ * pieces in flight (io_uring; pread reads nothing yet) and returns, finish
+ * reads the rest, waits for all and sets the results; finish's return is
+ * run's. One run at a time per rio__io; `reqs` and the buffers stay
+ * untouched by the caller in between. */
+int rio__io_start(rio__io *io, rio__io_req *reqs, size_t n);
+int rio__io_finish(rio__io *io);
+
+/* Registers the n (at most RIO__IO_FIXED) buffers [bufs[i], bufs[i] +
+ * lens[i]) with io_uring as fixed buffers (replacing earlier ones): reads
+ * that land inside one use READ_FIXED, which saves mapping the pages for
+ * every O_DIRECT request. A no-op for pread and where registration fails
+ * (the reads then go the plain way). Never while a run is in flight. */
+#define RIO__IO_FIXED 2
+void rio__io_register(rio__io *io, void *const *bufs, const size_t *lens, unsigned n);
 
 /* Registers the files the reads will name (fds[i] >= 0; -1 entries are
  * left out) with io_uring: reads of them then skip the kernel's per-request

@@ -33,7 +33,7 @@ RIO_API void rio_loader_opts_init(rio_loader_opts *o)
 	o->hold = 2;
 	o->chunk_bytes = 1 << 20;
 	o->io = RIO_IO_AUTO;
-	o->queue_depth = 32;
+	o->queue_depth = 128;
 	o->read_size = 256 * 1024;
 	o->verify_crc = 1;
 	o->on_damage = RIO_DAMAGE_FAIL;

@@ -175,7 +175,7 @@ typedef struct rio_loader_opts {
 
 	/* I/O */
 	rio_io_backend io;
-	unsigned queue_depth; /* io_uring entries per worker (default 32)   */
+	unsigned queue_depth; /* io_uring entries per worker (default 128)  */
 	size_t read_size;     /* bytes per read request (default 256 KiB)   */
 	int direct;           /* 1: O_DIRECT for uncompressed shards (reads
 	                       * aligned to 4 KiB; with io_uring into a

@@ -315,6 +315,7 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 		int buffered = l->o.shuffle == RIO_SHUFFLE_BUFFER;
 		w->chunks[i].row_ptrs = buffered && l->cols.ncols > 0;
 		w->chunks[i].own_recs = buffered && l->cols.ncols == 0;
+		w->chunks[i].huge = l->o.direct; /* O_DIRECT reads land there */
 	}
 	int rc = rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
 	if (rc < 0 || !l->use_uring)

@@ -162,7 +162,7 @@ static void test_opts_defaults(void)
 	CU_ASSERT_EQUAL(o.hold, 2);
 	CU_ASSERT_EQUAL(o.chunk_bytes, 1u << 20);
 	CU_ASSERT_EQUAL(o.io, RIO_IO_AUTO);
-	CU_ASSERT_EQUAL(o.queue_depth, 32);
+	CU_ASSERT_EQUAL(o.queue_depth, 128);
 	CU_ASSERT_EQUAL(o.read_size, 256u << 10);
 	CU_ASSERT_EQUAL(o.direct, 0);
 	CU_ASSERT_EQUAL(o.verify_crc, 1);

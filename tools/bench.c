@@ -67,7 +67,7 @@ static void usage(FILE *out)
 	        "      --map                with --shuffle global: copy records from mappings\n"
 	        "                           of the shards (mmap) rather than read each one\n"
 	        "                           (faster; the mapped pages count in the RSS)\n"
-	        "      --queue-depth N      io_uring entries per worker (default 32)\n"
+	        "      --queue-depth N      io_uring entries per worker (default 128)\n"
 	        "      --read-size SIZE     bytes per read request (default 256K)\n"
 	        "      --prefetch N         ready batches queued ahead (default 4)\n"
 	        "      --no-crc             do not check the data CRCs (lengths still are)\n"
