@@ -187,6 +187,26 @@ static int finish(rio__worker *w, rio__slot *s, uint64_t b, size_t n, uint64_t b
 	return 0;
 }
 
+/* Where a batch's `total` framed bytes land: the slot's arena when the
+ * records are handed out raw, else the worker's scratch (chunk 0), from
+ * which they are decoded into the slot's columns. */
+static int batch_bytes(rio__worker *w, rio__slot *s, size_t total, uint8_t **base)
+{
+	int rc;
+	if (!w->l->cols.ncols) {
+		s->arena_used = 0;
+		if ((rc = rio__slot_reserve(s, total)) < 0)
+			return rc;
+		*base = s->arena;
+	} else {
+		rio__chunk *c = &w->chunks[0];
+		if ((rc = rio__chunk_grow(c, 0, total ? total : 1)) < 0)
+			return rc;
+		*base = c->buf;
+	}
+	return 0;
+}
+
 /* Buffered reads: batch `b`'s records read straight into the slot's arena
  * (raw) or the worker's scratch (decoded), a window of about read_size at
  * a time, each window checked (and decoded) while it is still in the
@@ -203,17 +223,8 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	size_t nreq = 0, total = 0;
 	plan_batch(w, b, pl, reqs, &nreq, &total);
 	uint8_t *base;
-	if (!l->cols.ncols) {
-		s->arena_used = 0;
-		if ((rc = rio__slot_reserve(s, total)) < 0)
-			return rc;
-		base = s->arena;
-	} else {
-		rio__chunk *c = &w->chunks[0];
-		if ((rc = rio__chunk_grow(c, 0, total)) < 0)
-			return rc;
-		base = c->buf;
-	}
+	if ((rc = batch_bytes(w, s, total, &base)) < 0)
+		return rc;
 	for (size_t r = 0; r < nreq; r++)
 		reqs[r].buf = base + (uintptr_t)reqs[r].buf;
 	uint64_t bytes = 0, file_bytes = 0;
@@ -282,17 +293,8 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		total += pl[i].framed;
 	}
 	uint8_t *base;
-	if (!l->cols.ncols) {
-		s->arena_used = 0;
-		if ((rc = rio__slot_reserve(s, total)) < 0)
-			return rc;
-		base = s->arena;
-	} else {
-		rio__chunk *c = &w->chunks[0];
-		if ((rc = rio__chunk_grow(c, 0, total ? total : 1)) < 0)
-			return rc;
-		base = c->buf;
-	}
+	if ((rc = batch_bytes(w, s, total, &base)) < 0)
+		return rc;
 	for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
 		prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
 	uint64_t bytes = 0, file_bytes = 0;
