@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RNG_SHUFFLE_BUFFER = 3 };
-
 typedef struct entry {
 	uint8_t *data; /* the payload (raw) or the decoded row */
 	size_t size, cap;
@@ -333,7 +331,7 @@ void *rio__batcher_main(void *arg)
 	b.l = l;
 	b.discard = l->epoch_skip;
 	b.number = (l->epoch_skip + l->pool.batch_size - 1) / l->pool.batch_size;
-	rio__rng_seed(&b.rng, l->o.seed, l->epoch, (uint64_t)l->ds.rank, RNG_SHUFFLE_BUFFER);
+	rio__rng_seed(&b.rng, l->o.seed, l->epoch, (uint64_t)l->ds.rank, RIO__RNG_SHUFFLE_BUFFER);
 	int rc = l->pool.device_copy ? rio__cuda_set_device(l->o.device) : 0;
 	/* compressed pieces that ended at a bad data CRC found after their
 	 * later tasks had gone on: those tasks' chunks are dropped */

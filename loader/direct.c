@@ -3,18 +3,21 @@
  * pool slot, with no copy and no batcher thread.
  *
  * When every record's place is known in advance — uncompressed shards, with
- * no shuffle or a global one, and damage failing the epoch (so no record
- * drops out and shifts the rest) — batch b holds exactly the records at
- * positions [b * batch_size, (b + 1) * batch_size) of the epoch's sequence.
+ * no shuffle or a global one (or buffer shuffling from mappings, opts.map,
+ * whose order plan.c works out as a permutation), and damage failing the
+ * epoch (so no record drops out and shifts the rest) — batch b holds
+ * exactly the records at positions [b * batch_size, (b + 1) * batch_size)
+ * of the epoch's sequence.
  * A worker then takes a free slot and the next batch number together (so
  * slots go to batches in order and the earliest unfinished batch always
  * has one), reads that batch's records into the slot (raw: into its arena,
  * where the views point; decoded: into a scratch buffer, decoded straight
  * into the slot's columns), checks the CRCs and files the slot as done. The
  * consumer takes done slots strictly by batch number, so the order is the
- * plan's whatever the number of workers. Everything else (compressed
- * shards, buffer shuffling, skipping damage) takes the pipeline of
- * worker.c and batcher.c.
+ * plan's whatever the number of workers. With opts.map nothing is read or
+ * copied: the batches are views into the mappings (fill_mapped). Everything
+ * else (compressed shards, buffer shuffling with reads, skipping damage)
+ * takes the pipeline of worker.c and batcher.c.
  */
 #include "config.h"
 #include "loader_internal.h"
@@ -25,7 +28,8 @@
 
 int rio__direct_eligible(const rio_loader_opts *o)
 {
-	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL) &&
+	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL ||
+	        (o->shuffle == RIO_SHUFFLE_BUFFER && o->map)) &&
 	       o->on_damage == RIO_DAMAGE_FAIL;
 }
 
@@ -249,18 +253,21 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	return finish(w, s, b, n, bytes, file_bytes);
 }
 
-/* Mapped shards (opts.map, global shuffling): batch `b`'s records copied
- * from the mappings into the slot's arena (raw) or the worker's scratch
- * (decoded) and checked there while in the cache: no system call per
- * record. A shuffled record's page is a cache miss the hardware does not
- * foresee; the records RIO__MAP_AHEAD places on are prefetched, so that
- * several misses are in flight during each copy. Returns 0 or an error in
- * w->err. */
+/* Mapped shards (opts.map): batch `b`'s records are not copied at all.
+ * Their frames are checked where they lie in the mappings; a raw batch's
+ * views point into them (valid until the loader is closed: the mappings
+ * outlive every batch), a decoded batch is decoded from them straight into
+ * the slot's columns. No system call, no copy per record. The bytes past a
+ * shard's size at open are missing (a truncated frame, an error naming the
+ * file and the offset), never touched. A shuffled record's page is a cache
+ * miss the hardware does not foresee; the records RIO__MAP_AHEAD places on
+ * are prefetched, so that several misses are in flight during each check.
+ * Returns 0 or an error in w->err. */
 #define RIO__MAP_AHEAD 8
 
 static void prefetch_record(const rio__shard *sh, const place *p)
 {
-	if (!sh->map || p->offset + p->framed > sh->map_len)
+	if (p->offset + p->framed > sh->map_len)
 		return;
 	for (size_t k = 0; k < p->framed; k += 64)
 		__builtin_prefetch(sh->map + p->offset + k);
@@ -270,6 +277,7 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 {
 	rio_loader *l = w->l;
 	const rio__task *t = &l->plan.tasks[b];
+	const uint64_t *perm = l->plan.perm;
 	size_t n = (size_t)t->count;
 	int rc = grow_places(w, n);
 	if (rc < 0)
@@ -278,28 +286,27 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
 	for (size_t i = 0; i < n; i++) { /* locate each, index entries asked for early */
 		uint32_t piece;
-		rio__dataset_locate(&l->ds, l->plan.perm[t->first + i], &piece, &pl[i].shard,
-		                    &pl[i].rec);
-		__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
-		__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
+		rio__dataset_locate(&l->ds, perm ? perm[t->first + i] : t->first + i, &piece,
+		                    &pl[i].shard, &pl[i].rec);
+		if (perm) {
+			__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
+			__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
+		}
 	}
-	size_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
-		pl[i].at = total;
+		pl[i].at = (size_t)pl[i].offset; /* deliver() reads at map + at */
 		pl[i].req = i;
-		total += pl[i].framed;
 	}
-	uint8_t *base;
-	if ((rc = batch_bytes(w, s, total, &base)) < 0)
-		return rc;
-	for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
-		prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
+	s->arena_used = 0;
+	if (perm)
+		for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
+			prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
 	uint64_t bytes = 0, file_bytes = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i + RIO__MAP_AHEAD < n)
+		if (perm && i + RIO__MAP_AHEAD < n)
 			prefetch_record(&l->ds.shards[pl[i + RIO__MAP_AHEAD].shard], &pl[i + RIO__MAP_AHEAD]);
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		uint64_t off = pl[i].offset;
@@ -307,11 +314,10 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t got = off < sh->map_len ? sh->map_len - (size_t)off : 0;
 		if (got > pl[i].framed)
 			got = pl[i].framed;
-		if (got)
-			memcpy(base + pl[i].at, sh->map + off, got);
-		reqs[i] = (rio__io_req){sh->fd, off, got, base + pl[i].at, (ssize_t)got};
+		reqs[i] = (rio__io_req){sh->fd, off, got, (void *)(uintptr_t)(sh->map + off),
+		                        (ssize_t)got};
 		file_bytes += got;
-		if ((rc = deliver(w, s, pl, i, i + 1, reqs, base, 0, &bytes)) < 0)
+		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
 			return rc;
 	}
 	return finish(w, s, b, n, bytes, file_bytes);
@@ -586,7 +592,7 @@ void *rio__direct_main(void *arg)
 		pthread_mutex_unlock(&l->mu);
 
 		rio__error_clear(&w->err);
-		int rc = l->o.map && l->plan.perm ? fill_mapped(w, s, b) : fill(w, s, b);
+		int rc = l->o.map ? fill_mapped(w, s, b) : fill(w, s, b);
 
 		pthread_mutex_lock(&l->mu);
 		file_batch(l, w, s, b, rc);
@@ -595,9 +601,15 @@ void *rio__direct_main(void *arg)
 	return NULL;
 }
 
-int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o)
+int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                     uint64_t epoch)
 {
 	uint64_t n = ds->rank_records, bs = o->batch_size;
+	int rc;
+	/* buffer shuffling (with opts.map only): the order the shuffle buffer
+	 * gives, as a permutation; the shuffle buffer itself is not needed */
+	if (o->shuffle == RIO_SHUFFLE_BUFFER && (rc = rio__plan_buffer_perm(p, ds, o, epoch)) < 0)
+		return rc;
 	uint64_t nb = n / bs + (!o->drop_remainder && n % bs ? 1 : 0);
 	rio__plan_free_tasks(p);
 	p->tasks = malloc((nb ? nb : 1) * sizeof *p->tasks);

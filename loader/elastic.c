@@ -29,9 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* batcher.c's purpose word for the shuffle buffer's RNG */
-enum { RNG_SHUFFLE_BUFFER = 3 };
-
 void rio__stages_free(rio__stages *st)
 {
 	free(st->world);
@@ -212,41 +209,27 @@ static int take_delivered(recset *rs, const rio__dataset *ds, const rio_loader_o
 		return 0;
 	}
 	int buffered = o->shuffle == RIO_SHUFFLE_BUFFER;
-	size_t want = buffered ? o->shuffle_buffer : 0, nbuf = 0;
-	uint64_t *buf = NULL;
-	rio__rng rng;
-	if (buffered) {
-		buf = malloc((want < records ? want : records ? records : 1) * sizeof *buf);
-		if (!buf) {
-			rio__plan_free(&plan);
-			return -ENOMEM;
-		}
-		rio__rng_seed(&rng, o->seed, epoch, (uint64_t)rank, RNG_SHUFFLE_BUFFER);
+	rio__bufsim sim = {0};
+	if (buffered && rio__bufsim_init(&sim, o, epoch, rank, records) < 0) {
+		rio__plan_free(&plan);
+		return -ENOMEM;
 	}
 	for (uint64_t t = 0; t < plan.ntasks && out < pos; t++) {
 		const rio__task *task = &plan.tasks[t];
 		for (uint64_t k = 0; k < task->count && out < pos; k++) {
-			uint64_t ord = rs->base[task->shard] + task->first + k;
-			if (!buffered) {
-				take_out(rs, ord);
+			uint64_t ord = rs->base[task->shard] + task->first + k, left = ord;
+			if (!buffered || rio__bufsim_push(&sim, ord, &left)) {
+				take_out(rs, left);
 				out++;
-			} else if (nbuf < want) {
-				buf[nbuf++] = ord;
-			} else {
-				size_t j = (size_t)rio__rng_below(&rng, nbuf);
-				take_out(rs, buf[j]);
-				out++;
-				buf[j] = ord;
 			}
 		}
 	}
-	while (out < pos && nbuf > 0) { /* the end of the epoch: the buffer drains */
-		size_t j = (size_t)rio__rng_below(&rng, nbuf);
-		take_out(rs, buf[j]);
+	uint64_t left; /* the end of the epoch: the buffer drains */
+	while (buffered && out < pos && rio__bufsim_drain(&sim, &left)) {
+		take_out(rs, left);
 		out++;
-		buf[j] = buf[--nbuf];
 	}
-	free(buf);
+	rio__bufsim_free(&sim);
 	rio__plan_free(&plan);
 	return 0;
 }

@@ -192,7 +192,7 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 static int start_epoch(rio_loader *l)
 {
 	int rc = rio__plan_build(&l->plan, &l->ds, &l->o, l->epoch);
-	if (rc == 0 && l->direct && (rc = rio__direct_plan(&l->plan, &l->ds, &l->o)) < 0)
+	if (rc == 0 && l->direct && (rc = rio__direct_plan(&l->plan, &l->ds, &l->o, l->epoch)) < 0)
 		rio__plan_free(&l->plan);
 	if (rc < 0)
 		return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,

@@ -216,7 +216,8 @@ static inline int rio__loader_frame_entry(const struct rio_loader *l, const uint
 
 /* direct.c: the direct path's plan (one task per batch) and its worker
  * thread. */
-int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o);
+int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                     uint64_t epoch);
 void *rio__direct_main(void *arg);
 
 #endif /* RIO_LOADER_INTERNAL_H */

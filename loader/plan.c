@@ -217,12 +217,13 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 	if (n < 0)
 		return rio__error_set(err, -errno, s->path, 0, RIO__UNKNOWN, NULL);
 	s->comp = rio_compression_detect(head, (size_t)n);
-	/* global shuffling from mappings (opts.map): no read per record.
-	 * MADV_NORMAL's fault-around maps the cached pages near each fault,
-	 * ~16 at a time, far cheaper than MAP_POPULATE's whole files at open
-	 * or MADV_RANDOM's fault per page (bench/loader.sh, doc/loader.md) */
-	if (o->map && o->shuffle == RIO_SHUFFLE_GLOBAL && s->comp == RIO_COMPRESSION_NONE &&
-	    s->file_size > 0) {
+	/* reading from mappings (opts.map): no read per record, and on the
+	 * direct path no copy either (direct.c). MADV_NORMAL's fault-around
+	 * maps the cached pages near each fault, ~16 at a time, far cheaper
+	 * than MAP_POPULATE's whole files at open or MADV_RANDOM's fault per
+	 * page (bench/loader.sh, doc/loader.md). Unmapped again where nothing
+	 * reads from them (rio__dataset_open) */
+	if (o->map && s->comp == RIO_COMPRESSION_NONE && s->file_size > 0) {
 		void *m = mmap(NULL, (size_t)s->file_size, PROT_READ, MAP_SHARED, s->fd, 0);
 		if (m == MAP_FAILED)
 			return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
@@ -423,6 +424,17 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
 	return ident;
 }
 
+/* Drops the shards' mappings (opts.map where nothing reads from them). */
+static void unmap_all(rio__dataset *ds)
+{
+	for (size_t s = 0; s < ds->nshards; s++)
+		if (ds->shards[s].map) {
+			munmap((void *)ds->shards[s].map, ds->shards[s].map_len);
+			ds->shards[s].map = NULL;
+			ds->shards[s].map_len = 0;
+		}
+}
+
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
                       rio_error *err)
 {
@@ -489,6 +501,8 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 	}
 	ds->direct = all_plain && rio__direct_eligible(o);
+	if (!ds->direct && o->shuffle != RIO_SHUFFLE_GLOBAL)
+		unmap_all(ds); /* the pipeline reads in order, with reads */
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
@@ -534,6 +548,8 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || (ds->direct && all_plain);
 	if (!all_plain)
 		ds->direct = 0;
+	if (!ds->direct && o->shuffle != RIO_SHUFFLE_GLOBAL)
+		unmap_all(ds);
 	return count_all(ds, full, o, err);
 }
 
@@ -572,6 +588,73 @@ void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *pie
 	*piece = (uint32_t)lo;
 	*shard = p->shard;
 	*record = p->first + (ordinal - p->rank_start);
+}
+
+/* ---- the shuffle buffer's order, on numbers --------------------------- */
+
+int rio__bufsim_init(rio__bufsim *b, const rio_loader_opts *o, uint64_t epoch, int rank,
+                     uint64_t records)
+{
+	b->want = o->shuffle_buffer;
+	b->nbuf = 0;
+	size_t cap = b->want < records ? b->want : (size_t)records;
+	b->buf = malloc((cap ? cap : 1) * sizeof *b->buf);
+	if (!b->buf)
+		return -ENOMEM;
+	rio__rng_seed(&b->rng, o->seed, epoch, (uint64_t)rank, RIO__RNG_SHUFFLE_BUFFER);
+	return 0;
+}
+
+int rio__bufsim_push(rio__bufsim *b, uint64_t in, uint64_t *out)
+{
+	if (b->nbuf < b->want) {
+		b->buf[b->nbuf++] = in;
+		return 0;
+	}
+	size_t j = (size_t)rio__rng_below(&b->rng, b->nbuf);
+	*out = b->buf[j];
+	b->buf[j] = in;
+	return 1;
+}
+
+int rio__bufsim_drain(rio__bufsim *b, uint64_t *out)
+{
+	if (b->nbuf == 0)
+		return 0;
+	size_t j = (size_t)rio__rng_below(&b->rng, b->nbuf);
+	*out = b->buf[j];
+	b->buf[j] = b->buf[--b->nbuf];
+	return 1;
+}
+
+void rio__bufsim_free(rio__bufsim *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+}
+
+int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                          uint64_t epoch)
+{
+	uint64_t n = ds->rank_records, out = 0;
+	rio__bufsim sim;
+	p->perm = malloc((n ? n : 1) * sizeof *p->perm);
+	if (!p->perm || rio__bufsim_init(&sim, o, epoch, ds->rank, n) < 0) {
+		free(p->perm);
+		p->perm = NULL;
+		return -ENOMEM;
+	}
+	for (uint64_t t = 0; t < p->ntasks; t++) {
+		const rio__task *task = &p->tasks[t];
+		const rio__piece *pc = &ds->pieces[task->piece];
+		uint64_t ord = pc->rank_start + (task->first - pc->first);
+		for (uint64_t k = 0; k < task->count && out < n; k++)
+			out += (uint64_t)rio__bufsim_push(&sim, ord + k, &p->perm[out]);
+	}
+	while (out < n && rio__bufsim_drain(&sim, &p->perm[out]))
+		out++;
+	rio__bufsim_free(&sim);
+	return 0;
 }
 
 /* ---- the epoch's tasks ------------------------------------------------ */

@@ -17,6 +17,7 @@
 #define RIO_LOADER_PLAN_H
 
 #include "loader.h"
+#include "rng.h"
 
 #include <stdint.h>
 
@@ -131,6 +132,34 @@ int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts 
 void rio__plan_free(rio__plan *p);
 /* Frees the task list only (the direct path replaces it). */
 void rio__plan_free_tasks(rio__plan *p);
+
+/* The shuffle buffer's moves (batcher.c: shuffle_add, shuffle_drain)
+ * replayed on numbers rather than records, with its own RNG stream: the
+ * order a rank's BUFFER epoch delivers, found without reading any data
+ * (elastic.c replays interrupted stages with it; direct.c, with opts.map,
+ * runs that order as a permutation). */
+#define RIO__RNG_SHUFFLE_BUFFER 3
+typedef struct rio__bufsim {
+	uint64_t *buf;
+	size_t nbuf, want;
+	rio__rng rng;
+} rio__bufsim;
+/* For rank `rank`'s epoch `epoch` of `records` records. 0 or -ENOMEM. */
+int rio__bufsim_init(rio__bufsim *b, const rio_loader_opts *o, uint64_t epoch, int rank,
+                     uint64_t records);
+/* One number in: 1 with *out the number that leaves the buffer for it, or
+ * 0 while the buffer fills. */
+int rio__bufsim_push(rio__bufsim *b, uint64_t in, uint64_t *out);
+/* The end of the epoch: 1 with *out the next number out, 0 once empty. */
+int rio__bufsim_drain(rio__bufsim *b, uint64_t *out);
+void rio__bufsim_free(rio__bufsim *b);
+
+/* BUFFER with opts.map (the direct path): p's tasks, a BUFFER plan of
+ * ds's pieces (without holes), made the permutation p->perm of the rank's
+ * ordinals that the shuffle buffer delivers them in: the same order as the
+ * pipeline's for the same seed, epoch and rank. 0 or -ENOMEM. */
+int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                          uint64_t epoch);
 
 /* Reads the rank and world from the environment of Open MPI, PMI or Slurm
  * (in that order); returns 1 when found, 0 when none is set, or -EINVAL
