@@ -185,9 +185,7 @@ static int finish(rio__worker *w, rio__slot *s, uint64_t b, size_t n, uint64_t b
 	if (rc < 0)
 		return rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "copying a batch to the device failed");
-	pthread_mutex_lock(&l->mu);
-	l->stats.file_bytes += file_bytes;
-	pthread_mutex_unlock(&l->mu);
+	w->file_bytes += file_bytes; /* counted when the batch is filed */
 	return 0;
 }
 
@@ -324,9 +322,13 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 }
 
 /* Files slot `s` of batch `b` as done, or its error (the earliest batch's
- * error is the one reported); under l->mu. */
-static void file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, int rc)
+ * error is the one reported); under l->mu. Returns 1 when the consumer is
+ * to be woken (ready_cv, best after unlocking: the woken thread then does
+ * not block on the mutex at once). */
+static int file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, int rc)
 {
+	l->stats.file_bytes += w->file_bytes;
+	w->file_bytes = 0;
 	if (rc < 0 && w->err.code == 0)
 		rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	if (rc < 0) {
@@ -341,8 +343,10 @@ static void file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, 
 	} else {
 		s->next = l->direct_done;
 		l->direct_done = s;
+		l->direct_ndone++;
 	}
-	pthread_cond_broadcast(&l->ready_cv);
+	/* the consumer, when it waits, waits for several batches at once */
+	return rc < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
 }
 
 /* ---- O_DIRECT: batches read ahead --------------------------------------
@@ -492,8 +496,10 @@ static int deliver_claim(rio__worker *w, claim *cl)
 		if (brc == 0)
 			brc = finish(w, s, b, f1 - f0, bytes, file_bytes);
 		pthread_mutex_lock(&l->mu);
-		file_batch(l, w, s, b, brc);
+		int wake = file_batch(l, w, s, b, brc);
 		pthread_mutex_unlock(&l->mu);
+		if (wake)
+			pthread_cond_broadcast(&l->ready_cv);
 	}
 	return 0;
 }
@@ -569,6 +575,9 @@ static void run_direct(rio__worker *w)
 	free(ord);
 	pthread_mutex_lock(&l->mu);
 }
+#define RIO__CLAIM_RECORDS 128
+#define RIO__CLAIM_MAX 8
+
 void *rio__direct_main(void *arg)
 {
 	rio__worker *w = arg;
@@ -581,21 +590,59 @@ void *rio__direct_main(void *arg)
 		pthread_mutex_unlock(&l->mu);
 		return NULL;
 	}
+	/* small batches are claimed a few at a time (about RIO__CLAIM_RECORDS
+	 * records, at most a third of the slots) and filed together: one lock and
+	 * one wakeup for several batches */
+	size_t most = RIO__CLAIM_RECORDS / l->o.batch_size;
+	if (most > l->pool.nslots / 3)
+		most = l->pool.nslots / 3;
+	if (most > RIO__CLAIM_MAX)
+		most = RIO__CLAIM_MAX;
+	if (most < 1)
+		most = 1;
+	rio__slot *slot[RIO__CLAIM_MAX];
 	for (;;) {
 		while (!l->stop && l->next_task < l->plan.ntasks && !l->pool.free_list)
 			pthread_cond_wait(&l->slot_cv, &l->mu);
 		if (l->stop || l->next_task >= l->plan.ntasks)
 			break;
-		uint64_t b = l->next_task++;
-		rio__slot *s = l->pool.free_list;
-		l->pool.free_list = s->next;
+		uint64_t b0 = l->next_task;
+		size_t k = 0;
+		while (k < most && l->pool.free_list && l->next_task < l->plan.ntasks) {
+			slot[k] = l->pool.free_list;
+			l->pool.free_list = slot[k++]->next;
+			l->next_task++;
+		}
 		pthread_mutex_unlock(&l->mu);
 
-		rio__error_clear(&w->err);
-		int rc = l->o.map ? fill_mapped(w, s, b) : fill(w, s, b);
+		/* filled in order; a failed batch stops the claim (its error
+		 * stays in w->err), the later ones are not filled */
+		size_t j, failed = k;
+		int rc = 0;
+		for (j = 0; j < k && rc == 0; j++) {
+			rio__error_clear(&w->err);
+			rc = l->o.map ? fill_mapped(w, slot[j], b0 + j) : fill(w, slot[j], b0 + j);
+			if (rc < 0)
+				failed = j;
+		}
 
+		int wake = 0;
 		pthread_mutex_lock(&l->mu);
-		file_batch(l, w, s, b, rc);
+		for (j = 0; j < k; j++) {
+			if (j < failed) {
+				wake |= file_batch(l, w, slot[j], b0 + j, 0);
+			} else if (j == failed) {
+				wake |= file_batch(l, w, slot[j], b0 + j, rc);
+			} else { /* not filled: the epoch fails at an earlier one */
+				slot[j]->next = l->pool.free_list;
+				l->pool.free_list = slot[j];
+			}
+		}
+		if (wake) {
+			pthread_mutex_unlock(&l->mu);
+			pthread_cond_broadcast(&l->ready_cv);
+			pthread_mutex_lock(&l->mu);
+		}
 	}
 	pthread_mutex_unlock(&l->mu);
 	return NULL;

@@ -212,6 +212,8 @@ static int start_epoch(rio_loader *l)
 
 	l->done = NULL;
 	l->direct_done = NULL;
+	l->direct_ndone = 0;
+	l->wake_ndone = 0;
 	l->error = 0;
 	l->epoch_done = 0;
 	rio__error_clear(&l->batch_err);
@@ -277,6 +279,7 @@ static void stop_epoch(rio_loader *l)
 	}
 	l->done = NULL;
 	rio__pool *p = &l->pool;
+	l->direct_ndone = 0;
 	while (l->direct_done) {
 		rio__slot *s = l->direct_done;
 		l->direct_done = s->next;
@@ -357,7 +360,10 @@ static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int
 
 /* Direct path: the slot of the next batch number, or NULL at the end of the
  * plan or when that batch failed (then l->error says why; the epoch ends
- * for the consumer as for the pipeline). */
+ * for the consumer as for the pipeline). A consumer faster than the
+ * workers waits for the prefetched batches at once, not for each: one
+ * wakeup (a context switch, most of the time of a small batch) for
+ * several batches. */
 static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, int *timed_out)
 {
 	uint64_t want = l->batches_out;
@@ -370,11 +376,22 @@ static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, in
 			if ((*pp)->batch.number == want) {
 				rio__slot *s = *pp;
 				*pp = s->next;
+				l->direct_ndone--;
 				return s;
 			}
 		if (l->error < 0 && l->error_batch == want)
 			return NULL;
-		if (wait_ready(l, deadline, timed_out))
+		/* batches want.. are all to come: as many as are left, and
+		 * at most what the slots not held can take */
+		uint64_t k = l->o.prefetch;
+		if (k > l->plan.ntasks - want)
+			k = l->plan.ntasks - want;
+		if (k > l->pool.nslots - l->held)
+			k = l->pool.nslots - l->held;
+		l->wake_ndone = (size_t)(k > 1 ? k : 1);
+		int out = wait_ready(l, deadline, timed_out);
+		l->wake_ndone = 0;
+		if (out)
 			return NULL;
 	}
 }
@@ -462,6 +479,7 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 	if (!l || !batch)
 		return;
 	rio__slot *s = (rio__slot *)(void *)batch; /* the batch is a slot's first member */
+	int freed = 0;
 	pthread_mutex_lock(&l->mu);
 	if (s->held) {
 		s->held = 0;
@@ -469,9 +487,17 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 		rio__slot_disown(&l->pool, s);
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
-		pthread_cond_broadcast(&l->slot_cv);
+		freed = 1;
 	}
 	pthread_mutex_unlock(&l->mu);
+	/* after unlocking: the woken thread does not block on the mutex. One
+	 * slot serves one waiting worker of the direct path; under O_DIRECT a
+	 * given worker waits for its turn, and the pipeline's batcher is the
+	 * only waiter */
+	if (freed && l->direct && !l->o.direct)
+		pthread_cond_signal(&l->slot_cv);
+	else if (freed)
+		pthread_cond_broadcast(&l->slot_cv);
 }
 
 /* ---- sizes, epochs and positions -------------------------------------- */

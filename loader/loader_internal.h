@@ -86,6 +86,8 @@ typedef struct rio__worker {
 	void *places;           /* direct path: scratch per record         */
 	size_t nplaces;
 	rio_error err;          /* direct path: this batch's error          */
+	uint64_t file_bytes;    /* direct path: bytes read for batches not
+	                         * filed yet (counted in stats when filed)  */
 } rio__worker;
 
 /* A compressed piece is read by one reader that its tasks pass along in
@@ -144,6 +146,11 @@ struct rio_loader {
 	int epoch_done;          /* the batcher published its last batch    */
 	size_t held;             /* batches the consumer holds              */
 	rio__slot *direct_done;  /* direct path: filled slots, any order    */
+	size_t direct_ndone;     /* direct path: slots in direct_done       */
+	size_t wake_ndone;       /* direct path: the waiting consumer is woken
+	                          * once this many slots are done (loader.c:
+	                          * take_direct), or on an error or when no
+	                          * slot is free; 0 while it does not wait  */
 	uint64_t slot_turn;      /* direct path, O_DIRECT: the batch that gets
 	                          * the next free slot (direct.c)          */
 	uint64_t error_batch;    /* direct path: the batch that failed      */
