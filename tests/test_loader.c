@@ -973,6 +973,18 @@ static void test_resume_none(void)
 static void test_resume_buffer(void)
 {
 	resume_mode(RIO_SHUFFLE_BUFFER);
+	/* the same from mapped shards (opts.map: the direct path, the shuffle
+	 * buffer's order as a permutation) */
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.shuffle = RIO_SHUFFLE_BUFFER;
+	o.world = 2;
+	o.rank = 1;
+	o.seed = 99;
+	o.map = 1;
+	resume_one(RIO_SHUFFLE_BUFFER, &o);
+	o.drop_remainder = 1;
+	resume_one(RIO_SHUFFLE_BUFFER, &o);
 }
 
 static void test_resume_global(void)
@@ -1335,6 +1347,157 @@ static void test_map(void)
 	rio_loader_close(l);
 }
 
+/* Where shard `path` is mapped in this process (/proc/self/maps: the
+ * mapping of the whole file, from offset 0), or NULL. */
+static const uint8_t *mapping_of(const char *path, size_t *len)
+{
+	char real[4096], line[8192];
+	if (!realpath(path, real))
+		return NULL;
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return NULL;
+	const uint8_t *at = NULL;
+	while (!at && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		int name = 0;
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &name) >= 3 && name &&
+		    off == 0 && strcmp(line + name, real) == 0) {
+			at = (const uint8_t *)(uintptr_t)lo;
+			*len = hi - lo;
+		}
+	}
+	fclose(f);
+	return at;
+}
+
+/* opts.map, no copy: in every shuffle mode a raw record's data points into
+ * its shard's mapping, right after its frame header (the mapped file's
+ * bytes at its offset), and stays valid after its batch is released, until
+ * the loader is closed; each record comes once. Without map the shards
+ * are not mapped. */
+static void test_map_views(void)
+{
+	lu_watchdog("map views", 120);
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int si = 0; si < 3; si++)
+		for (int map = 0; map <= 1; map++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.map = map;
+			rio_loader *l = lu_open(d, &o);
+			if (!l)
+				return;
+			const uint8_t *base[LU_MAXSHARDS] = {0};
+			size_t len[LU_MAXSHARDS] = {0}, mapped = 0;
+			for (size_t sh = 0; sh < d->nshards; sh++)
+				mapped += (base[sh] = mapping_of(d->paths[sh], &len[sh])) != NULL;
+			size_t want = 0; /* the shards with records (an empty file is not mapped) */
+			for (size_t sh = 0; sh < d->nshards; sh++)
+				want += d->count[sh] > 0;
+			CHECK(mapped == (map ? want : 0), "%s, map = %d: %zu shards mapped, want %zu",
+			      shuffle_name(o.shuffle), map, mapped, map ? want : 0);
+			size_t n = 0, outside = 0, bad = 0;
+			const uint8_t *keep = NULL; /* a view kept past its batch */
+			uint8_t kept[LU_PAYLOAD_MAX], ref[LU_PAYLOAD_MAX];
+			size_t kept_size = 0;
+			uint32_t kept_shard = 0;
+			uint64_t kept_index = 0;
+			rio_batch *b;
+			int rc;
+			while ((rc = rio_loader_next(l, &b)) == 1) {
+				for (size_t i = 0; i < b->count; i++) {
+					const rio_batch_record *r = &b->records[i];
+					n++;
+					if (!map || r->shard >= d->nshards || !base[r->shard])
+						continue;
+					const uint8_t *at =
+					    base[r->shard] + d->off[r->shard][r->index] + RIO_HEADER_SIZE;
+					outside += r->data != at || at + r->size > base[r->shard] + len[r->shard];
+					bad += lu_raw_payload(d->sp.tag, r->shard, r->index, ref) != r->size ||
+					       memcmp(ref, r->data, r->size) != 0;
+					if (!keep && r->size) {
+						keep = r->data;
+						kept_size = r->size;
+						kept_shard = r->shard;
+						kept_index = r->index;
+						memcpy(kept, r->data, r->size);
+					}
+				}
+				rio_loader_release(l, b);
+			}
+			CHECK(rc == 0 && n == MAIN_TOTAL, "%s, map = %d: %d (%s), %zu records of %d",
+			      shuffle_name(o.shuffle), map, rc, rio_strerror(rc), n, MAIN_TOTAL);
+			CHECK(outside == 0 && bad == 0,
+			      "%s, map = 1: %zu records not views of their frames in the mapping, %zu "
+			      "with wrong bytes",
+			      shuffle_name(o.shuffle), outside, bad);
+			if (map && keep) /* the epoch over, every batch released: still there */
+				CHECK(memcmp(keep, kept, kept_size) == 0,
+				      "%s, map = 1: record %u/%llu changed after its batch was released",
+				      shuffle_name(o.shuffle), kept_shard, (unsigned long long)kept_index);
+			rio_loader_close(l);
+		}
+}
+
+/* Buffer shuffling from mappings (opts.map, the direct path): two ranks
+ * deliver every record exactly once between them, each rank the same
+ * batches over two epochs as buffer shuffling with reads (the pipeline:
+ * the order for a seed does not change), with several worker counts, with
+ * drop_remainder. */
+static void test_map_buffer(void)
+{
+	lu_watchdog("map buffer", 120);
+	const lu_dataset *d = dataset(DS_MAIN);
+	for (int drop = 0; drop <= 1; drop++) {
+		lu_seq s[2];
+		for (int r = 0; r < 2; r++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = RIO_SHUFFLE_BUFFER;
+			o.world = 2;
+			o.rank = r;
+			o.seed = 11;
+			o.drop_remainder = drop;
+			lu_seq ref;
+			lu_seq_init(&ref);
+			lu_run(d, &o, 2, &ref);
+			static const int workers[] = {1, 2, 4};
+			for (int w = 0; w < 3; w++) {
+				lu_seq_init(&s[r]);
+				o.map = 1;
+				o.workers = workers[w];
+				lu_run(d, &o, 2, &s[r]);
+				char diff[300];
+				CHECK(lu_seq_equal(&ref, 0, &s[r], 0) && s[r].bad_payload == 0,
+				      "rank %d, %d workers%s: buffer shuffling with map gives another "
+				      "sequence than with reads: %s",
+				      r, workers[w], drop ? ", drop_remainder" : "",
+				      lu_seq_diff(&ref, 0, &s[r], 0, diff, sizeof diff));
+				if (w < 2)
+					lu_seq_free(&s[r]);
+			}
+			lu_seq_free(&ref);
+		}
+		if (!drop) {
+			lu_seq e0[2]; /* epoch 0 of each rank */
+			for (int r = 0; r < 2; r++) {
+				size_t nb = 0;
+				while (nb < s[r].nb && s[r].b[nb].epoch == 0)
+					nb++;
+				e0[r] = lu_seq_recview(&s[r], 0, nb < s[r].nb ? s[r].b[nb].first : s[r].n);
+			}
+			CHECK(lu_not_once(d, e0, 2) == 0,
+			      "buffer shuffling with map, two ranks: records not exactly once in an "
+			      "epoch");
+		}
+		for (int r = 0; r < 2; r++)
+			lu_seq_free(&s[r]);
+	}
+}
+
 /* ---- compressed shards ---------------------------------------------------- */
 
 static void test_compressed(void)
@@ -1498,9 +1661,11 @@ static void test_decode(void)
 		if (all_shuffles[si] != RIO_SHUFFLE_GLOBAL)
 			decode_run(&dz, LU_COLS_NATIVE, 0, all_shuffles[si], 2);
 	}
-	decode_map = 1; /* globally shuffled from mapped shards */
-	decode_run(&d, LU_COLS_NATIVE, 0, RIO_SHUFFLE_GLOBAL, 1);
-	decode_run(&d, LU_COLS_FLOAT, 1, RIO_SHUFFLE_GLOBAL, 2);
+	decode_map = 1; /* decoded straight from mapped shards, every mode */
+	for (int si = 0; si < 3; si++) {
+		decode_run(&d, LU_COLS_NATIVE, 0, all_shuffles[si], 1);
+		decode_run(&d, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
+	}
 	decode_map = 0;
 	/* the image alone, scaled */
 	rio_column_spec *cols = NULL;
@@ -2682,6 +2847,8 @@ static const tu_test io_tests[] = {
     {"RIO_LOADER_IO=pread", test_io_env_pread},
     {"O_DIRECT", test_direct},
     {"mapped shards (opts.map)", test_map},
+    {"opts.map: raw records are views into the mappings", test_map_views},
+    {"opts.map: buffer shuffling, ranks, workers, drop_remainder", test_map_buffer},
     {"gzip, zlib, lz4 shards: the same records", test_compressed},
     {"GLOBAL over compressed shards: RIO_EUNSUPPORTED", test_compressed_global},
     {NULL, NULL},
