@@ -20,8 +20,9 @@
 #   g. io_uring against pread, in order and globally shuffled;
 #   h. Fashion-MNIST decoded into float columns, as the trainer reads it;
 #   i. the sweep: every shuffle mode at --batch 32 to 1024 (4 KiB records,
-#      128 KiB to 4 MiB batches), and --shuffle global --map, the loop's GB/s
-#      against `cat` (aim: >= 0.8);
+#      128 KiB to 4 MiB batches), with reads and with --map (views into
+#      mappings of the shards), the loop's GB/s against `cat` (aim: >= 0.8),
+#      and each one's peak RSS at --batch 256;
 #   j. cold (page cache dropped before each run: echo 3 >
 #      /proc/sys/vm/drop_caches, where this user may; skipped otherwise) and
 #      warm, for every shuffle mode with io_uring, pread and O_DIRECT
@@ -301,12 +302,13 @@ echo "   ratio to cat's; aim >= 0.80), page cache warm"
 warm $PLAIN
 t_cat=$(median "cat $PLAIN > /dev/null")
 printf "   %-10s %6s GB/s (whole process)\n" "cat" "$(gbps $PLAIN_BYTES $t_cat)"
+MODES="none buffer global none+map buffer+map global+map"
 printf "   %-10s" "--batch"
-for mode in none buffer global global+map; do printf " %16s" "$mode"; done
+for mode in $MODES; do printf " %16s" "$mode"; done
 echo
 for b in 32 64 128 256 512 1024; do
 	printf "   %-10s" "$b"
-	for mode in none buffer global global+map; do
+	for mode in $MODES; do
 		case $mode in
 		*+map) rb sweep-$mode-$b --workers $WORKERS --batch $b --shuffle "${mode%+map}" --map --seed 1 "$W/plain" ;;
 		*) rb sweep-$mode-$b --workers $WORKERS --batch $b --shuffle $mode --seed 1 "$W/plain" ;;
@@ -316,8 +318,14 @@ for b in 32 64 128 256 512 1024; do
 	done
 	echo
 done
-echo "   (global+map: --map, the shards mapped rather than read record by record; peak RSS"
-echo "   $(mib "$(j sweep-global+map-256 peak_rss_bytes)") MiB at --batch 256, against $(mib "$(j sweep-global-256 peak_rss_bytes)") MiB without)"
+# peak RSS: a mapping's pages count in it once touched (clean page-cache
+# pages the kernel can reclaim, shared with every process that reads the
+# files), up to the shards' size
+printf "   %-10s" "RSS (256)"
+for mode in $MODES; do printf " %12s MiB" "$(mib "$(j sweep-$mode-256 peak_rss_bytes)")"; done
+echo
+echo "   (+map: --map, the shards mapped: batches are views into the mappings, no read"
+echo "   and no copy per record; peak RSS at --batch 256 includes the mapped pages)"
 # the epochs after the first: a mapping's pages are faulted in during the
 # first epoch only; (seconds of 4 epochs - seconds of 1) / 3 per epoch
 printf "   %-10s %16s %16s   (epochs 2-4, --batch 256)\n" "" "global" "global+map"

@@ -29,7 +29,7 @@ RIO_API void rio_loader_opts_init(rio_loader_opts *o)
 	o->shuffle_buffer = 10000;
 	o->interleave = 4;
 	o->workers = 2;
-	o->prefetch = 4;
+	o->prefetch = 0; /* automatic (loader.h) */
 	o->hold = 2;
 	o->chunk_bytes = 1 << 20;
 	o->io = RIO_IO_AUTO;
@@ -57,6 +57,18 @@ static int out_of_range(rio_loader *l, const char *name, uint64_t min, uint64_t 
 
 #define IN_RANGE(v, min, max) ((uint64_t)(v) >= (uint64_t)(min) && (uint64_t)(v) <= (uint64_t)(max))
 
+/* opts.prefetch 0: 4 batches, more for small ones, so that about
+ * RIO__AUTO_AHEAD records are queued ahead (up to 16 batches): a thread's
+ * wakeup costs about the time of a batch of 32 records of 4 KiB, and a
+ * pool of a few such batches has the workers wait for the consumer's
+ * wakeups rather than read (bench/loader.sh, section i). */
+#define RIO__AUTO_AHEAD 512
+static size_t auto_prefetch(size_t batch_size)
+{
+	size_t n = (RIO__AUTO_AHEAD + batch_size - 1) / batch_size;
+	return n < 4 ? 4 : n > 16 ? 16 : n;
+}
+
 static int check_options(rio_loader *l)
 {
 	const rio_loader_opts *o = &l->o;
@@ -64,8 +76,8 @@ static int check_options(rio_loader *l)
 		return out_of_range(l, "batch_size", 1, RIO_LOADER_MAX_BATCH);
 	if (o->workers < 1 || o->workers > RIO_LOADER_MAX_WORKERS)
 		return out_of_range(l, "workers", 1, RIO_LOADER_MAX_WORKERS);
-	if (!IN_RANGE(o->prefetch, 1, RIO_LOADER_MAX_PREFETCH))
-		return out_of_range(l, "prefetch", 1, RIO_LOADER_MAX_PREFETCH);
+	if (o->prefetch > RIO_LOADER_MAX_PREFETCH)
+		return out_of_range(l, "prefetch", 0, RIO_LOADER_MAX_PREFETCH);
 	if (!IN_RANGE(o->hold, 1, RIO_LOADER_MAX_PREFETCH))
 		return out_of_range(l, "hold", 1, RIO_LOADER_MAX_PREFETCH);
 	if (o->chunk_bytes < RIO_LOADER_MIN_CHUNK_BYTES)
@@ -175,6 +187,8 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	if (rc == 0 && (rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns)) < 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		               "invalid column spec (empty name, type or length)");
+	if (rc == 0 && l->o.prefetch == 0) /* automatic: at least ~512 records ahead */
+		l->o.prefetch = auto_prefetch(l->o.batch_size);
 	if (rc == 0)
 		rc = rio__pool_init(&l->pool, l->o.prefetch + l->o.hold, l->o.batch_size, &l->cols,
 		                    &l->o, &l->err);

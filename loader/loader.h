@@ -133,7 +133,8 @@ typedef enum rio_io_backend {
  * options against these same limits, so a value one accepts the others do. */
 #define RIO_LOADER_MAX_BATCH (1u << 24)          /* batch_size: 1 to this    */
 #define RIO_LOADER_MAX_WORKERS 256               /* workers: 1 to this       */
-#define RIO_LOADER_MAX_PREFETCH 4096             /* prefetch, hold: 1 to this */
+#define RIO_LOADER_MAX_PREFETCH 4096             /* prefetch: 0 (automatic) to
+                                                  * this; hold: 1 to this   */
 #define RIO_LOADER_MAX_SHUFFLE_BUFFER (1u << 30) /* shuffle_buffer: 1 to this */
 #define RIO_LOADER_MAX_INTERLEAVE 256            /* interleave: 1 to this    */
 #define RIO_LOADER_MIN_CHUNK_BYTES 4096          /* chunk_bytes: this or more */
@@ -167,7 +168,12 @@ typedef struct rio_loader_opts {
 
 	/* threads and memory */
 	int workers;         /* reader/decoder threads (default 2)           */
-	size_t prefetch;     /* ready batches queued ahead (default 4)       */
+	size_t prefetch;     /* ready batches queued ahead; 0 (default):
+	                      * automatic, 4 batches, or more for small ones
+	                      * so that about 512 records are queued ahead
+	                      * (up to 16 batches: with small batches the
+	                      * threads' wakeups, not the bytes, would set
+	                      * the pace)                                   */
 	size_t hold;         /* batches the consumer may hold unreleased at
 	                      * once (default 2); the pool has prefetch + hold
 	                      * batches                                      */

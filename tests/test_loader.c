@@ -158,7 +158,7 @@ static void test_opts_defaults(void)
 	CU_ASSERT_PTR_NULL(o.columns);
 	CU_ASSERT_EQUAL(o.ncolumns, 0);
 	CU_ASSERT_EQUAL(o.workers, 2);
-	CU_ASSERT_EQUAL(o.prefetch, 4);
+	CU_ASSERT_EQUAL(o.prefetch, 0); /* automatic */
 	CU_ASSERT_EQUAL(o.hold, 2);
 	CU_ASSERT_EQUAL(o.chunk_bytes, 1u << 20);
 	CU_ASSERT_EQUAL(o.io, RIO_IO_AUTO);
