@@ -1545,6 +1545,77 @@ static void test_decode(void)
 	lu_dataset_free(&dz);
 }
 
+/* An f32 column fed by a bytes feature in some records and a float list in
+ * others (record i: bytes {i, i+1, i+2} when i is even, floats {i, i+1.5,
+ * i+2} when odd), scaled by 0.5: a row keeps an image's bytes as bytes until
+ * the batch (decode.h), so each row must say which it holds. Every shuffle
+ * mode, batches of 7 over 100 records. */
+static void test_decode_mixed_kinds(void)
+{
+	const char *path = tu_path("mixed-00000-of-00001.tfrecord");
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
+	rio_example_builder eb;
+	rio_example_builder_init(&eb);
+	for (int i = 0; i < 100; i++) {
+		rio_example_builder_reset(&eb);
+		if (i % 2 == 0) {
+			uint8_t v[3] = {(uint8_t)i, (uint8_t)(i + 1), (uint8_t)(i + 2)};
+			rio_example_add_bytes(&eb, "v", v, 3);
+		} else {
+			float v[3] = {(float)i, (float)i + 1.5f, (float)i + 2};
+			rio_example_add_floats(&eb, "v", v, 3);
+		}
+		int64_t id = i;
+		rio_example_add_int64s(&eb, "id", &id, 1);
+		const uint8_t *data;
+		size_t size;
+		CU_ASSERT_EQUAL_FATAL(rio_example_finish(&eb, &data, &size), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, data, size, NULL), 0);
+	}
+	rio_example_builder_free(&eb);
+	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse("v:f32:3:0.5,id:i64:1", &cols, &ncols, NULL), 0);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.batch_size = 7;
+		o.shuffle_buffer = 16;
+		o.columns = cols;
+		o.ncolumns = ncols;
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, path, &o);
+		CHECK(rc == 0, "%s: open = %d", shuffle_name(o.shuffle), rc);
+		rio_batch *b;
+		size_t rows = 0, bad = 0;
+		while (rc >= 0 && (rc = rio_loader_next(l, &b)) == 1) {
+			const float *v = b->columns[0].host;
+			const int64_t *id = b->columns[1].host;
+			for (size_t r = 0; r < b->count; r++, rows++) {
+				float i = (float)id[r], want[3];
+				if (id[r] % 2 == 0) {
+					want[0] = i * 0.5f;
+					want[1] = (i + 1) * 0.5f;
+					want[2] = (i + 2) * 0.5f;
+				} else {
+					want[0] = i * 0.5f;
+					want[1] = (i + 1.5f) * 0.5f;
+					want[2] = (i + 2) * 0.5f;
+				}
+				bad += memcmp(v + 3 * r, want, sizeof want) != 0;
+			}
+			rio_loader_release(l, b);
+		}
+		CHECK(rc == 0 && rows == 100 && bad == 0, "%s: rc %d, %zu rows, %zu wrong",
+		      shuffle_name(o.shuffle), rc, rows, bad);
+		rio_loader_close(l);
+	}
+	free(cols);
+}
+
 /* A record that does not fit the columns: its error under FAIL (after the
  * batches before it, naming the shard), skipped and counted under SKIP. */
 static void test_decode_mismatch(void)
@@ -2692,6 +2763,7 @@ static const tu_test io_tests[] = {
 static const tu_test decode_tests[] = {
     {"Examples into columns", test_decode},
     {"records that do not match the columns", test_decode_mismatch},
+    {"an f32 column from bytes and from floats, record by record", test_decode_mixed_kinds},
     {"tfx-mnist.tfrecord", test_decode_tf_mnist},
     {NULL, NULL},
 };
