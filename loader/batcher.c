@@ -133,12 +133,9 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 	r->shard = shard;
 	r->index = index;
 	if (l->cols.ncols) {
-		const rio__colplan *cp = &l->cols;
 		r->data = NULL;
 		r->size = 0;
-		for (size_t c = 0; c < cp->ncols; c++)
-			memcpy((uint8_t *)s->cols[c].host + b->fill * cp->col_bytes[c],
-			       data + cp->col_offset[c], cp->col_bytes[c]);
+		rio__row_to_columns(&l->cols, data, s->cols, b->fill);
 	} else {
 		int rc = rio__slot_reserve(s, size);
 		if (rc < 0) {
@@ -301,7 +298,8 @@ static void give_back(rio_loader *l, rio__chunk *c, int live)
 static int consume(batcher *b, rio__chunk *c)
 {
 	rio_loader *l = b->l;
-	size_t rb = l->cols.row_bytes;
+	/* a decoded row: its bytes in the batch, and its stride in c->rows */
+	size_t rb = l->cols.row_bytes, stride = l->cols.row_stride;
 	for (size_t i = 0; i < c->nrec; i++) {
 		const rio__chunk_rec *r = &c->recs[i];
 		int rc;
@@ -315,8 +313,8 @@ static int consume(batcher *b, rio__chunk *c)
 			if (rc == 0)
 				c->own[i] = (rio__recbuf){NULL, 0};
 		} else {
-			rc = emit(b, rb ? c->rows + i * rb : c->buf + r->off, rb ? rb : r->size, r->shard,
-			          r->index);
+			rc = emit(b, rb ? c->rows + i * stride : c->buf + r->off, rb ? rb : r->size,
+			          r->shard, r->index);
 		}
 		if (rc < 0)
 			return rc;

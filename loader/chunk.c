@@ -57,7 +57,7 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
 	}
 	if (cp->ncols && !c->row_ptrs && c->nrec == c->rows_cap) {
 		size_t n = c->rows_cap ? c->rows_cap * 2 : 256;
-		uint8_t *r = realloc(c->rows, n * cp->row_bytes);
+		uint8_t *r = realloc(c->rows, n * cp->row_stride);
 		if (!r)
 			return -ENOMEM;
 		c->rows = r;
@@ -89,7 +89,7 @@ int rio__chunk_decode_last(rio__chunk *c, rio_loader *l, const char *path, uint6
 uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 {
 	if (!c->row_ptrs)
-		return c->rows + i * l->cols.row_bytes;
+		return c->rows + i * l->cols.row_stride;
 	if (i >= c->rowp_cap) {
 		size_t n = c->rowp_cap ? c->rowp_cap * 2 : 256;
 		while (n <= i)
@@ -107,7 +107,7 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 		for (size_t k = i; k < end; k++)
 			want += !c->rowp[k];
 		pthread_mutex_lock(&l->mu);
-		int rc = rio__rows_take(&l->pool, l->cols.row_bytes, got, want);
+		int rc = rio__rows_take(&l->pool, l->cols.row_stride, got, want);
 		pthread_mutex_unlock(&l->mu);
 		if (rc < 0)
 			return NULL;

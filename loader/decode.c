@@ -140,6 +140,8 @@ int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n)
 		off += (cp->col_bytes[c] + 7) & ~(size_t)7; /* 8-byte aligned parts */
 	}
 	cp->row_bytes = off;
+	cp->flags_offset = off;
+	cp->row_stride = off + ((n + 7) & ~(size_t)7);
 	return 0;
 }
 
@@ -186,10 +188,14 @@ RIO_VECTORIZE static void scale_f32(float *restrict dst, size_t n, float scale)
 		dst[i] *= scale;
 }
 
+/* One column of one record into `out`. With `narrow` (a row's flag),
+ * an f32 column from a bytes feature keeps the bytes, and *narrow says so. */
 static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t *out,
-                         size_t *got)
+                         size_t *got, uint8_t *narrow)
 {
 	*got = f->count;
+	if (narrow)
+		*narrow = 0;
 	switch (c->type) {
 	case RIO_DTYPE_U8: {
 		if (f->kind != RIO_FEATURE_BYTES)
@@ -209,7 +215,12 @@ static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t
 			int rc = one_bytes_value(f, c->length, &v, got);
 			if (rc < 0)
 				return rc;
-			u8_to_f32(dst, v, c->length, scale);
+			if (narrow) {
+				memcpy(out, v, c->length);
+				*narrow = 1;
+			} else {
+				u8_to_f32(dst, v, c->length, scale);
+			}
 			return 0;
 		}
 		if (f->kind != RIO_FEATURE_FLOAT && f->kind != RIO_FEATURE_INT64)
@@ -239,18 +250,18 @@ static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t
 	return -EINVAL;
 }
 
-int rio__decode_into(const rio__colplan *cp, const uint8_t *data, size_t size,
-                     uint8_t *const *dst, size_t row, char *detail, size_t detail_size)
+/* Column c of a record into `out` (narrow: see decode_column), or the
+ * error with what is wrong in `detail`. */
+static int decode_one(const rio__colplan *cp, size_t c, const uint8_t *data, size_t size,
+                      uint8_t *out, uint8_t *narrow, char *detail, size_t detail_size)
 {
-	for (size_t c = 0; c < cp->ncols; c++) {
-		const rio_column_spec *s = &cp->spec[c];
-		rio_feature f;
-		int rc = rio_example_find(data, size, s->name, &f);
-		size_t got = 0;
-		if (rc == 0)
-			rc = decode_column(s, &f, dst[c] + row * cp->col_bytes[c], &got);
-		if (rc == 0)
-			continue;
+	const rio_column_spec *s = &cp->spec[c];
+	rio_feature f;
+	int rc = rio_example_find(data, size, s->name, &f);
+	size_t got = 0;
+	if (rc == 0)
+		rc = decode_column(s, &f, out, &got, narrow);
+	if (rc < 0) {
 		if (rc == RIO_EFEATURELEN)
 			snprintf(detail, detail_size, "feature '%s' has %zu %s, the spec wants %zu",
 			         s->name, got, f.kind == RIO_FEATURE_BYTES ? "bytes" : "values",
@@ -260,7 +271,18 @@ int rio__decode_into(const rio__colplan *cp, const uint8_t *data, size_t size,
 			         s->name, rio_feature_kind_name(f.kind), rio_dtype_name(s->type));
 		else
 			snprintf(detail, detail_size, "feature '%s'", s->name);
-		return rc;
+	}
+	return rc;
+}
+
+int rio__decode_into(const rio__colplan *cp, const uint8_t *data, size_t size,
+                     uint8_t *const *dst, size_t row, char *detail, size_t detail_size)
+{
+	for (size_t c = 0; c < cp->ncols; c++) {
+		int rc = decode_one(cp, c, data, size, dst[c] + row * cp->col_bytes[c], NULL, detail,
+		                    detail_size);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -269,15 +291,25 @@ int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, ui
                     char *detail, size_t detail_size)
 {
 	for (size_t c = 0; c < cp->ncols; c++) {
-		uint8_t *dst = row + cp->col_offset[c];
-		/* one column at a time, each "table" being this row's part */
-		rio__colplan one = *cp;
-		one.spec += c;
-		one.col_bytes += c;
-		one.ncols = 1;
-		int rc = rio__decode_into(&one, data, size, &dst, 0, detail, detail_size);
+		int rc = decode_one(cp, c, data, size, row + cp->col_offset[c],
+		                    row + cp->flags_offset + c, detail, detail_size);
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
+}
+
+void rio__row_to_columns(const rio__colplan *cp, const uint8_t *row, const rio_batch_column *cols,
+                         size_t at)
+{
+	for (size_t c = 0; c < cp->ncols; c++) {
+		uint8_t *out = (uint8_t *)cols[c].host + at * cp->col_bytes[c];
+		const uint8_t *part = row + cp->col_offset[c];
+		if (row[cp->flags_offset + c]) {
+			float scale = cp->spec[c].scale != 0.0f ? cp->spec[c].scale : 1.0f;
+			u8_to_f32((float *)(void *)out, part, cp->spec[c].length, scale);
+		} else {
+			memcpy(out, part, cp->col_bytes[c]);
+		}
+	}
 }

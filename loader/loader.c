@@ -177,6 +177,8 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	pthread_cond_init(&l->ready_cv, NULL);
 	int rc = check_options(l);
 	if (rc == 0)
+		rc = rio__cpus_init(l);
+	if (rc == 0)
 		rc = choose_io(l);
 	if (rc == 0 && (rc = rio__dataset_open(&l->ds, shards, &l->o, &l->err)) < 0 &&
 	    l->err.code == 0)
@@ -202,6 +204,18 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 }
 
 /* ---- an epoch's threads ----------------------------------------------- */
+
+/* A thread that did not start: with opts.cpus, the likely reason is a set
+ * of CPUs none of which this process may use. */
+static int thread_error(rio_loader *l, int rc, const char *what)
+{
+	if (rc == -EINVAL && l->cpuset)
+		return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "starting %s: none of opts.cpus is a CPU this process may "
+		                      "use", what);
+	return rio__error_set(&l->err, rc == -EINVAL ? -EAGAIN : rc, NULL, RIO__UNKNOWN,
+	                      RIO__UNKNOWN, "starting %s", what);
+}
 
 static int start_epoch(rio_loader *l)
 {
@@ -251,15 +265,17 @@ static int start_epoch(rio_loader *l)
 	l->epoch_skip = l->resume_skip; /* read by the threads; the next epoch skips nothing */
 	l->resume_skip = 0;
 	for (int i = 0; i < l->nworkers; i++) {
-		if (pthread_create(&l->workers[i].thread, NULL,
-		                   l->direct ? rio__direct_main : rio__worker_main, &l->workers[i]))
-			return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-			                      "starting a worker thread");
+		rc = rio__thread_start(l, &l->workers[i].thread,
+		                       l->direct ? rio__direct_main : rio__worker_main, &l->workers[i]);
+		if (rc < 0)
+			return thread_error(l, rc, "a worker thread");
 		l->workers[i].started = 1;
 	}
-	if (!l->direct && pthread_create(&l->batcher, NULL, rio__batcher_main, l))
-		return rio__error_set(&l->err, -EAGAIN, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-		                      "starting the batcher thread");
+	if (!l->direct) {
+		rc = rio__thread_start(l, &l->batcher, rio__batcher_main, l);
+		if (rc < 0)
+			return thread_error(l, rc, "the batcher thread");
+	}
 	l->batcher_started = !l->direct;
 	return 0;
 }
@@ -504,7 +520,9 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 		freed = 1;
 	}
 	pthread_mutex_unlock(&l->mu);
-	/* after unlocking: the woken thread does not block on the mutex. One
+	/* after unlocking: a waiter woken under the lock would take the CPU
+	 * (the kernel lets a woken thread preempt its waker), find the lock
+	 * held and hand the CPU back, twice the switches per batch. One
 	 * slot serves one waiting worker of the direct path; under O_DIRECT a
 	 * given worker waits for its turn, and the pipeline's batcher is the
 	 * only waiter */
@@ -936,6 +954,7 @@ RIO_API void rio_loader_close(rio_loader *l)
 	free(l->workers);
 	rio__pool_free(&l->pool, &l->cols);
 	rio__colplan_free(&l->cols);
+	rio__cpus_free(l);
 	rio__dataset_close(&l->ds);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->work_cv);

@@ -242,6 +242,21 @@ typedef struct rio_loader_opts {
 	                  * stream, and the copy has completed before the
 	                  * batch is handed out                             */
 	int device;      /* the CUDA device to use (default 0)            */
+
+	/* thread placement (Linux) */
+	const int *cpus; /* the CPUs the loader's threads (workers and
+	                  * batcher) may run on: ncpus CPU numbers, copied
+	                  * at open. NULL (default): those of the thread
+	                  * that starts an epoch, which they inherit. An
+	                  * MPI rank bound to one core (mpirun binds ranks
+	                  * to cores by default when there are few) shares
+	                  * that core with its loader, which then preempts
+	                  * the rank's work while other cores may sit
+	                  * idle: give the loader those (recordio-train
+	                  * does, --loader-cpus). CPUs this process may not
+	                  * use are ignored; when none is left, the epoch
+	                  * fails to start (-EINVAL)                      */
+	size_t ncpus;
 } rio_loader_opts;
 
 RIO_API void rio_loader_opts_init(rio_loader_opts *opts);

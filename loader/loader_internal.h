@@ -138,6 +138,7 @@ struct rio_loader {
 	int nworkers;
 	pthread_t batcher;
 	int batcher_started;
+	void *cpuset;            /* opts.cpus as a cpu_set_t, or NULL        */
 
 	/* batches */
 	rio__pool pool;
@@ -168,6 +169,13 @@ struct rio_loader {
 	size_t usual_npieces;
 	uint64_t usual_records;
 };
+
+/* affinity.c: opts.cpus checked and copied at open (the message in
+ * l->err), freed at close; an epoch's threads started on them (0, or
+ * a negative errno). */
+int rio__cpus_init(rio_loader *l);
+void rio__cpus_free(rio_loader *l);
+int rio__thread_start(rio_loader *l, pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* loader.c: counts an .idx that disagreed with its shard and keeps the
  * first such message for rio_loader_warning(); under l->mu once threads

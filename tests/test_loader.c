@@ -32,6 +32,8 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1708,6 +1710,77 @@ static void test_decode(void)
 	lu_dataset_free(&dz);
 }
 
+/* An f32 column fed by a bytes feature in some records and a float list in
+ * others (record i: bytes {i, i+1, i+2} when i is even, floats {i, i+1.5,
+ * i+2} when odd), scaled by 0.5: a row keeps an image's bytes as bytes until
+ * the batch (decode.h), so each row must say which it holds. Every shuffle
+ * mode, batches of 7 over 100 records. */
+static void test_decode_mixed_kinds(void)
+{
+	const char *path = tu_path("mixed-00000-of-00001.tfrecord");
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
+	rio_example_builder eb;
+	rio_example_builder_init(&eb);
+	for (int i = 0; i < 100; i++) {
+		rio_example_builder_reset(&eb);
+		if (i % 2 == 0) {
+			uint8_t v[3] = {(uint8_t)i, (uint8_t)(i + 1), (uint8_t)(i + 2)};
+			rio_example_add_bytes(&eb, "v", v, 3);
+		} else {
+			float v[3] = {(float)i, (float)i + 1.5f, (float)i + 2};
+			rio_example_add_floats(&eb, "v", v, 3);
+		}
+		int64_t id = i;
+		rio_example_add_int64s(&eb, "id", &id, 1);
+		const uint8_t *data;
+		size_t size;
+		CU_ASSERT_EQUAL_FATAL(rio_example_finish(&eb, &data, &size), 0);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, data, size, NULL), 0);
+	}
+	rio_example_builder_free(&eb);
+	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse("v:f32:3:0.5,id:i64:1", &cols, &ncols, NULL), 0);
+	for (int si = 0; si < 3; si++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.batch_size = 7;
+		o.shuffle_buffer = 16;
+		o.columns = cols;
+		o.ncolumns = ncols;
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, path, &o);
+		CHECK(rc == 0, "%s: open = %d", shuffle_name(o.shuffle), rc);
+		rio_batch *b;
+		size_t rows = 0, bad = 0;
+		while (rc >= 0 && (rc = rio_loader_next(l, &b)) == 1) {
+			const float *v = b->columns[0].host;
+			const int64_t *id = b->columns[1].host;
+			for (size_t r = 0; r < b->count; r++, rows++) {
+				float i = (float)id[r], want[3];
+				if (id[r] % 2 == 0) {
+					want[0] = i * 0.5f;
+					want[1] = (i + 1) * 0.5f;
+					want[2] = (i + 2) * 0.5f;
+				} else {
+					want[0] = i * 0.5f;
+					want[1] = (i + 1.5f) * 0.5f;
+					want[2] = (i + 2) * 0.5f;
+				}
+				bad += memcmp(v + 3 * r, want, sizeof want) != 0;
+			}
+			rio_loader_release(l, b);
+		}
+		CHECK(rc == 0 && rows == 100 && bad == 0, "%s: rc %d, %zu rows, %zu wrong",
+		      shuffle_name(o.shuffle), rc, rows, bad);
+		rio_loader_close(l);
+	}
+	free(cols);
+}
+
 /* A record that does not fit the columns: its error under FAIL (after the
  * batches before it, naming the shard), skipped and counted under SKIP. */
 static void test_decode_mismatch(void)
@@ -2857,6 +2930,7 @@ static const tu_test io_tests[] = {
 static const tu_test decode_tests[] = {
     {"Examples into columns", test_decode},
     {"records that do not match the columns", test_decode_mismatch},
+    {"an f32 column from bytes and from floats, record by record", test_decode_mixed_kinds},
     {"tfx-mnist.tfrecord", test_decode_tf_mnist},
     {NULL, NULL},
 };
@@ -2926,6 +3000,128 @@ static void test_option_limits(void)
 	}
 }
 
+/* Where thread `tid` may run (its Cpus_allowed_list, as /proc says), into
+ * buf; 0, or -1 when /proc does not say. */
+static int task_cpus(long tid, char *buf, size_t size)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int found = -1;
+	while (found < 0 && fgets(line, sizeof line, f))
+		if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+			snprintf(buf, size, "%s", line + 18 + strspn(line + 18, " \t"));
+			buf[strcspn(buf, "\n")] = 0;
+			found = 0;
+		}
+	fclose(f);
+	return found;
+}
+
+/* opts.cpus: out-of-range CPUs refused at open; the workers and the
+ * batcher run on the CPUs given, the caller stays where it was, and the
+ * batches are those of a loader without the option; a set with no CPU
+ * this process may use fails the epoch's start with a message. */
+static void test_cpus(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	const int bad_cpus[] = {-1, CPU_SETSIZE};
+	for (int i = 0; i < 2; i++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.cpus = &bad_cpus[i];
+		o.ncpus = 1;
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, d->prefix, &o);
+		const char *msg = l ? rio_loader_error(l)->message : "";
+		CHECK(rc == -EINVAL && strstr(msg, "cpus[0]"), "cpus = {%d}: open = %d \"%s\"",
+		      bad_cpus[i], rc, msg);
+		rio_loader_close(l);
+	}
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.ncpus = 1; /* and no array */
+	rio_loader *l = NULL;
+	CU_ASSERT_EQUAL(rio_loader_open(&l, d->prefix, &o), -EINVAL);
+	rio_loader_close(l);
+
+	cpu_set_t own;
+	char main_before[256], main_after[256], want[32], got[256];
+	if (sched_getaffinity(0, sizeof own, &own) < 0 ||
+	    task_cpus((long)getpid(), main_before, sizeof main_before) < 0) {
+		printf("\n    no affinity or /proc here: skipped\n");
+		return;
+	}
+	int cpu = -1; /* the last CPU this process may use */
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &own))
+			cpu = c;
+	snprintf(want, sizeof want, "%d", cpu);
+	for (int si = 0; si < 3; si++) {
+		lu_seq plain, placed;
+		lu_seq_init(&plain);
+		lu_seq_init(&placed);
+		lu_base_opts(&o);
+		o.shuffle = all_shuffles[si];
+		o.workers = 3;
+		CU_ASSERT_EQUAL(lu_run(d, &o, 2, &plain), 0);
+		o.cpus = &cpu;
+		o.ncpus = 1;
+		l = lu_open(d, &o);
+		if (!l)
+			return;
+		rio_batch *b;
+		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 1);
+		lu_seq_add(&placed, b, d);
+		rio_loader_release(l, b);
+		/* every thread but this one is the loader's */
+		size_t threads = 0;
+		DIR *dir = opendir("/proc/self/task");
+		for (struct dirent *e; dir && (e = readdir(dir));) {
+			long tid = atol(e->d_name);
+			if (tid <= 0 || tid == (long)getpid() || task_cpus(tid, got, sizeof got) < 0)
+				continue;
+			threads++;
+			CHECK(!strcmp(got, want), "%s: a loader thread runs on CPUs %s, opts.cpus is %s",
+			      shuffle_name(o.shuffle), got, want);
+		}
+		if (dir)
+			closedir(dir);
+		/* 3 workers, and the batcher unless the direct path serves */
+		CHECK(threads >= 3 && threads <= 4, "%s: %zu loader threads found, want 3 or 4",
+		      shuffle_name(o.shuffle), threads);
+		CU_ASSERT_EQUAL(lu_drain_through(l, &placed, d, 1), 0);
+		rio_loader_close(l);
+		CHECK(lu_seq_equal(&plain, 0, &placed, 0), "%s: other batches with opts.cpus",
+		      shuffle_name(o.shuffle));
+		lu_seq_free(&plain);
+		lu_seq_free(&placed);
+	}
+	CHECK(task_cpus((long)getpid(), main_after, sizeof main_after) == 0 &&
+	          !strcmp(main_before, main_after),
+	      "the caller's CPUs were %s, now %s", main_before, main_after);
+
+	/* a CPU this machine does not have: the epoch cannot start */
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	if (conf < 1 || conf >= CPU_SETSIZE)
+		return;
+	int none = CPU_SETSIZE - 1;
+	lu_base_opts(&o);
+	o.cpus = &none;
+	o.ncpus = 1;
+	l = lu_open(d, &o);
+	if (!l)
+		return;
+	rio_batch *b;
+	int rc = rio_loader_next(l, &b);
+	const char *msg = rio_loader_error(l)->message;
+	CHECK(rc == -EINVAL && strstr(msg, "opts.cpus"), "cpus = {%d}: next = %d \"%s\"", none, rc,
+	      msg);
+	rio_loader_close(l);
+}
+
 static const tu_test damage_tests[] = {
     {"a damaged record", test_damaged_data},
     {"a truncated shard", test_truncated},
@@ -2945,6 +3141,7 @@ static const tu_test misc_tests[] = {
     {"statistics", test_stats},
     {"shard list, globs and lists", test_shard_list},
     {"threads only between next and close", test_threads},
+    {"threads on opts.cpus", test_cpus},
     {"close at any point", test_close_anywhere},
     {NULL, NULL},
 };

@@ -36,6 +36,8 @@ expect_fail 2 "unknown option '--bogus'" --train "$TRAIN_SET" $MNIST_X --bogus
 expect_fail 2 "--train SHARDS is required" $MNIST_X
 expect_fail 2 "--lr: 'fast' is not a positive rate" --train "$TRAIN_SET" $MNIST_X --lr fast
 expect_fail 2 "--hidden: '12,,3'" --train "$TRAIN_SET" $MNIST_X --hidden 12,,3
+expect_fail 2 "--loader-cpus: 'all': want spare or rank" --train "$TRAIN_SET" $MNIST_X \
+	--loader-cpus all
 expect_fail 1 "nothere.*(No such file|not found|no shards)" --train "$T/nothere-*.tfrecord" $MNIST_X
 expect_fail 1 "--x pixels: no such feature in .*mnist-00000-of-00010.tfrecord \\(record 0 has: .*image_floats" \
 	--train "$TRAIN_SET" --x pixels --y image_class

@@ -5,7 +5,7 @@
 # batch G end with the same parameters; uneven shards (one rank 33% fewer
 # records) finish with the agreed steps and no hang; evaluation counts
 # every test record exactly once whatever the split; the same seed and
-# world give bit-identical checkpoints; a NaN in one rank's data makes
+# world give bit-identical checkpoints, wherever the loaders run; a NaN in one rank's data makes
 # every rank skip that step, counted, and training goes on; a diverging run
 # writes null, never nan, in its metrics.
 . "$(dirname "$0")/train_lib.sh"
@@ -82,6 +82,14 @@ for run in a b; do
 		--shuffle buffer --shuffle-buffer 100 --seed 9 --checkpoint "det-$run" --quiet
 done
 expect_exit 0 cmp det-a/checkpoint det-b/checkpoint
+# ... and wherever the loaders' threads run (--loader-cpus): one rank, which
+# mpirun binds to a core, its loader on the others (spare) or on its own
+for where in spare rank; do
+	expect_exit 0 mpi 1 --train "$TRAIN_SET" $MNIST_X --hidden 32 --batch 16 --epochs 2 \
+		--shuffle buffer --shuffle-buffer 100 --seed 9 --workers 2 --loader-cpus $where \
+		--checkpoint "cpus-$where" --quiet
+done
+expect_exit 0 cmp cpus-spare/checkpoint cpus-rank/checkpoint
 
 # -- a NaN in the data: the step is skipped on every rank, once per epoch
 python3 - <<'PY'

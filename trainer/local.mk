@@ -38,7 +38,8 @@ recordio_train_SOURCES = \
 	trainer/reducer.c trainer/reducer.h \
 	trainer/report.c trainer/report.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
-	trainer/progress.c trainer/progress.h
+	trainer/progress.c trainer/progress.h \
+	trainer/cpus.c trainer/cpus.h
 recordio_train_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 recordio_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS)
 recordio_train_LDADD = $(TRAINER_LIBS) tools/libtoolcommon.la $(MPI_LIBS)

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "checkpoint.h"
 #include "clock.h"
+#include "cpus.h"
 #include "feature_spec.h"
 #include "progress.h"
 #include "report.h"
@@ -19,6 +20,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,8 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train)
 	lo.ncolumns = (size_t)r->o.nx + 1;
 	lo.workers = r->o.workers;
 	lo.seed = r->o.seed;
+	lo.cpus = r->loader_cpus;
+	lo.ncpus = (size_t)r->nloader_cpus;
 	if (train) {
 		lo.batch_size = (size_t)r->batch;
 		lo.drop_remainder = 1;
@@ -140,6 +144,11 @@ static void setup(tr_run *r)
 	}
 	rc = tr_math_open(&r->math, o->device, r->w.local_rank, threads, msg, sizeof msg);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+
+	/* the loaders' threads: off the rank's own core where the node has
+	 * cores no rank is bound to (collective) */
+	if (o->loader_cpus_spare && (r->loader_cpus = malloc(CPU_SETSIZE * sizeof(int))))
+		r->nloader_cpus = tr_loader_cpus(r->w.comm, r->loader_cpus, CPU_SETSIZE);
 
 	/* --synthetic: no loader for the training data */
 	rc = o->synthetic ? 0 : open_loader(r, &r->train, o->train, 1);
@@ -652,6 +661,7 @@ static void teardown(tr_run *r)
 	tr_mlp_free(&r->net);
 	rio_loader_close(r->train);
 	rio_loader_close(r->test);
+	free(r->loader_cpus);
 	tr_math_close(r->math);
 	tr_options_free(&r->o);
 }

@@ -36,6 +36,10 @@ void tr_options_usage(FILE *f)
 	      "      --shuffle-buffer N     records in the shuffle buffer (default 10000)\n"
 	      "      --sharding MODE        auto (default), files or records (see the loader)\n"
 	      "      --workers N            loader threads per rank (default 1)\n"
+	      "      --loader-cpus MODE     where they run: spare (default): on the node's\n"
+	      "                             CPUs no rank is bound to, when there are any;\n"
+	      "                             rank: on the rank's own (mpirun binds a rank to\n"
+	      "                             a core by default)\n"
 	      "      --synthetic[=N]        train on batches made in memory (no loader, no\n"
 	      "                             files; from --seed), to see what the input\n"
 	      "                             pipeline costs: N inputs (default 784, or the\n"
@@ -99,7 +103,7 @@ enum {
 	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
 	OPT_SYNTHETIC,
-	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY,
+	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS,
 };
 
 static const struct option long_options[] = {
@@ -122,6 +126,7 @@ static const struct option long_options[] = {
 	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
 	{"seed", required_argument, 0, OPT_SEED},
 	{"workers", required_argument, 0, OPT_WORKERS},
+	{"loader-cpus", required_argument, 0, OPT_LOADER_CPUS},
 	{"shuffle", required_argument, 0, OPT_SHUFFLE},
 	{"shuffle-buffer", required_argument, 0, OPT_SHUFFLE_BUFFER},
 	{"sharding", required_argument, 0, OPT_SHARDING},
@@ -298,6 +303,7 @@ static void defaults(tr_options *o)
 	o->lr_scaling = 1;
 	o->seed = 1;
 	o->workers = 1;
+	o->loader_cpus_spare = 1;
 	o->shuffle = RIO_SHUFFLE_BUFFER;
 	o->sharding = RIO_SHARD_AUTO;
 	o->shuffle_buffer = 10000;
@@ -412,6 +418,11 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				return bad(err, errlen, c, "'%s' is not a number of records (1 to %u)",
 				           optarg, RIO_LOADER_MAX_SHUFFLE_BUFFER);
 			o->shuffle_buffer = (size_t)u;
+			break;
+		case OPT_LOADER_CPUS:
+			if ((k = keyword(optarg, (const char *const[]){"rank", "spare"}, 2)) < 0)
+				return bad(err, errlen, c, "'%s': want spare or rank", optarg);
+			o->loader_cpus_spare = k;
 			break;
 		case OPT_SHARDING:
 			if ((k = keyword(optarg, (const char *const[]){"auto", "files", "records"}, 3)) < 0)

@@ -33,6 +33,7 @@ typedef struct tr_options {
 	double warmup_epochs;
 	uint64_t seed;
 	int workers;
+	int loader_cpus_spare;         /* --loader-cpus spare (1) or rank (0) */
 	rio_shuffle shuffle;
 	rio_sharding sharding;
 	size_t shuffle_buffer;

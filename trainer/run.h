@@ -25,6 +25,8 @@ typedef struct tr_run {
 	tr_optim opt;
 	tr_reducer red;
 	rio_loader *train, *test;  /* train is NULL with --synthetic           */
+	int *loader_cpus;          /* --loader-cpus spare: the loaders' CPUs   */
+	int nloader_cpus;          /* ... how many (0: the rank's own)         */
 	tr_synthetic synth_pool;
 	tr_synthetic *synth;       /* --synthetic: &synth_pool, else NULL    */
 	rio_column_spec specs[TR_MLP_MAX_INPUTS + 1]; /* inputs, then label */
