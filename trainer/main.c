@@ -186,9 +186,24 @@ static void setup(tr_run *r)
 		                       r->w.rank);
 	}
 	if (rc == 0)
-		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, r->net.nparams,
+		rc = tr_reducer_init(&r->red, r->w.comm, (tr_reduce_mode)o->reduce,
+		                     o->device == TR_DEVICE_CPU, r->staging, r->net.nparams,
 		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA);
-	if (rc < 0)
+	if (rc == 0 && r->red.buf != r->staging) {
+		/* shm: the gradients (CPU) or their staging copy (GPU) live in the
+		 * node's shared window, where the other ranks read them */
+		if (o->device == TR_DEVICE_CPU) {
+			tr_math_free(r->math, r->net.grads);
+			r->net.grads = r->red.buf;
+		} else {
+			tr_math_host_free(r->math, r->staging);
+		}
+		r->staging = r->red.buf;
+	}
+	if (rc == -EINVAL && o->reduce == TR_REDUCE_SHM)
+		snprintf(msg, sizeof msg, "--reduce shm: the ranks are not all on one host (or "
+		         "cannot share memory); use --reduce alltoall or mpi");
+	else if (rc < 0)
 		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
 		         tr_mlp_param_count(sizes, nlayers));
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
@@ -641,6 +656,12 @@ static void train(tr_run *r)
 
 static void teardown(tr_run *r)
 {
+	if (r->red.mode == TR_REDUCE_SHM && r->red.shm) {
+		/* the window's memory goes with the reducer */
+		if (r->net.grads == r->red.buf)
+			r->net.grads = NULL;
+		r->staging = NULL;
+	}
 	tr_reducer_free(&r->red);
 	if (r->math && r->staging && r->staging != r->net.grads)
 		tr_math_host_free(r->math, r->staging);

@@ -104,7 +104,7 @@ static void update_buckets(step_ctx *s, int wait)
 	if (!s->decided) {
 		if (!tr_reducer_head_in(&r->red, wait))
 			return;
-		const float *sum = r->staging + np;
+		const float *sum = r->red.head_out;
 		s->decided = 1;
 		s->apply = sum[TR_EXTRA_FAILED] == 0 && sum[TR_EXTRA_NONFINITE] == 0 &&
 		           sum[TR_EXTRA_COUNT] >= 1;
@@ -122,17 +122,19 @@ static void update_buckets(step_ctx *s, int wait)
 		double t0 = tr_now();
 		/* on a GPU, the sum goes back (on one rank the device has it) */
 		if (on_gpu(r) && r->w.size > 1)
-			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin,
+			tr_math_from_host(r->math, r->net.grads + begin, r->red.sum + begin,
 			                  end - begin);
-		tr_optim_update(&r->opt, r->net.params, r->net.grads, begin, end);
+		tr_optim_update(&r->opt, r->net.params, on_gpu(r) ? r->net.grads : r->red.sum,
+		                begin, end);
 		r->t_optimizer += tr_now() - t0;
 	}
 	/* an optimizer that needs whole layers: one pass once all are in */
 	if (wait && whole && s->apply && !s->partial) {
 		double t0 = tr_now();
 		if (on_gpu(r) && r->w.size > 1)
-			tr_math_from_host(r->math, r->net.grads, r->staging, np);
-		tr_optim_update(&r->opt, r->net.params, r->net.grads, 0, np);
+			tr_math_from_host(r->math, r->net.grads, r->red.sum, np);
+		tr_optim_update(&r->opt, r->net.params, on_gpu(r) ? r->net.grads : r->red.sum, 0,
+		                np);
 		r->t_optimizer += tr_now() - t0;
 	}
 }
@@ -222,7 +224,7 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	if (failed)
 		return -1;
 
-	const float *sum = head;
+	const float *sum = r->red.head_out;
 	if (sum[TR_EXTRA_FAILED] > 0)
 		return failed ? -1 : 1;
 	if (!s.apply || s.partial) {

@@ -1,0 +1,267 @@
+/*
+ * reducer_shm.c — the gradient sum of ranks that share one host's memory
+ * (reducer.h, mode shm), without MPI in the step.
+ *
+ * One MPI-3 shared-memory window (MPI_Win_allocate_shared) holds, for
+ * each rank, a control block and its gradient buffer (r->buf: backward
+ * writes into it, so nothing is copied), and in rank 0's part the node's
+ * sum buffer (r->sum). Bucket i is cut into one slice per rank
+ * (tr_reducer_slice); a step, numbered seq (the same on every rank):
+ *   - a rank whose bucket i is final publishes ready[i] = seq;
+ *   - rank s, once every rank's ready[i] is seq, sums slice s of bucket i
+ *     over the ranks' buffers in rank order (tr_sum_ranked) into the sum
+ *     buffer, and publishes done[i] = seq;
+ *   - bucket i is in on a rank once every rank's done[i] is seq.
+ * The head (a few floats) is copied to the rank's control block (two
+ * slots, by the step's parity) and published with head_seq; each rank sums
+ * the heads itself, in rank order.
+ * Counters are C11 atomics written only by their rank (release) and read
+ * by the others (acquire), with MPI_Win_sync around the data as MPI's
+ * memory model asks (in one MPI_Win_lock_all epoch for the window's life).
+ * Why the buffers can be reused each step without more flags: a rank
+ * leaves step seq only when every bucket is in, that is after every rank
+ * has summed its slices of seq, so no rank still reads its gradients, and
+ * a rank writes a slice of seq + 1 only once every rank published ready
+ * in seq + 1, that is after every rank is done reading the sums of seq.
+ * Heads have two slots: a rank cannot be two steps ahead of one that has
+ * not read its head yet.
+ * Waiting spins briefly, then yields the core (sched_yield, then short
+ * sleeps): with as many ranks as cores a waiting rank's core has nothing
+ * else to do, and with more ranks than cores the rank it waits for runs.
+ */
+#include "config.h"
+#include "reducer.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* A rank's control block, at the start of its part of the window. */
+typedef struct shm_ctl {
+	_Atomic uint64_t head_seq;
+	char pad0[64 - sizeof(uint64_t)];
+	float head[2][TR_REDUCER_MAX_HEAD];
+	/* then ready[nbuckets], then done[nbuckets] (uint64_t, 64-aligned) */
+} shm_ctl;
+
+struct tr_reducer_shm {
+	MPI_Comm node;
+	MPI_Win win;
+	int k, me;
+	shm_ctl **ctl;              /* each rank's control block            */
+	_Atomic uint64_t **ready, **done; /* each rank's counters           */
+	const float **grads;        /* each rank's gradient buffer          */
+	const float **in;           /* scratch: the inputs of a slice       */
+	uint64_t *summed;           /* this rank's slice of bucket i: seq   */
+	uint64_t *collected;        /* bucket i in the done list: seq       */
+};
+
+static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+int tr_shm_init(tr_reducer *r, MPI_Comm node)
+{
+	tr_reducer_shm *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	r->shm = s;
+	s->win = MPI_WIN_NULL;
+	MPI_Comm_dup(node, &s->node);
+	MPI_Comm_size(s->node, &s->k);
+	MPI_Comm_rank(s->node, &s->me);
+	size_t nb = (size_t)r->nbuckets, k = (size_t)s->k;
+	s->ctl = calloc(k, sizeof *s->ctl);
+	s->ready = calloc(k, sizeof *s->ready);
+	s->done = calloc(k, sizeof *s->done);
+	s->grads = calloc(k, sizeof *s->grads);
+	s->in = calloc(k, sizeof *s->in);
+	s->summed = calloc(nb ? nb : 1, sizeof *s->summed);
+	s->collected = calloc(nb ? nb : 1, sizeof *s->collected);
+	int bad = !s->ctl || !s->ready || !s->done || !s->grads || !s->in || !s->summed ||
+	          !s->collected;
+	/* every rank's part has the same layout; rank 0's also the sums */
+	const size_t page = 4096;
+	size_t counters = round_up(nb * sizeof(uint64_t), 64);
+	size_t ctl_bytes = round_up(sizeof(shm_ctl), 64) + 2 * counters;
+	size_t grads_at = round_up(ctl_bytes, page);
+	size_t grads_bytes = round_up((r->n + (size_t)r->nhead) * sizeof(float), page);
+	/* + a page: Open MPI's segments start after a header, not on a page
+	 * (at the same offset within a page in every process: one mapping) */
+	size_t bytes = page + grads_at + grads_bytes +
+	               (s->me == 0 ? round_up(r->n * sizeof(float), page) : 0);
+	MPI_Info info;
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "alloc_shared_noncontig", "true");
+	char *mine = NULL;
+	int rc = bad ? MPI_ERR_NO_MEM
+	             : MPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, s->node, &mine, &s->win);
+	MPI_Info_free(&info);
+	int ok = rc == MPI_SUCCESS, all;
+	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, s->node);
+	if (!all)
+		return -ENOMEM;
+	memset(mine, 0, bytes);
+	mine += (page - ((uintptr_t)mine & (page - 1))) & (page - 1);
+	for (int q = 0; q < s->k; q++) {
+		MPI_Aint size;
+		int unit;
+		char *base;
+		MPI_Win_shared_query(s->win, q, &size, &unit, &base);
+		base += (page - ((uintptr_t)base & (page - 1))) & (page - 1);
+		s->ctl[q] = (shm_ctl *)base;
+		s->ready[q] = (_Atomic uint64_t *)(base + round_up(sizeof(shm_ctl), 64));
+		s->done[q] = (_Atomic uint64_t *)((char *)s->ready[q] + counters);
+		s->grads[q] = (const float *)(base + grads_at);
+		if (q == 0)
+			r->sum = (float *)(base + grads_at + grads_bytes);
+	}
+	r->buf = (float *)(mine + grads_at);
+	r->head = r->buf + r->n;
+	r->head_out = r->head_sum;
+	MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
+	MPI_Win_sync(s->win);
+	MPI_Barrier(s->node); /* every part zeroed before any is read */
+	MPI_Win_sync(s->win);
+	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, s->node);
+	return bad ? -EINVAL : 0;
+}
+
+void tr_shm_free(tr_reducer *r)
+{
+	tr_reducer_shm *s = r->shm;
+	if (s->win != MPI_WIN_NULL) {
+		MPI_Win_unlock_all(s->win);
+		MPI_Win_free(&s->win);
+	}
+	if (s->node != MPI_COMM_NULL)
+		MPI_Comm_free(&s->node);
+	free(s->ctl);
+	free(s->ready);
+	free(s->done);
+	free(s->grads);
+	free(s->in);
+	free(s->summed);
+	free(s->collected);
+	free(s);
+	r->shm = NULL;
+	r->buf = r->sum = NULL;
+	r->head = NULL;
+}
+
+/* Waiting: a few hundred pauses, then the core goes to others. */
+static void backoff(unsigned *spins)
+{
+	unsigned n = ++*spins;
+	if (n < 200) {
+		cpu_relax();
+	} else if (n < 20000) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+void tr_shm_head(tr_reducer *r)
+{
+	tr_reducer_shm *s = r->shm;
+	shm_ctl *c = s->ctl[s->me];
+	memcpy(c->head[r->seq & 1], r->head, (size_t)r->nhead * sizeof(float));
+	MPI_Win_sync(s->win);
+	atomic_store_explicit(&c->head_seq, r->seq, memory_order_release);
+}
+
+int tr_shm_head_in(tr_reducer *r, int wait)
+{
+	tr_reducer_shm *s = r->shm;
+	unsigned spins = 0;
+	for (;;) {
+		int q = 0;
+		while (q < s->k &&
+		       atomic_load_explicit(&s->ctl[q]->head_seq, memory_order_acquire) >= r->seq)
+			q++;
+		if (q == s->k)
+			break;
+		if (!wait)
+			return 0;
+		backoff(&spins);
+	}
+	MPI_Win_sync(s->win);
+	for (int q = 0; q < s->k; q++)
+		s->in[q] = s->ctl[q]->head[r->seq & 1];
+	tr_sum_ranked(r->head_sum, s->in, s->k, (size_t)r->nhead);
+	return 1;
+}
+
+void tr_shm_post(tr_reducer *r, int bucket)
+{
+	tr_reducer_shm *s = r->shm;
+	MPI_Win_sync(s->win); /* the gradients written before the counter */
+	atomic_store_explicit(&s->ready[s->me][bucket], r->seq, memory_order_release);
+}
+
+/* Sums this rank's slice of every bucket that all ranks have made ready. */
+static void sum_slices(tr_reducer *r)
+{
+	tr_reducer_shm *s = r->shm;
+	int posted = (int)((r->posted + r->bucket - 1) / r->bucket);
+	for (int i = 0; i < posted; i++) {
+		if (s->summed[i] == r->seq)
+			continue;
+		int q = 0;
+		while (q < s->k &&
+		       atomic_load_explicit(&s->ready[q][i], memory_order_acquire) >= r->seq)
+			q++;
+		if (q < s->k)
+			continue;
+		MPI_Win_sync(s->win);
+		size_t lo, hi;
+		tr_reducer_slice(r, i, s->me, &lo, &hi);
+		for (q = 0; q < s->k; q++)
+			s->in[q] = s->grads[q] + lo;
+		tr_sum_ranked(r->sum + lo, s->in, s->k, hi - lo);
+		MPI_Win_sync(s->win);
+		atomic_store_explicit(&s->done[s->me][i], r->seq, memory_order_release);
+		s->summed[i] = r->seq;
+	}
+}
+
+void tr_shm_collect(tr_reducer *r, int wait)
+{
+	tr_reducer_shm *s = r->shm;
+	int posted = (int)((r->posted + r->bucket - 1) / r->bucket);
+	unsigned spins = 0;
+	for (;;) {
+		sum_slices(r);
+		int found = 0;
+		for (int i = 0; i < posted; i++) {
+			if (s->collected[i] == r->seq)
+				continue;
+			int q = 0;
+			while (q < s->k &&
+			       atomic_load_explicit(&s->done[q][i], memory_order_acquire) >= r->seq)
+				q++;
+			if (q < s->k)
+				continue;
+			s->collected[i] = r->seq;
+			r->done[r->ndone++] = i;
+			found = 1;
+		}
+		if (found) {
+			MPI_Win_sync(s->win); /* the sums, after the counters */
+			return;
+		}
+		if (!wait)
+			return;
+		backoff(&spins);
+	}
+}
