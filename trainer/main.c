@@ -704,6 +704,8 @@ int main(int argc, char **argv)
 		       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
 		if (r->o.device == TR_DEVICE_CPU)
 			printf(" (OpenBLAS %s kernels)", openblas_get_corename());
+		if (r->w.size > 1)
+			printf(", gradients summed by %s", tr_reduce_mode_name(r->red.mode));
 		printf("\n");
 		fflush(stdout);
 	}
