@@ -64,24 +64,27 @@ static void add_to(float *restrict out, const float *restrict b, size_t len)
 		out[i] += b[i];
 }
 
-void tr_sum_ranked(float *out, const float *const *in, int k, size_t len)
+int tr_sum_ranked(float *out, const float *const *in, int k, size_t len)
 {
-	/* in blocks that stay in L1: the partial sum is read back at once */
+	/* in blocks that stay in L1: the partial sum is read back at once,
+	 * and checked for NaN and infinities while it is there */
 	enum { BLOCK = 2048 };
+	int bad = 0;
 	for (size_t at = 0; at < len; at += BLOCK) {
 		size_t m = len - at < BLOCK ? len - at : BLOCK;
 		if (k == 1) {
 			if (out != in[0])
 				memcpy(out + at, in[0] + at, m * sizeof *out);
-			continue;
-		}
-		if (out == in[0])
+		} else if (out == in[0]) {
 			add_to(out + at, in[1] + at, m);
-		else
+		} else {
 			add_into(out + at, in[0] + at, in[1] + at, m);
+		}
 		for (int j = 2; j < k; j++)
 			add_to(out + at, in[j] + at, m);
+		bad |= tr_nonfinite(out + at, m);
 	}
+	return bad;
 }
 
 void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *end)
@@ -318,7 +321,7 @@ static void sum_heads(tr_reducer *r)
 	const float *in[r->size];
 	for (int s = 0; s < r->size; s++)
 		in[s] = r->head_all + (size_t)s * r->nhead;
-	tr_sum_ranked(r->head_sum, in, r->size, (size_t)r->nhead);
+	(void)tr_sum_ranked(r->head_sum, in, r->size, (size_t)r->nhead);
 }
 
 int tr_reducer_head_in(tr_reducer *r, int wait)
@@ -351,7 +354,7 @@ static void alltoall_second(tr_reducer *r, int i)
 	const float *in[r->size];
 	for (int s = 0; s < r->size; s++)
 		in[s] = r->parts + r->parts_off[i] + (size_t)s * len;
-	tr_sum_ranked(r->buf + lo, in, r->size, len);
+	(void)tr_sum_ranked(r->buf + lo, in, r->size, len);
 	r->phase[i] = 2;
 	if (r->persistent) {
 		r->reqs[i] = r->p_ag[i];
@@ -480,6 +483,8 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	}
 	int i = r->done[r->taken++];
 	bucket_range(r, i, begin, end);
-	*finite = !tr_nonfinite(r->sum + *begin, *end - *begin);
+	/* shm: the slices' owners checked them as they summed */
+	*finite = r->mode == TR_REDUCE_SHM ? !tr_shm_bad(r, i)
+	                                   : !tr_nonfinite(r->sum + *begin, *end - *begin);
 	return 1;
 }

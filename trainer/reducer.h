@@ -134,8 +134,9 @@ int tr_nonfinite(const float *v, size_t n);
 
 /* out[i] = ((in[0][i] + in[1][i]) + in[2][i]) + ... + in[k-1][i] for i in
  * [0, len): the order every element of the gradients is summed in under
- * shm and alltoall. out may be in[0], and no other in[j]. */
-void tr_sum_ranked(float *out, const float *const *in, int k, size_t len);
+ * shm and alltoall. out may be in[0], and no other in[j]. 1 when a sum is
+ * a NaN or an infinity (checked while in cache), else 0. */
+int tr_sum_ranked(float *out, const float *const *in, int k, size_t len);
 
 /* Bucket i's slice s of [0, n): where rank s sums it. Slices start at
  * multiples of 16 floats (a cache line) from the bucket's start. */
@@ -148,5 +149,7 @@ void tr_shm_head(tr_reducer *r);
 int tr_shm_head_in(tr_reducer *r, int wait);
 void tr_shm_post(tr_reducer *r, int bucket);
 void tr_shm_collect(tr_reducer *r, int wait);
+/* 1 when a slice of bucket i (whose sum is in) is not finite. */
+int tr_shm_bad(const tr_reducer *r, int i);
 
 #endif /* RIO_TRAINER_REDUCER_H */

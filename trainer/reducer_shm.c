@@ -10,7 +10,8 @@
  *   - a rank whose bucket i is final publishes ready[i] = seq;
  *   - rank s, once every rank's ready[i] is seq, sums slice s of bucket i
  *     over the ranks' buffers in rank order (tr_sum_ranked) into the sum
- *     buffer, and publishes done[i] = seq;
+ *     buffer, checking it for NaN and infinities as it goes, and publishes
+ *     done[i] = seq << 1 | (1 if not finite);
  *   - bucket i is in on a rank once every rank's done[i] is seq.
  * The head (a few floats) is copied to the rank's control block (two
  * slots, by the step's parity) and published with head_seq; each rank sums
@@ -69,6 +70,7 @@ struct tr_reducer_shm {
 	const float **in;           /* scratch: the inputs of a slice       */
 	uint64_t *summed;           /* this rank's slice of bucket i: seq   */
 	uint64_t *collected;        /* bucket i in the done list: seq       */
+	int *bad;                   /* ... and a slice of it was not finite */
 	double spin_ns;             /* how long a wait spins before yielding */
 };
 
@@ -97,8 +99,9 @@ int tr_shm_init(tr_reducer *r, MPI_Comm node)
 	s->in = calloc(k, sizeof *s->in);
 	s->summed = calloc(nb ? nb : 1, sizeof *s->summed);
 	s->collected = calloc(nb ? nb : 1, sizeof *s->collected);
+	s->bad = calloc(nb ? nb : 1, sizeof *s->bad);
 	int bad = !s->ctl || !s->ready || !s->done || !s->grads || !s->in || !s->summed ||
-	          !s->collected;
+	          !s->collected || !s->bad;
 	/* every rank's part has the same layout; rank 0's also the sums */
 	const size_t page = 4096;
 	size_t counters = round_up(nb * sizeof(uint64_t), 64);
@@ -162,6 +165,7 @@ void tr_shm_free(tr_reducer *r)
 	free(s->in);
 	free(s->summed);
 	free(s->collected);
+	free(s->bad);
 	free(s);
 	r->shm = NULL;
 	r->buf = r->sum = NULL;
@@ -222,7 +226,7 @@ int tr_shm_head_in(tr_reducer *r, int wait)
 	MPI_Win_sync(s->win);
 	for (int q = 0; q < s->k; q++)
 		s->in[q] = s->ctl[q]->head[r->seq & 1];
-	tr_sum_ranked(r->head_sum, s->in, s->k, (size_t)r->nhead);
+	(void)tr_sum_ranked(r->head_sum, s->in, s->k, (size_t)r->nhead);
 	return 1;
 }
 
@@ -252,9 +256,10 @@ static void sum_slices(tr_reducer *r)
 		tr_reducer_slice(r, i, s->me, &lo, &hi);
 		for (q = 0; q < s->k; q++)
 			s->in[q] = s->grads[q] + lo;
-		tr_sum_ranked(r->sum + lo, s->in, s->k, hi - lo);
+		int bad = tr_sum_ranked(r->sum + lo, s->in, s->k, hi - lo);
 		MPI_Win_sync(s->win);
-		atomic_store_explicit(&s->done[s->me][i], r->seq, memory_order_release);
+		atomic_store_explicit(&s->done[s->me][i], r->seq << 1 | (uint64_t)bad,
+		                      memory_order_release);
 		s->summed[i] = r->seq;
 	}
 }
@@ -271,13 +276,17 @@ void tr_shm_collect(tr_reducer *r, int wait)
 		for (int i = 0; i < posted; i++) {
 			if (s->collected[i] == r->seq)
 				continue;
-			int q = 0;
-			while (q < s->k &&
-			       atomic_load_explicit(&s->done[q][i], memory_order_acquire) >= r->seq)
-				q++;
+			int q = 0, bad = 0;
+			for (; q < s->k; q++) {
+				uint64_t v = atomic_load_explicit(&s->done[q][i], memory_order_acquire);
+				if (v >> 1 < r->seq)
+					break;
+				bad |= (int)(v & 1);
+			}
 			if (q < s->k)
 				continue;
 			s->collected[i] = r->seq;
+			s->bad[i] = bad;
 			r->done[r->ndone++] = i;
 			found = 1;
 		}
@@ -290,3 +299,5 @@ void tr_shm_collect(tr_reducer *r, int wait)
 		backoff(s, &spins, &t0);
 	}
 }
+
+int tr_shm_bad(const tr_reducer *r, int i) { return r->shm->bad[i]; }
