@@ -54,7 +54,7 @@ static void run(tr_reduce_mode mode, size_t bucket_bytes, size_t n)
 	float *rev = malloc(n * sizeof *rev);
 	tr_reducer r;
 	if (!own || !ref || !rev ||
-	    tr_reducer_init(&r, MPI_COMM_WORLD, mode, 1, own, n, bucket_bytes, own + n, NHEAD) < 0) {
+	    tr_reducer_init(&r, MPI_COMM_WORLD, mode, 1, own, n, bucket_bytes, own + n, NHEAD, 0) < 0) {
 		check(0, "set up", name, bucket_bytes, 0);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}

@@ -188,7 +188,11 @@ static void setup(tr_run *r)
 	if (rc == 0)
 		rc = tr_reducer_init(&r->red, r->w.comm, (tr_reduce_mode)o->reduce,
 		                     o->device == TR_DEVICE_CPU, r->staging, r->net.nparams,
-		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA);
+		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA,
+		                     /* shm: the parameters and the optimizer's state,
+		                      * one copy per host, each rank updating its slices */
+		                     o->device == TR_DEVICE_CPU && tr_optim_bucketwise(&r->opt)
+		                             ? 1 + tr_optim_state_count(&r->opt) : 0);
 	if (rc == 0 && r->red.buf != r->staging) {
 		/* shm: the gradients (CPU) or their staging copy (GPU) live in the
 		 * node's shared window, where the other ranks read them */
@@ -199,6 +203,16 @@ static void setup(tr_run *r)
 			tr_math_host_free(r->math, r->staging);
 		}
 		r->staging = r->red.buf;
+	}
+	if (rc == 0 && r->red.sharded) {
+		tr_math_free(r->math, r->net.params);
+		r->net.params = r->red.shared[0];
+		tr_math_free(r->math, r->opt.state1);
+		r->opt.state1 = r->red.shared[1];
+		if (r->opt.state2) {
+			tr_math_free(r->math, r->opt.state2);
+			r->opt.state2 = r->red.shared[2];
+		}
 	}
 	if (rc == -EINVAL && o->reduce == TR_REDUCE_SHM)
 		snprintf(msg, sizeof msg, "--reduce shm: the ranks are not all on one host (or "
@@ -256,6 +270,15 @@ static void choose_blas_kernels(char **argv)
 
 /* ---- starting point: rank 0's initialisation, or the checkpoint ----------- */
 
+/* Parameters or optimizer state from the host: under a sharded reducer
+ * they are the node's one copy, written by one rank (then
+ * tr_reducer_shared_sync). */
+static void load_shared(tr_run *r, float *dst, const float *host, size_t n)
+{
+	if (!r->red.sharded || r->w.rank == 0)
+		tr_math_from_host(r->math, dst, host, n);
+}
+
 static void fresh_start(tr_run *r)
 {
 	size_t n = r->net.nparams;
@@ -266,7 +289,8 @@ static void fresh_start(tr_run *r)
 	int rc = tr_world_bcast_checked(&r->w, host, n);
 	tr_world_agree(&r->w, rc < 0, "the ranks' initial parameters differ after the broadcast",
 	               EXIT_DATA);
-	tr_math_from_host(r->math, r->net.params, host, n);
+	load_shared(r, r->net.params, host, n);
+	tr_reducer_shared_sync(&r->red);
 	free(host);
 }
 
@@ -430,8 +454,9 @@ static void resume(tr_run *r)
 		if (tr_world_bcast_checked(&r->w, host, n) < 0)
 			tr_world_agree(&r->w, 1, "the ranks' parameters differ after the broadcast",
 			               EXIT_DATA);
-		tr_math_from_host(r->math, dst[i], host, n);
+		load_shared(r, dst[i], host, n);
 	}
+	tr_reducer_shared_sync(&r->red);
 	free(host);
 	if (!r->train) {
 		/* --synthetic: the step alone says which batch comes next */
@@ -661,6 +686,9 @@ static void teardown(tr_run *r)
 		if (r->net.grads == r->red.buf)
 			r->net.grads = NULL;
 		r->staging = NULL;
+		if (r->red.sharded) {
+			r->net.params = r->opt.state1 = r->opt.state2 = NULL;
+		}
 	}
 	tr_reducer_free(&r->red);
 	if (r->math && r->staging && r->staging != r->net.grads)

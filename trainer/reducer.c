@@ -199,13 +199,14 @@ static MPI_Comm whole_node(MPI_Comm comm, int size)
 }
 
 int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
-                    size_t n, size_t bucket_bytes, float *head, int nhead)
+                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared)
 {
 	*r = (tr_reducer){.comm = comm, .buf = buf, .sum = buf, .n = n, .head = head,
 	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL};
 	MPI_Comm_size(comm, &r->size);
 	MPI_Comm_rank(comm, &r->rank);
-	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD)
+	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || nshared < 0 ||
+	    nshared > TR_REDUCER_MAX_SHARED)
 		return -EINVAL;
 	r->bucket = bucket_bytes / sizeof(float);
 	if (r->bucket < 1)
@@ -238,7 +239,7 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_o
 	if (r->size == 1) {
 		/* nothing to sum */
 	} else if (mode == TR_REDUCE_SHM) {
-		rc = node == MPI_COMM_NULL ? -EINVAL : tr_shm_init(r, node);
+		rc = node == MPI_COMM_NULL ? -EINVAL : tr_shm_init(r, node, nshared);
 	} else if (mode == TR_REDUCE_ALLTOALL) {
 		r->head_out = r->head_sum;
 		rc = alltoall_init(r);
@@ -250,6 +251,12 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_o
 	if (rc < 0)
 		tr_reducer_free(r);
 	return rc;
+}
+
+void tr_reducer_shared_sync(tr_reducer *r)
+{
+	if (r->sharded)
+		tr_shm_shared_sync(r);
 }
 
 void tr_reducer_free(tr_reducer *r)
@@ -292,6 +299,8 @@ void tr_reducer_begin(tr_reducer *r)
 	r->ndone = r->taken = 0;
 	r->head_in = 0;
 	r->seq++;
+	r->update = NULL;
+	r->update_ctx = NULL;
 }
 
 void tr_reducer_head(tr_reducer *r)
@@ -435,11 +444,11 @@ void tr_reducer_ready(tr_reducer *r, size_t end)
 {
 	if (end > r->n)
 		end = r->n;
-	double t0 = tr_now();
+	double t0 = tr_now(), u0 = r->update_seconds;
 	while (r->posted + r->bucket <= end)
 		post(r, r->posted + r->bucket);
 	collect(r, 0);
-	r->seconds += tr_now() - t0;
+	r->seconds += tr_now() - t0 - (r->update_seconds - u0);
 }
 
 void tr_reducer_flush(tr_reducer *r)
@@ -475,9 +484,9 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	if (r->taken == r->nbuckets)
 		return 0;
 	if (r->taken == r->ndone) {
-		double t0 = tr_now();
+		double t0 = tr_now(), u0 = r->update_seconds;
 		collect(r, wait);
-		r->seconds += tr_now() - t0;
+		r->seconds += tr_now() - t0 - (r->update_seconds - u0);
 		if (r->taken == r->ndone)
 			return 0;
 	}

@@ -59,6 +59,13 @@ enum { TR_REDUCER_MAX_HEAD = 16 };
 
 typedef struct tr_reducer_shm tr_reducer_shm; /* reducer_shm.c */
 
+/* A sharded update (shm): called by the reducer for this rank's slice
+ * [begin, end) of each bucket, once every slice of the bucket is summed
+ * and the head is in; finite 0 when some sum of the bucket is a NaN or an
+ * infinity. */
+typedef void (*tr_reducer_update_fn)(void *ctx, size_t begin, size_t end, int finite);
+enum { TR_REDUCER_MAX_SHARED = 3 };
+
 typedef struct tr_reducer {
 	MPI_Comm comm;
 	int size, rank;        /* ranks, this rank                           */
@@ -88,6 +95,14 @@ typedef struct tr_reducer {
 	size_t *parts_off;     /* ... bucket i's from parts + parts_off[i]   */
 	float *head_all;       /* alltoall: every rank's head                */
 	tr_reducer_shm *shm;   /* shm: the window and its counters           */
+	int sharded;           /* shm: each rank updates its slices (below)  */
+	float *shared[TR_REDUCER_MAX_SHARED]; /* sharded: n floats each, one
+	                        * copy for the node (parameters, optimizer
+	                        * state), in the window                     */
+	int nshared;
+	tr_reducer_update_fn update; /* sharded: set by the step, after begin */
+	void *update_ctx;
+	double update_seconds; /* time in update (not counted in seconds)   */
 	int *done;             /* buckets whose sums are in, in order found  */
 	int ndone, taken;      /* done[taken, ndone) not yet handed back     */
 	int *scratch;          /* indices for MPI_Testsome / MPI_Waitsome    */
@@ -103,12 +118,20 @@ typedef struct tr_reducer {
  * alltoall; on one rank nothing is summed. Under shm the reducer allocates
  * the gradient buffer and the head itself (buf and head are then ignored
  * and may be NULL): the caller computes into r->buf and r->head, which
- * are r->head == r->buf + n, contiguous like the caller's. 0; -ENOMEM;
+ * are r->head == r->buf + n, contiguous like the caller's. With nshared
+ * > 0 (at most TR_REDUCER_MAX_SHARED) and shm, the update is sharded: the
+ * window also holds nshared buffers of n floats (zeroed) shared by the
+ * node's ranks, r->shared[], for the parameters and the optimizer's state,
+ * and the reducer calls r->update for this rank's slices (then r->sharded
+ * is 1; the caller makes its parameters and state those buffers, writes
+ * them from one rank only, and calls tr_reducer_shared_sync after). 0; -ENOMEM;
  * -EINVAL when shm was asked for and the ranks are not on one host, or
  * nhead > TR_REDUCER_MAX_HEAD. Collective. */
 int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
-                    size_t n, size_t bucket_bytes, float *head, int nhead);
+                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared);
 void tr_reducer_free(tr_reducer *r);
+/* Collective: what one rank wrote into r->shared is seen by all. */
+void tr_reducer_shared_sync(tr_reducer *r);
 /* "mpi", "shm", "alltoall" or "auto". */
 const char *tr_reduce_mode_name(tr_reduce_mode m);
 
@@ -143,12 +166,13 @@ int tr_sum_ranked(float *out, const float *const *in, int k, size_t len);
 void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *end);
 
 /* reducer_shm.c: the shared-memory way (reducer.c dispatches). */
-int tr_shm_init(tr_reducer *r, MPI_Comm node);
+int tr_shm_init(tr_reducer *r, MPI_Comm node, int nshared);
 void tr_shm_free(tr_reducer *r);
 void tr_shm_head(tr_reducer *r);
 int tr_shm_head_in(tr_reducer *r, int wait);
 void tr_shm_post(tr_reducer *r, int bucket);
 void tr_shm_collect(tr_reducer *r, int wait);
+void tr_shm_shared_sync(tr_reducer *r);
 /* 1 when a slice of bucket i (whose sum is in) is not finite. */
 int tr_shm_bad(const tr_reducer *r, int i);
 

@@ -57,7 +57,8 @@ typedef struct shm_ctl {
 	_Atomic uint64_t head_seq;
 	char pad0[64 - sizeof(uint64_t)];
 	float head[2][TR_REDUCER_MAX_HEAD];
-	/* then ready[nbuckets], then done[nbuckets] (uint64_t, 64-aligned) */
+	/* then ready[nbuckets], done[nbuckets], upd[nbuckets] (uint64_t,
+	 * 64-aligned) */
 } shm_ctl;
 
 struct tr_reducer_shm {
@@ -65,10 +66,12 @@ struct tr_reducer_shm {
 	MPI_Win win;
 	int k, me;
 	shm_ctl **ctl;              /* each rank's control block            */
-	_Atomic uint64_t **ready, **done; /* each rank's counters           */
+	_Atomic uint64_t **ready, **done, **upd; /* each rank's counters    */
 	const float **grads;        /* each rank's gradient buffer          */
 	const float **in;           /* scratch: the inputs of a slice       */
 	uint64_t *summed;           /* this rank's slice of bucket i: seq   */
+	uint64_t *updated;          /* ... updated (sharded), or every slice
+	                             * of it summed: seq                    */
 	uint64_t *collected;        /* bucket i in the done list: seq       */
 	int *bad;                   /* ... and a slice of it was not finite */
 	double spin_ns;             /* how long a wait spins before yielding */
@@ -76,7 +79,7 @@ struct tr_reducer_shm {
 
 static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
-int tr_shm_init(tr_reducer *r, MPI_Comm node)
+int tr_shm_init(tr_reducer *r, MPI_Comm node, int nshared)
 {
 	tr_reducer_shm *s = calloc(1, sizeof *s);
 	if (!s)
@@ -95,23 +98,26 @@ int tr_shm_init(tr_reducer *r, MPI_Comm node)
 	s->ctl = calloc(k, sizeof *s->ctl);
 	s->ready = calloc(k, sizeof *s->ready);
 	s->done = calloc(k, sizeof *s->done);
+	s->upd = calloc(k, sizeof *s->upd);
 	s->grads = calloc(k, sizeof *s->grads);
 	s->in = calloc(k, sizeof *s->in);
 	s->summed = calloc(nb ? nb : 1, sizeof *s->summed);
+	s->updated = calloc(nb ? nb : 1, sizeof *s->updated);
 	s->collected = calloc(nb ? nb : 1, sizeof *s->collected);
 	s->bad = calloc(nb ? nb : 1, sizeof *s->bad);
-	int bad = !s->ctl || !s->ready || !s->done || !s->grads || !s->in || !s->summed ||
-	          !s->collected || !s->bad;
-	/* every rank's part has the same layout; rank 0's also the sums */
+	int bad = !s->ctl || !s->ready || !s->done || !s->upd || !s->grads || !s->in ||
+	          !s->summed || !s->updated || !s->collected || !s->bad;
+	/* every rank's part has the same layout; rank 0's also the sums and
+	 * the shared buffers of a sharded update */
 	const size_t page = 4096;
 	size_t counters = round_up(nb * sizeof(uint64_t), 64);
-	size_t ctl_bytes = round_up(sizeof(shm_ctl), 64) + 2 * counters;
+	size_t ctl_bytes = round_up(sizeof(shm_ctl), 64) + 3 * counters;
 	size_t grads_at = round_up(ctl_bytes, page);
 	size_t grads_bytes = round_up((r->n + (size_t)r->nhead) * sizeof(float), page);
 	/* + a page: Open MPI's segments start after a header, not on a page
 	 * (at the same offset within a page in every process: one mapping) */
-	size_t bytes = page + grads_at + grads_bytes +
-	               (s->me == 0 ? round_up(r->n * sizeof(float), page) : 0);
+	size_t vec = round_up(r->n * sizeof(float), page);
+	size_t bytes = page + grads_at + grads_bytes + (s->me == 0 ? vec * (1 + (size_t)nshared) : 0);
 	MPI_Info info;
 	MPI_Info_create(&info);
 	MPI_Info_set(info, "alloc_shared_noncontig", "true");
@@ -134,13 +140,19 @@ int tr_shm_init(tr_reducer *r, MPI_Comm node)
 		s->ctl[q] = (shm_ctl *)base;
 		s->ready[q] = (_Atomic uint64_t *)(base + round_up(sizeof(shm_ctl), 64));
 		s->done[q] = (_Atomic uint64_t *)((char *)s->ready[q] + counters);
+		s->upd[q] = (_Atomic uint64_t *)((char *)s->done[q] + counters);
 		s->grads[q] = (const float *)(base + grads_at);
-		if (q == 0)
+		if (q == 0) {
 			r->sum = (float *)(base + grads_at + grads_bytes);
+			for (int j = 0; j < nshared; j++)
+				r->shared[j] = (float *)((char *)r->sum + vec * (size_t)(j + 1));
+		}
 	}
 	r->buf = (float *)(mine + grads_at);
 	r->head = r->buf + r->n;
 	r->head_out = r->head_sum;
+	r->nshared = nshared;
+	r->sharded = nshared > 0;
 	MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
 	MPI_Win_sync(s->win);
 	MPI_Barrier(s->node); /* every part zeroed before any is read */
@@ -161,15 +173,20 @@ void tr_shm_free(tr_reducer *r)
 	free(s->ctl);
 	free(s->ready);
 	free(s->done);
+	free(s->upd);
 	free(s->grads);
 	free(s->in);
 	free(s->summed);
+	free(s->updated);
 	free(s->collected);
 	free(s->bad);
 	free(s);
 	r->shm = NULL;
 	r->buf = r->sum = NULL;
 	r->head = NULL;
+	for (int j = 0; j < TR_REDUCER_MAX_SHARED; j++)
+		r->shared[j] = NULL;
+	r->nshared = r->sharded = 0;
 }
 
 /* Waiting: pauses for up to spin_ns, then yields the core, then (a rank
@@ -264,6 +281,24 @@ static void sum_slices(tr_reducer *r)
 	}
 }
 
+/* 1 when every rank's counter c[q][i] has reached seq; *bad: the OR of
+ * the low bits of done counters (seq << 1 | bad). */
+static int all_at(const tr_reducer_shm *s, _Atomic uint64_t *const *c, int i, uint64_t seq,
+                  int shift, int *bad)
+{
+	for (int q = 0; q < s->k; q++) {
+		uint64_t v = atomic_load_explicit(&c[q][i], memory_order_acquire);
+		if (v >> shift < seq)
+			return 0;
+		if (bad)
+			*bad |= (int)(v & 1);
+	}
+	return 1;
+}
+
+/* A bucket goes through: this rank's slice summed (sum_slices); every
+ * slice summed; sharded: this rank's slice updated, once the head is in,
+ * then every slice updated; then it is in. */
 void tr_shm_collect(tr_reducer *r, int wait)
 {
 	tr_reducer_shm *s = r->shm;
@@ -274,30 +309,54 @@ void tr_shm_collect(tr_reducer *r, int wait)
 		sum_slices(r);
 		int found = 0;
 		for (int i = 0; i < posted; i++) {
-			if (s->collected[i] == r->seq)
+			if (s->collected[i] == r->seq || s->summed[i] != r->seq)
 				continue;
-			int q = 0, bad = 0;
-			for (; q < s->k; q++) {
-				uint64_t v = atomic_load_explicit(&s->done[q][i], memory_order_acquire);
-				if (v >> 1 < r->seq)
-					break;
-				bad |= (int)(v & 1);
+			if (s->updated[i] != r->seq) {
+				int bad = 0;
+				if (!all_at(s, s->done, i, r->seq, 1, &bad))
+					continue;
+				if (r->sharded) {
+					if (!r->head_in && !(r->head_in = tr_shm_head_in(r, 0)))
+						continue;
+					MPI_Win_sync(s->win); /* the others' sums */
+					size_t lo, hi;
+					tr_reducer_slice(r, i, s->me, &lo, &hi);
+					if (r->update) {
+						struct timespec a, b;
+						clock_gettime(CLOCK_MONOTONIC, &a);
+						r->update(r->update_ctx, lo, hi, !bad);
+						clock_gettime(CLOCK_MONOTONIC, &b);
+						r->update_seconds += (double)(b.tv_sec - a.tv_sec) +
+						                     (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+					}
+					MPI_Win_sync(s->win);
+					atomic_store_explicit(&s->upd[s->me][i], r->seq,
+					                      memory_order_release);
+				}
+				s->updated[i] = r->seq;
+				s->bad[i] = bad;
 			}
-			if (q < s->k)
+			if (r->sharded && !all_at(s, s->upd, i, r->seq, 0, NULL))
 				continue;
 			s->collected[i] = r->seq;
-			s->bad[i] = bad;
 			r->done[r->ndone++] = i;
 			found = 1;
 		}
 		if (found) {
-			MPI_Win_sync(s->win); /* the sums, after the counters */
+			MPI_Win_sync(s->win); /* the sums and updates, after the counters */
 			return;
 		}
 		if (!wait)
 			return;
 		backoff(s, &spins, &t0);
 	}
+}
+
+void tr_shm_shared_sync(tr_reducer *r)
+{
+	MPI_Win_sync(r->shm->win);
+	MPI_Barrier(r->shm->node);
+	MPI_Win_sync(r->shm->win);
 }
 
 int tr_shm_bad(const tr_reducer *r, int i) { return r->shm->bad[i]; }
