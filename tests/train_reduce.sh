@@ -4,7 +4,10 @@
 # shm and alltoall on 2, 3 and 4 ranks; recordio-train on one host picks
 # shm by itself (auto) and ends with the same parameters, byte for byte, as
 # with alltoall (the cross-host way) on 3 and 4 ranks, with SGD, Adam and
-# LARS; a run stopped and resumed under shm ends as an uninterrupted one;
+# LARS (under shm SGD and Adam are sharded: each rank updates its slices of
+# one shared copy of the parameters and state); a run stopped and resumed
+# under shm ends as an uninterrupted one, with SGD and Adam, and so does one
+# resumed from a shm checkpoint under alltoall;
 # an elastic resume from 3 ranks (shm) onto 2 and back works; mpi still
 # trains; a bad --reduce is a one-line usage error.
 . "$(dirname "$0")/train_lib.sh"
@@ -38,12 +41,23 @@ for np in 3 4; do
 done
 expect_exit 0 cmp auto3/checkpoint shm-3-sgd/checkpoint
 
-# -- resumed under shm: the same end as without the stop (25 steps an epoch at 2
-# ranks of 16... here 3 ranks: 16 steps an epoch; stop in the second)
-expect_exit 0 mpi 3 $COMMON --quiet --reduce shm --checkpoint part --max-steps 21 \
-	--checkpoint-every 5
-expect_exit 0 mpi 3 $COMMON --quiet --reduce shm --checkpoint part --resume
-expect_exit 0 cmp shm-3-sgd/checkpoint part/checkpoint
+# -- resumed under shm, where the optimizer is sharded (each rank updates its
+# slices of the host's one copy of the parameters and state): the
+# checkpoint holds all of the state, and the run ends as without the stop
+# (3 ranks: 16 steps an epoch; stop in the second)
+for opt in sgd adam; do
+	expect_exit 0 mpi 3 $COMMON --quiet --optimizer $opt --reduce shm --checkpoint "part-$opt" \
+		--max-steps 21 --checkpoint-every 5
+	expect_exit 0 mpi 3 $COMMON --quiet --optimizer $opt --reduce shm --checkpoint "part-$opt" \
+		--resume
+	expect_exit 0 cmp "shm-3-$opt/checkpoint" "part-$opt/checkpoint"
+done
+# ... and a checkpoint of a sharded run resumes under alltoall to the same end
+expect_exit 0 mpi 3 $COMMON --quiet --optimizer adam --reduce shm --checkpoint cross \
+	--max-steps 21
+expect_exit 0 mpi 3 $COMMON --quiet --optimizer adam --reduce alltoall --checkpoint cross \
+	--resume
+expect_exit 0 cmp shm-3-adam/checkpoint cross/checkpoint
 
 # -- elastic: 3 ranks (shm) stopped, resumed on 2 (the global batch of 48 kept
 # would need 24 a rank: fine), then the end has every step done
