@@ -12,7 +12,14 @@
  *     over the ranks' buffers in rank order (tr_sum_ranked) into the sum
  *     buffer, checking it for NaN and infinities as it goes, and publishes
  *     done[i] = seq << 1 | (1 if not finite);
- *   - bucket i is in on a rank once every rank's done[i] is seq.
+ *   - sharded (an optimizer that updates element by element, on the
+ *     CPU): the parameters and the optimizer's state are one copy for the
+ *     host, in rank 0's part of the window too; once every slice of
+ *     bucket i is summed and the head is in, rank s updates its own slice
+ *     of them (r->update) and publishes upd[i] = seq: the optimizer's
+ *     work is shared out like the sum's, and no rank copies parameters;
+ *   - bucket i is in on a rank once every rank's done[i] (sharded: upd[i])
+ *     is seq.
  * The head (a few floats) is copied to the rank's control block (two
  * slots, by the step's parity) and published with head_seq; each rank sums
  * the heads itself, in rank order.
@@ -21,9 +28,12 @@
  * memory model asks (in one MPI_Win_lock_all epoch for the window's life).
  * Why the buffers can be reused each step without more flags: a rank
  * leaves step seq only when every bucket is in, that is after every rank
- * has summed its slices of seq, so no rank still reads its gradients, and
- * a rank writes a slice of seq + 1 only once every rank published ready
- * in seq + 1, that is after every rank is done reading the sums of seq.
+ * has summed (and updated) its slices of seq, so no rank still reads its
+ * gradients, and a rank writes a slice of seq + 1 only once every rank
+ * published ready in seq + 1, that is after every rank is done reading the
+ * sums of seq. A rank publishes ready[i] once its backward no longer reads
+ * the parameters of bucket i (mlp.h), so they may be updated from then on;
+ * the next forward reads them only after every bucket is in.
  * Heads have two slots: a rank cannot be two steps ahead of one that has
  * not read its head yet.
  * Waiting: with a core per rank, a waiting rank spins (pauses) for up to
