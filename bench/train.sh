@@ -11,8 +11,11 @@
 #      Fashion-MNIST (lz4 shards, buffer shuffle) and on --synthetic data
 #      (made in memory: no input pipeline): 1 rank with 1 OpenBLAS thread,
 #      1 rank with 2 threads (real data), 2 ranks with 1 thread each;
+#      The 2-rank runs sum gradients in shared memory (--reduce auto: shm);
+#      they are run again with Open MPI's allreduce (--reduce mpi);
 #   c. each run's step time split into data wait, GEMMs, exposed allreduce
-#      (time inside MPI), elementwise (the rest: bias, ReLU, loss passes)
+#      (time reducing or waiting for the sums: inside MPI, or the rank's
+#      share of the shared-memory sum), elementwise (the rest: bias, ReLU, loss passes)
 #      and optimizer; samples/s against the GEMM-only rate of as many
 #      copies as ranks (aim >= 0.85), and the speedup from 1 to 2 ranks
 #      against the GEMM-only rate's own speedup from 1 to 2 copies (aim >=
@@ -80,6 +83,10 @@ train 1 2 "$W/np1t2.json" --epochs "$EPOCHS"
 train 2 1 "$W/np2t1.json" --epochs "$EPOCHS"
 train 1 1 "$W/syn1t1.json" --epochs "$EPOCHS" --synthetic
 train 2 1 "$W/syn2t1.json" --epochs "$EPOCHS" --synthetic
+# the same 2-rank runs with Open MPI's allreduce instead of the shared-memory
+# reduction (--reduce auto picks shm on one host)
+train 2 1 "$W/np2mpi.json" --epochs "$EPOCHS" --reduce mpi
+train 2 1 "$W/syn2mpi.json" --epochs "$EPOCHS" --synthetic --reduce mpi
 python3 - "$W" <<'PY'
 import json, sys
 w = sys.argv[1]
@@ -101,7 +108,9 @@ for name, label, bound in (("np1t1", "real, 1 rank, 1 thread", g1),
                            ("np1t2", "real, 1 rank, 2 threads", g1t2),
                            ("np2t1", "real, 2 ranks, 1 thread", g2),
                            ("syn1t1", "synthetic, 1 rank", g1),
-                           ("syn2t1", "synthetic, 2 ranks", g2)):
+                           ("syn2t1", "synthetic, 2 ranks", g2),
+                           ("np2mpi", "real, 2 ranks, MPI allred.", g2),
+                           ("syn2mpi", "synthetic, 2 ranks, MPI", g2)):
     eps = lines(name)                       # every epoch, the first too
     by_speed = sorted(eps, key=lambda x: x["samples_per_s"])
     e = by_speed[(len(by_speed) - 1) // 2]  # the median (the lower one of an even count)

@@ -2,7 +2,9 @@
 # cluster_identical.sh — recordio-train across 4 namespace hosts (a hostfile, TCP)
 # ends with the same parameters, byte for byte, and the same metrics as 4
 # ranks on one host with the same seed (--threads 1: the same BLAS work on
-# every rank); the ranks really are on 4 hosts; recordio-bench under the
+# every rank; 4 hosts sum the gradients in slices over MPI, one host in
+# shared memory, both in rank order; --reduce shm across hosts is refused
+# in one line); the ranks really are on 4 hosts; recordio-bench under the
 # same mpirun shows each rank reading its own 2 of the 8 shards, every
 # record on exactly one rank.
 HOSTS=4
@@ -18,6 +20,18 @@ expect_exit 0 mpi 4 $COMMON --checkpoint one --metrics one.json
 expect_exit 0 cmp hosts/checkpoint one/checkpoint
 expect_lines 3 hosts.json "a metrics line per epoch"
 same_metrics hosts.json one.json
+
+# how the sums were made: across hosts the slices over MPI (alltoall), on
+# one host shared memory (shm), the same order, hence the same bits above;
+# shared memory cannot span hosts
+LOUD="$(echo "$COMMON" | sed 's/ --quiet//') --max-steps 1"
+expect_exit 0 cmpi "$C/hostfile" 4 $LOUD
+expect_match 'gradients summed by alltoall$' out "auto across hosts"
+expect_exit 0 mpi 4 $LOUD
+expect_match 'gradients summed by shm$' out "auto on one host"
+expect_exit 1 cmpi "$C/hostfile" 4 $COMMON --reduce shm
+expect_match '^recordio-train: --reduce shm: the ranks are not all on one host' err \
+	"--reduce shm across hosts"
 expect_eq "4 4 4" "$(json_all hosts.json world)" "world of the 4-host run"
 
 # what each rank reads: with --sharding files, 200 records (2 shards) on

@@ -136,7 +136,8 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
 TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
-	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh
+	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
+	tests/train_reduce.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
@@ -147,6 +148,12 @@ check_PROGRAMS += tests/ckpt_diff
 tests_ckpt_diff_SOURCES = tests/ckpt_diff.c
 tests_ckpt_diff_CFLAGS = $(AM_CFLAGS)
 tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
+# the reducer alone under mpirun (tests/train_reduce.sh runs it)
+check_PROGRAMS += tests/test_reducer
+tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c
+tests_test_reducer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer
+tests_test_reducer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_reducer_LDADD = $(MPI_LIBS) -lm
 TESTS += $(TRAIN_TESTS) $(CLUSTER_TESTS)
 if HAVE_CUNIT
 check_PROGRAMS += tests/test_train

@@ -35,7 +35,7 @@ recordio_train_SOURCES = \
 	trainer/options.c trainer/options.h \
 	trainer/feature_spec.c trainer/feature_spec.h \
 	trainer/world.c trainer/world.h \
-	trainer/reducer.c trainer/reducer.h \
+	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c \
 	trainer/report.c trainer/report.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \

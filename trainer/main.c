@@ -195,9 +195,38 @@ static void setup(tr_run *r)
 		                       r->w.rank);
 	}
 	if (rc == 0)
-		rc = tr_reducer_init(&r->red, r->w.comm, r->staging, r->net.nparams,
-		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA);
-	if (rc < 0)
+		rc = tr_reducer_init(&r->red, r->w.comm, (tr_reduce_mode)o->reduce,
+		                     o->device == TR_DEVICE_CPU, r->staging, r->net.nparams,
+		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA,
+		                     /* shm: the parameters and the optimizer's state,
+		                      * one copy per host, each rank updating its slices */
+		                     o->device == TR_DEVICE_CPU && tr_optim_bucketwise(&r->opt)
+		                             ? 1 + tr_optim_state_count(&r->opt) : 0);
+	if (rc == 0 && r->red.buf != r->staging) {
+		/* shm: the gradients (CPU) or their staging copy (GPU) live in the
+		 * node's shared window, where the other ranks read them */
+		if (o->device == TR_DEVICE_CPU) {
+			tr_math_free(r->math, r->net.grads);
+			r->net.grads = r->red.buf;
+		} else {
+			tr_math_host_free(r->math, r->staging);
+		}
+		r->staging = r->red.buf;
+	}
+	if (rc == 0 && r->red.sharded) {
+		tr_math_free(r->math, r->net.params);
+		r->net.params = r->red.shared[0];
+		tr_math_free(r->math, r->opt.state1);
+		r->opt.state1 = r->red.shared[1];
+		if (r->opt.state2) {
+			tr_math_free(r->math, r->opt.state2);
+			r->opt.state2 = r->red.shared[2];
+		}
+	}
+	if (rc == -EINVAL && o->reduce == TR_REDUCE_SHM)
+		snprintf(msg, sizeof msg, "--reduce shm: the ranks are not all on one host (or "
+		         "cannot share memory); use --reduce alltoall or mpi");
+	else if (rc < 0)
 		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
 		         tr_mlp_param_count(sizes, nlayers));
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
@@ -250,6 +279,15 @@ static void choose_blas_kernels(char **argv)
 
 /* ---- starting point: rank 0's initialisation, or the checkpoint ----------- */
 
+/* Parameters or optimizer state from the host: under a sharded reducer
+ * they are the node's one copy, written by one rank (then
+ * tr_reducer_shared_sync). */
+static void load_shared(tr_run *r, float *dst, const float *host, size_t n)
+{
+	if (!r->red.sharded || r->w.rank == 0)
+		tr_math_from_host(r->math, dst, host, n);
+}
+
 static void fresh_start(tr_run *r)
 {
 	size_t n = r->net.nparams;
@@ -260,7 +298,8 @@ static void fresh_start(tr_run *r)
 	int rc = tr_world_bcast_checked(&r->w, host, n);
 	tr_world_agree(&r->w, rc < 0, "the ranks' initial parameters differ after the broadcast",
 	               EXIT_DATA);
-	tr_math_from_host(r->math, r->net.params, host, n);
+	load_shared(r, r->net.params, host, n);
+	tr_reducer_shared_sync(&r->red);
 	free(host);
 }
 
@@ -424,8 +463,9 @@ static void resume(tr_run *r)
 		if (tr_world_bcast_checked(&r->w, host, n) < 0)
 			tr_world_agree(&r->w, 1, "the ranks' parameters differ after the broadcast",
 			               EXIT_DATA);
-		tr_math_from_host(r->math, dst[i], host, n);
+		load_shared(r, dst[i], host, n);
 	}
+	tr_reducer_shared_sync(&r->red);
 	free(host);
 	if (!r->train) {
 		/* --synthetic: the step alone says which batch comes next */
@@ -650,6 +690,15 @@ static void train(tr_run *r)
 
 static void teardown(tr_run *r)
 {
+	if (r->red.mode == TR_REDUCE_SHM && r->red.shm) {
+		/* the window's memory goes with the reducer */
+		if (r->net.grads == r->red.buf)
+			r->net.grads = NULL;
+		r->staging = NULL;
+		if (r->red.sharded) {
+			r->net.params = r->opt.state1 = r->opt.state2 = NULL;
+		}
+	}
 	tr_reducer_free(&r->red);
 	if (r->math && r->staging && r->staging != r->net.grads)
 		tr_math_host_free(r->math, r->staging);
@@ -693,6 +742,8 @@ int main(int argc, char **argv)
 		       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
 		if (r->o.device == TR_DEVICE_CPU)
 			printf(" (OpenBLAS %s kernels)", openblas_get_corename());
+		if (r->w.size > 1)
+			printf(", gradients summed by %s", tr_reduce_mode_name(r->red.mode));
 		printf("\n");
 		fflush(stdout);
 	}

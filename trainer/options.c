@@ -74,6 +74,11 @@ void tr_options_usage(FILE *f)
 	      "      --threads N            OpenBLAS threads per rank (default: the cores\n"
 	      "                             divided among the node's ranks)\n"
 	      "      --bucket-size SIZE     gradient bytes per allreduce (default 256K)\n"
+	      "      --reduce HOW           how gradients are summed: shm (the ranks of one\n"
+	      "                             host, in shared memory), alltoall (slices over\n"
+	      "                             MPI, any hosts), mpi (MPI's allreduce), or auto\n"
+	      "                             (default: shm when every rank is on one host\n"
+	      "                             and the device is the CPU, else alltoall)\n"
 	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
 	      "      --metrics FILE         one JSON object per epoch\n"
 	      "      --tensorboard DIR      TensorBoard event file in DIR (rank 0), written\n"
@@ -104,6 +109,7 @@ enum {
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
 	OPT_SYNTHETIC,
 	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS,
+	OPT_REDUCE,
 };
 
 static const struct option long_options[] = {
@@ -136,6 +142,7 @@ static const struct option long_options[] = {
 	{"resume", no_argument, 0, OPT_RESUME},
 	{"device", required_argument, 0, OPT_DEVICE},
 	{"bucket-size", required_argument, 0, OPT_BUCKET},
+	{"reduce", required_argument, 0, OPT_REDUCE},
 	{"threads", required_argument, 0, OPT_THREADS},
 	{"eval-batch", required_argument, 0, OPT_EVAL_BATCH},
 	{"quiet", no_argument, 0, 'q'},
@@ -444,6 +451,12 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		case OPT_BUCKET:
 			if (parse_size(optarg, &o->bucket_bytes) < 0)
 				return bad(err, errlen, c, "'%s' is not a size (e.g. 256K, 1M)", optarg);
+			break;
+		case OPT_REDUCE:
+			if ((k = keyword(optarg, (const char *const[]){"auto", "mpi", "shm", "alltoall"},
+			                 4)) < 0)
+				return bad(err, errlen, c, "'%s': want auto, mpi, shm or alltoall", optarg);
+			o->reduce = k;
 			break;
 		case OPT_SYNTHETIC:
 			o->synthetic = 1;

@@ -1,8 +1,10 @@
 /*
- * reducer.c — bucketed, overlapped allreduce of the gradients (reducer.h).
- * Open MPI progresses non-blocking collectives only inside MPI calls, so
- * every ready() and take() also tests the buckets in flight. On one rank
- * there is nothing to sum: a bucket is in as soon as it is started.
+ * reducer.c — bucketed, overlapped sums of the gradients (reducer.h): the
+ * common bookkeeping, Open MPI's allreduce (mpi) and the all-to-all of
+ * slices (alltoall); the shared-memory way is reducer_shm.c. Open MPI
+ * progresses non-blocking collectives only inside MPI calls, so every
+ * ready() and take() also tests the buckets in flight. On one rank there
+ * is nothing to sum: a bucket is in as soon as it is started.
  */
 #include "config.h"
 #include "reducer.h"
@@ -14,25 +16,198 @@
 #include <string.h>
 #include <time.h>
 
-/* Persistent collectives: each bucket's allreduce is set up once (MPI 4's
- * MPI_Allreduce_init, or Open MPI 4's MPIX_ extension) and only started
- * each step, so a step allocates nothing (MPI_Iallreduce builds and frees
- * a schedule each call). The buckets are the same ranges every step. */
+/* Persistent collectives: each bucket's collectives are set up once (MPI
+ * 4's MPI_*_init, or Open MPI 4's MPIX_ extension) and only started each
+ * step, so a step allocates nothing (MPI_Iallreduce builds and frees a
+ * schedule each call). The buckets are the same ranges every step. */
 #if defined(MPI_VERSION) && MPI_VERSION >= 4
 #define PERSISTENT_ALLREDUCE MPI_Allreduce_init
+#define PERSISTENT_ALLTOALLV MPI_Alltoallv_init
+#define PERSISTENT_ALLGATHERV MPI_Allgatherv_init
+#define PERSISTENT_ALLGATHER MPI_Allgather_init
 #elif defined(OPEN_MPI)
 #include <mpi-ext.h>
 #if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define PERSISTENT_ALLREDUCE MPIX_Allreduce_init
+#define PERSISTENT_ALLTOALLV MPIX_Alltoallv_init
+#define PERSISTENT_ALLGATHERV MPIX_Allgatherv_init
+#define PERSISTENT_ALLGATHER MPIX_Allgather_init
 #endif
 #endif
 
-int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t bucket_bytes,
-                    float *head, int nhead)
+const char *tr_reduce_mode_name(tr_reduce_mode m)
 {
-	*r = (tr_reducer){.comm = comm, .buf = buf, .n = n, .head = head, .nhead = nhead,
-	                  .head_req = MPI_REQUEST_NULL};
+	static const char *const names[] = {"auto", "mpi", "shm", "alltoall"};
+	return (unsigned)m < 4 ? names[m] : "?";
+}
+
+/* The element order of the contract (reducer.h), vectorised across i
+ * only: each out[i] is still ((in0 + in1) + in2) + ... */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"),
+               optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#endif
+static void add_into(float *restrict out, const float *restrict a, const float *restrict b,
+                     size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		out[i] = a[i] + b[i];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"),
+               optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#endif
+static void add_to(float *restrict out, const float *restrict b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		out[i] += b[i];
+}
+
+int tr_sum_ranked(float *out, const float *const *in, int k, size_t len)
+{
+	/* in blocks that stay in L1: the partial sum is read back at once,
+	 * and checked for NaN and infinities while it is there */
+	enum { BLOCK = 2048 };
+	int bad = 0;
+	for (size_t at = 0; at < len; at += BLOCK) {
+		size_t m = len - at < BLOCK ? len - at : BLOCK;
+		if (k == 1) {
+			if (out != in[0])
+				memcpy(out + at, in[0] + at, m * sizeof *out);
+		} else if (out == in[0]) {
+			add_to(out + at, in[1] + at, m);
+		} else {
+			add_into(out + at, in[0] + at, in[1] + at, m);
+		}
+		for (int j = 2; j < k; j++)
+			add_to(out + at, in[j] + at, m);
+		bad |= tr_nonfinite(out + at, m);
+	}
+	return bad;
+}
+
+void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *end)
+{
+	size_t b0 = (size_t)i * r->bucket;
+	size_t len = b0 + r->bucket < r->n ? r->bucket : r->n - b0;
+	size_t per = (len + (size_t)r->size - 1) / (size_t)r->size;
+	per = (per + 15) / 16 * 16;
+	size_t lo = (size_t)s * per, hi = lo + per;
+	*begin = b0 + (lo < len ? lo : len);
+	*end = b0 + (hi < len ? hi : len);
+}
+
+static void bucket_range(const tr_reducer *r, int i, size_t *begin, size_t *end)
+{
+	*begin = (size_t)i * r->bucket;
+	*end = *begin + r->bucket < r->n ? *begin + r->bucket : r->n;
+}
+
+/* alltoall: per bucket, the slices' counts and offsets (what this rank
+ * sends, and where the allgather puts each), every rank's copy of this
+ * rank's slice side by side (what it receives), and the persistent
+ * requests. */
+static int alltoall_init(tr_reducer *r)
+{
+	size_t nb = (size_t)(r->nbuckets ? r->nbuckets : 1), k = (size_t)r->size;
+	r->phase = calloc(nb, sizeof *r->phase);
+	r->counts = malloc(nb * k * 2 * sizeof *r->counts); /* send, then receive */
+	r->displs = malloc(nb * k * 2 * sizeof *r->displs);
+	r->parts_off = malloc(nb * sizeof *r->parts_off);
+	r->head_all = calloc(k * (size_t)(r->nhead ? r->nhead : 1), sizeof *r->head_all);
+	if (!r->phase || !r->counts || !r->displs || !r->parts_off || !r->head_all)
+		return -ENOMEM;
+	size_t total = 0;
+	for (int i = 0; i < r->nbuckets; i++) {
+		size_t b0, b1, mlo, mhi;
+		bucket_range(r, i, &b0, &b1);
+		tr_reducer_slice(r, i, r->rank, &mlo, &mhi);
+		int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
+		for (int s = 0; s < r->size; s++) {
+			size_t lo, hi;
+			tr_reducer_slice(r, i, s, &lo, &hi);
+			if (b1 - b0 > (size_t)INT32_MAX / 2 || k * (mhi - mlo) > (size_t)INT32_MAX)
+				return -EINVAL;
+			c[s] = (int)(hi - lo);
+			d[s] = (int)(lo - b0);
+			c[k + s] = (int)(mhi - mlo);
+			d[k + s] = (int)((size_t)s * (mhi - mlo));
+		}
+		r->parts_off[i] = total;
+		total += k * (mhi - mlo);
+	}
+	r->parts = malloc((total ? total : 1) * sizeof *r->parts);
+	if (!r->parts)
+		return -ENOMEM;
+#ifdef PERSISTENT_ALLTOALLV
+	r->p_a2a = malloc(nb * sizeof *r->p_a2a);
+	r->p_ag = malloc(nb * sizeof *r->p_ag);
+	if (!r->p_a2a || !r->p_ag)
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i++)
+		r->p_a2a[i] = r->p_ag[i] = MPI_REQUEST_NULL;
+	r->persistent = 1;
+	for (int i = 0; i < r->nbuckets; i++) {
+		size_t b0 = (size_t)i * r->bucket;
+		const int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
+		PERSISTENT_ALLTOALLV(r->buf + b0, c, d, MPI_FLOAT, r->parts + r->parts_off[i], c + k,
+		                     d + k, MPI_FLOAT, r->comm, MPI_INFO_NULL, &r->p_a2a[i]);
+		PERSISTENT_ALLGATHERV(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->buf + b0, c, d, MPI_FLOAT,
+		                      r->comm, MPI_INFO_NULL, &r->p_ag[i]);
+	}
+	if (r->nhead > 0)
+		PERSISTENT_ALLGATHER(r->head, r->nhead, MPI_FLOAT, r->head_all, r->nhead, MPI_FLOAT,
+		                     r->comm, MPI_INFO_NULL, &r->head_req);
+#endif
+	return 0;
+}
+
+static int mpi_init(tr_reducer *r)
+{
+#ifdef PERSISTENT_ALLREDUCE
+	r->persistent = 1;
+	for (int i = 0; i < r->nbuckets; i++) {
+		size_t b0, b1;
+		bucket_range(r, i, &b0, &b1);
+		PERSISTENT_ALLREDUCE(MPI_IN_PLACE, r->buf + b0, (int)(b1 - b0), MPI_FLOAT, MPI_SUM,
+		                     r->comm, MPI_INFO_NULL, &r->reqs[i]);
+	}
+	if (r->nhead > 0)
+		PERSISTENT_ALLREDUCE(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm,
+		                     MPI_INFO_NULL, &r->head_req);
+#else
+	(void)r;
+#endif
+	return 0;
+}
+
+/* Every rank of comm on this host: the node communicator (else
+ * MPI_COMM_NULL). */
+static MPI_Comm whole_node(MPI_Comm comm, int size)
+{
+	MPI_Comm node;
+	int rank, nsize = 0, all;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+	MPI_Comm_size(node, &nsize);
+	int one = nsize == size;
+	MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_LAND, comm);
+	if (!all)
+		MPI_Comm_free(&node);
+	return all ? node : MPI_COMM_NULL;
+}
+
+int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
+                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared)
+{
+	*r = (tr_reducer){.comm = comm, .buf = buf, .sum = buf, .n = n, .head = head,
+	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL};
 	MPI_Comm_size(comm, &r->size);
+	MPI_Comm_rank(comm, &r->rank);
+	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || nshared < 0 ||
+	    nshared > TR_REDUCER_MAX_SHARED)
+		return -EINVAL;
 	r->bucket = bucket_bytes / sizeof(float);
 	if (r->bucket < 1)
 		r->bucket = 1;
@@ -50,29 +225,53 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t b
 	}
 	for (size_t i = 0; i < cap; i++)
 		r->reqs[i] = MPI_REQUEST_NULL;
-#ifdef PERSISTENT_ALLREDUCE
-	if (r->size > 1) {
-		r->persistent = 1;
-		for (int i = 0; i < r->nbuckets; i++) {
-			size_t begin = (size_t)i * r->bucket;
-			size_t count = begin + r->bucket < n ? r->bucket : n - begin;
-			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, buf + begin, (int)count, MPI_FLOAT,
-			                     MPI_SUM, comm, MPI_INFO_NULL, &r->reqs[i]);
-		}
-		if (nhead > 0)
-			PERSISTENT_ALLREDUCE(MPI_IN_PLACE, head, nhead, MPI_FLOAT, MPI_SUM, comm,
-			                     MPI_INFO_NULL, &r->head_req);
+	/* the mode: collective decisions, the same on every rank */
+	MPI_Comm node = MPI_COMM_NULL;
+	if (r->size > 1 && (mode == TR_REDUCE_SHM || mode == TR_REDUCE_AUTO))
+		node = whole_node(comm, r->size);
+	int ok_all = shm_ok;
+	if (r->size > 1)
+		MPI_Allreduce(&shm_ok, &ok_all, 1, MPI_INT, MPI_LAND, comm);
+	if (mode == TR_REDUCE_AUTO)
+		mode = node != MPI_COMM_NULL && ok_all ? TR_REDUCE_SHM : TR_REDUCE_ALLTOALL;
+	r->mode = mode;
+	int rc = 0;
+	if (r->size == 1) {
+		/* nothing to sum */
+	} else if (mode == TR_REDUCE_SHM) {
+		rc = node == MPI_COMM_NULL ? -EINVAL : tr_shm_init(r, node, nshared);
+	} else if (mode == TR_REDUCE_ALLTOALL) {
+		r->head_out = r->head_sum;
+		rc = alltoall_init(r);
+	} else {
+		rc = mpi_init(r);
 	}
-#endif
-	return 0;
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	if (rc < 0)
+		tr_reducer_free(r);
+	return rc;
+}
+
+void tr_reducer_shared_sync(tr_reducer *r)
+{
+	if (r->sharded)
+		tr_shm_shared_sync(r);
 }
 
 void tr_reducer_free(tr_reducer *r)
 {
+	if (r->mode == TR_REDUCE_SHM && r->shm)
+		tr_shm_free(r);
 	if (r->persistent) {
-		for (int i = 0; i < r->nbuckets; i++)
-			if (r->reqs[i] != MPI_REQUEST_NULL)
+		for (int i = 0; i < r->nbuckets; i++) {
+			if (r->mode == TR_REDUCE_MPI && r->reqs[i] != MPI_REQUEST_NULL)
 				MPI_Request_free(&r->reqs[i]);
+			if (r->p_a2a && r->p_a2a[i] != MPI_REQUEST_NULL)
+				MPI_Request_free(&r->p_a2a[i]);
+			if (r->p_ag && r->p_ag[i] != MPI_REQUEST_NULL)
+				MPI_Request_free(&r->p_ag[i]);
+		}
 		if (r->head_req != MPI_REQUEST_NULL)
 			MPI_Request_free(&r->head_req);
 		r->persistent = 0;
@@ -80,8 +279,18 @@ void tr_reducer_free(tr_reducer *r)
 	free(r->reqs);
 	free(r->done);
 	free(r->scratch);
-	r->reqs = NULL;
-	r->done = r->scratch = NULL;
+	free(r->p_a2a);
+	free(r->p_ag);
+	free(r->phase);
+	free(r->counts);
+	free(r->displs);
+	free(r->parts);
+	free(r->parts_off);
+	free(r->head_all);
+	r->reqs = r->p_a2a = r->p_ag = NULL;
+	r->done = r->scratch = r->phase = r->counts = r->displs = NULL;
+	r->parts = r->head_all = NULL;
+	r->parts_off = NULL;
 }
 
 void tr_reducer_begin(tr_reducer *r)
@@ -89,6 +298,9 @@ void tr_reducer_begin(tr_reducer *r)
 	r->posted = 0;
 	r->ndone = r->taken = 0;
 	r->head_in = 0;
+	r->seq++;
+	r->update = NULL;
+	r->update_ctx = NULL;
 }
 
 void tr_reducer_head(tr_reducer *r)
@@ -98,8 +310,13 @@ void tr_reducer_head(tr_reducer *r)
 		return;
 	}
 	double t0 = tr_now();
-	if (r->persistent)
+	if (r->mode == TR_REDUCE_SHM)
+		tr_shm_head(r);
+	else if (r->persistent)
 		MPI_Start(&r->head_req);
+	else if (r->mode == TR_REDUCE_ALLTOALL)
+		MPI_Iallgather(r->head, r->nhead, MPI_FLOAT, r->head_all, r->nhead, MPI_FLOAT, r->comm,
+		               &r->head_req);
 	else
 		MPI_Iallreduce(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm,
 		               &r->head_req);
@@ -107,48 +324,118 @@ void tr_reducer_head(tr_reducer *r)
 	r->seconds += tr_now() - t0;
 }
 
+/* alltoall: every rank's head is in; their sum in rank order */
+static void sum_heads(tr_reducer *r)
+{
+	const float *in[r->size];
+	for (int s = 0; s < r->size; s++)
+		in[s] = r->head_all + (size_t)s * r->nhead;
+	(void)tr_sum_ranked(r->head_sum, in, r->size, (size_t)r->nhead);
+}
+
 int tr_reducer_head_in(tr_reducer *r, int wait)
 {
 	if (r->head_in)
 		return 1;
 	double t0 = tr_now();
-	if (wait) {
+	if (r->mode == TR_REDUCE_SHM) {
+		r->head_in = tr_shm_head_in(r, wait);
+	} else if (wait) {
 		MPI_Wait(&r->head_req, MPI_STATUS_IGNORE);
 		r->head_in = 1;
 	} else {
 		MPI_Test(&r->head_req, &r->head_in, MPI_STATUS_IGNORE);
 	}
+	if (r->head_in && r->mode == TR_REDUCE_ALLTOALL)
+		sum_heads(r);
 	r->seconds += tr_now() - t0;
 	return r->head_in;
 }
 
+/* alltoall: bucket i's slices are in from every rank: this rank's sum of
+ * them, in rank order, goes to its place in buf, and the allgather of
+ * the summed slices starts. */
+static void alltoall_second(tr_reducer *r, int i)
+{
+	size_t k = (size_t)r->size, lo, hi;
+	tr_reducer_slice(r, i, r->rank, &lo, &hi);
+	size_t len = hi - lo;
+	const float *in[r->size];
+	for (int s = 0; s < r->size; s++)
+		in[s] = r->parts + r->parts_off[i] + (size_t)s * len;
+	(void)tr_sum_ranked(r->buf + lo, in, r->size, len);
+	r->phase[i] = 2;
+	if (r->persistent) {
+		r->reqs[i] = r->p_ag[i];
+		MPI_Start(&r->reqs[i]);
+	} else {
+		const int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
+		MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->buf + (size_t)i * r->bucket, c,
+		                d, MPI_FLOAT, r->comm, &r->reqs[i]);
+	}
+	r->collectives++;
+}
+
 /* Buckets in flight whose sums have come in join the done list (in the
- * order MPI reports them; what is done with each does not depend on it). */
+ * order found; what is done with each does not depend on it). With wait,
+ * until at least one has. */
 static void collect(tr_reducer *r, int wait)
 {
 	if (r->size == 1 || r->ndone == (int)((r->posted + r->bucket - 1) / r->bucket))
 		return;
-	int count = 0;
-	if (wait)
-		MPI_Waitsome(r->nbuckets, r->reqs, &count, r->scratch, MPI_STATUSES_IGNORE);
-	else
-		MPI_Testsome(r->nbuckets, r->reqs, &count, r->scratch, MPI_STATUSES_IGNORE);
-	for (int i = 0; i < count && count != MPI_UNDEFINED; i++)
-		r->done[r->ndone++] = r->scratch[i];
+	if (r->mode == TR_REDUCE_SHM) {
+		tr_shm_collect(r, wait);
+		return;
+	}
+	for (;;) {
+		int count = 0;
+		if (wait)
+			MPI_Waitsome(r->nbuckets, r->reqs, &count, r->scratch, MPI_STATUSES_IGNORE);
+		else
+			MPI_Testsome(r->nbuckets, r->reqs, &count, r->scratch, MPI_STATUSES_IGNORE);
+		int found = 0;
+		for (int j = 0; j < count && count != MPI_UNDEFINED; j++) {
+			int i = r->scratch[j];
+			if (r->mode == TR_REDUCE_ALLTOALL && r->phase[i] == 1) {
+				alltoall_second(r, i);
+			} else {
+				if (r->mode == TR_REDUCE_ALLTOALL)
+					r->phase[i] = 0;
+				r->done[r->ndone++] = i;
+				found = 1;
+			}
+		}
+		if (found || !wait || count == MPI_UNDEFINED)
+			return;
+	}
 }
 
 static void post(tr_reducer *r, size_t end)
 {
 	int i = (int)(r->posted / r->bucket);
-	if (r->persistent) {
+	if (r->size == 1) {
+		r->done[r->ndone++] = i;
+	} else if (r->mode == TR_REDUCE_SHM) {
+		tr_shm_post(r, i);
+	} else if (r->mode == TR_REDUCE_ALLTOALL) {
+		r->phase[i] = 1;
+		if (r->persistent) {
+			r->reqs[i] = r->p_a2a[i];
+			MPI_Start(&r->reqs[i]);
+		} else {
+			size_t k = (size_t)r->size;
+			const int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
+			MPI_Ialltoallv(r->buf + r->posted, c, d, MPI_FLOAT, r->parts + r->parts_off[i],
+			               c + k, d + k, MPI_FLOAT, r->comm, &r->reqs[i]);
+		}
+		r->collectives++;
+	} else if (r->persistent) {
 		MPI_Start(&r->reqs[i]);
 		r->collectives++;
-	} else if (r->size > 1) {
+	} else {
 		MPI_Iallreduce(MPI_IN_PLACE, r->buf + r->posted, (int)(end - r->posted), MPI_FLOAT,
 		               MPI_SUM, r->comm, &r->reqs[i]);
 		r->collectives++;
-	} else {
-		r->done[r->ndone++] = i;
 	}
 	r->posted = end;
 }
@@ -157,11 +444,11 @@ void tr_reducer_ready(tr_reducer *r, size_t end)
 {
 	if (end > r->n)
 		end = r->n;
-	double t0 = tr_now();
+	double t0 = tr_now(), u0 = r->update_seconds;
 	while (r->posted + r->bucket <= end)
 		post(r, r->posted + r->bucket);
 	collect(r, 0);
-	r->seconds += tr_now() - t0;
+	r->seconds += tr_now() - t0 - (r->update_seconds - u0);
 }
 
 void tr_reducer_flush(tr_reducer *r)
@@ -197,15 +484,16 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	if (r->taken == r->nbuckets)
 		return 0;
 	if (r->taken == r->ndone) {
-		double t0 = tr_now();
+		double t0 = tr_now(), u0 = r->update_seconds;
 		collect(r, wait);
-		r->seconds += tr_now() - t0;
+		r->seconds += tr_now() - t0 - (r->update_seconds - u0);
 		if (r->taken == r->ndone)
 			return 0;
 	}
-	size_t i = (size_t)r->done[r->taken++];
-	*begin = i * r->bucket;
-	*end = *begin + r->bucket < r->n ? *begin + r->bucket : r->n;
-	*finite = !tr_nonfinite(r->buf + *begin, *end - *begin);
+	int i = r->done[r->taken++];
+	bucket_range(r, i, begin, end);
+	/* shm: the slices' owners checked them as they summed */
+	*finite = r->mode == TR_REDUCE_SHM ? !tr_shm_bad(r, i)
+	                                   : !tr_nonfinite(r->sum + *begin, *end - *begin);
 	return 1;
 }

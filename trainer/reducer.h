@@ -1,78 +1,181 @@
 /*
  * reducer.h — summing the gradient buffer over the ranks in contiguous
- * buckets, each started (MPI_Iallreduce, in place) as soon as backward has
- * finished the layers it covers, and handed back as soon as its sum is in,
- * so that the optimizer updates bucket k while the others are still being
- * summed (and, on one rank, while the gradients are still in cache).
+ * buckets, each started as soon as backward has finished the layers it
+ * covers, and handed back as soon as its sum is in, so that the optimizer
+ * updates bucket k while the others are still being summed (and, on one
+ * rank, while the gradients are still in cache).
+ *
+ * Three ways to sum (tr_reduce_mode; --reduce):
+ *   shm      every rank on one host: the ranks' gradient buffers are one
+ *            MPI-3 shared-memory window (reducer_shm.c), so backward writes
+ *            straight into it; each bucket is cut into one slice per rank,
+ *            and rank r sums slice r over all the ranks' buffers into a
+ *            node-wide sum buffer, signalled by per-bucket counters in the
+ *            window. No copy into MPI: the whole reduction is one read of
+ *            each rank's gradients and one write of the sum, shared out
+ *            among the ranks. With an elementwise optimizer the update is
+ *            sharded too: each rank updates its slices of the host's one
+ *            copy of the parameters and optimizer state (nshared).
+ *   alltoall any hosts: the same slices over MPI (reduce-scatter as an
+ *            all-to-all of slices, rank r summing slice r, then an
+ *            allgather of the summed slices), persistent collectives.
+ *   mpi      Open MPI's own allreduce of each bucket (in place): its
+ *            summation order is its algorithm's, which may depend on the
+ *            message size and the number of ranks.
+ * shm and alltoall add every element in the same order, rank 0 to rank
+ * n - 1, left to right (((g0 + g1) + g2) + ...): their sums are the same
+ * bits, whatever hosts the ranks are on and whatever the bucket size
+ * (tr_sum_ranked is that order, the one implementation of it). With 2
+ * ranks every way gives the same bits (a + b == b + a).
  *
  * A small "head" vector (the step's loss, correct count, record count and
  * flags) is summed ahead of the gradients, started before backward: by the
  * time the first bucket is in, every rank knows the global batch and
- * whether the step is to be applied at all.
+ * whether the step is to be applied at all. Its sums are read from
+ * head_sum (rank order under shm and alltoall).
  *
  * Each bucket handed back has been checked for NaN and infinities in its
  * sum: every rank sees the same sums, so every rank reaches the same
  * verdict, and a rank's non-finite contribution (NaN + x is NaN, inf - inf
  * is NaN) shows in the sum. The buffers are host memory: the gradients
- * themselves on the CPU, pinned staging copies of them on a GPU. Sums are
- * the same for any bucket size and any completion order: every element is
- * summed by one collective over the same ranks. (The gradients summed may
- * differ in their last bits with another bucket size: backward computes
- * the weight gradients in pieces that end at bucket boundaries, and some
- * OpenBLAS kernels round GEMMs of other shapes differently.)
+ * themselves on the CPU, staging copies of them on a GPU. (The gradients
+ * summed may differ in their last bits with another bucket size: backward
+ * computes the weight gradients in pieces that end at bucket boundaries,
+ * and some OpenBLAS kernels round GEMMs of other shapes differently.)
  */
 #ifndef RIO_TRAINER_REDUCER_H
 #define RIO_TRAINER_REDUCER_H
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
+
+typedef enum tr_reduce_mode {
+	TR_REDUCE_AUTO = 0,     /* shm on one host (CPU), else alltoall      */
+	TR_REDUCE_MPI = 1,
+	TR_REDUCE_SHM = 2,
+	TR_REDUCE_ALLTOALL = 3,
+} tr_reduce_mode;
+
+enum { TR_REDUCER_MAX_HEAD = 16 };
+
+typedef struct tr_reducer_shm tr_reducer_shm; /* reducer_shm.c */
+
+/* A sharded update (shm): called by the reducer for this rank's slice
+ * [begin, end) of each bucket, once every slice of the bucket is summed
+ * and the head is in; finite 0 when some sum of the bucket is a NaN or an
+ * infinity. */
+typedef void (*tr_reducer_update_fn)(void *ctx, size_t begin, size_t end, int finite);
+enum { TR_REDUCER_MAX_SHARED = 3 };
 
 typedef struct tr_reducer {
 	MPI_Comm comm;
-	int size;              /* ranks                                      */
-	float *buf;            /* n floats, host                             */
+	int size, rank;        /* ranks, this rank                           */
+	tr_reduce_mode mode;   /* as run (never auto)                        */
+	float *buf;            /* n floats, host: this rank's gradients      */
+	float *sum;            /* where the sums land: buf, or under shm the
+	                        * node's sum buffer (read only)             */
 	size_t n;
-	size_t bucket;         /* floats per collective                      */
+	size_t bucket;         /* floats per bucket                          */
 	int nbuckets;
-	float *head;           /* nhead floats, host, summed first           */
+	float *head;           /* nhead floats, host: this rank's head       */
+	float head_sum[TR_REDUCER_MAX_HEAD]; /* its sums (shm, alltoall)    */
 	int nhead;
+	const float *head_out; /* head_sum, or head itself (mpi, one rank)   */
 	MPI_Request head_req;
 	int head_in;           /* the head's sums are in                     */
 	int persistent;        /* reqs and head_req are persistent requests,
 	                        * set up once and started each step          */
-	MPI_Request *reqs;     /* per bucket; MPI_REQUEST_NULL or inactive
-	                        * when idle                                 */
+	MPI_Request *reqs;     /* per bucket, the request in flight: for
+	                        * alltoall its all-to-all, then its allgather */
+	MPI_Request *p_a2a, *p_ag; /* alltoall: the persistent requests      */
+	int *phase;            /* alltoall: 0 idle, 1 all-to-all, 2 allgather */
+	int *counts, *displs;  /* alltoall: per bucket, n slices' lengths and
+	                        * offsets in the bucket                     */
+	float *parts;          /* alltoall: per bucket, every rank's copy of
+	                        * this rank's slice, side by side            */
+	size_t *parts_off;     /* ... bucket i's from parts + parts_off[i]   */
+	float *head_all;       /* alltoall: every rank's head                */
+	tr_reducer_shm *shm;   /* shm: the window and its counters           */
+	int sharded;           /* shm: each rank updates its slices (below)  */
+	float *shared[TR_REDUCER_MAX_SHARED]; /* sharded: n floats each, one
+	                        * copy for the node (parameters, optimizer
+	                        * state), in the window                     */
+	int nshared;
+	tr_reducer_update_fn update; /* sharded: set by the step, after begin */
+	void *update_ctx;
+	double update_seconds; /* time in update (not counted in seconds)   */
 	int *done;             /* buckets whose sums are in, in order found  */
 	int ndone, taken;      /* done[taken, ndone) not yet handed back     */
 	int *scratch;          /* indices for MPI_Testsome / MPI_Waitsome    */
-	size_t posted;         /* [0, posted) handed to MPI                  */
-	double seconds;        /* time spent in MPI calls (exposed time)     */
+	size_t posted;         /* [0, posted) started                        */
+	uint64_t seq;          /* steps begun                                */
+	double seconds;        /* time spent reducing and waiting (exposed)  */
 	unsigned long long collectives;
 } tr_reducer;
 
-/* Everything is allocated here, once: a step allocates nothing. */
-int tr_reducer_init(tr_reducer *r, MPI_Comm comm, float *buf, size_t n, size_t bucket_bytes,
-                    float *head, int nhead);
+/* Everything is allocated here, once: a step allocates nothing. `mode`
+ * auto picks shm when every rank of comm shares this host's memory and
+ * `shm_ok` (the gradients are host memory written by the CPU), else
+ * alltoall; on one rank nothing is summed. Under shm the reducer allocates
+ * the gradient buffer and the head itself (buf and head are then ignored
+ * and may be NULL): the caller computes into r->buf and r->head, which
+ * are r->head == r->buf + n, contiguous like the caller's. With nshared
+ * > 0 (at most TR_REDUCER_MAX_SHARED) and shm, the update is sharded: the
+ * window also holds nshared buffers of n floats (zeroed) shared by the
+ * node's ranks, r->shared[], for the parameters and the optimizer's state,
+ * and the reducer calls r->update for this rank's slices (then r->sharded
+ * is 1; the caller makes its parameters and state those buffers, writes
+ * them from one rank only, and calls tr_reducer_shared_sync after). 0; -ENOMEM;
+ * -EINVAL when shm was asked for and the ranks are not on one host, or
+ * nhead > TR_REDUCER_MAX_HEAD. Collective. */
+int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
+                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared);
 void tr_reducer_free(tr_reducer *r);
+/* Collective: what one rank wrote into r->shared is seen by all. */
+void tr_reducer_shared_sync(tr_reducer *r);
+/* "mpi", "shm", "alltoall" or "auto". */
+const char *tr_reduce_mode_name(tr_reduce_mode m);
 
 /* A new step: nothing posted, nothing in. */
 void tr_reducer_begin(tr_reducer *r);
 /* Starts summing the head (its values final on this rank). */
 void tr_reducer_head(tr_reducer *r);
-/* 1 when the head's sums are in; with `wait`, waits for them. */
+/* 1 when the head's sums are in (in r->head_out); with `wait`, waits. */
 int tr_reducer_head_in(tr_reducer *r, int wait);
 /* buf[0, end) is final on this rank: starts every whole bucket within it,
- * and lets MPI progress those in flight. */
+ * and progresses those in flight. */
 void tr_reducer_ready(tr_reducer *r, size_t end);
 /* buf[0, n) is final: starts what is left. */
 void tr_reducer_flush(tr_reducer *r);
-/* A bucket whose sum is in and was not handed back yet: 1 with its range
- * [*begin, *end) and *finite (0 when the sum has a NaN or an infinity);
- * 0 when there is none now (wait 0) or, with wait, when every bucket has
- * been handed back (call it after tr_reducer_flush). */
+/* A bucket whose sum is in (r->sum[*begin, *end)) and was not handed back
+ * yet: 1 with its range and *finite (0 when the sum has a NaN or an
+ * infinity); 0 when there is none now (wait 0) or, with wait, when every
+ * bucket has been handed back (call it after tr_reducer_flush). */
 int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *finite);
 
 /* 1 when any of v[0, n) (host memory) is a NaN or an infinity. */
 int tr_nonfinite(const float *v, size_t n);
+
+/* out[i] = ((in[0][i] + in[1][i]) + in[2][i]) + ... + in[k-1][i] for i in
+ * [0, len): the order every element of the gradients is summed in under
+ * shm and alltoall. out may be in[0], and no other in[j]. 1 when a sum is
+ * a NaN or an infinity (checked while in cache), else 0. */
+int tr_sum_ranked(float *out, const float *const *in, int k, size_t len);
+
+/* Bucket i's slice s of [0, n): where rank s sums it. Slices start at
+ * multiples of 16 floats (a cache line) from the bucket's start. */
+void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *end);
+
+/* reducer_shm.c: the shared-memory way (reducer.c dispatches). */
+int tr_shm_init(tr_reducer *r, MPI_Comm node, int nshared);
+void tr_shm_free(tr_reducer *r);
+void tr_shm_head(tr_reducer *r);
+int tr_shm_head_in(tr_reducer *r, int wait);
+void tr_shm_post(tr_reducer *r, int bucket);
+void tr_shm_collect(tr_reducer *r, int wait);
+void tr_shm_shared_sync(tr_reducer *r);
+/* 1 when a slice of bucket i (whose sum is in) is not finite. */
+int tr_shm_bad(const tr_reducer *r, int i);
 
 #endif /* RIO_TRAINER_REDUCER_H */

@@ -93,46 +93,72 @@ typedef struct step_ctx {
 	int partial;        /* a bucket's sum was not finite: not applied     */
 } step_ctx;
 
+/* Once the head's sums are in: whether the step is applied, and how. */
+static int decide(step_ctx *s, int wait)
+{
+	tr_run *r = s->run;
+	if (s->decided)
+		return 1;
+	if (!tr_reducer_head_in(&r->red, wait))
+		return 0;
+	const float *sum = r->red.head_out;
+	s->decided = 1;
+	s->apply = sum[TR_EXTRA_FAILED] == 0 && sum[TR_EXTRA_NONFINITE] == 0 &&
+	           sum[TR_EXTRA_COUNT] >= 1;
+	if (s->apply)
+		tr_optim_begin(&r->opt, 1.0f / sum[TR_EXTRA_COUNT], r->global_step);
+	return 1;
+}
+
+/* A sharded update (reducer.h, shm): the reducer hands this rank its
+ * slice of a bucket, the parameters and state being the node's one copy. */
+static void update_slice(void *ctx, size_t begin, size_t end, int finite)
+{
+	step_ctx *s = ctx;
+	tr_run *r = s->run;
+	decide(s, 1); /* the reducer calls once the head is in */
+	if (!s->apply || !finite || begin == end)
+		return;
+	double t0 = tr_now();
+	tr_optim_update(&r->opt, r->net.params, r->red.sum, begin, end);
+	r->t_optimizer += tr_now() - t0;
+}
+
 /* Updates every bucket whose sum is in (with wait: every bucket, waiting
  * for them), once the head says whether and how: a bucket is updated when
  * the step is applied and its own sum is finite, whatever the order the
- * buckets come in, so the result is the same on every rank and run. */
+ * buckets come in, so the result is the same on every rank and run. (A
+ * sharded reducer has updated this rank's slices itself.) */
 static void update_buckets(step_ctx *s, int wait)
 {
 	tr_run *r = s->run;
 	size_t np = r->net.nparams;
-	if (!s->decided) {
-		if (!tr_reducer_head_in(&r->red, wait))
-			return;
-		const float *sum = r->staging + np;
-		s->decided = 1;
-		s->apply = sum[TR_EXTRA_FAILED] == 0 && sum[TR_EXTRA_NONFINITE] == 0 &&
-		           sum[TR_EXTRA_COUNT] >= 1;
-		if (s->apply)
-			tr_optim_begin(&r->opt, 1.0f / sum[TR_EXTRA_COUNT], r->global_step);
-	}
+	if (!decide(s, wait))
+		return;
 	int whole = !tr_optim_bucketwise(&r->opt);
 	size_t begin, end;
 	int finite;
 	while (tr_reducer_take(&r->red, wait, &begin, &end, &finite)) {
 		if (!finite)
 			s->partial = 1;
-		if (!s->apply || !finite || whole)
+		if (!s->apply || !finite || whole || r->red.sharded)
 			continue;
 		double t0 = tr_now();
 		/* on a GPU, the sum goes back (on one rank the device has it) */
 		if (on_gpu(r) && r->w.size > 1)
-			tr_math_from_host(r->math, r->net.grads + begin, r->staging + begin,
+			tr_math_from_host(r->math, r->net.grads + begin, r->red.sum + begin,
 			                  end - begin);
-		tr_optim_update(&r->opt, r->net.params, r->net.grads, begin, end);
+		tr_optim_update(&r->opt, r->net.params, on_gpu(r) ? r->net.grads : r->red.sum,
+		                begin, end);
 		r->t_optimizer += tr_now() - t0;
 	}
 	/* an optimizer that needs whole layers: one pass once all are in */
 	if (wait && whole && s->apply && !s->partial) {
 		double t0 = tr_now();
 		if (on_gpu(r) && r->w.size > 1)
-			tr_math_from_host(r->math, r->net.grads, r->staging, np);
-		tr_optim_update(&r->opt, r->net.params, r->net.grads, 0, np);
+			tr_math_from_host(r->math, r->net.grads, r->red.sum, np);
+		tr_optim_update(&r->opt, r->net.params, on_gpu(r) ? r->net.grads : r->red.sum, 0,
+		                np);
 		r->t_optimizer += tr_now() - t0;
 	}
 }
@@ -178,6 +204,8 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	tr_math_zero(r->math, extras, TR_MLP_EXTRA);
 	tr_reducer_begin(&r->red);
 	step_ctx s = {.run = r};
+	r->red.update = update_slice;
+	r->red.update_ctx = &s;
 	int rows = 0;
 	int go = rc == 1 && !failed;
 	if (go) {
@@ -222,7 +250,7 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	if (failed)
 		return -1;
 
-	const float *sum = head;
+	const float *sum = r->red.head_out;
 	if (sum[TR_EXTRA_FAILED] > 0)
 		return failed ? -1 : 1;
 	if (!s.apply || s.partial) {
