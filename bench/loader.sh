@@ -378,6 +378,21 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 				"$(gbps $PLAIN_BYTES "$w")"
 		done
 	done
+	# the ceilings of random 4 KiB reads (the records' own blocks, in a
+	# random order, nothing else done; bench/randread.c), cold: what the
+	# global shuffle can reach from this device
+	make -C "$B" -s bench/randread >/dev/null
+	for io in $ios; do
+		cmd="$B/bench/randread $io $WORKERS 4096 $PLAIN"
+		c=$(median_cold "$cmd")
+		warm $PLAIN
+		w=$(median "$cmd")
+		printf "   %-44s %10s %10s\n" "random 4 KiB reads alone, $io" "$(gbps $PLAIN_BYTES "$c")" \
+			"$(gbps $PLAIN_BYTES "$w")"
+	done
+	echo "   (random reads alone: $WORKERS threads, io_uring at depth 32, or 128 under O_DIRECT as"
+	echo "   the loader's --direct; cold, O_DIRECT reads are bounded by the device's IOPS, and"
+	echo "   buffered ones gain only where the kernel's readahead brought a later record in)"
 else
 	echo "   skipped: /proc/sys/vm/drop_caches is not writable here (run as root)"
 fi

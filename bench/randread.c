@@ -4,9 +4,12 @@
  * in one random permutation, read by THREADS threads with io_uring (queue
  * depth 32) or pread into aligned buffers, with nothing else done: no CRC,
  * no batches. bench/loader.sh sets the loader's global shuffle against it.
+ * The direct-uring and direct-pread modes open the files with O_DIRECT
+ * (io_uring at queue depth 128, as the loader's --direct): from a cold
+ * device that is the device's own ceiling for random reads of SIZE bytes.
  * A bench-only helper (not installed).
  *
- * Usage: randread uring|pread THREADS SIZE FILE...
+ * Usage: randread uring|pread|direct-uring|direct-pread THREADS SIZE FILE...
  * Prints: <records> <seconds> <records/s> <GB/s>
  */
 #include "config.h"
@@ -24,7 +27,8 @@
 #include <liburing.h>
 #endif
 
-#define DEPTH 32
+#define DEPTH 32         /* io_uring queue depth, page cache */
+#define DEPTH_DIRECT 128 /* ... and O_DIRECT (the loader's queue_depth) */
 #define SLOTS 256 /* destination blocks per thread, reused in turn */
 
 typedef struct job {
@@ -32,6 +36,7 @@ typedef struct job {
 	const uint64_t *blocks; /* file index << 40 | block number */
 	size_t n, size;
 	int uring;
+	unsigned depth;
 	long result;
 } job;
 
@@ -60,13 +65,13 @@ static void *run(void *arg)
 #ifdef HAVE_LIBURING
 	else {
 		struct io_uring ring;
-		if (io_uring_queue_init(DEPTH, &ring, 0) < 0) {
+		if (io_uring_queue_init(j->depth, &ring, 0) < 0) {
 			free(buf);
 			return NULL;
 		}
 		size_t next = 0, inflight = 0;
 		while (next < j->n || inflight > 0) {
-			while (inflight < DEPTH && next < j->n) {
+			while (inflight < j->depth && next < j->n) {
 				struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 				uint64_t b = j->blocks[next];
 				io_uring_prep_read(sqe, j->fds[b >> 40], buf + (next % SLOTS) * j->size,
@@ -96,10 +101,17 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
-		fprintf(stderr, "usage: randread uring|pread THREADS SIZE FILE...\n");
+		fprintf(stderr,
+		        "usage: randread uring|pread|direct-uring|direct-pread THREADS SIZE FILE...\n");
 		return 2;
 	}
-	int uring = !strcmp(argv[1], "uring");
+	int direct = !strncmp(argv[1], "direct-", 7);
+	const char *io = argv[1] + (direct ? 7 : 0);
+	int uring = !strcmp(io, "uring");
+	if (!uring && strcmp(io, "pread")) {
+		fprintf(stderr, "randread: unknown mode %s\n", argv[1]);
+		return 2;
+	}
 #ifndef HAVE_LIBURING
 	if (uring) {
 		fprintf(stderr, "randread: built without liburing\n");
@@ -109,8 +121,8 @@ int main(int argc, char **argv)
 	int nthreads = atoi(argv[2]);
 	size_t size = strtoull(argv[3], NULL, 10);
 	int nfiles = argc - 4;
-	if (nthreads < 1 || nthreads > 64 || size == 0) {
-		fprintf(stderr, "randread: bad THREADS or SIZE\n");
+	if (nthreads < 1 || nthreads > 64 || size == 0 || (direct && size % 4096)) {
+		fprintf(stderr, "randread: bad THREADS or SIZE (a multiple of 4096 under O_DIRECT)\n");
 		return 2;
 	}
 	int *fds = calloc((size_t)nfiles, sizeof *fds);
@@ -118,7 +130,8 @@ int main(int argc, char **argv)
 	uint64_t *blocks = malloc(cap * sizeof *blocks);
 	for (int f = 0; f < nfiles; f++) {
 		struct stat st;
-		if ((fds[f] = open(argv[4 + f], O_RDONLY)) < 0 || fstat(fds[f], &st) < 0) {
+		if ((fds[f] = open(argv[4 + f], O_RDONLY | (direct ? O_DIRECT : 0))) < 0 ||
+		    fstat(fds[f], &st) < 0) {
 			fprintf(stderr, "randread: cannot open %s\n", argv[4 + f]);
 			return 1;
 		}
@@ -143,7 +156,7 @@ int main(int argc, char **argv)
 	for (int t = 0; t < nthreads; t++) {
 		size_t a = (size_t)t * per < total ? (size_t)t * per : total;
 		size_t b = a + per < total ? a + per : total;
-		jobs[t] = (job){fds, blocks + a, b - a, size, uring, 0};
+		jobs[t] = (job){fds, blocks + a, b - a, size, uring, direct ? DEPTH_DIRECT : DEPTH, 0};
 		pthread_create(&th[t], NULL, run, &jobs[t]);
 	}
 	long done = 0;
