@@ -3066,6 +3066,10 @@ static void test_cpus(void)
 		lu_base_opts(&o);
 		o.shuffle = all_shuffles[si];
 		o.workers = 3;
+		/* one batch ahead: the workers are still at work (blocked on a
+		 * slot) when the first batch is handed out, whereas an automatic
+		 * prefetch may hold the whole of this small epoch */
+		o.prefetch = 1;
 		CU_ASSERT_EQUAL(lu_run(d, &o, 2, &plain), 0);
 		o.cpus = &cpu;
 		o.ncpus = 1;
