@@ -4,10 +4,11 @@
 # shm and alltoall on 2, 3 and 4 ranks; recordio-train on one host picks
 # shm by itself (auto) and ends with the same parameters, byte for byte, as
 # with alltoall (the cross-host way) on 3 and 4 ranks, with SGD, Adam and
-# LARS (under shm SGD and Adam are sharded: each rank updates its slices of
-# one shared copy of the parameters and state); a run stopped and resumed
-# under shm ends as an uninterrupted one, with SGD and Adam, and so does one
-# resumed from a shm checkpoint under alltoall;
+# LARS, and so does --shard-optimizer with SGD and Adam (each rank updates
+# its slices of one shared copy of the parameters and state); a run stopped
+# and resumed under shm ends as an uninterrupted one, with SGD and Adam,
+# sharded or not, and so does one resumed from a sharded checkpoint under
+# alltoall; --shard-optimizer where it cannot be is a one-line error;
 # an elastic resume from 3 ranks (shm) onto 2 and back works; mpi still
 # trains; a bad --reduce is a one-line usage error.
 . "$(dirname "$0")/train_lib.sh"
@@ -37,6 +38,11 @@ for np in 3 4; do
 		expect_exit 0 cmp "shm-$np-$opt/checkpoint" "a2a-$np-$opt/checkpoint"
 		expect_eq "$(json_all "shm-$np-$opt.json" train_loss)" \
 			"$(json_all "a2a-$np-$opt.json" train_loss)" "train loss, $np ranks, $opt"
+		[ $opt = lars ] && continue
+		# the sharded update: each rank its slices of one shared copy
+		expect_exit 0 mpi $np $COMMON --quiet --optimizer $opt --reduce shm --shard-optimizer \
+			--checkpoint "shard-$np-$opt"
+		expect_exit 0 cmp "shard-$np-$opt/checkpoint" "a2a-$np-$opt/checkpoint"
 	done
 done
 expect_exit 0 cmp auto3/checkpoint shm-3-sgd/checkpoint
@@ -51,9 +57,14 @@ for opt in sgd adam; do
 	expect_exit 0 mpi 3 $COMMON --quiet --optimizer $opt --reduce shm --checkpoint "part-$opt" \
 		--resume
 	expect_exit 0 cmp "shm-3-$opt/checkpoint" "part-$opt/checkpoint"
+	expect_exit 0 mpi 3 $COMMON --quiet --optimizer $opt --shard-optimizer \
+		--checkpoint "spart-$opt" --max-steps 21 --checkpoint-every 5
+	expect_exit 0 mpi 3 $COMMON --quiet --optimizer $opt --shard-optimizer \
+		--checkpoint "spart-$opt" --resume
+	expect_exit 0 cmp "shm-3-$opt/checkpoint" "spart-$opt/checkpoint"
 done
 # ... and a checkpoint of a sharded run resumes under alltoall to the same end
-expect_exit 0 mpi 3 $COMMON --quiet --optimizer adam --reduce shm --checkpoint cross \
+expect_exit 0 mpi 3 $COMMON --quiet --optimizer adam --shard-optimizer --checkpoint cross \
 	--max-steps 21
 expect_exit 0 mpi 3 $COMMON --quiet --optimizer adam --reduce alltoall --checkpoint cross \
 	--resume
@@ -70,6 +81,14 @@ expect_lines 2 el.json "both epochs reported after the elastic resume"
 expect_exit 0 mpi 2 $COMMON --reduce mpi --metrics mpi.json
 expect_match 'gradients summed by mpi$' out "--reduce mpi"
 expect_lines 2 mpi.json "two epochs under mpi"
+
+# -- --shard-optimizer where it cannot be
+expect_exit 1 mpi 2 $COMMON --quiet --optimizer lars --shard-optimizer
+expect_match '^recordio-train: --shard-optimizer: needs the sums in shared memory' err \
+	"--shard-optimizer with LARS"
+expect_exit 1 mpi 2 $COMMON --quiet --reduce alltoall --shard-optimizer
+expect_match '^recordio-train: --shard-optimizer: needs the sums in shared memory' err \
+	"--shard-optimizer with alltoall"
 
 # -- a bad --reduce
 expect_exit 2 "$TRAIN" --synthetic --reduce nccl
