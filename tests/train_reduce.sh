@@ -8,7 +8,9 @@
 # its slices of one shared copy of the parameters and state); a run stopped
 # and resumed under shm ends as an uninterrupted one, with SGD and Adam,
 # sharded or not, and so does one resumed from a sharded checkpoint under
-# alltoall; --shard-optimizer where it cannot be is a one-line error;
+# alltoall; a rank killed while the others wait for it in shared memory
+# ends the job, no rank left; --shard-optimizer where it cannot be is a
+# one-line error;
 # an elastic resume from 3 ranks (shm) onto 2 and back works; mpi still
 # trains; a bad --reduce is a one-line usage error.
 . "$(dirname "$0")/train_lib.sh"
@@ -81,6 +83,40 @@ expect_lines 2 el.json "both epochs reported after the elastic resume"
 expect_exit 0 mpi 2 $COMMON --reduce mpi --metrics mpi.json
 expect_match 'gradients summed by mpi$' out "--reduce mpi"
 expect_lines 2 mpi.json "two epochs under mpi"
+
+# -- a rank killed (SIGKILL) while the others wait for it in shared memory:
+# mpirun ends them all, non-zero, and none is left spinning (no -k: 124 is
+# only ever the guard)
+timeout 60 mpirun -np 3 "$TRAIN" --synthetic=64 --hidden 16 --batch 4 --epochs 100000 \
+	--threads 1 --quiet >kill.out 2>&1 &
+job=$!
+# ranks: the recordio-train processes under this job's mpirun
+ranks() {
+	for m in $(pgrep -P $job); do
+		for p in $(pgrep -P "$m"); do
+			[ "$(cat /proc/$p/comm 2>/dev/null)" = recordio-train ] && echo "$p"
+		done
+	done
+}
+i=0
+while [ $i -lt 300 ] && [ "$(ranks | wc -l)" -lt 3 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+expect_eq 3 "$(ranks | wc -l | tr -d ' ')" "ranks running before the kill"
+sleep 2
+all=$(ranks)
+victim=$(echo "$all" | sed -n 2p)
+[ -n "$victim" ] && kill -9 "$victim"
+wait $job
+rc=$?
+expect_eq yes "$([ $rc -ne 0 ] && [ $rc -ne 124 ] && echo yes)" \
+	"mpirun's exit after a rank's kill (not 0, not the guard's 124): $rc"
+left=""
+for p in $all; do
+	[ "$(cat /proc/$p/comm 2>/dev/null)" = recordio-train ] && left="$left $p"
+done
+expect_eq "" "$left" "ranks still running after the kill"
 
 # -- --shard-optimizer where it cannot be
 expect_exit 1 mpi 2 $COMMON --quiet --optimizer lars --shard-optimizer
