@@ -200,7 +200,8 @@ static void setup(tr_run *r)
 		                     o->bucket_bytes, r->staging + r->net.nparams, TR_MLP_EXTRA,
 		                     /* shm: the parameters and the optimizer's state,
 		                      * one copy per host, each rank updating its slices */
-		                     o->device == TR_DEVICE_CPU && tr_optim_bucketwise(&r->opt)
+		                     o->shard_optimizer && o->device == TR_DEVICE_CPU &&
+		                                     tr_optim_bucketwise(&r->opt)
 		                             ? 1 + tr_optim_state_count(&r->opt) : 0);
 	if (rc == 0 && r->red.buf != r->staging) {
 		/* shm: the gradients (CPU) or their staging copy (GPU) live in the
@@ -223,7 +224,11 @@ static void setup(tr_run *r)
 			r->opt.state2 = r->red.shared[2];
 		}
 	}
-	if (rc == -EINVAL && o->reduce == TR_REDUCE_SHM)
+	if (rc == 0 && o->shard_optimizer && !r->red.sharded) {
+		snprintf(msg, sizeof msg, "--shard-optimizer: needs the sums in shared memory (every "
+		         "rank on one host, more than one), the CPU and SGD or Adam");
+		rc = -1;
+	} else if (rc == -EINVAL && o->reduce == TR_REDUCE_SHM)
 		snprintf(msg, sizeof msg, "--reduce shm: the ranks are not all on one host (or "
 		         "cannot share memory); use --reduce alltoall or mpi");
 	else if (rc < 0)

@@ -79,6 +79,9 @@ void tr_options_usage(FILE *f)
 	      "                             MPI, any hosts), mpi (MPI's allreduce), or auto\n"
 	      "                             (default: shm when every rank is on one host\n"
 	      "                             and the device is the CPU, else alltoall)\n"
+	      "      --shard-optimizer      with shm: each rank updates only its slices of\n"
+	      "                             one shared copy of the parameters and optimizer\n"
+	      "                             state (SGD, Adam)\n"
 	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
 	      "      --metrics FILE         one JSON object per epoch\n"
 	      "      --tensorboard DIR      TensorBoard event file in DIR (rank 0), written\n"
@@ -109,7 +112,7 @@ enum {
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
 	OPT_SYNTHETIC,
 	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS,
-	OPT_REDUCE,
+	OPT_REDUCE, OPT_SHARD_OPTIMIZER,
 };
 
 static const struct option long_options[] = {
@@ -143,6 +146,7 @@ static const struct option long_options[] = {
 	{"device", required_argument, 0, OPT_DEVICE},
 	{"bucket-size", required_argument, 0, OPT_BUCKET},
 	{"reduce", required_argument, 0, OPT_REDUCE},
+	{"shard-optimizer", no_argument, 0, OPT_SHARD_OPTIMIZER},
 	{"threads", required_argument, 0, OPT_THREADS},
 	{"eval-batch", required_argument, 0, OPT_EVAL_BATCH},
 	{"quiet", no_argument, 0, 'q'},
@@ -458,6 +462,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				return bad(err, errlen, c, "'%s': want auto, mpi, shm or alltoall", optarg);
 			o->reduce = k;
 			break;
+		case OPT_SHARD_OPTIMIZER: o->shard_optimizer = 1; break;
 		case OPT_SYNTHETIC:
 			o->synthetic = 1;
 			if (optarg && parse_int(optarg, 1, 1 << 24, &o->synthetic_inputs) < 0)

@@ -44,6 +44,7 @@ typedef struct tr_options {
 	tr_device device;
 	size_t bucket_bytes;
 	int reduce;                    /* tr_reduce_mode (reducer.h): 0 auto */
+	int shard_optimizer;           /* 1: each rank updates its slices    */
 	int threads;                   /* OpenBLAS threads per rank; 0: auto */
 	int quiet;
 	int synthetic;                 /* 1: --synthetic, batches made in memory */

@@ -13,9 +13,10 @@
  *            node-wide sum buffer, signalled by per-bucket counters in the
  *            window. No copy into MPI: the whole reduction is one read of
  *            each rank's gradients and one write of the sum, shared out
- *            among the ranks. With an elementwise optimizer the update is
- *            sharded too: each rank updates its slices of the host's one
- *            copy of the parameters and optimizer state (nshared).
+ *            among the ranks. With an elementwise optimizer the update may
+ *            be sharded too (--shard-optimizer): each rank updates its
+ *            slices of the host's one copy of the parameters and optimizer
+ *            state (nshared).
  *   alltoall any hosts: the same slices over MPI (reduce-scatter as an
  *            all-to-all of slices, rank r summing slice r, then an
  *            allgather of the summed slices), persistent collectives.

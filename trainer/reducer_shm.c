@@ -12,8 +12,8 @@
  *     over the ranks' buffers in rank order (tr_sum_ranked) into the sum
  *     buffer, checking it for NaN and infinities as it goes, and publishes
  *     done[i] = seq << 1 | (1 if not finite);
- *   - sharded (an optimizer that updates element by element, on the
- *     CPU): the parameters and the optimizer's state are one copy for the
+ *   - sharded (--shard-optimizer: an optimizer that updates element by
+ *     element, on the CPU): the parameters and the optimizer's state are one copy for the
  *     host, in rank 0's part of the window too; once every slice of
  *     bucket i is summed and the head is in, rank s updates its own slice
  *     of them (r->update) and publishes upd[i] = seq: the optimizer's
