@@ -26,7 +26,9 @@
 # Env: BENCH_DIR (scratch, default /tmp/recordio-bench-scaling), OUT (the
 #      PNGs, default doc/), LINKS (default "none 10gbit 1gbit"), BURST_10gbit,
 #      BURST_1gbit (tbf bursts, default 4mb and 1mb), EPOCHS (default 3; the
-#      median epoch is reported).
+#      median epoch is reported), REDUCE (the trainer's --reduce, default mpi:
+#      Open MPI's allreduce, whose ring doc/scaling.md's model fits; alltoall
+#      measures the trainer's own default across hosts).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -77,7 +79,7 @@ train() { # N METRICS [MPIRUN OPTIONS] -- [TRAINER OPTIONS]
 	shift
 	timeout 600 "$C/mpirun" -np "$n" --hostfile "$(hosts "$n")" $opts "$B/recordio-train" \
 		--train "$W/train" --x image --y label --hidden 256,128 --threads 1 \
-		--epochs "$EPOCHS" --quiet --metrics "$W/$m" "$@" >"$W/${m%.json}.out" 2>&1 ||
+		--epochs "$EPOCHS" --reduce "${REDUCE:-mpi}" --quiet --metrics "$W/$m" "$@" >"$W/${m%.json}.out" 2>&1 ||
 		{ echo "recordio-train $n ranks -> $m failed:"; tail -3 "$W/${m%.json}.out"; }
 }
 
