@@ -346,7 +346,7 @@ static int file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, i
 		l->direct_ndone++;
 	}
 	/* the consumer, when it waits, waits for several batches at once */
-	return rc < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
+	return rc < 0 || l->error < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
 }
 
 /* ---- O_DIRECT: batches read ahead --------------------------------------

@@ -338,6 +338,7 @@ static void elastic_end(rio_loader *l)
 	l->ds.npieces = l->usual_npieces;
 	l->ds.rank_records = l->usual_records;
 	l->usual_pieces = NULL;
+	l->direct = l->ds.direct;
 	rio__stages_free(&l->stages);
 }
 
@@ -396,8 +397,10 @@ static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, in
 		if (l->error < 0 && l->error_batch == want)
 			return NULL;
 		/* batches want.. are all to come: as many as are left, and
-		 * at most what the slots not held can take */
-		uint64_t k = l->o.prefetch;
+		 * at most what the slots not held can take; after an error
+		 * some never come (the failed one, those a worker did not
+		 * fill after it): each one then */
+		uint64_t k = l->error < 0 ? 1 : l->o.prefetch;
 		if (k > l->plan.ntasks - want)
 			k = l->plan.ntasks - want;
 		if (k > l->pool.nslots - l->held)
@@ -740,7 +743,9 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 	}
 	stop_epoch(l);
 	elastic_end(l);
-	l->direct = l->ds.direct; /* counting every shard may have ruled it out */
+	/* counting every shard may have ruled the direct path out; buffer
+	 * shuffling's shares have holes (elastic.c), which the pipeline reads */
+	l->direct = l->ds.direct && l->o.shuffle != RIO_SHUFFLE_BUFFER;
 	l->usual_pieces = l->ds.pieces;
 	l->usual_npieces = l->ds.npieces;
 	l->usual_records = l->ds.rank_records;
