@@ -621,7 +621,11 @@ void *rio__direct_main(void *arg)
 		int rc = 0;
 		for (j = 0; j < k && rc == 0; j++) {
 			rio__error_clear(&w->err);
-			rc = l->o.map ? fill_mapped(w, slot[j], b0 + j) : fill(w, slot[j], b0 + j);
+			/* in shard order reads into the slot beat views of the
+			 * mappings (doc/loader.md): the shards are mapped only
+			 * when shuffled (plan.c) */
+			rc = l->o.map && l->plan.perm ? fill_mapped(w, slot[j], b0 + j)
+			                              : fill(w, slot[j], b0 + j);
 			if (rc < 0)
 				failed = j;
 		}
