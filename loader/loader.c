@@ -496,7 +496,7 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 	if (!l || !batch)
 		return;
 	rio__slot *s = (rio__slot *)(void *)batch; /* the batch is a slot's first member */
-	int freed = 0;
+	int freed = 0, one = 0;
 	pthread_mutex_lock(&l->mu);
 	if (s->held) {
 		s->held = 0;
@@ -505,13 +505,14 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
 		freed = 1;
+		/* one slot serves one waiting worker of the direct path; under
+		 * O_DIRECT a given worker waits for its turn, and the
+		 * pipeline's batcher is the only waiter */
+		one = l->direct && !l->o.direct;
 	}
 	pthread_mutex_unlock(&l->mu);
-	/* after unlocking: the woken thread does not block on the mutex. One
-	 * slot serves one waiting worker of the direct path; under O_DIRECT a
-	 * given worker waits for its turn, and the pipeline's batcher is the
-	 * only waiter */
-	if (freed && l->direct && !l->o.direct)
+	/* after unlocking: the woken thread does not block on the mutex */
+	if (freed && one)
 		pthread_cond_signal(&l->slot_cv);
 	else if (freed)
 		pthread_cond_broadcast(&l->slot_cv);
