@@ -376,7 +376,7 @@ static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int
 /* Direct path: the slot of the next batch number, or NULL at the end of the
  * plan or when that batch failed (then l->error says why; the epoch ends
  * for the consumer as for the pipeline). A consumer faster than the
- * workers waits for the prefetched batches at once, not for each: one
+ * workers waits for several small batches at once, not for each: one
  * wakeup (a context switch, most of the time of a small batch) for
  * several batches. */
 static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, int *timed_out)
@@ -396,11 +396,17 @@ static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, in
 			}
 		if (l->error < 0 && l->error_batch == want)
 			return NULL;
-		/* batches want.. are all to come: as many as are left, and
-		 * at most what the slots not held can take; after an error
-		 * some never come (the failed one, those a worker did not
-		 * fill after it): each one then */
-		uint64_t k = l->error < 0 ? 1 : l->o.prefetch;
+		/* small batches: wait for about 256 records' worth (batches
+		 * want.. are all to come: as many as are left, and at most
+		 * what the slots not held can take); a large batch is worth
+		 * a wakeup of its own. After an error some never come (the
+		 * failed one, those a worker did not fill after it): each
+		 * one then */
+		uint64_t k = 256 / l->o.batch_size;
+		if (k > l->o.prefetch)
+			k = l->o.prefetch;
+		if (l->error < 0)
+			k = 1;
 		if (k > l->plan.ntasks - want)
 			k = l->plan.ntasks - want;
 		if (k > l->pool.nslots - l->held)
