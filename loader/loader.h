@@ -200,8 +200,8 @@ typedef struct rio_loader_opts {
 	                       * records: 8 bytes a record instead). Under
 	                       * SKIP, GLOBAL copies from the mappings and
 	                       * BUFFER reads. From the page cache about
-	                       * 1.4-1.7x the bytes/s of reads (no system
-	                       * call per record). No effect in shard order
+	                       * 1.4-2x the bytes/s of reads (no system call
+	                       * per record). No effect in shard order
 	                       * (NONE), where reads into the batch are
 	                       * faster than views. The costs: the mapped
 	                       * pages count in the process's RSS, up to the
