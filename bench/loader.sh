@@ -309,7 +309,7 @@ echo "   ratio to cat's; aim >= 0.80), page cache warm"
 warm $PLAIN
 t_cat=$(median "cat $PLAIN > /dev/null")
 printf "   %-10s %6s GB/s (whole process)\n" "cat" "$(gbps $PLAIN_BYTES $t_cat)"
-MODES="none buffer global none+map buffer+map global+map"
+MODES="none buffer global buffer+map global+map" # --map: no effect in order
 printf "   %-10s" "--batch"
 for mode in $MODES; do printf " %16s" "$mode"; done
 echo
@@ -332,7 +332,8 @@ printf "   %-10s" "RSS (256)"
 for mode in $MODES; do printf " %12s MiB" "$(mib "$(j sweep-$mode-256 peak_rss_bytes)")"; done
 echo
 echo "   (+map: --map, the shards mapped: batches are views into the mappings, no read"
-echo "   and no copy per record; peak RSS at --batch 256 includes the mapped pages)"
+echo "   and no copy per record; peak RSS at --batch 256 includes the mapped pages;"
+echo "   in shard order --map changes nothing: reads are faster there)"
 # the epochs after the first: a mapping's pages are faulted in during the
 # first epoch only; (seconds of 4 epochs - seconds of 1) / 3 per epoch
 printf "   %-10s %16s %16s   (epochs 2-4, --batch 256)\n" "" "global" "global+map"

@@ -251,7 +251,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	return finish(w, s, b, n, bytes, file_bytes);
 }
 
-/* Mapped shards (opts.map): batch `b`'s records are not copied at all.
+/* Mapped shards (opts.map, shuffled): batch `b`'s records are not copied at all.
  * Their frames are checked where they lie in the mappings; a raw batch's
  * views point into them (valid until the loader is closed: the mappings
  * outlive every batch), a decoded batch is decoded from them straight into
@@ -259,7 +259,8 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
  * shard's size at open are missing (a truncated frame, an error naming the
  * file and the offset), never touched. A shuffled record's page is a cache
  * miss the hardware does not foresee; the records RIO__MAP_AHEAD places on
- * are prefetched, so that several misses are in flight during each check.
+ * are prefetched, so that several misses are in flight during each check
+ * (prefetching across a worker's small batches too measured no gain).
  * Returns 0 or an error in w->err. */
 #define RIO__MAP_AHEAD 8
 
@@ -284,12 +285,9 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
 	for (size_t i = 0; i < n; i++) { /* locate each, index entries asked for early */
 		uint32_t piece;
-		rio__dataset_locate(&l->ds, perm ? perm[t->first + i] : t->first + i, &piece,
-		                    &pl[i].shard, &pl[i].rec);
-		if (perm) {
-			__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
-			__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
-		}
+		rio__dataset_locate(&l->ds, perm[t->first + i], &piece, &pl[i].shard, &pl[i].rec);
+		__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
+		__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
@@ -299,12 +297,11 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		pl[i].req = i;
 	}
 	s->arena_used = 0;
-	if (perm)
-		for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
-			prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
+	for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
+		prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
 	uint64_t bytes = 0, file_bytes = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (perm && i + RIO__MAP_AHEAD < n)
+		if (i + RIO__MAP_AHEAD < n)
 			prefetch_record(&l->ds.shards[pl[i + RIO__MAP_AHEAD].shard], &pl[i + RIO__MAP_AHEAD]);
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		uint64_t off = pl[i].offset;
@@ -346,7 +343,7 @@ static int file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, i
 		l->direct_ndone++;
 	}
 	/* the consumer, when it waits, waits for several batches at once */
-	return rc < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
+	return rc < 0 || l->error < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
 }
 
 /* ---- O_DIRECT: batches read ahead --------------------------------------
@@ -621,7 +618,11 @@ void *rio__direct_main(void *arg)
 		int rc = 0;
 		for (j = 0; j < k && rc == 0; j++) {
 			rio__error_clear(&w->err);
-			rc = l->o.map ? fill_mapped(w, slot[j], b0 + j) : fill(w, slot[j], b0 + j);
+			/* in shard order reads into the slot beat views of the
+			 * mappings (doc/loader.md): the shards are mapped only
+			 * when shuffled (plan.c) */
+			rc = l->o.map && l->plan.perm ? fill_mapped(w, slot[j], b0 + j)
+			                              : fill(w, slot[j], b0 + j);
 			if (rc < 0)
 				failed = j;
 		}

@@ -105,7 +105,7 @@ static int add_run(share *sh, size_t *cap, uint32_t shard, uint64_t first, uint6
 /* The pieces of the runs: the runs of one shard make one piece with holes
  * (the stream of a compressed shard read once, few pieces to interleave)
  * unless the order needs every record's ordinal (global shuffling, the
- * direct path): then each run is a piece. */
+ * direct path in order): then each run is a piece. */
 static int make_share_pieces(share *sh, int holes)
 {
 	sh->pieces = malloc((sh->nruns ? sh->nruns : 1) * sizeof *sh->pieces);
@@ -242,7 +242,12 @@ int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64
 	*npieces = 0;
 	*runs = NULL;
 	*records = 0;
-	int holes = o->shuffle != RIO_SHUFFLE_GLOBAL && !ds->direct;
+	/* buffer shuffling's shares always have holes, as the pipeline's:
+	 * its order depends on the pieces, and a stage may have run with
+	 * opts.map (the direct path) or without, which the state does not
+	 * say; a resumed buffer epoch runs on the pipeline (loader.c) */
+	int holes = o->shuffle == RIO_SHUFFLE_BUFFER ||
+	            (o->shuffle == RIO_SHUFFLE_NONE && !ds->direct);
 	uint64_t *base = malloc((ds->nshards + 1) * sizeof *base);
 	if (!base)
 		return -ENOMEM;

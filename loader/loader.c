@@ -354,6 +354,7 @@ static void elastic_end(rio_loader *l)
 	l->ds.npieces = l->usual_npieces;
 	l->ds.rank_records = l->usual_records;
 	l->usual_pieces = NULL;
+	l->direct = l->ds.direct;
 	rio__stages_free(&l->stages);
 }
 
@@ -391,7 +392,7 @@ static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int
 /* Direct path: the slot of the next batch number, or NULL at the end of the
  * plan or when that batch failed (then l->error says why; the epoch ends
  * for the consumer as for the pipeline). A consumer faster than the
- * workers waits for the prefetched batches at once, not for each: one
+ * workers waits for several small batches at once, not for each: one
  * wakeup (a context switch, most of the time of a small batch) for
  * several batches. */
 static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, int *timed_out)
@@ -411,9 +412,17 @@ static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, in
 			}
 		if (l->error < 0 && l->error_batch == want)
 			return NULL;
-		/* batches want.. are all to come: as many as are left, and
-		 * at most what the slots not held can take */
-		uint64_t k = l->o.prefetch;
+		/* small batches: wait for about 256 records' worth (batches
+		 * want.. are all to come: as many as are left, and at most
+		 * what the slots not held can take); a large batch is worth
+		 * a wakeup of its own. After an error some never come (the
+		 * failed one, those a worker did not fill after it): each
+		 * one then */
+		uint64_t k = 256 / l->o.batch_size;
+		if (k > l->o.prefetch)
+			k = l->o.prefetch;
+		if (l->error < 0)
+			k = 1;
 		if (k > l->plan.ntasks - want)
 			k = l->plan.ntasks - want;
 		if (k > l->pool.nslots - l->held)
@@ -509,7 +518,7 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 	if (!l || !batch)
 		return;
 	rio__slot *s = (rio__slot *)(void *)batch; /* the batch is a slot's first member */
-	int freed = 0;
+	int freed = 0, one = 0;
 	pthread_mutex_lock(&l->mu);
 	if (s->held) {
 		s->held = 0;
@@ -518,15 +527,16 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
 		freed = 1;
+		/* one slot serves one waiting worker of the direct path; under
+		 * O_DIRECT a given worker waits for its turn, and the
+		 * pipeline's batcher is the only waiter */
+		one = l->direct && !l->o.direct;
 	}
 	pthread_mutex_unlock(&l->mu);
 	/* after unlocking: a waiter woken under the lock would take the CPU
 	 * (the kernel lets a woken thread preempt its waker), find the lock
-	 * held and hand the CPU back, twice the switches per batch. One
-	 * slot serves one waiting worker of the direct path; under O_DIRECT a
-	 * given worker waits for its turn, and the pipeline's batcher is the
-	 * only waiter */
-	if (freed && l->direct && !l->o.direct)
+	 * held and hand the CPU back, twice the switches per batch */
+	if (freed && one)
 		pthread_cond_signal(&l->slot_cv);
 	else if (freed)
 		pthread_cond_broadcast(&l->slot_cv);
@@ -758,7 +768,9 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 	}
 	stop_epoch(l);
 	elastic_end(l);
-	l->direct = l->ds.direct; /* counting every shard may have ruled it out */
+	/* counting every shard may have ruled the direct path out; buffer
+	 * shuffling's shares have holes (elastic.c), which the pipeline reads */
+	l->direct = l->ds.direct && l->o.shuffle != RIO_SHUFFLE_BUFFER;
 	l->usual_pieces = l->ds.pieces;
 	l->usual_npieces = l->ds.npieces;
 	l->usual_records = l->ds.rank_records;

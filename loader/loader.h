@@ -186,33 +186,32 @@ typedef struct rio_loader_opts {
 	int direct;           /* 1: O_DIRECT for uncompressed shards (reads
 	                       * aligned to 4 KiB; with io_uring into a
 	                       * registered buffer)                        */
-	int map;              /* 1: uncompressed shards are mapped read-only
-	                       * (mmap) and, in every shuffle mode under
-	                       * RIO_DAMAGE_FAIL, nothing is read or copied:
-	                       * a raw batch's records are views into the
-	                       * mappings (valid until the loader is closed,
-	                       * even after the batch is released), a
-	                       * decoded batch is decoded straight from them,
-	                       * the CRCs are checked in place. BUFFER
+	int map;              /* 1: shuffled (BUFFER, GLOBAL), uncompressed
+	                       * shards are mapped read-only (mmap) and,
+	                       * under RIO_DAMAGE_FAIL, nothing is read or
+	                       * copied: a raw batch's records are views into
+	                       * the mappings (valid until the loader is
+	                       * closed, even after the batch is released),
+	                       * a decoded batch is decoded straight from
+	                       * them, the CRCs are checked in place. BUFFER
 	                       * shuffling then runs the order its shuffle
 	                       * buffer gives as a permutation (the same
 	                       * order as without map, and no buffer of
 	                       * records: 8 bytes a record instead). Under
-	                       * SKIP, GLOBAL copies from the mappings and the
-	                       * other modes read. From the page cache: up to
-	                       * 1.5-2x the bytes/s of reads when shuffling
-	                       * (no system call per record); in order about
-	                       * the same, slower in a first epoch over
-	                       * pages cached by writing rather than reading
-	                       * (small folios: more faults). The costs: the
-	                       * mapped pages count in the process's RSS, up
-	                       * to the shards' size (clean file pages, which
-	                       * the kernel can reclaim, but which a cgroup
-	                       * limit counts), and a shard cut short while
-	                       * the loader has it mapped kills the process
-	                       * with SIGBUS instead of an error (a shard
-	                       * shorter at open is an error naming the file
-	                       * and offset, as with reads). Hence off by
+	                       * SKIP, GLOBAL copies from the mappings and
+	                       * BUFFER reads. From the page cache about
+	                       * 1.4-2x the bytes/s of reads (no system call
+	                       * per record). No effect in shard order
+	                       * (NONE), where reads into the batch are
+	                       * faster than views. The costs: the mapped
+	                       * pages count in the process's RSS, up to the
+	                       * shards' size (clean file pages, which the
+	                       * kernel can reclaim, but which a cgroup limit
+	                       * counts), and a shard cut short while the
+	                       * loader has it mapped kills the process with
+	                       * SIGBUS instead of an error (a shard shorter
+	                       * at open is an error naming the file and
+	                       * offset, as with reads). Hence off by
 	                       * default (doc/loader.md); not with direct
 	                       * (default 0)                               */
 

@@ -217,13 +217,15 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 	if (n < 0)
 		return rio__error_set(err, -errno, s->path, 0, RIO__UNKNOWN, NULL);
 	s->comp = rio_compression_detect(head, (size_t)n);
-	/* reading from mappings (opts.map): no read per record, and on the
-	 * direct path no copy either (direct.c). MADV_NORMAL's fault-around
+	/* reading shuffled records from mappings (opts.map): no read per
+	 * record, and on the direct path no copy either (direct.c); in shard
+	 * order reads are faster (doc/loader.md). MADV_NORMAL's fault-around
 	 * maps the cached pages near each fault, ~16 at a time, far cheaper
 	 * than MAP_POPULATE's whole files at open or MADV_RANDOM's fault per
 	 * page (bench/loader.sh, doc/loader.md). Unmapped again where nothing
-	 * reads from them (rio__dataset_open) */
-	if (o->map && s->comp == RIO_COMPRESSION_NONE && s->file_size > 0) {
+	 * reads from them (buffer shuffling on the pipeline) */
+	if (o->map && o->shuffle != RIO_SHUFFLE_NONE && s->comp == RIO_COMPRESSION_NONE &&
+	    s->file_size > 0) {
 		void *m = mmap(NULL, (size_t)s->file_size, PROT_READ, MAP_SHARED, s->fd, 0);
 		if (m == MAP_FAILED)
 			return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,

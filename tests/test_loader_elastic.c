@@ -38,6 +38,9 @@ static void opts_for(rio_loader_opts *o, rio_shuffle sh, rio_sharding sd, int ra
 	o->batch_size = batch;
 }
 
+/* opts.map of the ranks that stop (map_run) and of those that resume */
+static int map_run, map_resume;
+
 /* The saved states of one world. */
 typedef struct states {
 	int n;
@@ -70,6 +73,7 @@ static void run_world(const lu_dataset *d, rio_shuffle sh, rio_sharding sd, int 
 	for (int r = 0; r < world; r++) {
 		rio_loader_opts o;
 		opts_for(&o, sh, sd, r, world, batch);
+		o.map = map_run;
 		rio_loader *l = lu_open(d, &o);
 		CU_ASSERT_FATAL(l != NULL);
 		CU_ASSERT_EQUAL(rio_loader_set_epoch(l, EPOCH), 0);
@@ -91,6 +95,7 @@ static uint64_t resume_world(const lu_dataset *d, rio_shuffle sh, rio_sharding s
 	for (int r = 0; r < world; r++) {
 		rio_loader_opts o;
 		opts_for(&o, sh, sd, r, world, batch);
+		o.map = map_resume;
 		rio_loader *l = lu_open(d, &o);
 		CU_ASSERT_FATAL(l != NULL);
 		/* odd ranks restore while the threads already read (as
@@ -138,9 +143,12 @@ static void one_case(const lu_dataset *d, rio_shuffle sh, rio_sharding sd, int w
                      size_t k)
 {
 	char what[160];
-	snprintf(what, sizeof what, "%s, %s sharding, %s, %d -> %d ranks after %zu batches",
+	snprintf(what, sizeof what, "%s, %s sharding, %s, %d -> %d ranks after %zu batches%s",
 	         mode_name(sh), sd == RIO_SHARD_FILES ? "files" : "records",
-	         rio_compression_name(d->sp.comp), w, w2, k);
+	         rio_compression_name(d->sp.comp), w, w2, k,
+	         map_run || map_resume ? (map_run ? (map_resume ? ", map" : ", map -> reads")
+	                                          : ", reads -> map")
+	                               : "");
 	lu_seq seq[16];
 	for (int i = 0; i < 16; i++)
 		lu_seq_init(&seq[i]);
@@ -205,6 +213,75 @@ static void matrix(rio_compression c)
 static void test_matrix_plain(void)
 {
 	matrix(RIO_COMPRESSION_NONE);
+}
+
+/* opts.map (buffer shuffling then takes the direct path): every record
+ * once, with map on both sides of the resume and on either one alone (map
+ * is not part of the saved state: the order a stage ran in must not
+ * depend on it) */
+static void test_matrix_map(void)
+{
+	lu_dataset d;
+	make(&d, "elastic-map", RIO_COMPRESSION_NONE);
+	lu_watchdog("elastic map", 600);
+	static const int worlds[][2] = {{2, 3}, {3, 2}};
+	static const int maps[][2] = {{1, 1}, {0, 1}, {1, 0}};
+	for (int sh = RIO_SHUFFLE_NONE; sh <= RIO_SHUFFLE_GLOBAL; sh++)
+		for (size_t mi = 0; mi < 3; mi++) {
+			if (sh != RIO_SHUFFLE_BUFFER && mi > 0)
+				continue;
+			map_run = maps[mi][0];
+			map_resume = maps[mi][1];
+			for (int sd = RIO_SHARD_FILES; sd <= RIO_SHARD_RECORDS; sd++)
+				for (size_t wi = 0; wi < 2; wi++)
+					for (size_t ki = 0; ki < 2; ki++)
+						one_case(&d, (rio_shuffle)sh, (rio_sharding)sd, worlds[wi][0],
+						         worlds[wi][1], (size_t[]){3, 28}[ki]);
+		}
+	map_run = map_resume = 0;
+	lu_watchdog(NULL, 0);
+	lu_dataset_free(&d);
+}
+
+/* 2 -> 3 -> 2 ranks with opts.map on at some stages and off at others:
+ * the 3-rank stage's shares are replayed by the last one, whatever map
+ * each had; every record once */
+static void test_twice_map(void)
+{
+	lu_dataset d;
+	make(&d, "elastic-twice-map", RIO_COMPRESSION_NONE);
+	lu_watchdog("elastic twice map", 600);
+	static const int maps[][3] = {{1, 1, 1}, {0, 0, 1}, {1, 1, 0}, {0, 1, 0}, {1, 0, 1}};
+	for (int sh = RIO_SHUFFLE_NONE; sh <= RIO_SHUFFLE_GLOBAL; sh++)
+		for (size_t mi = 0; mi < sizeof maps / sizeof maps[0]; mi++) {
+			if (sh != RIO_SHUFFLE_BUFFER && mi > 0)
+				continue;
+			char what[96];
+			snprintf(what, sizeof what, "%s, 2 -> 3 -> 2 ranks, map %d, %d, %d",
+			         mode_name((rio_shuffle)sh), maps[mi][0], maps[mi][1], maps[mi][2]);
+			lu_seq seq[7];
+			for (int i = 0; i < 7; i++)
+				lu_seq_init(&seq[i]);
+			static const size_t take0[2] = {9, 9}, take1[3] = {5, 6, 7};
+			states s0 = {0}, s1 = {0};
+			map_run = maps[mi][0];
+			run_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 2, 16, take0, seq, &s0);
+			map_resume = maps[mi][1];
+			resume_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 3, 16, &s0, take1, seq + 2,
+			             &s1, what);
+			map_resume = maps[mi][2];
+			resume_world(&d, (rio_shuffle)sh, RIO_SHARD_RECORDS, 2, 16, &s1, NULL, seq + 5,
+			             NULL, what);
+			size_t bad = lu_not_once(&d, seq, 7);
+			CHECK(bad == 0, "%s: %zu records not delivered exactly once", what, bad);
+			states_free(&s0);
+			states_free(&s1);
+			for (int i = 0; i < 7; i++)
+				lu_seq_free(&seq[i]);
+		}
+	map_run = map_resume = 0;
+	lu_watchdog(NULL, 0);
+	lu_dataset_free(&d);
 }
 
 static void test_matrix_gzip(void)
@@ -408,7 +485,9 @@ static void test_refused(void)
 static const tu_test tests[] = {
     {"W -> W' ranks, every shuffle and sharding: each record once (plain)", test_matrix_plain},
     {"W -> W' ranks, none and buffer shuffle: each record once (gzip)", test_matrix_gzip},
+    {"W -> W' ranks with opts.map, and map on one side only", test_matrix_map},
     {"2 -> 3 -> 2 ranks; then an ordinary epoch", test_twice},
+    {"2 -> 3 -> 2 ranks, opts.map at some stages only", test_twice_map},
     {"the same world through restore_all is bit-exact", test_same_world},
     {"states that do not belong together are refused", test_refused},
     {NULL, NULL},

@@ -187,13 +187,13 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		Py_DECREF(shardsobj);
 		return -1;
 	}
-	if (batch < 1 || shuffle_buffer < 1 || interleave < 1 || prefetch < 1 || hold < 1 ||
+	if (batch < 1 || shuffle_buffer < 1 || interleave < 1 || prefetch < 0 || hold < 1 ||
 	    chunk < 1) {
 		Py_DECREF(shardsobj);
 		PyMem_Free(specs);
 		PyErr_SetString(PyExc_ValueError,
-		                "batch_size, shuffle_buffer, interleave, prefetch, hold and "
-		                "chunk_bytes: 1 or more");
+		                "batch_size, shuffle_buffer, interleave, hold and chunk_bytes: 1 or "
+		                "more; prefetch: 0 (automatic) or more");
 		return -1;
 	}
 	o.batch_size = (size_t)batch;
