@@ -146,9 +146,13 @@ static void setup(tr_run *r)
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
 	/* the loaders' threads: off the rank's own core where the node has
-	 * cores no rank is bound to (collective) */
-	if (o->loader_cpus_spare && (r->loader_cpus = malloc(CPU_SETSIZE * sizeof(int))))
-		r->nloader_cpus = tr_loader_cpus(r->w.comm, r->loader_cpus, CPU_SETSIZE);
+	 * cores no rank is bound to (collective: every rank takes part, even
+	 * one without the memory for the answer, which then keeps its own) */
+	if (o->loader_cpus_spare) {
+		r->loader_cpus = malloc(CPU_SETSIZE * sizeof(int));
+		r->nloader_cpus =
+			tr_loader_cpus(r->w.comm, r->loader_cpus, r->loader_cpus ? CPU_SETSIZE : 0);
+	}
 
 	/* --synthetic: no loader for the training data */
 	rc = o->synthetic ? 0 : open_loader(r, &r->train, o->train, 1);
