@@ -69,7 +69,7 @@ class Loader:
     Loader(shards, batch_size=32, decode=None, shuffle="buffer", seed=0,
            workers=2, rank=None, world=None, drop_remainder=False,
            skip_damaged=False, shuffle_buffer=10000, interleave=4,
-           prefetch=4, hold=4, sharding="auto", io="auto", verify_crc=True,
+           prefetch=0, hold=4, sharding="auto", io="auto", verify_crc=True,
            pin_memory=None, chunk_bytes=1 MiB, direct=False,
            max_record_size=0, device=0)
 
@@ -110,7 +110,9 @@ class Loader:
     sharding     "auto", "files" (rank r takes shards r, r+W, ...) or
                  "records" (balanced ranges of records; needs .idx files
                  or scans the shards once).
-    workers      reader/decoder threads. prefetch: ready batches queued.
+    workers      reader/decoder threads. prefetch: ready batches queued
+                 (default 0: automatic, 4 batches, or about 512 records'
+                 worth of small batches, up to 16).
     hold         batches whose arrays may be alive at once (default 4):
                  the pool has prefetch + hold batch slots. Asking for a
                  batch while `hold` are alive raises HoldError: copy what
@@ -148,7 +150,7 @@ class Loader:
 
     def __init__(self, shards, batch_size=32, decode=None, shuffle="buffer", seed=0, workers=2,
                  rank=None, world=None, drop_remainder=False, skip_damaged=False,
-                 shuffle_buffer=10000, interleave=4, prefetch=4, hold=4, sharding="auto",
+                 shuffle_buffer=10000, interleave=4, prefetch=0, hold=4, sharding="auto",
                  io="auto", verify_crc=True, pin_memory=None, chunk_bytes=1 << 20, direct=False,
                  max_record_size=0, device=0):
         if isinstance(shards, (str, bytes, os.PathLike)):
