@@ -73,7 +73,11 @@ cat "$W/gemm2a.json" "$W/gemm2b.json"
 
 train() { # NP THREADS METRICS [ARGS...]
 	np=$1 th=$2 m=$3; shift 3
-	mpirun -np "$np" "$B/recordio-train" --train "$W/train" --test "$W/test" --x image --y label \
+	# a rank of several threads must not be bound to one core (mpirun
+	# binds each rank to a core when there are two or fewer)
+	bind=""
+	[ "$th" -eq 1 ] || bind="--bind-to none"
+	mpirun -np "$np" $bind "$B/recordio-train" --train "$W/train" --test "$W/test" --x image --y label \
 		--hidden 256,128 --batch 128 --threads "$th" --metrics "$m" --quiet "$@"
 }
 

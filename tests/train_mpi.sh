@@ -7,7 +7,8 @@
 # every test record exactly once whatever the split; the same seed and
 # world give bit-identical checkpoints, wherever the loaders run; a NaN in one rank's data makes
 # every rank skip that step, counted, and training goes on; a diverging run
-# writes null, never nan, in its metrics.
+# writes null, never nan, in its metrics; by default a rank runs no more
+# OpenBLAS threads than the CPUs it is bound to.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 TRAIN_SET=$(shards 0 7)
@@ -121,5 +122,17 @@ expect_exit 0 python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv
 expect_eq "None" "$(json diverge.json test_loss)" "a non-finite test loss is null"
 expect_eq "None" "$(json diverge.json train_loss)" "no finite step: the train loss is null"
 expect_eq 0 "$(grep -ciE '(nan|inf)[,}]' diverge.json)" "no nan or inf in the metrics"
+
+# -- OpenBLAS threads by default: the node's cores shared among its ranks,
+# but no more than the CPUs a rank is bound to (mpirun binds a rank to one
+# core when there are two or fewer: two threads there only take turns)
+own=$(timeout 60 mpirun -np 1 nproc)
+online=$(getconf _NPROCESSORS_ONLN)
+threads=$online
+[ "$own" -ge "$online" ] || threads=$own
+[ "$threads" -gt 1 ] && unit=threads || unit=thread
+expect_exit 0 mpi 1 --train "$TRAIN_SET" $MNIST_X --hidden 16 --batch 50 --epochs 1
+expect_match "OpenBLAS .* kernels, $threads $unit)" out \
+	"one rank bound to $own of $online CPUs: $threads OpenBLAS $unit"
 
 finish

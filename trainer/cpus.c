@@ -81,3 +81,9 @@ int tr_loader_cpus(MPI_Comm comm, int *cpus, int max)
 	free(all);
 	return count;
 }
+
+int tr_own_cpus(void)
+{
+	cpu_set_t own;
+	return sched_getaffinity(0, sizeof own, &own) == 0 ? CPU_COUNT(&own) : 0;
+}

@@ -1,5 +1,6 @@
 /*
- * cpus.h — where a rank's loader threads run (--loader-cpus).
+ * cpus.h — where a rank's loader threads run (--loader-cpus), and how many
+ * CPUs the rank itself may use (the default of --threads).
  */
 #ifndef RIO_TRAINER_CPUS_H
 #define RIO_TRAINER_CPUS_H
@@ -13,5 +14,9 @@
  * or the ranks are not bound): the loader threads then inherit the rank's
  * CPUs. */
 int tr_loader_cpus(MPI_Comm comm, int *cpus, int max);
+
+/* How many CPUs this process may run on (its affinity mask: one where
+ * the launcher bound the rank to a core), or 0 when that is not known. */
+int tr_own_cpus(void);
 
 #endif /* RIO_TRAINER_CPUS_H */

@@ -139,6 +139,12 @@ static void setup(tr_run *r)
 	if (!threads) {
 		long cores = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = (int)(cores / r->w.local_size);
+		/* no more than the CPUs the rank is bound to (mpirun binds a
+		 * rank to one core when there are few): two threads on one
+		 * core only take turns */
+		int own = tr_own_cpus();
+		if (own > 0 && threads > own)
+			threads = own;
 		if (threads < 1)
 			threads = 1;
 	}
@@ -750,7 +756,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)r->steps_per_epoch, r->synth ? " of synthetic data" : "",
 		       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
 		if (r->o.device == TR_DEVICE_CPU)
-			printf(" (OpenBLAS %s kernels)", openblas_get_corename());
+			printf(" (OpenBLAS %s kernels, %d thread%s)", openblas_get_corename(),
+			       openblas_get_num_threads(), openblas_get_num_threads() > 1 ? "s" : "");
 		if (r->w.size > 1)
 			printf(", gradients summed by %s", tr_reduce_mode_name(r->red.mode));
 		printf("\n");
