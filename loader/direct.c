@@ -15,7 +15,8 @@
  * into the slot's columns), checks the CRCs and files the slot as done. The
  * consumer takes done slots strictly by batch number, so the order is the
  * plan's whatever the number of workers. With opts.map nothing is read or
- * copied: the batches are views into the mappings (fill_mapped). Everything
+ * copied: the batches are views into the mappings (fill_mapped); so too
+ * with opts.cache, from the decompressed copies (cache.c). Everything
  * else (compressed shards, buffer shuffling with reads, skipping damage)
  * takes the pipeline of worker.c and batcher.c.
  */
@@ -314,7 +315,7 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 			got = pl[i].framed;
 		reqs[i] = (rio__io_req){sh->fd, off, got, (void *)(uintptr_t)(sh->map + off),
 		                        (ssize_t)got};
-		file_bytes += got;
+		file_bytes += sh->cache ? 0 : got; /* a decompressed copy: no file read */
 		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
 			return rc;
 	}
@@ -621,7 +622,8 @@ void *rio__direct_main(void *arg)
 		int rc = 0;
 		for (j = 0; j < k && rc == 0; j++) {
 			rio__error_clear(&w->err);
-			rc = l->o.map ? fill_mapped(w, slot[j], b0 + j) : fill(w, slot[j], b0 + j);
+			rc = l->o.map || l->ds.cache_bytes ? fill_mapped(w, slot[j], b0 + j)
+			                                        : fill(w, slot[j], b0 + j);
 			if (rc < 0)
 				failed = j;
 		}

@@ -242,7 +242,9 @@ int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64
 	*npieces = 0;
 	*runs = NULL;
 	*records = 0;
-	int holes = o->shuffle != RIO_SHUFFLE_GLOBAL && !ds->direct;
+	/* with opts.cache the resumed epoch runs on the pipeline (loader.c:
+	 * elastic_install), in the order it has without the cache */
+	int holes = o->shuffle != RIO_SHUFFLE_GLOBAL && (!ds->direct || ds->cache_bytes);
 	uint64_t *base = malloc((ds->nshards + 1) * sizeof *base);
 	if (!base)
 		return -ENOMEM;

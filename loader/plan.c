@@ -424,9 +424,40 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
 	return ident;
 }
 
-/* Drops the shards' mappings (opts.map where nothing reads from them). */
+/* opts.cache applies (cache.c): damage fails the epoch, the order is the
+ * pipeline's NONE or BUFFER (GLOBAL needs uncompressed shards whatever
+ * the cache), not O_DIRECT, and every shard the rank needs is compressed
+ * or mapped (opts.map), so the direct path can serve them all from
+ * memory. Whether they fit is known once they are counted. */
+static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
+{
+	if (!o->cache || o->on_damage != RIO_DAMAGE_FAIL || o->direct ||
+	    (o->shuffle != RIO_SHUFFLE_NONE && o->shuffle != RIO_SHUFFLE_BUFFER))
+		return 0;
+	for (size_t s = 0; s < ds->nshards; s++) {
+		const rio__shard *sh = &ds->shards[s];
+		if (sh->needed && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
+			return 0;
+	}
+	return 1;
+}
+
+/* Frees every record's place (kept for a cache that did not fit). */
+static void drop_places(rio__dataset *ds)
+{
+	for (size_t s = 0; s < ds->nshards; s++) {
+		free(ds->shards[s].offset);
+		free(ds->shards[s].framed);
+		ds->shards[s].offset = NULL;
+		ds->shards[s].framed = NULL;
+	}
+}
+
+/* Drops the shards' mappings (opts.map where nothing reads from them) and
+ * decompressed copies (opts.cache). */
 static void unmap_all(rio__dataset *ds)
 {
+	rio__cache_free(ds);
 	for (size_t s = 0; s < ds->nshards; s++)
 		if (ds->shards[s].map) {
 			munmap((void *)ds->shards[s].map, ds->shards[s].map_len);
@@ -501,9 +532,10 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 	}
 	ds->direct = all_plain && rio__direct_eligible(o);
-	if (!ds->direct && o->shuffle != RIO_SHUFFLE_GLOBAL)
+	int cache = !ds->direct && cache_candidate(ds, o);
+	if (!ds->direct && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds); /* the pipeline reads in order, with reads */
-	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct || cache;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		if (sh->needed && o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
@@ -519,8 +551,19 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if (ds->shards[s].needed)
 			ds->total_records += ds->shards[s].count;
 	ds->ident = rio__dataset_ident(ds, ds->rank, ds->world);
-	return rio__pieces_for(ds, ds->rank, ds->world, &ds->pieces, &ds->npieces,
-	                       &ds->rank_records);
+	if ((rc = rio__pieces_for(ds, ds->rank, ds->world, &ds->pieces, &ds->npieces,
+	                          &ds->rank_records)) < 0)
+		return rc;
+	if (cache) {
+		/* the decompressed shards, as if mapped: the direct path serves
+		 * them; else everything as without opts.cache */
+		ds->direct = rio__cache_load(ds, o, &ds->cache_file_bytes);
+		if (!ds->direct) {
+			unmap_all(ds);
+			drop_places(ds);
+		}
+	}
+	return 0;
 }
 
 int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, rio_error *err)
@@ -539,7 +582,11 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 				                      rio_compression_name(sh->comp));
 			sh->needed = more = 1;
 		}
-		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
+		/* a decompressed copy (opts.cache) is read as a mapped shard is;
+		 * with one, a shard that joins unmapped is read by the pipeline */
+		all_plain &= sh->comp == RIO_COMPRESSION_NONE || sh->cache;
+		if (ds->cache_bytes && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
+			all_plain = 0;
 	}
 	if (!more)
 		return 0;
@@ -561,8 +608,9 @@ void rio__dataset_close(rio__dataset *ds)
 			close(sh->fd);
 		if (sh->fd_direct >= 0)
 			close(sh->fd_direct);
-		if (sh->map)
+		if (sh->map && !sh->cache)
 			munmap((void *)sh->map, sh->map_len);
+		free(sh->cache);
 		free(sh->ckpt);
 		free(sh->offset);
 		free(sh->framed);
