@@ -9,14 +9,16 @@
  * a buffer of its own, and the shard then looks like an uncompressed shard
  * mapped with opts.map: rio__shard.map points at the buffer, and the
  * direct path (direct.c: fill_mapped; BUFFER shuffling as the permutation
- * plan.c replays) serves every epoch with no system call, no decompression
- * and no copy. The order and the bytes are those of the pipeline for the
- * same seed: the plan does not depend on how a shard is read.
+ * plan.c replays) serves every epoch with no system call, no decompression,
+ * no copy and no CRC (checked once, as the copy is made). The order and the
+ * bytes are those of the pipeline for the same seed: the plan does not
+ * depend on how a shard is read.
  *
  * All or nothing: when the shards do not fit, or one cannot be decompressed
  * whole, or its records are not where its index says (a stale .idx, a torn
- * tail), nothing is cached and the pipeline reads the files, as without
- * the option (and reports the damage as it would). Only under
+ * tail), or one's data CRC is wrong, nothing is cached and the pipeline
+ * reads the files, as without the option, and reports the damage where it
+ * would, after the same batches. Only under
  * RIO_DAMAGE_FAIL, in NONE and BUFFER order (plan.c decides when to try).
  */
 #include "config.h"
@@ -44,8 +46,10 @@ static int to_cache(const rio__dataset *ds, size_t s)
 
 /* Decompresses shard `s` whole into a new buffer of s->data_end bytes and
  * checks that its records are where the index says, one after another up
- * to the end of the stream (their headers only: the data CRCs are checked
- * as the direct path delivers them). 0, or a negative code (nothing kept). */
+ * to the end of the stream, and (opts.verify_crc) their data CRCs: once,
+ * here, rather than every epoch, as nothing writes to the copy after (a
+ * mapped file may change under the loader; this memory does not). 0, or a
+ * negative code (nothing kept). */
 static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_bytes)
 {
 	size_t n = (size_t)s->data_end;
@@ -87,6 +91,8 @@ static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_by
 		        RIO__FRAME_OK ||
 		    rio__frame_size(len) != s->framed[i] || s->framed[i] > n - at)
 			rc = RIO_EBADINDEX;
+		else if (o->verify_crc && !rio__frame_data_ok(buf + at, len))
+			rc = RIO_ECORRUPT_DATA;
 		at += s->framed[i];
 	}
 	if (rc < 0) {

@@ -224,18 +224,19 @@ typedef struct rio_loader_opts {
 	                       * is then served from there as from mapped
 	                       * uncompressed shards (see map): no system
 	                       * call, no decompression, raw records are views
-	                       * into the copies (valid until close), CRCs
-	                       * checked in place, a bad one an error naming
-	                       * the shard and the offset in its decompressed
-	                       * stream, as without the cache. The same
+	                       * into the copies (valid until close), the data
+	                       * CRCs checked once, as the copies are made
+	                       * (nothing writes to them after). The same
 	                       * records, bytes and order as without it for
 	                       * the same seed, so results do not change.
 	                       * All or nothing: when they do not fit, when a
-	                       * stream cannot be decompressed whole or its
-	                       * records are not where its .idx says, nothing
-	                       * is cached and the files are read as without
-	                       * the option (which then reports any damage);
-	                       * stats.cache_bytes says what is held. Applies
+	                       * stream cannot be decompressed whole, its
+	                       * records are not where its .idx says or one's
+	                       * data CRC is wrong, nothing is cached and the
+	                       * files are read as without the option (which
+	                       * then reports the damage, after the same
+	                       * batches); stats.cache_bytes says what is
+	                       * held. Applies
 	                       * under RIO_DAMAGE_FAIL, in NONE and BUFFER
 	                       * order (GLOBAL needs uncompressed shards
 	                       * anyway), not with direct, and where every
