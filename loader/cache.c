@@ -167,9 +167,9 @@ int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_b
 	/* on threads of their own, never the caller's: with the CRCs checked
 	 * on the calling thread, the workers it starts later decoded at half
 	 * speed (u8 -> f32 two-thirds of their time, recordio-bench on
-	 * Fashion-MNIST, Cooper Lake): most likely the vector registers'
-	 * upper halves left in use by the CRC code (ISA-L), a state a new
-	 * thread inherits and in which SSE code stalls */
+	 * Fashion-MNIST, a 2-core AMD EPYC with AVX-512): most likely the
+	 * vector registers' upper halves left in use by the CRC code (ISA-L),
+	 * a state a new thread inherits and in which SSE code stalls */
 	pthread_t th[64];
 	int n = o->workers < 64 ? o->workers : 64, started = 0;
 	while (started < n && (size_t)started < nload &&
