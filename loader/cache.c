@@ -136,7 +136,8 @@ static void *load_worker(void *arg)
 	}
 }
 
-void rio__cache_free(rio__dataset *ds)
+/* Frees the decompressed copies (after a failure: all or nothing). */
+static void cache_free(rio__dataset *ds)
 {
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
@@ -182,7 +183,7 @@ int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_b
 	pthread_mutex_destroy(&j.mu);
 	*file_bytes = j.file_bytes;
 	if (j.rc < 0) {
-		rio__cache_free(ds);
+		cache_free(ds);
 		return 0;
 	}
 	ds->cache_bytes = need;

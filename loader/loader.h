@@ -245,10 +245,10 @@ typedef struct rio_loader_opts {
 	                       * size (rio_loader_state_restore_all) reads the
 	                       * files; the ordinary epochs after it use the
 	                       * cache again (unless that resume made the rank
-	                       * open shards it did not read: then the cache
-	                       * is freed). Memory: the decompressed bytes
-	                       * plus 12 bytes per record of the index, freed
-	                       * at close                                  */
+	                       * open shards it did not read, files sharding:
+	                       * then the files are read from then on). Memory:
+	                       * the decompressed bytes plus 12 bytes per
+	                       * record of the index, freed at close        */
 
 	/* damage */
 	int verify_crc;              /* 1 (default): check both CRCs. 0:

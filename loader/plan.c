@@ -453,13 +453,13 @@ static void drop_places(rio__dataset *ds)
 	}
 }
 
-/* Drops the shards' mappings (opts.map where nothing reads from them) and
- * decompressed copies (opts.cache). */
+/* Drops the shards' mappings (opts.map where nothing reads from them). A
+ * decompressed copy (opts.cache) stays until close: an elastic resume
+ * counts more shards while the epoch's threads may still read it. */
 static void unmap_all(rio__dataset *ds)
 {
-	rio__cache_free(ds);
 	for (size_t s = 0; s < ds->nshards; s++)
-		if (ds->shards[s].map) {
+		if (ds->shards[s].map && !ds->shards[s].cache) {
 			munmap((void *)ds->shards[s].map, ds->shards[s].map_len);
 			ds->shards[s].map = NULL;
 			ds->shards[s].map_len = 0;

@@ -172,10 +172,9 @@ int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader
  * opts.cache bytes, each shard's map then pointing at its copy: returns 1
  * (ds->cache_bytes set), or 0 with nothing cached (too big, a stream that
  * cannot be decompressed whole, records not where the index says, no
- * memory). *file_bytes: the compressed bytes read. */
+ * memory). *file_bytes: the compressed bytes read. The copies are freed
+ * by rio__dataset_close. */
 int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_bytes);
-/* Frees the decompressed copies (ds->cache_bytes 0). */
-void rio__cache_free(rio__dataset *ds);
 
 /* Reads the rank and world from the environment of Open MPI, PMI or Slurm
  * (in that order); returns 1 when found, 0 when none is set, or -EINVAL
