@@ -276,7 +276,8 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	if (o->cache)
 		printf("cache:        %s\n",
 		       r->st.cache_bytes ? tool_format_bytes(b3, sizeof b3, r->st.cache_bytes)
-		                         : "not used (the shards do not fit, or cannot be cached)");
+		                         : "not used (the shards do not fit or are damaged, or the "
+		                           "options exclude it: see --cache in the manual)");
 	printf("skipped:      %llu\n", (unsigned long long)r->st.skipped);
 	if (r->st.index_mismatches)
 		printf("bad .idx:     %llu (rebuilt from their shards)\n",
