@@ -1965,6 +1965,54 @@ static void test_cache_views(void)
 	lu_watchdog(NULL, 0);
 }
 
+/* Plain and compressed shards in one set: with map, the compressed ones
+ * are cached and the plain ones mapped, the direct path serves both;
+ * without map the plain ones would be read, so nothing is cached. The
+ * same sequence every way. */
+static void test_cache_mixed(void)
+{
+	lu_watchdog("cache mixed", 120);
+	static const size_t counts[3] = {150, 90, 200};
+	lu_dataset d;
+	lu_dataset_make(&d, &(lu_spec){.name = "cachemix",
+	                               .tag = 17,
+	                               .counts = counts,
+	                               .nshards = 3,
+	                               .comp = RIO_COMPRESSION_NONE,
+	                               .idx_mask = 0x7u});
+	compress_file(d.paths[1], RIO_COMPRESSION_LZ4);
+	compress_file(d.paths[2], RIO_COMPRESSION_GZIP);
+	for (int si = 0; si < 2; si++) {
+		rio_loader_opts o;
+		base_opts(&o);
+		o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+		lu_seq ref;
+		lu_seq_init(&ref);
+		rio_loader_stats st;
+		cache_run(&d, &o, 2, &ref, &st, "mixed, no cache");
+		for (int map = 0; map <= 1; map++) {
+			lu_seq s;
+			lu_seq_init(&s);
+			o.cache = 1 << 24;
+			o.map = map;
+			char what[80];
+			snprintf(what, sizeof what, "cache, plain and compressed shards, %s, map %d",
+			         shname(o.shuffle), map);
+			cache_run(&d, &o, 2, &s, &st, what);
+			uint64_t want = map ? d.off[1][counts[1]] + d.off[2][counts[2]] : 0;
+			char diff[400];
+			CHECK(st.cache_bytes == want && s.bad_payload == 0 && lu_seq_equal(&ref, 0, &s, 0),
+			      "%s: cache %llu (want %llu), %zu wrong payloads, uncached vs cached: %s",
+			      what, (unsigned long long)st.cache_bytes, (unsigned long long)want,
+			      s.bad_payload, lu_seq_diff(&ref, 0, &s, 0, diff, sizeof diff));
+			lu_seq_free(&s);
+		}
+		lu_seq_free(&ref);
+	}
+	lu_dataset_free(&d);
+	lu_watchdog(NULL, 0);
+}
+
 /* Decoded batches from the cache: the same values, batch for batch, as
  * without it (NONE and BUFFER, 2 ranks). */
 static void test_cache_decoded(void)
@@ -2271,6 +2319,7 @@ static const tu_test cache_tests[] = {
     {"cache: the uncached sequence in every order, 1-4 workers, 2 ranks", test_cache_same},
     {"cache: raw records are views of the decompressed copy; too small a cache",
      test_cache_views},
+    {"cache: plain (mapped) and compressed shards together", test_cache_mixed},
     {"cache: decoded batches as without it", test_cache_decoded},
     {"cache: resume", test_cache_resume},
     {"cache: damaged records and streams", test_cache_damage},
