@@ -151,6 +151,15 @@ static void cache_free(rio__dataset *ds)
 	ds->cache_bytes = 0;
 }
 
+uint64_t rio__cache_need(const rio__dataset *ds)
+{
+	uint64_t need = 0;
+	for (size_t s = 0; s < ds->nshards; s++)
+		if (to_cache(ds, s))
+			need += ds->shards[s].data_end;
+	return need;
+}
+
 int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_bytes)
 {
 	*file_bytes = 0;
@@ -160,6 +169,8 @@ int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_b
 		if (to_cache(ds, s)) {
 			need += ds->shards[s].data_end;
 			nload++;
+			if (!ds->shards[s].offset)
+				return 0; /* counted without every record's place */
 		}
 	if (nload == 0 || need > o->cache || need > SIZE_MAX / 2)
 		return 0;

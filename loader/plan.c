@@ -442,6 +442,39 @@ static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
 	return 1;
 }
 
+/* opts.cache, once the rank's compressed shards are known to fit: the
+ * shards of its pieces (those the direct path reads) counted again, with
+ * every record's place. The first count kept only the sparse index, so
+ * that a cache too small costs no index of every record of every shard
+ * (records sharding counts them all). A count that changed since is an
+ * error (the shard changed while the loader opened it). */
+static int count_pieces_full(rio__dataset *ds, const rio_loader_opts *o, rio_error *err)
+{
+	uint64_t *was = calloc(ds->nshards ? ds->nshards : 1, sizeof *was);
+	if (!was)
+		return -ENOMEM;
+	for (size_t i = 0; i < ds->npieces; i++) {
+		rio__shard *sh = &ds->shards[ds->pieces[i].shard];
+		if (!sh->counted)
+			continue; /* a shard of two pieces */
+		was[ds->pieces[i].shard] = sh->count;
+		free(sh->ckpt);
+		sh->ckpt = NULL;
+		sh->counted = 0;
+	}
+	int rc = count_all(ds, 1, o, err);
+	for (size_t s = 0; s < ds->nshards && rc == 0; s++)
+		if (was[s] && ds->shards[s].count != was[s])
+			rc = rio__error_set(err, RIO_EBADINDEX, ds->shards[s].path, RIO__UNKNOWN,
+			                    RIO__UNKNOWN,
+			                    "the shard changed while the loader opened it (%llu records, "
+			                    "then %llu)",
+			                    (unsigned long long)was[s],
+			                    (unsigned long long)ds->shards[s].count);
+	free(was);
+	return rc;
+}
+
 /* Frees every record's place (kept for a cache that did not fit). */
 static void drop_places(rio__dataset *ds)
 {
@@ -535,7 +568,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	int cache = !ds->direct && cache_candidate(ds, o);
 	if (!ds->direct && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds); /* the pipeline reads in order, with reads */
-	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct || cache;
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		if (sh->needed && o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
@@ -557,7 +590,11 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	if (cache) {
 		/* the decompressed shards, as if mapped: the direct path serves
 		 * them; else everything as without opts.cache */
-		ds->direct = rio__cache_load(ds, o, &ds->cache_file_bytes);
+		uint64_t need = rio__cache_need(ds);
+		if (need > 0 && need <= o->cache && (rc = count_pieces_full(ds, o, err)) < 0)
+			return rc;
+		ds->direct = need > 0 && need <= o->cache &&
+		             rio__cache_load(ds, o, &ds->cache_file_bytes);
 		if (!ds->direct) {
 			unmap_all(ds);
 			drop_places(ds);

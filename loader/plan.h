@@ -167,8 +167,11 @@ void rio__bufsim_free(rio__bufsim *b);
 int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                           uint64_t epoch);
 
-/* cache.c: decompresses the rank's compressed shards (those of its
- * pieces, counted with every record's place) into memory when they fit
+/* cache.c: the decompressed bytes of the rank's compressed shards (those
+ * of its pieces, whole), by their counts. */
+uint64_t rio__cache_need(const rio__dataset *ds);
+/* Decompresses the rank's compressed shards (those of its pieces,
+ * counted with every record's place) into memory when they fit
  * opts.cache bytes, each shard's map then pointing at its copy: returns 1
  * (ds->cache_bytes set), or 0 with nothing cached (too big, a stream that
  * cannot be decompressed whole, records not where the index says, no
