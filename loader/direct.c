@@ -14,8 +14,9 @@
  * where the views point; decoded: into a scratch buffer, decoded straight
  * into the slot's columns), checks the CRCs and files the slot as done. The
  * consumer takes done slots strictly by batch number, so the order is the
- * plan's whatever the number of workers. With opts.map nothing is read or
- * copied: the batches are views into the mappings (fill_mapped). Everything
+ * plan's whatever the number of workers. With opts.map (shuffled) nothing
+ * is read or copied: the batches are views into the mappings (fill_mapped); so too
+ * with opts.cache, from the decompressed copies (cache.c). Everything
  * else (compressed shards, buffer shuffling with reads, skipping damage)
  * takes the pipeline of worker.c and batcher.c.
  */
@@ -141,7 +142,11 @@ static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, siz
 		if (avail > pl[i].framed)
 			avail = pl[i].framed;
 		uint64_t len = 0;
-		int d = rio__loader_frame_entry(l, base + pl[i].at, avail, pl[i].framed, &len);
+		/* a decompressed copy's data CRCs were checked as it was made
+		 * (cache.c), and nothing writes to it since */
+		int d = rio__frame_check_entry(base + pl[i].at, avail, pl[i].framed,
+		                               l->o.max_record_size, l->o.verify_crc && !sh->cache,
+		                               &len);
 		if (d < 0) /* the direct path runs under FAIL only */
 			return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec, avail, len,
 			                        l->o.max_record_size);
@@ -251,7 +256,8 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	return finish(w, s, b, n, bytes, file_bytes);
 }
 
-/* Mapped shards (opts.map, shuffled): batch `b`'s records are not copied at all.
+/* Mapped shards (opts.map, shuffled) and the cache's copies (opts.cache, in
+ * any order): batch `b`'s records are not copied at all.
  * Their frames are checked where they lie in the mappings; a raw batch's
  * views point into them (valid until the loader is closed: the mappings
  * outlive every batch), a decoded batch is decoded from them straight into
@@ -285,9 +291,12 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
 	for (size_t i = 0; i < n; i++) { /* locate each, index entries asked for early */
 		uint32_t piece;
-		rio__dataset_locate(&l->ds, perm[t->first + i], &piece, &pl[i].shard, &pl[i].rec);
-		__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
-		__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
+		rio__dataset_locate(&l->ds, perm ? perm[t->first + i] : t->first + i, &piece,
+		                    &pl[i].shard, &pl[i].rec);
+		if (perm) {
+			__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
+			__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
@@ -297,11 +306,12 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		pl[i].req = i;
 	}
 	s->arena_used = 0;
-	for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
-		prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
+	if (perm)
+		for (size_t i = 0; i < n && i < RIO__MAP_AHEAD; i++)
+			prefetch_record(&l->ds.shards[pl[i].shard], &pl[i]);
 	uint64_t bytes = 0, file_bytes = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i + RIO__MAP_AHEAD < n)
+		if (perm && i + RIO__MAP_AHEAD < n)
 			prefetch_record(&l->ds.shards[pl[i + RIO__MAP_AHEAD].shard], &pl[i + RIO__MAP_AHEAD]);
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		uint64_t off = pl[i].offset;
@@ -311,7 +321,7 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 			got = pl[i].framed;
 		reqs[i] = (rio__io_req){sh->fd, off, got, (void *)(uintptr_t)(sh->map + off),
 		                        (ssize_t)got};
-		file_bytes += got;
+		file_bytes += sh->cache ? 0 : got; /* a decompressed copy: no file read */
 		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
 			return rc;
 	}
@@ -619,10 +629,11 @@ void *rio__direct_main(void *arg)
 		for (j = 0; j < k && rc == 0; j++) {
 			rio__error_clear(&w->err);
 			/* in shard order reads into the slot beat views of the
-			 * mappings (doc/loader.md): the shards are mapped only
-			 * when shuffled (plan.c) */
-			rc = l->o.map && l->plan.perm ? fill_mapped(w, slot[j], b0 + j)
-			                              : fill(w, slot[j], b0 + j);
+			 * mappings (doc/loader.md): files are mapped only when
+			 * shuffled (plan.c); the cache's copies are views always */
+			rc = (l->o.map && l->plan.perm) || l->ds.cache_bytes
+			         ? fill_mapped(w, slot[j], b0 + j)
+			         : fill(w, slot[j], b0 + j);
 			if (rc < 0)
 				failed = j;
 		}

@@ -245,9 +245,10 @@ int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64
 	/* buffer shuffling's shares always have holes, as the pipeline's:
 	 * its order depends on the pieces, and a stage may have run with
 	 * opts.map (the direct path) or without, which the state does not
-	 * say; a resumed buffer epoch runs on the pipeline (loader.c) */
+	 * say; a resumed buffer epoch runs on the pipeline (loader.c); so
+	 * does one with opts.cache, in the order it has without the cache */
 	int holes = o->shuffle == RIO_SHUFFLE_BUFFER ||
-	            (o->shuffle == RIO_SHUFFLE_NONE && !ds->direct);
+	            (o->shuffle == RIO_SHUFFLE_NONE && (!ds->direct || ds->cache_bytes));
 	uint64_t *base = malloc((ds->nshards + 1) * sizeof *base);
 	if (!base)
 		return -ENOMEM;

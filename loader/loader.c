@@ -197,6 +197,7 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	if (rc == 0)
 		rc = open_workers(l);
 	l->stats.io_uring = l->use_uring;
+	l->stats.file_bytes = l->ds.cache_file_bytes;
 	l->direct = l->ds.direct;
 	if (rc < 0 && l->err.code == 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, "opening the loader");
@@ -354,8 +355,8 @@ static void elastic_end(rio_loader *l)
 	l->ds.npieces = l->usual_npieces;
 	l->ds.rank_records = l->usual_records;
 	l->usual_pieces = NULL;
-	l->direct = l->ds.direct;
 	rio__stages_free(&l->stages);
+	l->direct = l->ds.direct; /* ordinary epochs: from the cache again */
 }
 
 /* Waits on ready_cv under l->mu, until `deadline` (CLOCK_REALTIME) when it
@@ -769,8 +770,10 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 	stop_epoch(l);
 	elastic_end(l);
 	/* counting every shard may have ruled the direct path out; buffer
-	 * shuffling's shares have holes (elastic.c), which the pipeline reads */
-	l->direct = l->ds.direct && l->o.shuffle != RIO_SHUFFLE_BUFFER;
+	 * shuffling's shares have holes (elastic.c), which the pipeline reads,
+	 * and so do the resumed epoch's pieces with opts.cache, read as
+	 * without the cache */
+	l->direct = l->ds.direct && l->o.shuffle != RIO_SHUFFLE_BUFFER && !l->ds.cache_bytes;
 	l->usual_pieces = l->ds.pieces;
 	l->usual_npieces = l->ds.npieces;
 	l->usual_records = l->ds.rank_records;
@@ -915,6 +918,7 @@ RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats)
 {
 	pthread_mutex_lock((pthread_mutex_t *)&l->mu);
 	*stats = l->stats;
+	stats->cache_bytes = l->ds.cache_bytes;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->mu);
 }
 

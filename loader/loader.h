@@ -214,6 +214,40 @@ typedef struct rio_loader_opts {
 	                       * offset, as with reads). Hence off by
 	                       * default (doc/loader.md); not with direct
 	                       * (default 0)                               */
+	uint64_t cache;       /* bytes (0, the default: off). When the shards
+	                       * this rank reads are compressed (gzip, zlib,
+	                       * LZ4) and hold at most `cache` bytes
+	                       * decompressed, rio_loader_open() decompresses
+	                       * each whole into memory once (the shards in
+	                       * parallel, `workers` threads) and every epoch
+	                       * is then served from there as from mapped
+	                       * uncompressed shards (see map): no system
+	                       * call, no decompression, raw records are views
+	                       * into the copies (valid until close), the data
+	                       * CRCs checked once, as the copies are made
+	                       * (nothing writes to them after). The same
+	                       * records, bytes and order as without it for
+	                       * the same seed, so results do not change.
+	                       * All or nothing: when they do not fit, when a
+	                       * stream cannot be decompressed whole, its
+	                       * records are not where its .idx says or one's
+	                       * data CRC is wrong, nothing is cached and the
+	                       * files are read as without the option (which
+	                       * then reports the damage, after the same
+	                       * batches); stats.cache_bytes says what is
+	                       * held. Applies
+	                       * under RIO_DAMAGE_FAIL, in NONE and BUFFER
+	                       * order (GLOBAL needs uncompressed shards
+	                       * anyway), not with direct, and where every
+	                       * uncompressed shard the rank needs is mapped
+	                       * (map). An epoch resumed at another world
+	                       * size (rio_loader_state_restore_all) reads the
+	                       * files; the ordinary epochs after it use the
+	                       * cache again (unless that resume made the rank
+	                       * open shards it did not read, files sharding:
+	                       * then the files are read from then on). Memory:
+	                       * the decompressed bytes plus 12 bytes per
+	                       * record of the index, freed at close        */
 
 	/* damage */
 	int verify_crc;              /* 1 (default): check both CRCs. 0:
@@ -420,6 +454,8 @@ typedef struct rio_loader_stats {
 	                         * names the first. (Under FAIL such an
 	                         * .idx is an error naming it.)             */
 	double wait_seconds;    /* time rio_loader_next() waited for a batch */
+	uint64_t cache_bytes;   /* opts.cache: decompressed shard bytes held
+	                         * in memory (0: no cache in use)           */
 	int io_uring;           /* 1 when the io_uring backend is in use     */
 } rio_loader_stats;
 

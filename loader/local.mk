@@ -10,6 +10,7 @@ recordio_librecordio_la_SOURCES += \
 	loader/chunk.c \
 	loader/piece_stream.c \
 	loader/direct.c \
+	loader/cache.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \
 	loader/pool.c loader/pool.h

@@ -426,11 +426,75 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
 	return ident;
 }
 
-/* Drops the shards' mappings (opts.map where nothing reads from them). */
+/* opts.cache applies (cache.c): damage fails the epoch, the order is the
+ * pipeline's NONE or BUFFER (GLOBAL needs uncompressed shards whatever
+ * the cache), not O_DIRECT, and every shard the rank needs is compressed
+ * or mapped (opts.map), so the direct path can serve them all from
+ * memory. Whether they fit is known once they are counted. */
+static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
+{
+	if (!o->cache || o->on_damage != RIO_DAMAGE_FAIL || o->direct ||
+	    (o->shuffle != RIO_SHUFFLE_NONE && o->shuffle != RIO_SHUFFLE_BUFFER))
+		return 0;
+	for (size_t s = 0; s < ds->nshards; s++) {
+		const rio__shard *sh = &ds->shards[s];
+		if (sh->needed && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
+			return 0;
+	}
+	return 1;
+}
+
+/* opts.cache, once the rank's compressed shards are known to fit: the
+ * shards of its pieces (those the direct path reads) counted again, with
+ * every record's place. The first count kept only the sparse index, so
+ * that a cache too small costs no index of every record of every shard
+ * (records sharding counts them all). A count that changed since is an
+ * error (the shard changed while the loader opened it). */
+static int count_pieces_full(rio__dataset *ds, const rio_loader_opts *o, rio_error *err)
+{
+	uint64_t *was = calloc(ds->nshards ? ds->nshards : 1, sizeof *was);
+	if (!was)
+		return -ENOMEM;
+	for (size_t i = 0; i < ds->npieces; i++) {
+		rio__shard *sh = &ds->shards[ds->pieces[i].shard];
+		if (!sh->counted)
+			continue; /* a shard of two pieces */
+		was[ds->pieces[i].shard] = sh->count;
+		free(sh->ckpt);
+		sh->ckpt = NULL;
+		sh->counted = 0;
+	}
+	int rc = count_all(ds, 1, o, err);
+	for (size_t s = 0; s < ds->nshards && rc == 0; s++)
+		if (was[s] && ds->shards[s].count != was[s])
+			rc = rio__error_set(err, RIO_EBADINDEX, ds->shards[s].path, RIO__UNKNOWN,
+			                    RIO__UNKNOWN,
+			                    "the shard changed while the loader opened it (%llu records, "
+			                    "then %llu)",
+			                    (unsigned long long)was[s],
+			                    (unsigned long long)ds->shards[s].count);
+	free(was);
+	return rc;
+}
+
+/* Frees every record's place (kept for a cache that did not fit). */
+static void drop_places(rio__dataset *ds)
+{
+	for (size_t s = 0; s < ds->nshards; s++) {
+		free(ds->shards[s].offset);
+		free(ds->shards[s].framed);
+		ds->shards[s].offset = NULL;
+		ds->shards[s].framed = NULL;
+	}
+}
+
+/* Drops the shards' mappings (opts.map where nothing reads from them). A
+ * decompressed copy (opts.cache) stays until close: an elastic resume
+ * counts more shards while the epoch's threads may still read it. */
 static void unmap_all(rio__dataset *ds)
 {
 	for (size_t s = 0; s < ds->nshards; s++)
-		if (ds->shards[s].map) {
+		if (ds->shards[s].map && !ds->shards[s].cache) {
 			munmap((void *)ds->shards[s].map, ds->shards[s].map_len);
 			ds->shards[s].map = NULL;
 			ds->shards[s].map_len = 0;
@@ -503,7 +567,8 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 	}
 	ds->direct = all_plain && rio__direct_eligible(o);
-	if (!ds->direct && o->shuffle != RIO_SHUFFLE_GLOBAL)
+	int cache = !ds->direct && cache_candidate(ds, o);
+	if (!ds->direct && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds); /* the pipeline reads in order, with reads */
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
 	for (size_t s = 0; s < ds->nshards; s++) {
@@ -521,8 +586,23 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if (ds->shards[s].needed)
 			ds->total_records += ds->shards[s].count;
 	ds->ident = rio__dataset_ident(ds, ds->rank, ds->world);
-	return rio__pieces_for(ds, ds->rank, ds->world, &ds->pieces, &ds->npieces,
-	                       &ds->rank_records);
+	if ((rc = rio__pieces_for(ds, ds->rank, ds->world, &ds->pieces, &ds->npieces,
+	                          &ds->rank_records)) < 0)
+		return rc;
+	if (cache) {
+		/* the decompressed shards, as if mapped: the direct path serves
+		 * them; else everything as without opts.cache */
+		uint64_t need = rio__cache_need(ds);
+		if (need > 0 && need <= o->cache && (rc = count_pieces_full(ds, o, err)) < 0)
+			return rc;
+		ds->direct = need > 0 && need <= o->cache &&
+		             rio__cache_load(ds, o, &ds->cache_file_bytes);
+		if (!ds->direct) {
+			unmap_all(ds);
+			drop_places(ds);
+		}
+	}
+	return 0;
 }
 
 int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, rio_error *err)
@@ -541,7 +621,11 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 				                      rio_compression_name(sh->comp));
 			sh->needed = more = 1;
 		}
-		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
+		/* a decompressed copy (opts.cache) is read as a mapped shard is;
+		 * with one, a shard that joins unmapped is read by the pipeline */
+		all_plain &= sh->comp == RIO_COMPRESSION_NONE || sh->cache;
+		if (ds->cache_bytes && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
+			all_plain = 0;
 	}
 	if (!more)
 		return 0;
@@ -563,8 +647,9 @@ void rio__dataset_close(rio__dataset *ds)
 			close(sh->fd);
 		if (sh->fd_direct >= 0)
 			close(sh->fd_direct);
-		if (sh->map)
+		if (sh->map && !sh->cache)
 			munmap((void *)sh->map, sh->map_len);
+		free(sh->cache);
 		free(sh->ckpt);
 		free(sh->offset);
 		free(sh->framed);

@@ -29,8 +29,11 @@ typedef struct rio__shard {
 	int fd;                 /* open for the loader's lifetime            */
 	int fd_direct;          /* O_DIRECT descriptor, or -1               */
 	const uint8_t *map;     /* opts.map: the file mapped read-only, map_len
-	                         * bytes (its size at open), or NULL         */
+	                         * bytes (its size at open); opts.cache: its
+	                         * decompressed copy (= cache); or NULL      */
 	size_t map_len;
+	uint8_t *cache;         /* opts.cache: the decompressed shard, owned
+	                         * (cache.c), or NULL                       */
 	rio_compression comp;
 	uint64_t file_size;
 	int needed;             /* this rank reads it (or counts it)         */
@@ -80,7 +83,10 @@ typedef struct rio__dataset {
 	uint64_t total_records;
 	uint64_t ident;         /* a hash of the shard counts (saved state) */
 	int direct;             /* every record's place is kept: the direct
-	                         * path can serve this rank                  */
+	                         * path can serve this rank's ordinary epochs */
+	uint64_t cache_bytes;   /* opts.cache: the bytes of the decompressed
+	                         * shards held (0: none, cache.c)            */
+	uint64_t cache_file_bytes; /* the compressed bytes read to fill it    */
 } rio__dataset;
 
 /* One unit of work. RANGE tasks read records [first, first + count) of
@@ -160,6 +166,18 @@ void rio__bufsim_free(rio__bufsim *b);
  * pipeline's for the same seed, epoch and rank. 0 or -ENOMEM. */
 int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                           uint64_t epoch);
+
+/* cache.c: the decompressed bytes of the rank's compressed shards (those
+ * of its pieces, whole), by their counts. */
+uint64_t rio__cache_need(const rio__dataset *ds);
+/* Decompresses the rank's compressed shards (those of its pieces,
+ * counted with every record's place) into memory when they fit
+ * opts.cache bytes, each shard's map then pointing at its copy: returns 1
+ * (ds->cache_bytes set), or 0 with nothing cached (too big, a stream that
+ * cannot be decompressed whole, records not where the index says, no
+ * memory). *file_bytes: the compressed bytes read. The copies are freed
+ * by rio__dataset_close. */
+int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_bytes);
 
 /* Reads the rank and world from the environment of Open MPI, PMI or Slurm
  * (in that order); returns 1 when found, 0 when none is set, or -EINVAL

@@ -6,7 +6,8 @@
 # is a permutation that depends on the seed (and the epoch) only; the order
 # is the same whatever the workers or the I/O backend; the ranks of a world
 # together read every record exactly once; --decode of Fashion-MNIST-like and
-# tfx-mnist Examples, and a spec naming a missing feature.
+# tfx-mnist Examples, and a spec naming a missing feature; --cache gives the
+# order of the files and says what it holds.
 #
 # Data: tfx-mnist (written by TensorFlow, 1000 Examples) repacked by
 # recordio-pack into 4 shards of 250 with .idx sidecars, and a small
@@ -287,6 +288,20 @@ bench_dump lz-buffer --shuffle buffer --seed 1 --shuffle-buffer 100 m/lz
 same_set none.order lz-buffer.order "lz4 shards, --shuffle buffer: a permutation"
 bench_dump lz-buffer-w1 --workers 1 --shuffle buffer --seed 1 --shuffle-buffer 100 m/lz
 same lz-buffer.order lz-buffer-w1.order "lz4 shards, --shuffle buffer: --workers 1 and 2 agree"
+# --cache: the shards in memory, the same order; too small: not used
+bench_dump lz-buffer-cache --cache 64M --shuffle buffer --seed 1 --shuffle-buffer 100 m/lz
+same lz-buffer.order lz-buffer-cache.order "lz4 shards, --cache 64M: the same order"
+expect_match "^cache: +[0-9.]+ [KM]iB$" "$T/out" "--cache 64M: the bytes held"
+bench_dump lz-none-cache --cache 64M m/lz
+same shard-order lz-none-cache.order "lz4 shards, --cache 64M, --shuffle none: shard order"
+bench_dump lz-buffer-cache1k --cache 1K --shuffle buffer --seed 1 --shuffle-buffer 100 m/lz
+same lz-buffer.order lz-buffer-cache1k.order "lz4 shards, --cache 1K: the same order"
+expect_match "^cache: +not used " "$T/out" "--cache 1K: not used"
+expect_exit 0 "$B" --json --cache 64M m/lz
+expect_eq 1 "$(python3 -c 'import json,sys; print(int(json.load(sys.stdin)["cache_bytes"] > 0))' <"$T/out")" \
+	"--json: cache_bytes"
+expect_exit 2 "$B" --cache lots m/lz
+expect_match "^recordio-bench: --cache: expected a size" "$T/err" "--cache lots: a usage error"
 expect_exit 1 "$B" --shuffle global m/lz
 expect_match "lz-0000[0-3]-of-00004\.tfrecord\.lz4" "$T/err" "lz4 shards, --shuffle global: refused, the shard named"
 : >lz-ranks

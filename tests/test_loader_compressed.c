@@ -1794,6 +1794,489 @@ static void test_memory_mid_shard(void)
 	lu_watchdog(NULL, 0);
 }
 
+/* ---- opts.cache: the shards decompressed once, served from memory ------------ */
+
+/* The decompressed bytes of dataset t's shards read by rank `rank` of
+ * `world` (RECORDS sharding): whole shards holding any of its records. */
+static uint64_t cache_want(const lu_dataset *t, int rank, int world)
+{
+	uint64_t lo = t->total * (uint64_t)rank / (uint64_t)world, n = t->total / (uint64_t)world,
+	         extra = t->total % (uint64_t)world;
+	lo = (uint64_t)rank * n + ((uint64_t)rank < extra ? (uint64_t)rank : extra);
+	uint64_t hi = lo + n + ((uint64_t)rank < extra ? 1 : 0), want = 0;
+	for (size_t s = 0; s < t->nshards; s++)
+		if (t->count[s] && t->base[s] < hi && t->base[s] + t->count[s] > lo)
+			want += t->off[s][t->count[s]];
+	return want;
+}
+
+/* Takes `epochs` epochs of t into s with options o, and the stats. */
+static int cache_run(const lu_dataset *t, const rio_loader_opts *o, int epochs, lu_seq *s,
+                     rio_loader_stats *st, const char *what)
+{
+	rio_loader *l = open_on(t, o, what);
+	if (!l)
+		return -1;
+	int bad = 0;
+	for (int e = 0; e < epochs; e++) {
+		int rc = lu_drain_epoch(l, s, t);
+		CHECK(rc == 0, "%s: epoch %d ended with %d (%s): %s", what, e, rc, rio_strerror(rc),
+		      rio_loader_error(l)->message);
+		bad |= rc != 0;
+	}
+	rio_loader_stats_get(l, st);
+	rio_loader_close(l);
+	return bad ? -1 : 0;
+}
+
+/* With the cache, every order gives exactly the sequence (records, bytes,
+ * batches) of the same loader without it: NONE and BUFFER with 1 to 4
+ * pieces interleaved, shards with, without and with some .idx, 1, 2 and 4
+ * workers, 2 ranks, drop_remainder, three epochs; the cache holds the
+ * rank's shards decompressed (stats.cache_bytes), and no file is read
+ * after open. */
+static void test_cache_same(void)
+{
+	lu_watchdog("cache same", 300);
+	static const int kinds[3] = {V_IDX, V_NOIDX, S_COMP};
+	for (int c = 0; c < 3; c++)
+		for (size_t k = 0; k < NSEQ; k++)
+			for (int W = 1; W <= 2; W++) {
+				const lu_dataset *t = ds(kinds[(k + (size_t)c) % 3], c);
+				rio_loader_opts o;
+				case_opts(&o, &seq_cases[k]);
+				o.world = W;
+				o.rank = W - 1;
+				o.drop_remainder = (int)(k % 2);
+				o.workers = 1 << ((k + (size_t)c) % 3);
+				char what[200];
+				snprintf(what, sizeof what,
+				         "cache: %s %s, %s interleave %zu bs %zu, rank %d of %d, %d workers%s",
+				         cname(codecs[c]), t->sp.name, shname(o.shuffle), o.interleave,
+				         o.batch_size, o.rank, W, o.workers,
+				         o.drop_remainder ? ", drop_remainder" : "");
+				lu_seq ref, s;
+				lu_seq_init(&ref);
+				lu_seq_init(&s);
+				rio_loader_stats st0, st1;
+				cache_run(t, &o, 3, &ref, &st0, what);
+				o.cache = 1ull << 30;
+				cache_run(t, &o, 3, &s, &st1, what);
+				uint64_t want = cache_want(t, o.rank, W);
+				CHECK(st0.cache_bytes == 0 && st1.cache_bytes == want,
+				      "%s: stats.cache_bytes %llu without the cache, %llu with it (want "
+				      "%llu)",
+				      what, (unsigned long long)st0.cache_bytes,
+				      (unsigned long long)st1.cache_bytes, (unsigned long long)want);
+				char diff[400];
+				CHECK(ref.n > 0 && s.bad_payload == 0 && s.bad_meta == 0 &&
+				          lu_seq_equal(&ref, 0, &s, 0) && ref.bytes == s.bytes &&
+				          st1.bytes == st0.bytes && st1.records == st0.records,
+				      "%s: not the uncached sequence (%zu wrong payloads): uncached vs "
+				      "cached: %s",
+				      what, s.bad_payload, lu_seq_diff(&ref, 0, &s, 0, diff, sizeof diff));
+				/* what was read: the compressed files, once, at open */
+				CHECK(st1.file_bytes <= st0.file_bytes,
+				      "%s: %llu file bytes read with the cache, %llu without", what,
+				      (unsigned long long)st1.file_bytes, (unsigned long long)st0.file_bytes);
+				lu_seq_free(&ref);
+				lu_seq_free(&s);
+			}
+	lu_watchdog(NULL, 0);
+}
+
+/* Raw records are views into the decompressed copy: within a shard, two
+ * records' data lie exactly as far apart as their offsets in the
+ * decompressed stream, and a view kept after its batch was released still
+ * holds its bytes until close. Too small a cache (one byte short): no
+ * cache at all (stats say 0), the same sequence, copies. */
+static void test_cache_views(void)
+{
+	lu_watchdog("cache views", 120);
+	const lu_dataset *t = ds(V_IDX, 2);
+	uint64_t total = cache_want(t, 0, 1);
+	for (int si = 0; si < 2; si++) {
+		lu_seq ref;
+		lu_seq_init(&ref);
+		for (int small = 0; small <= 1; small++) {
+			rio_loader_opts o;
+			base_opts(&o);
+			o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+			o.cache = small ? total - 1 : total;
+			char what[120];
+			snprintf(what, sizeof what, "cache views, %s, cache %llu of %llu bytes",
+			         shname(o.shuffle), (unsigned long long)o.cache,
+			         (unsigned long long)total);
+			rio_loader *l = open_on(t, &o, what);
+			if (!l)
+				continue;
+			const uint8_t *base[LU_MAXSHARDS] = {0};
+			size_t apart = 0;
+			const uint8_t *keep = NULL;
+			uint8_t kept[16];
+			size_t kept_n = 0;
+			lu_seq s;
+			lu_seq_init(&s);
+			rio_batch *b;
+			int rc;
+			while ((rc = rio_loader_next(l, &b)) == 1) {
+				lu_seq_add(&s, b, t);
+				for (size_t i = 0; i < b->count; i++) {
+					const rio_batch_record *r = &b->records[i];
+					if (!r->data)
+						continue;
+					const uint8_t *b0 = r->data - t->off[r->shard][r->index] - RIO_HEADER_SIZE;
+					if (!base[r->shard])
+						base[r->shard] = b0;
+					apart += base[r->shard] != b0;
+					if (!keep && r->size >= sizeof kept) {
+						keep = r->data;
+						kept_n = sizeof kept;
+						memcpy(kept, r->data, kept_n);
+					}
+				}
+				rio_loader_release(l, b);
+			}
+			rio_loader_stats st;
+			rio_loader_stats_get(l, &st);
+			CHECK(rc == 0 && s.n == t->total && s.bad_payload == 0,
+			      "%s: %d (%s), %zu records of %llu, %zu wrong", what, rc, rio_strerror(rc),
+			      s.n, (unsigned long long)t->total, s.bad_payload);
+			CHECK(st.cache_bytes == (small ? 0 : total),
+			      "%s: stats.cache_bytes %llu, want %llu", what,
+			      (unsigned long long)st.cache_bytes,
+			      (unsigned long long)(small ? 0 : total));
+			if (!small) {
+				CHECK(apart == 0, "%s: %zu records not views of one decompressed shard", what,
+				      apart);
+				CHECK(keep && memcmp(keep, kept, kept_n) == 0,
+				      "%s: a view changed after its batch was released", what);
+				ref = s;
+			} else {
+				char diff[400];
+				CHECK(lu_seq_equal(&ref, 0, &s, 0), "%s: not the cached sequence: %s", what,
+				      lu_seq_diff(&ref, 0, &s, 0, diff, sizeof diff));
+				lu_seq_free(&s);
+			}
+			rio_loader_close(l);
+		}
+		lu_seq_free(&ref);
+	}
+	lu_watchdog(NULL, 0);
+}
+
+/* Plain and compressed shards in one set: with map, the compressed ones
+ * are cached and the plain ones mapped, the direct path serves both;
+ * without map the plain ones would be read, so nothing is cached. The
+ * same sequence every way. */
+static void test_cache_mixed(void)
+{
+	lu_watchdog("cache mixed", 120);
+	static const size_t counts[3] = {150, 90, 200};
+	lu_dataset d;
+	lu_dataset_make(&d, &(lu_spec){.name = "cachemix",
+	                               .tag = 17,
+	                               .counts = counts,
+	                               .nshards = 3,
+	                               .comp = RIO_COMPRESSION_NONE,
+	                               .idx_mask = 0x7u});
+	compress_file(d.paths[1], RIO_COMPRESSION_LZ4);
+	compress_file(d.paths[2], RIO_COMPRESSION_GZIP);
+	for (int si = 0; si < 2; si++) {
+		rio_loader_opts o;
+		base_opts(&o);
+		o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+		lu_seq ref;
+		lu_seq_init(&ref);
+		rio_loader_stats st;
+		cache_run(&d, &o, 2, &ref, &st, "mixed, no cache");
+		for (int map = 0; map <= 1; map++) {
+			lu_seq s;
+			lu_seq_init(&s);
+			o.cache = 1 << 24;
+			o.map = map;
+			char what[80];
+			snprintf(what, sizeof what, "cache, plain and compressed shards, %s, map %d",
+			         shname(o.shuffle), map);
+			cache_run(&d, &o, 2, &s, &st, what);
+			uint64_t want = map ? d.off[1][counts[1]] + d.off[2][counts[2]] : 0;
+			char diff[400];
+			CHECK(st.cache_bytes == want && s.bad_payload == 0 && lu_seq_equal(&ref, 0, &s, 0),
+			      "%s: cache %llu (want %llu), %zu wrong payloads, uncached vs cached: %s",
+			      what, (unsigned long long)st.cache_bytes, (unsigned long long)want,
+			      s.bad_payload, lu_seq_diff(&ref, 0, &s, 0, diff, sizeof diff));
+			lu_seq_free(&s);
+		}
+		lu_seq_free(&ref);
+	}
+	lu_dataset_free(&d);
+	lu_watchdog(NULL, 0);
+}
+
+/* Decoded batches from the cache: the same values, batch for batch, as
+ * without it (NONE and BUFFER, 2 ranks). */
+static void test_cache_decoded(void)
+{
+	lu_watchdog("cache decoded", 240);
+	static const size_t counts[3] = {120, 300, 90};
+	rio_column_spec *cols = NULL;
+	size_t ncols = 0;
+	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(LU_COLS_FLOAT, &cols, &ncols, NULL), 0);
+	for (int c = 0; c < 3; c++) {
+		char name[32];
+		snprintf(name, sizeof name, "cachedec-%s", cname(codecs[c]));
+		lu_dataset d;
+		lu_dataset_make(&d, &(lu_spec){.name = name,
+		                               .tag = 15,
+		                               .counts = counts,
+		                               .nshards = 3,
+		                               .comp = codecs[c],
+		                               .idx_mask = 0x5u,
+		                               .example = 1});
+		for (int si = 0; si < 2; si++)
+			for (int r = 0; r < 2; r++) {
+				rio_loader_opts o;
+				base_opts(&o);
+				o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+				o.batch_size = 8;
+				o.columns = cols;
+				o.ncolumns = ncols;
+				o.world = 2;
+				o.rank = r;
+				char what[160];
+				snprintf(what, sizeof what, "cache, decoded %s, %s, rank %d of 2",
+				         cname(codecs[c]), shname(o.shuffle), r);
+				/* the columns themselves, batch by batch */
+				rio_loader *l[2];
+				l[0] = open_on(&d, &o, what);
+				o.cache = 1 << 20;
+				l[1] = open_on(&d, &o, what);
+				if (!l[0] || !l[1]) {
+					rio_loader_close(l[0]);
+					rio_loader_close(l[1]);
+					continue;
+				}
+				rio_loader_stats st;
+				rio_loader_stats_get(l[1], &st);
+				CHECK(st.cache_bytes > 0, "%s: no cache", what);
+				size_t diff = 0, nb = 0, bad = 0;
+				int rc0, rc1;
+				for (;;) {
+					rio_batch *a, *b;
+					rc0 = rio_loader_next(l[0], &a);
+					rc1 = rio_loader_next(l[1], &b);
+					if (rc0 != 1 || rc1 != 1)
+						break;
+					nb++;
+					bad += lu_check_columns(b, &d, 1);
+					diff += a->count != b->count;
+					for (size_t k = 0; k < a->ncolumns && a->count == b->count; k++) {
+						size_t n = a->count * a->columns[k].length *
+						           rio_dtype_size(a->columns[k].type);
+						diff += memcmp(a->columns[k].host, b->columns[k].host, n) != 0;
+					}
+					rio_loader_release(l[0], a);
+					rio_loader_release(l[1], b);
+				}
+				CHECK(rc0 == 0 && rc1 == 0 && nb > 0 && diff == 0 && bad == 0,
+				      "%s: ended %d / %d after %zu batches, %zu batches differ, %zu wrong "
+				      "values",
+				      what, rc0, rc1, nb, diff, bad);
+				rio_loader_close(l[0]);
+				rio_loader_close(l[1]);
+			}
+		lu_dataset_free(&d);
+	}
+	free(cols);
+	lu_watchdog(NULL, 0);
+}
+
+/* Resume with the cache: the rest of the run an uninterrupted cached
+ * loader gives (inside shards, across them, across epochs); and a state
+ * saved without the cache, restored with it, gives the uncached rest. */
+static void test_cache_resume(void)
+{
+	lu_watchdog("cache resume", 300);
+	for (int c = 0; c < 3; c++)
+		for (int si = 0; si < 2; si++) {
+			rio_loader_opts o;
+			base_opts(&o);
+			o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+			o.interleave = 2 + (size_t)c % 2;
+			o.cache = 1 << 24;
+			char what[160];
+			snprintf(what, sizeof what, "cache resume %s %s", cname(codecs[c]),
+			         shname(o.shuffle));
+			resume_case(ds(c == 1 ? V_NOIDX : V_IDX, c), &o, what);
+			/* saved without the cache, restored with it */
+			const lu_dataset *t = ds(V_IDX, c);
+			lu_seq ref, a, b;
+			lu_seq_init(&ref);
+			lu_seq_init(&a);
+			lu_seq_init(&b);
+			o.cache = 0;
+			rio_loader *l = open_on(t, &o, what);
+			if (!l)
+				continue;
+			lu_drain_through(l, &ref, t, 1);
+			rio_loader_close(l);
+			l = open_on(t, &o, what);
+			size_t k = 40;
+			CU_ASSERT_EQUAL(lu_take(l, &a, t, k), 0);
+			uint8_t blob[4096];
+			int size = rio_loader_state_save(l, blob, sizeof blob);
+			rio_loader_close(l);
+			o.cache = 1 << 24;
+			l = open_on(t, &o, what);
+			if (!l)
+				continue;
+			int rc = rio_loader_state_restore(l, blob, (size_t)size);
+			rio_loader_stats st;
+			rio_loader_stats_get(l, &st);
+			CHECK(rc == 0 && st.cache_bytes > 0, "%s: restore %d (%s), cache %llu", what, rc,
+			      rio_loader_error(l)->message, (unsigned long long)st.cache_bytes);
+			rc = lu_drain_through(l, &b, t, 1);
+			char diff[400];
+			CHECK(rc == 0 && b.bad_payload == 0 && lu_seq_equal(&ref, k, &b, 0),
+			      "%s: a state saved without the cache, resumed with it: %d, the rest "
+			      "differs: %s",
+			      what, rc, lu_seq_diff(&ref, k, &b, 0, diff, sizeof diff));
+			rio_loader_close(l);
+			lu_seq_free(&ref);
+			lu_seq_free(&a);
+			lu_seq_free(&b);
+		}
+	lu_watchdog(NULL, 0);
+}
+
+/* Damage and the cache: a record whose data CRC is wrong inside a valid
+ * stream (the CRCs are checked once, as the copy is made), a stream that
+ * cannot be decompressed whole (a flipped compressed byte, a file cut
+ * short): nothing is cached, and the epoch fails as without the cache,
+ * with the same error (shard, record, offset in the decompressed stream)
+ * after the same batches. Under SKIP nothing is cached. */
+static void test_cache_damage(void)
+{
+	lu_watchdog("cache damage", 240);
+	static const size_t counts[3] = {120, 300, 90};
+	const uint64_t bad = 140;
+	for (int c = 0; c < 3; c++)
+		for (int kind = 0; kind < 3; kind++) {
+			char name[40];
+			snprintf(name, sizeof name, "cachedmg-%s-%d", cname(codecs[c]), kind);
+			lu_dataset d;
+			lu_dataset_make(&d, &(lu_spec){.name = name,
+			                               .tag = 16,
+			                               .counts = counts,
+			                               .nshards = 3,
+			                               .comp = RIO_COMPRESSION_NONE,
+			                               .idx_mask = 0x7u});
+			size_t n;
+			uint8_t *raw = tu_read_file(d.paths[1], &n);
+			CU_ASSERT_FATAL(raw != NULL);
+			if (kind == 0) /* a data CRC */
+				raw[d.off[1][bad] + RIO_HEADER_SIZE + 3] ^= 0x10;
+			tu_write_file(d.paths[1], raw, n);
+			free(raw);
+			for (size_t sh = 0; sh < 3; sh++)
+				compress_file(d.paths[sh], codecs[c]);
+			if (kind > 0) { /* the compressed stream itself */
+				uint8_t *z = tu_read_file(d.paths[1], &n);
+				CU_ASSERT_FATAL(z != NULL && n > 64);
+				if (kind == 1)
+					z[n / 2] ^= 0x55;
+				tu_write_file(d.paths[1], z, kind == 2 ? n / 2 : n);
+				free(z);
+			}
+			static const char *kname[3] = {"a wrong data CRC", "a flipped compressed byte",
+			                               "a stream cut in half"};
+			for (int si = 0; si < 2; si++) {
+				int rcs[2];
+				rio_error errs[2];
+				lu_seq s[2];
+				rio_loader_stats st[2];
+				for (int cached = 0; cached < 2; cached++) {
+					rio_loader_opts o;
+					base_opts(&o);
+					o.shuffle = si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE;
+					o.batch_size = 8;
+					o.cache = cached ? 1 << 24 : 0;
+					lu_seq_init(&s[cached]);
+					rio_loader *l = NULL;
+					rcs[cached] = rio_loader_open(&l, d.prefix, &o);
+					if (rcs[cached] == 0)
+						rcs[cached] = lu_drain_epoch(l, &s[cached], &d);
+					errs[cached] = *rio_loader_error(l);
+					rio_loader_stats_get(l, &st[cached]);
+					rio_loader_close(l);
+				}
+				char what[160];
+				snprintf(what, sizeof what, "cache, %s %s, %s", cname(codecs[c]), kname[kind],
+				         shname(si ? RIO_SHUFFLE_BUFFER : RIO_SHUFFLE_NONE));
+				CHECK(st[1].cache_bytes == 0,
+				      "%s: stats.cache_bytes %llu", what,
+				      (unsigned long long)st[1].cache_bytes);
+				char diff[400];
+				CHECK(rcs[0] < 0 && rcs[1] == rcs[0] && errs[1].offset == errs[0].offset &&
+				          errs[1].record == errs[0].record &&
+				          !strcmp(errs[1].message, errs[0].message) &&
+				          strstr(errs[1].message, "data-00001-of-00003") &&
+				          lu_seq_equal(&s[0], 0, &s[1], 0),
+				      "%s: uncached %d \"%s\", cached %d \"%s\"; batches before: %s", what,
+				      rcs[0], errs[0].message, rcs[1], errs[1].message,
+				      lu_seq_diff(&s[0], 0, &s[1], 0, diff, sizeof diff));
+				if (kind == 0)
+					CHECK(rcs[1] == RIO_ECORRUPT_DATA && errs[1].record == bad &&
+					          errs[1].offset == d.off[1][bad],
+					      "%s: %d record %llu offset %llu, want RIO_ECORRUPT_DATA at record "
+					      "%llu offset %llu",
+					      what, rcs[1], (unsigned long long)errs[1].record,
+					      (unsigned long long)errs[1].offset, (unsigned long long)bad,
+					      (unsigned long long)d.off[1][bad]);
+				lu_seq_free(&s[0]);
+				lu_seq_free(&s[1]);
+			}
+			/* verify_crc = 0: a wrong data CRC is not looked at; cached,
+			 * the same records as without the cache */
+			if (kind == 0) {
+				lu_seq s0, s1;
+				lu_seq_init(&s0);
+				lu_seq_init(&s1);
+				rio_loader_stats st0, st1;
+				rio_loader_opts o;
+				base_opts(&o);
+				o.shuffle = RIO_SHUFFLE_BUFFER;
+				o.verify_crc = 0;
+				cache_run(&d, &o, 2, &s0, &st0, "cache, verify_crc = 0");
+				o.cache = 1 << 24;
+				cache_run(&d, &o, 2, &s1, &st1, "cache, verify_crc = 0");
+				char diff[400];
+				CHECK(st1.cache_bytes > 0 && s0.n == 2 * d.total && lu_seq_equal(&s0, 0, &s1, 0),
+				      "cache, %s, verify_crc = 0: cache %llu, %zu records; the uncached "
+				      "sequence? %s",
+				      cname(codecs[c]), (unsigned long long)st1.cache_bytes, s1.n,
+				      lu_seq_diff(&s0, 0, &s1, 0, diff, sizeof diff));
+				lu_seq_free(&s0);
+				lu_seq_free(&s1);
+			}
+			/* SKIP: never cached */
+			rio_loader_opts o;
+			base_opts(&o);
+			o.on_damage = RIO_DAMAGE_SKIP;
+			o.cache = 1 << 24;
+			rio_loader *l = open_on(&d, &o, "cache under SKIP");
+			if (l) {
+				rio_loader_stats st;
+				rio_loader_stats_get(l, &st);
+				CHECK(st.cache_bytes == 0, "cache under SKIP: %llu bytes cached",
+				      (unsigned long long)st.cache_bytes);
+				rio_loader_close(l);
+			}
+			lu_dataset_free(&d);
+		}
+	lu_watchdog(NULL, 0);
+}
+
 /* ---- the program ------------------------------------------------------------------ */
 
 static const tu_test seq_tests[] = {
@@ -1832,9 +2315,21 @@ static const tu_test memory_tests[] = {
     {NULL, NULL},
 };
 
+static const tu_test cache_tests[] = {
+    {"cache: the uncached sequence in every order, 1-4 workers, 2 ranks", test_cache_same},
+    {"cache: raw records are views of the decompressed copy; too small a cache",
+     test_cache_views},
+    {"cache: plain (mapped) and compressed shards together", test_cache_mixed},
+    {"cache: decoded batches as without it", test_cache_decoded},
+    {"cache: resume", test_cache_resume},
+    {"cache: damaged records and streams", test_cache_damage},
+    {NULL, NULL},
+};
+
 static const tu_suite suites[] = {
     {"sequences", seq_tests}, {"resume", resume_tests}, {"decoding", decode_tests},
-    {"damage", damage_tests}, {"memory", memory_tests}, {NULL, NULL},
+    {"damage", damage_tests}, {"memory", memory_tests}, {"cache", cache_tests},
+    {NULL, NULL},
 };
 
 RIO_TEST_MAIN(suites)

@@ -7,7 +7,9 @@
  * gzip shards; a resumed epoch saved and resumed again too; the same
  * world size stays bit-exact; the next epoch is an ordinary one; and
  * states that do not belong together are refused with a message naming
- * the rank and the field.
+ * the rank and the field. With opts.cache (compressed shards served from
+ * memory), every stage and the epoch after are the batches they are
+ * without it, whichever stages run cached.
  */
 #include "loader.h"
 #include "loadutil.h"
@@ -27,10 +29,14 @@ static const char *mode_name(rio_shuffle s)
 	return s == RIO_SHUFFLE_NONE ? "none" : s == RIO_SHUFFLE_BUFFER ? "buffer" : "global";
 }
 
+/* opts.cache for every loader the helpers open (test_cache sets it) */
+static uint64_t cache_bytes;
+
 static void opts_for(rio_loader_opts *o, rio_shuffle sh, rio_sharding sd, int rank, int world,
                      size_t batch)
 {
 	lu_base_opts(o);
+	o->cache = cache_bytes;
 	o->shuffle = sh;
 	o->sharding = sd;
 	o->rank = rank;
@@ -362,6 +368,90 @@ static void test_twice(void)
 	lu_dataset_free(&d);
 }
 
+/* opts.cache: 2 ranks stop, 3 go on and stop again, 2 finish the epoch
+ * and take the next: the same batches, rank by rank, as without the
+ * cache, whether every stage runs cached or only some do (the states
+ * do not say). The epoch resumed at another world size reads the files;
+ * the one after is served from the cache again (records sharding). */
+static void test_cache(void)
+{
+	lu_dataset d;
+	make(&d, "elastic-cache", RIO_COMPRESSION_LZ4);
+	lu_watchdog("elastic cache", 300);
+	for (int sh = RIO_SHUFFLE_NONE; sh <= RIO_SHUFFLE_BUFFER; sh++)
+		for (int sd = RIO_SHARD_FILES; sd <= RIO_SHARD_RECORDS; sd++) {
+			lu_seq ref[7];
+			for (int v = 0; v < 3; v++) {
+				/* v 0: no cache; 1: the first and last stages cached;
+				 * 2: all */
+				char what[96];
+				snprintf(what, sizeof what, "cache, %s, %s sharding, variant %d",
+				         mode_name((rio_shuffle)sh), sd == RIO_SHARD_FILES ? "files" : "records",
+				         v);
+				lu_seq seq[7];
+				for (int i = 0; i < 7; i++)
+					lu_seq_init(&seq[i]);
+				static const size_t take0[2] = {9, 9}, take1[3] = {5, 6, 7};
+				states s0 = {0}, s1 = {0};
+				cache_bytes = v ? 1 << 24 : 0;
+				run_world(&d, (rio_shuffle)sh, (rio_sharding)sd, 2, 16, take0, seq, &s0);
+				cache_bytes = v == 2 ? 1 << 24 : 0;
+				resume_world(&d, (rio_shuffle)sh, (rio_sharding)sd, 3, 16, &s0, take1,
+				             seq + 2, &s1, what);
+				cache_bytes = v ? 1 << 24 : 0;
+				for (int r = 0; r < 2; r++) { /* the rest, and the next epoch */
+					rio_loader_opts o;
+					opts_for(&o, (rio_shuffle)sh, (rio_sharding)sd, r, 2, 16);
+					rio_loader *l = lu_open(&d, &o);
+					CU_ASSERT_FATAL(l != NULL);
+					int rc = rio_loader_state_restore_all(
+					    l, (const void *const *)s1.blob, s1.size, (size_t)s1.n);
+					CHECK(rc == 0, "%s: restore_all %d (%s)", what, rc,
+					      rio_loader_error(l)->message);
+					CU_ASSERT_EQUAL(lu_drain_through(l, &seq[5 + r], &d, EPOCH + 1), 0);
+					rio_loader_stats st;
+					rio_loader_stats_get(l, &st);
+					CHECK(v == 0 || sd == RIO_SHARD_FILES || st.cache_bytes > 0,
+					      "%s: rank %d: no cache after the resumed epoch", what, r);
+					rio_loader_close(l);
+				}
+				size_t e1[2];
+				for (int r = 0; r < 2; r++) /* the resumed epoch's records */
+					e1[r] = lu_epoch_start(&seq[5 + r], EPOCH + 1);
+				lu_seq once[7];
+				for (int i = 0; i < 5; i++)
+					once[i] = seq[i];
+				for (int r = 0; r < 2; r++)
+					once[5 + r] = lu_seq_recview(&seq[5 + r], 0,
+					                             e1[r] < seq[5 + r].nb
+					                                 ? seq[5 + r].b[e1[r]].first
+					                                 : seq[5 + r].n);
+				size_t bad = lu_not_once(&d, once, 7);
+				CHECK(bad == 0, "%s: %zu records not delivered exactly once", what, bad);
+				for (int i = 0; i < 7; i++) {
+					CU_ASSERT_EQUAL(seq[i].bad_payload, 0);
+					if (v == 0)
+						continue;
+					char diff[300];
+					CHECK(lu_seq_equal(&ref[i], 0, &seq[i], 0),
+					      "%s: stage sequence %d differs from the uncached run's: %s", what,
+					      i, lu_seq_diff(&ref[i], 0, &seq[i], 0, diff, sizeof diff));
+					lu_seq_free(&seq[i]);
+				}
+				if (v == 0)
+					for (int i = 0; i < 7; i++)
+						ref[i] = seq[i];
+				states_free(&s0);
+				states_free(&s1);
+			}
+			for (int i = 0; i < 7; i++)
+				lu_seq_free(&ref[i]);
+		}
+	cache_bytes = 0;
+	lu_watchdog(NULL, 0);
+	lu_dataset_free(&d);
+}
+
 /* The same world size through restore_all: bit-exact, as restore. */
 static void test_same_world(void)
 {
@@ -486,6 +576,7 @@ static const tu_test tests[] = {
     {"W -> W' ranks, every shuffle and sharding: each record once (plain)", test_matrix_plain},
     {"W -> W' ranks, none and buffer shuffle: each record once (gzip)", test_matrix_gzip},
     {"W -> W' ranks with opts.map, and map on one side only", test_matrix_map},
+    {"opts.cache: 2 -> 3 -> 2 ranks give the uncached batches", test_cache},
     {"2 -> 3 -> 2 ranks; then an ordinary epoch", test_twice},
     {"2 -> 3 -> 2 ranks, opts.map at some stages only", test_twice_map},
     {"the same world through restore_all is bit-exact", test_same_world},

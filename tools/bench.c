@@ -68,6 +68,9 @@ static void usage(FILE *out)
 	        "                           batches are views into them, no read and no\n"
 	        "                           copy per record (faster; the mapped pages\n"
 	        "                           count in the RSS)\n"
+	        "      --cache SIZE         decompress compressed shards once into memory\n"
+	        "                           when the rank's fit SIZE bytes (e.g. 1G), and\n"
+	        "                           serve every epoch from there (default 0: off)\n"
 	        "      --queue-depth N      io_uring entries per worker (default 128)\n"
 	        "      --read-size SIZE     bytes per read request (default 256K)\n"
 	        "      --prefetch N         ready batches queued ahead (default: 4, more\n"
@@ -235,11 +238,13 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	tool_json_member(stdout, "wait_s", r->st.wait_seconds, 9);
 	tool_json_member(stdout, "wait_fraction", r->st.wait_seconds / s, 4);
 	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, "
-	       "\"index_mismatches\": %llu, \"io\": \"%s\", \"workers\": %d, \"shuffle\": \"%s\", "
+	       "\"index_mismatches\": %llu, \"cache_bytes\": %llu, \"io\": \"%s\", "
+	       "\"workers\": %d, \"shuffle\": \"%s\", "
 	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, "
 	       "\"world\": %d, \"columns\": %zu}\n",
 	       (unsigned long long)r->st.file_bytes, r->peak_rss, (unsigned long long)r->st.skipped,
-	       (unsigned long long)r->st.index_mismatches, r->st.io_uring ? "uring" : "pread",
+	       (unsigned long long)r->st.index_mismatches,
+	       (unsigned long long)r->st.cache_bytes, r->st.io_uring ? "uring" : "pread",
 	       o->workers, shuffle_name(o->shuffle),
 	       o->batch_size, rio_loader_shards(l)->count,
 	       (unsigned long long)rio_loader_records(l), rio_loader_rank(l), rio_loader_world(l),
@@ -268,6 +273,11 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	printf("wait:         %.3f s (%.1f%% of wall time)\n", r->st.wait_seconds,
 	       100.0 * r->st.wait_seconds / s);
 	printf("io:           %s\n", r->st.io_uring ? "uring" : "pread");
+	if (o->cache)
+		printf("cache:        %s\n",
+		       r->st.cache_bytes ? tool_format_bytes(b3, sizeof b3, r->st.cache_bytes)
+		                         : "not used (the shards do not fit or are damaged, or the "
+		                           "options exclude it: see --cache in the manual)");
 	printf("skipped:      %llu\n", (unsigned long long)r->st.skipped);
 	if (r->st.index_mismatches)
 		printf("bad .idx:     %llu (rebuilt from their shards)\n",
@@ -279,7 +289,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_SHUFFLE_BUFFER = 256, OPT_INTERLEAVE, OPT_SEED, OPT_IO, OPT_DIRECT, OPT_MAP,
-		OPT_QUEUE_DEPTH, OPT_READ_SIZE, OPT_PREFETCH, OPT_RANK, OPT_WORLD, OPT_SHARDING,
+		OPT_CACHE, OPT_QUEUE_DEPTH, OPT_READ_SIZE, OPT_PREFETCH, OPT_RANK, OPT_WORLD, OPT_SHARDING,
 		OPT_SKIP_DAMAGED, OPT_NO_CRC, OPT_DROP_REMAINDER, OPT_DUMP_ORDER,
 	};
 	static const struct option longopts[] = {
@@ -293,6 +303,7 @@ int main(int argc, char **argv)
 		{"io", required_argument, NULL, OPT_IO},
 		{"direct", no_argument, NULL, OPT_DIRECT},
 		{"map", no_argument, NULL, OPT_MAP},
+		{"cache", required_argument, NULL, OPT_CACHE},
 		{"queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH},
 		{"read-size", required_argument, NULL, OPT_READ_SIZE},
 		{"prefetch", required_argument, NULL, OPT_PREFETCH},
@@ -333,6 +344,7 @@ int main(int argc, char **argv)
 		case OPT_IO: o.io = (rio_io_backend)parse_name("--io", optarg, io_names); break;
 		case OPT_DIRECT: o.direct = 1; break;
 		case OPT_MAP: o.map = 1; break;
+		case OPT_CACHE: o.cache = tool_parse_size("--cache", optarg); break;
 		case OPT_QUEUE_DEPTH:
 			o.queue_depth =
 			    (unsigned)parse_range("--queue-depth", optarg, 1, RIO_LOADER_MAX_QUEUE_DEPTH);

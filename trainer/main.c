@@ -70,7 +70,17 @@ static void options(tr_run *r, int argc, char **argv)
 	}
 }
 
-static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train)
+/* --cache auto: min(1 GiB, a quarter of the physical memory). */
+static uint64_t auto_cache_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	uint64_t quarter = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 : 0;
+	uint64_t gib = 1ull << 30;
+	return quarter < gib ? quarter : gib;
+}
+
+/* `budget`: opts.cache for this loader (what --cache leaves). */
+static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train, uint64_t budget)
 {
 	rio_loader_opts lo;
 	rio_loader_opts_init(&lo);
@@ -82,6 +92,7 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train)
 	lo.seed = r->o.seed;
 	lo.cpus = r->loader_cpus;
 	lo.ncpus = (size_t)r->nloader_cpus;
+	lo.cache = budget;
 	if (train) {
 		lo.batch_size = (size_t)r->batch;
 		lo.drop_remainder = 1;
@@ -160,13 +171,21 @@ static void setup(tr_run *r)
 			tr_loader_cpus(r->w.comm, r->loader_cpus, r->loader_cpus ? CPU_SETSIZE : 0);
 	}
 
+	/* --cache: one budget for both loaders, the training data first */
+	uint64_t budget = o->cache < 0 ? auto_cache_bytes() : (uint64_t)o->cache;
 	/* --synthetic: no loader for the training data */
-	rc = o->synthetic ? 0 : open_loader(r, &r->train, o->train, 1);
+	rc = o->synthetic ? 0 : open_loader(r, &r->train, o->train, 1, budget);
+	if (rc == 0 && r->train) {
+		rio_loader_stats st;
+		rio_loader_stats_get(r->train, &st);
+		budget -= st.cache_bytes < budget ? st.cache_bytes : budget;
+		r->cache_bytes = st.cache_bytes;
+	}
 	/* start filling the first batches (and the shuffle buffer) now */
 	if (rc == 0 && r->train && (rc = rio_loader_set_epoch(r->train, 0)) < 0)
 		snprintf(msg, sizeof msg, "--train %s: %s", o->train, rio_loader_error(r->train)->message);
 	if (rc == 0 && o->test)
-		rc = open_loader(r, &r->test, o->test, 0);
+		rc = open_loader(r, &r->test, o->test, 0, budget);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
 	/* the model */
@@ -761,6 +780,10 @@ int main(int argc, char **argv)
 		if (r->w.size > 1)
 			printf(", gradients summed by %s", tr_reduce_mode_name(r->red.mode));
 		printf("\n");
+		if (r->cache_bytes)
+			printf("recordio-train: the training shards decompressed into memory once "
+			       "(%.1f MiB on rank 0, --cache)\n",
+			       (double)r->cache_bytes / (1 << 20));
 		fflush(stdout);
 	}
 	train(r);

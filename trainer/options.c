@@ -36,6 +36,10 @@ void tr_options_usage(FILE *f)
 	      "      --shuffle-buffer N     records in the shuffle buffer (default 10000)\n"
 	      "      --sharding MODE        auto (default), files or records (see the loader)\n"
 	      "      --workers N            loader threads per rank (default 1)\n"
+	      "      --cache SIZE|auto|off  decompress compressed shards once into memory\n"
+	      "                             when the rank's fit SIZE bytes, and serve\n"
+	      "                             every epoch from there (same batches); auto\n"
+	      "                             (default): SIZE = min(1G, a quarter of RAM)\n"
 	      "      --loader-cpus MODE     where they run: spare (default): on the node's\n"
 	      "                             CPUs no rank is bound to, when there are any;\n"
 	      "                             rank: on the rank's own (mpirun binds a rank to\n"
@@ -112,7 +116,7 @@ enum {
 	OPT_SHARDING, OPT_METRICS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_DEVICE,
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
 	OPT_SYNTHETIC,
-	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS,
+	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS, OPT_CACHE,
 	OPT_REDUCE, OPT_SHARD_OPTIMIZER,
 };
 
@@ -137,6 +141,7 @@ static const struct option long_options[] = {
 	{"seed", required_argument, 0, OPT_SEED},
 	{"workers", required_argument, 0, OPT_WORKERS},
 	{"loader-cpus", required_argument, 0, OPT_LOADER_CPUS},
+	{"cache", required_argument, 0, OPT_CACHE},
 	{"shuffle", required_argument, 0, OPT_SHUFFLE},
 	{"shuffle-buffer", required_argument, 0, OPT_SHUFFLE_BUFFER},
 	{"sharding", required_argument, 0, OPT_SHARDING},
@@ -319,6 +324,7 @@ static void defaults(tr_options *o)
 	o->shuffle = RIO_SHUFFLE_BUFFER;
 	o->sharding = RIO_SHARD_AUTO;
 	o->shuffle_buffer = 10000;
+	o->cache = -1;
 	o->device = TR_DEVICE_CPU;
 	o->bucket_bytes = 256 * 1024;
 }
@@ -431,6 +437,19 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				           optarg, RIO_LOADER_MAX_SHUFFLE_BUFFER);
 			o->shuffle_buffer = (size_t)u;
 			break;
+		case OPT_CACHE: {
+			size_t v;
+			if (!strcmp(optarg, "auto"))
+				o->cache = -1;
+			else if (!strcmp(optarg, "off") || !strcmp(optarg, "0"))
+				o->cache = 0;
+			else if (parse_size(optarg, &v) == 0)
+				o->cache = (int64_t)v;
+			else
+				return bad(err, errlen, c, "'%s': want a size (e.g. 512M, 2G), auto or off",
+				           optarg);
+			break;
+		}
 		case OPT_LOADER_CPUS:
 			if ((k = keyword(optarg, (const char *const[]){"rank", "spare"}, 2)) < 0)
 				return bad(err, errlen, c, "'%s': want spare or rank", optarg);

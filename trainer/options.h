@@ -37,6 +37,7 @@ typedef struct tr_options {
 	rio_shuffle shuffle;
 	rio_sharding sharding;
 	size_t shuffle_buffer;
+	int64_t cache;                 /* --cache: bytes, 0 off, -1 auto      */
 	const char *metrics;
 	const char *checkpoint;
 	uint64_t checkpoint_every;     /* steps; 0: at the end of each epoch */

@@ -25,6 +25,7 @@ typedef struct tr_run {
 	tr_optim opt;
 	tr_reducer red;
 	rio_loader *train, *test;  /* train is NULL with --synthetic           */
+	uint64_t cache_bytes;      /* --cache: the training data held decompressed */
 	int *loader_cpus;          /* --loader-cpus spare: the loaders' CPUs   */
 	int nloader_cpus;          /* ... how many (0: the rank's own)         */
 	tr_synthetic synth_pool;

@@ -71,7 +71,7 @@ class Loader:
            skip_damaged=False, shuffle_buffer=10000, interleave=4,
            prefetch=0, hold=4, sharding="auto", io="auto", verify_crc=True,
            pin_memory=None, chunk_bytes=1 MiB, direct=False,
-           max_record_size=0, device=0)
+           max_record_size=0, device=0, cache=0)
 
     Iterating gives one epoch of batches; iterating again gives the next:
 
@@ -124,6 +124,15 @@ class Loader:
     skip_damaged damaged records (and records that do not match decode)
                  are skipped and counted in stats()["skipped"] instead of
                  raising.
+    cache        bytes (0, the default: off). When the compressed shards
+                 (gzip, zlib, lz4) this rank reads hold at most `cache`
+                 bytes decompressed, they are decompressed once, when the
+                 loader opens, and every epoch is served from memory: the
+                 same batches, several times faster, with less CPU (as
+                 tf.data's .cache(), but the shuffle still changes every
+                 epoch). All or nothing: shards that do not fit (or a
+                 damaged one, or skip_damaged) are read from the files as
+                 without it. stats()["cache_bytes"]: the bytes held.
     io, direct, chunk_bytes, verify_crc, max_record_size: see loader.h.
 
     Batches are views, not copies: each array's memory is the loader's
@@ -152,7 +161,7 @@ class Loader:
                  rank=None, world=None, drop_remainder=False, skip_damaged=False,
                  shuffle_buffer=10000, interleave=4, prefetch=0, hold=4, sharding="auto",
                  io="auto", verify_crc=True, pin_memory=None, chunk_bytes=1 << 20, direct=False,
-                 max_record_size=0, device=0):
+                 max_record_size=0, device=0, cache=0):
         if isinstance(shards, (str, bytes, os.PathLike)):
             spec = os.fsdecode(shards)
         else:
@@ -169,7 +178,7 @@ class Loader:
         self._c = _core.Loader(spec, batch_size, cols, shuffle, seed, workers, rank, world,
                                drop_remainder, skip_damaged, shuffle_buffer, interleave,
                                prefetch, hold, sharding, io, verify_crc, bool(pin_memory),
-                               chunk_bytes, direct, max_record_size, device)
+                               chunk_bytes, direct, max_record_size, device, cache)
         self.batch_size = batch_size
         self.pinned = bool(pin_memory)
 

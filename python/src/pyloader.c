@@ -153,7 +153,7 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	                        "drop_remainder", "skip_damaged", "shuffle_buffer", "interleave",
 	                        "prefetch",   "hold",         "sharding",  "io",
 	                        "verify_crc", "pinned",       "chunk_bytes", "direct",
-	                        "max_record_size", "device", NULL};
+	                        "max_record_size", "device", "cache", NULL};
 	static const char *const shuffles[] = {"none", "buffer", "global", NULL};
 	static const char *const shardings[] = {"auto", "files", "records", NULL};
 	static const char *const ios[] = {"auto", "uring", "pread", NULL};
@@ -163,7 +163,7 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	Py_ssize_t batch = 32, shuffle_buffer = (Py_ssize_t)o.shuffle_buffer,
 	           interleave = (Py_ssize_t)o.interleave, prefetch = (Py_ssize_t)o.prefetch,
 	           hold = (Py_ssize_t)o.hold, chunk = (Py_ssize_t)o.chunk_bytes;
-	unsigned long long seed = 0, max_record = 0;
+	unsigned long long seed = 0, max_record = 0, cache = 0;
 	const char *shuffle = "none", *sharding = "auto", *io = "auto";
 	int workers = o.workers, rank = -1, world = -1, drop = 0, skip = 0, verify = 1, pinned = 0,
 	    direct = 0, device = 0;
@@ -171,12 +171,12 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_ValueError, "a loader is initialised once");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|nOsKiiippnnnnssppnpKi", names,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|nOsKiiippnnnnssppnpKiK", names,
 	                                 PyUnicode_FSConverter, &shardsobj, &batch, &columns,
 	                                 &shuffle, &seed, &workers, &rank, &world, &drop, &skip,
 	                                 &shuffle_buffer, &interleave, &prefetch, &hold, &sharding,
 	                                 &io, &verify, &pinned, &chunk, &direct, &max_record,
-	                                 &device))
+	                                 &device, &cache))
 		return -1;
 	int sh, shd, iob;
 	rio_column_spec *specs = NULL;
@@ -217,6 +217,7 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	o.device = device;
 	o.chunk_bytes = (size_t)chunk;
 	o.direct = direct;
+	o.cache = cache;
 	if (max_record)
 		o.max_record_size = max_record;
 	self->hold = o.hold;
@@ -388,12 +389,13 @@ static PyObject *loader_stats(LoaderObject *self, PyObject *unused)
 	rio_loader_stats_get(self->l, &s);
 	char warning[512];
 	size_t wn = rio_loader_warning(self->l, warning, sizeof warning);
-	return Py_BuildValue("{sKsKsKsKsKsKsdsiss#}", "records", (unsigned long long)s.records,
+	return Py_BuildValue("{sKsKsKsKsKsKsdsisKss#}", "records", (unsigned long long)s.records,
 	                     "bytes", (unsigned long long)s.bytes, "batches",
 	                     (unsigned long long)s.batches, "skipped", (unsigned long long)s.skipped,
 	                     "file_bytes", (unsigned long long)s.file_bytes, "index_mismatches",
 	                     (unsigned long long)s.index_mismatches, "wait_seconds",
-	                     s.wait_seconds, "io_uring", s.io_uring, "warning",
+	                     s.wait_seconds, "io_uring", s.io_uring, "cache_bytes",
+	                     (unsigned long long)s.cache_bytes, "warning",
 	                     wn ? warning : NULL, (Py_ssize_t)wn);
 }
 

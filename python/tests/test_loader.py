@@ -64,6 +64,24 @@ def test_compressed_shards_and_f32_scale(gz_shards, dataset):
     np.testing.assert_array_equal(b["label"][:, 0], labels[:64])
 
 
+@pytest.mark.parametrize("shuffle", ["none", "buffer"])
+def test_cache_gives_the_same_batches(gz_shards, shuffle):
+    def epochs(loader):
+        return [[b[k].copy() for k in sorted(b)] for _ in range(2) for b in loader]
+    opts = dict(batch_size=64, shuffle=shuffle, seed=4, decode=DECODE, world=2, rank=1)
+    plain = recordio.Loader(gz_shards, **opts)
+    cached = recordio.Loader(gz_shards, cache=1 << 30, **opts)
+    small = recordio.Loader(gz_shards, cache=1000, **opts)
+    assert plain.stats()["cache_bytes"] == 0 and small.stats()["cache_bytes"] == 0
+    assert cached.stats()["cache_bytes"] > 0
+    a, b, c = epochs(plain), epochs(cached), epochs(small)
+    assert len(a) == len(b) == len(c) > 0
+    for x, y, z in zip(a, b, c):
+        for u, v, w in zip(x, y, z):
+            np.testing.assert_array_equal(u, v)
+            np.testing.assert_array_equal(u, w)
+
+
 def test_undecoded_batches_are_lists_of_bytes(shards):
     payloads = list(recordio.Reader(shards))
     loader = recordio.Loader(shards, batch_size=300, shuffle="none")

@@ -1,0 +1,202 @@
+/*
+ * cache.c — opts.cache: the rank's compressed shards, decompressed whole
+ * into memory once, at open, and served from there every epoch.
+ *
+ * Reading a compressed shard costs its decompression every epoch, and the
+ * pipeline (worker.c, batcher.c) with its hand-offs between threads. When
+ * the shards the rank reads fit opts.cache bytes decompressed, each is
+ * decompressed once (the shards in parallel, one thread per worker) into
+ * a buffer of its own, and the shard then looks like an uncompressed shard
+ * mapped with opts.map: rio__shard.map points at the buffer, and the
+ * direct path (direct.c: fill_mapped; BUFFER shuffling as the permutation
+ * plan.c replays) serves every epoch with no system call, no decompression,
+ * no copy and no CRC (checked once, as the copy is made). The order and the
+ * bytes are those of the pipeline for the same seed: the plan does not
+ * depend on how a shard is read.
+ *
+ * All or nothing: when the shards do not fit, or one cannot be decompressed
+ * whole, or its records are not where its index says (a stale .idx, a torn
+ * tail), or one's data CRC is wrong, nothing is cached and the pipeline
+ * reads the files, as without the option, and reports the damage where it
+ * would, after the same batches. Only under
+ * RIO_DAMAGE_FAIL, in NONE and BUFFER order (plan.c decides when to try).
+ */
+#include "config.h"
+#include "frame_scan.h"
+#include "internal.h"
+#include "plan.h"
+#include "stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* 1 when shard `s` is one of the rank's compressed shards to cache. */
+static int to_cache(const rio__dataset *ds, size_t s)
+{
+	if (ds->shards[s].comp == RIO_COMPRESSION_NONE)
+		return 0;
+	for (size_t i = 0; i < ds->npieces; i++)
+		if (ds->pieces[i].shard == s)
+			return 1;
+	return 0;
+}
+
+/* Decompresses shard `s` whole into a new buffer of s->data_end bytes and
+ * checks that its records are where the index says, one after another up
+ * to the end of the stream, and (opts.verify_crc) their data CRCs: once,
+ * here, rather than every epoch, as nothing writes to the copy after (a
+ * mapped file may change under the loader; this memory does not). 0, or a
+ * negative code (nothing kept). */
+static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_bytes)
+{
+	size_t n = (size_t)s->data_end;
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return -ENOMEM;
+	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	rio__istream *in = NULL;
+	int rc = rio__istream_open(&in, fd, s->comp);
+	size_t got = 0;
+	while (rc == 0) {
+		uint8_t extra;
+		ssize_t r = got < n ? rio__istream_read(in, buf + got, n - got)
+		                    : rio__istream_read(in, &extra, 1);
+		if (r < 0)
+			rc = (int)r;
+		else if (r == 0)
+			break;
+		else if (got >= n)
+			rc = RIO_EBADINDEX; /* more bytes than its records hold */
+		else
+			got += (size_t)r;
+	}
+	if (in)
+		*file_bytes = rio__istream_file_bytes(in);
+	rio__istream_close(in);
+	close(fd);
+	if (rc == 0 && got != n)
+		rc = RIO_ETRUNCATED;
+	uint64_t at = 0;
+	for (uint64_t i = 0; i < s->count && rc == 0; i++) {
+		uint64_t len;
+		if (s->offset[i] != at ||
+		    rio__frame_head(buf + at, n - (size_t)at, 1, o->max_record_size, &len) !=
+		        RIO__FRAME_OK ||
+		    rio__frame_size(len) != s->framed[i] || s->framed[i] > n - at)
+			rc = RIO_EBADINDEX;
+		else if (o->verify_crc && !rio__frame_data_ok(buf + at, len))
+			rc = RIO_ECORRUPT_DATA;
+		at += s->framed[i];
+	}
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	s->cache = buf;
+	s->map = buf;
+	s->map_len = n;
+	return 0;
+}
+
+typedef struct load_job {
+	rio__dataset *ds;
+	const rio_loader_opts *o;
+	pthread_mutex_t mu;
+	size_t next;
+	int rc;
+	uint64_t file_bytes;
+} load_job;
+
+static void *load_worker(void *arg)
+{
+	load_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t s = j->next++;
+		int stop = j->rc < 0;
+		pthread_mutex_unlock(&j->mu);
+		if (s >= j->ds->nshards || stop)
+			return NULL;
+		if (!to_cache(j->ds, s))
+			continue;
+		uint64_t fb = 0;
+		int rc = load_shard(&j->ds->shards[s], j->o, &fb);
+		pthread_mutex_lock(&j->mu);
+		j->file_bytes += fb;
+		if (rc < 0)
+			j->rc = rc;
+		pthread_mutex_unlock(&j->mu);
+	}
+}
+
+/* Frees the decompressed copies (after a failure: all or nothing). */
+static void cache_free(rio__dataset *ds)
+{
+	for (size_t s = 0; s < ds->nshards; s++) {
+		rio__shard *sh = &ds->shards[s];
+		if (!sh->cache)
+			continue;
+		free(sh->cache);
+		sh->cache = NULL;
+		sh->map = NULL;
+		sh->map_len = 0;
+	}
+	ds->cache_bytes = 0;
+}
+
+uint64_t rio__cache_need(const rio__dataset *ds)
+{
+	uint64_t need = 0;
+	for (size_t s = 0; s < ds->nshards; s++)
+		if (to_cache(ds, s))
+			need += ds->shards[s].data_end;
+	return need;
+}
+
+int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_bytes)
+{
+	*file_bytes = 0;
+	uint64_t need = 0;
+	size_t nload = 0;
+	for (size_t s = 0; s < ds->nshards; s++)
+		if (to_cache(ds, s)) {
+			need += ds->shards[s].data_end;
+			nload++;
+			if (!ds->shards[s].offset)
+				return 0; /* counted without every record's place */
+		}
+	if (nload == 0 || need > o->cache || need > SIZE_MAX / 2)
+		return 0;
+	load_job j = {.ds = ds, .o = o};
+	pthread_mutex_init(&j.mu, NULL);
+	/* on threads of their own, never the caller's: with the CRCs checked
+	 * on the calling thread, the workers it starts later decoded at half
+	 * speed (u8 -> f32 two-thirds of their time, recordio-bench on
+	 * Fashion-MNIST, a 2-core AMD EPYC with AVX-512): most likely the
+	 * vector registers' upper halves left in use by the CRC code (ISA-L),
+	 * a state a new thread inherits and in which SSE code stalls */
+	pthread_t th[64];
+	int n = o->workers < 64 ? o->workers : 64, started = 0;
+	while (started < n && (size_t)started < nload &&
+	       pthread_create(&th[started], NULL, load_worker, &j) == 0)
+		started++;
+	if (started == 0)
+		load_worker(&j); /* no thread: this one */
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.mu);
+	*file_bytes = j.file_bytes;
+	if (j.rc < 0) {
+		cache_free(ds);
+		return 0;
+	}
+	ds->cache_bytes = need;
+	return 1;
+}
