@@ -854,6 +854,9 @@ RIO_API int rio_loader_state_restore_all(rio_loader *l, const void *const *blobs
 		rio__stages_free(&st);
 		return rio_loader_state_restore(l, blobs[l->ds.rank], sizes[l->ds.rank]);
 	}
+	/* the epoch's threads read the shards that counting them all may
+	 * change (their places, the mappings): they stop first */
+	stop_epoch(l);
 	if ((rc = rio__dataset_count_every_shard(&l->ds, &l->o, &l->err)) < 0) {
 		rio__stages_free(&st);
 		return rc;

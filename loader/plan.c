@@ -180,6 +180,20 @@ static int index_plausible(const rio__shard *s, const rio_index *idx, const rio_
 	return 1;
 }
 
+
+/* Maps an uncompressed shard read-only (opts.map); nothing for the others. */
+static int shard_map(rio__shard *s, rio_error *err)
+{
+	if (s->map || s->comp != RIO_COMPRESSION_NONE || s->file_size <= 0)
+		return 0;
+	void *m = mmap(NULL, (size_t)s->file_size, PROT_READ, MAP_SHARED, s->fd, 0);
+	if (m == MAP_FAILED)
+		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "cannot map the shard (opts.map)");
+	s->map = m;
+	s->map_len = (size_t)s->file_size;
+	return 0;
+}
 /* 1 when a scan found the records the index lists: the same entries, a
  * damaged region standing where the index has a record (the shard was
  * damaged after its index was written). */
@@ -224,15 +238,9 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 	 * than MAP_POPULATE's whole files at open or MADV_RANDOM's fault per
 	 * page (bench/loader.sh, doc/loader.md). Unmapped again where nothing
 	 * reads from them (buffer shuffling on the pipeline) */
-	if (o->map && o->shuffle != RIO_SHUFFLE_NONE && s->comp == RIO_COMPRESSION_NONE &&
-	    s->file_size > 0) {
-		void *m = mmap(NULL, (size_t)s->file_size, PROT_READ, MAP_SHARED, s->fd, 0);
-		if (m == MAP_FAILED)
-			return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
-			                      "cannot map the shard (opts.map)");
-		s->map = m;
-		s->map_len = (size_t)s->file_size;
-	}
+	int rc;
+	if (o->map && o->shuffle != RIO_SHUFFLE_NONE && (rc = shard_map(s, err)) < 0)
+		return rc;
 	if (o->direct && s->comp == RIO_COMPRESSION_NONE) {
 		s->fd_direct = open(s->path, O_RDONLY | O_CLOEXEC | O_DIRECT);
 		if (s->fd_direct < 0)
@@ -567,6 +575,12 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 	}
 	ds->direct = all_plain && rio__direct_eligible(o);
+	/* in shard order the files are mapped only for the cache, which
+	 * serves plain shards and decompressed copies alike from memory */
+	if (o->map && o->cache && !ds->direct && o->shuffle == RIO_SHUFFLE_NONE)
+		for (size_t s = 0; s < ds->nshards; s++)
+			if (ds->shards[s].needed && (rc = shard_map(&ds->shards[s], err)) < 0)
+				return rc;
 	int cache = !ds->direct && cache_candidate(ds, o);
 	if (!ds->direct && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds); /* the pipeline reads in order, with reads */
