@@ -203,7 +203,9 @@ typedef struct rio_loader_opts {
 	                       * 1.4-2x the bytes/s of reads (no system call
 	                       * per record). No effect in shard order
 	                       * (NONE), where reads into the batch are
-	                       * faster than views. The costs: the mapped
+	                       * faster than views, except with `cache`
+	                       * (which serves plain shards, mapped, and
+	                       * decompressed ones alike). The costs: the mapped
 	                       * pages count in the process's RSS, up to the
 	                       * shards' size (clean file pages, which the
 	                       * kernel can reclaim, but which a cgroup limit
