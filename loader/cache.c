@@ -109,31 +109,21 @@ typedef struct load_job {
 	rio__dataset *ds;
 	const rio_loader_opts *o;
 	pthread_mutex_t mu;
-	size_t next;
-	int rc;
 	uint64_t file_bytes;
 } load_job;
 
-static void *load_worker(void *arg)
+static int load_one(void *arg, size_t s, rio_error *e)
 {
+	(void)e; /* all or nothing: a failure only says not to cache */
 	load_job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		size_t s = j->next++;
-		int stop = j->rc < 0;
-		pthread_mutex_unlock(&j->mu);
-		if (s >= j->ds->nshards || stop)
-			return NULL;
-		if (!to_cache(j->ds, s))
-			continue;
-		uint64_t fb = 0;
-		int rc = load_shard(&j->ds->shards[s], j->o, &fb);
-		pthread_mutex_lock(&j->mu);
-		j->file_bytes += fb;
-		if (rc < 0)
-			j->rc = rc;
-		pthread_mutex_unlock(&j->mu);
-	}
+	if (!to_cache(j->ds, s))
+		return 0;
+	uint64_t fb = 0;
+	int rc = load_shard(&j->ds->shards[s], j->o, &fb);
+	pthread_mutex_lock(&j->mu);
+	j->file_bytes += fb;
+	pthread_mutex_unlock(&j->mu);
+	return rc;
 }
 
 /* Frees the decompressed copies (after a failure: all or nothing). */
@@ -182,18 +172,11 @@ int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_b
 	 * Fashion-MNIST, a 2-core AMD EPYC with AVX-512): most likely the
 	 * vector registers' upper halves left in use by the CRC code (ISA-L),
 	 * a state a new thread inherits and in which SSE code stalls */
-	pthread_t th[64];
-	int n = o->workers < 64 ? o->workers : 64, started = 0;
-	while (started < n && (size_t)started < nload &&
-	       pthread_create(&th[started], NULL, load_worker, &j) == 0)
-		started++;
-	if (started == 0)
-		load_worker(&j); /* no thread: this one */
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	int threads = o->workers < (int)nload ? o->workers : (int)nload;
+	int rc = rio__shards_run(ds->nshards, threads, 0, load_one, &j, NULL);
 	pthread_mutex_destroy(&j.mu);
 	*file_bytes = j.file_bytes;
-	if (j.rc < 0) {
+	if (rc < 0) {
 		cache_free(ds);
 		return 0;
 	}

@@ -318,37 +318,31 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 	return adopt_index(s, use, full, err);
 }
 
-/* Counting every needed shard, on `workers` threads (reading thousands of
- * sidecars, or scanning shards that have none, is the slow part of open).
- * The error reported is that of the first failing shard in order. */
-typedef struct count_job {
-	rio__dataset *ds;
-	const rio_loader_opts *o;
-	int full;
+/* rio__shards_run's shared state: the next shard, the first failure. */
+typedef struct shards_job {
+	size_t nshards;
+	rio__shard_fn fn;
+	void *arg;
 	pthread_mutex_t mu;
 	size_t next;
 	size_t fail_shard;
 	int fail_rc;
 	rio_error fail_err;
-} count_job;
+} shards_job;
 
-static void *count_worker(void *arg)
+static void *shards_worker(void *arg)
 {
-	count_job *j = arg;
+	shards_job *j = arg;
 	rio_error e;
 	for (;;) {
 		pthread_mutex_lock(&j->mu);
 		size_t s = j->next++;
 		int give_up = j->fail_rc < 0 && s > j->fail_shard;
 		pthread_mutex_unlock(&j->mu);
-		if (s >= j->ds->nshards || give_up)
+		if (s >= j->nshards || give_up)
 			return NULL;
-		rio__shard *sh = &j->ds->shards[s];
-		if (!sh->needed || sh->counted)
-			continue;
 		rio__error_clear(&e);
-		int rc = shard_count(sh, j->full, j->o, &e);
-		sh->counted = rc == 0;
+		int rc = j->fn(j->arg, s, &e);
 		if (rc < 0) {
 			pthread_mutex_lock(&j->mu);
 			if (j->fail_rc == 0 || s < j->fail_shard) {
@@ -361,22 +355,53 @@ static void *count_worker(void *arg)
 	}
 }
 
-static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_error *err)
+int rio__shards_run(size_t nshards, int threads, int caller_works, rio__shard_fn fn, void *arg,
+                    rio_error *err)
 {
-	count_job j = {.ds = ds, .o = o, .full = full};
+	shards_job j = {.nshards = nshards, .fn = fn, .arg = arg};
 	pthread_mutex_init(&j.mu, NULL);
 	pthread_t th[64];
-	int n = o->workers < 64 ? o->workers : 64, started = 0;
-	while (started < n - 1 && (size_t)started + 1 < ds->nshards &&
-	       pthread_create(&th[started], NULL, count_worker, &j) == 0)
+	int want = threads < 64 ? threads : 64, started = 0;
+	if (caller_works)
+		want--;
+	while (started < want && (size_t)(started + caller_works) < nshards &&
+	       pthread_create(&th[started], NULL, shards_worker, &j) == 0)
 		started++;
-	count_worker(&j); /* this thread too */
+	if (caller_works || started == 0)
+		shards_worker(&j);
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	pthread_mutex_destroy(&j.mu);
 	if (j.fail_rc < 0 && err)
 		*err = j.fail_err;
 	return j.fail_rc;
+}
+
+/* Counting every needed shard, on `workers` threads (reading thousands of
+ * sidecars, or scanning shards that have none, is the slow part of open),
+ * this one among them. The error reported is that of the first failing
+ * shard in order. */
+typedef struct count_job {
+	rio__dataset *ds;
+	const rio_loader_opts *o;
+	int full;
+} count_job;
+
+static int count_one(void *arg, size_t s, rio_error *e)
+{
+	count_job *j = arg;
+	rio__shard *sh = &j->ds->shards[s];
+	if (!sh->needed || sh->counted)
+		return 0;
+	int rc = shard_count(sh, j->full, j->o, e);
+	sh->counted = rc == 0;
+	return rc;
+}
+
+static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_error *err)
+{
+	count_job j = {ds, o, full};
+	return rio__shards_run(ds->nshards, o->workers, 1, count_one, &j, err);
 }
 
 /* ---- the rank's pieces ------------------------------------------------ */

@@ -128,6 +128,16 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world);
  * elastic resume may give it records of any shard. */
 int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, rio_error *err);
 
+/* Runs fn(arg, s, &e) for every shard s in [0, nshards), the shards
+ * taken in turn by `threads` threads: started here, and the calling
+ * thread among them when `caller_works` (else it only waits, and works
+ * only when no thread could be started). Shards after a failed one are
+ * not started. Returns 0, or the error of the first failing shard in
+ * order with its rio_error in *err (when err is not NULL). */
+typedef int (*rio__shard_fn)(void *arg, size_t shard, rio_error *e);
+int rio__shards_run(size_t nshards, int threads, int caller_works, rio__shard_fn fn, void *arg,
+                    rio_error *err);
+
 /* The shard and record of the rank's `ordinal`-th record. */
 void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,
                          uint32_t *shard, uint64_t *record);
