@@ -357,11 +357,15 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 	drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 	# the median of RUNS cold runs of a command (its wall time)
 	median_cold() { median "$1" drop; }
+	# cold_warm LABEL CMD: a line with CMD's GB/s cold and warm (medians)
+	cold_warm() {
+		c=$(median_cold "$2")
+		warm $PLAIN
+		w=$(median "$2")
+		printf "   %-44s %10s %10s\n" "$1" "$(gbps $PLAIN_BYTES "$c")" "$(gbps $PLAIN_BYTES "$w")"
+	}
 	printf "   %-44s %10s %10s\n" "run" "cold GB/s" "warm GB/s"
-	c=$(median_cold "cat $PLAIN > /dev/null")
-	warm $PLAIN
-	w=$(median "cat $PLAIN > /dev/null")
-	printf "   %-44s %10s %10s\n" "cat > /dev/null" "$(gbps $PLAIN_BYTES "$c")" "$(gbps $PLAIN_BYTES "$w")"
+	cold_warm "cat > /dev/null" "cat $PLAIN > /dev/null"
 	ios="pread direct-pread"
 	"$RB" --json --io uring --batch 1 "$W/plain-00000-of-00008.tfrecord" >/dev/null 2>&1 &&
 		ios="uring pread direct-uring direct-pread"
@@ -371,12 +375,8 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 			direct-*) io="--direct --io ${io#direct-}" ;;
 			*) io="--io $io" ;;
 			esac
-			cmd="$RB --workers $WORKERS --batch $BATCH --shuffle $mode --seed 1 $io $W/plain"
-			c=$(median_cold "$cmd")
-			warm $PLAIN
-			w=$(median "$cmd")
-			printf "   %-44s %10s %10s\n" "--shuffle $mode $io" "$(gbps $PLAIN_BYTES "$c")" \
-				"$(gbps $PLAIN_BYTES "$w")"
+			cold_warm "--shuffle $mode $io" \
+				"$RB --workers $WORKERS --batch $BATCH --shuffle $mode --seed 1 $io $W/plain"
 		done
 	done
 	# the ceilings of random 4 KiB reads (the records' own blocks, in a
@@ -384,12 +384,7 @@ if [ -w /proc/sys/vm/drop_caches ]; then
 	# global shuffle can reach from this device
 	make -C "$B" -s bench/randread >/dev/null
 	for io in $ios; do
-		cmd="$B/bench/randread $io $WORKERS 4096 $PLAIN"
-		c=$(median_cold "$cmd")
-		warm $PLAIN
-		w=$(median "$cmd")
-		printf "   %-44s %10s %10s\n" "random 4 KiB reads alone, $io" "$(gbps $PLAIN_BYTES "$c")" \
-			"$(gbps $PLAIN_BYTES "$w")"
+		cold_warm "random 4 KiB reads alone, $io" "$B/bench/randread $io $WORKERS 4096 $PLAIN"
 	done
 	echo "   (random reads alone: $WORKERS threads, io_uring at depth 32, or 128 under O_DIRECT as"
 	echo "   the loader's --direct; cold, O_DIRECT reads are bounded by the device's IOPS, and"
