@@ -51,4 +51,29 @@ int rio__decode_into(const rio__colplan *cp, const uint8_t *data, size_t size,
 void rio__row_to_columns(const rio__colplan *cp, const uint8_t *row, const rio_batch_column *cols,
                          size_t at);
 
+/* Rows packed for keeping (opts.cache, cache.c): the decoded rows of one
+ * shard, whose narrow flags are the same in every row, so that each part
+ * takes only the bytes it holds (an image's pixels, not room for its
+ * floats) and no flag bytes: `stride` bytes a row, column c's part at
+ * offset[c], narrow[c] saying whether it is bytes to widen. */
+typedef struct rio__rowpack {
+	size_t stride;
+	size_t *offset;
+	uint8_t *narrow;
+	uint8_t *data;    /* the rows, malloc'd by the caller */
+} rio__rowpack;
+
+/* The packed layout of rows with the flags of decoded row `row`. 0 or
+ * -ENOMEM. */
+int rio__rowpack_init(rio__rowpack *pk, const rio__colplan *cp, const uint8_t *row);
+/* Frees the layout and the rows. */
+void rio__rowpack_free(rio__rowpack *pk);
+/* Packs decoded row `row` into `out` (pk->stride bytes); -1 when its flags
+ * are not the layout's. */
+int rio__rowpack_put(const rio__rowpack *pk, const rio__colplan *cp, const uint8_t *row,
+                     uint8_t *out);
+/* rio__row_to_columns for packed row `prow`. */
+void rio__rowpack_to_columns(const rio__rowpack *pk, const rio__colplan *cp, const uint8_t *prow,
+                             const rio_batch_column *cols, size_t at);
+
 #endif /* RIO_LOADER_DECODE_H */

@@ -180,15 +180,15 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 		rc = rio__cpus_init(l);
 	if (rc == 0)
 		rc = choose_io(l);
-	if (rc == 0 && (rc = rio__dataset_open(&l->ds, shards, &l->o, &l->err)) < 0 &&
+	if (rc == 0 && (rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns)) < 0)
+		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		               "invalid column spec (empty name, type or length)");
+	if (rc == 0 && (rc = rio__dataset_open(&l->ds, shards, &l->o, &l->cols, &l->err)) < 0 &&
 	    l->err.code == 0)
 		rio__error_set(&l->err, rc, shards, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	for (size_t s = 0; rc == 0 && s < l->ds.nshards; s++)
 		if (l->ds.shards[s].index_warning[0])
 			rio__loader_warn(l, l->ds.shards[s].index_warning);
-	if (rc == 0 && (rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns)) < 0)
-		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-		               "invalid column spec (empty name, type or length)");
 	if (rc == 0 && l->o.prefetch == 0) /* automatic: at least ~512 records ahead */
 		l->o.prefetch = auto_prefetch(l->o.batch_size);
 	if (rc == 0)

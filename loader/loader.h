@@ -227,9 +227,14 @@ typedef struct rio_loader_opts {
 	                       * call, no decompression, raw records are views
 	                       * into the copies (valid until close), the data
 	                       * CRCs checked once, as the copies are made
-	                       * (nothing writes to them after). The same
-	                       * records, bytes and order as without it for
-	                       * the same seed, so results do not change.
+	                       * (nothing writes to them after). With
+	                       * columns, when the rows fit too, each
+	                       * record is decoded once, as it is cached,
+	                       * and batches are filled from the decoded
+	                       * rows with no parsing (the copies freed).
+	                       * The same records, bytes, values and order
+	                       * as without it for the same seed, so results
+	                       * do not change.
 	                       * All or nothing: when they do not fit, when a
 	                       * stream cannot be decompressed whole, its
 	                       * records are not where its .idx says or one's
@@ -456,8 +461,9 @@ typedef struct rio_loader_stats {
 	                         * names the first. (Under FAIL such an
 	                         * .idx is an error naming it.)             */
 	double wait_seconds;    /* time rio_loader_next() waited for a batch */
-	uint64_t cache_bytes;   /* opts.cache: decompressed shard bytes held
-	                         * in memory (0: no cache in use)           */
+	uint64_t cache_bytes;   /* opts.cache: bytes held in memory, the
+	                         * decompressed shards or, with columns,
+	                         * their decoded rows (0: no cache in use)  */
 	int io_uring;           /* 1 when the io_uring backend is in use     */
 } rio_loader_stats;
 

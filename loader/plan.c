@@ -16,6 +16,7 @@
  * epoch, rank, purpose) and nothing else.
  */
 #include "config.h"
+#include "decode.h"
 #include "frame_scan.h"
 #include "internal.h"
 #include "plan.h"
@@ -535,7 +536,7 @@ static void unmap_all(rio__dataset *ds)
 }
 
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
-                      rio_error *err)
+                      const struct rio__colplan *cols, rio_error *err)
 {
 	memset(ds, 0, sizeof *ds);
 	int rc = rio_shardset_expand(spec, &ds->set, err);
@@ -635,7 +636,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if (need > 0 && need <= o->cache && (rc = count_pieces_full(ds, o, err)) < 0)
 			return rc;
 		ds->direct = need > 0 && need <= o->cache &&
-		             rio__cache_load(ds, o, &ds->cache_file_bytes);
+		             rio__cache_load(ds, o, cols, &ds->cache_file_bytes);
 		if (!ds->direct) {
 			unmap_all(ds);
 			drop_places(ds);
@@ -662,7 +663,7 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 		}
 		/* a decompressed copy (opts.cache) is read as a mapped shard is;
 		 * with one, a shard that joins unmapped is read by the pipeline */
-		all_plain &= sh->comp == RIO_COMPRESSION_NONE || sh->cache;
+		all_plain &= sh->comp == RIO_COMPRESSION_NONE || rio__shard_cached(sh);
 		if (ds->cache_bytes && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
 			all_plain = 0;
 	}
@@ -689,6 +690,9 @@ void rio__dataset_close(rio__dataset *ds)
 		if (sh->map && !sh->cache)
 			munmap((void *)sh->map, sh->map_len);
 		free(sh->cache);
+		if (sh->rows)
+			rio__rowpack_free(sh->rows);
+		free(sh->rows);
 		free(sh->ckpt);
 		free(sh->offset);
 		free(sh->framed);

@@ -34,6 +34,10 @@ typedef struct rio__shard {
 	size_t map_len;
 	uint8_t *cache;         /* opts.cache: the decompressed shard, owned
 	                         * (cache.c), or NULL                       */
+	struct rio__rowpack *rows; /* opts.cache with columns: every record
+	                         * decoded once, its row packed (decode.h),
+	                         * owned (cache.c); the decompressed copy is
+	                         * then freed (cache and map NULL); or NULL  */
 	rio_compression comp;
 	uint64_t file_size;
 	int needed;             /* this rank reads it (or counts it)         */
@@ -85,7 +89,8 @@ typedef struct rio__dataset {
 	int direct;             /* every record's place is kept: the direct
 	                         * path can serve this rank's ordinary epochs */
 	uint64_t cache_bytes;   /* opts.cache: the bytes of the decompressed
-	                         * shards held (0: none, cache.c)            */
+	                         * shards or their rows held (0: none,
+	                         * cache.c)                                  */
 	uint64_t cache_file_bytes; /* the compressed bytes read to fill it    */
 } rio__dataset;
 
@@ -111,10 +116,20 @@ typedef struct rio__plan {
 /* direct.c: 1 when the options let workers fill batches directly. */
 int rio__direct_eligible(const rio_loader_opts *o);
 
+struct rio__colplan;
+
+/* 1 when the shard is served from opts.cache's memory (its decompressed
+ * copy, or its decoded rows). */
+static inline int rio__shard_cached(const rio__shard *s)
+{
+	return s->cache != NULL || s->rows != NULL;
+}
+
 /* Opens the shards of `spec` and finds this rank's pieces (rank, world and
- * sharding from `o`, resolved from the environment when -1 / AUTO). */
+ * sharding from `o`, resolved from the environment when -1 / AUTO). `cols`:
+ * the decoding (decode.h; no columns: raw records), for opts.cache. */
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
-                      rio_error *err);
+                      const struct rio__colplan *cols, rio_error *err);
 void rio__dataset_close(rio__dataset *ds);
 
 /* The pieces of rank `rank` of `world` (ds->sharding; every shard that
@@ -185,9 +200,12 @@ uint64_t rio__cache_need(const rio__dataset *ds);
  * opts.cache bytes, each shard's map then pointing at its copy: returns 1
  * (ds->cache_bytes set), or 0 with nothing cached (too big, a stream that
  * cannot be decompressed whole, records not where the index says, no
- * memory). *file_bytes: the compressed bytes read. The copies are freed
+ * memory). With columns (cols->ncols), when every shard's rows fit too,
+ * each shard's records are then decoded into rows (rio__shard.rows) and its
+ * copy freed. *file_bytes: the compressed bytes read. The copies are freed
  * by rio__dataset_close. */
-int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, uint64_t *file_bytes);
+int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, const struct rio__colplan *cols,
+                    uint64_t *file_bytes);
 
 /* Reads the rank and world from the environment of Open MPI, PMI or Slurm
  * (in that order); returns 1 when found, 0 when none is set, or -EINVAL

@@ -1592,6 +1592,10 @@ static const size_t ex_counts[3] = {20, 37, 5};
 
 /* decode_run()'s opts.map: decoding from mapped shards */
 static int decode_map;
+/* decode_run()'s opts.cache (compressed shards): the records decoded once
+ * into rows of decode_stride bytes, kept (cache.c) */
+static int decode_cache;
+static size_t decode_stride;
 
 static void decode_run(const lu_dataset *d, const char *spec, int float_cols, rio_shuffle sh, int W)
 {
@@ -1609,6 +1613,7 @@ static void decode_run(const lu_dataset *d, const char *spec, int float_cols, ri
 	o.columns = cols;
 	o.ncolumns = ncols;
 	o.map = decode_map;
+	o.cache = decode_cache ? 1u << 30 : 0;
 	int ok = 1;
 	for (int r = 0; r < W; r++) {
 		lu_seq_init(&s[r]);
@@ -1633,6 +1638,13 @@ static void decode_run(const lu_dataset *d, const char *spec, int float_cols, ri
 			rio_loader_stats_get(l[r], &st);
 			CU_ASSERT_EQUAL(st.records, s[r].n);
 			CU_ASSERT_EQUAL(st.batches, s[r].nb);
+			/* the rows, not the records: whole shards, packed */
+			CHECK(!decode_cache || (st.cache_bytes > 0 && st.cache_bytes % decode_stride == 0 &&
+			                        (W > 1 || st.cache_bytes == d->total * decode_stride)),
+			      "decoding \"%s\" (%s, world %d rank %d) from the cache: %llu bytes held, "
+			      "want rows of %zu bytes",
+			      spec, shuffle_name(sh), W, r, (unsigned long long)st.cache_bytes,
+			      decode_stride);
 		}
 		CHECK(lu_not_once(d, s, (size_t)W) == 0, "decoding: records not exactly once");
 	}
@@ -1671,6 +1683,16 @@ static void test_decode(void)
 		decode_run(&d, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
 	}
 	decode_map = 0;
+	/* decoded once, into rows kept in memory (cache.c): an image's pixels
+	 * stay bytes (784 + 8 + 3 * 4 and 784 + 4 + 3 * 4 bytes a row) */
+	decode_cache = 1;
+	for (int si = 0; si < 2; si++) {
+		decode_stride = 804;
+		decode_run(&dz, LU_COLS_NATIVE, 0, all_shuffles[si], 1);
+		decode_stride = 800;
+		decode_run(&dz, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
+	}
+	decode_cache = 0;
 	/* the image alone, scaled */
 	rio_column_spec *cols = NULL;
 	size_t ncols = 0;
@@ -1719,68 +1741,81 @@ static void test_decode(void)
  * mode, batches of 7 over 100 records. */
 static void test_decode_mixed_kinds(void)
 {
-	const char *path = tu_path("mixed-00000-of-00001.tfrecord");
-	rio_writer *w;
-	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, NULL), 0);
-	rio_example_builder eb;
-	rio_example_builder_init(&eb);
-	for (int i = 0; i < 100; i++) {
-		rio_example_builder_reset(&eb);
-		if (i % 2 == 0) {
-			uint8_t v[3] = {(uint8_t)i, (uint8_t)(i + 1), (uint8_t)(i + 2)};
-			rio_example_add_bytes(&eb, "v", v, 3);
-		} else {
-			float v[3] = {(float)i, (float)i + 1.5f, (float)i + 2};
-			rio_example_add_floats(&eb, "v", v, 3);
-		}
-		int64_t id = i;
-		rio_example_add_int64s(&eb, "id", &id, 1);
-		const uint8_t *data;
-		size_t size;
-		CU_ASSERT_EQUAL_FATAL(rio_example_finish(&eb, &data, &size), 0);
-		CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, data, size, NULL), 0);
-	}
-	rio_example_builder_free(&eb);
-	CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
-	rio_column_spec *cols = NULL;
-	size_t ncols = 0;
-	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse("v:f32:3:0.5,id:i64:1", &cols, &ncols, NULL), 0);
-	for (int si = 0; si < 3; si++) {
-		rio_loader_opts o;
-		lu_base_opts(&o);
-		o.shuffle = all_shuffles[si];
-		o.batch_size = 7;
-		o.shuffle_buffer = 16;
-		o.columns = cols;
-		o.ncolumns = ncols;
-		rio_loader *l = NULL;
-		int rc = rio_loader_open(&l, path, &o);
-		CHECK(rc == 0, "%s: open = %d", shuffle_name(o.shuffle), rc);
-		rio_batch *b;
-		size_t rows = 0, bad = 0;
-		while (rc >= 0 && (rc = rio_loader_next(l, &b)) == 1) {
-			const float *v = b->columns[0].host;
-			const int64_t *id = b->columns[1].host;
-			for (size_t r = 0; r < b->count; r++, rows++) {
-				float i = (float)id[r], want[3];
-				if (id[r] % 2 == 0) {
-					want[0] = i * 0.5f;
-					want[1] = (i + 1) * 0.5f;
-					want[2] = (i + 2) * 0.5f;
-				} else {
-					want[0] = i * 0.5f;
-					want[1] = (i + 1.5f) * 0.5f;
-					want[2] = (i + 2) * 0.5f;
-				}
-				bad += memcmp(v + 3 * r, want, sizeof want) != 0;
+	/* plain; and LZ4 read from the cache (opts.cache), where the rows'
+	 * flags differ, so the shard is kept as records, not packed rows */
+	for (int cached = 0; cached < 2; cached++) {
+		const char *path = tu_path(cached ? "mixedc-00000-of-00001.tfrecord.lz4"
+		                                  : "mixed-00000-of-00001.tfrecord");
+		rio_writer_opts wo = {.compression = cached ? RIO_COMPRESSION_LZ4 : RIO_COMPRESSION_NONE};
+		rio_writer *w;
+		CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, path, &wo), 0);
+		rio_example_builder eb;
+		rio_example_builder_init(&eb);
+		for (int i = 0; i < 100; i++) {
+			rio_example_builder_reset(&eb);
+			if (i % 2 == 0) {
+				uint8_t v[3] = {(uint8_t)i, (uint8_t)(i + 1), (uint8_t)(i + 2)};
+				rio_example_add_bytes(&eb, "v", v, 3);
+			} else {
+				float v[3] = {(float)i, (float)i + 1.5f, (float)i + 2};
+				rio_example_add_floats(&eb, "v", v, 3);
 			}
-			rio_loader_release(l, b);
+			int64_t id = i;
+			rio_example_add_int64s(&eb, "id", &id, 1);
+			const uint8_t *data;
+			size_t size;
+			CU_ASSERT_EQUAL_FATAL(rio_example_finish(&eb, &data, &size), 0);
+			CU_ASSERT_EQUAL_FATAL(rio_writer_write(w, data, size, NULL), 0);
 		}
-		CHECK(rc == 0 && rows == 100 && bad == 0, "%s: rc %d, %zu rows, %zu wrong",
-		      shuffle_name(o.shuffle), rc, rows, bad);
-		rio_loader_close(l);
+		rio_example_builder_free(&eb);
+		CU_ASSERT_EQUAL_FATAL(rio_writer_close(w), 0);
+		rio_column_spec *cols = NULL;
+		size_t ncols = 0;
+		CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse("v:f32:3:0.5,id:i64:1", &cols, &ncols, NULL),
+		                      0);
+		for (int si = 0; si < (cached ? 2 : 3); si++) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			o.batch_size = 7;
+			o.shuffle_buffer = 16;
+			o.columns = cols;
+			o.ncolumns = ncols;
+			o.cache = cached ? 1u << 20 : 0;
+			rio_loader *l = NULL;
+			int rc = rio_loader_open(&l, path, &o);
+			CHECK(rc == 0, "%s: open = %d", shuffle_name(o.shuffle), rc);
+			rio_batch *b;
+			size_t rows = 0, bad = 0;
+			while (rc >= 0 && (rc = rio_loader_next(l, &b)) == 1) {
+				const float *v = b->columns[0].host;
+				const int64_t *id = b->columns[1].host;
+				for (size_t r = 0; r < b->count; r++, rows++) {
+					float i = (float)id[r], want[3];
+					if (id[r] % 2 == 0) {
+						want[0] = i * 0.5f;
+						want[1] = (i + 1) * 0.5f;
+						want[2] = (i + 2) * 0.5f;
+					} else {
+						want[0] = i * 0.5f;
+						want[1] = (i + 1.5f) * 0.5f;
+						want[2] = (i + 2) * 0.5f;
+					}
+					bad += memcmp(v + 3 * r, want, sizeof want) != 0;
+				}
+				rio_loader_release(l, b);
+			}
+			rio_loader_stats st;
+			rio_loader_stats_get(l, &st);
+			/* cached: the decompressed records, which are not 11-byte rows */
+			CHECK(rc == 0 && rows == 100 && bad == 0 &&
+			          (!cached || (st.cache_bytes > 0 && st.cache_bytes != 100 * 11)),
+			      "%s%s: rc %d, %zu rows, %zu wrong, %llu bytes cached", shuffle_name(o.shuffle),
+			      cached ? ", cached" : "", rc, rows, bad, (unsigned long long)st.cache_bytes);
+			rio_loader_close(l);
+		}
+		free(cols);
 	}
-	free(cols);
 }
 
 /* A record that does not fit the columns: its error under FAIL (after the
@@ -1815,20 +1850,39 @@ static void test_decode_mismatch(void)
 		                               .bad = kinds[k].bad,
 		                               .bad_shard = 1,
 		                               .bad_index = 13});
-		for (int si = 0; si < 3; si++) {
+		/* si 3 and 4: LZ4 shards through the cache (opts.cache), in NONE
+		 * and BUFFER order: the shard with the bad record is not kept as
+		 * rows, and the error comes with the same batch */
+		lu_dataset dc;
+		char cname[64];
+		snprintf(cname, sizeof cname, "%s-lz4", kinds[k].name);
+		lu_dataset_make(&dc, &(lu_spec){.name = cname,
+		                                .tag = 9,
+		                                .counts = counts,
+		                                .nshards = 3,
+		                                .comp = RIO_COMPRESSION_LZ4,
+		                                .idx_mask = 0x7,
+		                                .example = 1,
+		                                .bad = kinds[k].bad,
+		                                .bad_shard = 1,
+		                                .bad_index = 13});
+		for (int si = 0; si < 5; si++) {
 			rio_loader_opts o;
 			lu_base_opts(&o);
-			o.shuffle = all_shuffles[si];
+			o.shuffle = all_shuffles[si < 3 ? si : si - 3];
 			o.batch_size = 8;
 			o.columns = cols;
 			o.ncolumns = ncols;
-			const char *what = shuffle_name(o.shuffle);
+			o.cache = si < 3 ? 0 : 1u << 24;
+			const lu_dataset *dd = si < 3 ? &d : &dc;
+			const char *what = si < 3 ? shuffle_name(o.shuffle)
+			                          : si == 3 ? "NONE, cached" : "BUFFER, cached";
 			/* FAIL */
-			rio_loader *l = lu_open(&d, &o);
+			rio_loader *l = lu_open(dd, &o);
 			if (l) {
 				lu_seq s;
 				lu_seq_init(&s);
-				int rc = lu_drain_epoch(l, &s, &d);
+				int rc = lu_drain_epoch(l, &s, dd);
 				CHECK(rc == kinds[k].code,
 				      "%s, %s, FAIL: next = %d (%s), want %d (%s)", kinds[k].name,
 				      what, rc, rio_strerror(rc), kinds[k].code,
@@ -1838,7 +1892,7 @@ static void test_decode_mismatch(void)
 				      "%s: the message \"%s\" does not name the shard",
 				      kinds[k].name, msg);
 				CU_ASSERT_EQUAL(s.bad_columns, 0);
-				if (o.shuffle == RIO_SHUFFLE_NONE)
+				if (o.shuffle == RIO_SHUFFLE_NONE) /* cached too */
 					/* records 0..23 come before (1, 13), the 26th */
 					CHECK(s.nb == 3,
 					      "%s, NONE, FAIL: %zu batches before the error, "
@@ -1849,11 +1903,11 @@ static void test_decode_mismatch(void)
 			}
 			/* SKIP */
 			o.on_damage = RIO_DAMAGE_SKIP;
-			l = lu_open(&d, &o);
+			l = lu_open(dd, &o);
 			if (l) {
 				lu_seq s;
 				lu_seq_init(&s);
-				int rc = lu_drain_epoch(l, &s, &d);
+				int rc = lu_drain_epoch(l, &s, dd);
 				CHECK(rc == 0, "%s, %s, SKIP: next = %d (%s) %s", kinds[k].name,
 				      what, rc, rio_strerror(rc), rio_loader_error(l)->message);
 				rio_loader_stats st;
@@ -1861,13 +1915,13 @@ static void test_decode_mismatch(void)
 				CHECK(st.skipped == 1, "%s, %s, SKIP: stats.skipped = %llu, want 1",
 				      kinds[k].name, what, (unsigned long long)st.skipped);
 				CU_ASSERT_EQUAL(st.records, s.n);
-				CU_ASSERT_EQUAL(rio_loader_records(l), d.total);
-				unsigned *hits = calloc(d.total, sizeof *hits);
-				CU_ASSERT_EQUAL(lu_count_hits(&d, &s, hits), 0);
+				CU_ASSERT_EQUAL(rio_loader_records(l), dd->total);
+				unsigned *hits = calloc(dd->total, sizeof *hits);
+				CU_ASSERT_EQUAL(lu_count_hits(dd, &s, hits), 0);
 				size_t wrong = 0;
-				for (uint64_t i = 0; i < d.total; i++)
-					wrong += hits[i] != (i == lu_ordinal(&d, 1, 13) ? 0u : 1u);
-				CHECK(wrong == 0 && s.n == d.total - 1,
+				for (uint64_t i = 0; i < dd->total; i++)
+					wrong += hits[i] != (i == lu_ordinal(dd, 1, 13) ? 0u : 1u);
+				CHECK(wrong == 0 && s.n == dd->total - 1,
 				      "%s, %s, SKIP: %zu records delivered, %zu not as expected",
 				      kinds[k].name, what, s.n, wrong);
 				CU_ASSERT_EQUAL(s.bad_columns, 0);
@@ -1879,6 +1933,7 @@ static void test_decode_mismatch(void)
 				lu_seq_free(&s);
 			}
 		}
+		lu_dataset_free(&dc);
 		lu_dataset_free(&d);
 	}
 	free(cols);

@@ -39,7 +39,7 @@ for order in buffer none; do
 				pass
 			fi
 		else
-			expect_match '^recordio-train: the training shards decompressed into memory once \([0-9.]+ MiB on rank 0, --cache\)$' \
+			expect_match '^recordio-train: the training shards decompressed and decoded into memory once \([0-9.]+ MiB on rank 0, --cache\)$' \
 				out "$order: --cache $c is used"
 		fi
 		expect_exit 0 cmp off-$order/checkpoint c$c-$order/checkpoint
@@ -50,7 +50,7 @@ done
 
 # the default is auto
 expect_exit 0 mpi 2 $COMMON --checkpoint default
-expect_match 'decompressed into memory once' out "--cache auto by default"
+expect_match 'decompressed and decoded into memory once' out "--cache auto by default"
 expect_exit 0 cmp off-buffer/checkpoint default/checkpoint
 
 # stopped mid-epoch and resumed with the cache: the uncached run's end
