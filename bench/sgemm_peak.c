@@ -16,8 +16,14 @@
  * their median, as samples/s (BATCH per step):
  *   {"threads": T, "batch": B, "step_samples_per_s": ..., "step_gflops": ...,
  *    "repetitions": R}
- * bench/train.sh runs one copy per rank side by side and sums their rates:
- * the rate the trainer would reach if a step were nothing but its GEMMs.
+ * Each GEMM multiplies the step's own operands, as the trainer's do: the
+ * input batch, the three weight matrices, the activations, their
+ * gradients and the weight gradients, each a matrix of its own (about 3.5
+ * MB at batch 128, more than a core's L2). (The same three buffers for
+ * all eight, as this program had before, gave the same rates within 1%,
+ * one copy and two side by side, on a 2-core AMD EPYC.) bench/train.sh
+ * runs one copy per rank side by side and sums their rates: the rate the
+ * trainer would reach if a step were nothing but its GEMMs.
  */
 #include <cblas.h>
 #include <stdio.h>
@@ -39,16 +45,24 @@ static float *matrix(size_t n)
 	return m;
 }
 
+/* A GEMM of the step: C = op(A) op(B), with its operands' buffers. */
 typedef struct shape {
 	int ta, tb, M, N, K;
+	int a, b, c; /* operands: indices into the step's buffers */
 } shape;
 
-static void run(const shape *s, float *A, float *B, float *C)
+static void run(const shape *s, float *const *buf)
 {
 	int lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
 	cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans,
-	            s->tb ? CblasTrans : CblasNoTrans, s->M, s->N, s->K, 1.0f, A, lda, B, ldb,
-	            0.0f, C, s->N);
+	            s->tb ? CblasTrans : CblasNoTrans, s->M, s->N, s->K, 1.0f, buf[s->a], lda,
+	            buf[s->b], ldb, 0.0f, buf[s->c], s->N);
+}
+
+static void run_step(const shape *step, int n, float *const *buf)
+{
+	for (int i = 0; i < n; i++)
+		run(&step[i], buf);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -64,61 +78,79 @@ static double median(double *v, int n)
 	return v[(n - 1) / 2];
 }
 
+static void free_all(float **buf, int n, float **big)
+{
+	for (int i = 0; i < n; i++)
+		free(buf[i]);
+	for (int i = 0; i < 3; i++)
+		free(big[i]);
+}
+
 int main(int argc, char **argv)
 {
 	int threads = argc > 1 ? atoi(argv[1]) : 1;
 	int batch = argc > 2 ? atoi(argv[2]) : 128;
 	double seconds = argc > 3 ? atof(argv[3]) : 0;
 	openblas_set_num_threads(threads);
-	float *A = matrix(2048 * 2048), *B = matrix(2048 * 2048), *C = matrix(2048 * 2048);
+	int b = batch;
+	/* the step's buffers, sized as trainer/mlp.c's (row-major): the
+	 * input, weights, activations, their gradients (each layer's dz is
+	 * the gradient of its output, masked in place), weight gradients */
+	enum { X, W1, W2, W3, A1, A2, A3, DZ1, DZ2, DZ3, DW1, DW2, DW3, NBUF };
+	size_t sizes[NBUF] = {
+	    [X] = (size_t)b * 784,  [W1] = 256 * 784,         [W2] = 128 * 256,
+	    [W3] = 10 * 128,        [A1] = (size_t)b * 256,   [A2] = (size_t)b * 128,
+	    [A3] = (size_t)b * 10,  [DZ1] = (size_t)b * 256,  [DZ2] = (size_t)b * 128,
+	    [DZ3] = (size_t)b * 10, [DW1] = 256 * 784,        [DW2] = 128 * 256,
+	    [DW3] = 10 * 128};
+	float *buf[NBUF], *big[3];
+	for (int i = 0; i < 3; i++)
+		big[i] = matrix(2048 * 2048);
+	for (int i = 0; i < NBUF; i++)
+		buf[i] = matrix(sizes[i]);
 
 	/* one step of 784-256-128-10 at `batch`: as trainer/mlp.c calls them */
-	int b = batch;
 	shape step[] = {
-		{0, 1, b, 256, 784}, {0, 1, b, 128, 256}, {0, 1, b, 10, 128},  /* forward   */
-		{1, 0, 10, 128, b},  {0, 0, b, 128, 10},                       /* layer 3   */
-		{1, 0, 128, 256, b}, {0, 0, b, 256, 128},                      /* layer 2   */
-		{1, 0, 256, 784, b},                                           /* layer 1   */
+	    {0, 1, b, 256, 784, X, W1, A1},    {0, 1, b, 128, 256, A1, W2, A2}, /* forward */
+	    {0, 1, b, 10, 128, A2, W3, A3},
+	    {1, 0, 10, 128, b, DZ3, A2, DW3},  {0, 0, b, 128, 10, DZ3, W3, DZ2}, /* layer 3 */
+	    {1, 0, 128, 256, b, DZ2, A1, DW2}, {0, 0, b, 256, 128, DZ2, W2, DZ1}, /* layer 2 */
+	    {1, 0, 256, 784, b, DZ1, X, DW1},                                     /* layer 1 */
 	};
 	int n = (int)(sizeof step / sizeof step[0]);
 	double flops = 0;
 	for (int i = 0; i < n; i++)
 		flops += 2.0 * step[i].M * step[i].N * step[i].K;
-	for (int i = 0; i < n; i++)
-		run(&step[i], A, B, C);
+	run_step(step, n, buf);
 
 	if (seconds > 0) {
 		/* steps per repetition: ~0.1 s, from a first timing */
 		double t0 = now();
-		for (int i = 0; i < n; i++)
-			run(&step[i], A, B, C);
+		run_step(step, n, buf);
 		double one = now() - t0;
 		int per = (int)(0.1 / (one > 1e-7 ? one : 1e-7)) + 1, reps = 0;
 		double rate[4096], end = now() + seconds;
 		while (reps < 4096 && (reps < 3 || now() < end)) {
 			t0 = now();
 			for (int k = 0; k < per; k++)
-				for (int i = 0; i < n; i++)
-					run(&step[i], A, B, C);
+				run_step(step, n, buf);
 			rate[reps++] = per / (now() - t0);
 		}
 		double steps_per_s = median(rate, reps);
 		printf("{\"threads\": %d, \"batch\": %d, \"step_samples_per_s\": %.1f, "
 		       "\"step_gflops\": %.2f, \"repetitions\": %d}\n",
 		       threads, batch, steps_per_s * batch, steps_per_s * flops * 1e-9, reps);
-		free(A);
-		free(B);
-		free(C);
+		free_all(buf, NBUF, big);
 		return 0;
 	}
 
 	/* peak: 1024^3, best of 10 */
-	shape big = {0, 0, 1024, 1024, 1024};
-	run(&big, A, B, C);
+	shape square = {0, 0, 1024, 1024, 1024, 0, 1, 2};
+	run(&square, big);
 	double best = 1e9;
 	for (int i = 0; i < 10; i++) {
 		double t0 = now();
-		run(&big, A, B, C);
+		run(&square, big);
 		double t = now() - t0;
 		best = t < best ? t : best;
 	}
@@ -128,15 +160,12 @@ int main(int argc, char **argv)
 	for (int rep = 0; rep < 20; rep++) {
 		double t0 = now();
 		for (int k = 0; k < 20; k++)
-			for (int i = 0; i < n; i++)
-				run(&step[i], A, B, C);
+			run_step(step, n, buf);
 		times[rep] = (now() - t0) / 20;
 	}
 	printf("{\"threads\": %d, \"batch\": %d, \"peak_gflops\": %.2f, \"step_gflops\": %.2f, "
 	       "\"step_flops\": %.0f}\n",
 	       threads, batch, peak, flops / median(times, 20) * 1e-9, flops);
-	free(A);
-	free(B);
-	free(C);
+	free_all(buf, NBUF, big);
 	return 0;
 }

@@ -48,7 +48,7 @@ static int parse_range(rio__chunk *c, rio_loader *l, const rio__task *t, size_t 
 	 * record (a torn write, or garbage an index would not show) */
 	int check_tail = at_file_end && end == s->count;
 	while (index < end || (check_tail && pos < avail)) {
-		uint64_t len;
+		uint64_t len = 0; /* set by the frame check (GCC 12 cannot tell) */
 		int rc = rio__loader_frame(l, c->buf + pos, avail - pos, &len);
 		uint64_t off = base + (pos - start);
 		if (rc == RIO_ETRUNCATED && (!at_file_end || pos == avail)) {
@@ -187,7 +187,7 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 		if (got > s->framed[recno[i]])
 			got = s->framed[recno[i]];
 		c->file_bytes += got;
-		uint64_t len;
+		uint64_t len = 0; /* set by the frame check (GCC 12 cannot tell) */
 		int d = rio__loader_frame_entry(l, c->buf + pos, got, s->framed[recno[i]], &len);
 		if (d < 0) {
 			if (rio__damage_action(l->o.on_damage, d, 0) == RIO__RECOVER_STOP) {
