@@ -127,7 +127,9 @@ class Loader:
     cache        bytes (0, the default: off). When the compressed shards
                  (gzip, zlib, lz4) this rank reads hold at most `cache`
                  bytes decompressed, they are decompressed once, when the
-                 loader opens, and every epoch is served from memory: the
+                 loader opens (and, with decode, each record decoded once,
+                 into rows kept in memory), and every epoch is served
+                 from memory: the
                  same batches, several times faster, with less CPU (as
                  tf.data's .cache(), but the shuffle still changes every
                  epoch). All or nothing: shards that do not fit (or a
