@@ -41,7 +41,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -117,22 +116,6 @@ static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_by
 	return 0;
 }
 
-/* Memory for rows read at random: in huge pages where the kernel has
- * them (a TLB miss per row otherwise, measured 2.5x slower to gather). */
-static void *rows_alloc(size_t n)
-{
-	const size_t huge = (size_t)2 << 20;
-	void *p = NULL;
-	if (n < huge)
-		return malloc(n);
-	if (posix_memalign(&p, huge, (n + huge - 1) & ~(huge - 1)) != 0)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	madvise(p, (n + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);
-#endif
-	return p;
-}
-
 /* The records of shard `s`'s decompressed copy (checked by load_shard),
  * decoded and packed into rows: a malloc'd rowpack, or NULL when one does
  * not decode (the epoch that reaches it reports it), the rows' flags
@@ -150,7 +133,7 @@ static rio__rowpack *decode_rows(const rio__shard *s, const rio__colplan *cp)
 		if (ok && i == 0) {
 			ok = rio__rowpack_init(pk, cp, row) == 0 && pk->stride > 0 &&
 			     s->count <= SIZE_MAX / pk->stride &&
-			     (pk->data = rows_alloc((size_t)s->count * pk->stride)) != NULL;
+			     (pk->data = malloc((size_t)s->count * pk->stride)) != NULL;
 		}
 		ok = ok && rio__rowpack_put(pk, cp, row, pk->data + (size_t)i * pk->stride) == 0;
 	}
