@@ -31,6 +31,9 @@ COMMON="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --ep
 # -- auto is shm on one host; shm and alltoall give the same bits
 expect_exit 0 mpi 3 $COMMON --checkpoint auto3 --metrics auto3.json
 expect_match 'gradients summed by shm$' out "auto on one host"
+# the bucket size groups the sums, never changes them: the same bits
+expect_exit 0 mpi 3 $COMMON --quiet --bucket-size 1M --checkpoint auto3-1M
+expect_exit 0 cmp auto3/checkpoint auto3-1M/checkpoint
 for np in 3 4; do
 	for opt in sgd adam lars; do
 		expect_exit 0 mpi $np $COMMON --quiet --optimizer $opt --reduce shm \

@@ -197,10 +197,6 @@ static void setup(tr_run *r)
 	sizes[nlayers] = o->classes;
 	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
 	rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
-	/* with ranks to sum over, each bucket is handed on as soon as backward
-	 * has made it, so that its allreduce overlaps the rest */
-	if (r->w.size > 1)
-		r->net.ready_every = o->bucket_bytes / sizeof(float);
 	if (rc == 0)
 		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
 	if (rc == 0) { /* each layer's W and b, for LARS */

@@ -134,22 +134,22 @@ void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
 	                backward ? net->grads + net->b_off[L - 1] : NULL, stats);
 }
 
-/* Rows [r0, r1) of layer l's weight gradient: dz^T times the layer's input
- * (the feature blocks, each into its columns, for the first layer). */
-static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz, int r0, int r1)
+/* Layer l's weight gradient: dz^T times the layer's input (the feature
+ * blocks, each into its columns, for the first layer). */
+static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz)
 {
 	int rows = in->rows, fan_in = net->sizes[l], units = net->sizes[l + 1];
-	float *dW = net->grads + net->w_off[l] + (size_t)r0 * fan_in;
+	float *dW = net->grads + net->w_off[l];
 	if (l == 0) {
 		int col = 0;
 		for (int p = 0; p < in->nparts; p++) {
-			tr_gemm(net->math, 1, 0, r1 - r0, in->width[p], rows, 1.0f, dz + r0, units,
-			        in->part[p], in->width[p], 0.0f, dW + col, fan_in);
+			tr_gemm(net->math, 1, 0, units, in->width[p], rows, 1.0f, dz, units, in->part[p],
+			        in->width[p], 0.0f, dW + col, fan_in);
 			col += in->width[p];
 		}
 	} else {
-		tr_gemm(net->math, 1, 0, r1 - r0, fan_in, rows, 1.0f, dz + r0, units,
-		        net->out[l - 1], fan_in, 0.0f, dW, fan_in);
+		tr_gemm(net->math, 1, 0, units, fan_in, rows, 1.0f, dz, units, net->out[l - 1],
+		        fan_in, 0.0f, dW, fan_in);
 	}
 }
 
@@ -170,22 +170,13 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 			tr_relu_bias_backward(net->math, spare, net->out[l - 1], rows, fan_in,
 			                      net->grads + net->b_off[l - 1]);
 		}
-		/* then W_l's gradient, in pieces ending at the ready_every
-		 * boundaries of the buffer (whole rows), each handed on at once */
-		size_t base = net->w_off[l];
-		for (int r0 = 0, r1; r0 < units; r0 = r1) {
-			r1 = units;
-			if (net->ready_every && ready) {
-				size_t at = base + (size_t)r0 * fan_in;
-				size_t next = (at / net->ready_every + 1) * net->ready_every;
-				size_t want = (next - base + (size_t)fan_in - 1) / (size_t)fan_in;
-				if (want < (size_t)units)
-					r1 = (int)want;
-			}
-			weight_grad(net, in, l, dz, r0, r1);
-			if (r1 < units)
-				ready(ctx, base + (size_t)r1 * fan_in);
-		}
+		/* then W_l's gradient, whole: one GEMM. (Cut into pieces at the
+		 * buckets' ends, to start their sums earlier, its pieces of 40
+		 * to 84 rows ran at 185-223 GFLOP/s against 232 whole, and the
+		 * bits depended on --bucket-size: 784-256-128-10, 2 ranks on a
+		 * 2-core AMD EPYC, where 128-row pieces were still 1.5% slower
+		 * a step than whole ones) */
+		weight_grad(net, in, l, dz);
 		if (l > 0) {
 			float *t = dz;
 			dz = spare;

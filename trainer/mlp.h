@@ -59,12 +59,6 @@ typedef struct tr_mlp {
 	                                     * x sizes[l + 1]; the last is
 	                                     * the logits                  */
 	float *delta[2];                    /* backward scratch            */
-	size_t ready_every;                 /* 0, or: backward also reports
-	                                     * each multiple of this many
-	                                     * grads as soon as it is final
-	                                     * (a weight gradient computed in
-	                                     * pieces of whole rows): the
-	                                     * allreduce's bucket size      */
 } tr_mlp;
 
 /* Sizes of a model: inputs, then the hidden sizes, then classes; `nlayers`
@@ -89,12 +83,9 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in);
 void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward);
 
 /* Backward of the summed loss into net->grads (unscaled: the caller
- * divides by the global batch). After each layer, and with ready_every at
- * each multiple of it within a layer's weights, calls ready(ctx, end):
+ * divides by the global batch). After each layer calls ready(ctx, end):
  * grads [0, end) are final (queued, on a GPU), and params [0, end) are
- * read no more by this backward, so they may be updated at once. The
- * gradients are the same whatever ready_every is, up to the rounding of
- * GEMMs of other shapes. */
+ * read no more by this backward, so they may be updated at once. */
 typedef void (*tr_mlp_ready_fn)(void *ctx, size_t end);
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx);
 

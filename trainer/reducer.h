@@ -39,10 +39,8 @@
  * sum: every rank sees the same sums, so every rank reaches the same
  * verdict, and a rank's non-finite contribution (NaN + x is NaN, inf - inf
  * is NaN) shows in the sum. The buffers are host memory: the gradients
- * themselves on the CPU, staging copies of them on a GPU. (The gradients
- * summed may differ in their last bits with another bucket size: backward
- * computes the weight gradients in pieces that end at bucket boundaries,
- * and some OpenBLAS kernels round GEMMs of other shapes differently.)
+ * themselves on the CPU, staging copies of them on a GPU. The bucket size
+ * groups the sums and never changes them: each element is summed alone.
  */
 #ifndef RIO_TRAINER_REDUCER_H
 #define RIO_TRAINER_REDUCER_H
