@@ -42,12 +42,15 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-/* 1 when shard `s` is one of the rank's compressed shards to cache. */
-static int to_cache(const rio__dataset *ds, size_t s)
+/* 1 when shard `s` is one of the rank's shards to cache: the compressed
+ * ones, and with columns (`decoding`) the uncompressed ones too, whose
+ * rows spare every epoch its parsing. */
+static int to_cache(const rio__dataset *ds, size_t s, int decoding)
 {
-	if (ds->shards[s].comp == RIO_COMPRESSION_NONE)
+	if (ds->shards[s].comp == RIO_COMPRESSION_NONE && !decoding)
 		return 0;
 	for (size_t i = 0; i < ds->npieces; i++)
 		if (ds->pieces[i].shard == s)
@@ -61,7 +64,8 @@ static int to_cache(const rio__dataset *ds, size_t s)
  * here, rather than every epoch, as nothing writes to the copy after (a
  * mapped file may change under the loader; this memory does not). 0, or a
  * negative code (nothing kept). */
-static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_bytes)
+static int load_shard(const rio__shard *s, const rio_loader_opts *o, uint64_t *file_bytes,
+                      uint8_t **out)
 {
 	size_t n = (size_t)s->data_end;
 	uint8_t *buf = malloc(n ? n : 1);
@@ -110,9 +114,7 @@ static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_by
 		free(buf);
 		return rc;
 	}
-	s->cache = buf;
-	s->map = buf;
-	s->map_len = n;
+	*out = buf;
 	return 0;
 }
 
@@ -120,7 +122,7 @@ static int load_shard(rio__shard *s, const rio_loader_opts *o, uint64_t *file_by
  * decoded and packed into rows: a malloc'd rowpack, or NULL when one does
  * not decode (the epoch that reaches it reports it), the rows' flags
  * differ, or there is no memory. */
-static rio__rowpack *decode_rows(const rio__shard *s, const rio__colplan *cp)
+static rio__rowpack *decode_rows(const rio__shard *s, const uint8_t *buf, const rio__colplan *cp)
 {
 	rio__rowpack *pk = calloc(1, sizeof *pk);
 	uint8_t *row = malloc(cp->row_stride);
@@ -128,7 +130,7 @@ static rio__rowpack *decode_rows(const rio__shard *s, const rio__colplan *cp)
 	for (uint64_t i = 0; ok && i < s->count; i++) {
 		char detail[300];
 		size_t len = s->framed[i] - rio__frame_size(0);
-		ok = rio__decode_row(cp, s->cache + s->offset[i] + RIO_HEADER_SIZE, len, row, detail,
+		ok = rio__decode_row(cp, buf + s->offset[i] + RIO_HEADER_SIZE, len, row, detail,
 		                     sizeof detail) == 0;
 		if (ok && i == 0) {
 			ok = rio__rowpack_init(pk, cp, row) == 0 && pk->stride > 0 &&
@@ -160,12 +162,13 @@ static int load_one(void *arg, size_t s, rio_error *e)
 {
 	(void)e; /* all or nothing: a failure only says not to cache */
 	load_job *j = arg;
-	if (!to_cache(j->ds, s))
+	if (!to_cache(j->ds, s, j->cols != NULL))
 		return 0;
 	uint64_t fb = 0;
 	rio__shard *sh = &j->ds->shards[s];
-	int rc = load_shard(sh, j->o, &fb);
-	rio__rowpack *pk = rc == 0 && j->cols ? decode_rows(sh, j->cols) : NULL;
+	uint8_t *buf = NULL;
+	int rc = load_shard(sh, j->o, &fb, &buf);
+	rio__rowpack *pk = rc == 0 && j->cols ? decode_rows(sh, buf, j->cols) : NULL;
 	int keep = 0;
 	pthread_mutex_lock(&j->mu);
 	j->file_bytes += fb;
@@ -176,17 +179,29 @@ static int load_one(void *arg, size_t s, rio_error *e)
 			j->held = j->held - sh->data_end + rows;
 	}
 	pthread_mutex_unlock(&j->mu);
-	if (keep) {
-		free(sh->cache);
-		sh->cache = NULL;
-		sh->map = NULL;
-		sh->map_len = 0;
-		sh->rows = pk;
-	} else if (pk) {
+	if (pk && !keep) {
 		rio__rowpack_free(pk);
 		free(pk);
+		pk = NULL;
 	}
-	return rc;
+	if (rc < 0)
+		return rc;
+	if (pk || sh->map) {
+		/* rows; or a plain shard mapped (opts.map) whose records did not
+		 * all decode: its mapping serves it, as without the cache */
+		free(buf);
+		if (pk && sh->map) {
+			munmap((void *)sh->map, sh->map_len);
+			sh->map = NULL;
+			sh->map_len = 0;
+		}
+		sh->rows = pk;
+	} else {
+		sh->cache = buf;
+		sh->map = buf;
+		sh->map_len = (size_t)sh->data_end;
+	}
+	return 0;
 }
 
 /* Frees the decompressed copies (after a failure: all or nothing). */
@@ -208,11 +223,11 @@ static void cache_free(rio__dataset *ds)
 	ds->cache_bytes = 0;
 }
 
-uint64_t rio__cache_need(const rio__dataset *ds)
+uint64_t rio__cache_need(const rio__dataset *ds, int decoding)
 {
 	uint64_t need = 0;
 	for (size_t s = 0; s < ds->nshards; s++)
-		if (to_cache(ds, s))
+		if (to_cache(ds, s, decoding))
 			need += ds->shards[s].data_end;
 	return need;
 }
@@ -224,7 +239,7 @@ int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, const rio__colpl
 	uint64_t need = 0;
 	size_t nload = 0;
 	for (size_t s = 0; s < ds->nshards; s++)
-		if (to_cache(ds, s)) {
+		if (to_cache(ds, s, cols->ncols > 0)) {
 			need += ds->shards[s].data_end;
 			nload++;
 			if (!ds->shards[s].offset)

@@ -228,10 +228,13 @@ typedef struct rio_loader_opts {
 	                       * into the copies (valid until close), the data
 	                       * CRCs checked once, as the copies are made
 	                       * (nothing writes to them after). With
-	                       * columns, when the rows fit too, each
-	                       * record is decoded once, as it is cached,
-	                       * and batches are filled from the decoded
-	                       * rows with no parsing (the copies freed).
+	                       * columns, uncompressed shards are read into
+	                       * memory too (in BUFFER order: in NONE order
+	                       * the direct path reads them as they lie),
+	                       * and when the rows fit, each record is
+	                       * decoded once, as it is cached, and batches
+	                       * are filled from the decoded rows with no
+	                       * parsing (the copies freed).
 	                       * The same records, bytes, values and order
 	                       * as without it for the same seed, so results
 	                       * do not change.
@@ -245,9 +248,9 @@ typedef struct rio_loader_opts {
 	                       * held. Applies
 	                       * under RIO_DAMAGE_FAIL, in NONE and BUFFER
 	                       * order (GLOBAL needs uncompressed shards
-	                       * anyway), not with direct, and where every
-	                       * uncompressed shard the rank needs is mapped
-	                       * (map). An epoch resumed at another world
+	                       * anyway), not with direct, and, without
+	                       * columns, where every uncompressed shard the
+	                       * rank needs is mapped (map). An epoch resumed at another world
 	                       * size (rio_loader_state_restore_all) reads the
 	                       * files; the ordinary epochs after it use the
 	                       * cache again (unless that resume made the rank

@@ -462,15 +462,16 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
 
 /* opts.cache applies (cache.c): damage fails the epoch, the order is the
  * pipeline's NONE or BUFFER (GLOBAL needs uncompressed shards whatever
- * the cache), not O_DIRECT, and every shard the rank needs is compressed
- * or mapped (opts.map), so the direct path can serve them all from
- * memory. Whether they fit is known once they are counted. */
+ * the cache), not O_DIRECT, and every shard the rank needs is compressed,
+ * mapped (opts.map) or, with columns, read into memory and decoded too, so
+ * the direct path can serve them all from memory. Whether they fit is
+ * known once they are counted. */
 static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
 {
 	if (!o->cache || o->on_damage != RIO_DAMAGE_FAIL || o->direct ||
 	    (o->shuffle != RIO_SHUFFLE_NONE && o->shuffle != RIO_SHUFFLE_BUFFER))
 		return 0;
-	for (size_t s = 0; s < ds->nshards; s++) {
+	for (size_t s = 0; s < ds->nshards && o->ncolumns == 0; s++) {
 		const rio__shard *sh = &ds->shards[s];
 		if (sh->needed && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
 			return 0;
@@ -632,7 +633,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	if (cache) {
 		/* the decompressed shards, as if mapped: the direct path serves
 		 * them; else everything as without opts.cache */
-		uint64_t need = rio__cache_need(ds);
+		uint64_t need = rio__cache_need(ds, o->ncolumns > 0);
 		if (need > 0 && need <= o->cache && (rc = count_pieces_full(ds, o, err)) < 0)
 			return rc;
 		ds->direct = need > 0 && need <= o->cache &&
@@ -664,7 +665,8 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 		/* a decompressed copy (opts.cache) is read as a mapped shard is;
 		 * with one, a shard that joins unmapped is read by the pipeline */
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE || rio__shard_cached(sh);
-		if (ds->cache_bytes && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
+		if (ds->cache_bytes && sh->comp == RIO_COMPRESSION_NONE && !sh->map &&
+		    !rio__shard_cached(sh) && sh->file_size)
 			all_plain = 0;
 	}
 	if (!more)

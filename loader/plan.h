@@ -193,8 +193,9 @@ int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader
                           uint64_t epoch);
 
 /* cache.c: the decompressed bytes of the rank's compressed shards (those
- * of its pieces, whole), by their counts. */
-uint64_t rio__cache_need(const rio__dataset *ds);
+ * of its pieces, whole), by their counts; with `decoding` (columns), of its
+ * uncompressed ones too. */
+uint64_t rio__cache_need(const rio__dataset *ds, int decoding);
 /* Decompresses the rank's compressed shards (those of its pieces,
  * counted with every record's place) into memory when they fit
  * opts.cache bytes, each shard's map then pointing at its copy: returns 1

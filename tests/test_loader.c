@@ -1692,6 +1692,12 @@ static void test_decode(void)
 		decode_stride = 800;
 		decode_run(&dz, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
 	}
+	/* uncompressed shards too, when shuffled through the buffer (in shard
+	 * order the direct path reads them as they lie) */
+	decode_stride = 804;
+	decode_run(&d, LU_COLS_NATIVE, 0, RIO_SHUFFLE_BUFFER, 1);
+	decode_stride = 800;
+	decode_run(&d, LU_COLS_FLOAT, 1, RIO_SHUFFLE_BUFFER, 2);
 	decode_cache = 0;
 	/* the image alone, scaled */
 	rio_column_spec *cols = NULL;
@@ -1851,8 +1857,9 @@ static void test_decode_mismatch(void)
 		                               .bad_shard = 1,
 		                               .bad_index = 13});
 		/* si 3 and 4: LZ4 shards through the cache (opts.cache), in NONE
-		 * and BUFFER order: the shard with the bad record is not kept as
-		 * rows, and the error comes with the same batch */
+		 * and BUFFER order, and si 5 the uncompressed ones in BUFFER order:
+		 * the shard with the bad record is not kept as rows, and the error
+		 * comes with the same batch */
 		lu_dataset dc;
 		char cname[64];
 		snprintf(cname, sizeof cname, "%s-lz4", kinds[k].name);
@@ -1866,17 +1873,19 @@ static void test_decode_mismatch(void)
 		                                .bad = kinds[k].bad,
 		                                .bad_shard = 1,
 		                                .bad_index = 13});
-		for (int si = 0; si < 5; si++) {
+		for (int si = 0; si < 6; si++) {
 			rio_loader_opts o;
 			lu_base_opts(&o);
-			o.shuffle = all_shuffles[si < 3 ? si : si - 3];
+			o.shuffle = si == 5 ? RIO_SHUFFLE_BUFFER : all_shuffles[si < 3 ? si : si - 3];
 			o.batch_size = 8;
 			o.columns = cols;
 			o.ncolumns = ncols;
 			o.cache = si < 3 ? 0 : 1u << 24;
-			const lu_dataset *dd = si < 3 ? &d : &dc;
-			const char *what = si < 3 ? shuffle_name(o.shuffle)
-			                          : si == 3 ? "NONE, cached" : "BUFFER, cached";
+			const lu_dataset *dd = si < 3 || si == 5 ? &d : &dc;
+			const char *what = si < 3    ? shuffle_name(o.shuffle)
+			                   : si == 3 ? "NONE, cached"
+			                   : si == 4 ? "BUFFER, cached"
+			                             : "BUFFER, uncompressed, cached";
 			/* FAIL */
 			rio_loader *l = lu_open(dd, &o);
 			if (l) {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # train_cache.sh — recordio-train --cache: compressed training shards
-# decompressed into memory once and served from there give the very run
-# the files give: with --cache auto (the default), a size, off, or a size
+# decompressed into memory once (and uncompressed ones read), decoded once
+# and served from there give the very run the files give: with --cache auto (the default), a size, off, or a size
 # too small to hold them, the same seed ends with byte-identical
 # checkpoints and the same losses and accuracies, in buffer and shard
 # order, and a run stopped and resumed with the cache ends as an
@@ -24,7 +24,7 @@ metrics() {
 for order in buffer none; do
 	expect_exit 0 mpi 2 $COMMON --shuffle $order --cache off --checkpoint off-$order \
 		--metrics off-$order.json
-	if grep -q 'decompressed into memory' out; then
+	if grep -q 'held in memory' out; then
 		fail "$order: --cache off cached"
 	else
 		pass
@@ -33,13 +33,13 @@ for order in buffer none; do
 		expect_exit 0 mpi 2 $COMMON --shuffle $order --cache $c --checkpoint c$c-$order \
 			--metrics c$c-$order.json
 		if [ "$c" = 1K ]; then # too small: nothing cached, the same run
-			if grep -q 'decompressed into memory' out; then
+			if grep -q 'held in memory' out; then
 				fail "$order: --cache 1K cached"
 			else
 				pass
 			fi
 		else
-			expect_match '^recordio-train: the training shards decompressed and decoded into memory once \([0-9.]+ MiB on rank 0, --cache\)$' \
+			expect_match '^recordio-train: the training shards held in memory, decoded once \([0-9.]+ MiB on rank 0, --cache\)$' \
 				out "$order: --cache $c is used"
 		fi
 		expect_exit 0 cmp off-$order/checkpoint c$c-$order/checkpoint
@@ -50,8 +50,21 @@ done
 
 # the default is auto
 expect_exit 0 mpi 2 $COMMON --checkpoint default
-expect_match 'decompressed and decoded into memory once' out "--cache auto by default"
+expect_match 'held in memory, decoded once' out "--cache auto by default"
 expect_exit 0 cmp off-buffer/checkpoint default/checkpoint
+
+# uncompressed training shards (recordio-pack's default): read into memory
+# and decoded once as well when shuffled, the same run as from the files
+PLAIN="--train $(shards 0 7) --test $D/lzt $MNIST_X --hidden 16 --batch 25 --epochs 2 --seed 3"
+expect_exit 0 mpi 2 $PLAIN --cache off --checkpoint plain-off
+if grep -q 'held in memory' out; then
+	fail "uncompressed shards: --cache off cached"
+else
+	pass
+fi
+expect_exit 0 mpi 2 $PLAIN --checkpoint plain-auto
+expect_match 'held in memory, decoded once' out "uncompressed shards: --cache auto is used"
+expect_exit 0 cmp plain-off/checkpoint plain-auto/checkpoint
 
 # stopped mid-epoch and resumed with the cache: the uncached run's end
 expect_exit 0 mpi 2 $COMMON --cache auto --checkpoint part --max-steps 23 --checkpoint-every 10

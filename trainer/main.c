@@ -777,8 +777,8 @@ int main(int argc, char **argv)
 			printf(", gradients summed by %s", tr_reduce_mode_name(r->red.mode));
 		printf("\n");
 		if (r->cache_bytes)
-			printf("recordio-train: the training shards decompressed and decoded into memory "
-			       "once (%.1f MiB on rank 0, --cache)\n",
+			printf("recordio-train: the training shards held in memory, decoded once "
+			       "(%.1f MiB on rank 0, --cache)\n",
 			       (double)r->cache_bytes / (1 << 20));
 		fflush(stdout);
 	}

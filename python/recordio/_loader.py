@@ -128,7 +128,9 @@ class Loader:
                  (gzip, zlib, lz4) this rank reads hold at most `cache`
                  bytes decompressed, they are decompressed once, when the
                  loader opens (and, with decode, each record decoded once,
-                 into rows kept in memory), and every epoch is served
+                 into rows kept in memory; uncompressed shards are then
+                 read in too, with buffer shuffling), and every epoch is
+                 served
                  from memory: the
                  same batches, several times faster, with less CPU (as
                  tf.data's .cache(), but the shuffle still changes every
