@@ -130,9 +130,8 @@ class Loader:
                  loader opens (and, with decode, each record decoded once,
                  into rows kept in memory; uncompressed shards are then
                  read in too, with buffer shuffling), and every epoch is
-                 served
-                 from memory: the
-                 same batches, several times faster, with less CPU (as
+                 served from memory: the same batches, several times
+                 faster, with less CPU (as
                  tf.data's .cache(), but the shuffle still changes every
                  epoch). All or nothing: shards that do not fit (or a
                  damaged one, or skip_damaged) are read from the files as
