@@ -1846,33 +1846,27 @@ static void test_decode_mismatch(void)
 	CU_ASSERT_EQUAL_FATAL(rio_column_spec_parse(LU_COLS_NATIVE, &cols, &ncols, NULL), 0);
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
 		lu_dataset d;
-		lu_dataset_make(&d, &(lu_spec){.name = kinds[k].name,
-		                               .tag = 9,
-		                               .counts = counts,
-		                               .nshards = 3,
-		                               .comp = RIO_COMPRESSION_NONE,
-		                               .idx_mask = 0x7,
-		                               .example = 1,
-		                               .bad = kinds[k].bad,
-		                               .bad_shard = 1,
-		                               .bad_index = 13});
-		/* si 3 and 4: LZ4 shards through the cache (opts.cache), in NONE
-		 * and BUFFER order, and si 5 the uncompressed ones in BUFFER order:
-		 * the shard with the bad record is not kept as rows, and the error
-		 * comes with the same batch */
+		lu_spec sp = {.name = kinds[k].name,
+		              .tag = 9,
+		              .counts = counts,
+		              .nshards = 3,
+		              .comp = RIO_COMPRESSION_NONE,
+		              .idx_mask = 0x7,
+		              .example = 1,
+		              .bad = kinds[k].bad,
+		              .bad_shard = 1,
+		              .bad_index = 13};
+		lu_dataset_make(&d, &sp);
+		/* si 3 and 4: the same records in LZ4 shards through the cache
+		 * (opts.cache), in NONE and BUFFER order, and si 5 the
+		 * uncompressed ones in BUFFER order: the shard with the bad record
+		 * is not kept as rows, and the error comes with the same batch */
 		lu_dataset dc;
 		char cname[64];
 		snprintf(cname, sizeof cname, "%s-lz4", kinds[k].name);
-		lu_dataset_make(&dc, &(lu_spec){.name = cname,
-		                                .tag = 9,
-		                                .counts = counts,
-		                                .nshards = 3,
-		                                .comp = RIO_COMPRESSION_LZ4,
-		                                .idx_mask = 0x7,
-		                                .example = 1,
-		                                .bad = kinds[k].bad,
-		                                .bad_shard = 1,
-		                                .bad_index = 13});
+		sp.name = cname;
+		sp.comp = RIO_COMPRESSION_LZ4;
+		lu_dataset_make(&dc, &sp);
 		for (int si = 0; si < 6; si++) {
 			rio_loader_opts o;
 			lu_base_opts(&o);
