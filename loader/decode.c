@@ -174,7 +174,9 @@ static int one_bytes_value(const rio_feature *f, size_t length, const uint8_t **
  * after AVX-512 code on the same thread (ISA-L's CRCs) on a 2-core AMD
  * EPYC, and at a third of AVX2's speed gathering rows (cache.c). The
  * results are the same in each: a conversion is exact, then one multiply. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) /* ThreadSanitizer: an ifunc's resolver runs
+                                   * before its runtime is up, and crashes */
 #define RIO_VECTORIZE \
 	__attribute__((optimize("O3"), target_clones("avx512f", "avx2", "default")))
 #elif defined(__GNUC__) && !defined(__clang__)
