@@ -1,6 +1,7 @@
 /*
  * cache.c — opts.cache: the rank's compressed shards, decompressed whole
- * into memory once, at open, and served from there every epoch.
+ * into memory once, at open (with columns, its uncompressed ones read in
+ * too, and every record decoded once), and served from there every epoch.
  *
  * Reading a compressed shard costs its decompression every epoch, and the
  * pipeline (worker.c, batcher.c) with its hand-offs between threads. When
@@ -14,15 +15,16 @@
  * bytes are those of the pipeline for the same seed: the plan does not
  * depend on how a shard is read.
  *
- * Decoded rows: when the loader decodes (opts.columns) and the rows fit
+ * Decoded rows: when the loader decodes (opts.columns), its uncompressed
+ * shards are read into memory the same way, and when the rows fit
  * opts.cache too, each shard's records are decoded once more, into packed
- * rows (decode.h: an image's pixels stay bytes), and its decompressed copy
- * freed: every epoch then only
- * widens and copies rows into batches (rio__row_to_columns), rather than
- * parsing every Example again (half of a Fashion-MNIST batch's time). The
- * values are those decoding gives every epoch. A shard with a record that
- * does not decode keeps its copy, and the direct path reports the error
- * with the batch that holds it, as without the cache.
+ * rows (decode.h: an image's pixels stay bytes), and its copy freed: every
+ * epoch then only gathers rows, widens them and copies them into batches
+ * (direct.c: gather_rows, rio__rowpack_to_columns), rather than parsing
+ * every Example again (half of a Fashion-MNIST batch's time). The values
+ * are those decoding gives every epoch. A shard with a record that does
+ * not decode keeps its copy (or its mapping), and the direct path reports
+ * the error with the batch that holds it, as without the cache.
  *
  * All or nothing: when the shards do not fit, or one cannot be decompressed
  * whole, or its records are not where its index says (a stale .idx, a torn
@@ -124,25 +126,21 @@ static int load_shard(const rio__shard *s, const rio_loader_opts *o, uint64_t *f
  * differ, or there is no memory. */
 static rio__rowpack *decode_rows(const rio__shard *s, const uint8_t *buf, const rio__colplan *cp)
 {
-	rio__rowpack *pk = calloc(1, sizeof *pk);
+	rio__rowpack *pk = NULL;
 	uint8_t *row = malloc(cp->row_stride);
-	int ok = pk && row;
+	int ok = row != NULL;
 	for (uint64_t i = 0; ok && i < s->count; i++) {
 		char detail[300];
 		size_t len = s->framed[i] - rio__frame_size(0);
 		ok = rio__decode_row(cp, buf + s->offset[i] + RIO_HEADER_SIZE, len, row, detail,
 		                     sizeof detail) == 0;
-		if (ok && i == 0) {
-			ok = rio__rowpack_init(pk, cp, row) == 0 && pk->stride > 0 &&
-			     s->count <= SIZE_MAX / pk->stride &&
-			     (pk->data = malloc((size_t)s->count * pk->stride)) != NULL;
-		}
+		if (ok && !pk) /* the first row says the layout */
+			ok = (pk = rio__rowpack_new(cp, row, s->count)) != NULL;
 		ok = ok && rio__rowpack_put(pk, cp, row, pk->data + (size_t)i * pk->stride) == 0;
 	}
 	free(row);
-	if (!ok && pk) {
+	if (!ok) {
 		rio__rowpack_free(pk);
-		free(pk);
 		pk = NULL;
 	}
 	return pk;
@@ -179,9 +177,8 @@ static int load_one(void *arg, size_t s, rio_error *e)
 			j->held = j->held - sh->data_end + rows;
 	}
 	pthread_mutex_unlock(&j->mu);
-	if (pk && !keep) {
+	if (!keep) {
 		rio__rowpack_free(pk);
-		free(pk);
 		pk = NULL;
 	}
 	if (rc < 0)
@@ -212,9 +209,7 @@ static void cache_free(rio__dataset *ds)
 		if (!rio__shard_cached(sh))
 			continue;
 		free(sh->cache);
-		if (sh->rows)
-			rio__rowpack_free(sh->rows);
-		free(sh->rows);
+		rio__rowpack_free(sh->rows);
 		sh->cache = NULL;
 		sh->rows = NULL;
 		sh->map = NULL;

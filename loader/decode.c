@@ -324,29 +324,45 @@ void rio__row_to_columns(const rio__colplan *cp, const uint8_t *row, const rio_b
 	}
 }
 
-int rio__rowpack_init(rio__rowpack *pk, const rio__colplan *cp, const uint8_t *row)
+/* The bytes column c takes in a packed row: a narrow part's bytes, else
+ * its values. */
+static size_t packed_bytes(const rio__colplan *cp, size_t c, int narrow)
 {
-	memset(pk, 0, sizeof *pk);
+	return narrow ? cp->spec[c].length : cp->col_bytes[c];
+}
+
+rio__rowpack *rio__rowpack_new(const rio__colplan *cp, const uint8_t *row, uint64_t nrows)
+{
+	rio__rowpack *pk = calloc(1, sizeof *pk);
+	if (!pk)
+		return NULL;
 	pk->offset = malloc(cp->ncols * sizeof *pk->offset);
 	pk->narrow = malloc(cp->ncols);
 	if (!pk->offset || !pk->narrow) {
 		rio__rowpack_free(pk);
-		return -ENOMEM;
+		return NULL;
 	}
 	for (size_t c = 0; c < cp->ncols; c++) {
 		pk->narrow[c] = row[cp->flags_offset + c] != 0;
 		pk->offset[c] = pk->stride;
-		pk->stride += pk->narrow[c] ? cp->spec[c].length : cp->col_bytes[c];
+		pk->stride += packed_bytes(cp, c, pk->narrow[c]);
 	}
-	return 0;
+	if (pk->stride == 0 || nrows > SIZE_MAX / pk->stride ||
+	    !(pk->data = malloc(nrows ? (size_t)nrows * pk->stride : 1))) {
+		rio__rowpack_free(pk);
+		return NULL;
+	}
+	return pk;
 }
 
 void rio__rowpack_free(rio__rowpack *pk)
 {
+	if (!pk)
+		return;
 	free(pk->offset);
 	free(pk->narrow);
 	free(pk->data);
-	memset(pk, 0, sizeof *pk);
+	free(pk);
 }
 
 int rio__rowpack_put(const rio__rowpack *pk, const rio__colplan *cp, const uint8_t *row,
@@ -355,8 +371,7 @@ int rio__rowpack_put(const rio__rowpack *pk, const rio__colplan *cp, const uint8
 	for (size_t c = 0; c < cp->ncols; c++) {
 		if ((row[cp->flags_offset + c] != 0) != pk->narrow[c])
 			return -1;
-		memcpy(out + pk->offset[c], row + cp->col_offset[c],
-		       pk->narrow[c] ? cp->spec[c].length : cp->col_bytes[c]);
+		memcpy(out + pk->offset[c], row + cp->col_offset[c], packed_bytes(cp, c, pk->narrow[c]));
 	}
 	return 0;
 }

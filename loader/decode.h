@@ -60,13 +60,13 @@ typedef struct rio__rowpack {
 	size_t stride;
 	size_t *offset;
 	uint8_t *narrow;
-	uint8_t *data;    /* the rows, malloc'd by the caller */
+	uint8_t *data;    /* room for the rows                             */
 } rio__rowpack;
 
-/* The packed layout of rows with the flags of decoded row `row`. 0 or
- * -ENOMEM. */
-int rio__rowpack_init(rio__rowpack *pk, const rio__colplan *cp, const uint8_t *row);
-/* Frees the layout and the rows. */
+/* A new pack with room for `nrows` rows laid out by the flags of decoded
+ * row `row`; NULL when there is no memory. */
+rio__rowpack *rio__rowpack_new(const rio__colplan *cp, const uint8_t *row, uint64_t nrows);
+/* Frees the pack, its layout and its rows; NULL is nothing to free. */
 void rio__rowpack_free(rio__rowpack *pk);
 /* Packs decoded row `row` into `out` (pk->stride bytes); -1 when its flags
  * are not the layout's. */

@@ -250,8 +250,9 @@ typedef struct rio_loader_opts {
 	                       * order (GLOBAL needs uncompressed shards
 	                       * anyway), not with direct, and, without
 	                       * columns, where every uncompressed shard the
-	                       * rank needs is mapped (map). An epoch resumed at another world
-	                       * size (rio_loader_state_restore_all) reads the
+	                       * rank needs is mapped (map). An epoch resumed
+	                       * at another world size
+	                       * (rio_loader_state_restore_all) reads the
 	                       * files; the ordinary epochs after it use the
 	                       * cache again (unless that resume made the rank
 	                       * open shards it did not read, files sharding:

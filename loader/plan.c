@@ -692,9 +692,7 @@ void rio__dataset_close(rio__dataset *ds)
 		if (sh->map && !sh->cache)
 			munmap((void *)sh->map, sh->map_len);
 		free(sh->cache);
-		if (sh->rows)
-			rio__rowpack_free(sh->rows);
-		free(sh->rows);
+		rio__rowpack_free(sh->rows);
 		free(sh->ckpt);
 		free(sh->offset);
 		free(sh->framed);
