@@ -6,7 +6,10 @@
 # run goes on and whole after a kill -9 (bad directories: train_errors.sh).
 # The progress line shows under a terminal (script(1)), not in a file nor
 # with --quiet; RIO_PROGRESS_INTERVAL=0 redraws it after every step, so
-# that it shows however fast the epoch.
+# that it shows however fast the epoch. An epoch's GEMM counters are its
+# training steps' alone: the FLOPs they report are the model's for the
+# epoch's steps, not the evaluation's that follows (which had made the
+# step's split add up to more than the epoch).
 . "$(dirname "$0")/train_lib.sh"
 CHECK="python3 $(cd "$(dirname "$0")" && pwd)/tb_events.py"
 cd "$T" || exit 1
@@ -63,5 +66,20 @@ else
 fi
 expect_exit 0 mpi 2 $RUN
 if grep -q "ETA\|$(printf '\r')" out; then fail "no progress line in a file"; else pass; fi
+
+# the GEMM counters of an epoch: 100 training records in 2 steps of 50
+# (784-256-10: forward, the weight gradients and layer 2's input gradient,
+# 2 FLOPs a multiply-add), against 800 test records evaluated after it
+expect_exit 0 "$TRAIN" --train "$(shard 0)" --test "$(shards 1 8)" $MNIST_X --hidden 256 \
+	--batch 50 --epochs 1 --quiet --metrics flops.json
+python3 - flops.json <<'PY'
+import json, sys
+e = json.loads(open(sys.argv[1]).readline())
+want = 2 * 100 * (2 * (784 * 256 + 256 * 10) + 256 * 10)
+got = e["gemm_gflops"] * e["gemm_seconds"] * 1e9
+print(f"GEMM FLOPs of the epoch: {got:.4g}, the model's for its steps: {want:.4g}")
+sys.exit(0 if abs(got - want) <= 0.02 * want else 1)
+PY
+expect_eq 0 $? "an epoch's GEMM counters are its steps', not the evaluation's"
 
 finish

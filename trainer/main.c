@@ -591,13 +591,14 @@ static void save_checkpoint(tr_run *r)
 /* ---- the epochs -------------------------------------------------------------- */
 
 /* Rank 0 prints the epoch's line and writes its metrics: -1 (message in
- * msg) when the metrics cannot be written. */
+ * msg) when the metrics cannot be written. gemm0 and gemm1: the GEMM
+ * counters at the epoch's first step and after its last (the evaluation's
+ * forward passes are not the step's). */
 static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
-                        const double test[3], const tr_math_stats *gemm0)
+                        const double test[3], const tr_math_stats *gemm0,
+                        const tr_math_stats *gemm1)
 {
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
-	tr_math_stats ms;
-	tr_math_stats_get(r->math, &ms);
 	if (r->w.rank != 0)
 		return 0;
 	uint64_t steps = r->epoch_steps;
@@ -615,13 +616,13 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 		.seconds = seconds,
 		.samples_per_s = seconds > 0 ? r->ep_count / seconds : 0,
 		.data_wait_seconds = t[0],
-		.gemm_seconds = ms.gemm_seconds - gemm0->gemm_seconds,
+		.gemm_seconds = gemm1->gemm_seconds - gemm0->gemm_seconds,
 		.allreduce_seconds = t[1],
 		.optimizer_seconds = t[2],
 		.lr = tr_optim_lr(&r->opt.cfg, r->global_step ? r->global_step - 1 : 0),
 		.world = r->w.size,
 	};
-	double flops = ms.gemm_flops - gemm0->gemm_flops;
+	double flops = gemm1->gemm_flops - gemm0->gemm_flops;
 	e.gemm_gflops = e.gemm_seconds > 0 ? flops / e.gemm_seconds * 1e-9 : 0;
 	if (!r->o.quiet)
 		tr_report_line(stdout, &e);
@@ -686,6 +687,9 @@ static void train(tr_run *r)
 		if (stopped)
 			break;
 		double seconds = tr_now() - t0;
+		/* the training steps' GEMMs, not the evaluation's that follow */
+		tr_math_stats gemm1;
+		tr_math_stats_get(r->math, &gemm1);
 		/* the ranks agreed on fewer steps than some have batches */
 		rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
 		tr_world_agree(&r->w, rc < 0, rc < 0 ? rio_loader_error(r->train)->message : "",
@@ -695,7 +699,7 @@ static void train(tr_run *r)
 			rc = tr_run_eval(r, test, msg, sizeof msg);
 			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 		}
-		tr_world_agree(&r->w, report_epoch(r, metrics, &tb, seconds, test, &gemm0) < 0, msg,
+		tr_world_agree(&r->w, report_epoch(r, metrics, &tb, seconds, test, &gemm0, &gemm1) < 0, msg,
 		               EXIT_DATA);
 		r->epoch++;
 		r->step_in_epoch = 0;
