@@ -89,6 +89,17 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 	lo.columns = r->specs;
 	lo.ncolumns = (size_t)r->o.nx + 1;
 	lo.workers = r->o.workers;
+	/* a rank holds one batch at a time (a step's, an evaluation's) */
+	lo.hold = 1;
+	/* Where the loader's threads share the ranks' cores (no spare CPU),
+	 * they fill a batch only by taking the core from the rank's GEMMs, so
+	 * batches queued further ahead add no speed; they only add pool
+	 * memory that is cold again by the time it is refilled: at 2 ranks
+	 * on 2 cores, widening a batch into a pool of 6 took twice the cycles
+	 * it took in a pool of 2, and one batch ahead ran 1.5-3 % faster,
+	 * from the cache or from the page cache (doc/performance.md). */
+	if (train && r->nloader_cpus == 0)
+		lo.prefetch = 1;
 	lo.seed = r->o.seed;
 	lo.cpus = r->loader_cpus;
 	lo.ncpus = (size_t)r->nloader_cpus;
