@@ -3,10 +3,10 @@
 # own limits, in one run (figures, never pass/fail):
 #   a. OpenBLAS's sgemm peak (1024^3) with 1 and 2 threads, and the
 #      GEMM-only rate: the exact GEMMs of one step of 784-256-128-10 at
-#      batch 128 (bench/sgemm_peak.c), back to back for GEMM_SECONDS, as
-#      samples/s; one copy alone, and one copy per rank side by side (two
-#      processes, one thread each) summed over the copies: what the trainer
-#      would reach if a step were nothing but its GEMMs;
+#      batch 128 (bench/sgemm_peak.c), back to back, as samples/s; one
+#      copy alone, and one copy per rank side by side (two processes, one
+#      thread each) summed over the copies: what the trainer would reach if
+#      a step were nothing but its GEMMs;
 #   b. samples/s with 784-256-128-10 and batch 128 per rank, on
 #      Fashion-MNIST (lz4 shards, buffer shuffle) and on --synthetic data
 #      (made in memory: no input pipeline): 1 rank with 1 OpenBLAS thread,
@@ -25,15 +25,21 @@
 #   e. when PyTorch is installed (pip install torch), the same model, batch
 #      and optimizer in PyTorch DistributedDataParallel (gloo, 1 and 2
 #      processes, bench/ddp_baseline.py).
+# Rounds: the machine's speed drifts by several % over minutes, and the
+# aims are ratios of runs made minutes apart, so the GEMM-only rates and
+# the 1- and 2-rank runs on real and --synthetic data are made in ROUNDS
+# (default 3) rounds, each round all of them in turn (GEMM_SECONDS / ROUNDS
+# for each GEMM-only rate); a figure is the median over its rounds, and the
+# speedup is also given round by round.
 # Samples/s: the median epoch (never the best) and the slowest of EPOCHS
-# (default 8), every epoch counted (the first too); the split is the median
-# epoch's. The "4+/1-3" column is the mean speed of epochs 4+ against
-# epochs 1-3: a run that slows as training goes on (denormal weights did,
-# by about a quarter, before the CPU path flushed them to zero) shows
-# below 1.
+# (default 8) epochs of every round, every epoch counted (the first too);
+# the split is the median epoch's. The "4+/1-3" column is the mean speed
+# of epochs 4+ against epochs 1-3: a run that slows as training goes on
+# (denormal weights did, by about a quarter, before the CPU path flushed
+# them to zero) shows below 1.
 #
 # Usage: bench/train.sh [BUILD_DIR]   (default build-bench/, built if missing)
-# Env: EPOCHS, GEMM_SECONDS (default 10), BENCH_DIR (scratch, default
+# Env: EPOCHS, ROUNDS, GEMM_SECONDS (default 10), BENCH_DIR (scratch, default
 #      /tmp/recordio-bench-train), QUALITY_ARGS (the 20-epoch run's
 #      optimizer options; QUALITY_ARGS=skip leaves d. out).
 set -eu
@@ -63,12 +69,16 @@ echo "== a. OpenBLAS sgemm on this machine ($(nproc) cores, ${OPENBLAS_CORETYPE:
 "$B/bench/sgemm_peak" 1 128 | tee "$W/sgemm1.json"
 "$B/bench/sgemm_peak" 2 128 | tee "$W/sgemm2.json"
 GS=${GEMM_SECONDS:-10}
-echo "GEMM-only rate, ${GS} s each: 1 copy; 2 copies side by side, 1 thread each; 1 copy, 2 threads"
-"$B/bench/sgemm_peak" 1 128 "$GS" | tee "$W/gemm1.json"
-"$B/bench/sgemm_peak" 1 128 "$GS" >"$W/gemm2a.json" &
-"$B/bench/sgemm_peak" 1 128 "$GS" >"$W/gemm2b.json"
-wait
-cat "$W/gemm2a.json" "$W/gemm2b.json"
+ROUNDS=${ROUNDS:-3}
+GSR=$(awk -v s="$GS" -v r="$ROUNDS" 'BEGIN {printf "%g", s / r}')
+# the GEMM-only rate of one round: 1 copy, then 2 copies side by side
+gemm_round() { # ROUND
+	"$B/bench/sgemm_peak" 1 128 "$GSR" >"$W/gemm1-$1.json"
+	"$B/bench/sgemm_peak" 1 128 "$GSR" >"$W/gemm2a-$1.json" &
+	"$B/bench/sgemm_peak" 1 128 "$GSR" >"$W/gemm2b-$1.json"
+	wait
+}
+echo "GEMM-only rate, 1 copy on 2 threads, ${GS} s:"
 "$B/bench/sgemm_peak" 2 128 "$GS" | tee "$W/gemm1t2.json"
 
 train() { # NP THREADS METRICS [ARGS...]
@@ -82,60 +92,84 @@ train() { # NP THREADS METRICS [ARGS...]
 }
 
 echo "== b, c. 784-256-128-10, batch 128 per rank, $EPOCHS epochs: Fashion-MNIST and --synthetic"
-train 1 1 "$W/np1t1.json" --epochs "$EPOCHS"
+echo "   $ROUNDS rounds, each: the GEMM-only rate (1 copy, 2 copies side by side, ${GSR} s each),"
+echo "   then real and --synthetic data on 1 and 2 ranks; the ratios are of the medians over"
+echo "   the rounds (the machine's speed drifts by several % over minutes)"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	gemm_round "$r"
+	train 1 1 "$W/np1t1-$r.json" --epochs "$EPOCHS"
+	train 2 1 "$W/np2t1-$r.json" --epochs "$EPOCHS"
+	train 1 1 "$W/syn1t1-$r.json" --epochs "$EPOCHS" --synthetic
+	train 2 1 "$W/syn2t1-$r.json" --epochs "$EPOCHS" --synthetic
+	r=$((r + 1))
+done
 train 1 2 "$W/np1t2.json" --epochs "$EPOCHS"
-train 2 1 "$W/np2t1.json" --epochs "$EPOCHS"
-train 1 1 "$W/syn1t1.json" --epochs "$EPOCHS" --synthetic
-train 2 1 "$W/syn2t1.json" --epochs "$EPOCHS" --synthetic
 # the same 2-rank runs with Open MPI's allreduce instead of the shared-memory
 # reduction (--reduce auto picks shm on one host)
 train 2 1 "$W/np2mpi.json" --epochs "$EPOCHS" --reduce mpi
 train 2 1 "$W/syn2mpi.json" --epochs "$EPOCHS" --synthetic --reduce mpi
-python3 - "$W" <<'PY'
-import json, sys
-w = sys.argv[1]
+python3 - "$W" "$ROUNDS" <<'PY'
+import json, statistics, sys
+w, rounds = sys.argv[1], range(1, int(sys.argv[2]) + 1)
 def load(name):
     return json.load(open(f"{w}/{name}.json"))
 def lines(name):
     return [json.loads(l) for l in open(f"{w}/{name}.json")]
+def median_epoch(eps):
+    by_speed = sorted(eps, key=lambda x: x["samples_per_s"])
+    return by_speed[(len(by_speed) - 1) // 2]  # the lower one of an even count
 s1, s2 = load("sgemm1"), load("sgemm2")
-g1 = load("gemm1")["step_samples_per_s"]
-g2 = load("gemm2a")["step_samples_per_s"] + load("gemm2b")["step_samples_per_s"]
+g1r = [load(f"gemm1-{r}")["step_samples_per_s"] for r in rounds]
+g2r = [load(f"gemm2a-{r}")["step_samples_per_s"] + load(f"gemm2b-{r}")["step_samples_per_s"]
+       for r in rounds]
+g1, g2 = statistics.median(g1r), statistics.median(g2r)
 g1t2 = load("gemm1t2")["step_samples_per_s"]
 print(f"sgemm peak: {s1['peak_gflops']:.1f} GFLOP/s (1 thread), {s2['peak_gflops']:.1f} (2 threads)")
-print(f"GEMM-only rate: {g1:.0f} samples/s (1 copy), {g2:.0f} (2 copies side by side, summed; "
-      f"{g2 / g1:.2f}x), {g1t2:.0f} (1 copy, 2 threads)")
+print(f"GEMM-only rate (median of the rounds): {g1:.0f} samples/s (1 copy), {g2:.0f} (2 copies "
+      f"side by side, summed; {g2 / g1:.2f}x), {g1t2:.0f} (1 copy, 2 threads)")
+print("   rounds, 1 copy: " + " ".join(f"{x:.0f}" for x in g1r)
+      + "; 2 copies: " + " ".join(f"{x:.0f}" for x in g2r))
 print(f"{'run':<28}{'median/s':>10}{'slowest':>9}{'4+/1-3':>7}{'wait':>7}{'gemm':>7}"
       f"{'allred':>7}{'elemw':>7}{'optim':>7}{'GEMM GF/s':>10}{'of GEMM-only':>13}")
 median = {}
-for name, label, bound in (("np1t1", "real, 1 rank, 1 thread", g1),
-                           ("np1t2", "real, 1 rank, 2 threads", g1t2),
-                           ("np2t1", "real, 2 ranks, 1 thread", g2),
-                           ("syn1t1", "synthetic, 1 rank", g1),
-                           ("syn2t1", "synthetic, 2 ranks", g2),
-                           ("np2mpi", "real, 2 ranks, MPI allred.", g2),
-                           ("syn2mpi", "synthetic, 2 ranks, MPI", g2)):
-    eps = lines(name)                       # every epoch, the first too
-    by_speed = sorted(eps, key=lambda x: x["samples_per_s"])
-    e = by_speed[(len(by_speed) - 1) // 2]  # the median (the lower one of an even count)
+for name, label, bound, interleaved in (
+        ("np1t1", "real, 1 rank, 1 thread", g1, True),
+        ("np1t2", "real, 1 rank, 2 threads", g1t2, False),
+        ("np2t1", "real, 2 ranks, 1 thread", g2, True),
+        ("syn1t1", "synthetic, 1 rank", g1, True),
+        ("syn2t1", "synthetic, 2 ranks", g2, True),
+        ("np2mpi", "real, 2 ranks, MPI allred.", g2, False),
+        ("syn2mpi", "synthetic, 2 ranks, MPI", g2, False)):
+    runs = [lines(f"{name}-{r}") for r in rounds] if interleaved else [lines(name)]
+    eps = [e for run in runs for e in run]  # every epoch of every round, the first too
+    e = median_epoch(eps)
     median[name] = e["samples_per_s"]
-    early, late = eps[:3], eps[3:]
+    if interleaved:
+        median[name, "rounds"] = [median_epoch(run)["samples_per_s"] for run in runs]
     speed = lambda es: sum(x["samples_per_s"] for x in es) / len(es)
-    ratio = f"{speed(late) / speed(early):>7.2f}" if late else f"{'n/a':>7}"
+    late = [speed(run[3:]) / speed(run[:3]) for run in runs if run[3:]]
+    ratio = f"{sum(late) / len(late):>7.2f}" if late else f"{'n/a':>7}"
     sec = e["seconds"]
     wait, gemm, allred, optim = (e["data_wait_seconds"], e["gemm_seconds"],
                                  e["allreduce_seconds"], e["optimizer_seconds"])
     elem = sec - wait - gemm - allred - optim
-    print(f"{label:<28}{e['samples_per_s']:>10.0f}{by_speed[0]['samples_per_s']:>9.0f}{ratio}"
+    slowest = min(x["samples_per_s"] for x in eps)
+    print(f"{label:<28}{e['samples_per_s']:>10.0f}{slowest:>9.0f}{ratio}"
           + "".join(f"{100 * p / sec:>6.1f}%" for p in (wait, gemm, allred, elem, optim))
           + f"{e['gemm_gflops']:>10.1f}{e['samples_per_s'] / bound:>13.2f}")
-    print(f"{'':<28}epochs: " + " ".join(f"{x['samples_per_s']:.0f}" for x in eps))
+    for i, run in enumerate(runs):
+        which = f"round {i + 1}" if interleaved else "epochs"
+        print(f"{'':<28}{which}: " + " ".join(f"{x['samples_per_s']:.0f}" for x in run))
 gs = g2 / g1
 for kind, a, b in (("real", "np1t1", "np2t1"), ("synthetic", "syn1t1", "syn2t1")):
     sp = median[b] / median[a]
-    print(f"{kind}: 1 -> 2 ranks {sp:.2f}x, against the GEMM-only rate's {gs:.2f}x: {sp / gs:.2f} "
-          f"(aim >= 0.95); samples/s of GEMM-only: {median[a] / g1:.2f} at 1 rank, "
-          f"{median[b] / g2:.2f} at 2 (aim >= 0.85)")
+    each = [(y / x) / (q / p) for x, y, p, q in
+            zip(median[a, "rounds"], median[b, "rounds"], g1r, g2r)]
+    print(f"{kind}: 1 -> 2 ranks {sp:.3f}x, against the GEMM-only rate's {gs:.3f}x: {sp / gs:.3f} "
+          f"(aim >= 0.95; each round: " + " ".join(f"{x:.3f}" for x in each)
+          + f"); samples/s of GEMM-only: {median[a] / g1:.3f} at 1 rank, "
+          f"{median[b] / g2:.3f} at 2 (aim >= 0.85)")
 print(f"the input pipeline costs {100 * (1 - median['np1t1'] / median['syn1t1']):.1f}% of the "
       f"speed at 1 rank, {100 * (1 - median['np2t1'] / median['syn2t1']):.1f}% at 2")
 PY
