@@ -1,14 +1,17 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
 dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/large_batch.sh \
 	bench/scaling.sh bench/python.sh
-EXTRA_PROGRAMS = bench/mkshards bench/randread
+EXTRA_PROGRAMS = bench/mkshards bench/randread bench/core_rtt
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 bench_mkshards_LDADD = recordio/librecordio.la $(ZLIB_LIBS)
 bench_randread_SOURCES = bench/randread.c
 bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
 bench_randread_LDADD = $(LIBURING_LIBS)
-CLEANFILES += bench/mkshards bench/randread bench/sgemm_peak bench/allreduce
+# a cache line's round trip between two CPUs (bench/train.sh, each round)
+bench_core_rtt_SOURCES = bench/core_rtt.c
+bench_core_rtt_LDADD = -lpthread
+CLEANFILES += bench/mkshards bench/randread bench/core_rtt bench/sgemm_peak bench/allreduce
 EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c \
 	bench/scaling_model.py bench/python.py
 if BUILD_TRAINER

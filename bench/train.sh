@@ -30,10 +30,13 @@
 # the 1- and 2-rank runs on real and --synthetic data are made in ROUNDS
 # (default 3) rounds, each round all of them in turn (GEMM_SECONDS / ROUNDS
 # for each GEMM-only rate); a figure is the median over its rounds, and the
-# speedup is also given round by round. A round whose 2-rank run (real or
-# --synthetic) spent 5 % or more of its step waiting for the other rank's
-# sums is named in a note: the VM's host was not running both vCPUs
-# together then (either build, any data: doc/performance.md).
+# speedup is also given round by round. Each round's start and end also
+# time a cache line's round trip between CPUs 0 and 1 (bench/core_rtt): the
+# VM's host moves its two vCPUs between places that share a cache (~90 ns)
+# and places that do not (~400 ns), where every gradient sum crosses
+# between them and the exposed sum at 2 ranks goes from ~3 % to ~10 %. A
+# round whose 2-rank run (real or --synthetic) spent 5 % or more of its
+# step on the exposed sum is named in a note with its round trips.
 # Samples/s: the median epoch (never the best) and the slowest of EPOCHS
 # (default 8) epochs of every round, every epoch counted (the first too);
 # the split is the median epoch's. The "4+/1-3" column is the mean speed
@@ -48,7 +51,7 @@
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
-make -C "$B" -s bench/sgemm_peak >/dev/null
+make -C "$B" -s bench/sgemm_peak bench/core_rtt >/dev/null
 EPOCHS=${EPOCHS:-8}
 W=${BENCH_DIR:-/tmp/recordio-bench-train}
 QUALITY_ARGS=${QUALITY_ARGS:---optimizer sgd --lr 0.05 --momentum 0.9 --weight-decay 0.0001 --schedule cosine --warmup-epochs 1}
@@ -100,11 +103,15 @@ echo "   then real and --synthetic data on 1 and 2 ranks; the ratios are of the 
 echo "   the rounds (the machine's speed drifts by several % over minutes)"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
+	# what a cache line costs to move between the two ranks' CPUs, at
+	# the round's start and end (the host moves the vCPUs)
+	"$B/bench/core_rtt" >"$W/rtt-$r-start.json"
 	gemm_round "$r"
 	train 1 1 "$W/np1t1-$r.json" --epochs "$EPOCHS"
 	train 2 1 "$W/np2t1-$r.json" --epochs "$EPOCHS"
 	train 1 1 "$W/syn1t1-$r.json" --epochs "$EPOCHS" --synthetic
 	train 2 1 "$W/syn2t1-$r.json" --epochs "$EPOCHS" --synthetic
+	"$B/bench/core_rtt" >"$W/rtt-$r-end.json"
 	r=$((r + 1))
 done
 train 1 2 "$W/np1t2.json" --epochs "$EPOCHS"
@@ -175,17 +182,23 @@ for kind, a, b in (("real", "np1t1", "np2t1"), ("synthetic", "syn1t1", "syn2t1")
           f"{median[b] / g2:.3f} at 2 (aim >= 0.85)")
 print(f"the input pipeline costs {100 * (1 - median['np1t1'] / median['syn1t1']):.1f}% of the "
       f"speed at 1 rank, {100 * (1 - median['np2t1'] / median['syn2t1']):.1f}% at 2")
-# a rank waiting for the other at every step, on synthetic data too: the
-# VM's host was not running both vCPUs together (doc/performance.md)
+rtt = {r: [load(f"rtt-{r}-{at}")["round_trip_ns"] for at in ("start", "end")] for r in rounds}
+print("a cache line's round trip between CPUs 0 and 1 (bench/core_rtt), each round's start "
+      "and end: " + ", ".join(f"{a:.0f}/{b:.0f} ns" for a, b in rtt.values()))
+# ranks waiting for each other at every step, on synthetic data too: the
+# VM's host had put the two vCPUs where they share no cache (a round trip
+# of ~400 ns against ~90), and every gradient sum crosses between them
+# (doc/performance.md)
 held = [(r, name, 100 * e["allreduce_seconds"] / e["seconds"])
         for name in ("np2t1", "syn2t1") for r in rounds
         for e in [median_epoch(lines(f"{name}-{r}"))]]
 held = [h for h in held if h[2] >= 5]
 if held:
     print("note: exposed sums of 5 % or more at 2 ranks (" + ", ".join(
-          f"round {r} {'real' if n == 'np2t1' else 'synthetic'} {p:.1f}%" for r, n, p in held)
-          + "): the host held a vCPU back then, and the 2-rank figures of those rounds"
-          " are not the machine's")
+          f"round {r} {'real' if n == 'np2t1' else 'synthetic'} {p:.1f}%, round trip "
+          + "/".join(f"{x:.0f}" for x in rtt[r]) + " ns" for r, n, p in held)
+          + "): the two vCPUs shared no cache then, and the 2-rank figures of those rounds"
+          " are not what the machine gives when they do")
 PY
 
 if [ "$QUALITY_ARGS" = skip ]; then
