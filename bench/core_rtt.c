@@ -8,9 +8,9 @@
  * gradients through shared memory every step, so what a line costs to
  * move between their cores sets the exposed part of the sum. On this
  * project's 2-vCPU VM the host moves the two vCPUs between places that
- * share a cache (~90 ns) and places that do not (~400 ns), and the
+ * share a cache (75-120 ns) and places that do not (400-850 ns), and the
  * exposed sum at 2 ranks goes from 3 % to 10 % with it (doc/performance.md);
- * bench/train.sh prints this beside each round's figures.
+ * bench/train.sh prints this at each round's start and end.
  *
  * Usage: core_rtt [CPU_A CPU_B [ROUND_TRIPS]]   (default 0 1 200000)
  */

@@ -32,11 +32,13 @@
 # for each GEMM-only rate); a figure is the median over its rounds, and the
 # speedup is also given round by round. Each round's start and end also
 # time a cache line's round trip between CPUs 0 and 1 (bench/core_rtt): the
-# VM's host moves its two vCPUs between places that share a cache (~90 ns)
-# and places that do not (~400 ns), where every gradient sum crosses
-# between them and the exposed sum at 2 ranks goes from ~3 % to ~10 %. A
-# round whose 2-rank run (real or --synthetic) spent 5 % or more of its
-# step on the exposed sum is named in a note with its round trips.
+# development VM's host moves its two vCPUs between places that share a
+# cache (75-120 ns) and places that do not (400-850 ns), where every
+# gradient sum crosses between them and the exposed sum at 2 ranks goes
+# from ~3 % to ~10 % (it can change within a round, so the two timings
+# only bracket it). A round whose 2-rank run (real or --synthetic) spent
+# 5 % or more of its step on the exposed sum is named in a note with its
+# round trips.
 # Samples/s: the median epoch (never the best) and the slowest of EPOCHS
 # (default 8) epochs of every round, every epoch counted (the first too);
 # the split is the median epoch's. The "4+/1-3" column is the mean speed
@@ -185,10 +187,9 @@ print(f"the input pipeline costs {100 * (1 - median['np1t1'] / median['syn1t1'])
 rtt = {r: [load(f"rtt-{r}-{at}")["round_trip_ns"] for at in ("start", "end")] for r in rounds}
 print("a cache line's round trip between CPUs 0 and 1 (bench/core_rtt), each round's start "
       "and end: " + ", ".join(f"{a:.0f}/{b:.0f} ns" for a, b in rtt.values()))
-# ranks waiting for each other at every step, on synthetic data too: the
-# VM's host had put the two vCPUs where they share no cache (a round trip
-# of ~400 ns against ~90), and every gradient sum crosses between them
-# (doc/performance.md)
+# ranks waiting for each other at every step, on synthetic data too: on
+# the development VM, when its host had put the two vCPUs where they share
+# no cache, and every gradient sum crosses between them (doc/performance.md)
 held = [(r, name, 100 * e["allreduce_seconds"] / e["seconds"])
         for name in ("np2t1", "syn2t1") for r in rounds
         for e in [median_epoch(lines(f"{name}-{r}"))]]
@@ -197,8 +198,9 @@ if held:
     print("note: exposed sums of 5 % or more at 2 ranks (" + ", ".join(
           f"round {r} {'real' if n == 'np2t1' else 'synthetic'} {p:.1f}%, round trip "
           + "/".join(f"{x:.0f}" for x in rtt[r]) + " ns" for r, n, p in held)
-          + "): the two vCPUs shared no cache then, and the 2-rank figures of those rounds"
-          " are not what the machine gives when they do")
+          + "): the ranks waited for each other's sums; on the 2-vCPU VM of doc/performance.md "
+          "that went with its host placing the vCPUs apart (round trips of 400-850 ns, "
+          "against 75-120), which can also change within a round")
 PY
 
 if [ "$QUALITY_ARGS" = skip ]; then
