@@ -309,19 +309,26 @@ int rio__decode_row(const rio__colplan *cp, const uint8_t *data, size_t size, ui
 	return 0;
 }
 
+/* Column c's part of a row, `narrow` (bytes to widen) or its values, into
+ * row `at` of the batch's column: what a decoded row and a packed one
+ * share. */
+static void part_to_column(const rio__colplan *cp, size_t c, const uint8_t *part, int narrow,
+                           const rio_batch_column *cols, size_t at)
+{
+	uint8_t *out = (uint8_t *)cols[c].host + at * cp->col_bytes[c];
+	if (narrow) {
+		float scale = cp->spec[c].scale != 0.0f ? cp->spec[c].scale : 1.0f;
+		u8_to_f32((float *)(void *)out, part, cp->spec[c].length, scale);
+	} else {
+		memcpy(out, part, cp->col_bytes[c]);
+	}
+}
+
 void rio__row_to_columns(const rio__colplan *cp, const uint8_t *row, const rio_batch_column *cols,
                          size_t at)
 {
-	for (size_t c = 0; c < cp->ncols; c++) {
-		uint8_t *out = (uint8_t *)cols[c].host + at * cp->col_bytes[c];
-		const uint8_t *part = row + cp->col_offset[c];
-		if (row[cp->flags_offset + c]) {
-			float scale = cp->spec[c].scale != 0.0f ? cp->spec[c].scale : 1.0f;
-			u8_to_f32((float *)(void *)out, part, cp->spec[c].length, scale);
-		} else {
-			memcpy(out, part, cp->col_bytes[c]);
-		}
-	}
+	for (size_t c = 0; c < cp->ncols; c++)
+		part_to_column(cp, c, row + cp->col_offset[c], row[cp->flags_offset + c] != 0, cols, at);
 }
 
 /* The bytes column c takes in a packed row: a narrow part's bytes, else
@@ -379,14 +386,6 @@ int rio__rowpack_put(const rio__rowpack *pk, const rio__colplan *cp, const uint8
 void rio__rowpack_to_columns(const rio__rowpack *pk, const rio__colplan *cp, const uint8_t *prow,
                              const rio_batch_column *cols, size_t at)
 {
-	for (size_t c = 0; c < cp->ncols; c++) {
-		uint8_t *out = (uint8_t *)cols[c].host + at * cp->col_bytes[c];
-		const uint8_t *part = prow + pk->offset[c];
-		if (pk->narrow[c]) {
-			float scale = cp->spec[c].scale != 0.0f ? cp->spec[c].scale : 1.0f;
-			u8_to_f32((float *)(void *)out, part, cp->spec[c].length, scale);
-		} else {
-			memcpy(out, part, cp->col_bytes[c]);
-		}
-	}
+	for (size_t c = 0; c < cp->ncols; c++)
+		part_to_column(cp, c, prow + pk->offset[c], pk->narrow[c], cols, at);
 }
