@@ -366,17 +366,22 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		return rc;
 	place *pl = w->places;
 	rio__io_req *reqs = (rio__io_req *)(void *)(pl + w->nplaces);
-	for (size_t i = 0; i < n; i++) { /* locate each, index entries asked for early */
+	/* locate each, index entries asked for early; a decoded row needs
+	 * none (gather_rows finds it by its record number) */
+	for (size_t i = 0; i < n; i++) {
 		uint32_t piece;
 		rio__dataset_locate(&l->ds, perm ? perm[t->first + i] : t->first + i, &piece,
 		                    &pl[i].shard, &pl[i].rec);
-		if (perm) {
-			__builtin_prefetch(&l->ds.shards[pl[i].shard].offset[pl[i].rec]);
-			__builtin_prefetch(&l->ds.shards[pl[i].shard].framed[pl[i].rec]);
+		const rio__shard *sh = &l->ds.shards[pl[i].shard];
+		if (perm && !sh->rows) {
+			__builtin_prefetch(&sh->offset[pl[i].rec]);
+			__builtin_prefetch(&sh->framed[pl[i].rec]);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
+		if (sh->rows)
+			continue;
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
 		pl[i].at = (size_t)pl[i].offset; /* deliver() reads at map + at */
