@@ -181,7 +181,6 @@ static int index_plausible(const rio__shard *s, const rio_index *idx, const rio_
 	return 1;
 }
 
-
 /* Maps an uncompressed shard read-only (opts.map); nothing for the others. */
 static int shard_map(rio__shard *s, rio_error *err)
 {
@@ -195,6 +194,7 @@ static int shard_map(rio__shard *s, rio_error *err)
 	s->map_len = (size_t)s->file_size;
 	return 0;
 }
+
 /* 1 when a scan found the records the index lists: the same entries, a
  * damaged region standing where the index has a record (the shard was
  * damaged after its index was written). */
