@@ -1,11 +1,12 @@
 #!/bin/sh
 # train_cache.sh — recordio-train --cache: compressed training shards
 # decompressed into memory once (and uncompressed ones read), decoded once
-# and served from there give the very run the files give: with --cache auto (the default), a size, off, or a size
-# too small to hold them, the same seed ends with byte-identical
-# checkpoints and the same losses and accuracies, in buffer and shard
-# order, and a run stopped and resumed with the cache ends as an
-# uncached uninterrupted one. A bad --cache is a one-line usage error.
+# and served from there give the very run the files give: with --cache
+# auto (the default), a size, off, or a size too small to hold them, the
+# same seed ends with byte-identical checkpoints and the same losses and
+# accuracies, in buffer and shard order, and a run stopped and resumed with
+# the cache ends as an uncached uninterrupted one. A bad --cache is a
+# one-line usage error.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 
