@@ -8,7 +8,9 @@
  * u32 nlayers | i32 sizes[nlayers + 1] | u64 epoch, step_in_epoch,
  * global_step, skipped_steps, optimizer_t | f64 epoch_loss, epoch_correct,
  * epoch_count | u64 nparams | f32 params[n] | f32 state1[n] | f32 state2[n]
- * (Adam only) | u32 nblobs | (u32 size, bytes)[nblobs] | u32 crc32c.
+ * (Adam only) | u32 nblobs | (u32 size, bytes)[nblobs] | (version 3:
+ * u32 strategy | strategy ps: u32 servers | u64 server_version | (u64
+ * step_in_epoch, u64 global_step)[nblobs]) | u32 crc32c.
  */
 #include "config.h"
 #include "checkpoint.h"
@@ -25,7 +27,7 @@
 #include <unistd.h>
 
 #define MAGIC "RIOCKPT1"
-enum { CKPT_VERSION = 2 }; /* 1 is read too */
+enum { CKPT_VERSION = 3 }; /* 1 and 2 are read too */
 
 /* ---- a growable byte buffer -------------------------------------------- */
 
@@ -173,6 +175,15 @@ static void encode(buf *b, const tr_ckpt *c)
 		put32(b, c->blob_size[i]);
 		put(b, c->blob[i], c->blob_size[i]);
 	}
+	put32(b, c->strategy);
+	if (c->strategy) {
+		put32(b, c->servers);
+		put64(b, c->server_version);
+		for (uint32_t i = 0; i < c->nblobs; i++) {
+			put64(b, c->worker_step_in_epoch[i]);
+			put64(b, c->worker_global_step[i]);
+		}
+	}
 	put32(b, rio_crc32c(0, b->p, b->len));
 }
 
@@ -229,6 +240,20 @@ static int decode(cursor *cur, tr_ckpt *c)
 		if (!(c->blob[i] = malloc(c->blob_size[i] ? c->blob_size[i] : 1)))
 			return -ENOMEM;
 		memcpy(c->blob[i], p, c->blob_size[i]);
+	}
+	if (version >= 3 && (c->strategy = get32(cur)) != 0) {
+		c->servers = get32(cur);
+		c->server_version = get64(cur);
+		if (cur->short_read || c->strategy > 2 || c->servers < 1)
+			return -EBADMSG;
+		c->worker_step_in_epoch = calloc(c->nblobs, sizeof(uint64_t));
+		c->worker_global_step = calloc(c->nblobs, sizeof(uint64_t));
+		if (!c->worker_step_in_epoch || !c->worker_global_step)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < c->nblobs; i++) {
+			c->worker_step_in_epoch[i] = get64(cur);
+			c->worker_global_step[i] = get64(cur);
+		}
 	}
 	return cur->short_read ? -EBADMSG : 0;
 }
@@ -416,5 +441,7 @@ void tr_ckpt_free(tr_ckpt *c)
 		free(c->blob[i]);
 	free(c->blob);
 	free(c->blob_size);
+	free(c->worker_step_in_epoch);
+	free(c->worker_global_step);
 	memset(c, 0, sizeof *c);
 }

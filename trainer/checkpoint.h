@@ -40,9 +40,17 @@ typedef struct tr_ckpt {
 	float *params;              /* host, nparams                        */
 	float *state1, *state2;     /* optimizer state, nparams each (state2
 	                             * NULL for SGD)                        */
-	uint32_t nblobs;            /* one loader position per rank         */
+	uint32_t nblobs;            /* one loader position per rank (under
+	                             * ps: per worker; world is then the
+	                             * number of workers)                   */
 	uint32_t *blob_size;
 	uint8_t **blob;
+	/* version 3 */
+	uint32_t strategy;          /* tr_strategy (0, allreduce, before 3) */
+	uint32_t servers;           /* ps: the servers that held the slices */
+	uint64_t server_version;    /* ps: the servers' step count (K = 0:
+	                             * versions made; the rate's step)      */
+	uint64_t *worker_step_in_epoch, *worker_global_step; /* ps: nblobs */
 } tr_ckpt;
 
 /* The checkpoint's path in `dir` (malloc'd). */

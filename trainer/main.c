@@ -13,6 +13,7 @@
 #include "cpus.h"
 #include "feature_spec.h"
 #include "progress.h"
+#include "ps_run.h"
 #include "report.h"
 #include "run.h"
 #include "tensorboard.h"
@@ -58,13 +59,30 @@ static void options(tr_run *r, int argc, char **argv)
 		snprintf(msg + n, sizeof msg - n, "\nTry 'recordio-train --help'.");
 	}
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
+	r->data_rank = r->w.rank;
+	r->data_world = r->w.size;
+	if (r->o.strategy == TR_STRATEGY_PS) {
+		/* the data is the workers' */
+		int S = r->o.servers, W = r->w.size - S;
+		if (W < 1)
+			snprintf(msg, sizeof msg, "--strategy ps with %d server%s needs at least %d ranks "
+			         "(servers and one worker or more); this run has %d", S, S > 1 ? "s" : "",
+			         S + 1, r->w.size);
+		else if (r->o.backup_workers >= W)
+			snprintf(msg, sizeof msg, "--backup-workers %d: leaves no gradient of %d workers "
+			         "to apply", r->o.backup_workers, W);
+		tr_world_agree(&r->w, W < 1 || r->o.backup_workers >= W, msg, EXIT_USAGE);
+		r->data_world = W;
+		r->data_rank = r->w.rank < S ? -1 : r->w.rank - S;
+	}
 	if (r->o.global_batch) {
-		if (r->o.global_batch % r->w.size) {
-			snprintf(msg, sizeof msg, "--global-batch %d does not split evenly over %d ranks",
-			         r->o.global_batch, r->w.size);
+		if (r->o.global_batch % r->data_world) {
+			snprintf(msg, sizeof msg, "--global-batch %d does not split evenly over %d %s",
+			         r->o.global_batch, r->data_world,
+			         r->o.strategy == TR_STRATEGY_PS ? "workers" : "ranks");
 			tr_world_agree(&r->w, 1, msg, EXIT_USAGE);
 		}
-		r->batch = r->o.global_batch / r->w.size;
+		r->batch = r->o.global_batch / r->data_world;
 	} else {
 		r->batch = r->o.batch;
 	}
@@ -84,8 +102,8 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 {
 	rio_loader_opts lo;
 	rio_loader_opts_init(&lo);
-	lo.rank = r->w.rank;
-	lo.world = r->w.size;
+	lo.rank = r->data_rank;
+	lo.world = r->data_world;
 	lo.columns = r->specs;
 	lo.ncolumns = (size_t)r->o.nx + 1;
 	lo.workers = r->o.workers;
@@ -129,6 +147,60 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 	return rc;
 }
 
+static void schedule(tr_run *r);
+
+/* --strategy ps: a worker builds the whole model (no optimizer: the
+ * servers update); a server only knows its shape, and holds its slice
+ * (ps_run.c). A worker does every full batch of its own data, so an
+ * epoch's steps differ between workers when their shards do; the rate's
+ * schedule counts the most steps any worker has. */
+static void setup_ps_model(tr_run *r, const int *sizes, int nlayers, int rows)
+{
+	const tr_options *o = &r->o;
+	int rc = 0;
+	r->opt.cfg = o->optim;
+	if (r->data_rank < 0) {
+		r->net.nlayers = nlayers;
+		memcpy(r->net.sizes, sizes, sizeof(int) * (size_t)(nlayers + 1));
+		r->net.nparams = tr_mlp_param_count(sizes, nlayers);
+	} else {
+		rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
+		size_t n = r->net.nparams + TR_MLP_EXTRA;
+		if (rc == 0) {
+			r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n)
+			                                         : r->net.grads;
+			r->eval_stats = tr_math_alloc(r->math, 2);
+			if (!r->staging || !r->eval_stats)
+				rc = -ENOMEM;
+		}
+		if (rc == 0 && o->synthetic) {
+			r->synth = &r->synth_pool;
+			rc = tr_synthetic_init(r->synth, r->math, sizes[0], o->classes, r->batch, o->seed,
+			                       r->w.rank);
+		}
+	}
+	if (rc < 0)
+		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
+		         tr_mlp_param_count(sizes, nlayers));
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	uint64_t mine = 0;
+	if (r->data_rank >= 0) {
+		uint64_t global = (uint64_t)r->batch * (uint64_t)r->data_world;
+		mine = r->synth ? (TR_SYNTHETIC_EPOCH_RECORDS + global - 1) / global
+		                : rio_loader_full_batches(r->train);
+	}
+	r->steps_per_epoch = tr_world_max_u64(&r->w, mine);
+	if (r->steps_per_epoch == 0)
+		snprintf(msg, sizeof msg, "--train %s: every worker has fewer records than one "
+		         "batch of %d", o->train, r->batch);
+	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
+	r->epoch_steps = mine;
+	schedule(r);
+	rc = tr_ps_open(r);
+	tr_world_agree(&r->w, rc < 0, "out of memory for the parameter server's buffers",
+	               EXIT_DATA);
+}
+
 static void setup(tr_run *r)
 {
 	const tr_options *o = &r->o;
@@ -170,7 +242,10 @@ static void setup(tr_run *r)
 		if (threads < 1)
 			threads = 1;
 	}
-	rc = tr_math_open(&r->math, o->device, r->w.local_rank, threads, msg, sizeof msg);
+	/* a parameter server updates its slice on the CPU, with one thread */
+	int server = o->strategy == TR_STRATEGY_PS && r->data_rank < 0;
+	rc = tr_math_open(&r->math, server ? TR_DEVICE_CPU : o->device, r->w.local_rank,
+	                  server ? 1 : threads, msg, sizeof msg);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
 	/* the loaders' threads: off the rank's own core where the node has
@@ -184,8 +259,8 @@ static void setup(tr_run *r)
 
 	/* --cache: one budget for both loaders, the training data first */
 	uint64_t budget = o->cache < 0 ? auto_cache_bytes() : (uint64_t)o->cache;
-	/* --synthetic: no loader for the training data */
-	rc = o->synthetic ? 0 : open_loader(r, &r->train, o->train, 1, budget);
+	/* --synthetic: no loader for the training data; a server has none */
+	rc = o->synthetic || server ? 0 : open_loader(r, &r->train, o->train, 1, budget);
 	if (rc == 0 && r->train) {
 		rio_loader_stats st;
 		rio_loader_stats_get(r->train, &st);
@@ -195,7 +270,7 @@ static void setup(tr_run *r)
 	/* start filling the first batches (and the shuffle buffer) now */
 	if (rc == 0 && r->train && (rc = rio_loader_set_epoch(r->train, 0)) < 0)
 		snprintf(msg, sizeof msg, "--train %s: %s", o->train, rio_loader_error(r->train)->message);
-	if (rc == 0 && o->test)
+	if (rc == 0 && o->test && !server)
 		rc = open_loader(r, &r->test, o->test, 0, budget);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 
@@ -207,6 +282,10 @@ static void setup(tr_run *r)
 		sizes[i + 1] = o->hidden[i];
 	sizes[nlayers] = o->classes;
 	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
+	if (o->strategy == TR_STRATEGY_PS) {
+		setup_ps_model(r, sizes, nlayers, rows);
+		return;
+	}
 	rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
 	if (rc == 0)
 		rc = tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim);
@@ -283,8 +362,15 @@ static void setup(tr_run *r)
 	}
 	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
 	r->epoch_steps = r->steps_per_epoch;
+	schedule(r);
+}
+
+/* The rate's scale and schedule, once the steps per epoch are known. */
+static void schedule(tr_run *r)
+{
+	const tr_options *o = &r->o;
 	tr_optim_config *c = &r->opt.cfg;
-	c->scale = o->lr_scaling && !o->global_batch ? (float)r->w.size : 1.0f;
+	c->scale = o->lr_scaling && !o->global_batch ? (float)r->data_world : 1.0f;
 	if (have_scale)
 		c->scale = ckpt_scale; /* the global batch is kept: so is its rate */
 	c->warmup_steps = (uint64_t)llround(o->warmup_epochs * (double)r->steps_per_epoch);
@@ -334,12 +420,25 @@ static void fresh_start(tr_run *r)
 	size_t n = r->net.nparams;
 	float *host = malloc(n * sizeof *host);
 	tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
-	if (r->w.rank == 0)
+	int rc = 0;
+	if (r->w.rank == 0 && !r->net.math) {
+		/* a parameter server: the model's layout, for a moment */
+		tr_mlp shape;
+		rc = tr_mlp_init(&shape, r->math, r->net.sizes, r->net.nlayers, 1);
+		if (rc == 0)
+			tr_mlp_init_params(&shape, r->o.seed, host);
+		tr_mlp_free(&shape);
+	} else if (r->w.rank == 0) {
 		tr_mlp_init_params(&r->net, r->o.seed, host);
-	int rc = tr_world_bcast_checked(&r->w, host, n);
+	}
+	tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
+	rc = tr_world_bcast_checked(&r->w, host, n);
 	tr_world_agree(&r->w, rc < 0, "the ranks' initial parameters differ after the broadcast",
 	               EXIT_DATA);
-	load_shared(r, r->net.params, host, n);
+	if (r->o.strategy == TR_STRATEGY_PS)
+		tr_ps_place(r, 0, host);
+	else
+		load_shared(r, r->net.params, host, n);
 	tr_reducer_shared_sync(&r->red);
 	free(host);
 }
@@ -370,7 +469,7 @@ static void read_checkpoint(tr_run *r)
 {
 	int rc = 0;
 	char *path = tr_ckpt_path(r->o.checkpoint);
-	uint32_t v[4] = {0, 0, 0, 0}; /* have, world, global batch, scale */
+	uint32_t v[6] = {0}; /* have, world, global batch, scale, strategy, servers */
 	if (r->w.rank == 0) {
 		rc = path ? tr_ckpt_read(r->o.checkpoint, &ck, msg, sizeof msg) : -ENOMEM;
 		if (rc == -ENOENT) {
@@ -382,6 +481,8 @@ static void read_checkpoint(tr_run *r)
 			v[1] = ck.world;
 			v[2] = ck.global_batch;
 			memcpy(&v[3], &ck.lr_scale, 4);
+			v[4] = ck.strategy;
+			v[5] = ck.servers;
 			rc = check_ckpt(r, &ck, path, 0);
 		}
 	}
@@ -389,7 +490,21 @@ static void read_checkpoint(tr_run *r)
 	tr_world_bcast(&r->w, v, sizeof v);
 	have_ck = (int)v[0];
 	uint32_t g = v[2];
-	if (!have_ck || (g == 0 && v[1] == (uint32_t)r->w.size)) {
+	static const char *const strategies[] = {"allreduce", "ps", "hybrid"};
+	if (have_ck && (v[4] != (uint32_t)r->o.strategy ||
+	                (v[4] && (v[5] != (uint32_t)r->o.servers || v[1] != (uint32_t)r->data_world)))) {
+		char *p = tr_ckpt_path(r->o.checkpoint);
+		if (v[4])
+			snprintf(msg, sizeof msg, "%s was written by --strategy %s with %u server%s and "
+			         "%u workers; resume with the same", p ? p : r->o.checkpoint,
+			         strategies[v[4] < 3 ? v[4] : 0], v[5], v[5] == 1 ? "" : "s", v[1]);
+		else
+			snprintf(msg, sizeof msg, "%s was written by --strategy allreduce; resume with "
+			         "the same", p ? p : r->o.checkpoint);
+		free(p);
+		tr_world_agree(&r->w, 1, msg, EXIT_USAGE);
+	}
+	if (!have_ck || (g == 0 && v[1] == (uint32_t)r->data_world)) {
 		free(path); /* none, or version 1 at its own world size */
 		return;
 	}
@@ -404,21 +519,21 @@ static void read_checkpoint(tr_run *r)
 		         "--global-batch %d: %s was written with a global batch of %u, which a "
 		         "resume keeps",
 		         r->o.global_batch, path, g);
-	else if (g % (uint32_t)r->w.size)
+	else if (g % (uint32_t)r->data_world)
 		snprintf(msg, sizeof msg,
 		         "%s: its global batch of %u records (%u ranks x %u) does not split evenly over "
 		         "%d ranks: resume with a world size that divides it",
-		         path, g, v[1], g / v[1], r->w.size);
+		         path, g, v[1], g / v[1], r->data_world);
 	else
 		rc = 0;
 	free(path);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
 	/* the run's global batch and rate are the checkpoint's, at any world
 	 * size (one resumed elastically before may have another --batch) */
-	r->batch = (int)(g / (uint32_t)r->w.size);
+	r->batch = (int)(g / (uint32_t)r->data_world);
 	have_scale = 1;
 	memcpy(&ckpt_scale, &v[3], 4);
-	elastic_from = v[1] != (uint32_t)r->w.size ? v[1] : 0;
+	elastic_from = v[1] != (uint32_t)r->data_world ? v[1] : 0;
 }
 
 /* Every rank gets all of rank 0's loader positions (an elastic resume). */
@@ -459,12 +574,98 @@ static void restore_all_positions(tr_run *r)
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 }
 
+/* --strategy ps: the servers take their slices, each worker its own
+ * counters and loader position, worker 0 the epoch's sums so far. */
+static void resume_ps(tr_run *r)
+{
+	const tr_ckpt c = ck; /* rank 0's (freed below) */
+	int S = r->o.servers, W = r->data_world, rc = 0;
+	/* counters: the run's, then each worker's */
+	uint64_t u[3] = {c.epoch, c.server_version, c.optimizer_t};
+	double d[3] = {c.epoch_loss, c.epoch_correct, c.epoch_count};
+	tr_world_bcast(&r->w, u, sizeof u);
+	tr_world_bcast(&r->w, d, sizeof d);
+	uint64_t *steps = calloc(2 * (size_t)W, sizeof *steps);
+	tr_world_agree(&r->w, !steps, "out of memory", EXIT_DATA);
+	if (r->w.rank == 0)
+		for (int i = 0; i < W; i++) {
+			steps[2 * i] = c.worker_step_in_epoch[i];
+			steps[2 * i + 1] = c.worker_global_step[i];
+		}
+	tr_world_bcast(&r->w, steps, 2 * (size_t)W * sizeof *steps);
+	r->epoch = u[0];
+	if (r->ps_server) {
+		r->ps_server->version = u[1];
+		r->ps_server->opt.t = u[2];
+	} else {
+		r->step_in_epoch = steps[2 * r->data_rank];
+		r->global_step = steps[2 * r->data_rank + 1];
+		if (r->data_rank == 0) {
+			r->ep_loss = d[0];
+			r->ep_correct = d[1];
+			r->ep_count = d[2];
+		}
+	}
+	free(steps);
+	/* the tensors */
+	size_t n = r->net.nparams;
+	float *host = malloc(n * sizeof *host);
+	tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
+	float *src[3] = {c.params, c.state1, c.state2};
+	int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+	for (int i = 0; i <= states; i++) {
+		if (r->w.rank == 0)
+			memcpy(host, src[i], n * sizeof *host);
+		if (tr_world_bcast_checked(&r->w, host, n) < 0)
+			tr_world_agree(&r->w, 1, "the ranks' parameters differ after the broadcast",
+			               EXIT_DATA);
+		tr_ps_place(r, i, host);
+	}
+	free(host);
+	/* each worker's loader position (none for a server) */
+	uint32_t *sizes = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *sizes) : NULL;
+	uint8_t **blobs = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *blobs) : NULL;
+	rc = r->w.rank == 0 && (!sizes || !blobs) ? -1 : 0;
+	tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
+	for (int i = 0; r->w.rank == 0 && i < W; i++) {
+		sizes[S + i] = c.blob_size[i];
+		blobs[S + i] = c.blob[i];
+	}
+	uint32_t size;
+	uint8_t *blob = tr_world_scatter_blobs(&r->w, sizes, blobs, &size);
+	free(sizes);
+	free(blobs);
+	if (r->train) {
+		rc = rio_loader_state_restore(r->train, blob, size);
+		if (rc < 0)
+			snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of worker %d does "
+			         "not fit the data (%s)", r->o.checkpoint, r->data_rank,
+			         rio_loader_error(r->train)->message);
+	}
+	free(blob);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	/* the steps of this worker's epoch in progress */
+	if (r->train)
+		r->epoch_steps = r->step_in_epoch + rio_loader_remaining(r->train) / (uint64_t)r->batch;
+	if (r->w.rank == 0) {
+		if (!r->o.quiet)
+			printf("resumed from %s/checkpoint: epoch %llu, %llu versions made by the "
+			       "servers\n", r->o.checkpoint, (unsigned long long)r->epoch + 1,
+			       (unsigned long long)u[1]);
+		tr_ckpt_free(&ck);
+	}
+}
+
 static void resume(tr_run *r)
 {
 	const tr_ckpt c = ck; /* rank 0's (freed below) */
 	int rc = 0;
 	if (!have_ck) {
 		fresh_start(r);
+		return;
+	}
+	if (r->o.strategy == TR_STRATEGY_PS) {
+		resume_ps(r);
 		return;
 	}
 	char *path = tr_ckpt_path(r->o.checkpoint);
@@ -548,9 +749,56 @@ static void resume(tr_run *r)
 	}
 }
 
+/* --strategy ps, on rank 0: the checkpoint's worker part from the
+ * world's gathered blobs (a server's is empty) and the workers' counters;
+ * the servers' slices whole. */
+static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
+{
+	int S = r->o.servers, W = r->data_world;
+	/* the servers' blobs go: the workers' move to the front */
+	for (int i = 0; i < S; i++)
+		free(c->blob[i]);
+	memmove(c->blob, c->blob + S, (size_t)W * sizeof *c->blob);
+	memmove(c->blob_size, c->blob_size + S, (size_t)W * sizeof *c->blob_size);
+	c->nblobs = (uint32_t)W;
+	c->world = (uint32_t)W;
+	c->strategy = TR_STRATEGY_PS;
+	c->servers = (uint32_t)S;
+	c->server_version = r->ps_server->version;
+	c->optimizer_t = r->ps_server->opt.t;
+	c->worker_step_in_epoch = calloc((size_t)W, sizeof(uint64_t));
+	c->worker_global_step = calloc((size_t)W, sizeof(uint64_t));
+	if (!c->worker_step_in_epoch || !c->worker_global_step)
+		return -1;
+	c->step_in_epoch = c->global_step = c->skipped_steps = 0;
+	for (int i = 0; i < W; i++) {
+		const uint64_t *k = counters + 3 * (S + i);
+		c->worker_step_in_epoch[i] = k[0];
+		c->worker_global_step[i] = k[1];
+		if (k[0] > c->step_in_epoch)
+			c->step_in_epoch = k[0];
+		if (k[1] > c->global_step)
+			c->global_step = k[1];
+		c->skipped_steps += k[2];
+	}
+	return 0;
+}
+
 /* Collective: gathers the loader positions, and rank 0 writes everything. */
 static void save_checkpoint(tr_run *r)
 {
+	int ps = r->o.strategy == TR_STRATEGY_PS;
+	/* ps: each worker's counters and the epoch's sums so far */
+	uint64_t mine[3] = {r->step_in_epoch, r->global_step, r->skipped_steps};
+	uint64_t *counters = ps && r->w.rank == 0 ? calloc(3 * (size_t)r->w.size, sizeof *counters)
+	                                          : NULL;
+	double sums[3] = {r->ep_loss, r->ep_correct, r->ep_count}, total[3] = {0, 0, 0};
+	if (ps) {
+		uint64_t dummy[3];
+		MPI_Gather(mine, 3, MPI_UINT64_T, counters ? counters : dummy, 3, MPI_UINT64_T, 0,
+		           r->w.comm);
+		MPI_Reduce(sums, total, 3, MPI_DOUBLE, MPI_SUM, 0, r->w.comm);
+	}
 	/* --synthetic: no loader, one byte for the position the step says */
 	int size = r->train ? rio_loader_state_save(r->train, NULL, 0) : 1;
 	uint8_t *blob = size > 0 ? calloc(1, (size_t)size) : NULL;
@@ -575,18 +823,29 @@ static void save_checkpoint(tr_run *r)
 		c.global_step = r->global_step;
 		c.skipped_steps = r->skipped_steps;
 		c.optimizer_t = r->opt.t;
-		c.epoch_loss = r->ep_loss;
-		c.epoch_correct = r->ep_correct;
-		c.epoch_count = r->ep_count;
+		c.epoch_loss = ps ? total[0] : r->ep_loss;
+		c.epoch_correct = ps ? total[1] : r->ep_correct;
+		c.epoch_count = ps ? total[2] : r->ep_count;
 		c.nparams = n;
 		c.nblobs = (uint32_t)r->w.size;
 		c.params = malloc(n * sizeof(float));
 		c.state1 = malloc(n * sizeof(float));
-		if (tr_optim_state_count(&r->opt) == 2)
+		int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+		if (states == 2)
 			c.state2 = malloc(n * sizeof(float));
-		if (rc < 0 || !c.params || !c.state1 || (tr_optim_state_count(&r->opt) == 2 && !c.state2)) {
+		if (rc == 0 && ps && (!counters || fill_ps_checkpoint(r, &c, counters) < 0))
+			rc = -1;
+		if (rc < 0 || !c.params || !c.state1 || (states == 2 && !c.state2)) {
 			snprintf(msg, sizeof msg, "out of memory writing a checkpoint");
 			rc = -1;
+			if (ps) /* the other servers are sending their slices */
+				tr_world_abort(&r->w, msg, EXIT_DATA);
+		} else if (ps) {
+			tr_ps_collect(r, 0, c.params);
+			tr_ps_collect(r, 1, c.state1);
+			if (c.state2)
+				tr_ps_collect(r, 2, c.state2);
+			rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
 		} else {
 			tr_math_to_host(r->math, c.params, r->net.params, n);
 			tr_math_to_host(r->math, c.state1, r->opt.state1, n);
@@ -595,7 +854,14 @@ static void save_checkpoint(tr_run *r)
 			rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
 		}
 		tr_ckpt_free(&c);
+	} else if (ps) {
+		/* the other servers send their slices (rank 0 may have failed
+		 * before receiving them: it then aborts the job, see below) */
+		int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+		for (int i = 0; i <= states; i++)
+			tr_ps_collect(r, i, NULL);
 	}
+	free(counters);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 }
 
@@ -610,9 +876,28 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
                         const tr_math_stats *gemm1)
 {
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
+	/* ps: the workers' sums and the servers' counts (collective) */
+	tr_ps_figures f = {0};
+	int ps = r->o.strategy == TR_STRATEGY_PS;
+	uint64_t last_step = r->global_step;
+	if (ps) {
+		tr_ps_epoch_figures(r, &f);
+		last_step = tr_world_max_u64(&r->w, r->global_step);
+		r->ep_loss = f.loss;
+		r->ep_correct = f.correct;
+		r->ep_count = f.count;
+		r->ep_skipped = f.skipped_steps + f.skipped_server;
+		t[0] = f.data_wait;
+		t[1] = f.exchange;
+	}
 	if (r->w.rank != 0)
 		return 0;
 	uint64_t steps = r->epoch_steps;
+	if (ps) { /* the most any worker took */
+		steps = 0;
+		for (int i = 0; i < f.nworkers; i++)
+			steps = f.worker_steps[i] > steps ? f.worker_steps[i] : steps;
+	}
 	tr_epoch_report e = {
 		.epoch = r->epoch + 1,
 		.steps = steps,
@@ -620,7 +905,7 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 		.skipped_steps = r->ep_skipped,
 		.train_loss = r->ep_count > 0 ? r->ep_loss / r->ep_count : NAN,
 		.train_accuracy = r->ep_count > 0 ? r->ep_correct / r->ep_count : NAN,
-		.has_test = r->test != NULL,
+		.has_test = r->o.test != NULL,
 		.test_loss = test[2] > 0 ? test[0] / test[2] : NAN,
 		.test_accuracy = test[2] > 0 ? test[1] / test[2] : NAN,
 		.test_records = (uint64_t)test[2],
@@ -630,8 +915,17 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 		.gemm_seconds = gemm1->gemm_seconds - gemm0->gemm_seconds,
 		.allreduce_seconds = t[1],
 		.optimizer_seconds = t[2],
-		.lr = tr_optim_lr(&r->opt.cfg, r->global_step ? r->global_step - 1 : 0),
+		.lr = tr_optim_lr(&r->opt.cfg, last_step ? last_step - 1 : 0),
 		.world = r->w.size,
+		.wall_seconds = r->train_seconds + seconds,
+		.strategy = ps,
+		.updates = f.updates,
+		.gradients = f.gradients,
+		.dropped_gradients = f.dropped,
+		.staleness_max = f.staleness_max,
+		.staleness_mean = f.staleness_mean,
+		.workers = f.nworkers,
+		.worker_steps = f.worker_steps,
 	};
 	double flops = gemm1->gemm_flops - gemm0->gemm_flops;
 	e.gemm_gflops = e.gemm_seconds > 0 ? flops / e.gemm_seconds * 1e-9 : 0;
@@ -642,7 +936,8 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 		         strerror(errno));
 		return -1;
 	}
-	tr_tb_epoch(tb, (int64_t)r->global_step, &e);
+	free(f.worker_steps_block);
+	tr_tb_epoch(tb, (int64_t)last_step, &e);
 	if (tb->failed) { /* this write or a step's since the last epoch */
 		snprintf(msg, sizeof msg, "%s", tb->err);
 		return -1;
@@ -675,7 +970,17 @@ static void train(tr_run *r)
 		r->ep_skipped = 0;
 		double t0 = tr_now();
 		tr_progress_begin(&prog, r->step_in_epoch);
-		while (r->step_in_epoch < r->epoch_steps) {
+		memset(&r->ps_epoch, 0, sizeof r->ps_epoch);
+		while (r->o.strategy == TR_STRATEGY_PS) {
+			/* segments: to the epoch's end, or a cut for a checkpoint */
+			int mid = 0;
+			rc = tr_ps_segment(r, &stopped, &mid, msg, sizeof msg);
+			tr_world_agree(&r->w, rc, msg, EXIT_DATA);
+			if (stopped || !mid)
+				break;
+			save_checkpoint(r);
+		}
+		while (r->o.strategy != TR_STRATEGY_PS && r->step_in_epoch < r->epoch_steps) {
 			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
 				stopped = 1;
 				break;
@@ -693,6 +998,12 @@ static void train(tr_run *r)
 			}
 			if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
 				save_checkpoint(r);
+			r->total_samples += r->ep_count - count0;
+			if (r->o.eval_every && r->global_step % r->o.eval_every == 0) {
+				rc = tr_snapshot_take(r, r->train_seconds + tr_now() - t0);
+				tr_world_agree(&r->w, rc < 0, "out of memory for a copy of the parameters "
+				               "(--eval-every)", EXIT_DATA);
+			}
 		}
 		tr_progress_clear(&prog);
 		if (stopped)
@@ -706,12 +1017,27 @@ static void train(tr_run *r)
 		tr_world_agree(&r->w, rc < 0, rc < 0 ? rio_loader_error(r->train)->message : "",
 		               EXIT_DATA);
 		double test[3] = {0, 0, 0};
-		if (r->test) {
+		if (r->o.test) {
 			rc = tr_run_eval(r, test, msg, sizeof msg);
 			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 		}
 		tr_world_agree(&r->w, report_epoch(r, metrics, &tb, seconds, test, &gemm0, &gemm1) < 0, msg,
 		               EXIT_DATA);
+		r->train_seconds += seconds;
+		if (r->o.eval_every && r->o.test) {
+			/* the epoch's copies, off the clock; then the epoch's own
+			 * parameters back (allreduce: the next step uses them) */
+			float *keep = r->ps_worker ? NULL : malloc(r->net.nparams * sizeof *keep);
+			rc = !r->ps_worker && r->net.math && !keep ? -1 : 0;
+			tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
+			if (keep && r->net.math)
+				tr_math_to_host(r->math, keep, r->net.params, r->net.nparams);
+			rc = tr_snapshots_eval(r, metrics, msg, sizeof msg);
+			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+			if (keep && r->net.math)
+				tr_math_from_host(r->math, r->net.params, keep, r->net.nparams);
+			free(keep);
+		}
 		r->epoch++;
 		r->step_in_epoch = 0;
 		r->epoch_steps = r->steps_per_epoch;
@@ -745,6 +1071,10 @@ static void teardown(tr_run *r)
 		}
 	}
 	tr_reducer_free(&r->red);
+	tr_ps_close(r);
+	for (int i = 0; i < r->nsnap; i++)
+		free(r->snap[i].params);
+	free(r->snap);
 	if (r->math && r->staging && r->staging != r->net.grads)
 		tr_math_host_free(r->math, r->staging);
 	if (r->math)
@@ -782,13 +1112,31 @@ int main(int argc, char **argv)
 		       r->w.size > 1 ? "s" : "", r->net.nparams, r->net.sizes[0]);
 		for (int l = 1; l <= r->net.nlayers; l++)
 			printf("-%d", r->net.sizes[l]);
-		printf("), %d records per rank and step, %llu steps per epoch%s, %s", r->batch,
-		       (unsigned long long)r->steps_per_epoch, r->synth ? " of synthetic data" : "",
-		       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
+		if (r->o.strategy == TR_STRATEGY_PS) {
+			char k[32];
+			if (r->o.staleness == TR_STALENESS_INF)
+				snprintf(k, sizeof k, "asynchronous");
+			else if (r->o.staleness)
+				snprintf(k, sizeof k, "staleness %lld", (long long)r->o.staleness);
+			else
+				snprintf(k, sizeof k, "bulk-synchronous");
+			printf("), %d parameter server%s and %d workers (%s", r->o.servers,
+			       r->o.servers > 1 ? "s" : "", r->data_world, k);
+			if (r->o.backup_workers)
+				printf(", %d backup", r->o.backup_workers);
+			printf("), %d records per worker and step, up to %llu steps per epoch%s, %s",
+			       r->batch, (unsigned long long)r->steps_per_epoch,
+			       r->synth ? " of synthetic data" : "",
+			       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
+		} else {
+			printf("), %d records per rank and step, %llu steps per epoch%s, %s", r->batch,
+			       (unsigned long long)r->steps_per_epoch, r->synth ? " of synthetic data" : "",
+			       r->o.device == TR_DEVICE_CUDA ? "cuda" : "cpu");
+		}
 		if (r->o.device == TR_DEVICE_CPU)
 			printf(" (OpenBLAS %s kernels, %d thread%s)", openblas_get_corename(),
 			       openblas_get_num_threads(), openblas_get_num_threads() > 1 ? "s" : "");
-		if (r->w.size > 1)
+		if (r->w.size > 1 && r->o.strategy == TR_STRATEGY_ALLREDUCE)
 			printf(", gradients summed by %s", tr_reduce_mode_name(r->red.mode));
 		printf("\n");
 		if (r->cache_bytes)

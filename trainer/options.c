@@ -88,10 +88,34 @@ void tr_options_usage(FILE *f)
 	      "                             one shared copy of the parameters and optimizer\n"
 	      "                             state (SGD, Adam)\n"
 	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
+	      "      --eval-every S         also copy the parameters every S steps (under\n"
+	      "                             ps: every S x workers gradients applied) and\n"
+	      "                             evaluate each copy on --test at the epoch's end,\n"
+	      "                             off the clock: a learning curve in --metrics\n"
 	      "      --metrics FILE         one JSON object per epoch\n"
 	      "      --tensorboard DIR      TensorBoard event file in DIR (rank 0), written\n"
 	      "                             as the run goes: epoch scalars, and the loss\n"
 	      "      --tensorboard-every S  ... of every S-th step (default 20)\n"
+	      "\n"
+	      "Strategy (doc/consistency.md):\n"
+	      "      --strategy NAME        allreduce (default: every rank trains, gradients\n"
+	      "                             summed) or ps: the first S ranks are parameter\n"
+	      "                             servers, each holding a slice of the parameters\n"
+	      "                             and the optimizer state; the others are workers\n"
+	      "                             that read the data, pull and push\n"
+	      "      --servers S            parameter servers (default 1)\n"
+	      "      --staleness K          ps: 0 bulk-synchronous (default), K >= 1 stale-\n"
+	      "                             synchronous (a worker runs at most K steps ahead\n"
+	      "                             of the slowest), inf asynchronous\n"
+	      "      --staleness-lr         ps, K >= 1: a gradient's step divided by its\n"
+	      "                             staleness (Zhang et al. 2016)\n"
+	      "      --backup-workers B     ps, K = 0: a step is applied with the first\n"
+	      "                             workers - B gradients; late ones are dropped\n"
+	      "      --straggler R:F[,...]  rank R takes F times its compute time per step\n"
+	      "                             (it sleeps the difference): for experiments\n"
+	      "      --straggler-random P:F:SEED  each worker is slow (F times) with\n"
+	      "                             probability P per step\n"
+	      "\n"
 	      "      --checkpoint DIR       keep the run's state in DIR/checkpoint (written\n"
 	      "                             atomically after every epoch)\n"
 	      "      --checkpoint-every S   ... and every S steps\n"
@@ -117,7 +141,8 @@ enum {
 	OPT_BUCKET, OPT_THREADS, OPT_EVAL_BATCH, OPT_SCHEDULE, OPT_VERSION,
 	OPT_SYNTHETIC,
 	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS, OPT_CACHE,
-	OPT_REDUCE, OPT_SHARD_OPTIMIZER,
+	OPT_REDUCE, OPT_SHARD_OPTIMIZER, OPT_EVAL_EVERY, OPT_STRATEGY, OPT_SERVERS, OPT_STALENESS,
+	OPT_STALENESS_LR, OPT_BACKUP_WORKERS, OPT_STRAGGLER, OPT_STRAGGLER_RANDOM,
 };
 
 static const struct option long_options[] = {
@@ -162,6 +187,14 @@ static const struct option long_options[] = {
 	{"lars-trust", required_argument, 0, OPT_LARS_TRUST},
 	{"tensorboard", required_argument, 0, OPT_TENSORBOARD},
 	{"tensorboard-every", required_argument, 0, OPT_TENSORBOARD_EVERY},
+	{"eval-every", required_argument, 0, OPT_EVAL_EVERY},
+	{"strategy", required_argument, 0, OPT_STRATEGY},
+	{"servers", required_argument, 0, OPT_SERVERS},
+	{"staleness", required_argument, 0, OPT_STALENESS},
+	{"staleness-lr", no_argument, 0, OPT_STALENESS_LR},
+	{"backup-workers", required_argument, 0, OPT_BACKUP_WORKERS},
+	{"straggler", required_argument, 0, OPT_STRAGGLER},
+	{"straggler-random", required_argument, 0, OPT_STRAGGLER_RANDOM},
 	{0, 0, 0, 0},
 };
 
@@ -293,6 +326,50 @@ static int parse_hidden(const char *s, tr_options *o)
 	return 0;
 }
 
+/* "R:F[,R:F...]": ranks and slowdown factors (F >= 1). */
+static int parse_stragglers(const char *s, tr_options *o)
+{
+	const char *p = s;
+	o->nstraggler = 0;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long rank = strtol(p, &end, 10);
+		if (errno || end == p || rank < 0 || rank > 1 << 20 || *end != ':')
+			return -1;
+		p = end + 1;
+		double f = strtod(p, &end);
+		if (end == p || !isfinite(f) || f < 1 || f > 1000 || (*end && *end != ','))
+			return -1;
+		if (o->nstraggler == TR_MAX_STRAGGLERS)
+			return -1;
+		o->straggler[o->nstraggler++] = (tr_straggler){(int)rank, f};
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return -1;
+	}
+	return o->nstraggler ? 0 : -1;
+}
+
+/* "P:F:SEED" */
+static int parse_random_straggler(const char *s, tr_options *o)
+{
+	char *end;
+	errno = 0;
+	double p = strtod(s, &end);
+	if (end == s || !isfinite(p) || p < 0 || p > 1 || *end != ':')
+		return -1;
+	s = end + 1;
+	double f = strtod(s, &end);
+	if (end == s || !isfinite(f) || f < 1 || f > 1000 || *end != ':')
+		return -1;
+	if (parse_u64(end + 1, 0, UINT64_MAX, &o->straggler_seed) < 0)
+		return -1;
+	o->straggler_p = p;
+	o->straggler_f = f;
+	return 0;
+}
+
 static void defaults(tr_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -327,6 +404,7 @@ static void defaults(tr_options *o)
 	o->cache = -1;
 	o->device = TR_DEVICE_CPU;
 	o->bucket_bytes = 256 * 1024;
+	o->strategy = TR_STRATEGY_ALLREDUCE;
 }
 
 int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t errlen)
@@ -499,6 +577,44 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &o->tensorboard_every) < 0)
 				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
 			break;
+		case OPT_EVAL_EVERY:
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &o->eval_every) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
+			break;
+		case OPT_STRATEGY:
+			if ((k = keyword(optarg, (const char *const[]){"allreduce", "ps"}, 2)) < 0)
+				return bad(err, errlen, c, "'%s': want allreduce or ps", optarg);
+			o->strategy = (tr_strategy)k;
+			break;
+		case OPT_SERVERS:
+			if (parse_int(optarg, 1, 1 << 16, &o->servers) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of servers (1 or more)",
+				           optarg);
+			break;
+		case OPT_STALENESS:
+			if (!strcmp(optarg, "inf"))
+				o->staleness = TR_STALENESS_INF;
+			else if (parse_u64(optarg, 0, 1u << 30, &u) == 0)
+				o->staleness = (int64_t)u;
+			else
+				return bad(err, errlen, c, "'%s': want a number of steps (0, 1, ...) or inf",
+				           optarg);
+			break;
+		case OPT_STALENESS_LR: o->staleness_lr = 1; break;
+		case OPT_BACKUP_WORKERS:
+			if (parse_int(optarg, 0, 1 << 16, &o->backup_workers) < 0)
+				return bad(err, errlen, c, "'%s' is not a number of workers", optarg);
+			break;
+		case OPT_STRAGGLER:
+			if (parse_stragglers(optarg, o) < 0)
+				return bad(err, errlen, c, "'%s': want RANK:FACTOR[,RANK:FACTOR...] with "
+				           "FACTOR from 1 to 1000", optarg);
+			break;
+		case OPT_STRAGGLER_RANDOM:
+			if (parse_random_straggler(optarg, o) < 0)
+				return bad(err, errlen, c, "'%s': want P:FACTOR:SEED with P in [0, 1] and "
+				           "FACTOR from 1 to 1000", optarg);
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 1;
 		case OPT_VERSION: return 2;
@@ -546,6 +662,41 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 	}
 	if (o->checkpoint_every && !o->checkpoint) {
 		snprintf(err, errlen, "--checkpoint-every needs --checkpoint DIR");
+		return -1;
+	}
+	if (o->strategy == TR_STRATEGY_ALLREDUCE) {
+		const char *ps_only = o->servers ? "--servers" : o->staleness ? "--staleness" : o->backup_workers ? "--backup-workers"
+		                      : o->staleness_lr ? "--staleness-lr" : NULL;
+		if (ps_only) {
+			snprintf(err, errlen, "%s needs --strategy ps (parameter servers)", ps_only);
+			return -1;
+		}
+	} else {
+		const char *no = o->optim.kind == TR_OPT_LARS ? "--optimizer lars (a layer's trust "
+		                                                "ratio needs the whole layer)"
+		                 : o->shard_optimizer ? "--shard-optimizer (the servers hold the "
+		                                        "optimizer state)"
+		                 : o->reduce ? "--reduce" : NULL;
+		if (no) {
+			snprintf(err, errlen, "--strategy ps: not with %s", no);
+			return -1;
+		}
+		if (!o->servers)
+			o->servers = 1;
+		if (o->backup_workers && o->staleness) {
+			snprintf(err, errlen, "--backup-workers needs --staleness 0 (backup workers drop "
+			         "late gradients of a synchronous step)");
+			return -1;
+		}
+		if (o->staleness_lr && !o->staleness) {
+			snprintf(err, errlen, "--staleness-lr needs --staleness 1 or more (at 0 no "
+			         "gradient is stale)");
+			return -1;
+		}
+	}
+	if (o->eval_every && o->shard_optimizer) {
+		snprintf(err, errlen, "--eval-every: not with --shard-optimizer (the copies are "
+		         "evaluated on each rank's own parameters)");
 		return -1;
 	}
 	if (o->optim.lr < 0)

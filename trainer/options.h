@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "mlp.h"
 #include "optim.h"
+#include "strategy.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,20 @@ typedef struct tr_options {
 	int synthetic_inputs;          /* --synthetic=N; 0: from the data, or 784 */
 	const char *tensorboard;       /* event file directory (rank 0)      */
 	uint64_t tensorboard_every;    /* steps between train/step_loss      */
+	uint64_t eval_every;           /* --eval-every: steps (clocks) between
+	                                * copies of the parameters evaluated
+	                                * at the epoch's end; 0: none        */
+
+	/* --strategy and what goes with it (ps.h) */
+	tr_strategy strategy;
+	int servers;                   /* --servers S (ps; 1 by default)     */
+	int64_t staleness;             /* --staleness K; TR_STALENESS_INF    */
+	int staleness_lr;              /* --staleness-lr: lr / clock gap     */
+	int backup_workers;            /* --backup-workers B (K = 0)         */
+	tr_straggler straggler[TR_MAX_STRAGGLERS]; /* --straggler R:F,...   */
+	int nstraggler;
+	double straggler_p, straggler_f; /* --straggler-random P:F:SEED      */
+	uint64_t straggler_seed;
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message

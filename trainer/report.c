@@ -31,8 +31,12 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 	if (r->has_test)
 		fprintf(f, "test loss %s  test accuracy %s  ", readable(b1, sizeof b1, r->test_loss),
 		        readable(b2, sizeof b2, r->test_accuracy));
-	fprintf(f, "%.0f samples/s  data wait %.2f%%  allreduce %.3fs", r->samples_per_s,
-	        100.0 * wait, r->allreduce_seconds);
+	fprintf(f, "%.0f samples/s  data wait %.2f%%  %s %.3fs", r->samples_per_s, 100.0 * wait,
+	        r->strategy ? "exchange" : "allreduce", r->allreduce_seconds);
+	if (r->strategy)
+		fprintf(f, "  updates %llu  staleness max %llu mean %.2f  dropped %llu",
+		        (unsigned long long)r->updates, (unsigned long long)r->staleness_max,
+		        r->staleness_mean, (unsigned long long)r->dropped_gradients);
 	if (r->skipped_steps)
 		fprintf(f, "  skipped %llu steps (non-finite)", (unsigned long long)r->skipped_steps);
 	fputc('\n', f);
@@ -62,6 +66,33 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 	tool_json_member(f, "allreduce_seconds", r->allreduce_seconds, 6);
 	tool_json_member(f, "optimizer_seconds", r->optimizer_seconds, 6);
 	tool_json_member(f, "lr", r->lr, 6);
+	tool_json_member(f, "wall_seconds", r->wall_seconds, 6);
+	if (r->strategy) {
+		fprintf(f, "\"strategy\": \"ps\", \"updates\": %llu, \"gradients\": %llu, "
+		        "\"dropped_gradients\": %llu, \"staleness_max\": %llu, ",
+		        (unsigned long long)r->updates, (unsigned long long)r->gradients,
+		        (unsigned long long)r->dropped_gradients, (unsigned long long)r->staleness_max);
+		tool_json_member(f, "staleness_mean", r->staleness_mean, 6);
+		fprintf(f, "\"worker_steps\": [");
+		for (int i = 0; i < r->workers; i++)
+			fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)r->worker_steps[i]);
+		fprintf(f, "], ");
+	}
 	fprintf(f, "\"world\": %d}\n", r->world);
+	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+int tr_report_snapshot_json(FILE *f, const tr_snapshot_report *s)
+{
+	fprintf(f, "{\"snapshot\": true, \"epoch\": %llu, \"updates\": %llu, \"gradients\": %llu, ",
+	        (unsigned long long)s->epoch, (unsigned long long)s->updates,
+	        (unsigned long long)s->gradients);
+	tool_json_member(f, "samples", s->samples, 6);
+	tool_json_member(f, "wall_seconds", s->wall_seconds, 6);
+	tool_json_member(f, "test_loss", s->test_loss, 6);
+	/* the last member: no trailing comma */
+	fprintf(f, "\"test_accuracy\": ");
+	tool_json_number(f, s->test_accuracy, 6);
+	fputs("}\n", f);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

@@ -25,10 +25,31 @@ typedef struct tr_epoch_report {
 	double optimizer_seconds;
 	double lr;                   /* at the epoch's last step               */
 	int world;
+	double wall_seconds;         /* training seconds since the run began
+	                              * (epochs' seconds, no evaluation)      */
+	/* --strategy ps (strategy 1): what the servers counted */
+	int strategy;
+	uint64_t updates, gradients, dropped_gradients;
+	uint64_t staleness_max;
+	double staleness_mean;
+	int workers;
+	const uint64_t *worker_steps; /* workers                              */
 } tr_epoch_report;
+
+/* --eval-every: one copy of the parameters, evaluated */
+typedef struct tr_snapshot_report {
+	uint64_t epoch;              /* from 1                                 */
+	uint64_t updates, gradients; /* applied since the start (allreduce: the
+	                              * steps, and steps x ranks)             */
+	double samples;              /* records in them                        */
+	double wall_seconds;         /* training seconds then                  */
+	double test_loss, test_accuracy;
+} tr_snapshot_report;
 
 void tr_report_line(FILE *f, const tr_epoch_report *r);
 /* Appends one JSON line; 0 or -1 (errno set) on a write error. */
 int tr_report_json(FILE *f, const tr_epoch_report *r);
+/* One JSON line {"snapshot": ...}; 0 or -1. */
+int tr_report_snapshot_json(FILE *f, const tr_snapshot_report *s);
 
 #endif /* RIO_TRAINER_REPORT_H */

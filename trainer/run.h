@@ -11,6 +11,7 @@
 #include "mlp.h"
 #include "optim.h"
 #include "options.h"
+#include "ps.h"
 #include "reducer.h"
 #include "synthetic.h"
 #include "world.h"
@@ -23,7 +24,19 @@ typedef struct tr_run {
 	tr_math *math;
 	tr_mlp net;
 	tr_optim opt;
-	tr_reducer red;
+	tr_reducer red;            /* allreduce; under ps only its timer     */
+	int data_rank, data_world; /* the loader's sharding: the rank and the
+	                            * world, or under ps the worker's index
+	                            * and the workers (-1, 0 on a server)   */
+	tr_ps_server *ps_server;   /* ps: this rank's side, the other NULL   */
+	tr_ps_worker *ps_worker;
+	tr_ps_stats ps_epoch;      /* ps, a server: the epoch's counts so far */
+	/* --eval-every under allreduce: the copies of this epoch (a server
+	 * keeps its own under ps) */
+	tr_ps_snapshot *snap;
+	int nsnap, capsnap;
+	double train_seconds;      /* the finished epochs' training seconds   */
+	double total_samples;      /* records trained on since the start      */
 	rio_loader *train, *test;  /* train is NULL with --synthetic           */
 	uint64_t cache_bytes;      /* --cache: the training data held decompressed */
 	int *loader_cpus;          /* --loader-cpus spare: the loaders' CPUs   */
@@ -59,5 +72,17 @@ int tr_run_step(tr_run *r, char *err, size_t errlen);
  * in err when this rank's data failed: every rank then calls
  * tr_world_agree(). */
 int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen);
+
+/* ps: one worker step: the next batch, forward, backward, the gradient
+ * pushed to the servers and the parameters pulled back; `last` marks the
+ * segment's last step. 0; 1 when the servers said stop (another worker
+ * failed); -1 when this worker's data failed (message in err; the servers
+ * were told, and its segment is over). */
+int tr_ps_step(tr_run *r, int last, char *err, size_t errlen);
+
+/* --straggler: this rank's slowdown at this step (1: none), and the sleep
+ * that makes a step of `compute` seconds take f times as long. */
+double tr_run_slowdown(const tr_run *r);
+void tr_run_straggle(double f, double compute);
 
 #endif /* RIO_TRAINER_RUN_H */

@@ -19,7 +19,9 @@
 #include "config.h"
 #include "run.h"
 #include "clock.h"
+#include "rng.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -233,6 +235,12 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	tr_reducer_head(&r->red);
 	if (go) {
 		tr_mlp_backward(&r->net, &in, grads_ready, &s);
+		/* --straggler: this rank's gradients come late */
+		double f = tr_run_slowdown(r);
+		if (f > 1) {
+			tr_math_sync(r->math);
+			tr_run_straggle(f, tr_now() - t1);
+		}
 		/* on the CPU the batch is read no more: back to the loader now,
 		 * so that its worker fills the next one while this rank waits
 		 * for the others' gradients rather than after (on a core per
@@ -279,8 +287,10 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 {
 	double records = 0;
 	int failed = 0;
-	tr_math_zero(r->math, r->eval_stats, 2);
-	for (;;) {
+	/* a parameter server has no test data: it adds nothing */
+	if (r->test)
+		tr_math_zero(r->math, r->eval_stats, 2);
+	for (; r->test;) {
 		rio_batch *b;
 		int rc = rio_loader_next(r->test, &b);
 		if (rc == 0)
@@ -304,7 +314,7 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 		rio_loader_release(r->test, b);
 	}
 	float st[2] = {0, 0};
-	if (!failed && tr_math_to_host(r->math, st, r->eval_stats, 2) < 0) {
+	if (!failed && r->test && tr_math_to_host(r->math, st, r->eval_stats, 2) < 0) {
 		snprintf(err, errlen, "the GPU failed during evaluation");
 		failed = 1;
 	}
@@ -313,4 +323,109 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 	sums[2] = records;
 	tr_world_sum_to_root(&r->w, sums, 3);
 	return failed ? -1 : 0;
+}
+
+/* --straggler, --straggler-random: how many times its compute time this
+ * rank takes at this step (1: not slowed). Deterministic: the random draw
+ * depends only on the seed, the rank and the step. */
+double tr_run_slowdown(const tr_run *r)
+{
+	double f = 1;
+	for (int i = 0; i < r->o.nstraggler; i++)
+		if (r->o.straggler[i].rank == r->w.rank)
+			f = r->o.straggler[i].factor;
+	if (r->o.straggler_p > 0) {
+		rio__rng g;
+		rio__rng_seed(&g, r->o.straggler_seed, (uint64_t)r->w.rank, r->global_step,
+		              0x736c6f77 /* "slow" */);
+		double u = (double)(rio__rng_next(&g) >> 11) * (1.0 / 9007199254740992.0);
+		if (u < r->o.straggler_p && r->o.straggler_f > f)
+			f = r->o.straggler_f;
+	}
+	return f;
+}
+
+/* Sleeps (f - 1) x `compute` seconds. */
+void tr_run_straggle(double f, double compute)
+{
+	if (f <= 1 || compute <= 0)
+		return;
+	double s = (f - 1) * compute;
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+	}
+}
+
+int tr_ps_step(tr_run *r, int last, char *err, size_t errlen)
+{
+	tr_ps_worker *pw = r->ps_worker;
+	size_t np = r->net.nparams;
+	float *extras = r->net.grads + np, *head = r->staging + np;
+	double t0 = tr_now();
+	rio_batch *b = NULL;
+	tr_input in;
+	int rc = 1;
+	if (r->synth)
+		tr_synthetic_batch(r->synth, r->global_step, &in);
+	else
+		rc = rio_loader_next(r->train, &b);
+	double t1 = tr_now();
+	r->t_wait += t1 - t0;
+	int failed = 0, nonfinite = 0;
+	if (r->synth) {
+	} else if (rc < 0) {
+		loader_error(r->train, rc, err, errlen);
+		failed = 1;
+	} else if (rc == 0) {
+		snprintf(err, errlen, "--train %s: the epoch ended before its %llu steps", r->o.train,
+		         (unsigned long long)r->epoch_steps);
+		failed = 1;
+	} else if (batch_input(r, r->train, b, &in, err, errlen) < 0) {
+		failed = 1;
+	}
+	double rows = 0;
+	if (!failed) {
+		rows = in.rows;
+		nonfinite = b && input_nonfinite(r, b);
+		tr_math_zero(r->math, extras, TR_MLP_EXTRA);
+		tr_mlp_forward(&r->net, &in);
+		tr_mlp_loss(&r->net, &in, extras, 1);
+		tr_mlp_backward(&r->net, &in, NULL, NULL);
+		/* the gradients and the step's loss to the host (the CPU's are
+		 * there already) */
+		if (tr_math_to_host(r->math, r->staging, r->net.grads, np + TR_MLP_EXTRA) < 0) {
+			snprintf(err, errlen, "the GPU failed during a training step");
+			failed = 1;
+		}
+		nonfinite |= !isfinite(head[TR_EXTRA_LOSS]);
+	}
+	if (b)
+		rio_loader_release(r->train, b);
+	double compute = tr_now() - t1;
+	tr_run_straggle(tr_run_slowdown(r), compute);
+	double t2 = tr_now();
+	uint32_t flags = failed ? TR_PS_PULL | TR_PS_LAST | TR_PS_FAILED
+	                        : TR_PS_PUSH | (last ? TR_PS_LAST : 0) |
+	                                  (nonfinite ? TR_PS_NONFINITE : 0);
+	tr_ps_send(pw, flags, r->staging, r->global_step, rows);
+	int stop = tr_ps_wait(pw);
+	if (!failed && tr_math_from_host(r->math, r->net.params, pw->params, np) < 0) {
+		snprintf(err, errlen, "the GPU failed during a training step");
+		failed = 1; /* told to the others at the segment's end */
+	}
+	r->red.seconds += tr_now() - t2; /* the exchange, exposed */
+	if (failed)
+		return -1;
+	if (!nonfinite) {
+		r->ep_loss += head[TR_EXTRA_LOSS];
+		r->ep_correct += head[TR_EXTRA_CORRECT];
+		r->ep_count += rows;
+	} else {
+		r->ep_skipped++;
+		r->skipped_steps++;
+	}
+	r->global_step++;
+	r->step_in_epoch++;
+	r->t_step += tr_now() - t0;
+	return stop ? 1 : 0;
 }

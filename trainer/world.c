@@ -79,6 +79,13 @@ uint64_t tr_world_min_u64(tr_world *w, uint64_t v)
 	return out;
 }
 
+uint64_t tr_world_max_u64(tr_world *w, uint64_t v)
+{
+	uint64_t out = v;
+	MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MAX, w->comm);
+	return out;
+}
+
 void tr_world_bcast(tr_world *w, void *buf, size_t bytes)
 {
 	/* in pieces: MPI counts are int */

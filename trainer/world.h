@@ -39,8 +39,9 @@ void tr_world_agree(tr_world *w, int failed, const char *message, int code);
 void tr_world_abort(tr_world *w, const char *message, int code)
 	__attribute__((noreturn));
 
-/* The minimum over the ranks. */
+/* The minimum, and the maximum, over the ranks. */
 uint64_t tr_world_min_u64(tr_world *w, uint64_t v);
+uint64_t tr_world_max_u64(tr_world *w, uint64_t v);
 
 /* Rank 0's n floats to every rank, then a CRC-32C of each rank's copy
  * compared across the ranks: 0 when all agree, -1 when not. */

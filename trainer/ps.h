@@ -1,0 +1,173 @@
+/*
+ * ps.h — the parameter-server strategy (--strategy ps; doc/consistency.md).
+ *
+ * Ranks 0..S-1 are servers; ranks S..N-1 are workers. Server s holds a
+ * balanced contiguous slice of the parameters (tr_ps_slice) and the
+ * optimizer's state for it, and applies gradients; workers read the data
+ * (the loader sharded over the workers only), compute gradients of the
+ * whole model and exchange slices with every server by non-blocking MPI
+ * point-to-point messages.
+ *
+ * Protocol. Every message from a worker asks for a reply: a PULL (no
+ * gradient: the first message of a segment) or a PUSH (a tr_ps_msg, then
+ * the gradient's slice), answered with a tr_ps_msg and the parameters'
+ * slice once the consistency model allows (below). A worker's last message
+ * of a segment carries TR_PS_LAST; its reply comes once every worker has
+ * sent its last, so the end of a segment (an epoch, a checkpoint, the
+ * last step) is a barrier at which every server holds every gradient of it.
+ * A worker whose data failed sends TR_PS_FAILED with its last message: the
+ * servers then answer every other worker with TR_PS_STOP, each of them ends
+ * its segment at once, and the job ends with that worker's error.
+ *
+ * Consistency (--staleness K, clocks counted in steps within a segment):
+ *   K = 0 (bulk-synchronous): a server sums the gradients of its version v
+ *     in worker order, applies one update (the same sum and the same
+ *     update as the allreduce strategy's, bit for bit), and answers the
+ *     workers with version v + 1. With --backup-workers B the update is
+ *     made with the first W - B gradients to arrive; a gradient computed
+ *     from an older version arrives late and is dropped (and counted).
+ *   K >= 1 (stale-synchronous, Ho et al. 2013): each gradient is applied
+ *     as it arrives; a worker whose clock is c gets parameters only when
+ *     every worker still in the segment has a clock of at least c - K. It
+ *     always sees its own updates (its push is applied before the reply).
+ *   K = inf (asynchronous): every pull is answered at once.
+ * A gradient applied alone is scaled as one worker's share of the global
+ * batch (1 / (rows x W), and weight decay 1 / W), so that W gradients move
+ * the parameters as one synchronous step of the same global batch.
+ * Staleness of a gradient, measured by the server: the worker's clock when
+ * it read the parameters it was computed from, minus the slowest active
+ * worker's clock then (0 under K = 0; at most K under SSP).
+ */
+#ifndef RIO_TRAINER_PS_H
+#define RIO_TRAINER_PS_H
+
+#include "backend.h"
+#include "optim.h"
+#include "strategy.h"
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	TR_PS_PULL = 1 << 0,      /* wants parameters, carries no gradient      */
+	TR_PS_PUSH = 1 << 1,      /* carries a gradient, then wants parameters  */
+	TR_PS_LAST = 1 << 2,      /* the worker's last message of the segment   */
+	TR_PS_NONFINITE = 1 << 3, /* its batch or loss held a NaN or infinity  */
+	TR_PS_FAILED = 1 << 4,    /* its data failed: end the job              */
+	TR_PS_STOP = 1 << 5,      /* reply: another worker failed; stop        */
+};
+
+enum { TR_PS_TAG_MSG = 7101, TR_PS_TAG_GRAD, TR_PS_TAG_REPLY, TR_PS_TAG_PARAMS };
+
+typedef struct tr_ps_msg {
+	uint32_t flags;
+	uint32_t reserved;
+	uint64_t clock;  /* push: the version (K = 0) or clock the gradient's
+	                  * parameters had; reply: the version to push with */
+	uint64_t step;   /* push: the worker's global step (the rate's)      */
+	double rows;     /* push: the records of its batch                   */
+} tr_ps_msg;
+
+/* Server s's slice [*lo, *hi) of n parameters: balanced, contiguous,
+ * starting at multiples of 16 floats (a cache line). */
+void tr_ps_slice(size_t n, int servers, int s, size_t *lo, size_t *hi);
+
+/* What one server counted in a segment. */
+typedef struct tr_ps_stats {
+	uint64_t updates;        /* optimizer updates applied                   */
+	uint64_t gradients;      /* gradients in them                           */
+	uint64_t dropped;        /* late gradients dropped (backup workers)     */
+	uint64_t skipped;        /* gradients or steps skipped: not finite      */
+	uint64_t staleness_max;
+	double staleness_sum;    /* over the gradients applied                  */
+	double samples;          /* records in the gradients applied            */
+} tr_ps_stats;
+
+/* A copy of the server's slice every eval_every x W gradients (--eval-every). */
+typedef struct tr_ps_snapshot {
+	float *params;           /* the slice, host                            */
+	uint64_t gradients, updates;
+	double samples, seconds; /* ... applied since the start, and the
+	                          * training seconds then (no evaluations)    */
+} tr_ps_snapshot;
+
+typedef struct tr_ps_server {
+	MPI_Comm comm;
+	int servers, workers;    /* workers are ranks servers .. + workers - 1 */
+	size_t lo, hi, n;        /* this server's slice of the parameters      */
+	tr_math *math;           /* the CPU backend                            */
+	float *params;           /* n floats                                   */
+	tr_optim opt;            /* over the slice                             */
+	int64_t staleness;       /* K                                          */
+	int staleness_lr, backups;
+	uint64_t version;        /* K = 0: updates made (skipped ones too), all
+	                          * segments: the rate's step                 */
+	/* per worker, this segment */
+	uint64_t *clock;         /* pushes                                      */
+	uint64_t *label;         /* K = 0: the version of its last push + 1, 0
+	                          * before any                                */
+	uint64_t *read_gap;      /* its clock minus the slowest's, at its read */
+	int *waiting, *done, *have, *have_bad;
+	double *have_rows;
+	int ndone, nhave;
+	float *slots;            /* K = 0: a gradient slot per worker          */
+	float *grad;             /* K >= 1: the gradient received; K = 0: sum  */
+	int stop;                /* a worker failed                           */
+	tr_ps_stats st;          /* this segment's                             */
+	uint64_t total_gradients, total_updates; /* all segments            */
+	double total_samples;
+	/* --eval-every */
+	uint64_t eval_every;
+	tr_ps_snapshot *snap;
+	int nsnap, capsnap;
+	double seconds_before;   /* training seconds of the earlier segments   */
+} tr_ps_server;
+
+/* Allocates server `rank` (< servers) of a world of servers + workers over
+ * nparams parameters, with the optimizer `cfg` (SGD or Adam). 0 or
+ * -ENOMEM. */
+int tr_ps_server_init(tr_ps_server *s, MPI_Comm comm, int servers, int workers,
+                      tr_math *math, size_t nparams, const tr_optim_config *cfg,
+                      int64_t staleness, int staleness_lr, int backups, uint64_t eval_every);
+void tr_ps_server_free(tr_ps_server *s);
+
+/* Serves one segment, from the workers' first pulls to the reply to their
+ * last messages. Returns the lowest rank of a worker that failed, or -1.
+ * -ENOMEM when a snapshot could not be kept (the run ends, told by the
+ * caller). s->st holds the segment's counts. */
+int tr_ps_serve(tr_ps_server *s);
+
+/* Drops the snapshots (after they were evaluated). */
+void tr_ps_snapshots_clear(tr_ps_server *s);
+
+/* The worker's side. */
+typedef struct tr_ps_worker {
+	MPI_Comm comm;
+	int servers;
+	size_t n;
+	size_t *lo, *hi;         /* per server                                 */
+	float *params;           /* host: where the replies' slices land       */
+	tr_ps_msg *out, *in;     /* per server                                 */
+	MPI_Request *req;        /* 4 per server                               */
+	uint64_t *version;       /* per server, K = 0: the version the next
+	                          * push is labelled with (each server makes
+	                          * its own, with backup workers its own set) */
+	int in_flight;
+} tr_ps_worker;
+
+int tr_ps_worker_init(tr_ps_worker *w, MPI_Comm comm, int servers, size_t nparams,
+                      float *params_host);
+void tr_ps_worker_free(tr_ps_worker *w);
+
+/* Sends `flags` (TR_PS_PULL or TR_PS_PUSH, with TR_PS_LAST and the others)
+ * to every server: with TR_PS_PUSH the gradient's slices from grads_host
+ * (which must stay unchanged until tr_ps_wait returns), the global step
+ * and the batch's records; and posts the receives of the replies into
+ * params_host. */
+void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64_t step,
+                double rows);
+/* Waits for every server's reply: 1 when one said TR_PS_STOP, else 0. */
+int tr_ps_wait(tr_ps_worker *w);
+
+#endif /* RIO_TRAINER_PS_H */

@@ -1,0 +1,293 @@
+/*
+ * ps_server.c — a parameter server's loop (ps.h): receives the workers'
+ * messages in arrival order, applies their gradients to its slice as the
+ * consistency model says (one summed update per version at K = 0, each
+ * gradient alone at K >= 1), and answers each worker once the model lets
+ * it read. One thread, blocking receives: a server has nothing else to do.
+ */
+#include "config.h"
+#include "ps.h"
+#include "clock.h"
+#include "reducer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tr_ps_slice(size_t n, int servers, int s, size_t *lo, size_t *hi)
+{
+	size_t per = (n + (size_t)servers - 1) / (size_t)servers;
+	per = (per + 15) / 16 * 16;
+	size_t a = (size_t)s * per, b = a + per;
+	*lo = a < n ? a : n;
+	*hi = b < n ? b : n;
+}
+
+int tr_ps_server_init(tr_ps_server *s, MPI_Comm comm, int servers, int workers,
+                      tr_math *math, size_t nparams, const tr_optim_config *cfg,
+                      int64_t staleness, int staleness_lr, int backups, uint64_t eval_every)
+{
+	int rank;
+	memset(s, 0, sizeof *s);
+	MPI_Comm_rank(comm, &rank);
+	s->comm = comm;
+	s->servers = servers;
+	s->workers = workers;
+	s->math = math;
+	s->staleness = staleness;
+	s->staleness_lr = staleness_lr;
+	s->backups = backups;
+	s->eval_every = eval_every;
+	tr_ps_slice(nparams, servers, rank, &s->lo, &s->hi);
+	s->n = s->hi - s->lo;
+	size_t n = s->n ? s->n : 1, W = (size_t)workers;
+	tr_optim_config c = *cfg;
+	if (staleness) /* a gradient applied alone is one worker's share */
+		c.weight_decay /= (float)workers;
+	int rc = tr_optim_init(&s->opt, math, n, &c);
+	s->params = tr_math_alloc(math, n);
+	s->grad = tr_math_alloc(math, n);
+	s->clock = calloc(W, sizeof *s->clock);
+	s->label = calloc(W, sizeof *s->label);
+	s->read_gap = calloc(W, sizeof *s->read_gap);
+	s->waiting = calloc(W, sizeof *s->waiting);
+	s->done = calloc(W, sizeof *s->done);
+	s->have = calloc(W, sizeof *s->have);
+	s->have_bad = calloc(W, sizeof *s->have_bad);
+	s->have_rows = calloc(W, sizeof *s->have_rows);
+	if (!staleness)
+		s->slots = tr_math_alloc(math, n * W);
+	if (rc < 0 || !s->params || !s->grad || !s->clock || !s->label || !s->read_gap ||
+	    !s->waiting || !s->done || !s->have || !s->have_bad || !s->have_rows ||
+	    (!staleness && !s->slots)) {
+		tr_ps_server_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tr_ps_snapshots_clear(tr_ps_server *s)
+{
+	for (int i = 0; i < s->nsnap; i++)
+		free(s->snap[i].params);
+	s->nsnap = 0;
+}
+
+void tr_ps_server_free(tr_ps_server *s)
+{
+	if (!s->math)
+		return;
+	tr_optim_free(&s->opt);
+	tr_math_free(s->math, s->params);
+	tr_math_free(s->math, s->grad);
+	tr_math_free(s->math, s->slots);
+	free(s->clock);
+	free(s->label);
+	free(s->read_gap);
+	free(s->waiting);
+	free(s->done);
+	free(s->have);
+	free(s->have_bad);
+	free(s->have_rows);
+	tr_ps_snapshots_clear(s);
+	free(s->snap);
+	memset(s, 0, sizeof *s);
+}
+
+/* The slowest clock among the workers still in the segment (UINT64_MAX
+ * when none is). */
+static uint64_t slowest(const tr_ps_server *s)
+{
+	uint64_t m = UINT64_MAX;
+	for (int w = 0; w < s->workers; w++)
+		if (!s->done[w] && s->clock[w] < m)
+			m = s->clock[w];
+	return m;
+}
+
+static int snapshot(tr_ps_server *s, double seconds)
+{
+	if (s->nsnap == s->capsnap) {
+		int cap = s->capsnap ? 2 * s->capsnap : 64;
+		tr_ps_snapshot *p = realloc(s->snap, (size_t)cap * sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		s->snap = p;
+		s->capsnap = cap;
+	}
+	tr_ps_snapshot *p = &s->snap[s->nsnap];
+	p->params = malloc((s->n ? s->n : 1) * sizeof(float));
+	if (!p->params)
+		return -ENOMEM;
+	tr_math_to_host(s->math, p->params, s->params, s->n);
+	p->gradients = s->total_gradients;
+	p->updates = s->total_updates;
+	p->samples = s->total_samples;
+	p->seconds = seconds;
+	s->nsnap++;
+	return 0;
+}
+
+/* Counts k gradients of `rows` records applied with staleness `gap`, and
+ * keeps a snapshot when they crossed a multiple of eval_every x W. */
+static int applied(tr_ps_server *s, int k, double rows, uint64_t gap, double t0)
+{
+	uint64_t every = s->eval_every * (uint64_t)s->workers;
+	uint64_t before = s->total_gradients;
+	s->st.gradients += (uint64_t)k;
+	s->st.samples += rows;
+	s->st.staleness_sum += (double)gap * k;
+	if (gap > s->st.staleness_max)
+		s->st.staleness_max = gap;
+	s->total_gradients += (uint64_t)k;
+	s->total_samples += rows;
+	if (every && s->total_gradients / every > before / every)
+		return snapshot(s, s->seconds_before + (tr_now() - t0));
+	return 0;
+}
+
+/* K = 0: the version's update, once enough gradients are in: every
+ * worker's (W - B with backup workers), or all that can still come. */
+static int complete_version(tr_ps_server *s, double t0)
+{
+	int can = 0;
+	for (int w = 0; w < s->workers; w++)
+		can += !s->done[w] && !s->have[w];
+	if (s->nhave == 0 || (s->nhave < s->workers - s->backups && can > 0))
+		return 0;
+	const float *in[s->workers > 0 ? s->workers : 1];
+	float rows[s->workers > 0 ? s->workers : 1];
+	const float *rows_in[s->workers > 0 ? s->workers : 1];
+	int k = 0, bad = 0;
+	for (int w = 0; w < s->workers; w++)
+		if (s->have[w]) {
+			in[k] = s->slots + (size_t)w * s->n;
+			rows[k] = (float)s->have_rows[w];
+			rows_in[k] = &rows[k];
+			bad |= s->have_bad[w];
+			k++;
+		}
+	/* the sums in worker order, as the allreduce strategy's ranks add */
+	float total;
+	(void)tr_sum_ranked(&total, rows_in, k, 1);
+	bad |= tr_sum_ranked(s->grad, in, k, s->n);
+	int rc = 0;
+	if (bad || total < 1) {
+		s->st.skipped++;
+	} else {
+		tr_optim_begin(&s->opt, 1.0f / total, s->version);
+		tr_optim_update(&s->opt, s->params, s->grad, 0, s->n);
+		s->st.updates++;
+		s->total_updates++;
+		rc = applied(s, k, total, 0, t0);
+	}
+	s->version++;
+	memset(s->have, 0, (size_t)s->workers * sizeof *s->have);
+	s->nhave = 0;
+	return rc;
+}
+
+/* K >= 1: a gradient alone, as one worker's share of the global batch. */
+static int apply_alone(tr_ps_server *s, int w, const tr_ps_msg *m, double t0)
+{
+	uint64_t gap = s->read_gap[w];
+	if ((m->flags & TR_PS_NONFINITE) || m->rows < 1 || tr_nonfinite(s->grad, s->n)) {
+		s->st.skipped++;
+		return 0;
+	}
+	float scale = 1.0f / (float)(m->rows * s->workers);
+	if (s->staleness_lr && gap > 1)
+		scale /= (float)gap;
+	tr_optim_begin(&s->opt, scale, m->step);
+	tr_optim_update(&s->opt, s->params, s->grad, 0, s->n);
+	s->st.updates++;
+	s->total_updates++;
+	return applied(s, 1, m->rows, gap, t0);
+}
+
+/* May worker w read now? */
+static int may_read(const tr_ps_server *s, int w)
+{
+	if (s->stop || s->staleness == TR_STALENESS_INF)
+		return 1;
+	if (s->staleness == 0)
+		return s->version >= s->label[w];
+	uint64_t m = slowest(s);
+	return m == UINT64_MAX || m + (uint64_t)s->staleness >= s->clock[w];
+}
+
+static void reply(tr_ps_server *s, int w)
+{
+	tr_ps_msg m = {.flags = s->stop ? TR_PS_STOP : 0, .clock = s->version};
+	uint64_t m_slow = slowest(s);
+	s->read_gap[w] = m_slow == UINT64_MAX || s->staleness == 0 ? 0 : s->clock[w] - m_slow;
+	int dst = s->servers + w;
+	MPI_Send(&m, sizeof m, MPI_BYTE, dst, TR_PS_TAG_REPLY, s->comm);
+	MPI_Send(s->params, (int)s->n, MPI_FLOAT, dst, TR_PS_TAG_PARAMS, s->comm);
+	s->waiting[w] = 0;
+}
+
+int tr_ps_serve(tr_ps_server *s)
+{
+	size_t W = (size_t)s->workers;
+	memset(&s->st, 0, sizeof s->st);
+	memset(s->clock, 0, W * sizeof *s->clock);
+	memset(s->label, 0, W * sizeof *s->label);
+	memset(s->read_gap, 0, W * sizeof *s->read_gap);
+	memset(s->waiting, 0, W * sizeof *s->waiting);
+	memset(s->done, 0, W * sizeof *s->done);
+	memset(s->have, 0, W * sizeof *s->have);
+	s->ndone = s->nhave = 0;
+	int failed = -1, rc = 0;
+	double t0 = tr_now();
+	while (s->ndone < s->workers) {
+		tr_ps_msg m;
+		MPI_Status st;
+		MPI_Recv(&m, sizeof m, MPI_BYTE, MPI_ANY_SOURCE, TR_PS_TAG_MSG, s->comm, &st);
+		int src = st.MPI_SOURCE, w = src - s->servers;
+		if (m.flags & TR_PS_PUSH) {
+			/* K = 0: into the worker's slot (dropped later if late) */
+			float *into = s->staleness ? s->grad : s->slots + (size_t)w * s->n;
+			MPI_Recv(into, (int)s->n, MPI_FLOAT, src, TR_PS_TAG_GRAD, s->comm,
+			         MPI_STATUS_IGNORE);
+		}
+		if ((m.flags & TR_PS_FAILED) && (failed < 0 || src < failed))
+			failed = src;
+		if (m.flags & TR_PS_FAILED)
+			s->stop = 1;
+		if ((m.flags & TR_PS_PUSH) && !s->stop) {
+			s->clock[w]++;
+			if (s->staleness) {
+				if (rc == 0)
+					rc = apply_alone(s, w, &m, t0);
+			} else if (m.clock < s->version) {
+				s->st.dropped++; /* late: its version was made without it */
+				s->label[w] = m.clock + 1;
+			} else {
+				s->have[w] = 1;
+				s->have_bad[w] = (m.flags & TR_PS_NONFINITE) != 0;
+				s->have_rows[w] = m.rows;
+				s->nhave++;
+				s->label[w] = m.clock + 1;
+			}
+		}
+		if (m.flags & TR_PS_LAST) {
+			s->done[w] = 1;
+			s->ndone++;
+		} else {
+			s->waiting[w] = 1;
+		}
+		if (!s->staleness && !s->stop && rc == 0)
+			rc = complete_version(s, t0);
+		for (int v = 0; v < s->workers; v++)
+			if (s->waiting[v] && may_read(s, v))
+				reply(s, v);
+	}
+	if (!s->staleness && !s->stop && rc == 0)
+		rc = complete_version(s, t0); /* what the last ones left */
+	s->seconds_before += tr_now() - t0;
+	for (int w = 0; w < s->workers; w++)
+		reply(s, w); /* the end of the segment */
+	s->stop = 0;
+	return rc < 0 ? rc : failed;
+}

@@ -1,0 +1,29 @@
+/*
+ * strategy.h — how the ranks train together (--strategy), and the knobs of
+ * the parameter-server strategies: the names options.c parses and ps.h
+ * runs. Plain values, no MPI, so options.c stays MPI-free.
+ */
+#ifndef RIO_TRAINER_STRATEGY_H
+#define RIO_TRAINER_STRATEGY_H
+
+#include <stdint.h>
+
+typedef enum tr_strategy {
+	TR_STRATEGY_ALLREDUCE = 0, /* every rank a worker; gradients allreduced */
+	TR_STRATEGY_PS = 1,        /* the first S ranks serve the parameters     */
+	TR_STRATEGY_HYBRID = 2,    /* embedding tables on servers, dense layers
+	                            * allreduced among the workers              */
+} tr_strategy;
+
+/* --staleness inf: fully asynchronous */
+#define TR_STALENESS_INF INT64_MAX
+
+enum { TR_MAX_STRAGGLERS = 64 };
+
+/* --straggler R:F: rank R takes F times its own compute time per step */
+typedef struct tr_straggler {
+	int rank;
+	double factor;
+} tr_straggler;
+
+#endif /* RIO_TRAINER_STRATEGY_H */
