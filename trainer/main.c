@@ -811,7 +811,7 @@ static void save_checkpoint(tr_run *r)
 	size_t n = r->net.nparams;
 	if (r->w.rank == 0) {
 		c.world = (uint32_t)r->w.size;
-		c.global_batch = (uint32_t)r->batch * (uint32_t)r->w.size;
+		c.global_batch = (uint32_t)r->batch * (uint32_t)r->data_world;
 		c.lr_scale = r->opt.cfg.scale;
 		c.seed = r->o.seed;
 		c.optimizer = (uint32_t)r->o.optim.kind;
