@@ -194,7 +194,7 @@ static void setup_ps_model(tr_run *r, const int *sizes, int nlayers, int rows)
 		snprintf(msg, sizeof msg, "--train %s: every worker has fewer records than one "
 		         "batch of %d", o->train, r->batch);
 	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
-	r->epoch_steps = mine;
+	r->epoch_steps = r->own_steps = mine;
 	schedule(r);
 	rc = tr_ps_open(r);
 	tr_world_agree(&r->w, rc < 0, "out of memory for the parameter server's buffers",
@@ -1040,7 +1040,7 @@ static void train(tr_run *r)
 		}
 		r->epoch++;
 		r->step_in_epoch = 0;
-		r->epoch_steps = r->steps_per_epoch;
+		r->epoch_steps = r->o.strategy == TR_STRATEGY_PS ? r->own_steps : r->steps_per_epoch;
 		r->ep_loss = r->ep_correct = r->ep_count = 0;
 		if (r->o.checkpoint)
 			save_checkpoint(r);

@@ -46,6 +46,8 @@ typedef struct tr_run {
 	rio_column_spec specs[TR_MLP_MAX_INPUTS + 1]; /* inputs, then label */
 	int batch;                 /* records per rank and step               */
 	uint64_t steps_per_epoch;  /* agreed by all ranks                     */
+	uint64_t own_steps;        /* ps: this worker's steps per epoch (its
+	                            * full batches; 0 on a server)           */
 	uint64_t epoch_steps;      /* of the epoch in progress: steps_per_epoch,
 	                            * or after an elastic resume the steps done
 	                            * plus what the rest of it gives          */
