@@ -78,9 +78,7 @@ void tr_mlp_free(tr_mlp *net)
 
 static float uniform(rio__rng *r, float bound)
 {
-	/* 24 random bits: a float in [0, 1) with every value equally likely */
-	float u = (float)(rio__rng_next(r) >> 40) * (1.0f / 16777216.0f);
-	return (2.0f * u - 1.0f) * bound;
+	return (2.0f * rio__rng_float(r) - 1.0f) * bound;
 }
 
 void tr_mlp_init_params(const tr_mlp *net, uint64_t seed, float *host)
