@@ -96,7 +96,8 @@ CLI_TESTS = \
 	tests/cli_example.sh \
 	tests/cli_setcommit.sh \
 	tests/cli_dir.sh \
-	tests/cli_pipes.sh
+	tests/cli_pipes.sh \
+	tests/cli_ctr_gen.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 
