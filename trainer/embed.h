@@ -35,7 +35,7 @@ typedef struct tr_embed_table {
 	char feature[128]; /* the int64 feature's name in the records      */
 	int64_t vocab;     /* ids are in [0, vocab)                        */
 	int dim;           /* floats per row                               */
-	int k;             /* ids per record (the first record's count)    */
+	int k;             /* ids per record (>= 1; the first record's count) */
 	size_t offset;     /* the table's first float in the buffer        */
 } tr_embed_table;
 
