@@ -11,6 +11,12 @@ bench_randread_LDADD = $(LIBURING_LIBS)
 # a cache line's round trip between two CPUs (bench/train.sh, each round)
 bench_core_rtt_SOURCES = bench/core_rtt.c
 bench_core_rtt_LDADD = -lpthread
+# the synthetic click-through dataset (doc/embeddings.md); built for make
+# check, which tests it (tests/cli_ctr_gen.sh)
+check_PROGRAMS += bench/ctr_gen
+bench_ctr_gen_SOURCES = bench/ctr_gen.c
+bench_ctr_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+bench_ctr_gen_LDADD = tools/libtoolcommon.la recordio/librecordio.la -lm
 CLEANFILES += bench/mkshards bench/randread bench/core_rtt bench/sgemm_peak bench/allreduce
 EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c \
 	bench/scaling_model.py bench/python.py

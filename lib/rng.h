@@ -67,4 +67,11 @@ static inline uint64_t rio__rng_below(rio__rng *r, uint64_t n)
 	return (uint64_t)(m >> 64);
 }
 
+/* Uniform in [0, 1): 24 random bits, so every float of the grid k / 2^24 is
+ * equally likely (the trainer's initialisations and synthetic data). */
+static inline float rio__rng_float(rio__rng *r)
+{
+	return (float)(rio__rng_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+
 #endif /* RIO_RNG_H */

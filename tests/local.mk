@@ -96,7 +96,8 @@ CLI_TESTS = \
 	tests/cli_example.sh \
 	tests/cli_setcommit.sh \
 	tests/cli_dir.sh \
-	tests/cli_pipes.sh
+	tests/cli_pipes.sh \
+	tests/cli_ctr_gen.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 
@@ -162,6 +163,12 @@ TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_train_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
+# the embedding tables (trainer/embed.h)
+check_PROGRAMS += tests/test_embed
+TESTS += tests/test_embed
+tests_test_embed_SOURCES = tests/test_embed.c
+tests_test_embed_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_embed_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
 endif
 if HAVE_CUDA
 check_PROGRAMS += tests/test_train_math_cuda

@@ -1,10 +1,11 @@
 /*
  * test_train.c — the trainer's MPI-free parts on the CPU backend: the MLP's
  * gradients against finite differences, the layout that lets buckets start
- * during backward, the optimizers' steps against values worked out by hand,
- * the learning-rate schedule, checkpoints (round trip, damage refused,
- * a failed write leaving the previous checkpoint whole), and denormals
- * flushed to zero in every thread that computes.
+ * during backward, the input's gradient (for embeddings), the optimizers'
+ * steps against values worked out by hand, the learning-rate schedule,
+ * checkpoints (round trip, damage refused, a failed write leaving the
+ * previous checkpoint whole), and denormals flushed to zero in every thread
+ * that computes.
  */
 #include "testutil.h"
 
@@ -133,6 +134,54 @@ static void test_gradient_check(void)
 	CU_ASSERT_EQUAL(log.ends[1], (size_t)(3 * 3 + 3 + 4 * 3 + 3));
 	CU_ASSERT_EQUAL(log.ends[2], n);
 	tr_mlp_free(&g.net);
+	tr_math_close(g.m);
+}
+
+/* The input's gradient (tr_mlp_want_dinput) over columns 1..3, which span
+ * both feature blocks, against finite differences of the inputs; and the
+ * parameters' gradients the same bits with it as without. */
+static void test_input_gradient_check(void)
+{
+	gc_net g;
+	gc_init(&g);
+	float stats[2] = {0, 0};
+	tr_mlp_forward(&g.net, &g.in);
+	tr_mlp_loss(&g.net, &g.in, stats, 1);
+	tr_mlp_backward(&g.net, &g.in, NULL, NULL);
+	size_t n = g.net.nparams;
+	float *plain = malloc(n * sizeof *plain);
+	CU_ASSERT_FATAL(plain != NULL);
+	memcpy(plain, g.net.grads, n * sizeof *plain);
+	CU_ASSERT_EQUAL(tr_mlp_want_dinput(&g.net, 3, 3), -EINVAL); /* past the 5 inputs */
+	CU_ASSERT_EQUAL(tr_mlp_want_dinput(&g.net, -1, 2), -EINVAL);
+	CU_ASSERT_PTR_NULL(g.net.dinput);
+	CU_ASSERT_FATAL(tr_mlp_want_dinput(&g.net, 1, 3) == 0);
+	CU_ASSERT_EQUAL(tr_mlp_want_dinput(&g.net, 1, 3), -EINVAL); /* once */
+	tr_mlp_forward(&g.net, &g.in);
+	tr_mlp_loss(&g.net, &g.in, stats, 1);
+	tr_mlp_backward(&g.net, &g.in, NULL, NULL);
+	CU_ASSERT(memcmp(plain, g.net.grads, n * sizeof *plain) == 0);
+	free(plain);
+	double worst = 0, norm = 0;
+	const float h = 5e-3f;
+	for (int r = 0; r < ROWS; r++)
+		for (int c = 1; c < 4; c++) {
+			float *x = c < 3 ? &g.x1[r * 3 + c] : &g.x2[r * 2 + (c - 3)], keep = *x;
+			*x = keep + h;
+			double up = loss_of(&g);
+			*x = keep - h;
+			double down = loss_of(&g);
+			*x = keep;
+			double numeric = (up - down) / (2.0 * h), analytic = g.net.dinput[r * 3 + (c - 1)];
+			double err = fabs(numeric - analytic) / (1e-2 + fabs(numeric) + fabs(analytic));
+			if (err > worst)
+				worst = err;
+			norm += fabs(analytic);
+		}
+	CU_ASSERT(worst < 2e-2);
+	CU_ASSERT(norm > 0.1);
+	tr_mlp_free(&g.net);
+	CU_ASSERT_PTR_NULL(g.net.dinput);
 	tr_math_close(g.m);
 }
 
@@ -613,6 +662,7 @@ static void test_denormals_flushed(void)
 
 static const tu_test model_tests[] = {
 	{"gradients match finite differences", test_gradient_check},
+	{"input gradient matches finite differences", test_input_gradient_check},
 	{"softmax cross-entropy known values", test_loss_known_values},
 	{"ReLU mask and bias gradient in one pass", test_relu_bias_backward},
 	{"softmax, loss, gradient and bias gradient in one pass", test_softmax_xent_fused},

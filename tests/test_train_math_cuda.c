@@ -1,7 +1,8 @@
 /*
  * test_train_math_cuda.c — the trainer's CUDA math backend against the CPU
  * one: every operation of backend.h run on both with the same random inputs
- * (a fixed-seed xorshift), the results compared within float tolerance.
+ * (a fixed-seed xorshift), the results compared within float tolerance;
+ * and the MLP's backward with its input gradient (mlp.h) on both.
  *
  * Built only with --with-cuda; exits 77 (skip) when no CUDA device can be
  * opened. Plain C with one "ok NAME" / "FAIL NAME: detail" line per check
@@ -9,6 +10,7 @@
  * no CUDA headers. No <math.h> either: with -I trainer that name is ours.
  */
 #include "../trainer/backend.h"
+#include "../trainer/mlp.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -420,6 +422,62 @@ static void test_adam(size_t n, const char *name)
 	free(z);
 }
 
+/* The MLP written against backend.h, on both: forward, loss, backward with
+ * the input gradient over columns that span both feature blocks. */
+static void test_mlp_dinput(void)
+{
+	enum { ROWS = 64, W1 = 24, W2 = 16 };
+	static const int sizes[] = {W1 + W2, 32, 16, 10};
+	tr_mlp nc, ng;
+	if (tr_mlp_init(&nc, cpu, sizes, 3, ROWS) < 0 || tr_mlp_init(&ng, gpu, sizes, 3, ROWS) < 0 ||
+	    tr_mlp_want_dinput(&nc, 8, W1) < 0 || tr_mlp_want_dinput(&ng, 8, W1) < 0) {
+		printf("FAIL setup: mlp\n");
+		exit(1);
+	}
+	float *hp = random_host(nc.nparams, -0.3f, 0.3f);
+	float *hx1 = random_host((size_t)ROWS * W1, -1.0f, 1.0f);
+	float *hx2 = random_host((size_t)ROWS * W2, -1.0f, 1.0f);
+	int64_t hl[ROWS];
+	for (int r = 0; r < ROWS; r++)
+		hl[r] = (int64_t)(xorshift() % 10u);
+	void *lc = tr_math_alloc_bytes(cpu, sizeof hl), *lg = tr_math_alloc_bytes(gpu, sizeof hl);
+	pair X1 = upload(hx1, (size_t)ROWS * W1), X2 = upload(hx2, (size_t)ROWS * W2);
+	float zeros[2] = {0, 0};
+	pair S = upload(zeros, 2);
+	if (!lc || !lg || tr_math_from_host(cpu, lc, (const float *)hl, ROWS * 2) < 0 ||
+	    tr_math_from_host(gpu, lg, (const float *)hl, ROWS * 2) < 0 ||
+	    tr_math_from_host(cpu, nc.params, hp, nc.nparams) < 0 ||
+	    tr_math_from_host(gpu, ng.params, hp, ng.nparams) < 0) {
+		printf("FAIL setup: mlp inputs\n");
+		exit(1);
+	}
+	tr_input ic = {.nparts = 2, .part = {X1.c, X2.c}, .width = {W1, W2}, .labels = lc,
+	               .rows = ROWS};
+	tr_input ig = ic;
+	ig.part[0] = X1.g;
+	ig.part[1] = X2.g;
+	ig.labels = lg;
+	tr_mlp_forward(&nc, &ic);
+	tr_mlp_forward(&ng, &ig);
+	tr_mlp_loss(&nc, &ic, S.c, 1);
+	tr_mlp_loss(&ng, &ig, S.g, 1);
+	tr_mlp_backward(&nc, &ic, NULL, NULL);
+	tr_mlp_backward(&ng, &ig, NULL, NULL);
+	pair G = {nc.grads, ng.grads, nc.nparams}, D = {nc.dinput, ng.dinput, (size_t)ROWS * W1};
+	check_pair("mlp backward grads", G, ATOL);
+	check_pair("mlp backward dinput", D, ATOL);
+	release(X1);
+	release(X2);
+	release(S);
+	tr_math_free(cpu, lc);
+	tr_math_free(gpu, lg);
+	tr_mlp_free(&nc);
+	tr_mlp_free(&ng);
+	free(hp);
+	free(hx1);
+	free(hx2);
+}
+
 static void test_stats(void)
 {
 	int rc = tr_math_sync(gpu);
@@ -474,6 +532,7 @@ int main(void)
 	test_sgd(3000001, "sgd large");
 	test_adam(1001, "adam");
 	test_adam(3000001, "adam large");
+	test_mlp_dinput();
 	test_stats();
 
 	tr_math_close(cpu);

@@ -9,6 +9,7 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
 	trainer/mlp.c trainer/mlp.h \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
+	trainer/embed.c trainer/embed.h \
 	trainer/synthetic.c trainer/synthetic.h \
 	trainer/checkpoint.c trainer/checkpoint.h
 # no errno from sqrtf & co., so that the optimizer's loops vectorise; no FMA

@@ -59,6 +59,10 @@ typedef struct tr_mlp {
 	                                     * x sizes[l + 1]; the last is
 	                                     * the logits                  */
 	float *delta[2];                    /* backward scratch            */
+	float *dinput;                      /* backend, max_rows x
+	                                     * dinput_cols, or NULL: see
+	                                     * tr_mlp_want_dinput          */
+	int dinput_col, dinput_cols;
 } tr_mlp;
 
 /* Sizes of a model: inputs, then the hidden sizes, then classes; `nlayers`
@@ -88,5 +92,15 @@ void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward);
  * read no more by this backward, so they may be updated at once. */
 typedef void (*tr_mlp_ready_fn)(void *ctx, size_t end);
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx);
+
+/* Asks every later tr_mlp_backward for the gradient of the summed loss
+ * with respect to the input columns [col, col + cols) too (e.g. the pooled
+ * embeddings, embed.h, placed there): it is written to net->dinput (backend
+ * memory, rows x cols, row stride cols) by one more GEMM in the first
+ * layer's backward, before ready() is called for it (so before W_0 may
+ * change). Call once after tr_mlp_init; freed by tr_mlp_free. Without it,
+ * backward computes no input gradient (and costs nothing more). 0,
+ * -EINVAL for a range outside the inputs, -ENOMEM. */
+int tr_mlp_want_dinput(tr_mlp *net, int col, int cols);
 
 #endif /* RIO_TRAINER_MLP_H */

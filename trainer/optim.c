@@ -67,26 +67,55 @@ int tr_optim_bucketwise(const tr_optim *o)
 	return o->cfg.kind != TR_OPT_LARS; /* LARS needs each layer's whole norms */
 }
 
+/* The backend's arguments for the update begun (tr_optim_begin). */
+static tr_adam_args adam_args(const tr_optim *o)
+{
+	return (tr_adam_args){
+		.lr = o->lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2, .eps = o->cfg.eps,
+		.weight_decay = o->cfg.weight_decay, .grad_scale = o->grad_scale,
+		.bias1 = (float)(1.0 - pow(o->cfg.beta1, (double)o->t)),
+		.bias2 = (float)(1.0 - pow(o->cfg.beta2, (double)o->t)),
+	};
+}
+
+static tr_sgd_args sgd_args(const tr_optim *o)
+{
+	return (tr_sgd_args){.lr = o->lr, .momentum = o->cfg.momentum,
+	                     .weight_decay = o->cfg.weight_decay, .grad_scale = o->grad_scale};
+}
+
 void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begin, size_t end)
 {
 	size_t n = end - begin;
 	if (o->cfg.kind == TR_OPT_LARS) { /* [0, n): see tr_optim_bucketwise */
 		tr_lars_step(o, params, grads, o->grad_scale, o->lr); /* a GPU failure shows at the sync */
 	} else if (o->cfg.kind == TR_OPT_ADAM) {
-		tr_adam_args a = {
-			.lr = o->lr, .beta1 = o->cfg.beta1, .beta2 = o->cfg.beta2,
-			.eps = o->cfg.eps, .weight_decay = o->cfg.weight_decay,
-			.grad_scale = o->grad_scale,
-			.bias1 = (float)(1.0 - pow(o->cfg.beta1, (double)o->t)),
-			.bias2 = (float)(1.0 - pow(o->cfg.beta2, (double)o->t)),
-		};
+		tr_adam_args a = adam_args(o);
 		tr_adam_step(o->math, params + begin, grads + begin, o->state1 + begin,
 		             o->state2 + begin, n, &a);
 	} else {
-		tr_sgd_args a = {.lr = o->lr, .momentum = o->cfg.momentum,
-		                 .weight_decay = o->cfg.weight_decay, .grad_scale = o->grad_scale};
+		tr_sgd_args a = sgd_args(o);
 		tr_sgd_step(o->math, params + begin, grads + begin, o->state1 + begin, n, &a);
 	}
+}
+
+int tr_optim_update_rows(tr_optim *o, float *params, size_t offset, size_t row_len,
+                         const int64_t *rows, size_t nrows, const float *grads)
+{
+	if (o->cfg.kind == TR_OPT_LARS)
+		return -ENOTSUP;
+	tr_adam_args adam = adam_args(o);
+	tr_sgd_args sgd = sgd_args(o);
+	for (size_t r = 0; r < nrows; r++) {
+		size_t at = offset + (size_t)rows[r] * row_len;
+		const float *g = grads + r * row_len;
+		if (o->cfg.kind == TR_OPT_ADAM)
+			tr_adam_step(o->math, params + at, g, o->state1 + at, o->state2 + at, row_len,
+			             &adam);
+		else
+			tr_sgd_step(o->math, params + at, g, o->state1 + at, row_len, &sgd);
+	}
+	return 0;
 }
 
 void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_scale,

@@ -86,6 +86,18 @@ void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begi
  * tr_optim_update() over [0, n) once every gradient is in. */
 int tr_optim_bucketwise(const tr_optim *o);
 
+/* The sparse form of tr_optim_update (embedding tables, embed.h): updates
+ * only the rows rows[0..nrows) of a table of rows of row_len floats that
+ * starts at params[offset] (row i: params[offset + i * row_len], its state
+ * at the same offsets of state1/state2), with their gradients packed in
+ * `grads` (nrows x row_len, row r for rows[r]). The same per-element code
+ * and formulas as tr_optim_update over each row's range; the rows not
+ * listed are left as they are (a lazy update). Rows must be distinct and
+ * inside the optimizer's n. 0, or -ENOTSUP for LARS. Each row is one
+ * backend call: meant for host memory (CPU backend). */
+int tr_optim_update_rows(tr_optim *o, float *params, size_t offset, size_t row_len,
+                         const int64_t *rows, size_t nrows, const float *grads);
+
 /* One whole update of params from grads, at global step `step`: begin,
  * then update [0, n). */
 void tr_optim_step(tr_optim *o, float *params, const float *grads, float grad_scale,

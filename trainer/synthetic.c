@@ -14,8 +14,6 @@
  * does not find its input there any more than it would a loader's. */
 enum { POOL = 16 };
 
-static float unit(rio__rng *r) { return (float)(rio__rng_next(r) >> 40) * (1.0f / 16777216.0f); }
-
 int tr_synthetic_init(tr_synthetic *s, tr_math *m, int inputs, int classes, int batch,
                       uint64_t seed, int rank)
 {
@@ -36,7 +34,7 @@ int tr_synthetic_init(tr_synthetic *s, tr_math *m, int inputs, int classes, int 
 		rio__rng r;
 		rio__rng_seed(&r, seed, 0, 0x73796e /* "syn" */, 0);
 		for (size_t i = 0; i < (size_t)classes * inputs; i++)
-			proto[i] = unit(&r);
+			proto[i] = rio__rng_float(&r);
 		rio__rng_seed(&r, seed, (uint64_t)rank, 0x73796e, 1);
 		for (size_t i = 0; i < rows; i++) {
 			int k = (int)(rio__rng_next(&r) % (uint64_t)classes);
@@ -44,7 +42,7 @@ int tr_synthetic_init(tr_synthetic *s, tr_math *m, int inputs, int classes, int 
 			const float *p = proto + (size_t)k * inputs;
 			float *row = x + i * inputs;
 			for (int j = 0; j < inputs; j++)
-				row[j] = 0.5f * p[j] + 0.5f * unit(&r);
+				row[j] = 0.5f * p[j] + 0.5f * rio__rng_float(&r);
 		}
 		/* labels are int64: moved as twice as many floats, bit for bit */
 		rc = tr_math_from_host(m, s->x, x, nx);
