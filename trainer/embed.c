@@ -19,14 +19,22 @@ size_t tr_embed_param_count(const tr_embed_table *t)
 	return (size_t)t->vocab * (size_t)t->dim;
 }
 
+void tr_embed_init_rows(const tr_embed_table *t, uint64_t seed, uint64_t salt, int64_t lo,
+                        int64_t hi, float *dst)
+{
+	float bound = sqrtf(1.0f / (float)t->vocab);
+	for (int64_t id = lo; id < hi; id++) {
+		rio__rng r;
+		rio__rng_seed(&r, seed, salt, 0x656d62 /* "emb" */, (uint64_t)id);
+		float *p = dst + (size_t)(id - lo) * (size_t)t->dim;
+		for (int j = 0; j < t->dim; j++)
+			p[j] = (2.0f * rio__rng_float(&r) - 1.0f) * bound;
+	}
+}
+
 void tr_embed_init_params(const tr_embed_table *t, uint64_t seed, uint64_t salt, float *params)
 {
-	rio__rng r;
-	rio__rng_seed(&r, seed, salt, 0x656d62 /* "emb" */, 0);
-	float bound = sqrtf(1.0f / (float)t->vocab);
-	float *p = params + t->offset;
-	for (size_t i = 0, n = tr_embed_param_count(t); i < n; i++)
-		p[i] = (2.0f * rio__rng_float(&r) - 1.0f) * bound;
+	tr_embed_init_rows(t, seed, salt, 0, t->vocab, params + t->offset);
 }
 
 int tr_embed_check(const int64_t *ids, int rows, int k, int64_t vocab)

@@ -46,6 +46,11 @@ size_t tr_embed_param_count(const tr_embed_table *t);
  * +-sqrt(1 / vocab); `salt` (e.g. the table's index) makes tables of the
  * same seed differ. Writes the vocab x dim floats at params + t->offset. */
 void tr_embed_init_params(const tr_embed_table *t, uint64_t seed, uint64_t salt, float *params);
+/* The same values for rows [lo, hi) only, into dst ((hi - lo) x dim): each
+ * row is drawn from its own stream, so a parameter server makes its rows
+ * alone, as they are in the whole table. */
+void tr_embed_init_rows(const tr_embed_table *t, uint64_t seed, uint64_t salt, int64_t lo,
+                        int64_t hi, float *dst);
 
 /* The first record of `rows` (ids rows x k) holding an id outside
  * [0, vocab), or -1 when every id is in range. */

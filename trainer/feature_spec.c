@@ -120,6 +120,37 @@ int tr_features_resolve(const char *shards, char *const *x, int nx, const char *
 	return rc;
 }
 
+int tr_features_resolve_ids(const char *shards, const char *const *names, int n,
+                            rio_column_spec *specs, char *err, size_t errlen)
+{
+	rio_reader *r = NULL;
+	rio_record rec;
+	char path[4096], have[1024];
+	if (first_record(shards, &r, &rec, path, sizeof path, err, errlen) < 0)
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		rio_feature f;
+		rio_column_spec *s = &specs[i];
+		memset(s, 0, sizeof *s);
+		snprintf(s->name, sizeof s->name, "%s", names[i]);
+		if (rio_example_find(rec.data, rec.size, names[i], &f) < 0) {
+			list_features(rec.data, rec.size, have, sizeof have);
+			snprintf(err, errlen, "--embed %s: no such feature in %s (record 0 has: %s)",
+			         names[i], path, have);
+			rc = -1;
+		} else if (f.kind != RIO_FEATURE_INT64 || f.count == 0) {
+			snprintf(err, errlen, "--embed %s: ids must be int64 (in %s it is %s[%zu])",
+			         names[i], path, rio_feature_kind_name(f.kind), f.count);
+			rc = -1;
+		}
+		s->type = RIO_DTYPE_I64;
+		s->length = f.count;
+	}
+	rio_reader_close(r);
+	return rc;
+}
+
 size_t tr_features_width(const rio_column_spec *specs, int nx)
 {
 	size_t n = 0;

@@ -19,6 +19,12 @@
 int tr_features_resolve(const char *shards, char *const *x, int nx, const char *y,
                         rio_column_spec *specs, char *err, size_t errlen);
 
+/* --embed: fills specs[0..n-1] with the int64 id features names[i] as found
+ * in the first record of `shards`: each an int64 list of as many ids as
+ * that record holds (k, at least 1). 0, or -1 with a one-line message. */
+int tr_features_resolve_ids(const char *shards, const char *const *names, int n,
+                            rio_column_spec *specs, char *err, size_t errlen);
+
 /* The number of input values a set of specs makes (the label excluded). */
 size_t tr_features_width(const rio_column_spec *specs, int nx);
 

@@ -61,7 +61,7 @@ static void options(tr_run *r, int argc, char **argv)
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
 	r->data_rank = r->w.rank;
 	r->data_world = r->w.size;
-	if (r->o.strategy == TR_STRATEGY_PS) {
+	if (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
 		/* the data is the workers' */
 		int S = r->o.servers, W = r->w.size - S;
 		if (W < 1)
@@ -79,7 +79,7 @@ static void options(tr_run *r, int argc, char **argv)
 		if (r->o.global_batch % r->data_world) {
 			snprintf(msg, sizeof msg, "--global-batch %d does not split evenly over %d %s",
 			         r->o.global_batch, r->data_world,
-			         r->o.strategy == TR_STRATEGY_PS ? "workers" : "ranks");
+			         r->o.strategy != TR_STRATEGY_ALLREDUCE ? "workers" : "ranks");
 			tr_world_agree(&r->w, 1, msg, EXIT_USAGE);
 		}
 		r->batch = r->o.global_batch / r->data_world;
@@ -105,7 +105,7 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 	lo.rank = r->data_rank;
 	lo.world = r->data_world;
 	lo.columns = r->specs;
-	lo.ncolumns = (size_t)r->o.nx + 1;
+	lo.ncolumns = (size_t)(r->o.nx + r->o.nembed) + 1;
 	lo.workers = r->o.workers;
 	/* a rank holds one batch at a time (a step's, an evaluation's) */
 	lo.hold = 1;
@@ -148,6 +148,7 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 }
 
 static void schedule(tr_run *r);
+static void setup_embed(tr_run *r, int rows);
 
 /* --strategy ps: a worker builds the whole model (no optimizer: the
  * servers update); a server only knows its shape, and holds its slice
@@ -194,11 +195,69 @@ static void setup_ps_model(tr_run *r, const int *sizes, int nlayers, int rows)
 		snprintf(msg, sizeof msg, "--train %s: every worker has fewer records than one "
 		         "batch of %d", o->train, r->batch);
 	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
+	if (o->strategy == TR_STRATEGY_HYBRID) {
+		/* the workers allreduce the dense layers every step, in step:
+		 * an epoch is what every worker can do */
+		mine = tr_world_min_u64(&r->w, r->data_rank >= 0 ? mine : UINT64_MAX);
+		MPI_Comm_split(r->w.comm, r->data_rank >= 0 ? 0 : 1, r->w.rank, &r->wcomm);
+		if (r->data_rank >= 0 && tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim) < 0)
+			rc = -ENOMEM;
+		tr_world_agree(&r->w, rc < 0, "out of memory for the optimizer", EXIT_DATA);
+	}
 	r->epoch_steps = r->own_steps = mine;
 	schedule(r);
 	rc = tr_ps_open(r);
 	tr_world_agree(&r->w, rc < 0, "out of memory for the parameter server's buffers",
 	               EXIT_DATA);
+	setup_embed(r, rows);
+}
+
+/* The loader's columns as a shard set's first record has them: the --x
+ * inputs, the --embed ids, then the --y label. */
+static int resolve_columns(tr_run *r, const char *shards, rio_column_spec *specs)
+{
+	const tr_options *o = &r->o;
+	rio_column_spec t[TR_MLP_MAX_INPUTS + 1];
+	const char *ids[TR_MAX_EMBED];
+	int rc = tr_features_resolve(shards, o->x, o->nx, o->y, t, msg, sizeof msg);
+	for (int i = 0; i < o->nembed; i++)
+		ids[i] = o->embed[i].feature;
+	if (rc == 0 && o->nembed)
+		rc = tr_features_resolve_ids(shards, ids, o->nembed, specs + o->nx, msg, sizeof msg);
+	if (rc == 0) {
+		memcpy(specs, t, (size_t)o->nx * sizeof *specs);
+		specs[o->nx + o->nembed] = t[o->nx];
+	}
+	return rc;
+}
+
+/* --embed: the tables (whole on an allreduce rank, rows pulled on a
+ * worker, a server's own rows on a server) and the MLP's input gradient
+ * of their block. */
+static void setup_embed(tr_run *r, int rows)
+{
+	const tr_options *o = &r->o;
+	if (!o->nembed)
+		return;
+	int rc = 0;
+	if (r->ps_server) {
+		tr_embed_run shape; /* the tables' shapes, nothing allocated */
+		rc = tr_embed_run_init(&shape, o->embed, o->nembed, r->specs + o->nx, 1, 0, r->math,
+		                       &r->opt.cfg, o->seed);
+		for (int i = 0; rc == 0 && i < o->nembed; i++)
+			rc = tr_ps_server_add_table(r->ps_server, &shape.t[i], i, o->seed, &r->opt.cfg);
+		tr_embed_run_free(&shape);
+	} else {
+		int whole = o->strategy == TR_STRATEGY_ALLREDUCE;
+		rc = tr_embed_run_init(&r->embed, o->embed, o->nembed, r->specs + o->nx, rows, whole,
+		                       r->math, &r->opt.cfg, o->seed);
+		if (rc == 0)
+			rc = tr_mlp_want_dinput(&r->net, r->net.sizes[0] - r->embed.width,
+			                        r->embed.width);
+		if (r->ps_worker)
+			r->ps_worker->embed = &r->embed;
+	}
+	tr_world_agree(&r->w, rc < 0, "out of memory for the --embed tables", EXIT_DATA);
 }
 
 static void setup(tr_run *r)
@@ -207,16 +266,16 @@ static void setup(tr_run *r)
 	/* features, from the training data's first record (--synthetic without
 	 * it: the test data's); the test data must match */
 	const char *first = o->train ? o->train : o->test;
-	int rc = first ? tr_features_resolve(first, o->x, o->nx, o->y, r->specs, msg, sizeof msg)
-	               : 0;
+	int rc = first ? resolve_columns(r, first, r->specs) : 0;
 	if (rc == 0 && o->test && o->train) {
-		rio_column_spec t[TR_MLP_MAX_INPUTS + 1];
-		rc = tr_features_resolve(o->test, o->x, o->nx, o->y, t, msg, sizeof msg);
-		for (int i = 0; rc == 0 && i < o->nx; i++)
+		rio_column_spec t[TR_RUN_MAX_COLUMNS];
+		rc = resolve_columns(r, o->test, t);
+		for (int i = 0; rc == 0 && i < o->nx + o->nembed; i++)
 			if (t[i].length != r->specs[i].length) {
 				snprintf(msg, sizeof msg,
-				         "--x %s: %zu values in the training data but %zu in the test data",
-				         o->x[i], r->specs[i].length, t[i].length);
+				         "--%s %s: %zu values in the training data but %zu in the test data",
+				         i < o->nx ? "x" : "embed", r->specs[i].name, r->specs[i].length,
+				         t[i].length);
 				rc = -1;
 			}
 	}
@@ -243,7 +302,7 @@ static void setup(tr_run *r)
 			threads = 1;
 	}
 	/* a parameter server updates its slice on the CPU, with one thread */
-	int server = o->strategy == TR_STRATEGY_PS && r->data_rank < 0;
+	int server = o->strategy != TR_STRATEGY_ALLREDUCE && r->data_rank < 0;
 	rc = tr_math_open(&r->math, server ? TR_DEVICE_CPU : o->device, r->w.local_rank,
 	                  server ? 1 : threads, msg, sizeof msg);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
@@ -278,11 +337,13 @@ static void setup(tr_run *r)
 	int sizes[TR_MLP_MAX_LAYERS + 1], nlayers = o->nhidden + 1;
 	sizes[0] = o->synthetic_inputs ? o->synthetic_inputs
 	                               : (int)tr_features_width(r->specs, o->nx);
+	for (int i = 0; i < o->nembed; i++)
+		sizes[0] += o->embed[i].dim; /* the pooled rows, after the inputs */
 	for (int i = 0; i < o->nhidden; i++)
 		sizes[i + 1] = o->hidden[i];
 	sizes[nlayers] = o->classes;
 	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
-	if (o->strategy == TR_STRATEGY_PS) {
+	if (o->strategy != TR_STRATEGY_ALLREDUCE) {
 		setup_ps_model(r, sizes, nlayers, rows);
 		return;
 	}
@@ -363,6 +424,7 @@ static void setup(tr_run *r)
 	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
 	r->epoch_steps = r->steps_per_epoch;
 	schedule(r);
+	setup_embed(r, rows);
 }
 
 /* The rate's scale and schedule, once the steps per epoch are known. */
@@ -435,7 +497,7 @@ static void fresh_start(tr_run *r)
 	rc = tr_world_bcast_checked(&r->w, host, n);
 	tr_world_agree(&r->w, rc < 0, "the ranks' initial parameters differ after the broadcast",
 	               EXIT_DATA);
-	if (r->o.strategy == TR_STRATEGY_PS)
+	if (r->o.strategy != TR_STRATEGY_ALLREDUCE)
 		tr_ps_place(r, 0, host);
 	else
 		load_shared(r, r->net.params, host, n);
@@ -664,7 +726,7 @@ static void resume(tr_run *r)
 		fresh_start(r);
 		return;
 	}
-	if (r->o.strategy == TR_STRATEGY_PS) {
+	if (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
 		resume_ps(r);
 		return;
 	}
@@ -762,7 +824,7 @@ static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
 	memmove(c->blob_size, c->blob_size + S, (size_t)W * sizeof *c->blob_size);
 	c->nblobs = (uint32_t)W;
 	c->world = (uint32_t)W;
-	c->strategy = TR_STRATEGY_PS;
+	c->strategy = (uint32_t)r->o.strategy;
 	c->servers = (uint32_t)S;
 	c->server_version = r->ps_server->version;
 	c->optimizer_t = r->ps_server->opt.t;
@@ -787,7 +849,7 @@ static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
 /* Collective: gathers the loader positions, and rank 0 writes everything. */
 static void save_checkpoint(tr_run *r)
 {
-	int ps = r->o.strategy == TR_STRATEGY_PS;
+	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE;
 	/* ps: each worker's counters and the epoch's sums so far */
 	uint64_t mine[3] = {r->step_in_epoch, r->global_step, r->skipped_steps};
 	uint64_t *counters = ps && r->w.rank == 0 ? calloc(3 * (size_t)r->w.size, sizeof *counters)
@@ -878,7 +940,7 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
 	/* ps: the workers' sums and the servers' counts (collective) */
 	tr_ps_figures f = {0};
-	int ps = r->o.strategy == TR_STRATEGY_PS;
+	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE;
 	uint64_t last_step = r->global_step;
 	if (ps) {
 		tr_ps_epoch_figures(r, &f);
@@ -971,7 +1033,7 @@ static void train(tr_run *r)
 		double t0 = tr_now();
 		tr_progress_begin(&prog, r->step_in_epoch);
 		memset(&r->ps_epoch, 0, sizeof r->ps_epoch);
-		while (r->o.strategy == TR_STRATEGY_PS) {
+		while (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
 			/* segments: to the epoch's end, or a cut for a checkpoint */
 			int mid = 0;
 			rc = tr_ps_segment(r, &stopped, &mid, msg, sizeof msg);
@@ -980,7 +1042,7 @@ static void train(tr_run *r)
 				break;
 			save_checkpoint(r);
 		}
-		while (r->o.strategy != TR_STRATEGY_PS && r->step_in_epoch < r->epoch_steps) {
+		while (r->o.strategy == TR_STRATEGY_ALLREDUCE && r->step_in_epoch < r->epoch_steps) {
 			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
 				stopped = 1;
 				break;
@@ -1040,7 +1102,7 @@ static void train(tr_run *r)
 		}
 		r->epoch++;
 		r->step_in_epoch = 0;
-		r->epoch_steps = r->o.strategy == TR_STRATEGY_PS ? r->own_steps : r->steps_per_epoch;
+		r->epoch_steps = r->o.strategy != TR_STRATEGY_ALLREDUCE ? r->own_steps : r->steps_per_epoch;
 		r->ep_loss = r->ep_correct = r->ep_count = 0;
 		if (r->o.checkpoint)
 			save_checkpoint(r);
@@ -1072,6 +1134,9 @@ static void teardown(tr_run *r)
 	}
 	tr_reducer_free(&r->red);
 	tr_ps_close(r);
+	tr_embed_run_free(&r->embed);
+	if (r->wcomm != MPI_COMM_NULL)
+		MPI_Comm_free(&r->wcomm);
 	for (int i = 0; i < r->nsnap; i++)
 		free(r->snap[i].params);
 	free(r->snap);
@@ -1094,6 +1159,7 @@ int main(int argc, char **argv)
 {
 	static tr_run run;
 	tr_run *r = &run;
+	r->wcomm = MPI_COMM_NULL;
 	choose_blas_kernels(argv);
 	if (tr_world_init(&r->w, &argc, &argv) < 0) {
 		fprintf(stderr, "recordio-train: MPI_Init failed\n");
@@ -1112,7 +1178,7 @@ int main(int argc, char **argv)
 		       r->w.size > 1 ? "s" : "", r->net.nparams, r->net.sizes[0]);
 		for (int l = 1; l <= r->net.nlayers; l++)
 			printf("-%d", r->net.sizes[l]);
-		if (r->o.strategy == TR_STRATEGY_PS) {
+		if (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
 			char k[32];
 			if (r->o.staleness == TR_STALENESS_INF)
 				snprintf(k, sizeof k, "asynchronous");

@@ -31,6 +31,10 @@ void tr_options_usage(FILE *f)
 	      "                             scaled to [0,1], float lists as they are, int64\n"
 	      "                             lists cast to float (required)\n"
 	      "      --y FEATURE            the int64 class label (required)\n"
+	      "      --embed FEATURE:VOCAB:DIM[,...]  an int64 feature's ids (k per record,\n"
+	      "                             as many as its first record has) looked up in\n"
+	      "                             a VOCAB x DIM table trained with the model and\n"
+	      "                             mean-pooled into DIM inputs (doc/embeddings.md)\n"
 	      "      --classes K            number of classes; labels in [0, K) (default 10)\n"
 	      "      --shuffle MODE         none, buffer (default) or global\n"
 	      "      --shuffle-buffer N     records in the shuffle buffer (default 10000)\n"
@@ -102,7 +106,9 @@ void tr_options_usage(FILE *f)
 	      "                             summed) or ps: the first S ranks are parameter\n"
 	      "                             servers, each holding a slice of the parameters\n"
 	      "                             and the optimizer state; the others are workers\n"
-	      "                             that read the data, pull and push\n"
+	      "                             that read the data, pull and push; or hybrid\n"
+	      "                             (with --embed): the servers hold the tables,\n"
+	      "                             the workers allreduce the dense layers\n"
 	      "      --servers S            parameter servers (default 1)\n"
 	      "      --staleness K          ps: 0 bulk-synchronous (default), K >= 1 stale-\n"
 	      "                             synchronous (a worker runs at most K steps ahead\n"
@@ -142,7 +148,7 @@ enum {
 	OPT_SYNTHETIC,
 	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS, OPT_CACHE,
 	OPT_REDUCE, OPT_SHARD_OPTIMIZER, OPT_EVAL_EVERY, OPT_STRATEGY, OPT_SERVERS, OPT_STALENESS,
-	OPT_STALENESS_LR, OPT_BACKUP_WORKERS, OPT_STRAGGLER, OPT_STRAGGLER_RANDOM,
+	OPT_STALENESS_LR, OPT_BACKUP_WORKERS, OPT_STRAGGLER, OPT_STRAGGLER_RANDOM, OPT_EMBED,
 };
 
 static const struct option long_options[] = {
@@ -195,6 +201,7 @@ static const struct option long_options[] = {
 	{"backup-workers", required_argument, 0, OPT_BACKUP_WORKERS},
 	{"straggler", required_argument, 0, OPT_STRAGGLER},
 	{"straggler-random", required_argument, 0, OPT_STRAGGLER_RANDOM},
+	{"embed", required_argument, 0, OPT_EMBED},
 	{0, 0, 0, 0},
 };
 
@@ -349,6 +356,36 @@ static int parse_stragglers(const char *s, tr_options *o)
 			return -1;
 	}
 	return o->nstraggler ? 0 : -1;
+}
+
+/* "FEATURE:VOCAB:DIM[,...]" */
+static int parse_embed(const char *s, tr_options *o)
+{
+	const char *p = s;
+	while (*p) {
+		const char *colon = strchr(p, ':');
+		if (!colon || colon == p || (size_t)(colon - p) >= sizeof o->embed[0].feature ||
+		    o->nembed == TR_MAX_EMBED)
+			return -1;
+		tr_embed_option *e = &o->embed[o->nembed];
+		snprintf(e->feature, sizeof e->feature, "%.*s", (int)(colon - p), p);
+		char *end;
+		errno = 0;
+		long long v = strtoll(colon + 1, &end, 10);
+		if (errno || end == colon + 1 || v < 1 || v > (1ll << 40) || *end != ':')
+			return -1;
+		const char *d = end + 1;
+		long dim = strtol(d, &end, 10);
+		if (errno || end == d || dim < 1 || dim > 4096 || (*end && *end != ','))
+			return -1;
+		e->vocab = v;
+		e->dim = (int)dim;
+		o->nembed++;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return -1;
+	}
+	return o->nembed ? 0 : -1;
 }
 
 /* "P:F:SEED" */
@@ -582,8 +619,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				return bad(err, errlen, c, "'%s' is not a number of steps", optarg);
 			break;
 		case OPT_STRATEGY:
-			if ((k = keyword(optarg, (const char *const[]){"allreduce", "ps"}, 2)) < 0)
-				return bad(err, errlen, c, "'%s': want allreduce or ps", optarg);
+			if ((k = keyword(optarg, (const char *const[]){"allreduce", "ps", "hybrid"}, 3)) <
+			    0)
+				return bad(err, errlen, c, "'%s': want allreduce, ps or hybrid", optarg);
 			o->strategy = (tr_strategy)k;
 			break;
 		case OPT_SERVERS:
@@ -614,6 +652,12 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			if (parse_random_straggler(optarg, o) < 0)
 				return bad(err, errlen, c, "'%s': want P:FACTOR:SEED with P in [0, 1] and "
 				           "FACTOR from 1 to 1000", optarg);
+			break;
+		case OPT_EMBED:
+			if (parse_embed(optarg, o) < 0)
+				return bad(err, errlen, c, "'%s': want FEATURE:VOCAB:DIM[,...] with VOCAB "
+				           "from 1 to 2^40, DIM from 1 to 4096, at most %d tables", optarg,
+				           TR_MAX_EMBED);
 			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 1;
@@ -648,7 +692,19 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		         "their widths from");
 		return -1;
 	}
-	if (!o->nx && !o->synthetic_inputs) {
+	if (o->nembed && (o->synthetic || o->device == TR_DEVICE_CUDA)) {
+		snprintf(err, errlen, "--embed: not with %s (embedding tables are trained on the "
+		         "CPU, from the data)", o->synthetic ? "--synthetic" : "--device cuda");
+		return -1;
+	}
+	for (int i = 0; i < o->nembed; i++)
+		for (int j = 0; j < o->nx; j++)
+			if (!strcmp(o->embed[i].feature, o->x[j])) {
+				snprintf(err, errlen, "--embed %s: the feature is also in --x; an input "
+				         "is one or the other", o->x[j]);
+				return -1;
+			}
+	if (!o->nx && !o->nembed && !o->synthetic_inputs) {
 		snprintf(err, errlen, "--x FEATURE[,FEATURE...] is required");
 		return -1;
 	}
@@ -678,11 +734,22 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		                                        "optimizer state)"
 		                 : o->reduce ? "--reduce" : NULL;
 		if (no) {
-			snprintf(err, errlen, "--strategy ps: not with %s", no);
+			snprintf(err, errlen, "--strategy %s: not with %s",
+			         o->strategy == TR_STRATEGY_PS ? "ps" : "hybrid", no);
 			return -1;
 		}
 		if (!o->servers)
 			o->servers = 1;
+		if (o->strategy == TR_STRATEGY_HYBRID && !o->nembed) {
+			snprintf(err, errlen, "--strategy hybrid needs --embed (the servers hold the "
+			         "embedding tables; the dense layers are allreduced)");
+			return -1;
+		}
+		if (o->strategy == TR_STRATEGY_HYBRID && (o->staleness || o->backup_workers)) {
+			snprintf(err, errlen, "--strategy hybrid: the dense layers' allreduce is "
+			         "synchronous: not with --staleness or --backup-workers");
+			return -1;
+		}
 		if (o->backup_workers && o->staleness) {
 			snprintf(err, errlen, "--backup-workers needs --staleness 0 (backup workers drop "
 			         "late gradients of a synchronous step)");
@@ -693,6 +760,11 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			         "gradient is stale)");
 			return -1;
 		}
+	}
+	if (o->nembed && (o->eval_every || o->checkpoint)) {
+		snprintf(err, errlen, "--embed: not with %s yet (the tables are not in the "
+		         "parameters they copy)", o->eval_every ? "--eval-every" : "--checkpoint");
+		return -1;
 	}
 	if (o->eval_every && o->shard_optimizer) {
 		snprintf(err, errlen, "--eval-every: not with --shard-optimizer (the copies are "

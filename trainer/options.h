@@ -67,6 +67,8 @@ typedef struct tr_options {
 	int nstraggler;
 	double straggler_p, straggler_f; /* --straggler-random P:F:SEED      */
 	uint64_t straggler_seed;
+	tr_embed_option embed[TR_MAX_EMBED]; /* --embed                      */
+	int nembed;
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message

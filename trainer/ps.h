@@ -42,6 +42,7 @@
 #define RIO_TRAINER_PS_H
 
 #include "backend.h"
+#include "embed_run.h"
 #include "optim.h"
 #include "strategy.h"
 
@@ -56,9 +57,18 @@ enum {
 	TR_PS_NONFINITE = 1 << 3, /* its batch or loss held a NaN or infinity  */
 	TR_PS_FAILED = 1 << 4,    /* its data failed: end the job              */
 	TR_PS_STOP = 1 << 5,      /* reply: another worker failed; stop        */
+	TR_PS_ROWS = 1 << 6,      /* wants embedding rows: per table, the ids
+	                           * (TR_PS_TAG_IDS + t), answered at once with
+	                           * their rows (TR_PS_TAG_ROWS + t)           */
+	TR_PS_SPARSE = 1 << 7,    /* a push also carries, per table, the ids
+	                           * and the rows' gradients                   */
 };
 
-enum { TR_PS_TAG_MSG = 7101, TR_PS_TAG_GRAD, TR_PS_TAG_REPLY, TR_PS_TAG_PARAMS };
+enum {
+	TR_PS_TAG_MSG = 7101, TR_PS_TAG_GRAD, TR_PS_TAG_REPLY, TR_PS_TAG_PARAMS,
+	TR_PS_TAG_IDS = 7200,     /* + table                                    */
+	TR_PS_TAG_ROWS = 7300,    /* + table: rows pulled, or their gradients   */
+};
 
 typedef struct tr_ps_msg {
 	uint32_t flags;
@@ -92,6 +102,22 @@ typedef struct tr_ps_snapshot {
 	                          * training seconds then (no evaluations)    */
 } tr_ps_snapshot;
 
+/* A server's rows of one embedding table (--embed), [lo, hi) of its ids
+ * (tr_embed_rows_of), and what it keeps to update them. */
+typedef struct tr_ps_table {
+	int64_t lo, hi;
+	int dim;
+	float *params;           /* (hi - lo) x dim                            */
+	tr_optim opt;            /* over them (lazily: the rows pushed)        */
+	float *acc;              /* K = 0: the version's summed rows           */
+	uint8_t *touched;        /* ... which rows acc holds                   */
+	int64_t *list;           /* ... their local indices                    */
+	size_t nlist;
+	int64_t **ids;           /* K = 0: per worker, its pushed ids and      */
+	float **grads;           /* rows until the version is made             */
+	size_t *count, *cap;
+} tr_ps_table;
+
 typedef struct tr_ps_server {
 	MPI_Comm comm;
 	int servers, workers;    /* workers are ranks servers .. + workers - 1 */
@@ -122,6 +148,12 @@ typedef struct tr_ps_server {
 	tr_ps_snapshot *snap;
 	int nsnap, capsnap;
 	double seconds_before;   /* training seconds of the earlier segments   */
+	int ntables;             /* --embed                                    */
+	tr_ps_table tab[TR_MAX_EMBED];
+	/* a message's ids and rows, per table, as received */
+	int64_t *rx_ids[TR_MAX_EMBED];
+	float *rx_rows[TR_MAX_EMBED];
+	size_t rx_n[TR_MAX_EMBED], rx_cap[TR_MAX_EMBED];
 } tr_ps_server;
 
 /* Allocates server `rank` (< servers) of a world of servers + workers over
@@ -131,12 +163,18 @@ int tr_ps_server_init(tr_ps_server *s, MPI_Comm comm, int servers, int workers,
                       tr_math *math, size_t nparams, const tr_optim_config *cfg,
                       int64_t staleness, int staleness_lr, int backups, uint64_t eval_every);
 void tr_ps_server_free(tr_ps_server *s);
+/* --embed: this server's rows of table t (embed_run.h), made from `seed` as
+ * the whole table would be, and an optimizer over them (`cfg`, as the
+ * dense one's). 0 or -ENOMEM. */
+int tr_ps_server_add_table(tr_ps_server *s, const tr_embed_table *t, int index, uint64_t seed,
+                           const tr_optim_config *cfg);
 
 /* Serves one segment, from the workers' first pulls to the reply to their
  * last messages. Returns the lowest rank of a worker that failed, or -1.
- * -ENOMEM when a snapshot could not be kept (the run ends, told by the
- * caller). s->st holds the segment's counts. */
-int tr_ps_serve(tr_ps_server *s);
+ * -ENOMEM when a snapshot or pushed rows could not be kept (the run ends,
+ * told by the caller). s->st holds the segment's counts. `training` 0: an
+ * evaluation's (the workers pull --embed rows only), off the clock. */
+int tr_ps_serve(tr_ps_server *s, int training);
 
 /* Drops the snapshots (after they were evaluated). */
 void tr_ps_snapshots_clear(tr_ps_server *s);
@@ -150,6 +188,7 @@ typedef struct tr_ps_worker {
 	float *params;           /* host: where the replies' slices land       */
 	tr_ps_msg *out, *in;     /* per server                                 */
 	MPI_Request *req;        /* 4 per server                               */
+	const tr_embed_run *embed; /* --embed: the tables' ids and rows        */
 	uint64_t *version;       /* per server, K = 0: the version the next
 	                          * push is labelled with (each server makes
 	                          * its own, with backup workers its own set) */
@@ -169,5 +208,11 @@ void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64
                 double rows);
 /* Waits for every server's reply: 1 when one said TR_PS_STOP, else 0. */
 int tr_ps_wait(tr_ps_worker *w);
+
+/* --embed: pulls the rows of the batch's unique ids (w->embed->uniq) from
+ * the servers that hold them into w->embed->rows, and waits. With
+ * TR_PS_SPARSE, tr_ps_send pushes the rows' gradients (rowgrad) the same
+ * way. */
+void tr_ps_pull_rows(tr_ps_worker *w);
 
 #endif /* RIO_TRAINER_PS_H */

@@ -20,12 +20,14 @@
 int tr_ps_open(tr_run *r)
 {
 	int S = r->o.servers;
+	/* hybrid: the dense layers stay with the workers */
+	size_t dense = r->o.strategy == TR_STRATEGY_HYBRID ? 0 : r->net.nparams;
 	if (r->w.rank < S) {
 		r->ps_server = calloc(1, sizeof *r->ps_server);
 		if (!r->ps_server)
 			return -ENOMEM;
-		return tr_ps_server_init(r->ps_server, r->w.comm, S, r->data_world, r->math,
-		                         r->net.nparams, &r->opt.cfg, r->o.staleness,
+		return tr_ps_server_init(r->ps_server, r->w.comm, S, r->data_world, r->math, dense,
+		                         &r->opt.cfg, r->o.staleness,
 		                         r->o.staleness_lr, r->o.backup_workers, r->o.eval_every);
 	}
 	r->ps_worker = calloc(1, sizeof *r->ps_worker);
@@ -37,7 +39,7 @@ int tr_ps_open(tr_run *r)
 	                      : tr_math_host_alloc(r->math, r->net.nparams);
 	if (!host)
 		return -ENOMEM;
-	return tr_ps_worker_init(r->ps_worker, r->w.comm, S, r->net.nparams, host);
+	return tr_ps_worker_init(r->ps_worker, r->w.comm, S, dense, host);
 }
 
 void tr_ps_close(tr_run *r)
@@ -122,10 +124,10 @@ int tr_ps_segment(tr_run *r, int *stopped, int *mid_epoch, char *err, size_t err
 {
 	int failed = 0;
 	if (r->ps_server) {
-		int rc = tr_ps_serve(r->ps_server);
+		int rc = tr_ps_serve(r->ps_server, 1);
 		if (rc == -ENOMEM) {
-			snprintf(err, errlen, "server %d: out of memory for a copy of the parameters "
-			         "(--eval-every)", r->w.rank);
+			snprintf(err, errlen, "server %d: out of memory (a copy of the parameters for "
+			         "--eval-every, or the rows pushed)", r->w.rank);
 			failed = 1;
 		}
 		tr_ps_stats *e = &r->ps_epoch, *g = &r->ps_server->st;
@@ -238,7 +240,7 @@ static void gather_ps_snapshot(tr_run *r, int i, float *scratch, double meta[4])
 
 int tr_snapshots_eval(tr_run *r, FILE *metrics, char *err, size_t errlen)
 {
-	int ps = r->o.strategy == TR_STRATEGY_PS, failed = 0;
+	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE, failed = 0;
 	/* how many: the fewest any server kept (each counts its own) */
 	int mine = ps ? (r->ps_server ? r->ps_server->nsnap : 1 << 30) : r->nsnap, n = 0;
 	MPI_Allreduce(&mine, &n, 1, MPI_INT, MPI_MIN, r->w.comm);

@@ -11,6 +11,7 @@
 #include "reducer.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,120 @@ int tr_ps_server_init(tr_ps_server *s, MPI_Comm comm, int servers, int workers,
 	return 0;
 }
 
+int tr_ps_server_add_table(tr_ps_server *s, const tr_embed_table *t, int index, uint64_t seed,
+                           const tr_optim_config *cfg)
+{
+	int rank, W = s->workers;
+	MPI_Comm_rank(s->comm, &rank);
+	tr_ps_table *tb = &s->tab[index];
+	s->ntables = index + 1;
+	tr_embed_rows_of(t->vocab, s->servers, rank, &tb->lo, &tb->hi);
+	tb->dim = t->dim;
+	size_t rows = (size_t)(tb->hi - tb->lo), n = rows * (size_t)t->dim;
+	tr_optim_config c = *cfg;
+	if (s->staleness)
+		c.weight_decay /= (float)W;
+	tb->params = malloc((n ? n : 1) * sizeof(float));
+	tb->ids = calloc((size_t)W, sizeof *tb->ids);
+	tb->grads = calloc((size_t)W, sizeof *tb->grads);
+	tb->count = calloc((size_t)W, sizeof *tb->count);
+	tb->cap = calloc((size_t)W, sizeof *tb->cap);
+	if (!s->staleness) {
+		tb->acc = malloc((n ? n : 1) * sizeof(float));
+		tb->touched = calloc(rows ? rows : 1, 1);
+		tb->list = malloc((rows ? rows : 1) * sizeof *tb->list);
+	}
+	if (!tb->params || !tb->ids || !tb->grads || !tb->count || !tb->cap ||
+	    tr_optim_init(&tb->opt, s->math, n ? n : 1, &c) < 0 ||
+	    (!s->staleness && (!tb->acc || !tb->touched || !tb->list)))
+		return -ENOMEM;
+	tr_embed_init_rows(t, seed, (uint64_t)index, tb->lo, tb->hi, tb->params);
+	return 0;
+}
+
+static void free_tables(tr_ps_server *s)
+{
+	for (int i = 0; i < s->ntables; i++) {
+		tr_ps_table *tb = &s->tab[i];
+		for (int w = 0; tb->ids && w < s->workers; w++) {
+			free(tb->ids[w]);
+			free(tb->grads[w]);
+		}
+		free(tb->ids);
+		free(tb->grads);
+		free(tb->count);
+		free(tb->cap);
+		free(tb->params);
+		free(tb->acc);
+		free(tb->touched);
+		free(tb->list);
+		tr_optim_free(&tb->opt);
+		free(s->rx_ids[i]);
+		free(s->rx_rows[i]);
+	}
+}
+
+/* Room for n ids and rows of dim floats in *ids and *rows. */
+static int reserve(int64_t **ids, float **rows, size_t *cap, size_t n, int dim)
+{
+	if (n <= *cap)
+		return 0;
+	size_t c = n > 2 * *cap ? n : 2 * *cap;
+	int64_t *a = realloc(*ids, c * sizeof *a);
+	if (a)
+		*ids = a;
+	float *b = realloc(*rows, c * (size_t)dim * sizeof *b);
+	if (b)
+		*rows = b;
+	if (!a || !b)
+		return -ENOMEM;
+	*cap = c;
+	return 0;
+}
+
+/* Receives, from src, a table's ids and then its rows (pushed gradients)
+ * or sends back the rows of those ids (a pull). Out of memory for them, it
+ * ends the job (the worker's messages are in flight). */
+static void table_message(tr_ps_server *s, int t, int src, int pull)
+{
+	tr_ps_table *tb = &s->tab[t];
+	MPI_Status st;
+	int n;
+	MPI_Probe(src, TR_PS_TAG_IDS + t, s->comm, &st);
+	MPI_Get_count(&st, MPI_INT64_T, &n);
+	if (reserve(&s->rx_ids[t], &s->rx_rows[t], &s->rx_cap[t], (size_t)n, tb->dim) < 0) {
+		/* the worker's rows are on their way: no answer can be agreed on */
+		int rank;
+		MPI_Comm_rank(s->comm, &rank);
+		fprintf(stderr, "recordio-train: server %d: out of memory for %d rows of --embed "
+		        "table %d\n", rank, n, t);
+		MPI_Abort(s->comm, 1);
+	}
+	MPI_Recv(s->rx_ids[t], n, MPI_INT64_T, src, TR_PS_TAG_IDS + t, s->comm, MPI_STATUS_IGNORE);
+	s->rx_n[t] = (size_t)n;
+	size_t dim = (size_t)tb->dim;
+	if (pull) {
+		for (int i = 0; i < n; i++)
+			memcpy(s->rx_rows[t] + (size_t)i * dim,
+			       tb->params + (size_t)(s->rx_ids[t][i] - tb->lo) * dim, dim * sizeof(float));
+		MPI_Send(s->rx_rows[t], (int)(n * dim), MPI_FLOAT, src, TR_PS_TAG_ROWS + t, s->comm);
+	} else {
+		MPI_Recv(s->rx_rows[t], (int)(n * dim), MPI_FLOAT, src, TR_PS_TAG_ROWS + t, s->comm,
+		         MPI_STATUS_IGNORE);
+	}
+}
+
+/* Updates rows ids[0, n) (global ids) of a table with their gradients g
+ * (n x dim), tr_optim_begin having been called. */
+static void update_rows(tr_ps_table *tb, const int64_t *ids, size_t n, const float *g)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t local = ids[i] - tb->lo;
+		tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, &local, 1,
+		                     g + i * (size_t)tb->dim);
+	}
+}
+
 void tr_ps_snapshots_clear(tr_ps_server *s)
 {
 	for (int i = 0; i < s->nsnap; i++)
@@ -91,6 +206,7 @@ void tr_ps_server_free(tr_ps_server *s)
 	free(s->have_rows);
 	tr_ps_snapshots_clear(s);
 	free(s->snap);
+	free_tables(s);
 	memset(s, 0, sizeof *s);
 }
 
@@ -146,6 +262,30 @@ static int applied(tr_ps_server *s, int k, double rows, uint64_t gap, double t0)
 	return 0;
 }
 
+/* K = 0: a table's rows pushed for the version, summed in worker order
+ * into acc (the rows listed in tb->list). */
+static void sum_rows(tr_ps_server *s, tr_ps_table *tb)
+{
+	size_t dim = (size_t)tb->dim;
+	for (int w = 0; w < s->workers; w++) {
+		if (!s->have[w])
+			continue;
+		for (size_t i = 0; i < tb->count[w]; i++) {
+			int64_t local = tb->ids[w][i] - tb->lo;
+			float *row = tb->acc + (size_t)local * dim;
+			const float *g = tb->grads[w] + i * dim;
+			if (!tb->touched[local]) {
+				tb->touched[local] = 1;
+				tb->list[tb->nlist++] = local;
+				memcpy(row, g, dim * sizeof *row);
+			} else {
+				for (size_t j = 0; j < dim; j++)
+					row[j] += g[j];
+			}
+		}
+	}
+}
+
 /* K = 0: the version's update, once enough gradients are in: every
  * worker's (W - B with backup workers), or all that can still come. */
 static int complete_version(tr_ps_server *s, double t0)
@@ -171,15 +311,32 @@ static int complete_version(tr_ps_server *s, double t0)
 	float total;
 	(void)tr_sum_ranked(&total, rows_in, k, 1);
 	bad |= tr_sum_ranked(s->grad, in, k, s->n);
+	for (int t = 0; t < s->ntables; t++)
+		sum_rows(s, &s->tab[t]);
 	int rc = 0;
 	if (bad || total < 1) {
 		s->st.skipped++;
 	} else {
 		tr_optim_begin(&s->opt, 1.0f / total, s->version);
 		tr_optim_update(&s->opt, s->params, s->grad, 0, s->n);
+		for (int t = 0; t < s->ntables; t++) {
+			tr_ps_table *tb = &s->tab[t];
+			tr_optim_begin(&tb->opt, 1.0f / total, s->version);
+			for (size_t i = 0; i < tb->nlist; i++)
+				tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, &tb->list[i],
+				                     1, tb->acc + (size_t)tb->list[i] * (size_t)tb->dim);
+		}
 		s->st.updates++;
 		s->total_updates++;
 		rc = applied(s, k, total, 0, t0);
+	}
+	for (int t = 0; t < s->ntables; t++) { /* ready for the next version */
+		tr_ps_table *tb = &s->tab[t];
+		for (size_t i = 0; i < tb->nlist; i++)
+			tb->touched[tb->list[i]] = 0;
+		tb->nlist = 0;
+		for (int w = 0; w < s->workers; w++)
+			tb->count[w] = 0;
 	}
 	s->version++;
 	memset(s->have, 0, (size_t)s->workers * sizeof *s->have);
@@ -187,11 +344,29 @@ static int complete_version(tr_ps_server *s, double t0)
 	return rc;
 }
 
+/* K = 0: worker w's pushed rows of table t, kept until the version is made. */
+static int keep_rows(tr_ps_server *s, int t, int w)
+{
+	tr_ps_table *tb = &s->tab[t];
+	size_t n = s->rx_n[t], dim = (size_t)tb->dim;
+	if (reserve(&tb->ids[w], &tb->grads[w], &tb->cap[w], n, tb->dim) < 0)
+		return -ENOMEM;
+	memcpy(tb->ids[w], s->rx_ids[t], n * sizeof(int64_t));
+	memcpy(tb->grads[w], s->rx_rows[t], n * dim * sizeof(float));
+	tb->count[w] = n;
+	if (tr_nonfinite(tb->grads[w], n * dim))
+		s->have_bad[w] = 1;
+	return 0;
+}
+
 /* K >= 1: a gradient alone, as one worker's share of the global batch. */
 static int apply_alone(tr_ps_server *s, int w, const tr_ps_msg *m, double t0)
 {
 	uint64_t gap = s->read_gap[w];
-	if ((m->flags & TR_PS_NONFINITE) || m->rows < 1 || tr_nonfinite(s->grad, s->n)) {
+	int bad = (m->flags & TR_PS_NONFINITE) || m->rows < 1 || tr_nonfinite(s->grad, s->n);
+	for (int t = 0; t < s->ntables && (m->flags & TR_PS_SPARSE); t++)
+		bad |= tr_nonfinite(s->rx_rows[t], s->rx_n[t] * (size_t)s->tab[t].dim);
+	if (bad) {
 		s->st.skipped++;
 		return 0;
 	}
@@ -200,6 +375,10 @@ static int apply_alone(tr_ps_server *s, int w, const tr_ps_msg *m, double t0)
 		scale /= (float)gap;
 	tr_optim_begin(&s->opt, scale, m->step);
 	tr_optim_update(&s->opt, s->params, s->grad, 0, s->n);
+	for (int t = 0; t < s->ntables && (m->flags & TR_PS_SPARSE); t++) {
+		tr_optim_begin(&s->tab[t].opt, scale, m->step);
+		update_rows(&s->tab[t], s->rx_ids[t], s->rx_n[t], s->rx_rows[t]);
+	}
 	s->st.updates++;
 	s->total_updates++;
 	return applied(s, 1, m->rows, gap, t0);
@@ -227,7 +406,7 @@ static void reply(tr_ps_server *s, int w)
 	s->waiting[w] = 0;
 }
 
-int tr_ps_serve(tr_ps_server *s)
+int tr_ps_serve(tr_ps_server *s, int training)
 {
 	size_t W = (size_t)s->workers;
 	memset(&s->st, 0, sizeof s->st);
@@ -245,6 +424,13 @@ int tr_ps_serve(tr_ps_server *s)
 		MPI_Status st;
 		MPI_Recv(&m, sizeof m, MPI_BYTE, MPI_ANY_SOURCE, TR_PS_TAG_MSG, s->comm, &st);
 		int src = st.MPI_SOURCE, w = src - s->servers;
+		if (m.flags & TR_PS_ROWS) { /* answered at once */
+			for (int t = 0; t < s->ntables; t++)
+				table_message(s, t, src, 1);
+			continue;
+		}
+		for (int t = 0; t < s->ntables && (m.flags & TR_PS_SPARSE); t++)
+			table_message(s, t, src, 0);
 		if (m.flags & TR_PS_PUSH) {
 			/* K = 0: into the worker's slot (dropped later if late) */
 			float *into = s->staleness ? s->grad : s->slots + (size_t)w * s->n;
@@ -268,6 +454,8 @@ int tr_ps_serve(tr_ps_server *s)
 				s->have_bad[w] = (m.flags & TR_PS_NONFINITE) != 0;
 				s->have_rows[w] = m.rows;
 				s->nhave++;
+				for (int t = 0; t < s->ntables && (m.flags & TR_PS_SPARSE) && rc == 0; t++)
+					rc = keep_rows(s, t, w);
 				s->label[w] = m.clock + 1;
 			}
 		}
@@ -285,7 +473,8 @@ int tr_ps_serve(tr_ps_server *s)
 	}
 	if (!s->staleness && !s->stop && rc == 0)
 		rc = complete_version(s, t0); /* what the last ones left */
-	s->seconds_before += tr_now() - t0;
+	if (training)
+		s->seconds_before += tr_now() - t0;
 	for (int w = 0; w < s->workers; w++)
 		reply(s, w); /* the end of the segment */
 	s->stop = 0;

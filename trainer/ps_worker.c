@@ -11,6 +11,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* requests per server: reply, parameters, message, gradient; and per table
+ * two more (ids, rows) */
+enum { REQS = 4 + 2 * TR_MAX_EMBED };
+
+/* The first index in sorted v[0, n) not below x. */
+static size_t lower_bound(const int64_t *v, size_t n, int64_t x)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (v[m] < x)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* The batch's unique ids of table t that server s holds: uniq[*a, *b). */
+static void held_by(const tr_ps_worker *w, int t, int s, size_t *a, size_t *b)
+{
+	const tr_embed_run *e = w->embed;
+	int64_t lo, hi;
+	tr_embed_rows_of(e->t[t].vocab, w->servers, s, &lo, &hi);
+	*a = lower_bound(e->uniq[t], e->nuniq[t], lo);
+	*b = lower_bound(e->uniq[t], e->nuniq[t], hi);
+}
+
+/* Posts the sends of a table's ids held by server s (and, with rows, of
+ * their rows' gradients), or the receive of their rows; q: 2 requests. */
+static void table_part(tr_ps_worker *w, int t, int s, int push, MPI_Request *q)
+{
+	const tr_embed_run *e = w->embed;
+	size_t a, b, dim = (size_t)e->t[t].dim;
+	held_by(w, t, s, &a, &b);
+	MPI_Isend(e->uniq[t] + a, (int)(b - a), MPI_INT64_T, s, TR_PS_TAG_IDS + t, w->comm, &q[0]);
+	if (push)
+		MPI_Isend(e->rowgrad[t] + a * dim, (int)((b - a) * dim), MPI_FLOAT, s,
+		          TR_PS_TAG_ROWS + t, w->comm, &q[1]);
+	else
+		MPI_Irecv(e->rows[t] + a * dim, (int)((b - a) * dim), MPI_FLOAT, s, TR_PS_TAG_ROWS + t,
+		          w->comm, &q[1]);
+}
+
 int tr_ps_worker_init(tr_ps_worker *w, MPI_Comm comm, int servers, size_t nparams,
                       float *params_host)
 {
@@ -24,7 +68,7 @@ int tr_ps_worker_init(tr_ps_worker *w, MPI_Comm comm, int servers, size_t nparam
 	w->hi = calloc(S, sizeof *w->hi);
 	w->out = calloc(S, sizeof *w->out);
 	w->in = calloc(S, sizeof *w->in);
-	w->req = calloc(4 * S, sizeof *w->req);
+	w->req = calloc(REQS * S, sizeof *w->req);
 	w->version = calloc(S, sizeof *w->version);
 	if (!w->lo || !w->hi || !w->out || !w->in || !w->req || !w->version) {
 		tr_ps_worker_free(w);
@@ -50,7 +94,7 @@ void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64
                 double rows)
 {
 	for (int s = 0; s < w->servers; s++) {
-		MPI_Request *q = w->req + 4 * s;
+		MPI_Request *q = w->req + REQS * s;
 		int n = (int)(w->hi[s] - w->lo[s]);
 		/* the replies' receives first: a server may answer at once */
 		MPI_Irecv(&w->in[s], sizeof w->in[s], MPI_BYTE, s, TR_PS_TAG_REPLY, w->comm, &q[0]);
@@ -61,15 +105,42 @@ void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64
 			MPI_Isend(grads_host + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_GRAD, w->comm, &q[3]);
 		else
 			q[3] = MPI_REQUEST_NULL;
+		for (int t = 0; t < TR_MAX_EMBED; t++) {
+			if (w->embed && t < w->embed->n && (flags & TR_PS_SPARSE)) {
+				table_part(w, t, s, 1, q + 4 + 2 * t);
+			} else {
+				q[4 + 2 * t] = MPI_REQUEST_NULL;
+				q[5 + 2 * t] = MPI_REQUEST_NULL;
+			}
+		}
 	}
 	w->in_flight = 1;
+}
+
+void tr_ps_pull_rows(tr_ps_worker *w)
+{
+	for (int s = 0; s < w->servers; s++) {
+		MPI_Request *q = w->req + REQS * s;
+		w->out[s] = (tr_ps_msg){.flags = TR_PS_ROWS};
+		MPI_Isend(&w->out[s], sizeof w->out[s], MPI_BYTE, s, TR_PS_TAG_MSG, w->comm, &q[2]);
+		q[0] = q[1] = q[3] = MPI_REQUEST_NULL;
+		for (int t = 0; t < TR_MAX_EMBED; t++) {
+			if (t < w->embed->n) {
+				table_part(w, t, s, 0, q + 4 + 2 * t);
+			} else {
+				q[4 + 2 * t] = MPI_REQUEST_NULL;
+				q[5 + 2 * t] = MPI_REQUEST_NULL;
+			}
+		}
+	}
+	MPI_Waitall(REQS * w->servers, w->req, MPI_STATUSES_IGNORE);
 }
 
 int tr_ps_wait(tr_ps_worker *w)
 {
 	if (!w->in_flight)
 		return 0;
-	MPI_Waitall(4 * w->servers, w->req, MPI_STATUSES_IGNORE);
+	MPI_Waitall(REQS * w->servers, w->req, MPI_STATUSES_IGNORE);
 	w->in_flight = 0;
 	int stop = 0;
 	for (int s = 0; s < w->servers; s++) {

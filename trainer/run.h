@@ -12,11 +12,14 @@
 #include "optim.h"
 #include "options.h"
 #include "ps.h"
+#include "embed_run.h"
 #include "reducer.h"
 #include "synthetic.h"
 #include "world.h"
 
 #include <stdint.h>
+
+enum { TR_RUN_MAX_COLUMNS = TR_MLP_MAX_INPUTS + TR_MAX_EMBED + 1 };
 
 typedef struct tr_run {
 	tr_options o;
@@ -30,6 +33,8 @@ typedef struct tr_run {
 	                            * and the workers (-1, 0 on a server)   */
 	tr_ps_server *ps_server;   /* ps: this rank's side, the other NULL   */
 	tr_ps_worker *ps_worker;
+	MPI_Comm wcomm;            /* hybrid: the workers (MPI_COMM_NULL)     */
+	tr_embed_run embed;        /* --embed (embed.n 0 without)             */
 	tr_ps_stats ps_epoch;      /* ps, a server: the epoch's counts so far */
 	/* --eval-every under allreduce: the copies of this epoch (a server
 	 * keeps its own under ps) */
@@ -43,7 +48,7 @@ typedef struct tr_run {
 	int nloader_cpus;          /* ... how many (0: the rank's own)         */
 	tr_synthetic synth_pool;
 	tr_synthetic *synth;       /* --synthetic: &synth_pool, else NULL    */
-	rio_column_spec specs[TR_MLP_MAX_INPUTS + 1]; /* inputs, then label */
+	rio_column_spec specs[TR_RUN_MAX_COLUMNS]; /* inputs, --embed ids, label */
 	int batch;                 /* records per rank and step               */
 	uint64_t steps_per_epoch;  /* agreed by all ranks                     */
 	uint64_t own_steps;        /* ps: this worker's steps per epoch (its

@@ -20,6 +20,7 @@
 #include "run.h"
 #include "clock.h"
 #include "rng.h"
+#include "embed_run.h"
 
 #include <errno.h>
 #include <math.h>
@@ -63,7 +64,8 @@ static int batch_input(const tr_run *r, rio_loader *l, const rio_batch *b, tr_in
 		in->part[i] = gpu ? b->columns[i].device : b->columns[i].host;
 		in->width[i] = (int)r->specs[i].length;
 	}
-	const int64_t *y = b->columns[nx].host;
+	int label = nx + r->embed.n; /* after the inputs and the --embed ids */
+	const int64_t *y = b->columns[label].host;
 	for (size_t i = 0; i < b->count; i++)
 		if (y[i] < 0 || y[i] >= r->o.classes) {
 			const rio_batch_record *rec = &b->records[i];
@@ -72,8 +74,27 @@ static int batch_input(const tr_run *r, rio_loader *l, const rio_batch *b, tr_in
 			         (long long)y[i], r->o.classes);
 			return -1;
 		}
-	in->labels = gpu ? b->columns[nx].device : y;
+	in->labels = gpu ? b->columns[label].device : y;
+	/* --embed: the ids, checked and made unique; the pooled block is
+	 * filled by embed_input once the rows are at hand */
+	if (r->embed.n && tr_embed_run_ids((tr_embed_run *)&r->embed, b, nx,
+	                                   rio_loader_shards(l), err, errlen) < 0)
+		return -1;
 	return 0;
+}
+
+/* --embed: the rows of the batch's ids (pulled from the servers under ps
+ * and hybrid), pooled into the model's last input block. */
+static void embed_input(tr_run *r, tr_input *in)
+{
+	if (!r->embed.n)
+		return;
+	if (!r->embed.whole)
+		tr_ps_pull_rows(r->ps_worker);
+	tr_embed_run_pool(&r->embed, in->rows);
+	in->part[in->nparts] = r->embed.block;
+	in->width[in->nparts] = r->embed.width;
+	in->nparts++;
 }
 
 /* 1 when an input block that can hold NaN or infinities (a float or int64
@@ -210,9 +231,12 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	r->red.update_ctx = &s;
 	int rows = 0;
 	int go = rc == 1 && !failed;
+	for (int t = 0; t < r->embed.n && !go; t++)
+		r->embed.nuniq[t] = 0; /* no rows of this rank's in the tables' sum */
 	if (go) {
 		rows = in.rows;
 		nonfinite = b && input_nonfinite(r, b);
+		embed_input(r, &in);
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, extras, 1);
 		/* the loss and correct count (on a GPU, the wait for forward); a
@@ -235,6 +259,8 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	tr_reducer_head(&r->red);
 	if (go) {
 		tr_mlp_backward(&r->net, &in, grads_ready, &s);
+		if (r->embed.n)
+			tr_embed_run_backward(&r->embed, r->net.dinput, rows);
 		/* --straggler: this rank's gradients come late */
 		double f = tr_run_slowdown(r);
 		if (f > 1) {
@@ -257,6 +283,13 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	}
 	tr_reducer_flush(&r->red);
 	update_buckets(&s, 1);
+	if (r->embed.n) { /* the tables, densely: every rank, failed or not */
+		const float *sum = r->red.head_out;
+		double te = tr_now();
+		tr_embed_run_allreduce(&r->embed, r->w.comm, s.apply && !s.partial,
+		                       s.apply ? 1.0f / sum[TR_EXTRA_COUNT] : 0, r->global_step);
+		r->red.seconds += tr_now() - te;
+	}
 	if (tr_math_sync(r->math) < 0 && !failed) {
 		snprintf(err, errlen, "the GPU failed during a training step");
 		failed = 1;
@@ -287,7 +320,12 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 {
 	double records = 0;
 	int failed = 0;
-	/* a parameter server has no test data: it adds nothing */
+	/* a parameter server has no test data: it adds nothing, but serves the
+	 * rows of --embed tables the workers evaluate with */
+	if (r->ps_server && r->ps_server->ntables && tr_ps_serve(r->ps_server, 0) < -1) {
+		snprintf(err, errlen, "server %d: out of memory", r->w.rank);
+		failed = 1;
+	}
 	if (r->test)
 		tr_math_zero(r->math, r->eval_stats, 2);
 	for (; r->test;) {
@@ -306,12 +344,17 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 			failed = 1;
 			break;
 		}
+		embed_input(r, &in);
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, r->eval_stats, 0);
 		records += in.rows;
 		/* the batch's memory goes back to the loader: the GPU must be done */
 		tr_math_sync(r->math);
 		rio_loader_release(r->test, b);
+	}
+	if (r->ps_worker && r->embed.n) { /* the servers stop serving rows */
+		tr_ps_send(r->ps_worker, TR_PS_PULL | TR_PS_LAST, NULL, 0, 0);
+		tr_ps_wait(r->ps_worker);
 	}
 	float st[2] = {0, 0};
 	if (!failed && r->test && tr_math_to_host(r->math, st, r->eval_stats, 2) < 0) {
@@ -356,10 +399,38 @@ void tr_run_straggle(double f, double compute)
 	}
 }
 
+/* hybrid: the dense layers' gradients and the step's head summed over
+ * the workers, and the dense update made here. Returns what the head
+ * says: 1 when some worker failed, else 0, with *apply. */
+static int hybrid_dense(tr_run *r, int rows, int nonfinite, int failed, int *apply)
+{
+	size_t np = r->net.nparams;
+	float *head = r->staging + np;
+	if (failed)
+		memset(r->staging, 0, (np + TR_MLP_EXTRA) * sizeof *r->staging);
+	head[TR_EXTRA_COUNT] = (float)rows;
+	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
+	head[TR_EXTRA_FAILED] = (float)failed;
+	MPI_Allreduce(MPI_IN_PLACE, r->staging, (int)(np + TR_MLP_EXTRA), MPI_FLOAT, MPI_SUM,
+	              r->wcomm);
+	if (head[TR_EXTRA_FAILED] > 0)
+		return 1;
+	*apply = head[TR_EXTRA_NONFINITE] == 0 && head[TR_EXTRA_COUNT] >= 1 &&
+	         !tr_nonfinite(r->staging, np);
+	if (*apply) {
+		double t0 = tr_now();
+		tr_optim_step(&r->opt, r->net.params, r->staging, 1.0f / head[TR_EXTRA_COUNT],
+		              r->global_step);
+		r->t_optimizer += tr_now() - t0;
+	}
+	return 0;
+}
+
 int tr_ps_step(tr_run *r, int last, char *err, size_t errlen)
 {
 	tr_ps_worker *pw = r->ps_worker;
 	size_t np = r->net.nparams;
+	int hybrid = r->o.strategy == TR_STRATEGY_HYBRID;
 	float *extras = r->net.grads + np, *head = r->staging + np;
 	double t0 = tr_now();
 	rio_batch *b = NULL;
@@ -383,14 +454,19 @@ int tr_ps_step(tr_run *r, int last, char *err, size_t errlen)
 	} else if (batch_input(r, r->train, b, &in, err, errlen) < 0) {
 		failed = 1;
 	}
-	double rows = 0;
+	double rows = 0, exchange = 0;
 	if (!failed) {
 		rows = in.rows;
 		nonfinite = b && input_nonfinite(r, b);
+		double tp = tr_now();
+		embed_input(r, &in); /* the batch's rows pulled */
+		exchange += tr_now() - tp;
 		tr_math_zero(r->math, extras, TR_MLP_EXTRA);
 		tr_mlp_forward(&r->net, &in);
 		tr_mlp_loss(&r->net, &in, extras, 1);
 		tr_mlp_backward(&r->net, &in, NULL, NULL);
+		if (r->embed.n)
+			tr_embed_run_backward(&r->embed, r->net.dinput, in.rows);
 		/* the gradients and the step's loss to the host (the CPU's are
 		 * there already) */
 		if (tr_math_to_host(r->math, r->staging, r->net.grads, np + TR_MLP_EXTRA) < 0) {
@@ -404,21 +480,31 @@ int tr_ps_step(tr_run *r, int last, char *err, size_t errlen)
 	double compute = tr_now() - t1;
 	tr_run_straggle(tr_run_slowdown(r), compute);
 	double t2 = tr_now();
+	double loss = failed ? 0 : head[TR_EXTRA_LOSS], correct = failed ? 0 : head[TR_EXTRA_CORRECT];
+	if (hybrid) {
+		int apply = 0;
+		if (hybrid_dense(r, (int)rows, nonfinite, failed, &apply) && !failed) {
+			r->red.seconds += tr_now() - t2 + exchange;
+			return 1; /* another worker failed: it tells the servers */
+		}
+		nonfinite = !apply; /* one verdict for the servers' rows too */
+	}
 	uint32_t flags = failed ? TR_PS_PULL | TR_PS_LAST | TR_PS_FAILED
 	                        : TR_PS_PUSH | (last ? TR_PS_LAST : 0) |
-	                                  (nonfinite ? TR_PS_NONFINITE : 0);
+	                                  (nonfinite ? TR_PS_NONFINITE : 0) |
+	                                  (r->embed.n ? TR_PS_SPARSE : 0);
 	tr_ps_send(pw, flags, r->staging, r->global_step, rows);
 	int stop = tr_ps_wait(pw);
-	if (!failed && tr_math_from_host(r->math, r->net.params, pw->params, np) < 0) {
+	if (!failed && !hybrid && tr_math_from_host(r->math, r->net.params, pw->params, np) < 0) {
 		snprintf(err, errlen, "the GPU failed during a training step");
 		failed = 1; /* told to the others at the segment's end */
 	}
-	r->red.seconds += tr_now() - t2; /* the exchange, exposed */
+	r->red.seconds += tr_now() - t2 + exchange; /* the exchange, exposed */
 	if (failed)
 		return -1;
 	if (!nonfinite) {
-		r->ep_loss += head[TR_EXTRA_LOSS];
-		r->ep_correct += head[TR_EXTRA_CORRECT];
+		r->ep_loss += loss;
+		r->ep_correct += correct;
 		r->ep_count += rows;
 	} else {
 		r->ep_skipped++;

@@ -18,7 +18,14 @@ typedef enum tr_strategy {
 /* --staleness inf: fully asynchronous */
 #define TR_STALENESS_INF INT64_MAX
 
-enum { TR_MAX_STRAGGLERS = 64 };
+enum { TR_MAX_STRAGGLERS = 64, TR_MAX_EMBED = 8 };
+
+/* --embed FEATURE:VOCAB:DIM: an int64 feature's ids looked up in a table */
+typedef struct tr_embed_option {
+	char feature[128];
+	int64_t vocab;
+	int dim;
+} tr_embed_option;
 
 /* --straggler R:F: rank R takes F times its own compute time per step */
 typedef struct tr_straggler {

@@ -1,0 +1,150 @@
+/*
+ * embed_run.c — a run's embedding tables on the training side (see
+ * embed_run.h): ids, pooling, row gradients, and the dense allreduce of
+ * the allreduce strategy.
+ */
+#include "config.h"
+#include "embed_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tr_embed_rows_of(int64_t vocab, int servers, int s, int64_t *lo, int64_t *hi)
+{
+	int64_t per = (vocab + servers - 1) / servers;
+	int64_t a = (int64_t)s * per, b = a + per;
+	*lo = a < vocab ? a : vocab;
+	*hi = b < vocab ? b : vocab;
+}
+
+int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
+                      const rio_column_spec *ids, int max_rows, int whole, tr_math *math,
+                      const tr_optim_config *cfg, uint64_t seed)
+{
+	memset(e, 0, sizeof *e);
+	e->n = n;
+	e->max_rows = max_rows;
+	e->whole = whole;
+	int ok = 1;
+	for (int i = 0; i < n && ok; i++) {
+		tr_embed_table *t = &e->t[i];
+		snprintf(t->feature, sizeof t->feature, "%s", opt[i].feature);
+		t->vocab = opt[i].vocab;
+		t->dim = opt[i].dim;
+		t->k = (int)ids[i].length;
+		t->offset = e->floats;
+		e->floats += tr_embed_param_count(t);
+		e->col[i] = e->width;
+		e->width += t->dim;
+		size_t occ = (size_t)max_rows * (size_t)t->k;
+		e->uniq[i] = malloc(occ * sizeof(int64_t));
+		e->pos[i] = malloc(occ * sizeof(int64_t));
+		e->rowgrad[i] = malloc(occ * (size_t)t->dim * sizeof(float));
+		if (!whole)
+			e->rows[i] = malloc(occ * (size_t)t->dim * sizeof(float));
+		ok = e->uniq[i] && e->pos[i] && e->rowgrad[i] && (whole || e->rows[i]);
+	}
+	e->block = ok ? calloc((size_t)max_rows * (size_t)e->width, sizeof(float)) : NULL;
+	ok = ok && e->block;
+	if (ok && whole) {
+		e->params = malloc(e->floats * sizeof(float));
+		e->grads = malloc(e->floats * sizeof(float));
+		ok = e->params && e->grads && tr_optim_init(&e->opt, math, e->floats, cfg) == 0;
+		for (int i = 0; ok && i < n; i++)
+			tr_embed_init_params(&e->t[i], seed, (uint64_t)i, e->params);
+	}
+	if (!ok) {
+		tr_embed_run_free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tr_embed_run_free(tr_embed_run *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		free(e->uniq[i]);
+		free(e->pos[i]);
+		free(e->rows[i]);
+		free(e->rowgrad[i]);
+	}
+	free(e->block);
+	free(e->params);
+	free(e->grads);
+	tr_optim_free(&e->opt);
+	memset(e, 0, sizeof *e);
+}
+
+int tr_embed_run_ids(tr_embed_run *e, const rio_batch *b, int first_column,
+                     const rio_shardset *shards, char *err, size_t errlen)
+{
+	int rows = (int)b->count;
+	for (int i = 0; i < e->n; i++) {
+		const tr_embed_table *t = &e->t[i];
+		const int64_t *ids = b->columns[first_column + i].host;
+		int bad = tr_embed_check(ids, rows, t->k, t->vocab);
+		if (bad >= 0) {
+			const rio_batch_record *rec = &b->records[bad];
+			int64_t id = 0;
+			for (int j = 0; j < t->k; j++) {
+				int64_t v = ids[(size_t)bad * t->k + j];
+				if (v < 0 || v >= t->vocab) {
+					id = v;
+					break;
+				}
+			}
+			snprintf(err, errlen, "%s: record %llu: --embed %s: id %lld is outside [0, %lld)",
+			         shards->paths[rec->shard], (unsigned long long)rec->index, t->feature,
+			         (long long)id, (long long)t->vocab);
+			return -1;
+		}
+		e->nuniq[i] = tr_embed_unique(ids, (size_t)rows * t->k, e->uniq[i], e->pos[i]);
+	}
+	return 0;
+}
+
+void tr_embed_run_pool(tr_embed_run *e, int rows)
+{
+	for (int i = 0; i < e->n; i++) {
+		const tr_embed_table *t = &e->t[i];
+		const float *src = e->whole ? NULL : e->rows[i];
+		if (e->whole) {
+			/* rows of the whole table through the unique ids' positions:
+			 * gather them first, as a worker has them after a pull */
+			for (size_t u = 0; u < e->nuniq[i]; u++)
+				memcpy(e->rowgrad[i] + u * (size_t)t->dim,
+				       e->params + t->offset + (size_t)e->uniq[i][u] * (size_t)t->dim,
+				       (size_t)t->dim * sizeof(float));
+			src = e->rowgrad[i];
+		}
+		tr_embed_pool(src, e->pos[i], rows, t->k, t->dim, e->block + e->col[i], e->width);
+	}
+}
+
+void tr_embed_run_backward(tr_embed_run *e, const float *dblock, int rows)
+{
+	for (int i = 0; i < e->n; i++) {
+		const tr_embed_table *t = &e->t[i];
+		tr_embed_backward(dblock + e->col[i], e->width, e->pos[i], rows, t->k, t->dim,
+		                  e->nuniq[i], e->rowgrad[i]);
+	}
+}
+
+void tr_embed_run_allreduce(tr_embed_run *e, MPI_Comm comm, int apply, float grad_scale,
+                            uint64_t step)
+{
+	/* dense: the whole tables' gradient, zero but for the batch's rows */
+	memset(e->grads, 0, e->floats * sizeof(float));
+	for (int i = 0; i < e->n; i++)
+		tr_embed_scatter_grad(&e->t[i], e->uniq[i], e->nuniq[i], e->rowgrad[i], e->grads);
+	int size;
+	MPI_Comm_size(comm, &size);
+	if (size > 1)
+		MPI_Allreduce(MPI_IN_PLACE, e->grads, (int)e->floats, MPI_FLOAT, MPI_SUM, comm);
+	if (!apply)
+		return;
+	tr_optim_begin(&e->opt, grad_scale, step);
+	tr_optim_update(&e->opt, e->params, e->grads, 0, e->floats);
+}

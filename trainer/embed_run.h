@@ -1,0 +1,78 @@
+/*
+ * embed_run.h — the embedding tables of a run (--embed; doc/embeddings.md),
+ * on the side that trains the model (every rank under allreduce, a worker
+ * under ps and hybrid): each batch's ids made unique per table, the rows
+ * they need (the whole tables under allreduce; pulled from the servers
+ * under ps and hybrid) mean-pooled into one more input block of the MLP,
+ * and from the MLP's input gradient the rows' sparse gradients.
+ *
+ * Under allreduce every rank holds every table and their gradients travel
+ * densely: each step zeroes, fills and allreduces a gradient as large as
+ * the tables (MPI_Allreduce), and the optimizer updates every row, as a
+ * dense embedding in PyTorch's DDP does: its cost grows with the
+ * vocabulary, not with the batch. Under ps and hybrid only the batch's rows
+ * move (embed_ps.c, ps.h), and the servers update only those (lazily).
+ */
+#ifndef RIO_TRAINER_EMBED_RUN_H
+#define RIO_TRAINER_EMBED_RUN_H
+
+#include "embed.h"
+#include "loader.h"
+#include "optim.h"
+#include "strategy.h"
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tr_embed_run {
+	int n;                         /* tables                                */
+	tr_embed_table t[TR_MAX_EMBED];
+	int width;                     /* the pooled block: sum of the dims     */
+	int col[TR_MAX_EMBED];         /* each table's first column in it       */
+	int max_rows;
+	float *block;                  /* max_rows x width, host                */
+	int64_t *uniq[TR_MAX_EMBED], *pos[TR_MAX_EMBED]; /* max_rows x k each  */
+	size_t nuniq[TR_MAX_EMBED];    /* of the batch in hand                  */
+	float *rows[TR_MAX_EMBED];     /* ps: the pulled rows, nuniq x dim      */
+	float *rowgrad[TR_MAX_EMBED];  /* nuniq x dim                           */
+	/* allreduce: every table whole, concatenated (t[i].offset) */
+	size_t floats;
+	float *params, *grads;
+	tr_optim opt;
+	int whole;
+} tr_embed_run;
+
+/* Tables for the features of o->embed, whose k comes from ids[i].length;
+ * `whole`: this rank holds them whole (allreduce: made from `seed`, as the
+ * servers make their rows), else only the scratch to pull rows into. 0 or
+ * -ENOMEM. */
+int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
+                      const rio_column_spec *ids, int max_rows, int whole, tr_math *math,
+                      const tr_optim_config *cfg, uint64_t seed);
+void tr_embed_run_free(tr_embed_run *e);
+
+/* The batch's ids (columns ids[0..n) of b): checked against each vocabulary
+ * and made unique. -1 with "SHARD: record R: --embed F: id I is outside
+ * [0, VOCAB)" in err (paths: the loader's shard paths). */
+int tr_embed_run_ids(tr_embed_run *e, const rio_batch *b, int first_column,
+                     const rio_shardset *shards, char *err, size_t errlen);
+
+/* The pooled block of `rows` records, from the whole tables or from the
+ * pulled rows. */
+void tr_embed_run_pool(tr_embed_run *e, int rows);
+
+/* The rows' gradients from the MLP's input gradient of the block (rows x
+ * width). */
+void tr_embed_run_backward(tr_embed_run *e, const float *dblock, int rows);
+
+/* allreduce, collective: the tables' dense gradient summed over comm and,
+ * when `apply`, one update of every row (grad_scale and step as the dense
+ * layers'). */
+void tr_embed_run_allreduce(tr_embed_run *e, MPI_Comm comm, int apply, float grad_scale,
+                            uint64_t step);
+
+/* Server s's rows of a table of `vocab` ids: balanced, contiguous. */
+void tr_embed_rows_of(int64_t vocab, int servers, int s, int64_t *lo, int64_t *hi);
+
+#endif /* RIO_TRAINER_EMBED_RUN_H */
