@@ -929,6 +929,19 @@ static void save_checkpoint(tr_run *r)
 
 /* ---- the epochs -------------------------------------------------------------- */
 
+/* What a ring allreduce of a step's gradients moves through one rank, sent
+ * and received: 2 (W - 1) / W x their bytes (the dense layers, and under
+ * allreduce the --embed tables, densely); the dense layers among the
+ * workers under hybrid; nothing under ps. */
+static double ring_bytes(const tr_run *r)
+{
+	int W = r->data_world;
+	double floats = r->o.strategy == TR_STRATEGY_PS ? 0 : (double)r->net.nparams;
+	if (r->o.strategy == TR_STRATEGY_ALLREDUCE)
+		floats += (double)r->embed.floats;
+	return W > 1 ? 2.0 * (W - 1) / W * floats * sizeof(float) * 2 : 0;
+}
+
 /* Rank 0 prints the epoch's line and writes its metrics: -1 (message in
  * msg) when the metrics cannot be written. gemm0 and gemm1: the GEMM
  * counters at the epoch's first step and after its last (the evaluation's
@@ -980,6 +993,7 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 		.lr = tr_optim_lr(&r->opt.cfg, last_step ? last_step - 1 : 0),
 		.world = r->w.size,
 		.wall_seconds = r->train_seconds + seconds,
+		.bytes_per_step = ring_bytes(r) + f.bytes_per_step,
 		.strategy = ps,
 		.updates = f.updates,
 		.gradients = f.gradients,

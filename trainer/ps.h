@@ -189,6 +189,7 @@ typedef struct tr_ps_worker {
 	tr_ps_msg *out, *in;     /* per server                                 */
 	MPI_Request *req;        /* 4 per server                               */
 	const tr_embed_run *embed; /* --embed: the tables' ids and rows        */
+	double bytes;            /* sent and received since the start          */
 	uint64_t *version;       /* per server, K = 0: the version the next
 	                          * push is labelled with (each server makes
 	                          * its own, with backup workers its own set) */

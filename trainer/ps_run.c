@@ -156,10 +156,14 @@ void tr_ps_epoch_figures(tr_run *r, tr_ps_figures *f)
 {
 	memset(f, 0, sizeof *f);
 	/* the workers' sums */
-	double v[7] = {r->ep_loss, r->ep_correct, r->ep_count, (double)r->ep_skipped, r->t_wait,
-	               r->red.seconds, r->ps_worker ? 1 : 0};
-	double sum[7];
-	MPI_Reduce(v, sum, 7, MPI_DOUBLE, MPI_SUM, 0, r->w.comm);
+	double bytes = r->ps_worker ? r->ps_worker->bytes - r->ps_bytes0 : 0;
+	double v[9] = {r->ep_loss, r->ep_correct, r->ep_count, (double)r->ep_skipped, r->t_wait,
+	               r->red.seconds, r->ps_worker ? 1 : 0, bytes,
+	               r->ps_worker ? (double)r->step_in_epoch : 0};
+	double sum[9];
+	MPI_Reduce(v, sum, 9, MPI_DOUBLE, MPI_SUM, 0, r->w.comm);
+	if (r->ps_worker)
+		r->ps_bytes0 = r->ps_worker->bytes;
 	/* the servers' counts: server 0's updates, the staleness over all */
 	tr_ps_stats *e = &r->ps_epoch;
 	double sv[3] = {e->staleness_sum, (double)e->gradients, (double)e->dropped};
@@ -179,6 +183,7 @@ void tr_ps_epoch_figures(tr_run *r, tr_ps_figures *f)
 	f->count = sum[2];
 	f->skipped_steps = (uint64_t)sum[3];
 	f->data_wait = sum[6] > 0 ? sum[4] / sum[6] : 0;
+	f->bytes_per_step = sum[8] > 0 ? sum[7] / sum[8] : 0;
 	f->exchange = sum[6] > 0 ? sum[5] / sum[6] : 0;
 	f->updates = e->updates;
 	f->gradients = e->gradients;

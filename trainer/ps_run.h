@@ -34,6 +34,7 @@ typedef struct tr_ps_figures {
 	uint64_t updates, gradients, dropped, skipped_server; /* server 0's   */
 	uint64_t staleness_max;        /* over the servers                    */
 	double staleness_mean;
+	double bytes_per_step;         /* a worker's messages, sent and received */
 	int nworkers;
 	const uint64_t *worker_steps;  /* nworkers                            */
 	uint64_t *worker_steps_block;  /* free() it                           */

@@ -47,6 +47,7 @@ static void table_part(tr_ps_worker *w, int t, int s, int push, MPI_Request *q)
 	size_t a, b, dim = (size_t)e->t[t].dim;
 	held_by(w, t, s, &a, &b);
 	MPI_Isend(e->uniq[t] + a, (int)(b - a), MPI_INT64_T, s, TR_PS_TAG_IDS + t, w->comm, &q[0]);
+	w->bytes += (double)(b - a) * (sizeof(int64_t) + dim * sizeof(float));
 	if (push)
 		MPI_Isend(e->rowgrad[t] + a * dim, (int)((b - a) * dim), MPI_FLOAT, s,
 		          TR_PS_TAG_ROWS + t, w->comm, &q[1]);
@@ -100,6 +101,9 @@ void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64
 		MPI_Irecv(&w->in[s], sizeof w->in[s], MPI_BYTE, s, TR_PS_TAG_REPLY, w->comm, &q[0]);
 		MPI_Irecv(w->params + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_PARAMS, w->comm, &q[1]);
 		w->out[s] = (tr_ps_msg){.flags = flags, .clock = w->version[s], .step = step, .rows = rows};
+		/* the message and its reply, the parameters, the gradient */
+		w->bytes += 2.0 * sizeof w->out[s] + (double)n * sizeof(float) *
+		                                           ((flags & TR_PS_PUSH) ? 2 : 1);
 		MPI_Isend(&w->out[s], sizeof w->out[s], MPI_BYTE, s, TR_PS_TAG_MSG, w->comm, &q[2]);
 		if (flags & TR_PS_PUSH)
 			MPI_Isend(grads_host + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_GRAD, w->comm, &q[3]);

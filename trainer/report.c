@@ -67,6 +67,7 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 	tool_json_member(f, "optimizer_seconds", r->optimizer_seconds, 6);
 	tool_json_member(f, "lr", r->lr, 6);
 	tool_json_member(f, "wall_seconds", r->wall_seconds, 6);
+	tool_json_member(f, "bytes_per_step", r->bytes_per_step, 6);
 	if (r->strategy) {
 		fprintf(f, "\"strategy\": \"ps\", \"updates\": %llu, \"gradients\": %llu, "
 		        "\"dropped_gradients\": %llu, \"staleness_max\": %llu, ",

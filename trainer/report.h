@@ -27,6 +27,12 @@ typedef struct tr_epoch_report {
 	int world;
 	double wall_seconds;         /* training seconds since the run began
 	                              * (epochs' seconds, no evaluation)      */
+	double bytes_per_step;       /* a worker's bytes sent and received a
+	                              * step: under ps and hybrid its messages
+	                              * (hybrid: plus the dense allreduce's);
+	                              * under allreduce what a ring allreduce
+	                              * of the gradients moves, 2 (W - 1) / W x
+	                              * their bytes (0 on one rank)           */
 	/* --strategy ps (strategy 1): what the servers counted */
 	int strategy;
 	uint64_t updates, gradients, dropped_gradients;

@@ -36,6 +36,7 @@ typedef struct tr_run {
 	MPI_Comm wcomm;            /* hybrid: the workers (MPI_COMM_NULL)     */
 	tr_embed_run embed;        /* --embed (embed.n 0 without)             */
 	tr_ps_stats ps_epoch;      /* ps, a server: the epoch's counts so far */
+	double ps_bytes0;          /* ps, a worker: its bytes when the epoch began */
 	/* --eval-every under allreduce: the copies of this epoch (a server
 	 * keeps its own under ps) */
 	tr_ps_snapshot *snap;
