@@ -59,6 +59,24 @@ assert e[-1]["test_records"] == 5012, e[-1]
 EOF
 done
 
+# checkpoints keep the tables (whole under allreduce, each server's rows
+# under ps and hybrid) and their Adam state: a run cut at --max-steps and
+# resumed writes the same bytes as an unbroken one
+CK="$RUN --embed cat0:5000:4,cat1:5000:4 --optimizer adam --lr 0.01 --epochs 2"
+for st in "2" "3 --strategy ps --servers 2" "4 --strategy hybrid --servers 2"; do
+	tag=$(echo "$st" | tr -dc 'a-z0-9')
+	# shellcheck disable=SC2086
+	expect_exit 0 mpi $st $CK --checkpoint whole-$tag
+	# shellcheck disable=SC2086
+	expect_exit 0 mpi $st $CK --checkpoint cut-$tag --max-steps 70
+	# shellcheck disable=SC2086
+	expect_exit 0 mpi $st $CK --checkpoint cut-$tag --resume
+	expect_exit 0 cmp whole-$tag/checkpoint cut-$tag/checkpoint
+done
+expect_exit 1 mpi 2 $RUN --embed cat0:5000:4,cat1:5000:8 --optimizer adam --lr 0.01 --epochs 2 \
+	--checkpoint whole-2 --resume
+expect_match "^recordio-train: .*whole-2/checkpoint was written with another --embed tables; resume with the same$" err "other tables"
+
 # an id outside the vocabulary
 expect_exit 1 mpi 2 $RUN --embed cat0:5000:8,cat1:100:8
 expect_match "^recordio-train: ctr-0000[0-4]-of-00006.tfrecord: record [0-9]+: --embed cat1: id [0-9]+ is outside \[0, 100\)$" err "an id outside the table"
@@ -70,8 +88,8 @@ expect_exit 1 mpi 1 $TAXI_RUN --embed tips:10:4
 expect_match "^recordio-train: --embed tips: ids must be int64 \(in .* it is float\[1\]\)$" err "floats as ids"
 expect_exit 1 mpi 1 $RUN --embed nosuch:10:4
 expect_match "^recordio-train: --embed nosuch: no such feature in" err "a missing feature"
-expect_exit 2 mpi 1 $RUN $EMBED --checkpoint ck
-expect_match "^recordio-train: --embed: not with --checkpoint yet" err "checkpoints of tables"
+expect_exit 2 mpi 1 $RUN $EMBED --eval-every 5
+expect_match "^recordio-train: --embed: not with --eval-every yet" err "copies of tables"
 expect_exit 2 mpi 2 $RUN --strategy hybrid
 expect_match "^recordio-train: --strategy hybrid needs --embed" err "hybrid without tables"
 expect_exit 2 mpi 1 $RUN --embed cat0:5000

@@ -10,7 +10,9 @@
  * epoch_count | u64 nparams | f32 params[n] | f32 state1[n] | f32 state2[n]
  * (Adam only) | u32 nblobs | (u32 size, bytes)[nblobs] | (version 3:
  * u32 strategy | strategy ps: u32 servers | u64 server_version | (u64
- * step_in_epoch, u64 global_step)[nblobs]) | u32 crc32c.
+ * step_in_epoch, u64 global_step)[nblobs] | u32 ntables | (i64 vocab | u32
+ * dim | f32 params[vocab x dim] | f32 state1[...] | f32 state2[...] (Adam
+ * only))[ntables]) | u32 crc32c.
  */
 #include "config.h"
 #include "checkpoint.h"
@@ -184,6 +186,16 @@ static void encode(buf *b, const tr_ckpt *c)
 			put64(b, c->worker_global_step[i]);
 		}
 	}
+	put32(b, c->ntables);
+	for (uint32_t t = 0; t < c->ntables; t++) {
+		uint64_t n = (uint64_t)c->table_vocab[t] * c->table_dim[t];
+		put64(b, (uint64_t)c->table_vocab[t]);
+		put32(b, c->table_dim[t]);
+		put_floats(b, c->table_params[t], n);
+		put_floats(b, c->table_state1[t], n);
+		if (c->optimizer == 1)
+			put_floats(b, c->table_state2[t], n);
+	}
 	put32(b, rio_crc32c(0, b->p, b->len));
 }
 
@@ -253,6 +265,28 @@ static int decode(cursor *cur, tr_ckpt *c)
 		for (uint32_t i = 0; i < c->nblobs; i++) {
 			c->worker_step_in_epoch[i] = get64(cur);
 			c->worker_global_step[i] = get64(cur);
+		}
+	}
+	if (version >= 3) {
+		c->ntables = get32(cur);
+		if (cur->short_read || c->ntables > TR_MAX_EMBED)
+			return -EBADMSG;
+		for (uint32_t t = 0; t < c->ntables; t++) {
+			c->table_vocab[t] = (int64_t)get64(cur);
+			c->table_dim[t] = get32(cur);
+			uint64_t n = (uint64_t)c->table_vocab[t] * c->table_dim[t];
+			if (cur->short_read || c->table_vocab[t] < 1 || c->table_dim[t] < 1 ||
+			    n > (uint64_t)(cur->end - cur->p) / 4)
+				return -EBADMSG;
+			c->table_params[t] = get_floats(cur, n);
+			c->table_state1[t] = get_floats(cur, n);
+			if (c->optimizer == 1)
+				c->table_state2[t] = get_floats(cur, n);
+			if (cur->short_read)
+				return -EBADMSG;
+			if (!c->table_params[t] || !c->table_state1[t] ||
+			    (c->optimizer == 1 && !c->table_state2[t]))
+				return -ENOMEM;
 		}
 	}
 	return cur->short_read ? -EBADMSG : 0;
@@ -443,5 +477,10 @@ void tr_ckpt_free(tr_ckpt *c)
 	free(c->blob_size);
 	free(c->worker_step_in_epoch);
 	free(c->worker_global_step);
+	for (uint32_t t = 0; t < c->ntables && t < TR_MAX_EMBED; t++) {
+		free(c->table_params[t]);
+		free(c->table_state1[t]);
+		free(c->table_state2[t]);
+	}
 	memset(c, 0, sizeof *c);
 }

@@ -17,6 +17,7 @@
 #define RIO_TRAINER_CHECKPOINT_H
 
 #include "mlp.h"
+#include "strategy.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,11 @@ typedef struct tr_ckpt {
 	uint64_t server_version;    /* ps: the servers' step count (K = 0:
 	                             * versions made; the rate's step)      */
 	uint64_t *worker_step_in_epoch, *worker_global_step; /* ps: nblobs */
+	uint32_t ntables;           /* --embed: the tables, whole           */
+	int64_t table_vocab[TR_MAX_EMBED];
+	uint32_t table_dim[TR_MAX_EMBED];
+	float *table_params[TR_MAX_EMBED]; /* vocab x dim each              */
+	float *table_state1[TR_MAX_EMBED], *table_state2[TR_MAX_EMBED];
 } tr_ckpt;
 
 /* The checkpoint's path in `dir` (malloc'd). */

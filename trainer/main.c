@@ -505,6 +505,18 @@ static void fresh_start(tr_run *r)
 	free(host);
 }
 
+/* The checkpoint's --embed tables are this run's, shape for shape. */
+static int same_tables(const tr_run *r, const tr_ckpt *c)
+{
+	if (c->ntables != (uint32_t)r->o.nembed)
+		return 0;
+	for (int t = 0; t < r->o.nembed; t++)
+		if (c->table_vocab[t] != r->o.embed[t].vocab ||
+		    c->table_dim[t] != (uint32_t)r->o.embed[t].dim)
+			return 0;
+	return 1;
+}
+
 /* Rank 0: what of the checkpoint must match this run (the model is
  * checked once it is built). */
 static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
@@ -514,6 +526,8 @@ static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
 		what = "--seed";
 	else if (!model && c->optimizer != (uint32_t)r->o.optim.kind)
 		what = "--optimizer";
+	else if (model && !same_tables(r, c)) /* (their dims are in the model's inputs) */
+		what = "--embed tables";
 	else if (model && (c->nlayers != (uint32_t)r->net.nlayers ||
 	                   memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0))
 		what = "model (--x, --hidden, --classes)";
@@ -636,6 +650,35 @@ static void restore_all_positions(tr_run *r)
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 }
 
+/* Collective, on resume: the --embed tables from rank 0's checkpoint c,
+ * whole to the allreduce ranks, each server its rows. */
+static void place_tables(tr_run *r, const tr_ckpt *c)
+{
+	int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+	for (int t = 0; t < r->o.nembed; t++) {
+		size_t n = (size_t)r->o.embed[t].vocab * (size_t)r->o.embed[t].dim;
+		float *host = malloc(n * sizeof *host);
+		tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
+		for (int i = 0; i <= states; i++) {
+			if (r->w.rank == 0)
+				memcpy(host, i == 0 ? c->table_params[t] : i == 1 ? c->table_state1[t]
+				                                                   : c->table_state2[t],
+				       n * sizeof *host);
+			tr_world_bcast(&r->w, host, n * sizeof *host);
+			if (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
+				tr_ps_place_table(r, t, i, host);
+			} else {
+				tr_embed_run *e = &r->embed;
+				float *dst = i == 0 ? e->params : i == 1 ? e->opt.state1 : e->opt.state2;
+				memcpy(dst + e->t[t].offset, host, n * sizeof *host);
+			}
+		}
+		free(host);
+	}
+	if (r->o.strategy == TR_STRATEGY_ALLREDUCE)
+		r->embed.opt.t = r->opt.t;
+}
+
 /* --strategy ps: the servers take their slices, each worker its own
  * counters and loader position, worker 0 the epoch's sums so far. */
 static void resume_ps(tr_run *r)
@@ -659,7 +702,10 @@ static void resume_ps(tr_run *r)
 	if (r->ps_server) {
 		r->ps_server->version = u[1];
 		r->ps_server->opt.t = u[2];
+		for (int t = 0; t < r->ps_server->ntables; t++)
+			r->ps_server->tab[t].opt.t = u[2];
 	} else {
+		r->opt.t = u[2]; /* hybrid: the dense layers' optimizer */
 		r->step_in_epoch = steps[2 * r->data_rank];
 		r->global_step = steps[2 * r->data_rank + 1];
 		if (r->data_rank == 0) {
@@ -684,6 +730,7 @@ static void resume_ps(tr_run *r)
 		tr_ps_place(r, i, host);
 	}
 	free(host);
+	place_tables(r, &c);
 	/* each worker's loader position (none for a server) */
 	uint32_t *sizes = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *sizes) : NULL;
 	uint8_t **blobs = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *blobs) : NULL;
@@ -771,6 +818,7 @@ static void resume(tr_run *r)
 	}
 	tr_reducer_shared_sync(&r->red);
 	free(host);
+	place_tables(r, &c);
 	if (!r->train) {
 		/* --synthetic: the step alone says which batch comes next */
 	} else if (elastic_from) {
@@ -846,6 +894,46 @@ static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
 	return 0;
 }
 
+/* Collective: the --embed tables whole into rank 0's checkpoint c (NULL
+ * elsewhere): under allreduce rank 0's own, else the servers' rows. Out of
+ * memory on rank 0 while servers send, the job is aborted. */
+static int collect_tables(tr_run *r, tr_ckpt *c)
+{
+	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE;
+	int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+	for (int t = 0; t < r->o.nembed; t++) {
+		size_t n = (size_t)r->o.embed[t].vocab * (size_t)r->o.embed[t].dim;
+		float *dst[3] = {NULL, NULL, NULL};
+		if (c) {
+			c->ntables = (uint32_t)t + 1;
+			c->table_vocab[t] = r->o.embed[t].vocab;
+			c->table_dim[t] = (uint32_t)r->o.embed[t].dim;
+			for (int i = 0; i <= states; i++)
+				if (!(dst[i] = malloc(n * sizeof(float)))) {
+					snprintf(msg, sizeof msg, "out of memory writing a checkpoint");
+					if (ps)
+						tr_world_abort(&r->w, msg, EXIT_DATA);
+					for (int j = 0; j < i; j++)
+						free(dst[j]);
+					return -1;
+				}
+			c->table_params[t] = dst[0];
+			c->table_state1[t] = dst[1];
+			c->table_state2[t] = dst[2];
+		}
+		for (int i = 0; i <= states; i++) {
+			if (ps) {
+				tr_ps_collect_table(r, t, i, dst[i]);
+			} else if (c) {
+				const tr_embed_run *e = &r->embed;
+				const float *src = i == 0 ? e->params : i == 1 ? e->opt.state1 : e->opt.state2;
+				memcpy(dst[i], src + e->t[t].offset, n * sizeof(float));
+			}
+		}
+	}
+	return 0;
+}
+
 /* Collective: gathers the loader positions, and rank 0 writes everything. */
 static void save_checkpoint(tr_run *r)
 {
@@ -907,13 +995,16 @@ static void save_checkpoint(tr_run *r)
 			tr_ps_collect(r, 1, c.state1);
 			if (c.state2)
 				tr_ps_collect(r, 2, c.state2);
+			collect_tables(r, &c);
 			rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
 		} else {
 			tr_math_to_host(r->math, c.params, r->net.params, n);
 			tr_math_to_host(r->math, c.state1, r->opt.state1, n);
 			if (c.state2)
 				tr_math_to_host(r->math, c.state2, r->opt.state2, n);
-			rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
+			rc = collect_tables(r, &c);
+			if (rc == 0)
+				rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
 		}
 		tr_ckpt_free(&c);
 	} else if (ps) {
@@ -922,6 +1013,7 @@ static void save_checkpoint(tr_run *r)
 		int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
 		for (int i = 0; i <= states; i++)
 			tr_ps_collect(r, i, NULL);
+		collect_tables(r, NULL);
 	}
 	free(counters);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);

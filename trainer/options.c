@@ -761,9 +761,9 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			return -1;
 		}
 	}
-	if (o->nembed && (o->eval_every || o->checkpoint)) {
-		snprintf(err, errlen, "--embed: not with %s yet (the tables are not in the "
-		         "parameters they copy)", o->eval_every ? "--eval-every" : "--checkpoint");
+	if (o->nembed && o->eval_every) {
+		snprintf(err, errlen, "--embed: not with --eval-every yet (its copies are of the "
+		         "dense parameters)");
 		return -1;
 	}
 	if (o->eval_every && o->shard_optimizer) {

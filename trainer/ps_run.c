@@ -67,14 +67,71 @@ void tr_ps_place(tr_run *r, int which, const float *host)
 			tr_math_from_host(s->math, dst, host + s->lo, s->n);
 	} else if (which == 0) {
 		tr_math_from_host(r->math, r->net.params, host, r->net.nparams);
+	} else if (r->o.strategy == TR_STRATEGY_HYBRID) { /* the workers' optimizer */
+		float *dst = which == 1 ? r->opt.state1 : r->opt.state2;
+		if (dst)
+			tr_math_from_host(r->math, dst, host, r->net.nparams);
+	}
+}
+
+/* Which buffer of a server's table: its rows, or their optimizer state. */
+static float *table_buffer(tr_ps_table *tb, int which)
+{
+	return which == 0 ? tb->params : which == 1 ? tb->opt.state1 : tb->opt.state2;
+}
+
+void tr_ps_place_table(tr_run *r, int t, int which, const float *host)
+{
+	tr_ps_server *s = r->ps_server;
+	if (!s)
+		return;
+	tr_ps_table *tb = &s->tab[t];
+	float *dst = table_buffer(tb, which);
+	if (dst)
+		memcpy(dst, host + (size_t)tb->lo * (size_t)tb->dim,
+		       (size_t)(tb->hi - tb->lo) * (size_t)tb->dim * sizeof(float));
+}
+
+void tr_ps_collect_table(tr_run *r, int t, int which, float *host)
+{
+	tr_ps_server *s = r->ps_server;
+	int S = r->o.servers, tag = TR_PS_TAG_ROWS + 50 + 3 * t + which;
+	int64_t vocab = r->o.embed[t].vocab;
+	size_t dim = (size_t)r->o.embed[t].dim;
+	if (r->w.rank == 0) {
+		tr_ps_table *tb = &s->tab[t];
+		memcpy(host + (size_t)tb->lo * dim, table_buffer(tb, which),
+		       (size_t)(tb->hi - tb->lo) * dim * sizeof(float));
+		for (int k = 1; k < S; k++) {
+			int64_t lo, hi;
+			tr_embed_rows_of(vocab, S, k, &lo, &hi);
+			MPI_Recv(host + (size_t)lo * dim, (int)((size_t)(hi - lo) * dim), MPI_FLOAT, k, tag,
+			         r->w.comm, MPI_STATUS_IGNORE);
+		}
+	} else if (s) {
+		tr_ps_table *tb = &s->tab[t];
+		MPI_Send(table_buffer(tb, which), (int)((size_t)(tb->hi - tb->lo) * dim), MPI_FLOAT, 0,
+		         tag, r->w.comm);
 	}
 }
 
 void tr_ps_collect(tr_run *r, int which, float *host)
 {
-	/* each server's slice to rank 0 (server 0) */
 	tr_ps_server *s = r->ps_server;
 	int S = r->o.servers;
+	if (r->o.strategy == TR_STRATEGY_HYBRID) {
+		/* the dense layers are the workers': worker 0's copy */
+		const float *mine = which == 0 ? r->net.params : which == 1 ? r->opt.state1
+		                                                             : r->opt.state2;
+		if (r->w.rank == 0)
+			MPI_Recv(host, (int)r->net.nparams, MPI_FLOAT, S, TR_PS_TAG_PARAMS + 10 + which,
+			         r->w.comm, MPI_STATUS_IGNORE);
+		else if (r->w.rank == S)
+			MPI_Send(mine, (int)r->net.nparams, MPI_FLOAT, 0, TR_PS_TAG_PARAMS + 10 + which,
+			         r->w.comm);
+		return;
+	}
+	/* each server's slice to rank 0 (server 0) */
 	if (r->w.rank == 0) {
 		const float *mine = which == 0 ? s->params : which == 1 ? s->opt.state1 : s->opt.state2;
 		tr_math_to_host(s->math, host + s->lo, mine, s->n);

@@ -16,8 +16,13 @@ void tr_ps_close(tr_run *r);
  * buffer (1, 2), from a whole host copy: a worker takes the parameters,
  * a server its slice of each. */
 void tr_ps_place(tr_run *r, int which, const float *host);
-/* Collective: every server's slice of `which` into rank 0's host copy. */
+/* Collective: every server's slice of `which` into rank 0's host copy
+ * (hybrid: worker 0's dense layers and their optimizer state). */
 void tr_ps_collect(tr_run *r, int which, float *host);
+/* The same for --embed table t: a server takes its rows of a whole host
+ * copy; rank 0 gathers every server's rows into one. */
+void tr_ps_place_table(tr_run *r, int t, int which, const float *host);
+void tr_ps_collect_table(tr_run *r, int t, int which, float *host);
 
 /* Collective: one segment of training (ps.h), which ends at the epoch's
  * end, at --max-steps, or at a --checkpoint-every step. *stopped: some
