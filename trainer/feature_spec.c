@@ -60,17 +60,19 @@ static int first_record(const char *shards, rio_reader **reader, rio_record *rec
 	return 0;
 }
 
-int tr_features_resolve(const char *shards, char *const *x, int nx, const char *y,
-                        rio_column_spec *specs, char *err, size_t errlen)
+int tr_features_resolve(const char *shards, char *const *x, int nx, const char *const *ids,
+                        int nids, const char *y, rio_column_spec *specs, char *err,
+                        size_t errlen)
 {
 	rio_reader *r = NULL;
 	rio_record rec;
 	char path[4096], have[1024];
 	if (first_record(shards, &r, &rec, path, sizeof path, err, errlen) < 0)
 		return -1;
-	int rc = 0;
-	for (int i = 0; i <= nx && rc == 0; i++) {
-		const char *name = i < nx ? x[i] : y;
+	int rc = 0, label = nx + nids;
+	for (int i = 0; i <= label && rc == 0; i++) {
+		const char *name = i < nx ? x[i] : i < label ? ids[i - nx] : y;
+		const char *option = i < nx ? "x" : i < label ? "embed" : "y";
 		rio_feature f;
 		int found = rio_example_find(rec.data, rec.size, name, &f);
 		rio_column_spec *s = &specs[i];
@@ -78,10 +80,10 @@ int tr_features_resolve(const char *shards, char *const *x, int nx, const char *
 		snprintf(s->name, sizeof s->name, "%s", name);
 		if (found < 0) {
 			list_features(rec.data, rec.size, have, sizeof have);
-			snprintf(err, errlen, "--%s %s: no such feature in %s (record 0 has: %s)",
-			         i < nx ? "x" : "y", name, path, have);
+			snprintf(err, errlen, "--%s %s: no such feature in %s (record 0 has: %s)", option,
+			         name, path, have);
 			rc = -1;
-		} else if (i == nx) {
+		} else if (i == label) {
 			if (f.kind != RIO_FEATURE_INT64 || f.count != 1) {
 				snprintf(err, errlen,
 				         "--y %s: the label must be one int64 (in %s it is %s[%zu])", name,
@@ -90,6 +92,14 @@ int tr_features_resolve(const char *shards, char *const *x, int nx, const char *
 			}
 			s->type = RIO_DTYPE_I64;
 			s->length = 1;
+		} else if (i >= nx) { /* --embed: k ids, as many as this record has */
+			if (f.kind != RIO_FEATURE_INT64 || f.count == 0) {
+				snprintf(err, errlen, "--embed %s: ids must be int64 (in %s it is %s[%zu])",
+				         name, path, rio_feature_kind_name(f.kind), f.count);
+				rc = -1;
+			}
+			s->type = RIO_DTYPE_I64;
+			s->length = f.count;
 		} else if (f.kind == RIO_FEATURE_BYTES) {
 			size_t cursor = 0, len = 0;
 			const uint8_t *v;
@@ -115,37 +125,6 @@ int tr_features_resolve(const char *shards, char *const *x, int nx, const char *
 			snprintf(err, errlen, "--x %s: the feature has no values in %s", name, path);
 			rc = -1;
 		}
-	}
-	rio_reader_close(r);
-	return rc;
-}
-
-int tr_features_resolve_ids(const char *shards, const char *const *names, int n,
-                            rio_column_spec *specs, char *err, size_t errlen)
-{
-	rio_reader *r = NULL;
-	rio_record rec;
-	char path[4096], have[1024];
-	if (first_record(shards, &r, &rec, path, sizeof path, err, errlen) < 0)
-		return -1;
-	int rc = 0;
-	for (int i = 0; i < n && rc == 0; i++) {
-		rio_feature f;
-		rio_column_spec *s = &specs[i];
-		memset(s, 0, sizeof *s);
-		snprintf(s->name, sizeof s->name, "%s", names[i]);
-		if (rio_example_find(rec.data, rec.size, names[i], &f) < 0) {
-			list_features(rec.data, rec.size, have, sizeof have);
-			snprintf(err, errlen, "--embed %s: no such feature in %s (record 0 has: %s)",
-			         names[i], path, have);
-			rc = -1;
-		} else if (f.kind != RIO_FEATURE_INT64 || f.count == 0) {
-			snprintf(err, errlen, "--embed %s: ids must be int64 (in %s it is %s[%zu])",
-			         names[i], path, rio_feature_kind_name(f.kind), f.count);
-			rc = -1;
-		}
-		s->type = RIO_DTYPE_I64;
-		s->length = f.count;
 	}
 	rio_reader_close(r);
 	return rc;

@@ -150,6 +150,24 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 static void schedule(tr_run *r);
 static void setup_embed(tr_run *r, int rows);
 
+/* A training rank's buffers beside the model: the host staging of the
+ * gradients (the gradients themselves on the CPU), the evaluation's sums,
+ * and --synthetic's batches. 0 or -ENOMEM. */
+static int setup_buffers(tr_run *r, int inputs)
+{
+	const tr_options *o = &r->o;
+	size_t n = r->net.nparams + TR_MLP_EXTRA;
+	r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n) : r->net.grads;
+	r->eval_stats = tr_math_alloc(r->math, 2);
+	if (!r->staging || !r->eval_stats)
+		return -ENOMEM;
+	if (!o->synthetic)
+		return 0;
+	r->synth = &r->synth_pool;
+	return tr_synthetic_init(r->synth, r->math, inputs, o->classes, r->batch, o->seed,
+	                         r->w.rank);
+}
+
 /* --strategy ps: a worker builds the whole model (no optimizer: the
  * servers update); a server only knows its shape, and holds its slice
  * (ps_run.c). A worker does every full batch of its own data, so an
@@ -166,19 +184,8 @@ static void setup_ps_model(tr_run *r, const int *sizes, int nlayers, int rows)
 		r->net.nparams = tr_mlp_param_count(sizes, nlayers);
 	} else {
 		rc = tr_mlp_init(&r->net, r->math, sizes, nlayers, rows);
-		size_t n = r->net.nparams + TR_MLP_EXTRA;
-		if (rc == 0) {
-			r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n)
-			                                         : r->net.grads;
-			r->eval_stats = tr_math_alloc(r->math, 2);
-			if (!r->staging || !r->eval_stats)
-				rc = -ENOMEM;
-		}
-		if (rc == 0 && o->synthetic) {
-			r->synth = &r->synth_pool;
-			rc = tr_synthetic_init(r->synth, r->math, sizes[0], o->classes, r->batch, o->seed,
-			                       r->w.rank);
-		}
+		if (rc == 0)
+			rc = setup_buffers(r, sizes[0]);
 	}
 	if (rc < 0)
 		snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters",
@@ -217,18 +224,11 @@ static void setup_ps_model(tr_run *r, const int *sizes, int nlayers, int rows)
 static int resolve_columns(tr_run *r, const char *shards, rio_column_spec *specs)
 {
 	const tr_options *o = &r->o;
-	rio_column_spec t[TR_MLP_MAX_INPUTS + 1];
 	const char *ids[TR_MAX_EMBED];
-	int rc = tr_features_resolve(shards, o->x, o->nx, o->y, t, msg, sizeof msg);
 	for (int i = 0; i < o->nembed; i++)
 		ids[i] = o->embed[i].feature;
-	if (rc == 0 && o->nembed)
-		rc = tr_features_resolve_ids(shards, ids, o->nembed, specs + o->nx, msg, sizeof msg);
-	if (rc == 0) {
-		memcpy(specs, t, (size_t)o->nx * sizeof *specs);
-		specs[o->nx + o->nembed] = t[o->nx];
-	}
-	return rc;
+	return tr_features_resolve(shards, o->x, o->nx, ids, o->nembed, o->y, specs, msg,
+	                           sizeof msg);
 }
 
 /* --embed: the tables (whole on an allreduce rank, rows pulled on a
@@ -358,18 +358,8 @@ static void setup(tr_run *r)
 		}
 		rc = tr_optim_set_blocks(&r->opt, blocks, 2 * nlayers);
 	}
-	size_t n = r->net.nparams + TR_MLP_EXTRA;
-	if (rc == 0) {
-		r->staging = o->device == TR_DEVICE_CUDA ? tr_math_host_alloc(r->math, n) : r->net.grads;
-		r->eval_stats = tr_math_alloc(r->math, 2);
-		if (!r->staging || !r->eval_stats)
-			rc = -ENOMEM;
-	}
-	if (rc == 0 && o->synthetic) {
-		r->synth = &r->synth_pool;
-		rc = tr_synthetic_init(r->synth, r->math, sizes[0], o->classes, r->batch, o->seed,
-		                       r->w.rank);
-	}
+	if (rc == 0)
+		rc = setup_buffers(r, sizes[0]);
 	if (rc == 0)
 		rc = tr_reducer_init(&r->red, r->w.comm, (tr_reduce_mode)o->reduce,
 		                     o->device == TR_DEVICE_CPU, r->staging, r->net.nparams,
@@ -1086,7 +1076,8 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 		.world = r->w.size,
 		.wall_seconds = r->train_seconds + seconds,
 		.bytes_per_step = ring_bytes(r) + f.bytes_per_step,
-		.strategy = ps,
+		.strategy = (int)r->o.strategy,
+		.server_bytes_per_step = f.bytes_per_step * f.nworkers,
 		.updates = f.updates,
 		.gradients = f.gradients,
 		.dropped_gradients = f.dropped,

@@ -176,6 +176,10 @@ int tr_ps_server_add_table(tr_ps_server *s, const tr_embed_table *t, int index, 
  * evaluation's (the workers pull --embed rows only), off the clock. */
 int tr_ps_serve(tr_ps_server *s, int training);
 
+/* Appends a copy to v[0, *n) (growing *cap): its params allocated for
+ * `floats`, the rest zero; NULL when out of memory. */
+tr_ps_snapshot *tr_ps_snapshot_add(tr_ps_snapshot **v, int *n, int *cap, size_t floats);
+
 /* Drops the snapshots (after they were evaluated). */
 void tr_ps_snapshots_clear(tr_ps_server *s);
 

@@ -255,23 +255,14 @@ void tr_ps_epoch_figures(tr_run *r, tr_ps_figures *f)
 
 int tr_snapshot_take(tr_run *r, double seconds)
 {
-	if (r->nsnap == r->capsnap) {
-		int cap = r->capsnap ? 2 * r->capsnap : 64;
-		tr_ps_snapshot *p = realloc(r->snap, (size_t)cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		r->snap = p;
-		r->capsnap = cap;
-	}
-	tr_ps_snapshot *p = &r->snap[r->nsnap];
-	if (!(p->params = malloc(r->net.nparams * sizeof(float))))
+	tr_ps_snapshot *p = tr_ps_snapshot_add(&r->snap, &r->nsnap, &r->capsnap, r->net.nparams);
+	if (!p)
 		return -ENOMEM;
 	tr_math_to_host(r->math, p->params, r->net.params, r->net.nparams);
 	p->updates = r->global_step;
 	p->gradients = r->global_step * (uint64_t)r->w.size;
 	p->samples = r->total_samples;
 	p->seconds = seconds;
-	r->nsnap++;
 	return 0;
 }
 

@@ -221,26 +221,34 @@ static uint64_t slowest(const tr_ps_server *s)
 	return m;
 }
 
+tr_ps_snapshot *tr_ps_snapshot_add(tr_ps_snapshot **v, int *n, int *cap, size_t floats)
+{
+	if (*n == *cap) {
+		int c = *cap ? 2 * *cap : 64;
+		tr_ps_snapshot *p = realloc(*v, (size_t)c * sizeof *p);
+		if (!p)
+			return NULL;
+		*v = p;
+		*cap = c;
+	}
+	tr_ps_snapshot *p = &(*v)[*n];
+	memset(p, 0, sizeof *p);
+	if (!(p->params = malloc((floats ? floats : 1) * sizeof(float))))
+		return NULL;
+	(*n)++;
+	return p;
+}
+
 static int snapshot(tr_ps_server *s, double seconds)
 {
-	if (s->nsnap == s->capsnap) {
-		int cap = s->capsnap ? 2 * s->capsnap : 64;
-		tr_ps_snapshot *p = realloc(s->snap, (size_t)cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		s->snap = p;
-		s->capsnap = cap;
-	}
-	tr_ps_snapshot *p = &s->snap[s->nsnap];
-	p->params = malloc((s->n ? s->n : 1) * sizeof(float));
-	if (!p->params)
+	tr_ps_snapshot *p = tr_ps_snapshot_add(&s->snap, &s->nsnap, &s->capsnap, s->n);
+	if (!p)
 		return -ENOMEM;
 	tr_math_to_host(s->math, p->params, s->params, s->n);
 	p->gradients = s->total_gradients;
 	p->updates = s->total_updates;
 	p->samples = s->total_samples;
 	p->seconds = seconds;
-	s->nsnap++;
 	return 0;
 }
 

@@ -69,9 +69,10 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 	tool_json_member(f, "wall_seconds", r->wall_seconds, 6);
 	tool_json_member(f, "bytes_per_step", r->bytes_per_step, 6);
 	if (r->strategy) {
-		fprintf(f, "\"strategy\": \"ps\", \"updates\": %llu, \"gradients\": %llu, "
+		tool_json_member(f, "server_bytes_per_step", r->server_bytes_per_step, 6);
+		fprintf(f, "\"strategy\": \"%s\", \"updates\": %llu, \"gradients\": %llu, "
 		        "\"dropped_gradients\": %llu, \"staleness_max\": %llu, ",
-		        (unsigned long long)r->updates, (unsigned long long)r->gradients,
+		        r->strategy == 2 ? "hybrid" : "ps", (unsigned long long)r->updates, (unsigned long long)r->gradients,
 		        (unsigned long long)r->dropped_gradients, (unsigned long long)r->staleness_max);
 		tool_json_member(f, "staleness_mean", r->staleness_mean, 6);
 		fprintf(f, "\"worker_steps\": [");

@@ -33,6 +33,9 @@ typedef struct tr_epoch_report {
 	                              * under allreduce what a ring allreduce
 	                              * of the gradients moves, 2 (W - 1) / W x
 	                              * their bytes (0 on one rank)           */
+	double server_bytes_per_step; /* ps, hybrid: the workers' messages a
+	                              * step, all of which cross the servers'
+	                              * links (W x a worker's)                */
 	/* --strategy ps (strategy 1): what the servers counted */
 	int strategy;
 	uint64_t updates, gradients, dropped_gradients;

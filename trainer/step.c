@@ -108,6 +108,34 @@ static int input_nonfinite(const tr_run *r, const rio_batch *b)
 	return 0;
 }
 
+/* The step's batch, from the loader (or --synthetic) as the model's input,
+ * its wait timed: 1, or 0 when the rank's epoch ended early (damaged
+ * records were skipped; under ps, `must` 1, that is a failure), with
+ * *failed set and a message in err when the data failed. */
+static int next_batch(tr_run *r, rio_batch **b, tr_input *in, int must, int *failed,
+                      char *err, size_t errlen)
+{
+	double t0 = tr_now();
+	int rc = 1;
+	if (r->synth) /* made finite, with labels in range */
+		tr_synthetic_batch(r->synth, r->global_step, in);
+	else
+		rc = rio_loader_next(r->train, b);
+	r->t_wait += tr_now() - t0;
+	if (r->synth) {
+	} else if (rc < 0) {
+		loader_error(r->train, rc, err, errlen);
+		*failed = 1;
+	} else if (rc == 0 && must) {
+		snprintf(err, errlen, "--train %s: the epoch ended before its %llu steps", r->o.train,
+		         (unsigned long long)r->epoch_steps);
+		*failed = 1;
+	} else if (rc == 1 && batch_input(r, r->train, *b, in, err, errlen) < 0) {
+		*failed = 1;
+	}
+	return rc;
+}
+
 typedef struct step_ctx {
 	tr_run *run;
 	size_t staged;      /* GPU: grads [0, staged) copied to the host      */
@@ -208,22 +236,9 @@ int tr_run_step(tr_run *r, char *err, size_t errlen)
 	double t0 = tr_now();
 	rio_batch *b = NULL;
 	tr_input in;
-	int rc = 1;
-	if (r->synth)
-		tr_synthetic_batch(r->synth, r->global_step, &in);
-	else
-		rc = rio_loader_next(r->train, &b);
-	double t1 = tr_now();
-	r->t_wait += t1 - t0;
 	int failed = 0, nonfinite = 0;
-	if (r->synth) {
-		/* made finite, with labels in range */
-	} else if (rc < 0) {
-		loader_error(r->train, rc, err, errlen);
-		failed = 1;
-	} else if (rc == 1 && batch_input(r, r->train, b, &in, err, errlen) < 0) {
-		failed = 1;
-	}
+	int rc = next_batch(r, &b, &in, 0, &failed, err, errlen);
+	double t1 = tr_now();
 	tr_math_zero(r->math, extras, TR_MLP_EXTRA);
 	tr_reducer_begin(&r->red);
 	step_ctx s = {.run = r};
@@ -435,25 +450,9 @@ int tr_ps_step(tr_run *r, int last, char *err, size_t errlen)
 	double t0 = tr_now();
 	rio_batch *b = NULL;
 	tr_input in;
-	int rc = 1;
-	if (r->synth)
-		tr_synthetic_batch(r->synth, r->global_step, &in);
-	else
-		rc = rio_loader_next(r->train, &b);
-	double t1 = tr_now();
-	r->t_wait += t1 - t0;
 	int failed = 0, nonfinite = 0;
-	if (r->synth) {
-	} else if (rc < 0) {
-		loader_error(r->train, rc, err, errlen);
-		failed = 1;
-	} else if (rc == 0) {
-		snprintf(err, errlen, "--train %s: the epoch ended before its %llu steps", r->o.train,
-		         (unsigned long long)r->epoch_steps);
-		failed = 1;
-	} else if (batch_input(r, r->train, b, &in, err, errlen) < 0) {
-		failed = 1;
-	}
+	next_batch(r, &b, &in, 1, &failed, err, errlen);
+	double t1 = tr_now();
 	double rows = 0, exchange = 0;
 	if (!failed) {
 		rows = in.rows;
