@@ -15,7 +15,8 @@
 # Prints per vocabulary and strategy: samples/s (the median epoch), bytes
 # a worker sends and receives per step (bytes_per_step: ps and hybrid
 # count their messages, allreduce what a ring allreduce of its gradients
-# moves) and through the server's link (4 workers' worth), and test accuracy after EPOCHS epochs on held-out records of the
+# moves) and through the server's link (server_bytes_per_step: every
+# worker's messages), and test accuracy after EPOCHS epochs on held-out records of the
 # same planted model; plots samples/s and bytes per step against the
 # vocabulary (PLOT_DIR/embeddings-crossover.png). Figures, never
 # pass/fail; doc/embeddings.md explains them.
@@ -82,15 +83,16 @@ for v in vocabs:
             continue
         sps = statistics.median(x["samples_per_s"] for x in e)
         bps = statistics.median(x["bytes_per_step"] for x in e)
-        rows[s, v] = (sps, bps)
-        server = "%14.0f" % (4 * bps) if s != "allreduce" else "%14s" % "-"
+        sbps = statistics.median(x.get("server_bytes_per_step", 0) for x in e)
+        rows[s, v] = (sps, bps, sbps)
+        server = "%14.0f" % sbps if s != "allreduce" else "%14s" % "-"
         print("%-10s %-10s %10.0f %14.0f %s %10.4f" % (v, s, sps, bps, server, e[-1]["test_accuracy"]))
     print()
 for s in strategies:
     with open(os.path.join(w, "%s.dat" % s), "w") as f:
         for v in vocabs:
             if (s, v) in rows:
-                f.write("%s %g %g\n" % (v, *rows[s, v]))
+                f.write("%s %g %g %g\n" % (v, *rows[s, v]))
 png = os.path.join(plot_dir, "embeddings-crossover.png")
 g = ["set terminal pngcairo size 1300,520 font ',10'", "set output '%s'" % png,
      "set multiplot layout 1,2 title 'CTR model, 4 workers: as the vocabulary grows'",
@@ -98,7 +100,8 @@ g = ["set terminal pngcairo size 1300,520 font ',10'", "set output '%s'" % png,
      "set key top right", "set ylabel 'samples/s'", "set title 'speed'",
      "plot " + ", ".join("'%s' using 1:2 with linespoints lw 2 title '%s'" % (os.path.join(w, s + ".dat"), s) for s in strategies),
      "set ylabel 'bytes a worker sends and receives per step'", "set title 'traffic'", "set key top left",
-     "plot " + ", ".join("'%s' using 1:3 with linespoints lw 2 title '%s'" % (os.path.join(w, s + ".dat"), s) for s in strategies),
+     "plot " + ", ".join("'%s' using 1:3 with linespoints lw 2 title '%s: a worker'" % (os.path.join(w, s + ".dat"), s) for s in strategies)
+     + "".join(", '%s' using 1:4 with linespoints lw 2 dt 2 title '%s: the server'" % (os.path.join(w, s + ".dat"), s) for s in strategies if s != "allreduce"),
      "unset multiplot"]
 open(os.path.join(w, "crossover.gp"), "w").write("\n".join(g) + "\n")
 try:
