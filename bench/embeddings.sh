@@ -99,7 +99,7 @@ g = ["set terminal pngcairo size 1300,520 font ',10'", "set output '%s'" % png,
      "set logscale x", "set logscale y", "set grid", "set xlabel 'ids per feature (2 features, 8 floats an id)'",
      "set key top right", "set ylabel 'samples/s'", "set title 'speed'",
      "plot " + ", ".join("'%s' using 1:2 with linespoints lw 2 title '%s'" % (os.path.join(w, s + ".dat"), s) for s in strategies),
-     "set ylabel 'bytes a worker sends and receives per step'", "set title 'traffic'", "set key top left",
+     "set ylabel 'bytes sent and received per step'", "set title 'traffic'", "set key top left",
      "plot " + ", ".join("'%s' using 1:3 with linespoints lw 2 title '%s: a worker'" % (os.path.join(w, s + ".dat"), s) for s in strategies)
      + "".join(", '%s' using 1:4 with linespoints lw 2 dt 2 title '%s: the server'" % (os.path.join(w, s + ".dat"), s) for s in strategies if s != "allreduce"),
      "unset multiplot"]
