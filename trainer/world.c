@@ -190,7 +190,8 @@ uint8_t *tr_world_scatter_blobs(tr_world *w, uint32_t *const sizes, uint8_t *con
 		for (int r = 0; r < w->size; r++) {
 			counts[r] = (int)sizes[r];
 			displs[r] = (int)total;
-			memcpy(flat + total, blobs[r], sizes[r]);
+			if (sizes[r]) /* a rank with no position (a server) has none */
+				memcpy(flat + total, blobs[r], sizes[r]);
 			total += sizes[r];
 		}
 	}
