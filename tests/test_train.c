@@ -566,6 +566,18 @@ static void test_checkpoint_damage_refused(void)
 	bytes[size / 2] ^= 0x10;
 	tu_write_file(path, bytes, size - 9);
 	CU_ASSERT_EQUAL(tr_ckpt_read(dir, &b, err, sizeof err), -EBADMSG);
+	/* longer than its fields, the CRC made right: refused too */
+	uint8_t *longer = malloc(size + 4);
+	CU_ASSERT_FATAL(longer != NULL);
+	memcpy(longer, bytes, size - 4);
+	memset(longer + size - 4, 0, 4);
+	uint32_t crc = rio_crc32c(0, longer, size);
+	for (int i = 0; i < 4; i++)
+		longer[size + i] = (uint8_t)(crc >> (8 * i));
+	tu_write_file(path, longer, size + 4);
+	CU_ASSERT_EQUAL(tr_ckpt_read(dir, &b, err, sizeof err), -EBADMSG);
+	CU_ASSERT_PTR_NULL(b.params);
+	free(longer);
 	free(bytes);
 }
 
@@ -582,8 +594,11 @@ static void test_checkpoint_version1_reads(void)
 	size_t size;
 	uint8_t *bytes = tu_read_file(path, &size);
 	CU_ASSERT_FATAL(bytes != NULL && size > 100);
-	/* magic, version, world, then version 2's 8 bytes: out, and the CRC anew */
+	/* magic, version, world, then version 2's 8 bytes: out; version 3's
+	 * last 8 (no strategy, no tables) before the CRC: out; the CRC anew */
 	memmove(bytes + 16, bytes + 24, size - 24);
+	size -= 8;
+	memmove(bytes + size - 12, bytes + size - 4, 4);
 	size -= 8;
 	bytes[8] = 1;
 	uint32_t crc = rio_crc32c(0, bytes, size - 4);

@@ -275,7 +275,9 @@ static int decode(cursor *cur, tr_ckpt *c)
 			c->table_vocab[t] = (int64_t)get64(cur);
 			c->table_dim[t] = get32(cur);
 			uint64_t n = (uint64_t)c->table_vocab[t] * c->table_dim[t];
-			if (cur->short_read || c->table_vocab[t] < 1 || c->table_dim[t] < 1 ||
+			/* within --embed's limits, so that n cannot wrap */
+			if (cur->short_read || c->table_vocab[t] < 1 || c->table_vocab[t] > (1ll << 40) ||
+			    c->table_dim[t] < 1 || c->table_dim[t] > 4096 ||
 			    n > (uint64_t)(cur->end - cur->p) / 4)
 				return -EBADMSG;
 			c->table_params[t] = get_floats(cur, n);
@@ -289,7 +291,8 @@ static int decode(cursor *cur, tr_ckpt *c)
 				return -ENOMEM;
 		}
 	}
-	return cur->short_read ? -EBADMSG : 0;
+	/* every byte accounted for: a file longer than its fields is damaged */
+	return cur->short_read || cur->p != cur->end ? -EBADMSG : 0;
 }
 
 /* ---- files ---------------------------------------------------------------- */

@@ -7,7 +7,7 @@ if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
-	trainer/mlp.c trainer/mlp.h \
+	trainer/mlp.c trainer/mlp.h trainer/mlp_shape.c \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \
 	trainer/synthetic.c trainer/synthetic.h \

@@ -15,14 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-size_t tr_mlp_param_count(const int *sizes, int nlayers)
-{
-	size_t n = 0;
-	for (int l = 0; l < nlayers; l++)
-		n += (size_t)sizes[l + 1] * (size_t)sizes[l] + (size_t)sizes[l + 1];
-	return n;
-}
-
 int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows)
 {
 	memset(net, 0, sizeof *net);

@@ -1,0 +1,225 @@
+/*
+ * fuzz_checkpoint.c — libFuzzer target for recordio-train's checkpoint
+ * parser (tr_ckpt_read, trainer/checkpoint.c).
+ * fuzz-sources: trainer/checkpoint.c trainer/mlp_shape.c
+ *
+ * A valid checkpoint is hard to reach by mutation (a CRC-32C guards it), so
+ * the input edits one of three valid checkpoints written at start-up by
+ * tr_ckpt_write (allreduce with SGD; parameter servers with Adam, worker
+ * clocks and two --embed tables; the same without tables): its first byte
+ * picks the base and whether the CRC is made right
+ * again after the edits, the next two a new length, then (offset, byte)
+ * pairs overwrite bytes. Checks: a file whose CRC does not match is
+ * refused; what is accepted is consistent (the parameter count is the
+ * model's, a loader position per rank, the ps section and the tables
+ * present and sized as they say) and writes back to a file that reads to
+ * the same fields; a version 3 file accepted writes back to its own bytes.
+ */
+#include "fuzz_util.h"
+#include "../../trainer/checkpoint.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define BASES 3
+
+static uint8_t *base[BASES];
+static size_t base_len[BASES];
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	CHECK(f != NULL);
+	static uint8_t buf[1 << 16];
+	*len = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	uint8_t *p = malloc(*len);
+	CHECK(p != NULL);
+	memcpy(p, buf, *len);
+	return p;
+}
+
+static float *floats(size_t n, float v)
+{
+	float *p = malloc(n * sizeof *p);
+	CHECK(p != NULL);
+	for (size_t i = 0; i < n; i++)
+		p[i] = v + (float)i * 0.25f;
+	return p;
+}
+
+/* Base i: written by tr_ckpt_write, read back as bytes. */
+static void make_base(int i)
+{
+	tr_ckpt c = {0};
+	int ps = i >= 1;
+	c.world = ps ? 2 : 3;
+	c.global_batch = 96;
+	c.lr_scale = 1.0f;
+	c.seed = 7;
+	c.optimizer = ps ? 1 : 0; /* Adam under ps */
+	c.nlayers = 2;
+	int sizes[3] = {5, 4, 3};
+	memcpy(c.sizes, sizes, sizeof sizes);
+	c.epoch = 1;
+	c.step_in_epoch = 3;
+	c.global_step = 11;
+	c.optimizer_t = 11;
+	c.epoch_loss = 1.5;
+	c.epoch_count = 64;
+	c.nparams = tr_mlp_param_count(sizes, 2);
+	c.params = floats(c.nparams, 0.5f);
+	c.state1 = floats(c.nparams, -1.0f);
+	if (ps)
+		c.state2 = floats(c.nparams, 2.0f);
+	c.nblobs = c.world;
+	c.blob_size = calloc(c.nblobs, sizeof *c.blob_size);
+	c.blob = calloc(c.nblobs, sizeof *c.blob);
+	CHECK(c.blob_size && c.blob);
+	for (uint32_t r = 0; r < c.nblobs; r++) {
+		c.blob_size[r] = 3 + r;
+		c.blob[r] = malloc(c.blob_size[r]);
+		CHECK(c.blob[r] != NULL);
+		memset(c.blob[r], 'a' + (int)r, c.blob_size[r]);
+	}
+	if (ps) {
+		c.strategy = 1;
+		c.servers = 2;
+		c.server_version = 9;
+		c.worker_step_in_epoch = calloc(c.nblobs, sizeof(uint64_t));
+		c.worker_global_step = calloc(c.nblobs, sizeof(uint64_t));
+		CHECK(c.worker_step_in_epoch && c.worker_global_step);
+		c.worker_step_in_epoch[1] = 4;
+		c.worker_global_step[1] = 12;
+	}
+	if (i == 1) {
+		c.ntables = 2;
+		for (int t = 0; t < 2; t++) {
+			c.table_vocab[t] = 3 + t;
+			c.table_dim[t] = 2;
+			size_t n = (size_t)c.table_vocab[t] * c.table_dim[t];
+			c.table_params[t] = floats(n, 0.1f);
+			c.table_state1[t] = floats(n, 0.2f);
+			c.table_state2[t] = floats(n, 0.3f);
+		}
+	}
+	char dir[512], err[512];
+	snprintf(dir, sizeof dir, "%s/base%d", fuzz_dir(), i);
+	CHECK(tr_ckpt_write(dir, &c, err, sizeof err) == 0);
+	tr_ckpt_free(&c);
+	char path[600];
+	snprintf(path, sizeof path, "%s/checkpoint", dir);
+	base[i] = slurp(path, &base_len[i]);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	for (int i = 0; i < BASES; i++)
+		make_base(i);
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/ck", fuzz_dir());
+	CHECK(mkdir(dir, 0700) == 0);
+	return 0;
+}
+
+static void check_consistent(const tr_ckpt *c)
+{
+	CHECK(c->nlayers >= 1 && c->nlayers <= TR_MLP_MAX_LAYERS);
+	CHECK(c->nparams == tr_mlp_param_count(c->sizes, (int)c->nlayers));
+	CHECK(c->params && c->state1 && (c->optimizer != 1 || c->state2));
+	CHECK(c->nblobs == c->world && c->blob_size && c->blob);
+	for (uint32_t r = 0; r < c->nblobs; r++)
+		CHECK(c->blob[r] != NULL);
+	if (c->strategy)
+		CHECK(c->servers >= 1 && c->worker_step_in_epoch && c->worker_global_step);
+	CHECK(c->ntables <= TR_MAX_EMBED);
+	for (uint32_t t = 0; t < c->ntables; t++) {
+		CHECK(c->table_vocab[t] >= 1 && c->table_dim[t] >= 1);
+		CHECK(c->table_params[t] && c->table_state1[t]);
+		CHECK(c->optimizer != 1 || c->table_state2[t]);
+		size_t n = (size_t)c->table_vocab[t] * c->table_dim[t];
+		volatile float last = c->table_params[t][n - 1] + c->table_state1[t][n - 1];
+		(void)last;
+	}
+}
+
+/* The fields two reads must agree on. */
+static void check_same(const tr_ckpt *a, const tr_ckpt *b)
+{
+	CHECK(a->world == b->world && a->seed == b->seed && a->optimizer == b->optimizer);
+	CHECK(a->nparams == b->nparams && a->nblobs == b->nblobs && a->ntables == b->ntables);
+	CHECK(a->epoch == b->epoch && a->global_step == b->global_step);
+	CHECK(memcmp(a->params, b->params, a->nparams * sizeof(float)) == 0);
+	CHECK(memcmp(a->state1, b->state1, a->nparams * sizeof(float)) == 0);
+	for (uint32_t r = 0; r < a->nblobs; r++)
+		CHECK(a->blob_size[r] == b->blob_size[r] &&
+		      memcmp(a->blob[r], b->blob[r], a->blob_size[r]) == 0);
+	CHECK(a->strategy == b->strategy && a->servers == b->servers);
+	for (uint32_t t = 0; t < a->ntables; t++) {
+		size_t n = (size_t)a->table_vocab[t] * a->table_dim[t];
+		CHECK(a->table_vocab[t] == b->table_vocab[t] && a->table_dim[t] == b->table_dim[t]);
+		CHECK(memcmp(a->table_params[t], b->table_params[t], n * sizeof(float)) == 0);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_input in = {data, data + size};
+	uint8_t mode = fuzz_u8(&in);
+	int b = mode % BASES, fix_crc = (mode & 0x80) == 0;
+	size_t len = base_len[b];
+	uint16_t cut = (uint16_t)(fuzz_u8(&in) << 8 | fuzz_u8(&in));
+	if (cut && cut < len)
+		len = cut;
+	static uint8_t buf[1 << 16];
+	memcpy(buf, base[b], len);
+	while (in.p + 3 <= in.end) {
+		size_t at = (size_t)(fuzz_u8(&in) << 8 | fuzz_u8(&in));
+		uint8_t v = fuzz_u8(&in);
+		if (len)
+			buf[at % len] = v;
+	}
+	int crc_ok = len >= 4;
+	if (len >= 4 && fix_crc) {
+		uint32_t crc = rio_crc32c(0, buf, len - 4);
+		memcpy(buf + len - 4, &crc, 4); /* little-endian hosts, as the format */
+	} else if (len >= 4) {
+		uint32_t have;
+		memcpy(&have, buf + len - 4, 4);
+		crc_ok = have == rio_crc32c(0, buf, len - 4);
+	}
+	fuzz_write_file(0, "ck/checkpoint", buf, len);
+	char dir[512], err[512];
+	snprintf(dir, sizeof dir, "%s/ck", fuzz_dir());
+	tr_ckpt c;
+	int rc = tr_ckpt_read(dir, &c, err, sizeof err);
+	if (rc < 0) {
+		CHECK(err[0] != 0);
+		return 0;
+	}
+	CHECK(crc_ok);
+	check_consistent(&c);
+	/* written back: the same fields, and for a version 3 file its bytes */
+	char dir2[512];
+	snprintf(dir2, sizeof dir2, "%s/back", fuzz_dir());
+	CHECK(tr_ckpt_write(dir2, &c, err, sizeof err) == 0);
+	tr_ckpt d;
+	CHECK(tr_ckpt_read(dir2, &d, err, sizeof err) == 0);
+	check_same(&c, &d);
+	uint32_t version;
+	memcpy(&version, buf + 8, 4);
+	if (version == 3) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/checkpoint", dir2);
+		size_t n;
+		uint8_t *again = slurp(path, &n);
+		CHECK(n == len && memcmp(again, buf, n) == 0);
+		free(again);
+	}
+	tr_ckpt_free(&d);
+	tr_ckpt_free(&c);
+	return 0;
+}
