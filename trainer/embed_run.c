@@ -19,6 +19,21 @@ void tr_embed_rows_of(int64_t vocab, int servers, int s, int64_t *lo, int64_t *h
 	*hi = b < vocab ? b : vocab;
 }
 
+size_t tr_embed_run_tables(tr_embed_table *t, const tr_embed_option *opt, int n,
+                           const rio_column_spec *ids)
+{
+	size_t floats = 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(t[i].feature, sizeof t[i].feature, "%s", opt[i].feature);
+		t[i].vocab = opt[i].vocab;
+		t[i].dim = opt[i].dim;
+		t[i].k = (int)ids[i].length;
+		t[i].offset = floats;
+		floats += tr_embed_param_count(&t[i]);
+	}
+	return floats;
+}
+
 int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
                       const rio_column_spec *ids, int max_rows, int whole, tr_math *math,
                       const tr_optim_config *cfg, uint64_t seed)
@@ -27,15 +42,10 @@ int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
 	e->n = n;
 	e->max_rows = max_rows;
 	e->whole = whole;
+	e->floats = tr_embed_run_tables(e->t, opt, n, ids);
 	int ok = 1;
 	for (int i = 0; i < n && ok; i++) {
-		tr_embed_table *t = &e->t[i];
-		snprintf(t->feature, sizeof t->feature, "%s", opt[i].feature);
-		t->vocab = opt[i].vocab;
-		t->dim = opt[i].dim;
-		t->k = (int)ids[i].length;
-		t->offset = e->floats;
-		e->floats += tr_embed_param_count(t);
+		const tr_embed_table *t = &e->t[i];
 		e->col[i] = e->width;
 		e->width += t->dim;
 		size_t occ = (size_t)max_rows * (size_t)t->k;
@@ -101,6 +111,7 @@ int tr_embed_run_ids(tr_embed_run *e, const rio_batch *b, int first_column,
 			return -1;
 		}
 		e->nuniq[i] = tr_embed_unique(ids, (size_t)rows * t->k, e->uniq[i], e->pos[i]);
+		e->ids[i] = ids;
 	}
 	return 0;
 }
@@ -109,17 +120,11 @@ void tr_embed_run_pool(tr_embed_run *e, int rows)
 {
 	for (int i = 0; i < e->n; i++) {
 		const tr_embed_table *t = &e->t[i];
-		const float *src = e->whole ? NULL : e->rows[i];
-		if (e->whole) {
-			/* rows of the whole table through the unique ids' positions:
-			 * gather them first, as a worker has them after a pull */
-			for (size_t u = 0; u < e->nuniq[i]; u++)
-				memcpy(e->rowgrad[i] + u * (size_t)t->dim,
-				       e->params + t->offset + (size_t)e->uniq[i][u] * (size_t)t->dim,
-				       (size_t)t->dim * sizeof(float));
-			src = e->rowgrad[i];
-		}
-		tr_embed_pool(src, e->pos[i], rows, t->k, t->dim, e->block + e->col[i], e->width);
+		float *out = e->block + e->col[i];
+		if (e->whole) /* the whole table, indexed by the ids themselves */
+			tr_embed_pool(e->params + t->offset, e->ids[i], rows, t->k, t->dim, out, e->width);
+		else /* the pulled rows, by the ids' places among the unique ones */
+			tr_embed_pool(e->rows[i], e->pos[i], rows, t->k, t->dim, out, e->width);
 	}
 }
 

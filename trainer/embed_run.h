@@ -34,6 +34,7 @@ typedef struct tr_embed_run {
 	float *block;                  /* max_rows x width, host                */
 	int64_t *uniq[TR_MAX_EMBED], *pos[TR_MAX_EMBED]; /* max_rows x k each  */
 	size_t nuniq[TR_MAX_EMBED];    /* of the batch in hand                  */
+	const int64_t *ids[TR_MAX_EMBED]; /* ... its ids (the batch's memory)   */
 	float *rows[TR_MAX_EMBED];     /* ps: the pulled rows, nuniq x dim      */
 	float *rowgrad[TR_MAX_EMBED];  /* nuniq x dim                           */
 	/* allreduce: every table whole, concatenated (t[i].offset) */
@@ -42,6 +43,12 @@ typedef struct tr_embed_run {
 	tr_optim opt;
 	int whole;
 } tr_embed_run;
+
+/* The tables' descriptions alone (features, shapes, k from ids[i].length,
+ * offsets in one buffer of them all): what a server needs to make its
+ * rows. Returns the floats of them all. */
+size_t tr_embed_run_tables(tr_embed_table *t, const tr_embed_option *opt, int n,
+                           const rio_column_spec *ids);
 
 /* Tables for the features of o->embed, whose k comes from ids[i].length;
  * `whole`: this rank holds them whole (allreduce: made from `seed`, as the

@@ -241,12 +241,10 @@ static void setup_embed(tr_run *r, int rows)
 		return;
 	int rc = 0;
 	if (r->ps_server) {
-		tr_embed_run shape; /* the tables' shapes, nothing allocated */
-		rc = tr_embed_run_init(&shape, o->embed, o->nembed, r->specs + o->nx, 1, 0, r->math,
-		                       &r->opt.cfg, o->seed);
+		tr_embed_table t[TR_MAX_EMBED];
+		tr_embed_run_tables(t, o->embed, o->nembed, r->specs + o->nx);
 		for (int i = 0; rc == 0 && i < o->nembed; i++)
-			rc = tr_ps_server_add_table(r->ps_server, &shape.t[i], i, o->seed, &r->opt.cfg);
-		tr_embed_run_free(&shape);
+			rc = tr_ps_server_add_table(r->ps_server, &t[i], i, o->seed, &r->opt.cfg);
 	} else {
 		int whole = o->strategy == TR_STRATEGY_ALLREDUCE;
 		rc = tr_embed_run_init(&r->embed, o->embed, o->nembed, r->specs + o->nx, rows, whole,
@@ -559,15 +557,14 @@ static void read_checkpoint(tr_run *r)
 	static const char *const strategies[] = {"allreduce", "ps", "hybrid"};
 	if (have_ck && (v[4] != (uint32_t)r->o.strategy ||
 	                (v[4] && (v[5] != (uint32_t)r->o.servers || v[1] != (uint32_t)r->data_world)))) {
-		char *p = tr_ckpt_path(r->o.checkpoint);
+		const char *p = path ? path : r->o.checkpoint;
 		if (v[4])
 			snprintf(msg, sizeof msg, "%s was written by --strategy %s with %u server%s and "
-			         "%u workers; resume with the same", p ? p : r->o.checkpoint,
-			         strategies[v[4] < 3 ? v[4] : 0], v[5], v[5] == 1 ? "" : "s", v[1]);
+			         "%u workers; resume with the same", p, strategies[v[4] < 3 ? v[4] : 0],
+			         v[5], v[5] == 1 ? "" : "s", v[1]);
 		else
 			snprintf(msg, sizeof msg, "%s was written by --strategy allreduce; resume with "
-			         "the same", p ? p : r->o.checkpoint);
-		free(p);
+			         "the same", p);
 		tr_world_agree(&r->w, 1, msg, EXIT_USAGE);
 	}
 	if (!have_ck || (g == 0 && v[1] == (uint32_t)r->data_world)) {
@@ -644,7 +641,7 @@ static void restore_all_positions(tr_run *r)
  * whole to the allreduce ranks, each server its rows. */
 static void place_tables(tr_run *r, const tr_ckpt *c)
 {
-	int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+	int states = tr_optim_state_count(&r->opt);
 	for (int t = 0; t < r->o.nembed; t++) {
 		size_t n = (size_t)r->o.embed[t].vocab * (size_t)r->o.embed[t].dim;
 		float *host = malloc(n * sizeof *host);
@@ -659,8 +656,8 @@ static void place_tables(tr_run *r, const tr_ckpt *c)
 				tr_ps_place_table(r, t, i, host);
 			} else {
 				tr_embed_run *e = &r->embed;
-				float *dst = i == 0 ? e->params : i == 1 ? e->opt.state1 : e->opt.state2;
-				memcpy(dst + e->t[t].offset, host, n * sizeof *host);
+				memcpy(tr_optim_buffer(&e->opt, e->params, i) + e->t[t].offset, host,
+				       n * sizeof *host);
 			}
 		}
 		free(host);
@@ -710,7 +707,7 @@ static void resume_ps(tr_run *r)
 	float *host = malloc(n * sizeof *host);
 	tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
 	float *src[3] = {c.params, c.state1, c.state2};
-	int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+	int states = tr_optim_state_count(&r->opt);
 	for (int i = 0; i <= states; i++) {
 		if (r->w.rank == 0)
 			memcpy(host, src[i], n * sizeof *host);
@@ -890,7 +887,7 @@ static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
 static int collect_tables(tr_run *r, tr_ckpt *c)
 {
 	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE;
-	int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+	int states = tr_optim_state_count(&r->opt);
 	for (int t = 0; t < r->o.nembed; t++) {
 		size_t n = (size_t)r->o.embed[t].vocab * (size_t)r->o.embed[t].dim;
 		float *dst[3] = {NULL, NULL, NULL};
@@ -915,9 +912,9 @@ static int collect_tables(tr_run *r, tr_ckpt *c)
 			if (ps) {
 				tr_ps_collect_table(r, t, i, dst[i]);
 			} else if (c) {
-				const tr_embed_run *e = &r->embed;
-				const float *src = i == 0 ? e->params : i == 1 ? e->opt.state1 : e->opt.state2;
-				memcpy(dst[i], src + e->t[t].offset, n * sizeof(float));
+				tr_embed_run *e = &r->embed;
+				memcpy(dst[i], tr_optim_buffer(&e->opt, e->params, i) + e->t[t].offset,
+				       n * sizeof(float));
 			}
 		}
 	}
@@ -970,7 +967,7 @@ static void save_checkpoint(tr_run *r)
 		c.nblobs = (uint32_t)r->w.size;
 		c.params = malloc(n * sizeof(float));
 		c.state1 = malloc(n * sizeof(float));
-		int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+		int states = tr_optim_state_count(&r->opt);
 		if (states == 2)
 			c.state2 = malloc(n * sizeof(float));
 		if (rc == 0 && ps && (!counters || fill_ps_checkpoint(r, &c, counters) < 0))
@@ -1000,7 +997,7 @@ static void save_checkpoint(tr_run *r)
 	} else if (ps) {
 		/* the other servers send their slices (rank 0 may have failed
 		 * before receiving them: it then aborts the job, see below) */
-		int states = r->o.optim.kind == TR_OPT_ADAM ? 2 : 1;
+		int states = tr_optim_state_count(&r->opt);
 		for (int i = 0; i <= states; i++)
 			tr_ps_collect(r, i, NULL);
 		collect_tables(r, NULL);
@@ -1184,16 +1181,17 @@ static void train(tr_run *r)
 		               EXIT_DATA);
 		r->train_seconds += seconds;
 		if (r->o.eval_every && r->o.test) {
-			/* the epoch's copies, off the clock; then the epoch's own
-			 * parameters back (allreduce: the next step uses them) */
-			float *keep = r->ps_worker ? NULL : malloc(r->net.nparams * sizeof *keep);
-			rc = !r->ps_worker && r->net.math && !keep ? -1 : 0;
-			tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
-			if (keep && r->net.math)
+			/* the epoch's copies, off the clock; then, under allreduce,
+			 * the epoch's own parameters back for the next step (a ps
+			 * worker pulls them anew; a server's are not touched) */
+			int own = r->o.strategy == TR_STRATEGY_ALLREDUCE;
+			float *keep = own ? malloc(r->net.nparams * sizeof *keep) : NULL;
+			tr_world_agree(&r->w, own && !keep, "out of memory", EXIT_DATA);
+			if (keep)
 				tr_math_to_host(r->math, keep, r->net.params, r->net.nparams);
 			rc = tr_snapshots_eval(r, metrics, msg, sizeof msg);
 			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-			if (keep && r->net.math)
+			if (keep)
 				tr_math_from_host(r->math, r->net.params, keep, r->net.nparams);
 			free(keep);
 		}

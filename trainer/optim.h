@@ -63,6 +63,14 @@ void tr_optim_free(tr_optim *o);
 /* How many state buffers of n floats the optimizer keeps (1 or 2). */
 int tr_optim_state_count(const tr_optim *o);
 
+/* What a checkpoint keeps of a buffer `params` that `o` updates: the
+ * parameters (which 0), or the optimizer's first or second state buffer
+ * (1, 2; NULL where the optimizer keeps none). */
+static inline float *tr_optim_buffer(tr_optim *o, float *params, int which)
+{
+	return which == 0 ? params : which == 1 ? o->state1 : o->state2;
+}
+
 /* LARS (optim_lars.c): the tensors of the parameter buffer, at most
  * TR_OPT_MAX_BLOCKS (-EINVAL beyond). Set after init, before any step. */
 int tr_optim_set_blocks(tr_optim *o, const tr_param_block *b, int n);

@@ -722,8 +722,11 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		return -1;
 	}
 	if (o->strategy == TR_STRATEGY_ALLREDUCE) {
-		const char *ps_only = o->servers ? "--servers" : o->staleness ? "--staleness" : o->backup_workers ? "--backup-workers"
-		                      : o->staleness_lr ? "--staleness-lr" : NULL;
+		const char *ps_only = o->servers          ? "--servers"
+		                      : o->staleness      ? "--staleness"
+		                      : o->backup_workers ? "--backup-workers"
+		                      : o->staleness_lr   ? "--staleness-lr"
+		                                          : NULL;
 		if (ps_only) {
 			snprintf(err, errlen, "%s needs --strategy ps (parameter servers)", ps_only);
 			return -1;

@@ -62,22 +62,16 @@ void tr_ps_place(tr_run *r, int which, const float *host)
 {
 	tr_ps_server *s = r->ps_server;
 	if (s) {
-		float *dst = which == 0 ? s->params : which == 1 ? s->opt.state1 : s->opt.state2;
+		float *dst = tr_optim_buffer(&s->opt, s->params, which);
 		if (dst)
 			tr_math_from_host(s->math, dst, host + s->lo, s->n);
 	} else if (which == 0) {
 		tr_math_from_host(r->math, r->net.params, host, r->net.nparams);
 	} else if (r->o.strategy == TR_STRATEGY_HYBRID) { /* the workers' optimizer */
-		float *dst = which == 1 ? r->opt.state1 : r->opt.state2;
+		float *dst = tr_optim_buffer(&r->opt, r->net.params, which);
 		if (dst)
 			tr_math_from_host(r->math, dst, host, r->net.nparams);
 	}
-}
-
-/* Which buffer of a server's table: its rows, or their optimizer state. */
-static float *table_buffer(tr_ps_table *tb, int which)
-{
-	return which == 0 ? tb->params : which == 1 ? tb->opt.state1 : tb->opt.state2;
 }
 
 void tr_ps_place_table(tr_run *r, int t, int which, const float *host)
@@ -86,7 +80,7 @@ void tr_ps_place_table(tr_run *r, int t, int which, const float *host)
 	if (!s)
 		return;
 	tr_ps_table *tb = &s->tab[t];
-	float *dst = table_buffer(tb, which);
+	float *dst = tr_optim_buffer(&tb->opt, tb->params, which);
 	if (dst)
 		memcpy(dst, host + (size_t)tb->lo * (size_t)tb->dim,
 		       (size_t)(tb->hi - tb->lo) * (size_t)tb->dim * sizeof(float));
@@ -100,7 +94,7 @@ void tr_ps_collect_table(tr_run *r, int t, int which, float *host)
 	size_t dim = (size_t)r->o.embed[t].dim;
 	if (r->w.rank == 0) {
 		tr_ps_table *tb = &s->tab[t];
-		memcpy(host + (size_t)tb->lo * dim, table_buffer(tb, which),
+		memcpy(host + (size_t)tb->lo * dim, tr_optim_buffer(&tb->opt, tb->params, which),
 		       (size_t)(tb->hi - tb->lo) * dim * sizeof(float));
 		for (int k = 1; k < S; k++) {
 			int64_t lo, hi;
@@ -110,7 +104,7 @@ void tr_ps_collect_table(tr_run *r, int t, int which, float *host)
 		}
 	} else if (s) {
 		tr_ps_table *tb = &s->tab[t];
-		MPI_Send(table_buffer(tb, which), (int)((size_t)(tb->hi - tb->lo) * dim), MPI_FLOAT, 0,
+		MPI_Send(tr_optim_buffer(&tb->opt, tb->params, which), (int)((size_t)(tb->hi - tb->lo) * dim), MPI_FLOAT, 0,
 		         tag, r->w.comm);
 	}
 }
@@ -121,8 +115,7 @@ void tr_ps_collect(tr_run *r, int which, float *host)
 	int S = r->o.servers;
 	if (r->o.strategy == TR_STRATEGY_HYBRID) {
 		/* the dense layers are the workers': worker 0's copy */
-		const float *mine = which == 0 ? r->net.params : which == 1 ? r->opt.state1
-		                                                             : r->opt.state2;
+		const float *mine = tr_optim_buffer(&r->opt, r->net.params, which);
 		if (r->w.rank == 0)
 			MPI_Recv(host, (int)r->net.nparams, MPI_FLOAT, S, TR_PS_TAG_PARAMS + 10 + which,
 			         r->w.comm, MPI_STATUS_IGNORE);
@@ -133,7 +126,7 @@ void tr_ps_collect(tr_run *r, int which, float *host)
 	}
 	/* each server's slice to rank 0 (server 0) */
 	if (r->w.rank == 0) {
-		const float *mine = which == 0 ? s->params : which == 1 ? s->opt.state1 : s->opt.state2;
+		const float *mine = tr_optim_buffer(&s->opt, s->params, which);
 		tr_math_to_host(s->math, host + s->lo, mine, s->n);
 		for (int k = 1; k < S; k++) {
 			size_t lo, hi;
@@ -142,7 +135,7 @@ void tr_ps_collect(tr_run *r, int which, float *host)
 			         r->w.comm, MPI_STATUS_IGNORE);
 		}
 	} else if (s) {
-		const float *mine = which == 0 ? s->params : which == 1 ? s->opt.state1 : s->opt.state2;
+		const float *mine = tr_optim_buffer(&s->opt, s->params, which);
 		MPI_Send(mine, (int)s->n, MPI_FLOAT, 0, TR_PS_TAG_PARAMS + 10 + which, r->w.comm);
 	}
 }

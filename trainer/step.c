@@ -53,7 +53,7 @@ static void loader_error(rio_loader *l, int rc, char *err, size_t errlen)
 }
 
 /* The batch as the model's input; checks every label against --classes. */
-static int batch_input(const tr_run *r, rio_loader *l, const rio_batch *b, tr_input *in,
+static int batch_input(tr_run *r, rio_loader *l, const rio_batch *b, tr_input *in,
                        char *err, size_t errlen)
 {
 	int nx = r->o.nx, gpu = on_gpu(r);
@@ -77,8 +77,8 @@ static int batch_input(const tr_run *r, rio_loader *l, const rio_batch *b, tr_in
 	in->labels = gpu ? b->columns[label].device : y;
 	/* --embed: the ids, checked and made unique; the pooled block is
 	 * filled by embed_input once the rows are at hand */
-	if (r->embed.n && tr_embed_run_ids((tr_embed_run *)&r->embed, b, nx,
-	                                   rio_loader_shards(l), err, errlen) < 0)
+	if (r->embed.n &&
+	    tr_embed_run_ids(&r->embed, b, nx, rio_loader_shards(l), err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -337,7 +337,7 @@ int tr_run_eval(tr_run *r, double sums[3], char *err, size_t errlen)
 	int failed = 0;
 	/* a parameter server has no test data: it adds nothing, but serves the
 	 * rows of --embed tables the workers evaluate with */
-	if (r->ps_server && r->ps_server->ntables && tr_ps_serve(r->ps_server, 0) < -1) {
+	if (r->ps_server && r->ps_server->ntables && tr_ps_serve(r->ps_server, 0) == -ENOMEM) {
 		snprintf(err, errlen, "server %d: out of memory", r->w.rank);
 		failed = 1;
 	}
