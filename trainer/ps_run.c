@@ -309,8 +309,11 @@ int tr_snapshots_eval(tr_run *r, FILE *metrics, char *err, size_t errlen)
 			meta[3] = p->seconds;
 			tr_math_from_host(r->math, r->net.params, p->params, r->net.nparams);
 		}
+		/* collective: every rank evaluates every copy, failed or not (the
+		 * first message kept), so that none waits on another */
 		double test[3] = {0, 0, 0};
-		if (!failed && tr_run_eval(r, test, err, errlen) < 0)
+		char later[256];
+		if (tr_run_eval(r, test, failed ? later : err, failed ? sizeof later : errlen) < 0)
 			failed = 1;
 		if (r->w.rank == 0 && metrics && !failed) {
 			tr_snapshot_report s = {
