@@ -1087,12 +1087,14 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 	e.gemm_gflops = e.gemm_seconds > 0 ? flops / e.gemm_seconds * 1e-9 : 0;
 	if (!r->o.quiet)
 		tr_report_line(stdout, &e);
-	if (metrics && tr_report_json(metrics, &e) < 0) {
+	int unwritten = metrics && tr_report_json(metrics, &e) < 0, werr = errno;
+	free(f.worker_steps_block); /* e.worker_steps pointed into it */
+	e.worker_steps = NULL;
+	if (unwritten) {
 		snprintf(msg, sizeof msg, "--metrics %s: write failed: %s", r->o.metrics,
-		         strerror(errno));
+		         strerror(werr));
 		return -1;
 	}
-	free(f.worker_steps_block);
 	tr_tb_epoch(tb, (int64_t)last_step, &e);
 	if (tb->failed) { /* this write or a step's since the last epoch */
 		snprintf(msg, sizeof msg, "%s", tb->err);
