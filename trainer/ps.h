@@ -109,9 +109,12 @@ typedef struct tr_ps_table {
 	int dim;
 	float *params;           /* (hi - lo) x dim                            */
 	tr_optim opt;            /* over them (lazily: the rows pushed)        */
-	float *acc;              /* K = 0: the version's summed rows           */
-	uint8_t *touched;        /* ... which rows acc holds                   */
-	int64_t *list;           /* ... their local indices                    */
+	float *acc;              /* K = 0: the version's summed rows, compact:
+	                          * acc row i is local row list[i]            */
+	uint32_t *touched;       /* ... per local row, 1 + its place in acc, 0
+	                          * when the version has none of it (a version
+	                          * holds at most the workers' batches' ids) */
+	int64_t *list;
 	size_t nlist;
 	int64_t **ids;           /* K = 0: per worker, its pushed ids and      */
 	float **grads;           /* rows until the version is made             */

@@ -87,7 +87,7 @@ int tr_ps_server_add_table(tr_ps_server *s, const tr_embed_table *t, int index, 
 	tb->cap = calloc((size_t)W, sizeof *tb->cap);
 	if (!s->staleness) {
 		tb->acc = malloc((n ? n : 1) * sizeof(float));
-		tb->touched = calloc(rows ? rows : 1, 1);
+		tb->touched = calloc(rows ? rows : 1, sizeof *tb->touched);
 		tb->list = malloc((rows ? rows : 1) * sizeof *tb->list);
 	}
 	if (!tb->params || !tb->ids || !tb->grads || !tb->count || !tb->cap ||
@@ -170,15 +170,14 @@ static void table_message(tr_ps_server *s, int t, int src, int pull)
 	}
 }
 
-/* Updates rows ids[0, n) (global ids) of a table with their gradients g
- * (n x dim), tr_optim_begin having been called. */
-static void update_rows(tr_ps_table *tb, const int64_t *ids, size_t n, const float *g)
+/* Updates rows ids[0, n) of a table, global ids made local here (ids is
+ * the server's own copy), with their compact gradients g (n x dim), in one
+ * optimizer call; tr_optim_begin having been called. */
+static void update_rows(tr_ps_table *tb, int64_t *ids, size_t n, const float *g)
 {
-	for (size_t i = 0; i < n; i++) {
-		int64_t local = ids[i] - tb->lo;
-		tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, &local, 1,
-		                     g + i * (size_t)tb->dim);
-	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] -= tb->lo;
+	tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, ids, n, g);
 }
 
 void tr_ps_snapshots_clear(tr_ps_server *s)
@@ -271,7 +270,8 @@ static int applied(tr_ps_server *s, int k, double rows, uint64_t gap, double t0)
 }
 
 /* K = 0: a table's rows pushed for the version, summed in worker order
- * into acc (the rows listed in tb->list). */
+ * into acc, compact, in the order first pushed (acc row i is local row
+ * tb->list[i]). */
 static void sum_rows(tr_ps_server *s, tr_ps_table *tb)
 {
 	size_t dim = (size_t)tb->dim;
@@ -280,13 +280,14 @@ static void sum_rows(tr_ps_server *s, tr_ps_table *tb)
 			continue;
 		for (size_t i = 0; i < tb->count[w]; i++) {
 			int64_t local = tb->ids[w][i] - tb->lo;
-			float *row = tb->acc + (size_t)local * dim;
 			const float *g = tb->grads[w] + i * dim;
 			if (!tb->touched[local]) {
-				tb->touched[local] = 1;
-				tb->list[tb->nlist++] = local;
-				memcpy(row, g, dim * sizeof *row);
+				tb->touched[local] = (uint32_t)tb->nlist + 1;
+				tb->list[tb->nlist] = local;
+				memcpy(tb->acc + tb->nlist * dim, g, dim * sizeof(float));
+				tb->nlist++;
 			} else {
+				float *row = tb->acc + (size_t)(tb->touched[local] - 1) * dim;
 				for (size_t j = 0; j < dim; j++)
 					row[j] += g[j];
 			}
@@ -330,9 +331,8 @@ static int complete_version(tr_ps_server *s, double t0)
 		for (int t = 0; t < s->ntables; t++) {
 			tr_ps_table *tb = &s->tab[t];
 			tr_optim_begin(&tb->opt, 1.0f / total, s->version);
-			for (size_t i = 0; i < tb->nlist; i++)
-				tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, &tb->list[i],
-				                     1, tb->acc + (size_t)tb->list[i] * (size_t)tb->dim);
+			tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, tb->list, tb->nlist,
+			                     tb->acc);
 		}
 		s->st.updates++;
 		s->total_updates++;
