@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "embed_run.h"
+#include "part.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,10 +14,10 @@
 
 void tr_embed_rows_of(int64_t vocab, int servers, int s, int64_t *lo, int64_t *hi)
 {
-	int64_t per = (vocab + servers - 1) / servers;
-	int64_t a = (int64_t)s * per, b = a + per;
-	*lo = a < vocab ? a : vocab;
-	*hi = b < vocab ? b : vocab;
+	uint64_t a, b;
+	tr_part((uint64_t)vocab, servers, s, 1, &a, &b);
+	*lo = (int64_t)a;
+	*hi = (int64_t)b;
 }
 
 size_t tr_embed_run_tables(tr_embed_table *t, const tr_embed_option *opt, int n,

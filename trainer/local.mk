@@ -38,7 +38,7 @@ recordio_train_SOURCES = \
 	trainer/world.c trainer/world.h \
 	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c \
 	trainer/strategy.h trainer/ps.h trainer/ps_server.c trainer/ps_worker.c \
-	trainer/ps_run.c trainer/ps_run.h trainer/embed_run.c trainer/embed_run.h \
+	trainer/ps_run.c trainer/ps_run.h trainer/embed_run.c trainer/embed_run.h trainer/part.h \
 	trainer/report.c trainer/report.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "ps.h"
 #include "clock.h"
+#include "part.h"
 #include "reducer.h"
 
 #include <errno.h>
@@ -17,11 +18,10 @@
 
 void tr_ps_slice(size_t n, int servers, int s, size_t *lo, size_t *hi)
 {
-	size_t per = (n + (size_t)servers - 1) / (size_t)servers;
-	per = (per + 15) / 16 * 16;
-	size_t a = (size_t)s * per, b = a + per;
-	*lo = a < n ? a : n;
-	*hi = b < n ? b : n;
+	uint64_t a, b;
+	tr_part(n, servers, s, 16, &a, &b);
+	*lo = (size_t)a;
+	*hi = (size_t)b;
 }
 
 int tr_ps_server_init(tr_ps_server *s, MPI_Comm comm, int servers, int workers,

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "reducer.h"
+#include "part.h"
 #include "clock.h"
 
 #include <errno.h>
@@ -91,11 +92,10 @@ void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *
 {
 	size_t b0 = (size_t)i * r->bucket;
 	size_t len = b0 + r->bucket < r->n ? r->bucket : r->n - b0;
-	size_t per = (len + (size_t)r->size - 1) / (size_t)r->size;
-	per = (per + 15) / 16 * 16;
-	size_t lo = (size_t)s * per, hi = lo + per;
-	*begin = b0 + (lo < len ? lo : len);
-	*end = b0 + (hi < len ? hi : len);
+	uint64_t lo, hi;
+	tr_part(len, r->size, s, 16, &lo, &hi);
+	*begin = b0 + (size_t)lo;
+	*end = b0 + (size_t)hi;
 }
 
 static void bucket_range(const tr_reducer *r, int i, size_t *begin, size_t *end)
