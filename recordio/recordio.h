@@ -403,16 +403,19 @@ typedef struct rio_shardset {
  *   - a PREFIX: the files PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4].
  * Index sidecars (.idx), journals and hidden temporary files are never
  * included by a glob, a directory or a PREFIX.
- * When the files are named -SSSSS-of-NNNNN, the set must be complete: a
- * missing shard gives RIO_EMISSINGSHARD naming it; mixed NNNNN gives
+ * When the files are named -SSSSS-of-NNNNN, the set must be complete as
+ * far as the specification asks for it: a shard that a PREFIX or a
+ * directory would list, or whose name a glob matches, and that is not
+ * there gives RIO_EMISSINGSHARD naming it; mixed NNNNN gives
  * RIO_EBADSHARDNAME. A set whose PREFIX.commit journal exists (a
  * recordio-pack that replaced it was interrupted: it may hold old and new
  * shards) gives RIO_EINCOMPLETESET naming the set and how to finish it,
  * whichever way its files were named. Nothing matching (or an empty list
- * such as ",") gives RIO_ENOSHARDS; a NULL or empty spec -EINVAL. Files
- * named one by one in a list are not checked for gaps (a list may pick a
- * subset on purpose), but a glob, directory or PREFIX must cover its whole
- * set. Returns 0; `err` may be NULL.
+ * such as ",") gives RIO_ENOSHARDS; a NULL or empty spec -EINVAL. A subset
+ * of a set is asked for by naming its files one by one in a list, or by a
+ * glob whose pattern leaves the others out ("train-0000[0-2]-of-00004*"):
+ * the shards it cannot match are not looked for. Returns 0; `err` may be
+ * NULL.
  */
 RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err);
 RIO_API void rio_shardset_free(rio_shardset *set);

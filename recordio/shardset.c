@@ -42,15 +42,20 @@
  * however its files were named (so is a lone PREFIX with no shards yet but
  * a journal). Every group must agree on NNNNN (else RIO_EBADSHARDNAME
  * naming two files that disagree) and hold each index once (a .tfrecord and
- * a .tfrecord.gz of the same shard: RIO_EBADSHARDNAME naming both). A group
- * with at least one member found by a glob or a PREFIX must moreover be
- * complete: the first missing index is RIO_EMISSINGSHARD naming the file
- * that should be there, spelled like its siblings (same prefix, digit
- * widths and suffix). A group made only of files the user named one by one
- * is not checked for completeness: an explicit list is how one picks a
- * subset of shards for a quick run. Files that are not shard names are
- * taken as given. Groups are checked over the whole result, not item by
- * item: "d/t-0000*-of-00020,d/t-0001*-of-00020" is one complete set.
+ * a .tfrecord.gz of the same shard: RIO_EBADSHARDNAME naming both).
+ * Completeness: a shard of a group that is not in the result is
+ * RIO_EMISSINGSHARD, naming the file that should be there (spelled like
+ * its siblings: same prefix, digit widths and suffix), when an item that
+ * listed some of the group would have listed it too: a PREFIX or a
+ * directory lists every shard of its set, a glob those whose names it
+ * matches. So "d/t-*" with shard 3 absent is refused (no silent loss),
+ * while "d/t-0000[0-2]-of-00004" reads shards 0 to 2: the shards a pattern
+ * leaves out are the user's choice, as are those of files named one by one
+ * (a list is the other way to pick a subset for a quick run). Past
+ * ABSENT_CHECK_MAX absent shards a glob cannot be checked name by name and
+ * is refused. Files that are not shard names are taken as given. Groups are
+ * checked over the whole result, not item by item:
+ * "d/t-0000*-of-00020,d/t-0001*-of-00020" is one complete set.
  *
  * Nothing here keeps state; every function is safe to call from any thread.
  */
@@ -59,6 +64,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,10 +176,23 @@ RIO_API int rio_shard_name_format(char *buf, size_t size, const char *prefix, ui
 
 /* ---- the growing result ----------------------------------------------------- */
 
+/* An item that lists files (a glob, a PREFIX or a directory), kept so that
+ * the completeness check can ask whether it would have listed an absent
+ * shard (would_list()). */
+enum source_kind { SOURCE_GLOB, SOURCE_PREFIX, SOURCE_DIR };
+
+struct source {
+	enum source_kind kind;
+	char *text; /* the pattern; the PREFIX; the directory with its '/' */
+};
+
 struct vec {
 	char **paths;
-	unsigned char *expanded; /* 1: found by a glob or a PREFIX         */
+	size_t *source;          /* per path: 0, named one by one; else k+1,
+	                          * listed by sources[k]                  */
 	size_t n, cap;
+	struct source *sources;
+	size_t nsources;
 };
 
 static void vec_free(struct vec *v)
@@ -181,12 +200,34 @@ static void vec_free(struct vec *v)
 	for (size_t i = 0; i < v->n; i++)
 		free(v->paths[i]);
 	free(v->paths);
-	free(v->expanded);
+	free(v->source);
+	for (size_t k = 0; k < v->nsources; k++)
+		free(v->sources[k].text);
+	free(v->sources);
 	memset(v, 0, sizeof *v);
 }
 
-/* Appends a copy of `path`. */
-static int vec_push(struct vec *v, const char *path, int expanded)
+/* Records a source "text" + "tail"; returns its number for vec_push (>= 1)
+ * or -ENOMEM. */
+static long vec_add_source(struct vec *v, enum source_kind kind, const char *text,
+                           const char *tail)
+{
+	struct source *s = realloc(v->sources, (v->nsources + 1) * sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	v->sources = s;
+	size_t len = strlen(text) + strlen(tail) + 1;
+	char *copy = malloc(len);
+	if (!copy)
+		return -ENOMEM;
+	snprintf(copy, len, "%s%s", text, tail);
+	s[v->nsources].kind = kind;
+	s[v->nsources].text = copy;
+	return (long)++v->nsources;
+}
+
+/* Appends a copy of `path`, listed by source number `source` (0: named). */
+static int vec_push(struct vec *v, const char *path, size_t source)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 16;
@@ -194,17 +235,17 @@ static int vec_push(struct vec *v, const char *path, int expanded)
 		if (!p)
 			return -ENOMEM;
 		v->paths = p;
-		unsigned char *e = realloc(v->expanded, cap);
-		if (!e)
+		size_t *src = realloc(v->source, cap * sizeof *src);
+		if (!src)
 			return -ENOMEM;
-		v->expanded = e;
+		v->source = src;
 		v->cap = cap;
 	}
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
 	v->paths[v->n] = copy;
-	v->expanded[v->n] = (unsigned char)expanded;
+	v->source[v->n] = source;
 	v->n++;
 	return 0;
 }
@@ -258,13 +299,14 @@ static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
 	if (grc == 0)
 		qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_str);
 	size_t added = 0;
-	int rc = 0;
-	for (size_t i = 0; grc == 0 && i < g.gl_pathc; i++) {
+	long src = vec_add_source(v, SOURCE_GLOB, pattern, "");
+	int rc = src < 0 ? (int)src : 0;
+	for (size_t i = 0; rc == 0 && grc == 0 && i < g.gl_pathc; i++) {
 		const char *p = g.gl_pathv[i];
 		struct stat st;
 		if (!is_listed_name(basename_of(p)) || stat(p, &st) || !S_ISREG(st.st_mode))
 			continue;
-		if ((rc = vec_push(v, p, 1)) < 0)
+		if ((rc = vec_push(v, p, (size_t)src)) < 0)
 			break;
 		added++;
 	}
@@ -369,11 +411,16 @@ static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
 	if (!rc && errno)
 		rc = -errno;
 	closedir(d);
-	if (!rc && n)
+	long src = 0;
+	if (!rc && n) {
 		qsort(f, n, sizeof *f, cmp_found);
+		src = vec_add_source(v, SOURCE_PREFIX, prefix, "");
+		if (src < 0)
+			rc = (int)src;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!rc)
-			rc = vec_push(v, f[i].path, 1);
+			rc = vec_push(v, f[i].path, (size_t)src);
 		free(f[i].path);
 	}
 	free(f);
@@ -419,7 +466,8 @@ static int expand_dir(struct vec *v, const char *dir, rio_error *err)
 		return rio__error_set(err, -errno, dir, UNK, UNK, NULL);
 	size_t dlen = strlen(dir), added = 0, skipped = 0;
 	int sep = dlen && dir[dlen - 1] != '/';
-	int rc = 0;
+	long src = vec_add_source(v, SOURCE_DIR, dir, sep ? "/" : "");
+	int rc = src < 0 ? (int)src : 0;
 	for (int i = 0; i < n; i++) {
 		const char *name = list[i]->d_name;
 		if (!rc && strcmp(name, ".") && strcmp(name, "..")) {
@@ -432,7 +480,7 @@ static int expand_dir(struct vec *v, const char *dir, rio_error *err)
 				snprintf(path, plen, "%s%s%s", dir, sep ? "/" : "", name);
 				if (!is_listed_name(name) || stat(path, &st) || !S_ISREG(st.st_mode))
 					skipped++;
-				else if ((rc = vec_push(v, path, 1)) == 0)
+				else if ((rc = vec_push(v, path, (size_t)src)) == 0)
 					added++;
 				free(path);
 			}
@@ -521,6 +569,10 @@ static int expand_list(struct vec *v, const char *spec, rio_error *err)
 
 /* ---- consistency of the shard groups ---------------------------------------- */
 
+/* The most absent shards of one group checked against a glob (a glob
+ * must be matched against each one's name): past it, the set is refused. */
+#define ABSENT_CHECK_MAX (1u << 20)
+
 struct member {
 	const char *path;
 	size_t pos; /* in the result */
@@ -546,25 +598,104 @@ static int same_group(const struct member *x, const struct member *y)
 	return x->sn.prefix_len == y->sn.prefix_len && !memcmp(x->path, y->path, x->sn.prefix_len);
 }
 
-/* The error for group member `m`'s missing sibling number `index`. */
-static int missing_shard(const struct member *m, uint32_t index, size_t present, rio_error *err)
+/* The name of member m's sibling number `index`, spelled like m (prefix,
+ * digit widths, suffix); malloc'd, NULL when out of memory. */
+static char *sibling_name(const struct member *m, uint32_t index)
 {
 	size_t len = m->sn.prefix_len + 1 + (size_t)m->sn.index_width + 16 +
 	             (size_t)m->sn.count_width + strlen(m->sn.suffix);
 	char *name = malloc(len);
-	if (!name)
-		return rio__error_set(err, -ENOMEM, m->path, UNK, UNK, NULL);
-	snprintf(name, len, "%.*s-%0*u-of-%.*s%s", (int)m->sn.prefix_len, m->path,
-	         m->sn.index_width, (unsigned)index, m->sn.count_width, m->sn.count_digits,
-	         m->sn.suffix);
-	int rc = rio__error_set(err, RIO_EMISSINGSHARD, name, UNK, UNK, "%zu of %u present", present,
-	                        (unsigned)m->sn.count);
-	free(name);
+	if (name)
+		snprintf(name, len, "%.*s-%0*u-of-%.*s%s", (int)m->sn.prefix_len, m->path,
+		         m->sn.index_width, (unsigned)index, m->sn.count_width, m->sn.count_digits,
+		         m->sn.suffix);
+	return name;
+}
+
+/* Whether source s lists `name` when that is a regular file: the filters
+ * of expand_glob(), expand_prefix() and expand_dir(), all but existence. */
+static int would_list(const struct source *s, const char *name)
+{
+	size_t n = strlen(s->text);
+	struct shard_name sn;
+	switch (s->kind) {
+	case SOURCE_GLOB:
+		return is_listed_name(basename_of(name)) &&
+		       fnmatch(s->text, name, FNM_PATHNAME | FNM_PERIOD) == 0;
+	case SOURCE_DIR:
+		return !strncmp(name, s->text, n) && !strchr(name + n, '/') &&
+		       is_listed_name(name + n);
+	case SOURCE_PREFIX:
+		return shard_name_parse(name, &sn) && sn.prefix_len == n && !strncmp(name, s->text, n) &&
+		       prefix_suffix_ok(sn.suffix);
+	}
+	return 0;
+}
+
+/* RIO_EMISSINGSHARD naming `name`, which a source would have listed. */
+static int missing_shard(const char *name, size_t present, uint32_t count, rio_error *err)
+{
+	struct stat st;
+	/* there, but a directory, a FIFO, a dangling link...: say so */
+	int there = lstat(name, &st) == 0;
+	return rio__error_set(err, RIO_EMISSINGSHARD, name, UNK, UNK, "%s%zu of %u found",
+	                      there ? "not a regular file; " : "", present, (unsigned)count);
+}
+
+/* A group's first absent shard that one of the items that listed some of
+ * its members would have listed too, as RIO_EMISSINGSHARD; 0 when there is
+ * none. A PREFIX or a directory lists every shard of the set; a glob those
+ * it matches, so that the shards its pattern leaves out are the user's
+ * choice, as are those of a group named file by file. Each source's
+ * sibling names are spelled like a member it listed. m[0..n) is sorted by
+ * index, indexes distinct and below the count. */
+static int check_absent(const struct vec *v, const struct member *m, size_t n, rio_error *err)
+{
+	uint32_t count = m[0].sn.count;
+	size_t absent = count - n, nsrc = 0;
+	const char *glob = NULL; /* a glob among them */
+	const struct member **rep = malloc(n * sizeof *rep); /* a member per source */
+	if (!rep)
+		return rio__error_set(err, -ENOMEM, m[0].path, UNK, UNK, NULL);
+	for (size_t i = 0; i < n; i++) {
+		size_t s = v->source[m[i].pos], k = 0;
+		while (k < nsrc && v->source[rep[k]->pos] != s)
+			k++;
+		if (s && k == nsrc) {
+			rep[nsrc++] = &m[i];
+			if (v->sources[s - 1].kind == SOURCE_GLOB)
+				glob = v->sources[s - 1].text;
+		}
+	}
+	int rc = 0;
+	size_t checked = 0, j = 0;
+	for (uint32_t index = 0; nsrc && absent && index < count && !rc; index++) {
+		if (j < n && m[j].sn.index == index) {
+			j++;
+			continue;
+		}
+		if (++checked > ABSENT_CHECK_MAX && glob) {
+			rc = rio__error_set(err, RIO_EMISSINGSHARD, glob, UNK, UNK,
+			                    "it matched %zu of the %u shards of %.*s, too many absent to "
+			                    "check each against it: list the shards to read",
+			                    n, (unsigned)count, (int)m[0].sn.prefix_len, m[0].path);
+			break;
+		}
+		for (size_t k = 0; k < nsrc && !rc; k++) {
+			char *name = sibling_name(rep[k], index);
+			if (!name)
+				rc = rio__error_set(err, -ENOMEM, m[0].path, UNK, UNK, NULL);
+			else if (would_list(&v->sources[v->source[rep[k]->pos] - 1], name))
+				rc = missing_shard(name, n, count, err);
+			free(name);
+		}
+	}
+	free(rep);
 	return rc;
 }
 
 /* Checks one group m[0..n), sorted by index. */
-static int check_group(const struct member *m, size_t n, int complete, rio_error *err)
+static int check_group(const struct vec *v, const struct member *m, size_t n, rio_error *err)
 {
 	for (size_t i = 1; i < n; i++)
 		if (m[i].sn.count != m[0].sn.count)
@@ -575,16 +706,7 @@ static int check_group(const struct member *m, size_t n, int complete, rio_error
 		if (m[i].sn.index == m[i - 1].sn.index)
 			return rio__error_set(err, RIO_EBADSHARDNAME, m[i - 1].path, UNK, UNK,
 			                      "the same shard as %s", m[i].path);
-	if (!complete)
-		return 0;
-	/* Indexes are now distinct, ascending and < count: the first i whose
-	 * index is not i is missing, else n itself when n < count. */
-	for (size_t i = 0; i < n; i++)
-		if (m[i].sn.index != i)
-			return missing_shard(&m[0], (uint32_t)i, n, err);
-	if (n < m[0].sn.count)
-		return missing_shard(&m[0], (uint32_t)n, n, err);
-	return 0;
+	return check_absent(v, m, n, err);
 }
 
 static int check_groups(const struct vec *v, rio_error *err)
@@ -611,10 +733,9 @@ static int check_groups(const struct vec *v, rio_error *err)
 		rc = check_journal(m[a].path, m[a].sn.prefix_len, err);
 	}
 	for (size_t a = 0, b; a < k && rc >= 0; a = b) {
-		int complete = 0;
 		for (b = a; b < k && same_group(&m[a], &m[b]); b++)
-			complete |= v->expanded[m[b].pos];
-		rc = check_group(m + a, b - a, complete, err);
+			;
+		rc = check_group(v, m + a, b - a, err);
 	}
 	free(m);
 	return rc;
@@ -649,7 +770,9 @@ RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *
 	}
 	set->count = v.n;
 	set->paths = v.paths;
-	free(v.expanded);
+	v.paths = NULL;
+	v.n = 0;
+	vec_free(&v);
 	rio__error_clear(err);
 	return 0;
 }

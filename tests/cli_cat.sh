@@ -62,6 +62,19 @@ expect_eq "$(payload_hex "$MIXED" 0 52)" "$(sed -n 4p "$T/out")" "PREFIX: shards
 rm "$T/p/part-00001-of-00002.tfrecord"
 expect_exit 1 "$CAT" --count "$T/p/part"
 expect_match "part-00001-of-00002" "$T/err" "incomplete PREFIX names the missing shard"
+# a glob whose pattern picks part of a numbered set reads just that part (it
+# was refused, naming shard 3, which exists, as missing); a shard it would
+# match that is absent is refused, naming that shard alone
+mkdir -p "$T/sub"
+for k in 0 1 2 3; do cp "$SINGLES" "$T/sub/train-0000$k-of-00004.tfrecord"; done
+expect_exit 0 "$CAT" --count "$T/sub/train-0000[0-2]-of-00004.tfrecord"
+expect_eq 9 "$(cat "$T/out")" "a glob of 3 of 4 shards: their records"
+rm "$T/sub/train-00001-of-00004.tfrecord"
+expect_exit 1 "$CAT" --count "$T/sub/train-0000[0-2]-of-00004.tfrecord"
+expect_match "^recordio-cat: $T/sub/train-00001-of-00004\.tfrecord: missing shard: 2 of 4 found$" \
+	"$T/err" "a glob's absent shard named"
+expect_exit 0 "$CAT" --count "$T/sub/train-0000[023]-of-00004.tfrecord"
+expect_eq 9 "$(cat "$T/out")" "a glob leaving the absent shard out"
 
 # ---- --head --------------------------------------------------------------------------
 expect_exit 0 "$CAT" --count --head 10 "$MNIST"

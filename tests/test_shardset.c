@@ -464,10 +464,13 @@ static void test_groups_across_items(void)
 	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "t-00010-of-00020.tfrecord"));
 	CU_ASSERT_STRING_EQUAL(set.paths[10], in(d, "t-00000-of-00020.tfrecord"));
 	rio_shardset_free(&set);
-	/* One glob alone selects an incomplete set. */
-	CU_ASSERT_EQUAL(expand(in(d, "t-0001*"), &set, &err), RIO_EMISSINGSHARD);
-	assert_failed(&set, &err, RIO_EMISSINGSHARD);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "t-00000-of-00020.tfrecord")));
+	/* One glob alone reads what it matches: its pattern leaves out
+	 * shards 0 to 9, which exist (no error may call them missing). */
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "t-0001*"), &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 10);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "t-00010-of-00020.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[9], in(d, "t-00019-of-00020.tfrecord"));
+	rio_shardset_free(&set);
 
 	CU_ASSERT_EQUAL_FATAL(expand(in(d, "*"), &set, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(set.count, 21);
@@ -476,6 +479,129 @@ static void test_groups_across_items(void)
 	touch(d, "v-00000-of-00002.tfrecord"); /* v now mixes counts */
 	CU_ASSERT_EQUAL(expand(in(d, "*"), &set, &err), RIO_EBADSHARDNAME);
 	assert_failed(&set, &err, RIO_EBADSHARDNAME);
+}
+
+/* The shards named train-0000K-of-00004.tfrecord for K in `which` ("0123"). */
+static const char *four_shards(const char *sub, const char *which)
+{
+	const char *d = mkdir_sub(sub);
+	char name[64];
+	for (const char *k = which; *k; k++) {
+		snprintf(name, sizeof name, "train-0000%c-of-00004.tfrecord", *k);
+		touch(d, name);
+	}
+	return d;
+}
+
+static void test_glob_subset(void)
+{
+	/* A glob whose pattern leaves shards out reads just what it matches,
+	 * in shard order (doc/embeddings.md trains on shards 0-4 of 6). */
+	const char *d = four_shards("globsubset", "0123");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "train-0000[0-2]-of-00004.tfrecord"), &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 3);
+	CU_ASSERT_STRING_EQUAL(set.paths[0], in(d, "train-00000-of-00004.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "train-00002-of-00004.tfrecord"));
+	rio_shardset_free(&set);
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "train-0000[!1]-of-00004.tfrecord"), &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 3);
+	CU_ASSERT_STRING_EQUAL(set.paths[1], in(d, "train-00002-of-00004.tfrecord"));
+	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "train-00003-of-00004.tfrecord"));
+	rio_shardset_free(&set);
+	/* A glob and a file named one by one: the glob cannot match shard 2,
+	 * which is left out, and shard 3 is named. */
+	char spec[2048];
+	snprintf(spec, sizeof spec, "%s,%s", in(d, "train-0000[01]-of-00004.tfrecord"),
+	         in(d, "train-00003-of-00004.tfrecord"));
+	CU_ASSERT_EQUAL_FATAL(expand(spec, &set, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(set.count, 3);
+	CU_ASSERT_STRING_EQUAL(set.paths[2], in(d, "train-00003-of-00004.tfrecord"));
+	rio_shardset_free(&set);
+}
+
+static void test_glob_subset_missing(void)
+{
+	/* Shard 1 is absent: every glob that would match its name is refused,
+	 * naming it, and no message names shard 3, which exists. */
+	const char *d = four_shards("globsubsetmissing", "023");
+	static const char *const patterns[] = {"train-0000[0-2]-of-00004.tfrecord", "train-*",
+	                                       "*.tfrecord", "train-0000?-of-*"};
+	rio_shardset set;
+	rio_error err;
+	char want[700];
+	snprintf(want, sizeof want, "%s: missing shard: ", in(d, "train-00001-of-00004.tfrecord"));
+	for (size_t k = 0; k < sizeof patterns / sizeof patterns[0]; k++) {
+		CU_ASSERT_EQUAL(expand(in(d, patterns[k]), &set, &err), RIO_EMISSINGSHARD);
+		assert_failed(&set, &err, RIO_EMISSINGSHARD);
+		CU_ASSERT_EQUAL(strncmp(err.message, want, strlen(want)), 0);
+		CU_ASSERT_PTR_NULL(strstr(err.message, "train-00003"));
+	}
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "3 of 4 found"));
+	/* The count is what the specification found, not what is there. */
+	CU_ASSERT_EQUAL(expand(in(d, patterns[0]), &set, &err), RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "2 of 4 found"));
+	/* A pattern that leaves shard 1 out is the user's choice. */
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "train-0000[023]-of-00004.tfrecord"), &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 3);
+	rio_shardset_free(&set);
+	/* A directory under shard 1's name is there, but is no shard. */
+	CU_ASSERT_EQUAL_FATAL(mkdir(in(d, "train-00001-of-00004.tfrecord"), 0755), 0);
+	CU_ASSERT_EQUAL(expand(in(d, "train-*"), &set, &err), RIO_EMISSINGSHARD);
+	assert_failed(&set, &err, RIO_EMISSINGSHARD);
+	CU_ASSERT_EQUAL(strncmp(err.message, want, strlen(want)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not a regular file"));
+}
+
+static void test_absent_only_where_listed(void)
+{
+	/* A glob would never list an .idx, a hidden file or a name it does not
+	 * match: a set whose shard 1 is only an .idx and a temporary is
+	 * incomplete under "train-*" (naming the shard, not its sidecar) ... */
+	const char *d = four_shards("listed", "023");
+	touch(d, "train-00001-of-00004.tfrecord.idx");
+	touch(d, ".train-00001-of-00004.tfrecord.Ab12Cd.tmp");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL(expand(in(d, "train-*"), &set, &err), RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "train-00001-of-00004.tfrecord: missing")));
+	/* ... and so it is for a PREFIX and a directory, which list all. */
+	CU_ASSERT_EQUAL(expand(in(d, "train"), &set, &err), RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "train-00001-of-00004.tfrecord: missing")));
+	char dir[700];
+	snprintf(dir, sizeof dir, "%s/", d);
+	CU_ASSERT_EQUAL(expand(dir, &set, &err), RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "train-00001-of-00004.tfrecord: missing"));
+	/* A glob that found nothing of a set does not judge it: the named
+	 * shards 0 and 2 with "v-*" (another set) beside them. */
+	touch(d, "v-00000-of-00001.tfrecord");
+	char spec[2048];
+	snprintf(spec, sizeof spec, "%s,%s,%s", in(d, "train-00000-of-00004.tfrecord"),
+	         in(d, "train-00002-of-00004.tfrecord"), in(d, "v-*"));
+	CU_ASSERT_EQUAL_FATAL(expand(spec, &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 3);
+	rio_shardset_free(&set);
+}
+
+static void test_absent_huge_count(void)
+{
+	/* One shard of a set of 4e9: a PREFIX names the next one at once; a
+	 * glob that leaves the others out cannot be checked name by name and
+	 * is refused naming the pattern; the file named alone is read. */
+	const char *d = mkdir_sub("huge");
+	touch(d, "x-0-of-4000000000");
+	rio_shardset set;
+	rio_error err;
+	CU_ASSERT_EQUAL(expand(in(d, "x"), &set, &err), RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "x-1-of-4000000000: missing shard")));
+	CU_ASSERT_EQUAL(expand(in(d, "x-[0]-of-4000000000"), &set, &err), RIO_EMISSINGSHARD);
+	assert_failed(&set, &err, RIO_EMISSINGSHARD);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, in(d, "x-[0]-of-4000000000: missing shard")));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "1 of the 4000000000 shards"));
+	CU_ASSERT_EQUAL_FATAL(expand(in(d, "x-0-of-4000000000"), &set, &err), 0);
+	CU_ASSERT_EQUAL(set.count, 1);
+	rio_shardset_free(&set);
 }
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -914,6 +1040,10 @@ static const tu_test form_tests[] = {
 	{"a single existing file", test_single_file},
 	{"explicit subset of a set", test_explicit_subset},
 	{"groups checked over the whole set", test_groups_across_items},
+	{"a glob's pattern picks a subset", test_glob_subset},
+	{"a glob's pattern picks a subset, one shard absent", test_glob_subset_missing},
+	{"absent only where an item would list it", test_absent_only_where_listed},
+	{"a set too large to check against a glob", test_absent_huge_count},
 	{"1000 shards", test_thousand_shards},
 	{"free", test_free},
 	{"directory", test_directory},

@@ -41,6 +41,7 @@ static void usage(FILE *out)
 	        "waiting for batches, the I/O backend, skipped records and peak memory.\n"
 	        "SHARDS are shard files, globs, comma-separated lists, directories or\n"
 	        "PREFIXes, all read as one set.\n"
+	        TOOL_SHARDS_SUBSET_HELP
 	        "\n"
 	        "Batches and order:\n"
 	        "  -b, --batch N            records per batch (default 32)\n"

@@ -43,6 +43,7 @@ static void usage(FILE *out)
 	        "shard files) or a PREFIX naming PREFIX-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4];\n"
 	        "'-' is standard input, and a pipe or FIFO reads as a file (its compression\n"
 	        "found from its bytes).\n"
+	        TOOL_SHARDS_SUBSET_HELP
 	        "\n"
 	        "  -c, --count          print only the number of records in all FILEs\n"
 	        "  -n, --head N         stop after N records in total\n"

@@ -58,6 +58,12 @@ void tool_progress_init(tool_progress *p, int quiet);
 void tool_progress_update(tool_progress *p, uint64_t records, uint64_t bytes, const char *what);
 void tool_progress_done(tool_progress *p);
 
+/* The --help lines on what part of a numbered set a specification reads
+ * (rio_shardset_expand()). */
+#define TOOL_SHARDS_SUBSET_HELP                                                                   \
+	"A shard that a glob matches, or that a directory or PREFIX lists, must exist;\n"            \
+	"a glob may pick part of a set: 'data/train-0000[0-2]-of-00004.tfrecord'.\n"
+
 /* Expands a shard spec (glob, list, PREFIX or file) with rio_shardset_expand,
  * printing the error on failure; returns 0 or -1. An empty spec is a usage
  * error (exit 2). The spec "-" (standard input) is the one path "-". */

@@ -28,6 +28,7 @@ static void usage(FILE *out)
 	        "damaged shard gets no index.\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory or a\n"
 	        "PREFIX; a pipe, a FIFO or '-' is refused: an index sits beside a shard file.\n"
+	        TOOL_SHARDS_SUBSET_HELP
 	        "\n"
 	        "  -f, --force   replace an existing .idx\n"
 	        "  -q, --quiet   print only errors\n"

@@ -82,6 +82,7 @@ static void usage(FILE *out)
 	        "and every CRC checked.\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory or a\n"
 	        "PREFIX; '-' is standard input, and a pipe or FIFO reads as a file.\n"
+	        TOOL_SHARDS_SUBSET_HELP
 	        "\n"
 	        "  -J, --json    print one JSON object instead of tables\n"
 	        "  -h, --help    show this help and exit\n"

@@ -68,6 +68,7 @@ static void usage(FILE *out)
 	        ".gz, .zz or .lz4), and the SHARD.idx sidecar when there is one.\n"
 	        "Each FILE may be a shard, a glob, a comma-separated list, a directory or a\n"
 	        "PREFIX; '-' is standard input, and a pipe or FIFO reads as a file.\n"
+	        TOOL_SHARDS_SUBSET_HELP
 	        "\n"
 	        "  -a, --all-errors       report every damage of a shard, not only the first\n"
 	        "  -q, --quiet            print nothing for good shards, only errors\n"
