@@ -397,6 +397,8 @@ int main(int argc, char **argv)
 		tool_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!c.prefix || !*c.prefix)
 		tool_usage_error("--output: an output prefix is required");
+	tool_check_output_prefix("--output", c.prefix);
+	tool_refuse_output_dir("--output", c.prefix);
 	tool_catch_signals();
 	gen g;
 	uint64_t positives = 0;

@@ -34,6 +34,12 @@ bad_arg "--noise: expected a number, got ''" -o "$T/x" --noise ''
 bad_arg "--seed: expected a non-negative integer, got 'x'" -o "$T/x" --seed x
 bad_arg "--output: an output prefix is required" -n 5
 bad_arg "unexpected argument 'extra'" -o "$T/x" extra
+mkdir "$T/odir"
+bad_arg "--output: '$T/odir' is a directory \(the shards would go beside it" -o "$T/odir" -n 5
+bad_arg "--output: '$T/odir/' is a directory; give a file prefix such as $T/odir/train" \
+	-o "$T/odir/" -n 5
+expect_eq 0 "$(ls -A "$T/odir" | wc -l | tr -d ' ')" "--output DIR: nothing written in it"
+expect_eq 0 "$(ls "$T" | grep -c '^odir-')" "--output DIR: nothing written beside it"
 expect_exit 2 "$GEN" -o "$T/x" --bogus
 expect_eq 0 "$(ls "$T" | grep -c '^x')" "no output after usage errors"
 

@@ -96,6 +96,20 @@ expect_exit 2 "$PACK" --from lines --output u/.. lines.txt
 expect_exit 2 "$PACK" --from lines --output . lines.txt
 expect_exit 2 "$PACK" --from lines --output
 expect_eq 0 "$(nfiles u)" "usage errors write nothing"
+# an existing directory without its '/' is refused too: its shards would go
+# beside it (u-00000-of-00001.tfrecord), which every reader then refuses as
+# ambiguous; --recover on it still runs (it may finish an older journal)
+expect_exit 2 "$PACK" --from lines --output u lines.txt
+expect_match "^recordio-pack: --output: 'u' is a directory \(the shards would go beside it, as u-00000-of-\.\.\.\); give a file prefix such as u/train$" \
+	"$T/err" "--output DIR: refused in one line, naming it"
+expect_exit 2 "$PACK" --from idx --images img.idx --labels lab.idx --output "$T/u" --force
+expect_eq "" "$(ls -d u-* 2>/dev/null)" "--output DIR: nothing written beside it"
+ln -s u ulink
+expect_exit 2 "$PACK" --from lines --output ulink lines.txt
+expect_eq 0 "$(nfiles u)" "--output DIR: nothing written in it"
+expect_exit 0 "$PACK" --recover --output u
+expect_match "^u: nothing to recover$" "$T/out" "--recover --output DIR runs"
+rm ulink
 
 # ---- --from idx ----------------------------------------------------------
 

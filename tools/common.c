@@ -56,6 +56,24 @@ void tool_try_help(void)
 	exit(EXIT_USAGE);
 }
 
+void tool_check_output_prefix(const char *option, const char *prefix)
+{
+	const char *slash = strrchr(prefix, '/');
+	const char *base = slash ? slash + 1 : prefix;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		tool_usage_error("%s: '%s' is a directory; give a file prefix such as %s%strain",
+		                 option, prefix, prefix, *base ? "/" : "");
+}
+
+void tool_refuse_output_dir(const char *option, const char *prefix)
+{
+	struct stat st;
+	if (stat(prefix, &st) == 0 && S_ISDIR(st.st_mode))
+		tool_usage_error("%s: '%s' is a directory (the shards would go beside it, as "
+		                 "%s-00000-of-...); give a file prefix such as %s/train",
+		                 option, prefix, prefix, prefix);
+}
+
 uint64_t tool_parse_u64(const char *option, const char *value)
 {
 	char *end;

@@ -58,6 +58,14 @@ void tool_progress_init(tool_progress *p, int quiet);
 void tool_progress_update(tool_progress *p, uint64_t records, uint64_t bytes, const char *what);
 void tool_progress_done(tool_progress *p);
 
+/* Output prefixes of shard sets (PREFIX-SSSSS-of-NNNNN...): a usage error
+ * naming `option` (exit 2) for a prefix spelled as a directory ("d/",
+ * ".", "d/.."), and, in the second, for the name of an existing directory
+ * (its shards would land beside it, and readers refuse "DIR" as both a
+ * directory and a PREFIX). Call both before writing anything. */
+void tool_check_output_prefix(const char *option, const char *prefix);
+void tool_refuse_output_dir(const char *option, const char *prefix);
+
 /* The --help lines on what part of a numbered set a specification reads
  * (rio_shardset_expand()). */
 #define TOOL_SHARDS_SUBSET_HELP                                                                   \

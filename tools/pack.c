@@ -369,11 +369,9 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 		tool_usage_error("missing --from (idx, tfrecord, csv, dir or lines)");
 	if (!o->a.output || !*o->a.output)
 		tool_usage_error("missing --output PREFIX");
+	tool_check_output_prefix("--output", o->a.output);
 	const char *slash = strrchr(o->a.output, '/');
 	const char *base = slash ? slash + 1 : o->a.output;
-	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-		tool_usage_error("--output: '%s' is a directory; give a file prefix such as %s%strain",
-		                 o->a.output, o->a.output, *base ? "/" : "");
 	/* the commit journal is a text file of names, one per line */
 	if (strpbrk(base, "\t\n"))
 		tool_usage_error("--output: '%s': a tab or a newline in a shard name is not supported",
@@ -385,6 +383,9 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 			                 o->a.from ? "--from" : o->a.inputs[0]);
 		return;
 	}
+	/* an existing directory: refused after --recover, which may have to
+	 * finish a journal that an older recordio-pack left for such a prefix */
+	tool_refuse_output_dir("--output", o->a.output);
 	if (o->out.shards && o->out.shard_size)
 		tool_usage_error("--shards and --shard-size exclude each other");
 	if (!o->out.shards && !o->out.shard_size)
