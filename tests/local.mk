@@ -100,6 +100,10 @@ CLI_TESTS = \
 	tests/cli_ctr_gen.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
+# The commands of README.md and doc/*.md, run as the pages show them (the
+# marking of blocks that cannot run here: the script's header).
+TESTS += tests/docs_run.sh
+EXTRA_DIST += tests/docs_run.sh
 
 # libFuzzer targets: built and run by scripts/fuzz.sh, not by make check
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util.h \
