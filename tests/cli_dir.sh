@@ -87,9 +87,11 @@ expect_exit 1 "$CAT" only-idx
 expect_eq "recordio-cat: only-idx: no shards match: a directory with no shard files (hidden, .idx and .commit files and subdirectories are not shards)" \
 	"$(cat "$T/err")" "a directory of non-shards is named"
 
-# DIR that is also the PREFIX of shards beside it
-mkdir amb amb/train
+# DIR that is also the PREFIX of shards beside it (made after the shards:
+# recordio-pack refuses to write them beside an existing directory)
+mkdir amb
 "$PACK" -q --from lines --output amb/train lines.txt
+mkdir amb/train
 "$PACK" -q --from lines --output amb/train/inner lines.txt
 # (recordio-bench takes the loader's -EINVAL as a usage error: exit 2)
 for tool in "$CAT:1" "$VERIFY:1" "$BENCH:2"; do
