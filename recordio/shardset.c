@@ -653,7 +653,7 @@ static int check_absent(const struct vec *v, const struct member *m, size_t n, r
 {
 	uint32_t count = m[0].sn.count;
 	size_t absent = count - n, nsrc = 0;
-	const char *glob = NULL; /* a glob among them */
+	const char *pattern = NULL; /* a glob among them */
 	const struct member **rep = malloc(n * sizeof *rep); /* a member per source */
 	if (!rep)
 		return rio__error_set(err, -ENOMEM, m[0].path, UNK, UNK, NULL);
@@ -664,7 +664,7 @@ static int check_absent(const struct vec *v, const struct member *m, size_t n, r
 		if (s && k == nsrc) {
 			rep[nsrc++] = &m[i];
 			if (v->sources[s - 1].kind == SOURCE_GLOB)
-				glob = v->sources[s - 1].text;
+				pattern = v->sources[s - 1].text;
 		}
 	}
 	int rc = 0;
@@ -674,8 +674,8 @@ static int check_absent(const struct vec *v, const struct member *m, size_t n, r
 			j++;
 			continue;
 		}
-		if (++checked > ABSENT_CHECK_MAX && glob) {
-			rc = rio__error_set(err, RIO_EMISSINGSHARD, glob, UNK, UNK,
+		if (++checked > ABSENT_CHECK_MAX && pattern) {
+			rc = rio__error_set(err, RIO_EMISSINGSHARD, pattern, UNK, UNK,
 			                    "it matched %zu of the %u shards of %.*s, too many absent to "
 			                    "check each against it: list the shards to read",
 			                    n, (unsigned)count, (int)m[0].sn.prefix_len, m[0].path);
