@@ -107,7 +107,7 @@ RIO_API int rio_output_check(const char *path, rio_error *err)
 	rio__error_clear(err);
 	struct stat st;
 	if (!path || !*path)
-		return rio__error_set(err, -ENOENT, path, RIO__UNKNOWN, RIO__UNKNOWN,
+		return rio__error_set(err, -ENOENT, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "an empty output path");
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : rio__error_set(err, -errno, path, RIO__UNKNOWN,

@@ -60,6 +60,9 @@ class Reader:
 
     def __init__(self, path_or_shards, compression="auto", verify_crc=True,
                  skip_damaged=False, max_record_size=0):
+        if not isinstance(max_record_size, int) or not 0 <= max_record_size < 1 << 64:
+            raise ValueError("Reader: max_record_size=%r: want an integer from 0 (the "
+                             "default limit) to 2**64-1" % (max_record_size,))
         self.paths = _paths(path_or_shards)
         self._opts = dict(compression=compression, verify_crc=verify_crc,
                           skip_damaged=skip_damaged, max_record_size=max_record_size)
@@ -137,7 +140,7 @@ class Reader:
             r = self._random[f] = self._open(self.paths[f])
         if r.compression == "none":
             off, size = self._index(f)
-            return r.read_at(off[local], size[local], local)
+            return r.read_at(off, size, local)
         seq = self._open(self.paths[f])  # a stream: read up to the record
         try:
             for _ in range(local):
@@ -192,6 +195,14 @@ class Writer:
     overwrite=False: an existing `path` is never replaced (FileExistsError).
     index=True: also writes the .idx sidecar on close (for random access
     and the loader's record sharding). write() returns the record's offset.
+
+    Only a regular file is ever replaced. A `path` (or, with index=True,
+    its .idx) that exists and is anything else is refused here, at open,
+    with a recordio.Error naming it: a directory (IsADirectoryError), a
+    FIFO, a device node such as /dev/null, or a symbolic link, even one to
+    a regular file (UnsupportedError: links are not written through; give
+    the link's target). What appears there while writing is refused by
+    close() the same way, and the temporary file removed.
     """
 
     def __init__(self, path, compression=None, level=0, fsync=False, overwrite=True,

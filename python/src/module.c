@@ -213,6 +213,8 @@ PyMODINIT_FUNC PyInit__core(void)
 	if (PyModule_AddIntConstant(m, "HAVE_CUDA", 0) < 0)
 		goto fail;
 #endif
+	if (PyModule_AddIntConstant(m, "MAX_COLUMN_LENGTH", (long)RIO_LOADER_MAX_COLUMN_LENGTH) < 0)
+		goto fail;
 #define ADD_CODE(name, value, text)                                                               \
 	if (PyModule_AddIntConstant(m, #name, value) < 0)                                         \
 		goto fail;

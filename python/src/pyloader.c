@@ -96,6 +96,11 @@ static int parse_columns(PyObject *columns, rio_column_spec **specs, size_t *n)
 		if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "s#sn|d", &name, &name_len,
 		                      &dtype, &length, &scale))
 			goto fail;
+		if ((size_t)name_len != strlen(name)) {
+			PyErr_Format(PyExc_ValueError, "column %s: the name holds a NUL character",
+			             name);
+			goto fail;
+		}
 		if ((size_t)name_len >= sizeof s[i].name) {
 			PyErr_Format(PyExc_ValueError, "column %s: a name of at most %zu bytes", name,
 			             sizeof s[i].name - 1);
