@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import recordio
-from conftest import DECODE, N_RECORDS
+from conftest import DECODE, N_RECORDS, record_ids
 
 
 def epoch(loader):
@@ -268,13 +268,6 @@ def _at_epoch(shards, opts, e):
     loader = recordio.Loader(shards, **opts)
     loader.set_epoch(e)
     return loader
-
-
-def record_ids(images, dataset_images):
-    """Each image's record number in the dataset (its bytes are unique)."""
-    where = {im.tobytes(): i for i, im in enumerate(dataset_images)}
-    assert len(where) == len(dataset_images)
-    return [where[im.tobytes()] for im in images]
 
 
 def test_two_loaders_in_one_process(shards, gz_shards, dataset):
