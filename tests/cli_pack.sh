@@ -509,7 +509,7 @@ done
 expect_eq kept "$(cat nonreg/target)" "a link's target is untouched"
 expect_eq 1 "$(nfiles nonreg)" "nothing left behind by the refused runs"
 mkfifo nonreg/n.commit
-expect_exit 1 "$PACK" --from lines --output nonreg/n lines.txt
+expect_exit 1 timeout 60 "$PACK" --from lines --output nonreg/n lines.txt
 expect_match 'nonreg/n.commit: .*a FIFO' "$T/err" "a FIFO under the commit journal's name is refused, not read"
 expect_exit 0 test -p nonreg/n.commit
 rm -rf nonreg
