@@ -29,14 +29,18 @@ def _feature(name, value):
     type) or refused with TypeError/ValueError naming the feature."""
     if not isinstance(name, str):
         raise TypeError("feature %r: a feature name is a str" % (name,))
-    if "\0" in name:
-        raise ValueError("feature %r: a feature name holds a NUL character" % name)
+    if "\0" in name or not _utf8(name):
+        raise ValueError("feature %r: a feature name holds a NUL character or a lone "
+                         "surrogate" % name)
     if value is None:
         return (name, "none", None)
     kind = None
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) \
-            and value[0] in _KINDS:
-        kind, value = value
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        if value[0] in _KINDS:
+            kind, value = value
+        elif not isinstance(value[1], _BYTES_TYPES):
+            raise TypeError("feature %s: kind %r: want 'bytes', 'float' or 'int64'"
+                            % (name, value[0]))
     if isinstance(value, np.ndarray) and value.dtype.kind not in "O":
         return _from_array(name, kind, value)
     if isinstance(value, np.generic) and not isinstance(value, (np.bytes_, np.str_)):
@@ -91,7 +95,7 @@ def _from_list(name, kind, items):
         if kinds - {"bytes"}:
             raise TypeError("feature %s: a bytes feature of numbers (give bytes, str, or "
                             "array.tobytes())" % name)
-        return (name, "bytes", [_as_bytes(x) for x in items])
+        return (name, "bytes", [_as_bytes(name, x) for x in items])
     if "bytes" in kinds:
         raise TypeError("feature %s: a %s feature holds bytes or str" % (name, kind))
     if kind == "int64":
@@ -134,7 +138,7 @@ def _from_array(name, kind, a):
     if k in "SU":
         if kind not in (None, "bytes"):
             raise TypeError("feature %s: a %s feature from an array of strings" % (name, kind))
-        return (name, "bytes", [_as_bytes(x) for x in a.ravel().tolist()])
+        return (name, "bytes", [_as_bytes(name, x) for x in a.ravel().tolist()])
     if k not in "iubf":
         raise TypeError("feature %s: arrays of dtype %s have no Example kind" % (name, a.dtype))
     if kind == "bytes":
@@ -158,8 +162,18 @@ def _from_array(name, kind, a):
     return (name, "float", np.ascontiguousarray(f))
 
 
-def _as_bytes(x):
+def _utf8(s):
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _as_bytes(name, x):
     if isinstance(x, str):
+        if not _utf8(x):
+            raise ValueError("feature %s: a str with a lone surrogate has no UTF-8" % name)
         return x.encode("utf-8")
     if isinstance(x, memoryview):
         return x.tobytes()  # any shape or stride, in C order
@@ -186,13 +200,15 @@ class Example:
       (e.g. ("int64", []) for an empty list, ("bytes", img.tobytes())).
     Arrays (NumPy, any shape, 0-d included) are flattened in C order.
     Every value is kept exactly, floats rounded to float32 (the
-    float_list's type), or refused: TypeError or ValueError naming the
+    float_list's type: what is below its smallest subnormal becomes 0), or
+    refused: TypeError or ValueError naming the
     feature for a value of no kind (a dict, a set, a complex, a Decimal,
     None in a list, a nested list, an object array of such, a list of bytes
     and numbers), an int outside int64 (2**63, a uint64 array's 2**64-1), a
     float beyond float32's range, a non-integer forced to "int64" (2.7), a
-    number forced to "bytes", a str forced to a number, and a name that is
-    not a str or holds a NUL.
+    number forced to "bytes", a str forced to a number, a kind not one of
+    the three, a str with no UTF-8 (a lone surrogate), and a name that is
+    not a str, holds a NUL or has no UTF-8.
     """
 
     @staticmethod

@@ -1,6 +1,7 @@
 """Reader and Writer: TFRecord shards as sequences of bytes."""
 import array
 import bisect
+import operator
 import os
 
 from . import _core
@@ -126,12 +127,14 @@ class Reader:
     def __getitem__(self, i):
         self._check()
         n = len(self)
-        if not isinstance(i, int):
-            raise TypeError("Reader indices are integers")
+        try:
+            i = want = operator.index(i)  # an int, a NumPy integer
+        except TypeError:
+            raise TypeError("Reader indices are integers, not %s" % type(i).__name__) from None
         if i < 0:
             i += n
         if not 0 <= i < n:
-            raise IndexError("record %d of %d" % (i, n))
+            raise IndexError("record %d of %d" % (want, n))
         ends = self._counts()
         f = bisect.bisect_right(ends, i)
         local = i - (ends[f - 1] if f else 0)
@@ -173,6 +176,7 @@ class Reader:
 
 
 _SUFFIXES = ((".gz", "gzip"), (".zz", "zlib"), (".lz4", "lz4"))
+_LEVELS = {"gzip": 9, "zlib": 9, "lz4": 12}  # "none": 0 only (a level would do nothing)
 
 
 class Writer:
@@ -191,7 +195,8 @@ class Writer:
     aborts the writer). compression: "none", "gzip", "zlib" or "lz4";
     None (the default) takes it from the name (.gz, .zz, .lz4, else none).
     level: 0 for the codec's fast default, 1-9 for zlib's deflate (lz4
-    1-12). fsync: the file and its directory are synced on close.
+    1-12; uncompressed: 0 only, else ValueError). fsync: the file and its
+    directory are synced on close.
     overwrite=False: an existing `path` is never replaced (FileExistsError).
     index=True: also writes the .idx sidecar on close (for random access
     and the loader's record sharding). write() returns the record's offset.
@@ -211,6 +216,10 @@ class Writer:
         if compression is None:
             compression = next((c for s, c in _SUFFIXES if self.path.endswith(s)), "none")
         self.compression = compression
+        top = _LEVELS.get(compression, 0)
+        if not isinstance(level, int) or not 0 <= level <= top:
+            raise ValueError("Writer: level=%r: want 0 to %d for compression %r" %
+                             (level, top, compression))
         self._w = _core.Writer(self.path, compression=compression, level=level, fsync=fsync,
                                overwrite=overwrite, index=index)
 

@@ -209,6 +209,9 @@ REFUSED = [  # (value, the exception) for feature "feat"
     (np.ma.masked_array([1, 2], mask=[0, 1]), ValueError),
     ([], TypeError),                                # no kind
     (object(), TypeError),
+    (("double", [1.0]), TypeError),                 # no such kind
+    ("\udc80", ValueError),                         # no UTF-8
+    ([b"a", "\udc80"], ValueError),
 ]
 
 
@@ -224,6 +227,8 @@ def test_example_build_refuses_names_it_would_change():
         recordio.Example.build({"label\0junk": 1})
     with pytest.raises(TypeError, match="b'label'"):
         recordio.Example.build({b"label": 1})
+    with pytest.raises(ValueError, match="surrogate"):
+        recordio.Example.build({"\udc80": 1})
 
 
 KEPT = [  # (value, what Example.parse gives back)
@@ -324,6 +329,26 @@ def test_writer_refuses_at_close_what_appeared_meanwhile(tmp_path):
         w.close()
     assert os.listdir(str(tmp_path)) == ["out.tfrecord"]  # the FIFO, no temporary
     assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_writer_level_out_of_range(tmp_path):
+    for name, level in (("a.tfrecord.gz", 99), ("a.tfrecord.zz", -1), ("a.tfrecord.lz4", 13),
+                        ("a.tfrecord", 5), ("a.tfrecord.gz", 1.5)):
+        with pytest.raises(ValueError, match="level=%r" % (level,)):
+            recordio.Writer(str(tmp_path / name), level=level)
+    assert os.listdir(str(tmp_path)) == []
+    with recordio.Writer(str(tmp_path / "b.tfrecord.lz4"), level=12) as w:
+        w.write(b"x")
+    assert list(recordio.Reader(str(tmp_path / "b.tfrecord.lz4"))) == [b"x"]
+
+
+def test_reader_indices(testdata):
+    r = recordio.Reader(os.path.join(testdata, "tfx-mnist.tfrecord"))
+    assert r[np.int64(3)] == r[3] == r[np.uint8(3)] and r[-1000] == r[0]
+    with pytest.raises(IndexError, match="record -1001 of 1000"):
+        r[-1001]
+    with pytest.raises(TypeError, match="float"):
+        r[1.0]
 
 
 def test_writer_abort(tmp_path):
