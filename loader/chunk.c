@@ -56,8 +56,9 @@ int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t siz
 		c->rec_cap = n;
 	}
 	if (cp->ncols && !c->row_ptrs && c->nrec == c->rows_cap) {
-		size_t n = c->rows_cap ? c->rows_cap * 2 : 256;
-		uint8_t *r = realloc(c->rows, n * cp->row_stride);
+		size_t n = c->rows_cap ? c->rows_cap * 2 : 256, bytes;
+		uint8_t *r = __builtin_mul_overflow(n, cp->row_stride, &bytes) ? NULL
+		                                                                : realloc(c->rows, bytes);
 		if (!r)
 			return -ENOMEM;
 		c->rows = r;

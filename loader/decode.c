@@ -67,7 +67,7 @@ static int parse_item(const char *item, size_t len, rio_column_spec *c, rio_erro
 	if (!bad) {
 		char *end;
 		unsigned long long n = strtoull(fields[2], &end, 10);
-		bad = *end || n == 0 || n > (1ull << 30) || fields[2][0] == '-';
+		bad = *end || n == 0 || n > RIO_LOADER_MAX_COLUMN_LENGTH || fields[2][0] == '-';
 		c->length = (size_t)n;
 	}
 	if (!bad && nf == 4) {
@@ -114,7 +114,29 @@ RIO_API int rio_column_spec_parse(const char *text, rio_column_spec **specs, siz
 	return 0;
 }
 
-int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n)
+/* Spec c checked, its bytes in *bytes: 0, or -EINVAL naming it. */
+static int check_column(const rio_column_spec *spec, size_t c, size_t *bytes, rio_error *err)
+{
+	const rio_column_spec *s = &spec[c];
+	size_t name_len = strnlen(s->name, sizeof s->name);
+	if (name_len == 0 || name_len == sizeof s->name)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "column %zu: a name of 1 to %zu bytes, NUL-terminated", c,
+		                      sizeof s->name - 1);
+	if (rio_dtype_size(s->type) == 0)
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "column %s: type %d: want u8, f32 or i64", s->name,
+		                      (int)s->type);
+	if (s->length == 0 || s->length > RIO_LOADER_MAX_COLUMN_LENGTH ||
+	    __builtin_mul_overflow(s->length, rio_dtype_size(s->type), bytes))
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "column %s: length %zu: want 1 to %u values", s->name,
+		                      s->length, RIO_LOADER_MAX_COLUMN_LENGTH);
+	return 0;
+}
+
+int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n, size_t batch_size,
+                      rio_error *err)
 {
 	memset(cp, 0, sizeof *cp);
 	if (n == 0)
@@ -128,20 +150,28 @@ int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n)
 	}
 	memcpy(cp->spec, spec, n * sizeof *spec);
 	cp->ncols = n;
-	size_t off = 0;
+	size_t off = 0, whole;
 	for (size_t c = 0; c < n; c++) {
-		if (spec[c].length == 0 || rio_dtype_size(spec[c].type) == 0 ||
-		    memchr(spec[c].name, '\0', sizeof spec[c].name) == NULL) {
-			rio__colplan_free(cp);
-			return -EINVAL;
-		}
+		int rc = check_column(spec, c, &cp->col_bytes[c], err);
 		cp->col_offset[c] = off;
-		cp->col_bytes[c] = spec[c].length * rio_dtype_size(spec[c].type);
-		off += (cp->col_bytes[c] + 7) & ~(size_t)7; /* 8-byte aligned parts */
+		if (rc == 0 && __builtin_add_overflow(off, (cp->col_bytes[c] + 7) & ~(size_t)7, &off))
+			rc = rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			                    "columns: %zu columns up to %s do not fit in memory", c + 1,
+			                    spec[c].name);
+		if (rc < 0) {
+			rio__colplan_free(cp);
+			return rc;
+		}
 	}
 	cp->row_bytes = off;
 	cp->flags_offset = off;
-	cp->row_stride = off + ((n + 7) & ~(size_t)7);
+	if (__builtin_add_overflow(off, (n + 7) & ~(size_t)7, &cp->row_stride) ||
+	    __builtin_mul_overflow(cp->row_stride, batch_size, &whole)) {
+		rio__colplan_free(cp);
+		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "columns: a batch of %zu rows of %zu columns does not fit in "
+		                      "memory", batch_size, n);
+	}
 	return 0;
 }
 

@@ -31,7 +31,12 @@ typedef struct rio__colplan {
 	size_t row_stride;          /* a row's size in memory               */
 } rio__colplan;
 
-int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n);
+/* The row layout of `n` column specs, checked: -EINVAL (with a message in
+ * `err` naming the column) for a spec rio_loader_open() refuses (loader.h)
+ * or sizes that do not fit a size_t; once it succeeds, batch_size *
+ * col_bytes[c] and batch_size * row_stride fit too. -ENOMEM. */
+int rio__colplan_init(rio__colplan *cp, const rio_column_spec *spec, size_t n, size_t batch_size,
+                      rio_error *err);
 void rio__colplan_free(rio__colplan *cp);
 
 /* Decodes one Example into a row of row_stride bytes (narrow parts and

@@ -180,9 +180,9 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 		rc = rio__cpus_init(l);
 	if (rc == 0)
 		rc = choose_io(l);
-	if (rc == 0 && (rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns)) < 0)
-		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-		               "invalid column spec (empty name, type or length)");
+	if (rc == 0)
+		rc = rio__colplan_init(&l->cols, l->o.columns, l->o.ncolumns, l->o.batch_size,
+		                       &l->err);
 	if (rc == 0 && (rc = rio__dataset_open(&l->ds, shards, &l->o, &l->cols, &l->err)) < 0 &&
 	    l->err.code == 0)
 		rio__error_set(&l->err, rc, shards, RIO__UNKNOWN, RIO__UNKNOWN, NULL);

@@ -78,7 +78,10 @@ typedef enum rio_dtype {
 RIO_API const char *rio_dtype_name(rio_dtype t);
 RIO_API size_t rio_dtype_size(rio_dtype t);
 
-/* One column: feature `name` holding exactly `length` values of `type`. */
+/* One column: feature `name` holding exactly `length` values of `type`.
+ * rio_loader_open() refuses (-EINVAL, naming the column) an empty name or
+ * one without its NUL within the array, an unknown type, and a length
+ * outside 1 to RIO_LOADER_MAX_COLUMN_LENGTH. */
 typedef struct rio_column_spec {
 	char name[128];
 	rio_dtype type;
@@ -142,6 +145,10 @@ typedef enum rio_io_backend {
 #define RIO_LOADER_MIN_READ_SIZE 4096            /* read_size: from this ... */
 #define RIO_LOADER_MAX_READ_SIZE (1u << 30)      /* ... to this              */
 #define RIO_LOADER_MAX_WORLD (1 << 24)           /* world: 1 to this         */
+#define RIO_LOADER_MAX_COLUMN_LENGTH (1u << 30)  /* a column's length: 1 to
+                                                  * this (values per record;
+                                                  * the spec parser's limit
+                                                  * too)                    */
 
 typedef struct rio_loader_opts {
 	/* the rank's part of the data */

@@ -180,7 +180,8 @@ int rio__rows_take(rio__pool *p, size_t row_bytes, uint8_t **out, size_t n)
 		p->row_blocks = blocks;
 		if (free_rows_room(p, k) < 0)
 			return -ENOMEM;
-		uint8_t *b = malloc(k * row_bytes);
+		size_t bytes;
+		uint8_t *b = __builtin_mul_overflow(k, row_bytes, &bytes) ? NULL : malloc(bytes);
 		if (!b)
 			return -ENOMEM;
 		p->row_blocks[p->nrow_blocks++] = b;

@@ -3,7 +3,8 @@
  *
  * One X-macro table in recordio.h defines the codes and their texts;
  * rio_strerror() maps those, negative errno values, and 0. Also the small
- * file helpers every writer shares (temporary name + rename, write_all).
+ * file helpers every writer shares (the output path's check, temporary
+ * name + rename, write_all).
  */
 #include "config.h"
 #include "internal.h"
@@ -87,6 +88,37 @@ int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, ui
 	}
 #undef APPEND
 	return code;
+}
+
+/* What a file of mode `mode` is, for a message. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode)    ? "a directory"
+	       : S_ISLNK(mode)  ? "a symbolic link"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+	                        : "not a regular file";
+}
+
+RIO_API int rio_output_check(const char *path, rio_error *err)
+{
+	rio__error_clear(err);
+	struct stat st;
+	if (!path || !*path)
+		return rio__error_set(err, -ENOENT, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "an empty output path");
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : rio__error_set(err, -errno, path, RIO__UNKNOWN,
+		                                            RIO__UNKNOWN, NULL);
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return rio__error_set(err, S_ISDIR(st.st_mode) ? -EISDIR : RIO_EUNSUPPORTED, path,
+	                      RIO__UNKNOWN, RIO__UNKNOWN,
+	                      "%s, not a regular file: a writer replaces only regular files%s",
+	                      file_kind(st.st_mode),
+	                      S_ISLNK(st.st_mode) ? " (write to the link's target instead)" : "");
 }
 
 int rio__tmpfile_open(const char *path, char **tmp_path)
@@ -174,6 +206,9 @@ int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_f
 		rc = -errno;
 	if (close(fd) && !rc)
 		rc = -errno;
+	/* checked at open too: what appeared there since is not replaced either */
+	if (!rc && replace)
+		rc = rio_output_check(path, NULL);
 	if (!rc && replace && rename(tmp_path, path))
 		rc = -errno;
 	if (!rc && !replace)

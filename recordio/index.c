@@ -187,7 +187,10 @@ static char *put_u64(char *p, uint64_t v)
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
 {
 	char *tmp = NULL;
-	int fd = rio__tmpfile_open(path, &tmp);
+	int fd = rio_output_check(path, err);
+	if (fd < 0)
+		return fd;
+	fd = rio__tmpfile_open(path, &tmp);
 	if (fd < 0)
 		return rio__error_set(err, fd, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	enum { CHUNK = 64 * 1024, LINE_MAX_LEN = 42 };

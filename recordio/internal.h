@@ -32,7 +32,8 @@ int rio__tmpfile_open(const char *path, char **tmp_path);
 /* Finishes a temporary file: gives it the mode open(2) would (mkstemp made
  * it 0600), optional fsync, close, rename to `path`, and with fsync also
  * fsync of the directory. Without `replace`, an existing `path` (even one
- * created since the temporary was opened) is left alone: -EEXIST. Closes
+ * created since the temporary was opened) is left alone: -EEXIST; with it,
+ * only a regular file is replaced (rio_output_check()). Closes
  * fd in every case; on failure unlinks tmp_path. Returns 0 or a negative
  * errno. */
 int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync,

@@ -190,10 +190,23 @@ typedef struct rio_writer_opts {
 /* Fills `opts` with the defaults. */
 RIO_API void rio_writer_opts_init(rio_writer_opts *opts);
 
+/* Whether `path` may be a writer's output: 0 when nothing is there or a
+ * regular file is (which a writer replaces). Anything else is refused, so
+ * that no writer ever replaces it: a directory with -EISDIR; a FIFO, a
+ * socket, a device node (/dev/null...) or a symbolic link, even one to a
+ * regular file, with RIO_EUNSUPPORTED (links are not written through: give
+ * the link's target). An empty path is -ENOENT. `err` (may be NULL) gets a
+ * message naming the path and what it is. rio_writer_open(),
+ * rio_index_write() and recordio-pack apply this rule at open, and again
+ * just before the rename that replaces the file. */
+RIO_API int rio_output_check(const char *path, rio_error *err);
+
 /* Opens a writer for `path` (opts may be NULL for defaults). Data goes to a
  * hidden temporary file in the same directory (".NAME.XXXXXX.tmp"); only
  * rio_writer_close() renames it to `path`, so a crash or an error never
- * leaves a file under `path` that looks whole. */
+ * leaves a file under `path` that looks whole. A `path` that exists and is
+ * not a regular file is refused here, at open (rio_output_check(): -EISDIR
+ * or RIO_EUNSUPPORTED; with overwrite 0, anything there is -EEXIST). */
 RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer_opts *opts);
 
 /* Appends one record. If `offset` is not NULL it receives the record's offset
@@ -350,7 +363,8 @@ typedef struct rio_index {
 /* Reads `path` (an .idx file). Malformed lines give RIO_EBADINDEX with the
  * line number in `err` (err may be NULL). Free with rio_index_free(). */
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err);
-/* Writes `idx` to `path` atomically (temporary name, then rename). */
+/* Writes `idx` to `path` atomically (temporary name, then rename); a `path`
+ * that exists and is not a regular file is refused (rio_output_check()). */
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err);
 /* Builds the index of a shard by reading it (compressed or not); damage is
  * an error reported in `err`. */

@@ -2,7 +2,9 @@
  * writer.c — rio_writer: frames records and writes one shard atomically.
  *
  * Bytes go to a hidden temporary file beside the target through an output
- * stream (stream.c) that compresses when asked. Only a successful
+ * stream (stream.c) that compresses when asked. A target that exists and
+ * is not a regular file (a directory, a FIFO, a device, a symbolic link)
+ * is refused at open, never replaced (rio_output_check). Only a successful
  * rio_writer_close() renames the temporary file into place, so an error, a
  * crash or rio_writer_abort() never leaves a file under the final name.
  * A live writer (opts.live: TensorBoard event files, read while they grow)
@@ -16,6 +18,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct rio_writer {
@@ -65,8 +68,12 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
 	if (opts->compression < RIO_COMPRESSION_NONE || opts->compression > RIO_COMPRESSION_LZ4 ||
 	    (opts->live && opts->compression != RIO_COMPRESSION_NONE))
 		return -EINVAL;
-	if (!opts->overwrite && access(path, F_OK) == 0)
-		return -EEXIST;
+	struct stat st;
+	if (!opts->overwrite && path && lstat(path, &st) == 0)
+		return -EEXIST; /* whatever it is, a dangling link included */
+	int checked = rio_output_check(path, NULL);
+	if (checked < 0)
+		return checked;
 	rio_writer *w = calloc(1, sizeof *w);
 	if (!w || !(w->path = strdup(path))) {
 		free(w);
@@ -77,10 +84,18 @@ RIO_API int rio_writer_open(rio_writer **out, const char *path, const rio_writer
 	w->overwrite = opts->overwrite;
 	w->live = opts->live;
 	if (w->live) {
-		int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (w->overwrite ? O_TRUNC : O_EXCL);
+		/* O_NOFOLLOW and the fstat: what replaced the checked path since
+		 * is refused too (O_NONBLOCK: a FIFO never blocks the open) */
+		int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+		            (w->overwrite ? O_TRUNC : O_EXCL);
 		w->fd = open(path, flags, 0666);
 		if (w->fd < 0)
-			w->fd = -errno;
+			w->fd = errno == ELOOP ? RIO_EUNSUPPORTED : -errno;
+		else if (fstat(w->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		         fcntl(w->fd, F_SETFL, 0) < 0) {
+			close(w->fd);
+			w->fd = RIO_EUNSUPPORTED;
+		}
 	} else {
 		w->fd = rio__tmpfile_open(path, &w->tmp_path);
 	}

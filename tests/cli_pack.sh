@@ -2,7 +2,8 @@
 # cli_pack.sh — shell tests of recordio-pack: every --from mode, every
 # compression, shard naming and counts, .idx sidecars, --shuffle, the exit
 # codes of usage and data errors, that a failure or an interrupt leaves
-# nothing behind, and that existing shards are kept without --force.
+# nothing behind, that existing shards are kept without --force, and that
+# no run replaces or removes what is not a regular file.
 #
 # Inputs are made here (tiny IDX files with known bytes, CSV, a class tree);
 # payloads are checked by reading the shard bytes through the .idx with od,
@@ -482,6 +483,50 @@ expect_lines 5 ex/d-00000-of-00001.tfrecord.gz.idx "in-place re-compression keep
 pack --from lines --output ex/d-extra lines.txt
 pack --from lines --output ex/d --force lines.txt
 expect_exit 0 test -f ex/d-extra-00000-of-00001.tfrecord
+
+# ---- what is not a regular file is never replaced ------------------------
+
+# A FIFO, a character node like /dev/null (made here, root only), a link
+# (to a regular file, or dangling) or a directory under a shard's name: each
+# refused at the start, --force or not, before the input is read, and left
+# as it was; so is a FIFO under the set's commit journal (its read would
+# block).
+mkdir nonreg
+printf 'kept' >nonreg/target
+nonreg_cases="fifo link dangling dir"
+mknod nonreg/probe c 1 3 2>/dev/null && rm -f nonreg/probe && nonreg_cases="$nonreg_cases device"
+for kind in $nonreg_cases; do
+	shard=nonreg/n-00000-of-00001.tfrecord
+	case $kind in
+	fifo) mkfifo $shard ;;
+	device) mknod $shard c 1 3 ;;
+	link) ln -s target $shard ;;
+	dangling) ln -s nothing-here $shard ;;
+	dir) mkdir $shard ;;
+	esac
+	before=$(ls -lA nonreg | sed 's/ [A-Z][a-z][a-z] .* / /')
+	for force in "" --force; do
+		expect_exit 1 "$PACK" --from lines --output nonreg/n $force lines.txt
+		expect_match "$shard: .*not a regular file" "$T/err" "a $kind under a shard's name is refused (${force:-no --force})"
+		expect_eq "$before" "$(ls -lA nonreg | sed 's/ [A-Z][a-z][a-z] .* / /')" "the $kind is left as it was (${force:-no --force})"
+	done
+	rm -rf $shard
+done
+# an index's name too, and a shard of another count that --force would remove
+for name in n-00000-of-00001.tfrecord.idx n-00001-of-00002.tfrecord; do
+	mkfifo nonreg/$name
+	expect_exit 1 "$PACK" --from lines --output nonreg/n --force lines.txt
+	expect_match "nonreg/$name: .*a FIFO" "$T/err" "a FIFO under $name is refused"
+	expect_exit 0 test -p nonreg/$name
+	rm -f nonreg/$name
+done
+expect_eq kept "$(cat nonreg/target)" "a link's target is untouched"
+expect_eq 1 "$(nfiles nonreg)" "nothing left behind by the refused runs"
+mkfifo nonreg/n.commit
+expect_exit 1 timeout 60 "$PACK" --from lines --output nonreg/n lines.txt
+expect_match 'nonreg/n.commit: .*a FIFO' "$T/err" "a FIFO under the commit journal's name is refused, not read"
+expect_exit 0 test -p nonreg/n.commit
+rm -rf nonreg
 
 # ---- interrupt -----------------------------------------------------------
 

@@ -2600,6 +2600,54 @@ static void test_open_errors(void)
 	rio_loader_close(NULL);
 }
 
+/* Column specs given through the C API (no parser in between): a length
+ * whose batch would not fit a size_t (batch_size * bytes wrapped, and the
+ * first batch wrote past a tiny slot), or over the limit, an empty name, a
+ * name without its NUL and an unknown type are -EINVAL at open, naming the
+ * column. */
+static void test_column_sizes(void)
+{
+	static const struct {
+		const char *name;
+		rio_dtype type;
+		size_t length, batch;
+		const char *named;
+	} bad[] = {
+	    {"image", RIO_DTYPE_U8, (size_t)1 << 58, 64, "column image: length"},
+	    {"image", RIO_DTYPE_I64, (size_t)1 << 62, 32, "column image: length"},
+	    {"image", RIO_DTYPE_U8, (size_t)1 << 57, 128, "column image: length"},
+	    {"image", RIO_DTYPE_F32, SIZE_MAX, 1, "column image: length"},
+	    {"image", RIO_DTYPE_U8, RIO_LOADER_MAX_COLUMN_LENGTH + (size_t)1, 1,
+	     "column image: length"},
+	    {"image", RIO_DTYPE_U8, 0, 1, "column image: length 0"},
+	    {"image", (rio_dtype)7, 4, 1, "column image: type 7"},
+	    {"", RIO_DTYPE_U8, 4, 1, "column 1: a name"},
+	    {NULL, RIO_DTYPE_U8, 4, 1, "column 1: a name"}, /* 128 bytes, no NUL */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		rio_column_spec cols[2] = {{.name = "label", .type = RIO_DTYPE_I64, .length = 1}};
+		if (bad[i].name)
+			snprintf(cols[1].name, sizeof cols[1].name, "%s", bad[i].name);
+		else
+			memset(cols[1].name, 'x', sizeof cols[1].name);
+		cols[1].type = bad[i].type;
+		cols[1].length = bad[i].length;
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.columns = cols;
+		o.ncolumns = 2;
+		o.batch_size = bad[i].batch;
+		rio_loader *l = NULL;
+		int rc = rio_loader_open(&l, dataset(DS_TWO)->prefix, &o);
+		CHECK(rc == -EINVAL, "case %zu: %d (%s), want -EINVAL", i, rc, rio_strerror(rc));
+		if (l)
+			CHECK(strstr(rio_loader_error(l)->message, bad[i].named) != NULL,
+			      "case %zu: the message \"%s\" does not say \"%s\"", i,
+			      rio_loader_error(l)->message, bad[i].named);
+		rio_loader_close(l);
+	}
+}
+
 /* A FIFO among the shards: RIO_EUNSUPPORTED naming it, at once (no wait for
  * a writer), alone or after a good shard. */
 static void test_not_regular(void)
@@ -3209,6 +3257,7 @@ static const tu_test damage_tests[] = {
 static const tu_test misc_tests[] = {
     {"rank and world from the environment", test_rank_from_env},
     {"open errors", test_open_errors},
+    {"column sizes that do not fit, bad specs: refused at open", test_column_sizes},
     {"a FIFO among the shards: RIO_EUNSUPPORTED", test_not_regular},
     {"option limits: the limit accepted, one past refused", test_option_limits},
     {"-ENOBUFS past opts.hold", test_hold},

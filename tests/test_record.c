@@ -3,7 +3,8 @@
  *
  * Record sizes at the edges (0, 1, 16 MiB), many records across buffer
  * boundaries, offsets reported by the writer, the atomic-publish promise of
- * the writer (nothing under the final name until a successful close), and
+ * the writer (nothing under the final name until a successful close, and
+ * nothing but a regular file ever replaced), and
  * the byte layout of what we write (checked by hand, not by our reader).
  */
 #include "recordio.h"
@@ -12,7 +13,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 /* Writes records of the given sizes (contents from seed) to path. */
 static void write_shard(const char *path, const size_t *sizes, size_t n, uint64_t *offsets)
@@ -206,6 +210,107 @@ static void test_writer_errors(void)
 	CU_ASSERT_FALSE(tu_file_exists(tu_path("bad.tfrecord")));
 }
 
+/* What is at `path` now, without following a link: its st_mode's type and
+ * its rdev (0 when nothing is there). */
+static unsigned long long node_of(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	return ((unsigned long long)(st.st_mode & S_IFMT) << 32) ^ (unsigned long long)st.st_rdev;
+}
+
+/* A writer never replaces what is not a regular file: a FIFO, a device
+ * node, a symbolic link (dangling or not) or a directory is refused at
+ * open, by the live writer and the index writer too, and what appears at
+ * the path while writing is refused at close; each stays as it was. */
+static void test_writer_refuses_non_regular(void)
+{
+	char dir[600], fifo[700], dev[700], link[700], dangling[700], target[700], sub[700],
+	    under_link[700], cmd[800];
+	snprintf(dir, sizeof dir, "%s", tu_path("nonregular"));
+	mkdir(dir, 0755);
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(dev, sizeof dev, "%s/null", dir);
+	snprintf(link, sizeof link, "%s/link", dir);
+	snprintf(dangling, sizeof dangling, "%s/dangling", dir);
+	snprintf(target, sizeof target, "%s/target.tfrecord", dir);
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0644), 0);
+	/* a character node like /dev/null, made here (never on /dev itself) */
+	int have_dev = mknod(dev, S_IFCHR | 0666, makedev(1, 3)) == 0;
+	if (!have_dev)
+		fprintf(stderr, "  (mknod: %s: not root, the device case is not run)\n",
+		        strerror(errno));
+	tu_write_file(target, "target", 6);
+	CU_ASSERT_EQUAL_FATAL(symlink("target.tfrecord", link), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink("nothing-here", dangling), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0755), 0);
+	struct {
+		const char *path;
+		int want;
+		const char *kind;
+	} cases[] = {{fifo, RIO_EUNSUPPORTED, "a FIFO"},
+	             {dev, RIO_EUNSUPPORTED, "a character device"},
+	             {link, RIO_EUNSUPPORTED, "a symbolic link"},
+	             {dangling, RIO_EUNSUPPORTED, "a symbolic link"},
+	             {sub, -EISDIR, "a directory"}};
+	int entries = tu_count_entries(dir);
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		if (cases[i].path == dev && !have_dev)
+			continue;
+		unsigned long long before = node_of(cases[i].path);
+		rio_error err;
+		CU_ASSERT_EQUAL(rio_output_check(cases[i].path, &err), cases[i].want);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.message, cases[i].path));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.message, cases[i].kind));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "not a regular file"));
+		rio_writer_opts o;
+		rio_writer_opts_init(&o);
+		for (int live = 0; live <= 1; live++) {
+			o.live = live;
+			rio_writer *w = (rio_writer *)1;
+			CU_ASSERT_EQUAL(rio_writer_open(&w, cases[i].path, &o), cases[i].want);
+			CU_ASSERT_PTR_NULL(w);
+		}
+		o.live = 0;
+		o.overwrite = 0; /* whatever is there, it exists */
+		CU_ASSERT_EQUAL(rio_writer_open(&(rio_writer *){NULL}, cases[i].path, &o), -EEXIST);
+		rio_index idx = {0};
+		CU_ASSERT_EQUAL(rio_index_append(&idx, 0, 16), 0);
+		CU_ASSERT_EQUAL(rio_index_write(cases[i].path, &idx, &err), cases[i].want);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.message, cases[i].kind));
+		rio_index_free(&idx);
+		CU_ASSERT_EQUAL(node_of(cases[i].path), before); /* left as it was */
+		CU_ASSERT_EQUAL(tu_count_entries(dir), entries); /* no temporary left */
+	}
+	size_t n;
+	uint8_t *got = tu_read_file(target, &n);
+	CU_ASSERT_TRUE(got && n == 6 && memcmp(got, "target", 6) == 0); /* the link's target */
+	free(got);
+	CU_ASSERT_EQUAL(rio_writer_open(&(rio_writer *){NULL}, "", NULL), -ENOENT);
+
+	/* a FIFO made at the path while the writer writes: refused at close */
+	char later[700];
+	snprintf(later, sizeof later, "%s/later.tfrecord", dir);
+	rio_writer *w;
+	CU_ASSERT_EQUAL_FATAL(rio_writer_open(&w, later, NULL), 0);
+	CU_ASSERT_EQUAL(rio_writer_write(w, "x", 1, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(later, 0644), 0);
+	CU_ASSERT_EQUAL(rio_writer_close(w), RIO_EUNSUPPORTED);
+	CU_ASSERT_EQUAL(node_of(later) >> 32, S_IFIFO);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), entries + 1);
+
+	/* a link among the directories above the file is no concern */
+	snprintf(under_link, sizeof under_link, "%s/sublink", dir);
+	CU_ASSERT_EQUAL_FATAL(symlink("sub", under_link), 0);
+	snprintf(under_link, sizeof under_link, "%s/sublink/x.tfrecord", dir);
+	size_t sizes[] = {3};
+	write_shard(under_link, sizes, 1, NULL);
+	snprintf(cmd, sizeof cmd, "%s/sub/x.tfrecord", dir);
+	CU_ASSERT_EQUAL(node_of(cmd) >> 32, S_IFREG);
+}
+
 /* Records in a file as a reader sees it now (-1 on a damaged or cut file). */
 static long records_now(const char *path)
 {
@@ -368,6 +473,7 @@ static const tu_test tests[] = {
 	{"shard with no records", test_empty_shard},
 	{"writer publishes only on close", test_writer_publishes_only_on_close},
 	{"writer errors", test_writer_errors},
+	{"writer refuses what is not a regular file", test_writer_refuses_non_regular},
 	{"live writer: in place, flushed records visible", test_writer_live},
 	{"max record size", test_max_record_size},
 	{"overwrite = 0 holds at close", test_no_overwrite_at_close},

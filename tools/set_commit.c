@@ -499,9 +499,11 @@ static int is_final(const char *name, char *const *finals, uint32_t n)
 	return 0;
 }
 
-/* Lists the prefix's existing shards that are not among the finals; without
- * `replace`, any existing shard of the prefix is refused instead (then `j`
- * and `finals` are not used). */
+/* Lists the prefix's existing shards that are not among the finals (`j`
+ * NULL: only checks them); without `replace`, any existing shard of the
+ * prefix is refused instead (then `j` and `finals` are not used). One that
+ * is not a regular file (a FIFO, a device node, a link, a directory) is
+ * refused either way: no commit replaces or removes it (rio_output_check). */
 static int list_old(journal *j, const char *dir, const char *base, char *const *finals,
                     uint32_t n, int replace)
 {
@@ -514,17 +516,22 @@ static int list_old(journal *j, const char *dir, const char *base, char *const *
 	int rc = 0;
 	for (int i = 0; i < count; i++) {
 		const char *name = list[i]->d_name;
+		char path[PATH_MAX];
+		rio_error err;
 		if (rc || !is_shard_name(name, base)) {
 			/* not ours */
+		} else if (join(path, sizeof path, dir, name) < 0) {
+			tool_error("%s/%s: %s", dir, name, strerror(ENAMETOOLONG));
+			rc = -1;
+		} else if (rio_output_check(path, &err) < 0) {
+			tool_error("%s", err.message);
+			rc = -1;
 		} else if (!replace) {
-			char path[PATH_MAX];
-			if (join(path, sizeof path, dir, name) < 0)
-				snprintf(path, sizeof path, "%s", name);
 			tool_error("%s: already exists (use --force to replace the shards of this "
 			           "prefix)",
 			           path);
 			rc = -1;
-		} else if (!is_final(name, finals, n) && journal_remove(j, name) < 0) {
+		} else if (j && !is_final(name, finals, n) && journal_remove(j, name) < 0) {
 			tool_error("out of memory");
 			rc = -1;
 		}
@@ -534,9 +541,9 @@ static int list_old(journal *j, const char *dir, const char *base, char *const *
 	return rc;
 }
 
-int set_commit_refuse_existing(const char *dir, const char *base)
+int set_commit_check_existing(const char *dir, const char *base, int replace)
 {
-	return list_old(NULL, dir, base, NULL, 0, 0);
+	return list_old(NULL, dir, base, NULL, 0, replace);
 }
 
 int set_commit_apply(const char *prefix, const char *dir, const char *base, char *const *staged,
@@ -590,6 +597,11 @@ static int recover_journal(const char *prefix, const char *dir, const char *base
 		if (errno == ENOENT)
 			return 0;
 		tool_error("%s: %s", jpath, strerror(errno));
+		return -1;
+	}
+	rio_error err;
+	if (rio_output_check(jpath, &err) < 0) { /* a FIFO would block the read */
+		tool_error("%s", err.message);
 		return -1;
 	}
 	journal j;

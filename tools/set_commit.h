@@ -40,9 +40,11 @@
  * component, both malloc'd. 0, or -1 when out of memory (not reported). */
 int set_commit_split(const char *prefix, char **dir, char **base);
 
-/* 0 when the prefix has no shard (or .idx) in `dir` yet; else -1 after
- * reporting the first: "PATH: already exists (use --force ...)". */
-int set_commit_refuse_existing(const char *dir, const char *base);
+/* The prefix's shards (and .idx files) already in `dir`: -1 after
+ * reporting the first that is not a regular file (which no commit replaces
+ * or removes: rio_output_check()), or, without `replace`, the first at
+ * all: "PATH: already exists (use --force ...)". 0 when none is refused. */
+int set_commit_check_existing(const char *dir, const char *base, int replace);
 
 /* The staging path of shard k written by this process:
  * DIR/.BASE.pack-PID-SSSSS.tfrecord[.gz|.zz|.lz4], hidden so that no shard

@@ -68,7 +68,7 @@ int shard_out_open(shard_out **out, const shard_out_opts *opts)
 		shard_out_close(s);
 		return -1;
 	}
-	if (!s->o.force && set_commit_refuse_existing(s->dir, s->base) < 0) {
+	if (set_commit_check_existing(s->dir, s->base, s->o.force) < 0) {
 		shard_out_close(s);
 		return -1;
 	}

@@ -26,7 +26,8 @@
  *     that would need more than SHARD_OUT_MAX shards is an error.
  *
  * Existing files: shard_out_open() refuses (unless `force`) when any
- * PREFIX-DIGITS-of-DIGITS.tfrecord* file or its .idx exists. With `force`
+ * PREFIX-DIGITS-of-DIGITS.tfrecord* file or its .idx exists, and (even with
+ * `force`) when one of them is not a regular file. With `force`
  * shards of the same name are replaced, and the others of that PREFIX
  * (another NNNNN or compression) removed, in the same commit.
  *

@@ -11,7 +11,9 @@ _Dtype = str  # "u8" | "f32" | "i64" (or "uint8", "float32", "int64")
 _DecodeSpec = Union[Tuple[_Dtype, Union[int, Tuple[int, ...]]],
                     Tuple[_Dtype, Union[int, Tuple[int, ...]], float]]
 _FeatureValue = Union[np.ndarray, List[bytes], None]
-_BuildValue = Any  # bytes, str, int, float, lists of them, arrays, None, (kind, value)
+# bytes, str, int, float, flat lists of them, arrays, None, (kind, value); a
+# value Example.build cannot keep exactly is TypeError/ValueError naming it
+_BuildValue = Any
 
 __version__: str
 HAVE_CUDA: bool
@@ -50,6 +52,9 @@ class Reader:
     def __exit__(self, *exc: Any) -> bool: ...
 
 class Writer:
+    # refuses at open a path that exists and is not a regular file: a
+    # directory (IsADirectoryError), a FIFO, a device node or a symbolic
+    # link, not written through (UnsupportedError); see help(recordio.Writer)
     path: str
     compression: str
     def __init__(self, path: _Path, compression: Optional[str] = ..., level: int = ...,

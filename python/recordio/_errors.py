@@ -44,7 +44,8 @@ class ShardSetError(Error):
 
 class UnsupportedError(Error):
     """Not supported for this file (e.g. random access in a compressed shard,
-    the global shuffle over compressed shards)."""
+    the global shuffle over compressed shards, a Writer's path that is a
+    FIFO, a device node or a symbolic link)."""
 
 
 class StateError(Error, ValueError):

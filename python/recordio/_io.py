@@ -1,6 +1,7 @@
 """Reader and Writer: TFRecord shards as sequences of bytes."""
 import array
 import bisect
+import operator
 import os
 
 from . import _core
@@ -60,6 +61,9 @@ class Reader:
 
     def __init__(self, path_or_shards, compression="auto", verify_crc=True,
                  skip_damaged=False, max_record_size=0):
+        if not isinstance(max_record_size, int) or not 0 <= max_record_size < 1 << 64:
+            raise ValueError("Reader: max_record_size=%r: want an integer from 0 (the "
+                             "default limit) to 2**64-1" % (max_record_size,))
         self.paths = _paths(path_or_shards)
         self._opts = dict(compression=compression, verify_crc=verify_crc,
                           skip_damaged=skip_damaged, max_record_size=max_record_size)
@@ -123,12 +127,14 @@ class Reader:
     def __getitem__(self, i):
         self._check()
         n = len(self)
-        if not isinstance(i, int):
-            raise TypeError("Reader indices are integers")
+        try:
+            i = want = operator.index(i)  # an int, a NumPy integer
+        except TypeError:
+            raise TypeError("Reader indices are integers, not %s" % type(i).__name__) from None
         if i < 0:
             i += n
         if not 0 <= i < n:
-            raise IndexError("record %d of %d" % (i, n))
+            raise IndexError("record %d of %d" % (want, n))
         ends = self._counts()
         f = bisect.bisect_right(ends, i)
         local = i - (ends[f - 1] if f else 0)
@@ -137,7 +143,7 @@ class Reader:
             r = self._random[f] = self._open(self.paths[f])
         if r.compression == "none":
             off, size = self._index(f)
-            return r.read_at(off[local], size[local], local)
+            return r.read_at(off, size, local)
         seq = self._open(self.paths[f])  # a stream: read up to the record
         try:
             for _ in range(local):
@@ -170,6 +176,7 @@ class Reader:
 
 
 _SUFFIXES = ((".gz", "gzip"), (".zz", "zlib"), (".lz4", "lz4"))
+_LEVELS = {"gzip": 9, "zlib": 9, "lz4": 12}  # "none": 0 only (a level would do nothing)
 
 
 class Writer:
@@ -188,10 +195,19 @@ class Writer:
     aborts the writer). compression: "none", "gzip", "zlib" or "lz4";
     None (the default) takes it from the name (.gz, .zz, .lz4, else none).
     level: 0 for the codec's fast default, 1-9 for zlib's deflate (lz4
-    1-12). fsync: the file and its directory are synced on close.
+    1-12; uncompressed: 0 only, else ValueError). fsync: the file and its
+    directory are synced on close.
     overwrite=False: an existing `path` is never replaced (FileExistsError).
     index=True: also writes the .idx sidecar on close (for random access
     and the loader's record sharding). write() returns the record's offset.
+
+    Only a regular file is ever replaced. A `path` (or, with index=True,
+    its .idx) that exists and is anything else is refused here, at open,
+    with a recordio.Error naming it: a directory (IsADirectoryError), a
+    FIFO, a device node such as /dev/null, or a symbolic link, even one to
+    a regular file (UnsupportedError: links are not written through; give
+    the link's target). What appears there while writing is refused by
+    close() the same way, and the temporary file removed.
     """
 
     def __init__(self, path, compression=None, level=0, fsync=False, overwrite=True,
@@ -200,6 +216,10 @@ class Writer:
         if compression is None:
             compression = next((c for s, c in _SUFFIXES if self.path.endswith(s)), "none")
         self.compression = compression
+        top = _LEVELS.get(compression, 0)
+        if not isinstance(level, int) or not 0 <= level <= top:
+            raise ValueError("Writer: level=%r: want 0 to %d for compression %r" %
+                             (level, top, compression))
         self._w = _core.Writer(self.path, compression=compression, level=level, fsync=fsync,
                                overwrite=overwrite, index=index)
 

@@ -16,23 +16,91 @@ _DTYPES = {"u8": "u8", "uint8": "u8", "f32": "f32", "float32": "f32", "i64": "i6
 
 
 def _columns(decode):
-    """decode dict -> ([(name, dtype, length, scale)], (record shape, ...))."""
+    """decode dict -> ([(name, dtype, length, scale)], (record shape, ...)),
+    each checked: ValueError naming the column for what the C loader would
+    read otherwise (a name that is not a str, holds a NUL or is too long),
+    a shape that is not positive integers, a record of more values than
+    the loader takes (batch_size * its bytes wrapped around: SIGBUS), and
+    a scale that is not a finite non-zero float32."""
     cols, shapes = [], []
     for name, spec in decode.items():
+        if not isinstance(name, str) or "\0" in name or not 0 < _utf8_len(name) < 128:
+            raise ValueError("decode[%r]: a feature name is a str of 1 to 127 bytes without "
+                             "NUL" % (name,))
         if isinstance(spec, str):
             spec = (spec, 1)
         if not isinstance(spec, (tuple, list)) or not 2 <= len(spec) <= 3:
             raise ValueError("decode[%r]: want (dtype, length or shape[, scale])" % name)
-        dtype = _DTYPES.get(str(np.dtype(spec[0])) if not isinstance(spec[0], str) else spec[0])
+        try:
+            dtype = _DTYPES.get(spec[0] if isinstance(spec[0], str) else str(np.dtype(spec[0])))
+        except TypeError:
+            dtype = None
         if dtype is None:
             raise ValueError("decode[%r]: dtype %r: want u8, f32 or i64" % (name, spec[0]))
-        shape = (int(spec[1]),) if isinstance(spec[1], (int, np.integer)) else \
-            tuple(int(d) for d in spec[1])
+        shape = _shape(name, spec[1])
         length = math.prod(shape)
-        scale = float(spec[2]) if len(spec) == 3 else 0.0
+        if length > _core.MAX_COLUMN_LENGTH:
+            raise ValueError("decode[%r]: %d values per record: at most %d" %
+                             (name, length, _core.MAX_COLUMN_LENGTH))
+        scale = _scale(name, dtype, spec[2]) if len(spec) == 3 else 0.0
         cols.append((name, dtype, length, scale))
         shapes.append(shape)
     return cols, tuple(shapes)
+
+
+def _utf8_len(name):
+    try:
+        return len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate
+        return -1
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _shape(name, spec):
+    """A record's shape: an int n is (n,), () a scalar; dimensions >= 1."""
+    shape = (spec,) if _is_int(spec) else spec
+    if not isinstance(shape, (tuple, list)) or not all(_is_int(d) for d in shape):
+        raise ValueError("decode[%r]: length or shape %r: want an int or a tuple of ints"
+                         % (name, spec))
+    if any(d < 1 for d in shape):
+        raise ValueError("decode[%r]: shape %r: every dimension 1 or more" % (name, spec))
+    return tuple(int(d) for d in shape)
+
+
+def _scale(name, dtype, scale):
+    if dtype != "f32":
+        raise ValueError("decode[%r]: a scale applies to f32 only" % name)
+    try:
+        with np.errstate(over="ignore"):
+            f = float(np.float32(scale))
+    except (TypeError, ValueError, OverflowError):
+        f = math.nan
+    if not math.isfinite(f) or f == 0:
+        raise ValueError("decode[%r]: scale %r: want a finite float32 other than 0"
+                         % (name, scale))
+    return f
+
+
+_U64 = (1 << 64) - 1
+_SSIZE = (1 << 63) - 1
+_INT = (1 << 31) - 1
+# the C loader's integer options: the range of their C types, so that none
+# wraps (seed=-1, cache=-1 were 2**64-1); the loader checks its own limits
+_INT_OPTIONS = {"batch_size": (1, _SSIZE), "seed": (0, _U64), "workers": (1, _INT),
+                "rank": (-1, _INT), "world": (-1, _INT), "shuffle_buffer": (1, _SSIZE),
+                "interleave": (1, _SSIZE), "prefetch": (0, _SSIZE), "hold": (1, _SSIZE),
+                "chunk_bytes": (1, _SSIZE), "max_record_size": (0, _U64), "device": (0, _INT),
+                "cache": (0, _U64)}
+
+
+def _check_ints(opts):
+    for name, (lo, hi) in _INT_OPTIONS.items():
+        v = opts[name]
+        if not _is_int(v) or not lo <= v <= hi:
+            raise ValueError("Loader: %s=%r: want an integer from %d to %d" % (name, v, lo, hi))
 
 
 def _dist_rank_world():
@@ -94,7 +162,12 @@ class Loader:
                  () a scalar per record: (batch,). A record whose feature
                  is missing or of another length raises ExampleError (or is
                  skipped with skip_damaged). None (default): undecoded
-                 mode, each batch is a list of the records' bytes.
+                 mode, each batch is a list of the records' bytes. Checked
+                 at construction (ValueError naming the feature): a name
+                 of 1 to 127 UTF-8 bytes without NUL, dimensions of 1 or
+                 more, at most recordio._core.MAX_COLUMN_LENGTH (2**30)
+                 values per record, a finite non-zero float32 scale. The
+                 integer options are checked alike (never wrapped).
     shuffle      "none" (shard order), "buffer" (tf.data's scheme: shards
                  in a per-epoch order, `interleave` read at once, through a
                  buffer of `shuffle_buffer` records) or "global" (an exact
@@ -173,6 +246,10 @@ class Loader:
             r, w = _dist_rank_world()
             rank = r if rank is None else rank
             world = w if world is None else world
+        _check_ints(dict(batch_size=batch_size, seed=seed, workers=workers, rank=rank,
+                         world=world, shuffle_buffer=shuffle_buffer, interleave=interleave,
+                         prefetch=prefetch, hold=hold, chunk_bytes=chunk_bytes,
+                         max_record_size=max_record_size, device=device, cache=cache))
         if pin_memory is None:
             pin_memory = _cuda_present()
         self.decode = dict(decode) if decode else None

@@ -64,8 +64,13 @@ static PyObject *raise_with(int code, const char *message, PyObject *file, uint6
 PyObject *rio_py_raise(int code, const rio_error *e, const char *file, char *const *paths,
                        size_t npaths)
 {
-	if (code == -ENOMEM)
-		return PyErr_NoMemory();
+	if (code == -ENOMEM) { /* MemoryError, with what ran out where it is known */
+		if (e && e->code == code && e->message[0])
+			PyErr_SetString(PyExc_MemoryError, e->message);
+		else
+			PyErr_NoMemory();
+		return NULL;
+	}
 	const char *msg = e && e->code == code && e->message[0] ? e->message : rio_strerror(code);
 	PyObject *f = file ? PyUnicode_DecodeFSDefault(file) : file_from_message(msg, paths, npaths);
 	if (!f)
@@ -213,6 +218,8 @@ PyMODINIT_FUNC PyInit__core(void)
 	if (PyModule_AddIntConstant(m, "HAVE_CUDA", 0) < 0)
 		goto fail;
 #endif
+	if (PyModule_AddIntConstant(m, "MAX_COLUMN_LENGTH", (long)RIO_LOADER_MAX_COLUMN_LENGTH) < 0)
+		goto fail;
 #define ADD_CODE(name, value, text)                                                               \
 	if (PyModule_AddIntConstant(m, #name, value) < 0)                                         \
 		goto fail;

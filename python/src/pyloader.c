@@ -96,6 +96,11 @@ static int parse_columns(PyObject *columns, rio_column_spec **specs, size_t *n)
 		if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "s#sn|d", &name, &name_len,
 		                      &dtype, &length, &scale))
 			goto fail;
+		if ((size_t)name_len != strlen(name)) {
+			PyErr_Format(PyExc_ValueError, "column %s: the name holds a NUL character",
+			             name);
+			goto fail;
+		}
 		if ((size_t)name_len >= sizeof s[i].name) {
 			PyErr_Format(PyExc_ValueError, "column %s: a name of at most %zu bytes", name,
 			             sizeof s[i].name - 1);
@@ -527,9 +532,12 @@ static PyObject *batch_columns(BatchObject *self, PyObject *args)
 		c->shape = NULL;
 		if (shapes != Py_None) {
 			PyObject *sh = PyTuple_GET_ITEM(shapes, (Py_ssize_t)i);
-			Py_ssize_t prod = 1;
-			for (Py_ssize_t k = 0; PyTuple_Check(sh) && k < PyTuple_GET_SIZE(sh); k++)
-				prod *= PyLong_AsSsize_t(PyTuple_GET_ITEM(sh, k));
+			Py_ssize_t prod = 1, d = 1;
+			for (Py_ssize_t k = 0; PyTuple_Check(sh) && k < PyTuple_GET_SIZE(sh) && d > 0 &&
+			                       prod > 0; k++) /* each dimension 1 or more, no wrap */
+				if ((d = PyLong_AsSsize_t(PyTuple_GET_ITEM(sh, k))) < 1 ||
+				    __builtin_mul_overflow(prod, d, &prod))
+					prod = -1;
 			if (!PyTuple_Check(sh) || PyErr_Occurred() ||
 			    prod != (Py_ssize_t)self->b->columns[i].length) {
 				Py_DECREF(c);

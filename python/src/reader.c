@@ -67,14 +67,9 @@ static int reader_init(ReaderObject *self, PyObject *args, PyObject *kw)
 	Py_BEGIN_ALLOW_THREADS
 	rc = rio_reader_open(&self->r, self->path, &o);
 	Py_END_ALLOW_THREADS
-	if (rc < 0) {
+	if (rc < 0) { /* recordio.Error (FileNotFoundError etc. for an errno) */
 		self->r = NULL;
-		if (rc == -ENOENT || rc == -EACCES || rc == -EISDIR) {
-			errno = -rc;
-			PyErr_SetFromErrnoWithFilename(PyExc_OSError, self->path);
-		} else {
-			rio_py_raise_msg(rc, self->path, "%s", rio_strerror(rc));
-		}
+		rio_py_raise_msg(rc, self->path, "%s", rio_strerror(rc));
 		return -1;
 	}
 	return 0;
@@ -133,25 +128,33 @@ static PyObject *reader_next_entry(ReaderObject *self, PyObject *unused)
 	return reader_fail(self, rc);
 }
 
-/* read_at(offset, index) -> bytes: the record whose frame starts at
- * `offset` (numbered `index`), as an .idx entry gives it. */
+/* read_at(offsets, framed_sizes, i) -> bytes: record i of the shard, by
+ * its index (two buffers of native uint64, as the .idx gives them): an
+ * error names record i, as reading in order would. */
 static PyObject *reader_read_at(ReaderObject *self, PyObject *args)
 {
-	unsigned long long offset, framed, index;
-	if (!PyArg_ParseTuple(args, "KKK", &offset, &framed, &index))
+	Py_buffer off, size;
+	unsigned long long i;
+	if (!PyArg_ParseTuple(args, "y*y*K", &off, &size, &i))
 		return NULL;
-	if (reader_check(self) < 0)
-		return NULL;
-	uint64_t off = offset, fs = framed;
-	rio_index idx = {.count = 1, .offset = &off, .framed_size = &fs};
-	rio_record rec;
-	int rc = rio_reader_read_at(self->r, &idx, 0, &rec);
-	if (rc == 1)
-		return PyBytes_FromStringAndSize((const char *)rec.data, (Py_ssize_t)rec.size);
-	if (rc == 0)
-		return rio_py_raise_msg(RIO_ETRUNCATED, self->path, "offset %llu (record %llu): %s",
-		                        offset, index, rio_strerror(RIO_ETRUNCATED));
-	return reader_fail(self, rc);
+	PyObject *r = NULL;
+	if (reader_check(self) == 0) {
+		size_t n = (size_t)(off.len < size.len ? off.len : size.len) / sizeof(uint64_t);
+		rio_index idx = {.count = n, .offset = off.buf, .framed_size = size.buf};
+		rio_record rec;
+		int rc = rio_reader_read_at(self->r, &idx, i, &rec);
+		if (rc == 1)
+			r = PyBytes_FromStringAndSize((const char *)rec.data, (Py_ssize_t)rec.size);
+		else if (rc == 0)
+			rio_py_raise_msg(RIO_ETRUNCATED, self->path, "offset %llu (record %llu): %s",
+			                 (unsigned long long)idx.offset[i], i,
+			                 rio_strerror(RIO_ETRUNCATED));
+		else
+			reader_fail(self, rc);
+	}
+	PyBuffer_Release(&off);
+	PyBuffer_Release(&size);
+	return r;
 }
 
 static PyObject *reader_close(ReaderObject *self, PyObject *unused)
@@ -189,7 +192,8 @@ static PyMethodDef reader_methods[] = {
 	{"next_entry", (PyCFunction)reader_next_entry, METH_NOARGS,
 	 "next_entry() -> (offset, framed_size) of the next record, or None."},
 	{"read_at", (PyCFunction)reader_read_at, METH_VARARGS,
-	 "read_at(offset, framed_size, index) -> bytes (uncompressed shards)."},
+	 "read_at(offsets, framed_sizes, i) -> bytes: record i by its index (uint64 buffers; "
+	 "uncompressed shards)."},
 	{"close", (PyCFunction)reader_close, METH_NOARGS, "close()"},
 	{NULL, NULL, 0, NULL},
 };
@@ -252,11 +256,31 @@ static int writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 	if (set_path(&self->path, pathobj) < 0)
 		return -1;
 	self->want_index = index;
-	int rc = rio_writer_open(&self->w, self->path, &o);
+	/* what is there and is not a regular file is refused at open, in a
+	 * message that says what it is (rio_writer_open() checks it again) */
+	rio_error e;
+	int rc = overwrite ? rio_output_check(self->path, &e) : 0;
+	if (rc < 0) {
+		rio_py_raise(rc, &e, self->path, NULL, 0);
+		return -1;
+	}
+	if (index) { /* and the .idx that close() will write */
+		char *ip = rio_index_path(self->path);
+		if (!ip) {
+			PyErr_NoMemory();
+			return -1;
+		}
+		rc = rio_output_check(ip, &e);
+		if (rc < 0)
+			rio_py_raise(rc, &e, ip, NULL, 0);
+		free(ip);
+		if (rc < 0)
+			return -1;
+	}
+	rc = rio_writer_open(&self->w, self->path, &o);
 	if (rc < 0) {
 		self->w = NULL;
-		errno = -rc;
-		PyErr_SetFromErrnoWithFilename(PyExc_OSError, self->path);
+		rio_py_raise_msg(rc, self->path, "%s", rio_strerror(rc));
 		return -1;
 	}
 	return 0;
@@ -314,10 +338,8 @@ static PyObject *writer_close(WriterObject *self, PyObject *unused)
 	rc = rio_writer_close(w);
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
-		if (e.code != rc) {
-			errno = -rc;
-			return PyErr_SetFromErrnoWithFilename(PyExc_OSError, self->path);
-		}
+		if (e.code != rc)
+			return rio_py_raise_msg(rc, self->path, "%s", rio_strerror(rc));
 		return rio_py_raise(rc, &e, self->path, NULL, 0);
 	}
 	if (self->want_index) {

@@ -87,3 +87,12 @@ def gz_shards(dataset, tmp_path_factory):
 
 
 DECODE = {"image": ("u8", (28, 28)), "label": ("i64", ())}
+
+
+def record_ids(images, dataset_images):
+    """Each image's record number in the dataset: the identity of a record
+    (the synthetic images are random, their bytes unique), where labels
+    (ten values) would let a lost record and a repeated one cancel out."""
+    where = {bytes(im.tobytes()): i for i, im in enumerate(np.asarray(dataset_images))}
+    assert len(where) == len(dataset_images)
+    return [where[bytes(np.asarray(im).tobytes())] for im in images]

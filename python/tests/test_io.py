@@ -1,8 +1,14 @@
 """Reader, Writer and the Example codec against the C tools and the
-TensorFlow-written files of tests/data."""
+TensorFlow-written files of tests/data; the values Example.build keeps or
+refuses, the paths Writer refuses, and each error class raised for real."""
+import base64
+import decimal
+import errno
+import fractions
 import glob
 import json
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -64,8 +70,8 @@ def test_example_parse_matches_recordio_cat_json(testdata):
                 (kind, values), = want[k].items() if want[k] else (("none", None),)
                 if v is None:
                     assert want[k] == {"none": []}
-                elif kind == "bytes":
-                    assert len(v) == len(values)
+                elif kind == "bytes":  # recordio-cat writes bytes in base64
+                    assert v == [base64.b64decode(x) for x in values]
                 elif kind == "int64":
                     assert v.dtype == np.int64 and v.tolist() == [int(x) for x in values]
                 else:
@@ -167,3 +173,264 @@ def test_missing_files():
 def test_expand_lists_a_set(shards):
     paths = recordio.expand(shards)
     assert paths == sorted(glob.glob(shards + "-*-of-00004.tfrecord"))
+
+
+# ---- Example.build keeps every value exactly, or refuses it --------------
+
+REFUSED = [  # (value, the exception) for feature "feat"
+    ([[1, 2], [3, 4]], TypeError),                  # nested: was a float list
+    ([None], TypeError),                            # was [nan]
+    (np.array([2 ** 64 - 1], np.uint64), ValueError),  # was -1
+    ({"b": 1}, TypeError),                          # a dict: was [b'b']
+    (("int64", [2.7, -3.9]), ValueError),           # was [2, -3]
+    (2 ** 63, ValueError),                          # outside int64
+    ([1, -2 ** 63 - 1], ValueError),
+    (1 + 2j, TypeError),                            # was "'complex' object is not iterable"
+    (decimal.Decimal("1.5"), TypeError),
+    (fractions.Fraction(1, 3), TypeError),
+    ({1, 2}, TypeError),                            # unordered
+    (np.array([1j]), TypeError),
+    (np.complex64(1), TypeError),
+    (np.array(["2020-01-01"], dtype="datetime64[D]"), TypeError),
+    (np.array([np.array([1, 2]), np.array([3])], dtype=object), TypeError),
+    (np.array([1, None], dtype=object), TypeError),
+    (1e39, ValueError),                             # was inf: beyond float32
+    (np.array([1e300]), ValueError),
+    (np.array([1e300], np.longdouble), ValueError),
+    ([1.5, 2 ** 2000], ValueError),
+    (("int64", [float("nan")]), ValueError),
+    (("int64", np.array([2.0 ** 63])), ValueError),
+    (("int64", np.array([0.5])), ValueError),
+    (("bytes", [1, 2]), TypeError),
+    (("bytes", np.arange(3, dtype=np.uint8)), TypeError),  # give .tobytes()
+    (("float", ["1.5"]), TypeError),                # was parsed to 1.5
+    (("int64", np.array(["7"])), TypeError),
+    ([b"x", 1], TypeError),
+    (np.ma.masked_array([1, 2], mask=[0, 1]), ValueError),
+    ([], TypeError),                                # no kind
+    (object(), TypeError),
+    (("double", [1.0]), TypeError),                 # no such kind
+    ("\udc80", ValueError),                         # no UTF-8
+    ([b"a", "\udc80"], ValueError),
+]
+
+
+@pytest.mark.parametrize("value,exc", REFUSED, ids=[repr(v)[:40] for v, _ in REFUSED])
+def test_example_build_refuses_what_it_cannot_keep(value, exc):
+    with pytest.raises(exc) as e:
+        recordio.Example.build({"ok": 1, "feat": value})
+    assert "feat" in str(e.value)
+
+
+def test_example_build_refuses_names_it_would_change():
+    with pytest.raises(ValueError, match="NUL"):
+        recordio.Example.build({"label\0junk": 1})
+    with pytest.raises(TypeError, match="b'label'"):
+        recordio.Example.build({b"label": 1})
+    with pytest.raises(ValueError, match="surrogate"):
+        recordio.Example.build({"\udc80": 1})
+
+
+KEPT = [  # (value, what Example.parse gives back)
+    (True, [1]), ([True, False, 3], [1, 0, 3]),
+    (np.array([[True], [False]]), [1, 0]),
+    (np.array(5), [5]), (np.int8(-3), [-3]), (np.uint64(2 ** 63 - 1), [2 ** 63 - 1]),
+    (np.array([2 ** 63 - 1], np.uint64), [2 ** 63 - 1]),
+    ([-2 ** 63, 2 ** 63 - 1], [-2 ** 63, 2 ** 63 - 1]),
+    (("int64", [2.0, -3.0]), [2, -3]), (("int64", np.array([4.0, -1.0])), [4, -1]),
+    (range(3), [0, 1, 2]), ((x for x in (7, 8)), [7, 8]),
+    (np.float16(1.5), [1.5]), (np.array([[0.25, -2.0]], np.float16), [0.25, -2.0]),
+    (np.longdouble(0.5), [0.5]), ([1, 2.5, np.float32(-1)], [1.0, 2.5, -1.0]),
+    (("float", [1, 2]), [1.0, 2.0]), (float("inf"), [float("inf")]),
+    (np.array([3.4028234663852886e38]), [3.4028234663852886e38]),  # float32's largest
+    (memoryview(b"abcdef")[::2], [b"ace"]), (bytearray(b"xy"), [b"xy"]),
+    (np.array(["a", b"b"], dtype=object), [b"a", b"b"]),
+    (np.array([b"ab", b"c"]), [b"ab", b"c"]), (np.array(["é"]), ["é".encode()]),
+    (np.bytes_(b"z"), [b"z"]), ("café", ["café".encode()]),
+    (("bytes", []), []), (("float", []), []),
+]
+
+
+@pytest.mark.parametrize("value,want", KEPT, ids=[repr(v)[:40] for v, _ in KEPT])
+def test_example_build_keeps_values_exactly(value, want):
+    got = recordio.Example.parse(recordio.Example.build({"feat": value}))["feat"]
+    got = got if isinstance(got, list) else got.tolist()
+    assert got == want
+    assert [type(x) for x in got] == [type(x) for x in want]
+
+
+# ---- Writer: only a regular file is ever replaced ------------------------
+
+def make_nodes(d):
+    """A FIFO, a character node like /dev/null (root only), a link to a
+    regular file, a dangling link and a directory in d: {name: path}."""
+    nodes = {"fifo": d / "fifo", "link": d / "link", "dangling": d / "dangling",
+             "dir": d / "dir"}
+    os.mkfifo(str(nodes["fifo"]))
+    (d / "target.tfrecord").write_bytes(b"target")
+    os.symlink("target.tfrecord", str(nodes["link"]))
+    os.symlink("nothing-here", str(nodes["dangling"]))
+    os.mkdir(str(nodes["dir"]))
+    try:  # made in the test's directory, never on /dev itself
+        os.mknod(str(d / "null"), stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        nodes["device"] = d / "null"
+    except PermissionError:
+        pass
+    return nodes
+
+
+def snapshot(d):
+    """Each entry of d and what it is (type, device, link target)."""
+    out = {}
+    for name in os.listdir(str(d)):
+        st = os.lstat(str(d / name))
+        out[name] = (stat.S_IFMT(st.st_mode), st.st_rdev,
+                     os.readlink(str(d / name)) if stat.S_ISLNK(st.st_mode) else None)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "link", "dangling", "dir"])
+@pytest.mark.parametrize("index", [False, True])
+def test_writer_refuses_what_is_not_a_regular_file(tmp_path, kind, index):
+    nodes = make_nodes(tmp_path)
+    if kind not in nodes:
+        pytest.skip("os.mknod needs root (CI runs as root)")
+    path = str(nodes[kind])
+    before = snapshot(tmp_path)
+    want = recordio.SystemCallError if kind == "dir" else recordio.UnsupportedError
+    with pytest.raises(want) as e:  # at open, before any write
+        recordio.Writer(path, index=index)
+    assert e.value.file == path and path in str(e.value)
+    assert "not a regular file" in str(e.value)
+    if kind == "dir":
+        assert isinstance(e.value, IsADirectoryError)
+    assert snapshot(tmp_path) == before  # nothing replaced, no temporary left
+    assert (tmp_path / "target.tfrecord").read_bytes() == b"target"
+
+
+def test_writer_refuses_a_non_regular_idx(tmp_path):
+    path = str(tmp_path / "out.tfrecord")
+    os.mkfifo(path + ".idx")
+    with pytest.raises(recordio.UnsupportedError) as e:
+        recordio.Writer(path, index=True)  # refused at open, not after the shard is in place
+    assert e.value.file == path + ".idx"
+    assert sorted(os.listdir(str(tmp_path))) == ["out.tfrecord.idx"]
+    with recordio.Writer(path) as w:  # without index=True the .idx is no concern
+        w.write(b"x")
+    assert stat.S_ISFIFO(os.lstat(path + ".idx").st_mode)
+
+
+def test_writer_refuses_at_close_what_appeared_meanwhile(tmp_path):
+    path = str(tmp_path / "out.tfrecord")
+    w = recordio.Writer(path)
+    w.write(b"one")
+    os.mkfifo(path)
+    with pytest.raises(recordio.UnsupportedError):
+        w.close()
+    assert os.listdir(str(tmp_path)) == ["out.tfrecord"]  # the FIFO, no temporary
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_writer_level_out_of_range(tmp_path):
+    for name, level in (("a.tfrecord.gz", 99), ("a.tfrecord.zz", -1), ("a.tfrecord.lz4", 13),
+                        ("a.tfrecord", 5), ("a.tfrecord.gz", 1.5)):
+        with pytest.raises(ValueError, match="level=%r" % (level,)):
+            recordio.Writer(str(tmp_path / name), level=level)
+    assert os.listdir(str(tmp_path)) == []
+    with recordio.Writer(str(tmp_path / "b.tfrecord.lz4"), level=12) as w:
+        w.write(b"x")
+    assert list(recordio.Reader(str(tmp_path / "b.tfrecord.lz4"))) == [b"x"]
+
+
+def test_reader_indices(testdata):
+    r = recordio.Reader(os.path.join(testdata, "tfx-mnist.tfrecord"))
+    assert r[np.int64(3)] == r[3] == r[np.uint8(3)] and r[-1000] == r[0]
+    with pytest.raises(IndexError, match="record -1001 of 1000"):
+        r[-1001]
+    with pytest.raises(TypeError, match="float"):
+        r[1.0]
+
+
+def test_writer_abort(tmp_path):
+    path = str(tmp_path / "a.tfrecord")
+    with recordio.Writer(path) as w:
+        w.write(b"first")
+    w = recordio.Writer(path, index=True)
+    for i in range(100):
+        w.write(b"x" * i)
+    assert w.records == 100 and len(os.listdir(str(tmp_path))) == 2  # a.tfrecord, temporary
+    w.abort()
+    assert os.listdir(str(tmp_path)) == ["a.tfrecord"]  # no temporary, no .idx
+    assert list(recordio.Reader(path)) == [b"first"]  # the earlier file untouched
+    with pytest.raises(ValueError, match="closed"):
+        w.write(b"late")
+    w.abort()  # twice, and close after abort: no-ops that publish nothing
+    w.close()
+    assert os.listdir(str(tmp_path)) == ["a.tfrecord"]
+
+
+# ---- each error class, raised by a real failure --------------------------
+
+def test_random_access_error_names_the_record(tmp_path):
+    path = str(tmp_path / "many.tfrecord")
+    with recordio.Writer(path, index=True) as w:
+        for i in range(8000):
+            w.write(b"%06d" % i)
+    data = bytearray(open(path, "rb").read())
+    data[7500 * 22 + 12] ^= 0xFF  # record 7500's data (22-byte frames)
+    open(path, "wb").write(bytes(data))
+    r = recordio.Reader(path)
+    assert r[7499] == b"007499" and r[7501] == b"007501"
+    with pytest.raises(recordio.CorruptRecordError) as by_index:
+        r[7500]
+    with pytest.raises(recordio.CorruptRecordError) as in_order:
+        list(recordio.Reader(path))
+    for e in (by_index.value, in_order.value):
+        assert (e.file, e.offset, e.record) == (path, 7500 * 22, 7500)
+        assert "(record 7500)" in str(e)
+    assert str(by_index.value) == str(in_order.value)
+
+
+def test_index_file_error(tmp_path):
+    path = str(tmp_path / "s.tfrecord")
+    with recordio.Writer(path, index=True) as w:
+        for i in range(10):
+            w.write(b"r%d" % i)
+    good = open(path + ".idx").read()
+    open(path + ".idx", "w").write(good.replace("\n", "\nnot numbers\n", 1))
+    with pytest.raises(recordio.IndexFileError) as e:
+        recordio.Reader(path)[3]
+    assert e.value.file == path + ".idx" and path + ".idx" in str(e.value)
+    other = str(tmp_path / "other.tfrecord")  # its last record is longer
+    with recordio.Writer(other, index=True) as w:
+        for i in range(10):
+            w.write(b"r%d" % i if i < 9 else b"longer")
+    os.replace(other + ".idx", path + ".idx")  # well formed, but not this shard's
+    r = recordio.Reader(path)
+    assert r[8] == b"r8"
+    with pytest.raises(recordio.IndexFileError) as e:
+        r[9]
+    assert e.value.file == path and e.value.record == 9 and "index says" in str(e.value)
+
+
+def test_unsupported_error(gz_shards):
+    with pytest.raises(recordio.UnsupportedError) as e:
+        recordio.Loader(gz_shards, batch_size=8, shuffle="global")
+    assert e.value.file is not None and e.value.file in str(e.value)
+
+
+def test_system_call_error(tmp_path):
+    loop = str(tmp_path / "loop.tfrecord")
+    os.symlink("loop.tfrecord", loop)  # ELOOP: no builtin OSError subclass
+    with pytest.raises(recordio.SystemCallError) as e:
+        list(recordio.Reader([loop]))
+    assert type(e.value) is recordio.SystemCallError and isinstance(e.value, OSError)
+    assert e.value.errno == errno.ELOOP and e.value.filename == loop and loop in str(e.value)
+    plain = str(tmp_path / "plain")
+    open(plain, "w").close()
+    with pytest.raises(NotADirectoryError) as e:  # and the builtin one where there is one
+        recordio.Writer(plain + "/x.tfrecord")
+    assert isinstance(e.value, recordio.SystemCallError) and e.value.errno == errno.ENOTDIR
+    with pytest.raises(IsADirectoryError) as e:
+        list(recordio.Reader([str(tmp_path)]))
+    assert isinstance(e.value, recordio.SystemCallError)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import recordio
-from conftest import DECODE, N_RECORDS
+from conftest import DECODE, N_RECORDS, record_ids
 
 
 def epoch(loader):
@@ -201,6 +201,73 @@ def test_bad_spec_and_options(shards):
         recordio.Loader(shards + "-nothing-here")
     with pytest.raises(recordio.OptionError):
         recordio.Loader(shards, workers=100000)
+
+
+@pytest.mark.parametrize("spec,batch_size", [
+    (("u8", 2 ** 58), 64), (("i64", 2 ** 62), 32), (("u8", 2 ** 57), 128),  # wrapped: SIGBUS
+    (("u8", 2 ** 30 + 1), 1), (("f32", (2 ** 40, 2 ** 40)), 1), (("u8", 2 ** 64), 1),
+    (("u8", (-2, -3)), 1), (("u8", 0), 1), (("u8", (4, 0)), 1), (("u8", 2.5), 1),
+    (("u8", True), 1), (("u8", "784"), 1), (("f32", 3, 0), 1), (("f32", 3, float("nan")), 1),
+    (("f32", 3, 1e39), 1), (("u8", 3, 2.0), 1), (("f16", 3), 1), (("no-such-dtype", 3), 1),
+])
+def test_column_sizes_and_specs_refused_at_construction(shards, spec, batch_size):
+    """A record's size that wraps batch_size * its bytes, and every other
+    spec the C loader would read otherwise: ValueError naming the column,
+    from the constructor (no batch is ever made)."""
+    with pytest.raises(ValueError) as e:
+        recordio.Loader(shards, batch_size=batch_size, decode={"image": spec})
+    assert "image" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["label\0junk", "", "x" * 128, "\udc80", b"label", 7])
+def test_decode_names_the_c_loader_would_read_otherwise(shards, name):
+    with pytest.raises(ValueError) as e:  # "label\0junk" was read as "label"
+        recordio.Loader(shards, batch_size=8, decode={name: ("i64", ())})
+    assert repr(name) in str(e.value)
+    with pytest.raises(ValueError):  # the extension refuses it too, used directly
+        recordio._core.Loader(shards, 8, [("label\0junk", "i64", 1, 0.0)])
+
+
+@pytest.mark.parametrize("option,value", [
+    ("seed", -1), ("cache", -1), ("max_record_size", -5), ("batch_size", 2 ** 70),
+    ("batch_size", 0), ("workers", 2 ** 40), ("rank", -2), ("hold", 1.5), ("seed", 2 ** 64),
+    ("batch_size", True),
+])
+def test_integer_options_never_wrap(shards, option, value):
+    """cache=-1 and seed=-1 were 2**64-1; each is refused, named."""
+    with pytest.raises(ValueError, match="%s=" % option):
+        recordio.Loader(shards, **{option: value})
+
+
+def test_set_epoch(shards, dataset):
+    """set_epoch(e) ends the current epoch where it is and makes the next
+    batch the first of epoch e: the same batches as a new loader's epoch e,
+    every record once, and the epoch after it is e + 1."""
+    images, labels, _ = dataset
+    opts = dict(batch_size=64, decode=DECODE, shuffle="buffer", seed=7, shuffle_buffer=300)
+    a = recordio.Loader(shards, **opts)
+    for _ in range(3):
+        next(a)
+    a.set_epoch(5)
+    assert (a.epoch, a.position) == (5, 0)
+    got = epoch(a)
+    assert a.epoch == 6
+    fresh = _at_epoch(shards, opts, 5)
+    want = epoch(fresh)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert sorted(record_ids(got[0], images)) == list(range(N_RECORDS))
+    e0 = epoch(recordio.Loader(shards, **opts))  # epoch 5 is another order than epoch 0
+    assert not np.array_equal(e0[1], got[1])
+    np.testing.assert_array_equal(epoch(a)[1], epoch(fresh)[1])  # both at epoch 6 next
+    a.set_epoch(2)  # backwards too, at an epoch's start
+    np.testing.assert_array_equal(epoch(a)[0], epoch(_at_epoch(shards, opts, 2))[0])
+
+
+def _at_epoch(shards, opts, e):
+    loader = recordio.Loader(shards, **opts)
+    loader.set_epoch(e)
+    return loader
 
 
 def test_two_loaders_in_one_process(shards, gz_shards, dataset):

@@ -2,6 +2,11 @@
 over recordio.torch.IterableDataset, and its state under the
 StatefulDataLoader protocol (skipped where torch is not installed)."""
 import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -10,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 import recordio  # noqa: E402
 import recordio.torch  # noqa: E402
-from conftest import DECODE, N_RECORDS  # noqa: E402
+from conftest import DECODE, N_RECORDS, record_ids  # noqa: E402
 
 
 def test_from_dlpack_shares_the_batch_memory(shards, dataset):
@@ -42,18 +47,24 @@ def test_dataloader_batch_size_none(shards, dataset):
     shuffled = recordio.torch.IterableDataset(shards, batch_size=100, decode=DECODE,
                                               shuffle="buffer", seed=4)
     dl = torch.utils.data.DataLoader(shuffled, batch_size=None)
-    e0 = torch.cat([b["label"].clone() for b in dl])
-    e1 = torch.cat([b["label"].clone() for b in dl])  # the next epoch
-    assert sorted(e0.tolist()) == sorted(labels.tolist()) and not torch.equal(e0, e1)
+    e0 = [record_ids(b["image"], images) for b in dl]
+    e1 = [record_ids(b["image"], images) for b in dl]  # the next epoch
+    assert sorted(sum(e0, [])) == sorted(sum(e1, [])) == list(range(N_RECORDS))  # each once
+    assert e0 != e1
 
 
 def test_dataloader_worker_processes_split_the_data(shards, dataset):
+    """Each record once across the worker processes: by identity."""
     images, labels, _ = dataset
     ds = recordio.torch.IterableDataset(shards, batch_size=50, decode=DECODE, shuffle="none",
                                         rank=0, world=1)
     dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
-    got = torch.cat([b["label"] for b in dl])
-    assert sorted(got.tolist()) == sorted(labels.tolist())
+    ids, got_labels = [], []
+    for b in dl:
+        ids += record_ids(b["image"], images)
+        got_labels += b["label"].tolist()
+    assert sorted(ids) == list(range(N_RECORDS))
+    assert got_labels == labels[ids].tolist()  # each label with its own image
 
 
 def test_stateful_protocol_resumes_mid_epoch(shards):
@@ -98,26 +109,56 @@ def test_rank_and_world_from_torch_distributed(shards, tmp_path):
         dist.destroy_process_group()
 
 
-def test_equal_steps_under_ddp(shards, tmp_path):
+DDP_RANK = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import torch, torch.distributed as dist
+    import recordio, recordio.torch
+    prefix, init, rank, world, out = sys.argv[1:6]
+    rank, world = int(rank), int(world)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        ds = recordio.torch.IterableDataset(prefix, batch_size=64, shuffle="none",
+                                            sharding="files", decode={"image": ("u8", 784)})
+        dl = torch.utils.data.DataLoader(ds, batch_size=None)
+        epochs = [[b["image"].numpy().tobytes().hex() for b in dl] for _ in range(2)]
+        report = {"len": len(ds), "full_batches": ds._loader.full_batches,
+                  "epoch": ds._loader.epoch, "epochs": epochs}
+    finally:
+        dist.destroy_process_group()
+    json.dump(report, open(out, "w"))
+    """)
+
+
+def test_equal_steps_under_ddp(shards, dataset, tmp_path):
     """Under torch.distributed every rank takes the smallest rank's full
-    batches per epoch, and the epoch after it starts at its beginning."""
+    batches per epoch, and the epoch after it starts at its beginning: 3
+    processes, a gloo group, uneven parts (4 shards of 500 records by files:
+    rank 0 reads 1000 records, 15 full batches of 64; ranks 1 and 2 read 500,
+    7), so every rank takes 7 batches, the first 448 records of its part."""
     import torch.distributed as dist
     if not dist.is_available():
         pytest.skip("torch.distributed is not available")
-    dist.init_process_group("gloo", init_method="file://" + str(tmp_path / "pg"), rank=0,
-                            world_size=1)
-    try:
-        ds = recordio.torch.IterableDataset(shards, batch_size=64, decode=DECODE,
-                                            shuffle="none")
-        assert len(ds) == N_RECORDS // 64  # full batches only: 31 of 32
-        dl = torch.utils.data.DataLoader(ds, batch_size=None)
-        e0 = [b["label"].clone() for b in dl]
-        e1 = [b["label"].clone() for b in dl]
-        assert len(e0) == len(e1) == N_RECORDS // 64
-        assert all(torch.equal(x, y) for x, y in zip(e0, e1))  # e1 began at the start
-        assert ds._loader.epoch == 2
-    finally:
-        dist.destroy_process_group()
+    images, _, _ = dataset
+    world = 3
+    env = dict(os.environ, GLOO_SOCKET_IFNAME=os.environ.get("GLOO_SOCKET_IFNAME", "lo"))
+    outs = [str(tmp_path / ("rank%d.json" % r)) for r in range(world)]
+    init = "file://" + str(tmp_path / "pg")
+    procs = [subprocess.Popen([sys.executable, "-c", DDP_RANK, shards, init, str(r), str(world),
+                               outs[r]], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT) for r in range(world)]
+    logs = [p.communicate(timeout=300)[0].decode(errors="replace") for p in procs]
+    assert [p.returncode for p in procs] == [0] * world, logs
+    reports = [json.load(open(o)) for o in outs]
+    assert [r["full_batches"] for r in reports] == [15, 7, 7]
+    part_start = [0, 500, 1000]  # files: rank r reads shards r, r + 3 (shard order)
+    for r, rep in enumerate(reports):
+        assert rep["len"] == 7 and rep["epoch"] == 2
+        e0, e1 = rep["epochs"]
+        assert len(e0) == len(e1) == 7 and e0 == e1  # e1 began at the start
+        ids = sum((record_ids(np.frombuffer(bytes.fromhex(b), np.uint8).reshape(-1, 28, 28),
+                              images) for b in e0), [])
+        assert ids == list(range(part_start[r], part_start[r] + 7 * 64))
 
 
 def test_pinned_batches_when_cuda_is_present(shards):
