@@ -13,8 +13,11 @@ def expand(spec):
     """The sorted list of shard paths a specification names: a glob
     ("data/train-*.tfrecord"), a comma-separated list, a directory, a shard
     PREFIX ("data/train" for data/train-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4])
-    or a file. A set named by a glob, directory or PREFIX must be complete
-    (a missing shard raises ShardSetError naming it)."""
+    or a file. A set named by a directory or PREFIX must be complete, and a
+    glob must find every shard of a set whose name it matches (a missing
+    shard raises ShardSetError naming it); a glob that matches only some
+    shards' names ("data/train-0000[0-2]-of-00004.tfrecord") reads just
+    those."""
     return _core.expand(os.fspath(spec))
 
 
