@@ -486,6 +486,43 @@ static void ckpt_fill(tr_ckpt *c, float base)
 		c->blob[r] = malloc(c->blob_size[r]);
 		memset(c->blob[r], 'a' + r, c->blob_size[r]);
 	}
+	/* version 4: the data, the columns, the counters; the clock */
+	c->sharding = 1;
+	c->nshards = 3;
+	c->shard_records = malloc(3 * sizeof *c->shard_records);
+	for (int s = 0; s < 3; s++)
+		c->shard_records[s] = 100 + (uint64_t)s;
+	static const char *const names[] = {"image", "ids", "label"};
+	c->ncolumns = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		c->columns[i].role = i;
+		c->columns[i].length = i == 0 ? 784 : 1;
+		snprintf(c->columns[i].name, sizeof c->columns[i].name, "%s", names[i]);
+	}
+	c->total_samples = 4096;
+	c->total_gradients = 2000;
+	c->epoch_skipped = 1;
+	c->seconds = 12.25;
+}
+
+/* ckpt_fill's run made a parameter-server run's (2 servers, 2 workers). */
+static void ckpt_make_ps(tr_ckpt *c)
+{
+	c->strategy = 1;
+	c->servers = 2;
+	c->server_version = 77;
+	c->worker_step_in_epoch = calloc(2, sizeof(uint64_t));
+	c->worker_global_step = calloc(2, sizeof(uint64_t));
+	c->server = calloc(2, sizeof *c->server);
+	for (int i = 0; i < 2; i++) {
+		c->worker_step_in_epoch[i] = 17 - (uint64_t)i;
+		c->worker_global_step[i] = 1000 - (uint64_t)i;
+		c->server[i] = (tr_ckpt_server){.updates = 30 + (uint64_t)i, .gradients = 60,
+		                                .dropped = 2, .skipped = 1, .staleness_max = 3,
+		                                .staleness_sum = 7.5, .samples = 960,
+		                                .total_updates = 500, .total_gradients = 1000,
+		                                .total_samples = 16000 + i};
+	}
 }
 
 static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
@@ -512,6 +549,29 @@ static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
 	for (uint32_t r = 0; r < a->nblobs; r++) {
 		CU_ASSERT_EQUAL_FATAL(a->blob_size[r], b->blob_size[r]);
 		CU_ASSERT(memcmp(a->blob[r], b->blob[r], a->blob_size[r]) == 0);
+	}
+	CU_ASSERT_EQUAL(a->sharding, b->sharding);
+	CU_ASSERT_EQUAL_FATAL(a->nshards, b->nshards);
+	if (a->nshards)
+		CU_ASSERT(memcmp(a->shard_records, b->shard_records, a->nshards * 8) == 0);
+	CU_ASSERT_EQUAL_FATAL(a->ncolumns, b->ncolumns);
+	for (uint32_t i = 0; i < a->ncolumns; i++) {
+		CU_ASSERT_EQUAL(a->columns[i].role, b->columns[i].role);
+		CU_ASSERT_EQUAL(a->columns[i].length, b->columns[i].length);
+		CU_ASSERT_STRING_EQUAL(a->columns[i].name, b->columns[i].name);
+	}
+	CU_ASSERT_EQUAL(a->total_samples, b->total_samples);
+	CU_ASSERT_EQUAL(a->total_gradients, b->total_gradients);
+	CU_ASSERT_EQUAL(a->epoch_skipped, b->epoch_skipped);
+	CU_ASSERT_EQUAL_FATAL(a->strategy, b->strategy);
+	if (a->strategy) {
+		CU_ASSERT_EQUAL_FATAL(a->servers, b->servers);
+		CU_ASSERT_EQUAL(a->server_version, b->server_version);
+		for (uint32_t r = 0; r < a->nblobs; r++) {
+			CU_ASSERT_EQUAL(a->worker_step_in_epoch[r], b->worker_step_in_epoch[r]);
+			CU_ASSERT_EQUAL(a->worker_global_step[r], b->worker_global_step[r]);
+		}
+		CU_ASSERT(memcmp(a->server, b->server, a->servers * sizeof *a->server) == 0);
 	}
 }
 
@@ -540,9 +600,74 @@ static void test_checkpoint_round_trip(void)
 	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &b);
-	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
+	CU_ASSERT_EQUAL(b.seconds, 12.25);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 2); /* checkpoint, clock */
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
+	/* a parameter-server run's: the workers' clocks, the servers' counts */
+	ckpt_fill(&a, 2.0f);
+	ckpt_make_ps(&a);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
+/* The training seconds live in DIR/clock, out of the checkpoint's bytes
+ * (two runs that did the same work write the same checkpoint): a clock of
+ * another checkpoint, a damaged one or none reads as not known. */
+static void test_checkpoint_clock(void)
+{
+	const char *dir = tu_path("ckpt-clock");
+	char err[512], cpath[1024], kpath[1024];
+	tr_ckpt a, b;
+	snprintf(cpath, sizeof cpath, "%s/checkpoint", dir);
+	snprintf(kpath, sizeof kpath, "%s/clock", dir);
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	size_t n1, k1;
+	uint8_t *first = tu_read_file(cpath, &n1), *clock1 = tu_read_file(kpath, &k1);
+	/* other seconds, the same checkpoint bytes */
+	a.seconds = 99.5;
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	size_t n2;
+	uint8_t *second = tu_read_file(cpath, &n2);
+	CU_ASSERT(n1 == n2 && memcmp(first, second, n1) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT_EQUAL(b.seconds, 99.5);
+	tr_ckpt_free(&b);
+	/* the clock of another checkpoint (a crash between the renames) */
+	a.step_in_epoch++;
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	tu_write_file(kpath, clock1, k1);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT(isnan(b.seconds));
+	CU_ASSERT_EQUAL(b.step_in_epoch, a.step_in_epoch);
+	tr_ckpt_free(&b);
+	/* damaged, or none: not known either, and the checkpoint still reads */
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	size_t k2;
+	uint8_t *clock2 = tu_read_file(kpath, &k2);
+	clock2[18] ^= 1;
+	tu_write_file(kpath, clock2, k2);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT(isnan(b.seconds));
+	tr_ckpt_free(&b);
+	CU_ASSERT_FATAL(unlink(kpath) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT(isnan(b.seconds));
+	tr_ckpt_free(&b);
+	/* a clock that is not a regular file is refused before any work */
+	CU_ASSERT_FATAL(mkdir(kpath, 0700) == 0);
+	CU_ASSERT(tr_ckpt_probe(dir, err, sizeof err) < 0);
+	CU_ASSERT(strstr(err, "clock is not a regular file") != NULL);
+	rmdir(kpath);
+	free(first);
+	free(second);
+	free(clock1);
+	free(clock2);
+	tr_ckpt_free(&a);
 }
 
 static void test_checkpoint_damage_refused(void)
@@ -581,31 +706,76 @@ static void test_checkpoint_damage_refused(void)
 	free(bytes);
 }
 
-/* A version 1 checkpoint (no global batch, no scale) still reads: the
- * trainer resumes it at its own world size only. */
-static void test_checkpoint_version1_reads(void)
+/* Version 4's fields at their values when not known (nothing to compare
+ * on resume, the counters from 0): what an older file reads as. */
+static void ckpt_forget_v4(tr_ckpt *c)
 {
-	const char *dir = tu_path("ckpt-v1");
-	char err[512], path[1024];
-	tr_ckpt a, b;
-	ckpt_fill(&a, 1.0f);
-	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	free(c->shard_records);
+	c->shard_records = NULL;
+	c->sharding = c->nshards = c->ncolumns = 0;
+	c->total_samples = 0;
+	c->total_gradients = c->epoch_skipped = 0;
+}
+
+/* The bytes of DIR/checkpoint made an older version's: `cut` bytes before
+ * the CRC out (the newer versions' tail), then, at `at`, `gap` bytes out;
+ * the version and the CRC made right. */
+static void ckpt_make_older(const char *dir, uint8_t version, size_t cut, size_t at, size_t gap)
+{
+	char path[1024];
 	snprintf(path, sizeof path, "%s/checkpoint", dir);
 	size_t size;
 	uint8_t *bytes = tu_read_file(path, &size);
-	CU_ASSERT_FATAL(bytes != NULL && size > 100);
-	/* magic, version, world, then version 2's 8 bytes: out; version 3's
-	 * last 8 (no strategy, no tables) before the CRC: out; the CRC anew */
-	memmove(bytes + 16, bytes + 24, size - 24);
-	size -= 8;
-	memmove(bytes + size - 12, bytes + size - 4, 4);
-	size -= 8;
-	bytes[8] = 1;
+	CU_ASSERT_FATAL(bytes != NULL && size > 100 + cut + gap);
+	memmove(bytes + size - 4 - cut, bytes + size - 4, 4);
+	size -= cut;
+	memmove(bytes + at, bytes + at + gap, size - at - gap);
+	size -= gap;
+	bytes[8] = version;
 	uint32_t crc = rio_crc32c(0, bytes, size - 4);
 	for (int i = 0; i < 4; i++)
 		bytes[size - 4 + i] = (uint8_t)(crc >> (8 * i));
 	tu_write_file(path, bytes, size);
 	free(bytes);
+}
+
+/* Version 4's tail for an allreduce run that knows nothing of its data:
+ * sharding, nshards, ncolumns, total_samples, total_gradients,
+ * epoch_skipped. */
+enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 };
+
+/* A version 3 checkpoint still reads, version 4's fields not known. */
+static void test_checkpoint_version3_reads(void)
+{
+	const char *dir = tu_path("ckpt-v3");
+	char err[512];
+	tr_ckpt a, b;
+	ckpt_fill(&a, 1.0f);
+	ckpt_forget_v4(&a);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	ckpt_make_older(dir, 3, V4_EMPTY_TAIL, 0, 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &b);
+	CU_ASSERT_PTR_NULL(b.shard_records);
+	CU_ASSERT(isnan(b.seconds)); /* its clock is the version 4 file's */
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
+/* A version 1 checkpoint (no global batch, no scale) still reads: the
+ * trainer resumes it at its own world size only. */
+static void test_checkpoint_version1_reads(void)
+{
+	const char *dir = tu_path("ckpt-v1");
+	char err[512];
+	tr_ckpt a, b;
+	ckpt_fill(&a, 1.0f);
+	ckpt_forget_v4(&a);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	/* version 4's tail and version 3's last 8 (no strategy, no tables)
+	 * before the CRC: out; after magic, version and world, version 2's 8
+	 * bytes: out */
+	ckpt_make_older(dir, 1, V4_EMPTY_TAIL + 8, 16, 8);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	CU_ASSERT_EQUAL(b.global_batch, 0);
 	CU_ASSERT_EQUAL(b.lr_scale, 0);
@@ -698,6 +868,8 @@ static const tu_test checkpoint_tests[] = {
 	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
 	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
 	{"a version 1 checkpoint still reads", test_checkpoint_version1_reads},
+	{"a version 3 checkpoint still reads", test_checkpoint_version3_reads},
+	{"the training seconds in DIR/clock, tied to the checkpoint", test_checkpoint_clock},
 	{"failed write keeps the previous one", test_checkpoint_failed_write_keeps_previous},
 	{NULL, NULL},
 };
