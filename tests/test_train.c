@@ -4,13 +4,15 @@
  * during backward, the input's gradient (for embeddings), the optimizers'
  * steps against values worked out by hand, the learning-rate schedule,
  * checkpoints (round trip, damage refused, a failed write leaving the
- * previous checkpoint whole), and denormals flushed to zero in every thread
- * that computes.
+ * previous checkpoint whole, older versions read, the clock beside them),
+ * the memory limit read from a fake /proc and cgroup tree, and denormals
+ * flushed to zero in every thread that computes.
  */
 #include "testutil.h"
 
 #include "../trainer/backend.h"
 #include "../trainer/checkpoint.h"
+#include "../trainer/memory.h"
 #include "../trainer/mlp.h"
 #include "../trainer/optim.h"
 
@@ -809,6 +811,97 @@ static void test_checkpoint_failed_write_keeps_previous(void)
 	tr_ckpt_free(&c);
 }
 
+/* ---- the memory limit -------------------------------------------------------- */
+
+/* ROOT/path holding `text`, its directories made. */
+static void put_file(const char *root, const char *path, const char *text)
+{
+	char full[1024];
+	snprintf(full, sizeof full, "%s%s", root, path);
+	mkdir(root, 0700);
+	for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(full, 0700);
+		*p = '/';
+	}
+	tu_write_file(full, text, strlen(text));
+}
+
+/* A fake root: the machine's 16 GiB, and the mounts and the process's
+ * cgroups given. */
+static const char *fake_root(const char *name, const char *mountinfo, const char *cgroup)
+{
+	const char *root = tu_path(name);
+	put_file(root, "/proc/meminfo", "MemTotal:       16777216 kB\nMemFree:        1000 kB\n");
+	put_file(root, "/proc/self/mountinfo", mountinfo);
+	put_file(root, "/proc/self/cgroup", cgroup);
+	return root;
+}
+
+#define GIB (1ull << 30)
+
+/* The machine's memory, or the lowest cgroup limit on the way from the
+ * process's cgroup up to the hierarchy's top, in v2 and v1 layouts. */
+static void test_memory_limit(void)
+{
+	tr_memory_limit m;
+	/* v2: the job's cgroup has none ("max"), the slice above it 2 GiB */
+	const char *v2 = fake_root("mem-v2",
+	                           "22 1 0:21 / /proc rw - proc proc rw\n"
+	                           "30 25 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 "
+	                           "rw,nsdelegate\n",
+	                           "0::/user.slice/job.scope\n");
+	put_file(v2, "/sys/fs/cgroup/user.slice/job.scope/memory.max", "max\n");
+	put_file(v2, "/sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
+	tr_memory_limit_get(v2, &m);
+	CU_ASSERT_EQUAL(m.bytes, 2 * GIB);
+	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/user.slice/memory.max");
+	/* ... the job's own, lower, wins */
+	put_file(v2, "/sys/fs/cgroup/user.slice/job.scope/memory.max", "1073741824\n");
+	tr_memory_limit_get(v2, &m);
+	CU_ASSERT_EQUAL(m.bytes, GIB);
+	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/user.slice/job.scope/memory.max");
+	/* ... and one above the machine's memory does not limit */
+	put_file(v2, "/sys/fs/cgroup/user.slice/job.scope/memory.max", "68719476736\n");
+	put_file(v2, "/sys/fs/cgroup/user.slice/memory.max", "max\n");
+	tr_memory_limit_get(v2, &m);
+	CU_ASSERT_EQUAL(m.bytes, 16 * GIB);
+	CU_ASSERT_STRING_EQUAL(m.source, "MemTotal in /proc/meminfo");
+
+	/* v1: the memory controller's hierarchy among others; "no limit" is
+	 * a page-rounded 2^63 - 1 */
+	const char *v1 = fake_root("mem-v1",
+	                           "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+	                           "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup "
+	                           "rw,memory\n",
+	                           "5:cpu,cpuacct:/\n4:memory:/docker/abc\n1:name=systemd:/\n");
+	put_file(v1, "/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+	put_file(v1, "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "536870912\n");
+	tr_memory_limit_get(v1, &m);
+	CU_ASSERT_EQUAL(m.bytes, GIB / 2);
+	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes");
+
+	/* a container's mount shows its own cgroup as the top */
+	const char *ns = fake_root("mem-ns",
+	                           "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup "
+	                           "rw,memory\n",
+	                           "4:memory:/docker/abc\n");
+	put_file(ns, "/sys/fs/cgroup/memory/memory.limit_in_bytes", "3221225472\n");
+	tr_memory_limit_get(ns, &m);
+	CU_ASSERT_EQUAL(m.bytes, 3 * GIB);
+	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/memory/memory.limit_in_bytes");
+
+	/* no cgroup mounted: the machine's; nothing readable: no limit */
+	const char *bare = fake_root("mem-bare", "22 1 0:21 / /proc rw - proc proc rw\n", "0::/\n");
+	tr_memory_limit_get(bare, &m);
+	CU_ASSERT_EQUAL(m.bytes, 16 * GIB);
+	tr_memory_limit_get(tu_path("mem-nothing"), &m);
+	CU_ASSERT_EQUAL(m.bytes, UINT64_MAX);
+	/* this machine: something, no more than its memory */
+	tr_memory_limit_get("", &m);
+	CU_ASSERT(m.bytes > 0 && m.source[0] != 0);
+}
+
 /* ---- denormals ------------------------------------------------------------ */
 
 /* After tr_math_open, a product that would be denormal is 0 (flush to zero)
@@ -879,11 +972,17 @@ static const tu_test math_tests[] = {
 	{NULL, NULL},
 };
 
+static const tu_test memory_tests[] = {
+	{"the memory limit: MemTotal, cgroup v2 and v1, up the tree", test_memory_limit},
+	{NULL, NULL},
+};
+
 static const tu_suite suites[] = {
 	{"math", math_tests},
 	{"mlp", model_tests},
 	{"optimizer", optim_tests},
 	{"checkpoint", checkpoint_tests},
+	{"memory", memory_tests},
 	{NULL, NULL},
 };
 

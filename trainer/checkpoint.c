@@ -211,8 +211,8 @@ static int decode_v4(cursor *cur, tr_ckpt *c)
 		col->length = get64(cur);
 		uint32_t n = get32(cur);
 		const uint8_t *name = n < TR_CKPT_NAME ? take(cur, n) : NULL;
-		/* a name as the options take it: not empty, no NUL */
-		if (!name || n == 0 || col->role > TR_CKPT_Y || memchr(name, 0, n))
+		/* a name as the command line gives it: no NUL */
+		if (!name || col->role > TR_CKPT_Y || memchr(name, 0, n))
 			return -EBADMSG;
 		memcpy(col->name, name, n);
 		col->name[n] = 0;

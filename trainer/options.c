@@ -8,6 +8,7 @@
 #include "config.h"
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -150,7 +151,10 @@ enum {
 	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS, OPT_CACHE,
 	OPT_REDUCE, OPT_SHARD_OPTIMIZER, OPT_EVAL_EVERY, OPT_STRATEGY, OPT_SERVERS, OPT_STALENESS,
 	OPT_STALENESS_LR, OPT_BACKUP_WORKERS, OPT_STRAGGLER, OPT_STRAGGLER_RANDOM, OPT_EMBED,
+	OPT_END, /* (the options given are bits 1 << (code - OPT_TRAIN)) */
 };
+_Static_assert(OPT_END - OPT_TRAIN <= 64, "the options given fit one uint64_t");
+#define GIVEN(code) (given & (1ull << ((code) - OPT_TRAIN)))
 
 static const struct option long_options[] = {
 	{"train", required_argument, 0, OPT_TRAIN},
@@ -261,13 +265,17 @@ static int parse_float(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-/* "256K", "1M", "4096": bytes. */
+/* "256K", "1M", "1.5G", "4096": bytes. A number in decimal digits (a
+ * point and an exponent allowed), never nan, inf, a sign, hex or spaces. */
 static int parse_size(const char *s, size_t *out)
 {
 	char *end;
 	errno = 0;
+	if (!isdigit((unsigned char)s[0]) && !(s[0] == '.' && isdigit((unsigned char)s[1])))
+		return -1;
 	double v = strtod(s, &end);
-	if (!*s || errno || end == s || v < 0)
+	const char *hex = strpbrk(s, "xXpP");
+	if (errno || end == s || !isfinite(v) || v < 0 || (hex && hex < end))
 		return -1;
 	double mult = 1;
 	if (*end == 'K' || *end == 'k')
@@ -351,6 +359,9 @@ static int parse_stragglers(const char *s, tr_options *o)
 			return -1;
 		if (o->nstraggler == TR_MAX_STRAGGLERS)
 			return -1;
+		for (int i = 0; i < o->nstraggler; i++)
+			if (o->straggler[i].rank == (int)rank)
+				return -1; /* one factor per rank */
 		o->straggler[o->nstraggler++] = (tr_straggler){(int)rank, f};
 		p = *end ? end + 1 : end;
 		if (*end && !*p)
@@ -408,6 +419,39 @@ static int parse_random_straggler(const char *s, tr_options *o)
 	return 0;
 }
 
+/* Options that would have no effect, or a wrong one, with the others
+ * given: the label among the inputs (a model that reads its answer), and
+ * an option for something the run does not do. -1 with a message. */
+static int check_given(const tr_options *o, uint64_t given, char *err, size_t errlen)
+{
+	for (int i = 0; o->y && i < o->nx + o->nembed; i++) {
+		int x = i < o->nx;
+		if (!strcmp(o->y, x ? o->x[i] : o->embed[i - o->nx].feature)) {
+			snprintf(err, errlen, "--y %s: the label is also in --%s; the model would read "
+			         "its answer: leave it out of the inputs", o->y, x ? "x" : "embed");
+			return -1;
+		}
+	}
+	const char *what = NULL;
+	if (GIVEN(OPT_EVAL_EVERY) && !o->test)
+		what = "--eval-every needs --test (its copies are evaluated on the test data)";
+	else if (GIVEN(OPT_EVAL_BATCH) && !o->test)
+		what = "--eval-batch needs --test (it is the evaluation's batch)";
+	else if (GIVEN(OPT_TENSORBOARD_EVERY) && !o->tensorboard)
+		what = "--tensorboard-every needs --tensorboard DIR";
+	else if (GIVEN(OPT_LARS_TRUST) && o->optim.kind != TR_OPT_LARS)
+		what = "--lars-trust needs --optimizer lars";
+	else if (GIVEN(OPT_MOMENTUM) && o->optim.kind == TR_OPT_ADAM)
+		what = "--momentum: not with --optimizer adam (its moments have their own decay)";
+	else if (GIVEN(OPT_SHUFFLE_BUFFER) && o->shuffle != RIO_SHUFFLE_BUFFER)
+		what = "--shuffle-buffer needs --shuffle buffer";
+	if (what) {
+		snprintf(err, errlen, "%s", what);
+		return -1;
+	}
+	return 0;
+}
+
 static void defaults(tr_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -452,8 +496,10 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 	optind = 1;
 	int c, k;
 	double d;
-	uint64_t u;
+	uint64_t u, given = 0;
 	while ((c = getopt_long(argc, argv, ":qh", long_options, NULL)) != -1) {
+		if (c >= OPT_TRAIN && c < OPT_END)
+			given |= 1ull << (c - OPT_TRAIN);
 		switch (c) {
 		case OPT_TRAIN: o->train = optarg; break;
 		case OPT_TEST: o->test = optarg; break;
@@ -647,7 +693,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		case OPT_STRAGGLER:
 			if (parse_stragglers(optarg, o) < 0)
 				return bad(err, errlen, c, "'%s': want RANK:FACTOR[,RANK:FACTOR...] with "
-				           "FACTOR from 1 to 1000", optarg);
+				           "FACTOR from 1 to 1000, each rank once", optarg);
 			break;
 		case OPT_STRAGGLER_RANDOM:
 			if (parse_random_straggler(optarg, o) < 0)
@@ -705,6 +751,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				         "is one or the other", o->x[j]);
 				return -1;
 			}
+	if (check_given(o, given, err, errlen) < 0)
+		return -1;
 	if (!o->nx && !o->nembed && !o->synthetic_inputs) {
 		snprintf(err, errlen, "--x FEATURE[,FEATURE...] is required");
 		return -1;

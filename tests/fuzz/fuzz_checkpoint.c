@@ -168,8 +168,7 @@ static void check_consistent(const tr_ckpt *c)
 		(void)last;
 	}
 	for (uint32_t i = 0; i < c->ncolumns; i++)
-		CHECK(c->columns[i].role <= TR_CKPT_Y && c->columns[i].name[0] &&
-		      strlen(c->columns[i].name) < TR_CKPT_NAME);
+		CHECK(c->columns[i].role <= TR_CKPT_Y && strlen(c->columns[i].name) < TR_CKPT_NAME);
 	/* a version 4 file's ps section has every server's counts */
 	if (c->strategy && c->server) {
 		volatile uint64_t last = c->server[c->servers - 1].total_updates;
