@@ -705,17 +705,33 @@ static int same_columns(const tr_run *r, const tr_ckpt *c, const char *path)
 	return 0;
 }
 
+/* Rank 0: --train names as many shards as the checkpoint's data had
+ * (before the loaders open: their sharding is the checkpoint's); `n` of
+ * them, or -1 to count them here. */
+static int same_shard_count(const tr_run *r, const tr_ckpt *c, const char *path, int64_t n)
+{
+	if (!c->nshards || !r->o.train || r->o.synthetic)
+		return 0; /* not known: an older checkpoint, --synthetic */
+	rio_shardset set = {0};
+	rio_error e;
+	if (n < 0 && rio_shardset_expand(r->o.train, &set, &e) == 0)
+		n = (int64_t)set.count;
+	rio_shardset_free(&set);
+	if (n < 0 || n == (int64_t)c->nshards)
+		return 0; /* (a --train that names nothing is the loader's to say) */
+	snprintf(msg, sizeof msg, "--train %s: %lld shard%s, %s was written on %u: resume on the "
+	         "same data", r->o.train, (long long)n, n == 1 ? "" : "s", path, c->nshards);
+	return -1;
+}
+
 /* Rank 0: the checkpoint's data are this run's: as many shards, each of
  * as many records (where both were counted). */
 static int same_data(const tr_run *r, const tr_ckpt *c, const char *path)
 {
 	if (!c->nshards || !r->nshards)
 		return 0; /* not known: an older checkpoint, --synthetic */
-	if (c->nshards != r->nshards) {
-		snprintf(msg, sizeof msg, "--train %s: %llu shards, %s was written on %u: resume on "
-		         "the same data", r->o.train, (unsigned long long)r->nshards, path, c->nshards);
+	if (same_shard_count(r, c, path, (int64_t)r->nshards) < 0)
 		return -1;
-	}
 	for (uint32_t i = 0; i < c->nshards; i++) {
 		uint64_t was = c->shard_records[i], now = r->shard_records[i];
 		if (was == now || was == UINT64_MAX || now == UINT64_MAX)
@@ -739,6 +755,8 @@ static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
 {
 	const char *what = NULL;
 	if (model && (same_columns(r, c, path) < 0 || same_data(r, c, path) < 0))
+		return -1;
+	if (!model && same_shard_count(r, c, path, -1) < 0)
 		return -1;
 	if (!model && c->seed != r->o.seed)
 		what = "--seed";
