@@ -746,17 +746,25 @@ static void ckpt_make_older(const char *dir, uint8_t version, size_t cut, size_t
  * epoch_skipped. */
 enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 };
 
+/* ckpt_fill's checkpoint, without version 4's fields, written to DIR and
+ * made an older version's (ckpt_make_older), in a; read back into b. */
+static void ckpt_older(const char *name, uint8_t version, size_t cut, size_t at, size_t gap,
+                       tr_ckpt *a, tr_ckpt *b)
+{
+	const char *dir = tu_path(name);
+	char err[512];
+	ckpt_fill(a, 1.0f);
+	ckpt_forget_v4(a);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, a, err, sizeof err) == 0);
+	ckpt_make_older(dir, version, cut, at, gap);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, b, err, sizeof err) == 0);
+}
+
 /* A version 3 checkpoint still reads, version 4's fields not known. */
 static void test_checkpoint_version3_reads(void)
 {
-	const char *dir = tu_path("ckpt-v3");
-	char err[512];
 	tr_ckpt a, b;
-	ckpt_fill(&a, 1.0f);
-	ckpt_forget_v4(&a);
-	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
-	ckpt_make_older(dir, 3, V4_EMPTY_TAIL, 0, 0);
-	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_older("ckpt-v3", 3, V4_EMPTY_TAIL, 0, 0, &a, &b);
 	ckpt_expect_equal(&a, &b);
 	CU_ASSERT_PTR_NULL(b.shard_records);
 	CU_ASSERT(isnan(b.seconds)); /* its clock is the version 4 file's */
@@ -768,17 +776,11 @@ static void test_checkpoint_version3_reads(void)
  * trainer resumes it at its own world size only. */
 static void test_checkpoint_version1_reads(void)
 {
-	const char *dir = tu_path("ckpt-v1");
-	char err[512];
 	tr_ckpt a, b;
-	ckpt_fill(&a, 1.0f);
-	ckpt_forget_v4(&a);
-	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
 	/* version 4's tail and version 3's last 8 (no strategy, no tables)
 	 * before the CRC: out; after magic, version and world, version 2's 8
 	 * bytes: out */
-	ckpt_make_older(dir, 1, V4_EMPTY_TAIL + 8, 16, 8);
-	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_older("ckpt-v1", 1, V4_EMPTY_TAIL + 8, 16, 8, &a, &b);
 	CU_ASSERT_EQUAL(b.global_batch, 0);
 	CU_ASSERT_EQUAL(b.lr_scale, 0);
 	a.global_batch = 0;
@@ -840,64 +842,66 @@ static const char *fake_root(const char *name, const char *mountinfo, const char
 
 #define GIB (1ull << 30)
 
+/* The limit under root is `bytes`, from `source`. */
+static void expect_limit(const char *root, uint64_t bytes, const char *source)
+{
+	tr_memory_limit m;
+	tr_memory_limit_get(root, &m);
+	CU_ASSERT_EQUAL(m.bytes, bytes);
+	CU_ASSERT_STRING_EQUAL(m.source, source);
+}
+
 /* The machine's memory, or the lowest cgroup limit on the way from the
  * process's cgroup up to the hierarchy's top, in v2 and v1 layouts. */
 static void test_memory_limit(void)
 {
+	static const char v2_mounts[] =
+		"22 1 0:21 / /proc rw - proc proc rw\n"
+		"30 25 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+	static const char v1_mounts[] =
+		"32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n";
+	static const char *const job = "/sys/fs/cgroup/user.slice/job.scope/memory.max";
+	static const char *const slice = "/sys/fs/cgroup/user.slice/memory.max";
+	static const char *const v1_top = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+	static const char *const v1_abc = "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes";
+	static const char *const meminfo = "MemTotal in /proc/meminfo";
+	static const struct {
+		const char *name, *mounts, *cgroup;
+		const char *file[2], *text[2]; /* the limits written */
+		uint64_t bytes;
+		const char *source;
+	} cases[] = {
+		/* v2: the job's cgroup has none ("max"), the slice above it 2 GiB */
+		{"mem-v2a", v2_mounts, "0::/user.slice/job.scope\n", {job, slice}, {"max\n",
+		 "2147483648\n"}, 2 * GIB, slice},
+		/* ... the job's own, lower, wins */
+		{"mem-v2b", v2_mounts, "0::/user.slice/job.scope\n", {job, slice}, {"1073741824\n",
+		 "2147483648\n"}, GIB, job},
+		/* ... and one above the machine's memory does not limit */
+		{"mem-v2c", v2_mounts, "0::/user.slice/job.scope\n", {job, slice}, {"68719476736\n",
+		 "max\n"}, 16 * GIB, meminfo},
+		/* v1: the memory controller's hierarchy among others; "no
+		 * limit" is a page-rounded 2^63 - 1 */
+		{"mem-v1", v1_mounts, "5:cpu,cpuacct:/\n4:memory:/docker/abc\n1:name=systemd:/\n",
+		 {v1_top, v1_abc}, {"9223372036854771712\n", "536870912\n"}, GIB / 2, v1_abc},
+		/* a container's mount shows its own cgroup as the top */
+		{"mem-ns", "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n",
+		 "4:memory:/docker/abc\n", {v1_top, NULL}, {"3221225472\n", NULL}, 3 * GIB, v1_top},
+		/* no cgroup mounted: the machine's */
+		{"mem-bare", "22 1 0:21 / /proc rw - proc proc rw\n", "0::/\n", {NULL, NULL},
+		 {NULL, NULL}, 16 * GIB, meminfo},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *root = fake_root(cases[i].name, cases[i].mounts, cases[i].cgroup);
+		for (int f = 0; f < 2 && cases[i].file[f]; f++)
+			put_file(root, cases[i].file[f], cases[i].text[f]);
+		expect_limit(root, cases[i].bytes, cases[i].source);
+	}
+	/* nothing readable: no limit; this machine: something */
 	tr_memory_limit m;
-	/* v2: the job's cgroup has none ("max"), the slice above it 2 GiB */
-	const char *v2 = fake_root("mem-v2",
-	                           "22 1 0:21 / /proc rw - proc proc rw\n"
-	                           "30 25 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 "
-	                           "rw,nsdelegate\n",
-	                           "0::/user.slice/job.scope\n");
-	put_file(v2, "/sys/fs/cgroup/user.slice/job.scope/memory.max", "max\n");
-	put_file(v2, "/sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
-	tr_memory_limit_get(v2, &m);
-	CU_ASSERT_EQUAL(m.bytes, 2 * GIB);
-	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/user.slice/memory.max");
-	/* ... the job's own, lower, wins */
-	put_file(v2, "/sys/fs/cgroup/user.slice/job.scope/memory.max", "1073741824\n");
-	tr_memory_limit_get(v2, &m);
-	CU_ASSERT_EQUAL(m.bytes, GIB);
-	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/user.slice/job.scope/memory.max");
-	/* ... and one above the machine's memory does not limit */
-	put_file(v2, "/sys/fs/cgroup/user.slice/job.scope/memory.max", "68719476736\n");
-	put_file(v2, "/sys/fs/cgroup/user.slice/memory.max", "max\n");
-	tr_memory_limit_get(v2, &m);
-	CU_ASSERT_EQUAL(m.bytes, 16 * GIB);
-	CU_ASSERT_STRING_EQUAL(m.source, "MemTotal in /proc/meminfo");
-
-	/* v1: the memory controller's hierarchy among others; "no limit" is
-	 * a page-rounded 2^63 - 1 */
-	const char *v1 = fake_root("mem-v1",
-	                           "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
-	                           "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup "
-	                           "rw,memory\n",
-	                           "5:cpu,cpuacct:/\n4:memory:/docker/abc\n1:name=systemd:/\n");
-	put_file(v1, "/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-	put_file(v1, "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "536870912\n");
-	tr_memory_limit_get(v1, &m);
-	CU_ASSERT_EQUAL(m.bytes, GIB / 2);
-	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes");
-
-	/* a container's mount shows its own cgroup as the top */
-	const char *ns = fake_root("mem-ns",
-	                           "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup "
-	                           "rw,memory\n",
-	                           "4:memory:/docker/abc\n");
-	put_file(ns, "/sys/fs/cgroup/memory/memory.limit_in_bytes", "3221225472\n");
-	tr_memory_limit_get(ns, &m);
-	CU_ASSERT_EQUAL(m.bytes, 3 * GIB);
-	CU_ASSERT_STRING_EQUAL(m.source, "/sys/fs/cgroup/memory/memory.limit_in_bytes");
-
-	/* no cgroup mounted: the machine's; nothing readable: no limit */
-	const char *bare = fake_root("mem-bare", "22 1 0:21 / /proc rw - proc proc rw\n", "0::/\n");
-	tr_memory_limit_get(bare, &m);
-	CU_ASSERT_EQUAL(m.bytes, 16 * GIB);
 	tr_memory_limit_get(tu_path("mem-nothing"), &m);
 	CU_ASSERT_EQUAL(m.bytes, UINT64_MAX);
-	/* this machine: something, no more than its memory */
 	tr_memory_limit_get("", &m);
 	CU_ASSERT(m.bytes > 0 && m.source[0] != 0);
 }
