@@ -19,7 +19,10 @@
 #include "fuzz_util.h"
 #include "../../trainer/checkpoint.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -131,15 +134,35 @@ static void make_base(int i)
 	base[i] = slurp(path, &base_len[i]);
 }
 
+/* At exit, before fuzz_util's removal of the directory's files: the
+ * directories made here, and what tr_ckpt_write leaves in them (they had
+ * been left in /dev/shm, where a later process of the same pid met them). */
+static void remove_subdirs(void)
+{
+	static const char *const subs[] = {"base0", "base1", "base2", "ck", "back"};
+	static const char *const files[] = {"checkpoint", "clock", ".checkpoint.tmp", ".clock.tmp"};
+	char path[700];
+	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+			snprintf(path, sizeof path, "%s/%s/%s", fuzz_dir(), subs[i], files[f]);
+			unlink(path);
+		}
+		snprintf(path, sizeof path, "%s/%s", fuzz_dir(), subs[i]);
+		rmdir(path);
+	}
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	fuzz_dir();
+	atexit(remove_subdirs); /* runs before fuzz_dir's own, registered first */
 	for (int i = 0; i < BASES; i++)
 		make_base(i);
 	char dir[512];
 	snprintf(dir, sizeof dir, "%s/ck", fuzz_dir());
-	CHECK(mkdir(dir, 0700) == 0);
+	CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
 	return 0;
 }
 
