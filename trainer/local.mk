@@ -42,6 +42,7 @@ recordio_train_SOURCES = \
 	trainer/strategy.h trainer/ps.h trainer/ps_server.c trainer/ps_worker.c \
 	trainer/ps_run.c trainer/ps_run.h trainer/embed_run.c trainer/embed_run.h trainer/part.h \
 	trainer/report.c trainer/report.h \
+	trainer/resume_match.c trainer/resume_match.h trainer/fit.c trainer/fit.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \
 	trainer/cpus.c trainer/cpus.h

@@ -13,10 +13,11 @@
 #include "common.h"
 #include "cpus.h"
 #include "feature_spec.h"
-#include "memory.h"
+#include "fit.h"
 #include "progress.h"
 #include "ps_run.h"
 #include "report.h"
+#include "resume_match.h"
 #include "run.h"
 #include "tensorboard.h"
 
@@ -304,99 +305,6 @@ static void setup_embed(tr_run *r, int rows)
 	tr_world_agree(&r->w, rc < 0, "out of memory for the --embed tables", EXIT_DATA);
 }
 
-/* What a rank holds of the model and the --embed tables, in bytes: in
- * all, and the largest part, named. */
-typedef struct rank_need {
-	double total, part;
-	char what[320];
-} rank_need;
-
-static void need_part(rank_need *n, double bytes, const char *what)
-{
-	n->total += bytes;
-	if (bytes > n->part) {
-		n->part = bytes;
-		snprintf(n->what, sizeof n->what, "%s", what);
-	}
-}
-
-/* This rank's need, before anything is allocated: an allreduce rank
- * holds the model and every table whole, each with its gradient and
- * optimizer state; a parameter server its slice of them, with their
- * optimizer state (and, at --staleness 0, a gradient per worker for the
- * dense slice and a sum for the rows); a worker the model with its
- * gradient (hybrid: and its optimizer state) and the rows of a batch. */
-static void rank_need_of(const tr_run *r, const int *sizes, int nlayers, int rows, rank_need *n)
-{
-	const tr_options *o = &r->o;
-	double states = o->optim.kind == TR_OPT_ADAM ? 2 : 1, f = sizeof(float);
-	double P = (double)tr_mlp_param_count(sizes, nlayers);
-	int ps = o->strategy != TR_STRATEGY_ALLREDUCE, server = ps && r->data_rank < 0;
-	int S = o->servers, W = r->data_world, sync = o->staleness == 0;
-	char what[320];
-	memset(n, 0, sizeof *n);
-	if (server && o->strategy == TR_STRATEGY_PS) {
-		size_t lo, hi;
-		tr_ps_slice((size_t)P, S, r->w.rank, &lo, &hi);
-		double slice = (double)(hi - lo);
-		snprintf(what, sizeof what, "the model's slice of %.0f parameters (its values, "
-		         "gradient%s and optimizer state on a server)", slice, sync ? "s" : "");
-		need_part(n, slice * f * (2 + states + (sync ? W : 0)), what);
-	} else if (!server) {
-		double copies = 2 + (!ps || o->strategy == TR_STRATEGY_HYBRID ? states : 0);
-		snprintf(what, sizeof what, "the model of %.0f parameters (its values, gradient%s)",
-		         P, copies > 2 ? " and optimizer state" : "");
-		need_part(n, P * f * copies, what);
-	}
-	for (int i = 0; i < o->nembed; i++) {
-		const tr_embed_option *e = &o->embed[i];
-		double dim = e->dim, bytes;
-		if (server) {
-			int64_t lo, hi;
-			tr_embed_rows_of(e->vocab, S, r->w.rank, &lo, &hi);
-			double rws = (double)(hi - lo);
-			bytes = rws * dim * f * (1 + states + sync) + (sync ? rws * 12 : 0);
-		} else if (ps) {
-			double ids = (double)rows * (double)r->specs[o->nx + i].length;
-			bytes = ids * (16 + 2 * dim * f);
-		} else {
-			bytes = (double)e->vocab * dim * f * (2 + states);
-		}
-		snprintf(what, sizeof what, "--embed %s:%lld:%d (%s)", e->feature, (long long)e->vocab,
-		         e->dim, server ? "a server's rows, with their optimizer state"
-		                 : ps   ? "a batch's rows on a worker"
-		                        : "the whole table, its gradient and optimizer state");
-		need_part(n, bytes, what);
-	}
-}
-
-/* Collective, before the model and the tables are allocated: what the
- * ranks of each host would hold fits the memory they may use
- * (memory.h), else the run is refused with the numbers, rather than
- * allocating until it is killed. */
-static void check_memory(tr_run *r, const int *sizes, int nlayers, int rows)
-{
-	rank_need n;
-	rank_need_of(r, sizes, nlayers, rows, &n);
-	/* in KiB, so that the sum cannot wrap */
-	uint64_t mine = n.total / 1024 < (double)(UINT64_MAX >> 12) ? (uint64_t)(n.total / 1024)
-	                                                            : UINT64_MAX >> 12;
-	uint64_t host = tr_world_node_sum_u64(&r->w, mine);
-	tr_memory_limit m;
-	tr_memory_limit_get("", &m);
-	int over = m.bytes != UINT64_MAX && (double)host * 1024 > (double)m.bytes;
-	if (over) {
-		char a[32], b[32], c[32];
-		snprintf(msg, sizeof msg, "%s needs %s on rank %d; this host's %d rank%s would hold "
-		         "%s in all, more than the %s they may use (%s)",
-		         n.what, tool_format_bytes(a, sizeof a, (uint64_t)n.part), r->w.rank,
-		         r->w.local_size, r->w.local_size > 1 ? "s" : "",
-		         tool_format_bytes(b, sizeof b, host > UINT64_MAX >> 10 ? UINT64_MAX : host << 10),
-		         tool_format_bytes(c, sizeof c, m.bytes), m.source);
-	}
-	tr_world_agree(&r->w, over, msg, EXIT_DATA);
-}
-
 static void setup(tr_run *r)
 {
 	const tr_options *o = &r->o;
@@ -481,7 +389,7 @@ static void setup(tr_run *r)
 		sizes[i + 1] = o->hidden[i];
 	sizes[nlayers] = o->classes;
 	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
-	check_memory(r, sizes, nlayers, rows);
+	tr_run_check_memory(r, sizes, nlayers, rows);
 	if (o->strategy != TR_STRATEGY_ALLREDUCE) {
 		setup_ps_model(r, sizes, nlayers, rows);
 		return;
@@ -634,145 +542,6 @@ static void fresh_start(tr_run *r)
 	free(host);
 }
 
-/* The checkpoint's --embed tables are this run's, shape for shape. */
-static int same_tables(const tr_run *r, const tr_ckpt *c)
-{
-	if (c->ntables != (uint32_t)r->o.nembed)
-		return 0;
-	for (int t = 0; t < r->o.nembed; t++)
-		if (c->table_vocab[t] != r->o.embed[t].vocab ||
-		    c->table_dim[t] != (uint32_t)r->o.embed[t].dim)
-			return 0;
-	return 1;
-}
-
-/* The run's columns as the checkpoint keeps them: the --x inputs, the
- * --embed ids and the --y label, each with its values per record (none
- * under --synthetic without data). */
-static uint32_t run_columns(const tr_run *r, tr_ckpt_column *cols)
-{
-	const tr_options *o = &r->o;
-	if (!o->train && !o->test)
-		return 0;
-	uint32_t n = (uint32_t)(o->nx + o->nembed) + 1;
-	for (uint32_t i = 0; i < n; i++) {
-		int x = (int)i < o->nx, embed = !x && i + 1 < n;
-		cols[i].role = x ? TR_CKPT_X : embed ? TR_CKPT_EMBED : TR_CKPT_Y;
-		cols[i].length = r->specs[i].length;
-		snprintf(cols[i].name, sizeof cols[i].name, "%s",
-		         x ? o->x[i] : embed ? o->embed[i - (uint32_t)o->nx].feature : o->y);
-	}
-	return n;
-}
-
-/* "--embed cat0 (3 values), cat1 (1 value)", or "no --embed": the columns
- * of one role. */
-static void describe_columns(char *buf, size_t size, const tr_ckpt_column *c, uint32_t n,
-                             uint32_t role)
-{
-	static const char *const option[] = {"--x", "--embed", "--y"};
-	size_t at = (size_t)snprintf(buf, size, "%s", option[role]);
-	int any = 0;
-	for (uint32_t i = 0; i < n && at < size; i++)
-		if (c[i].role == role) {
-			at += (size_t)snprintf(buf + at, size - at, "%s%s (%llu value%s)", any ? ", " : " ",
-			                       c[i].name, (unsigned long long)c[i].length,
-			                       c[i].length == 1 ? "" : "s");
-			any = 1;
-		}
-	if (!any)
-		snprintf(buf, size, "no %s", option[role]);
-}
-
-/* Rank 0: the checkpoint's columns are this run's, name for name and
- * length for length (a checkpoint before version 4 does not say). */
-static int same_columns(const tr_run *r, const tr_ckpt *c, const char *path)
-{
-	tr_ckpt_column mine[TR_CKPT_MAX_COLUMNS];
-	uint32_t n = run_columns(r, mine);
-	if (!c->ncolumns || !n)
-		return 0;
-	for (uint32_t role = TR_CKPT_X; role <= TR_CKPT_Y; role++) {
-		char was[900], now[900];
-		describe_columns(was, sizeof was, c->columns, c->ncolumns, role);
-		describe_columns(now, sizeof now, mine, n, role);
-		if (strcmp(was, now) != 0) {
-			snprintf(msg, sizeof msg, "%s was written with %s, this run has %s: resume with "
-			         "the same", path, was, now);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Rank 0: --train names as many shards as the checkpoint's data had
- * (before the loaders open: their sharding is the checkpoint's); `n` of
- * them, or -1 to count them here. */
-static int same_shard_count(const tr_run *r, const tr_ckpt *c, const char *path, int64_t n)
-{
-	if (!c->nshards || !r->o.train || r->o.synthetic)
-		return 0; /* not known: an older checkpoint, --synthetic */
-	rio_shardset set = {0};
-	rio_error e;
-	if (n < 0 && rio_shardset_expand(r->o.train, &set, &e) == 0)
-		n = (int64_t)set.count;
-	rio_shardset_free(&set);
-	if (n < 0 || n == (int64_t)c->nshards)
-		return 0; /* (a --train that names nothing is the loader's to say) */
-	snprintf(msg, sizeof msg, "--train %s: %lld shard%s, %s was written on %u: resume on the "
-	         "same data", r->o.train, (long long)n, n == 1 ? "" : "s", path, c->nshards);
-	return -1;
-}
-
-/* Rank 0: the checkpoint's data are this run's: as many shards, each of
- * as many records (where both were counted). */
-static int same_data(const tr_run *r, const tr_ckpt *c, const char *path)
-{
-	if (!c->nshards || !r->nshards)
-		return 0; /* not known: an older checkpoint, --synthetic */
-	if (same_shard_count(r, c, path, (int64_t)r->nshards) < 0)
-		return -1;
-	for (uint32_t i = 0; i < c->nshards; i++) {
-		uint64_t was = c->shard_records[i], now = r->shard_records[i];
-		if (was == now || was == UINT64_MAX || now == UINT64_MAX)
-			continue;
-		rio_shardset set = {0};
-		rio_error e;
-		int named = rio_shardset_expand(r->o.train, &set, &e) == 0 && i < set.count;
-		snprintf(msg, sizeof msg, "--train: %s (shard %u) has %llu records, %s was written "
-		         "when it had %llu: resume on the same data",
-		         named ? set.paths[i] : r->o.train, i, (unsigned long long)now, path,
-		         (unsigned long long)was);
-		rio_shardset_free(&set);
-		return -1;
-	}
-	return 0;
-}
-
-/* Rank 0: what of the checkpoint must match this run (the model, its
- * columns and data are checked once they are known). */
-static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
-{
-	const char *what = NULL;
-	if (model && (same_columns(r, c, path) < 0 || same_data(r, c, path) < 0))
-		return -1;
-	if (!model && same_shard_count(r, c, path, -1) < 0)
-		return -1;
-	if (!model && c->seed != r->o.seed)
-		what = "--seed";
-	else if (!model && c->optimizer != (uint32_t)r->o.optim.kind)
-		what = "--optimizer";
-	else if (model && !same_tables(r, c)) /* (their dims are in the model's inputs) */
-		what = "--embed tables";
-	else if (model && (c->nlayers != (uint32_t)r->net.nlayers ||
-	                   memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0))
-		what = "model (--x, --hidden, --classes)";
-	else
-		return 0;
-	snprintf(msg, sizeof msg, "%s was written with another %s; resume with the same", path, what);
-	return -1;
-}
-
 /* --resume, before the loaders open: the sharding of the checkpoint's data
  * (`saved`, 0 when not known; `nshards` of them), which the epoch in
  * progress (`mid`) must keep: its loader positions are within that
@@ -837,7 +606,7 @@ static void read_checkpoint(tr_run *r)
 			v[6] = ck.sharding;
 			v[7] = ck.nshards;
 			v[8] = ck.step_in_epoch > 0;
-			rc = check_ckpt(r, &ck, path, 0);
+			rc = tr_resume_match(r, &ck, path, 0, msg, sizeof msg);
 		}
 	}
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
@@ -1118,7 +887,7 @@ static void resume(tr_run *r)
 	 * checkpoint's (the tensors are copied at this run's sizes) */
 	char *path = tr_ckpt_path(r->o.checkpoint);
 	if (r->w.rank == 0)
-		rc = path ? check_ckpt(r, &c, path, 1) : -1;
+		rc = path ? tr_resume_match(r, &c, path, 1, msg, sizeof msg) : -1;
 	free(path);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 	resume_clock(r, c.seconds);
@@ -1266,7 +1035,7 @@ static void describe_run(tr_run *r, tr_ckpt *c)
 	c->sharding = (uint32_t)r->sharding;
 	c->nshards = (uint32_t)r->nshards;
 	c->shard_records = r->shard_records; /* lent: taken back before the free */
-	c->ncolumns = run_columns(r, c->columns);
+	c->ncolumns = tr_run_columns(r, c->columns);
 	c->total_samples = r->total_samples;
 	c->total_gradients = r->total_gradients;
 	c->epoch_skipped = r->ep_skipped;
