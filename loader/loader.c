@@ -600,7 +600,13 @@ RIO_API int rio_loader_set_epoch(rio_loader *l, uint64_t epoch)
 enum { STATE_WORDS = 16, STATE_SIZE = STATE_WORDS * 8 + 4 };
 static const uint64_t STATE_MAGIC = 0x314c4f4952ull;  /* "RIOL1" */
 static const uint64_t STATE_MAGIC2 = 0x324c4f4952ull; /* "RIOL2" */
-enum { W_MAGIC, W_SEED, W_EPOCH, W_POSITION, W_RANK, W_WORLD, W_IDENT, W_RECORDS, W_BATCH };
+enum { W_MAGIC, W_SEED, W_EPOCH, W_POSITION, W_RANK, W_WORLD, W_IDENT, W_RECORDS, W_BATCH,
+       W_SHARDING = 12 };
+/* The order in which a restore compares the words: the sharding before
+ * the data's hash and the record count, which depend on it, so that a
+ * state of another sharding is said to be one */
+static const int state_order[STATE_WORDS] = {0, 1, 2, 3, 4, 5, W_SHARDING, 6, 7, 8, 9, 10, 11,
+                                             13, 14, 15};
 
 static void state_words(const rio_loader *l, uint64_t w[STATE_WORDS], uint64_t epoch,
                         uint64_t position)
@@ -798,7 +804,8 @@ RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size
 	if (rc < 0)
 		return rc;
 	state_words(l, want, got[W_EPOCH], got[W_POSITION]);
-	for (int i = 0; i < STATE_WORDS; i++)
+	for (int k = 0; k < STATE_WORDS; k++) {
+		int i = state_order[k];
 		if (got[i] != want[i]) {
 			rio__stages_free(&st);
 			return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
@@ -809,6 +816,7 @@ RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size
 			                                     "rio_loader_state_restore_all"
 			                                   : "");
 		}
+	}
 	if (st.n)
 		return elastic_install(l, got[W_EPOCH], got[W_POSITION], &st);
 	if (got[W_POSITION] > usual_records(l))
@@ -877,13 +885,15 @@ RIO_API int rio_loader_state_restore_all(rio_loader *l, const void *const *blobs
 		want[W_IDENT] = rio__dataset_ident(&l->ds, (int)r, (int)world);
 		want[W_RECORDS] = got[W_RECORDS];
 		want[W_BATCH] = got[W_BATCH];
-		for (int i = 0; i < STATE_WORDS && rc == 0; i++)
+		for (int k = 0; k < STATE_WORDS && rc == 0; k++) {
+			int i = state_order[k];
 			if (got[i] != want[i])
 				rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 				                    "the saved loader state of rank %zu of %llu has another "
 				                    "%s (%llu, here %llu)",
 				                    r, (unsigned long long)world, state_names[i],
 				                    (unsigned long long)got[i], (unsigned long long)want[i]);
+		}
 		if (rc == 0 && r > 0 && !same_stages(&st, &other))
 			rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 			                    "the saved loader states of ranks 0 and %zu disagree on how "
@@ -955,6 +965,17 @@ RIO_API int rio_loader_rank(const rio_loader *l)
 RIO_API int rio_loader_world(const rio_loader *l)
 {
 	return l->ds.world;
+}
+
+RIO_API rio_sharding rio_loader_sharding(const rio_loader *l)
+{
+	return l->ds.sharding;
+}
+
+RIO_API uint64_t rio_loader_shard_records(const rio_loader *l, size_t shard)
+{
+	return shard < l->ds.nshards && l->ds.shards[shard].needed ? l->ds.shards[shard].count
+	                                                           : UINT64_MAX;
 }
 
 RIO_API const rio_error *rio_loader_error(const rio_loader *l)

@@ -491,6 +491,15 @@ RIO_API size_t rio_loader_warning(const rio_loader *l, char *buf, size_t size);
 RIO_API const rio_shardset *rio_loader_shards(const rio_loader *l);
 RIO_API int rio_loader_rank(const rio_loader *l);
 RIO_API int rio_loader_world(const rio_loader *l);
+/* The sharding in use: FILES or RECORDS (AUTO resolved at open, from the
+ * .idx sidecars and the world size). A trainer that saves the loader's
+ * state keeps it, and opens with it again to resume (the state holds
+ * positions within this sharding's shares). */
+RIO_API rio_sharding rio_loader_sharding(const rio_loader *l);
+/* Shard `shard`'s records (its index in rio_loader_shards()), as this
+ * loader counted them; UINT64_MAX for a shard it has not counted (files
+ * sharding: another rank's shard) or one out of range. */
+RIO_API uint64_t rio_loader_shard_records(const rio_loader *l, size_t shard);
 
 /* The last error with its context. */
 RIO_API const rio_error *rio_loader_error(const rio_loader *l);

@@ -605,6 +605,25 @@ static void test_auto_sharding(void)
 				      "the "
 				      "rank's files)",
 				      by_files, MAIN_TOTAL);
+			/* the choice made, and what each rank counted: every shard
+			 * (records), or its own (files), the others not known */
+			rio_sharding want = which == DS_MAIN ? RIO_SHARD_RECORDS : RIO_SHARD_FILES;
+			uint64_t counted = 0;
+			for (int r = 0; r < 3; r++) {
+				CHECK(rio_loader_sharding(l[r]) == want, "rank %d: rio_loader_sharding %s, want %s",
+				      r, sharding_name(rio_loader_sharding(l[r])), sharding_name(want));
+				size_t n = rio_loader_shards(l[r])->count;
+				CU_ASSERT_EQUAL(rio_loader_shard_records(l[r], n), UINT64_MAX);
+				for (size_t sh = 0; sh < n; sh++) {
+					uint64_t c = rio_loader_shard_records(l[r], sh);
+					int mine = want == RIO_SHARD_RECORDS || sh % 3 == (size_t)r;
+					CHECK(mine == (c != UINT64_MAX), "rank %d, shard %zu: counted %llu", r, sh,
+					      (unsigned long long)c);
+					if (c != UINT64_MAX && (want == RIO_SHARD_FILES || r == 0))
+						counted += c;
+				}
+			}
+			CU_ASSERT_EQUAL(counted, MAIN_TOTAL);
 		}
 		for (int r = 0; r < 3; r++) {
 			rio_loader_close(l[r]);
@@ -1037,13 +1056,18 @@ static void test_resume_refused(void)
 		int world, rank;
 		uint64_t seed;
 		rio_shuffle sh;
+		rio_sharding shd;
+		const char *named; /* what the message must say differs */
 	} others[] = {
-	    {"another world", DS_MAIN, 3, 0, 7, RIO_SHUFFLE_BUFFER},
-	    {"another rank", DS_MAIN, 2, 1, 7, RIO_SHUFFLE_BUFFER},
-	    {"another seed", DS_MAIN, 2, 0, 8, RIO_SHUFFLE_BUFFER},
-	    {"another shuffle", DS_MAIN, 2, 0, 7, RIO_SHUFFLE_GLOBAL},
-	    {"another dataset", DS_OTHER, 2, 0, 7, RIO_SHUFFLE_BUFFER},
-	    {"a dataset of other shards", DS_TWO, 2, 0, 7, RIO_SHUFFLE_BUFFER},
+	    {"another world", DS_MAIN, 3, 0, 7, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, "world size"},
+	    {"another rank", DS_MAIN, 2, 1, 7, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, "rank"},
+	    {"another seed", DS_MAIN, 2, 0, 8, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, "seed"},
+	    {"another shuffle", DS_MAIN, 2, 0, 7, RIO_SHUFFLE_GLOBAL, RIO_SHARD_RECORDS, "shuffle"},
+	    /* the sharding, not the data its shares are a hash of */
+	    {"another sharding", DS_MAIN, 2, 0, 7, RIO_SHUFFLE_BUFFER, RIO_SHARD_FILES, "sharding"},
+	    {"another dataset", DS_OTHER, 2, 0, 7, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS, "data"},
+	    {"a dataset of other shards", DS_TWO, 2, 0, 7, RIO_SHUFFLE_BUFFER, RIO_SHARD_RECORDS,
+	     "data"},
 	};
 	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
 		rio_loader_opts p = o;
@@ -1051,12 +1075,18 @@ static void test_resume_refused(void)
 		p.rank = others[i].rank;
 		p.seed = others[i].seed;
 		p.shuffle = others[i].sh;
+		p.sharding = others[i].shd;
 		rio_loader *x = lu_open(dataset(others[i].dataset), &p);
 		if (!x)
 			continue;
 		int rc = rio_loader_state_restore(x, blob, (size_t)size);
 		CHECK(rc == RIO_ESTATE, "restore into a loader with %s: %d (%s), want RIO_ESTATE",
 		      others[i].what, rc, rio_strerror(rc));
+		char want[64];
+		snprintf(want, sizeof want, "has another %s (", others[i].named);
+		const char *m = rio_loader_error(x)->message;
+		CHECK(strstr(m, want) != NULL, "restore into a loader with %s: '%s' does not say '%s'",
+		      others[i].what, m, want);
 		rio_loader_close(x);
 	}
 

@@ -4,13 +4,15 @@
  * during backward, the input's gradient (for embeddings), the optimizers'
  * steps against values worked out by hand, the learning-rate schedule,
  * checkpoints (round trip, damage refused, a failed write leaving the
- * previous checkpoint whole), and denormals flushed to zero in every thread
- * that computes.
+ * previous checkpoint whole, older versions read, the clock beside them),
+ * the memory limit read from a fake /proc and cgroup tree, and denormals
+ * flushed to zero in every thread that computes.
  */
 #include "testutil.h"
 
 #include "../trainer/backend.h"
 #include "../trainer/checkpoint.h"
+#include "../trainer/memory.h"
 #include "../trainer/mlp.h"
 #include "../trainer/optim.h"
 
@@ -486,6 +488,43 @@ static void ckpt_fill(tr_ckpt *c, float base)
 		c->blob[r] = malloc(c->blob_size[r]);
 		memset(c->blob[r], 'a' + r, c->blob_size[r]);
 	}
+	/* version 4: the data, the columns, the counters; the clock */
+	c->sharding = 1;
+	c->nshards = 3;
+	c->shard_records = malloc(3 * sizeof *c->shard_records);
+	for (int s = 0; s < 3; s++)
+		c->shard_records[s] = 100 + (uint64_t)s;
+	static const char *const names[] = {"image", "ids", "label"};
+	c->ncolumns = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		c->columns[i].role = i;
+		c->columns[i].length = i == 0 ? 784 : 1;
+		snprintf(c->columns[i].name, sizeof c->columns[i].name, "%s", names[i]);
+	}
+	c->total_samples = 4096;
+	c->total_gradients = 2000;
+	c->epoch_skipped = 1;
+	c->seconds = 12.25;
+}
+
+/* ckpt_fill's run made a parameter-server run's (2 servers, 2 workers). */
+static void ckpt_make_ps(tr_ckpt *c)
+{
+	c->strategy = 1;
+	c->servers = 2;
+	c->server_version = 77;
+	c->worker_step_in_epoch = calloc(2, sizeof(uint64_t));
+	c->worker_global_step = calloc(2, sizeof(uint64_t));
+	c->server = calloc(2, sizeof *c->server);
+	for (int i = 0; i < 2; i++) {
+		c->worker_step_in_epoch[i] = 17 - (uint64_t)i;
+		c->worker_global_step[i] = 1000 - (uint64_t)i;
+		c->server[i] = (tr_ckpt_server){.updates = 30 + (uint64_t)i, .gradients = 60,
+		                                .dropped = 2, .skipped = 1, .staleness_max = 3,
+		                                .staleness_sum = 7.5, .samples = 960,
+		                                .total_updates = 500, .total_gradients = 1000,
+		                                .total_samples = 16000 + i};
+	}
 }
 
 static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
@@ -512,6 +551,29 @@ static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
 	for (uint32_t r = 0; r < a->nblobs; r++) {
 		CU_ASSERT_EQUAL_FATAL(a->blob_size[r], b->blob_size[r]);
 		CU_ASSERT(memcmp(a->blob[r], b->blob[r], a->blob_size[r]) == 0);
+	}
+	CU_ASSERT_EQUAL(a->sharding, b->sharding);
+	CU_ASSERT_EQUAL_FATAL(a->nshards, b->nshards);
+	if (a->nshards)
+		CU_ASSERT(memcmp(a->shard_records, b->shard_records, a->nshards * 8) == 0);
+	CU_ASSERT_EQUAL_FATAL(a->ncolumns, b->ncolumns);
+	for (uint32_t i = 0; i < a->ncolumns; i++) {
+		CU_ASSERT_EQUAL(a->columns[i].role, b->columns[i].role);
+		CU_ASSERT_EQUAL(a->columns[i].length, b->columns[i].length);
+		CU_ASSERT_STRING_EQUAL(a->columns[i].name, b->columns[i].name);
+	}
+	CU_ASSERT_EQUAL(a->total_samples, b->total_samples);
+	CU_ASSERT_EQUAL(a->total_gradients, b->total_gradients);
+	CU_ASSERT_EQUAL(a->epoch_skipped, b->epoch_skipped);
+	CU_ASSERT_EQUAL_FATAL(a->strategy, b->strategy);
+	if (a->strategy) {
+		CU_ASSERT_EQUAL_FATAL(a->servers, b->servers);
+		CU_ASSERT_EQUAL(a->server_version, b->server_version);
+		for (uint32_t r = 0; r < a->nblobs; r++) {
+			CU_ASSERT_EQUAL(a->worker_step_in_epoch[r], b->worker_step_in_epoch[r]);
+			CU_ASSERT_EQUAL(a->worker_global_step[r], b->worker_global_step[r]);
+		}
+		CU_ASSERT(memcmp(a->server, b->server, a->servers * sizeof *a->server) == 0);
 	}
 }
 
@@ -540,9 +602,74 @@ static void test_checkpoint_round_trip(void)
 	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &b);
-	CU_ASSERT_EQUAL(tu_count_entries(dir), 1);
+	CU_ASSERT_EQUAL(b.seconds, 12.25);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 2); /* checkpoint, clock */
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
+	/* a parameter-server run's: the workers' clocks, the servers' counts */
+	ckpt_fill(&a, 2.0f);
+	ckpt_make_ps(&a);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
+/* The training seconds live in DIR/clock, out of the checkpoint's bytes
+ * (two runs that did the same work write the same checkpoint): a clock of
+ * another checkpoint, a damaged one or none reads as not known. */
+static void test_checkpoint_clock(void)
+{
+	const char *dir = tu_path("ckpt-clock");
+	char err[512], cpath[1024], kpath[1024];
+	tr_ckpt a, b;
+	snprintf(cpath, sizeof cpath, "%s/checkpoint", dir);
+	snprintf(kpath, sizeof kpath, "%s/clock", dir);
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	size_t n1, k1;
+	uint8_t *first = tu_read_file(cpath, &n1), *clock1 = tu_read_file(kpath, &k1);
+	/* other seconds, the same checkpoint bytes */
+	a.seconds = 99.5;
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	size_t n2;
+	uint8_t *second = tu_read_file(cpath, &n2);
+	CU_ASSERT(n1 == n2 && memcmp(first, second, n1) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT_EQUAL(b.seconds, 99.5);
+	tr_ckpt_free(&b);
+	/* the clock of another checkpoint (a crash between the renames) */
+	a.step_in_epoch++;
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	tu_write_file(kpath, clock1, k1);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT(isnan(b.seconds));
+	CU_ASSERT_EQUAL(b.step_in_epoch, a.step_in_epoch);
+	tr_ckpt_free(&b);
+	/* damaged, or none: not known either, and the checkpoint still reads */
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	size_t k2;
+	uint8_t *clock2 = tu_read_file(kpath, &k2);
+	clock2[18] ^= 1;
+	tu_write_file(kpath, clock2, k2);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT(isnan(b.seconds));
+	tr_ckpt_free(&b);
+	CU_ASSERT_FATAL(unlink(kpath) == 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT(isnan(b.seconds));
+	tr_ckpt_free(&b);
+	/* a clock that is not a regular file is refused before any work */
+	CU_ASSERT_FATAL(mkdir(kpath, 0700) == 0);
+	CU_ASSERT(tr_ckpt_probe(dir, err, sizeof err) < 0);
+	CU_ASSERT(strstr(err, "clock is not a regular file") != NULL);
+	rmdir(kpath);
+	free(first);
+	free(second);
+	free(clock1);
+	free(clock2);
+	tr_ckpt_free(&a);
 }
 
 static void test_checkpoint_damage_refused(void)
@@ -581,32 +708,79 @@ static void test_checkpoint_damage_refused(void)
 	free(bytes);
 }
 
-/* A version 1 checkpoint (no global batch, no scale) still reads: the
- * trainer resumes it at its own world size only. */
-static void test_checkpoint_version1_reads(void)
+/* Version 4's fields at their values when not known (nothing to compare
+ * on resume, the counters from 0): what an older file reads as. */
+static void ckpt_forget_v4(tr_ckpt *c)
 {
-	const char *dir = tu_path("ckpt-v1");
-	char err[512], path[1024];
-	tr_ckpt a, b;
-	ckpt_fill(&a, 1.0f);
-	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	free(c->shard_records);
+	c->shard_records = NULL;
+	c->sharding = c->nshards = c->ncolumns = 0;
+	c->total_samples = 0;
+	c->total_gradients = c->epoch_skipped = 0;
+}
+
+/* The bytes of DIR/checkpoint made an older version's: `cut` bytes before
+ * the CRC out (the newer versions' tail), then, at `at`, `gap` bytes out;
+ * the version and the CRC made right. */
+static void ckpt_make_older(const char *dir, uint8_t version, size_t cut, size_t at, size_t gap)
+{
+	char path[1024];
 	snprintf(path, sizeof path, "%s/checkpoint", dir);
 	size_t size;
 	uint8_t *bytes = tu_read_file(path, &size);
-	CU_ASSERT_FATAL(bytes != NULL && size > 100);
-	/* magic, version, world, then version 2's 8 bytes: out; version 3's
-	 * last 8 (no strategy, no tables) before the CRC: out; the CRC anew */
-	memmove(bytes + 16, bytes + 24, size - 24);
-	size -= 8;
-	memmove(bytes + size - 12, bytes + size - 4, 4);
-	size -= 8;
-	bytes[8] = 1;
+	CU_ASSERT_FATAL(bytes != NULL && size > 100 + cut + gap);
+	memmove(bytes + size - 4 - cut, bytes + size - 4, 4);
+	size -= cut;
+	memmove(bytes + at, bytes + at + gap, size - at - gap);
+	size -= gap;
+	bytes[8] = version;
 	uint32_t crc = rio_crc32c(0, bytes, size - 4);
 	for (int i = 0; i < 4; i++)
 		bytes[size - 4 + i] = (uint8_t)(crc >> (8 * i));
 	tu_write_file(path, bytes, size);
 	free(bytes);
-	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+}
+
+/* Version 4's tail for an allreduce run that knows nothing of its data:
+ * sharding, nshards, ncolumns, total_samples, total_gradients,
+ * epoch_skipped. */
+enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 };
+
+/* ckpt_fill's checkpoint, without version 4's fields, written to DIR and
+ * made an older version's (ckpt_make_older), in a; read back into b. */
+static void ckpt_older(const char *name, uint8_t version, size_t cut, size_t at, size_t gap,
+                       tr_ckpt *a, tr_ckpt *b)
+{
+	const char *dir = tu_path(name);
+	char err[512];
+	ckpt_fill(a, 1.0f);
+	ckpt_forget_v4(a);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, a, err, sizeof err) == 0);
+	ckpt_make_older(dir, version, cut, at, gap);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, b, err, sizeof err) == 0);
+}
+
+/* A version 3 checkpoint still reads, version 4's fields not known. */
+static void test_checkpoint_version3_reads(void)
+{
+	tr_ckpt a, b;
+	ckpt_older("ckpt-v3", 3, V4_EMPTY_TAIL, 0, 0, &a, &b);
+	ckpt_expect_equal(&a, &b);
+	CU_ASSERT_PTR_NULL(b.shard_records);
+	CU_ASSERT(isnan(b.seconds)); /* its clock is the version 4 file's */
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
+/* A version 1 checkpoint (no global batch, no scale) still reads: the
+ * trainer resumes it at its own world size only. */
+static void test_checkpoint_version1_reads(void)
+{
+	tr_ckpt a, b;
+	/* version 4's tail and version 3's last 8 (no strategy, no tables)
+	 * before the CRC: out; after magic, version and world, version 2's 8
+	 * bytes: out */
+	ckpt_older("ckpt-v1", 1, V4_EMPTY_TAIL + 8, 16, 8, &a, &b);
 	CU_ASSERT_EQUAL(b.global_batch, 0);
 	CU_ASSERT_EQUAL(b.lr_scale, 0);
 	a.global_batch = 0;
@@ -637,6 +811,99 @@ static void test_checkpoint_failed_write_keeps_previous(void)
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
 	tr_ckpt_free(&c);
+}
+
+/* ---- the memory limit -------------------------------------------------------- */
+
+/* ROOT/path holding `text`, its directories made. */
+static void put_file(const char *root, const char *path, const char *text)
+{
+	char full[1024];
+	snprintf(full, sizeof full, "%s%s", root, path);
+	mkdir(root, 0700);
+	for (char *p = full + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(full, 0700);
+		*p = '/';
+	}
+	tu_write_file(full, text, strlen(text));
+}
+
+/* A fake root: the machine's 16 GiB, and the mounts and the process's
+ * cgroups given. */
+static const char *fake_root(const char *name, const char *mountinfo, const char *cgroup)
+{
+	const char *root = tu_path(name);
+	put_file(root, "/proc/meminfo", "MemTotal:       16777216 kB\nMemFree:        1000 kB\n");
+	put_file(root, "/proc/self/mountinfo", mountinfo);
+	put_file(root, "/proc/self/cgroup", cgroup);
+	return root;
+}
+
+#define GIB (1ull << 30)
+
+/* The limit under root is `bytes`, from `source`. */
+static void expect_limit(const char *root, uint64_t bytes, const char *source)
+{
+	tr_memory_limit m;
+	tr_memory_limit_get(root, &m);
+	CU_ASSERT_EQUAL(m.bytes, bytes);
+	CU_ASSERT_STRING_EQUAL(m.source, source);
+}
+
+/* The machine's memory, or the lowest cgroup limit on the way from the
+ * process's cgroup up to the hierarchy's top, in v2 and v1 layouts. */
+static void test_memory_limit(void)
+{
+	static const char v2_mounts[] =
+		"22 1 0:21 / /proc rw - proc proc rw\n"
+		"30 25 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+	static const char v1_mounts[] =
+		"32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n";
+	static const char *const job = "/sys/fs/cgroup/user.slice/job.scope/memory.max";
+	static const char *const slice = "/sys/fs/cgroup/user.slice/memory.max";
+	static const char *const v1_top = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+	static const char *const v1_abc = "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes";
+	static const char *const meminfo = "MemTotal in /proc/meminfo";
+	static const struct {
+		const char *name, *mounts, *cgroup;
+		const char *file[2], *text[2]; /* the limits written */
+		uint64_t bytes;
+		const char *source;
+	} cases[] = {
+		/* v2: the job's cgroup has none ("max"), the slice above it 2 GiB */
+		{"mem-v2a", v2_mounts, "0::/user.slice/job.scope\n", {job, slice}, {"max\n",
+		 "2147483648\n"}, 2 * GIB, slice},
+		/* ... the job's own, lower, wins */
+		{"mem-v2b", v2_mounts, "0::/user.slice/job.scope\n", {job, slice}, {"1073741824\n",
+		 "2147483648\n"}, GIB, job},
+		/* ... and one above the machine's memory does not limit */
+		{"mem-v2c", v2_mounts, "0::/user.slice/job.scope\n", {job, slice}, {"68719476736\n",
+		 "max\n"}, 16 * GIB, meminfo},
+		/* v1: the memory controller's hierarchy among others; "no
+		 * limit" is a page-rounded 2^63 - 1 */
+		{"mem-v1", v1_mounts, "5:cpu,cpuacct:/\n4:memory:/docker/abc\n1:name=systemd:/\n",
+		 {v1_top, v1_abc}, {"9223372036854771712\n", "536870912\n"}, GIB / 2, v1_abc},
+		/* a container's mount shows its own cgroup as the top */
+		{"mem-ns", "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n",
+		 "4:memory:/docker/abc\n", {v1_top, NULL}, {"3221225472\n", NULL}, 3 * GIB, v1_top},
+		/* no cgroup mounted: the machine's */
+		{"mem-bare", "22 1 0:21 / /proc rw - proc proc rw\n", "0::/\n", {NULL, NULL},
+		 {NULL, NULL}, 16 * GIB, meminfo},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *root = fake_root(cases[i].name, cases[i].mounts, cases[i].cgroup);
+		for (int f = 0; f < 2 && cases[i].file[f]; f++)
+			put_file(root, cases[i].file[f], cases[i].text[f]);
+		expect_limit(root, cases[i].bytes, cases[i].source);
+	}
+	/* nothing readable: no limit; this machine: something */
+	tr_memory_limit m;
+	tr_memory_limit_get(tu_path("mem-nothing"), &m);
+	CU_ASSERT_EQUAL(m.bytes, UINT64_MAX);
+	tr_memory_limit_get("", &m);
+	CU_ASSERT(m.bytes > 0 && m.source[0] != 0);
 }
 
 /* ---- denormals ------------------------------------------------------------ */
@@ -698,6 +965,8 @@ static const tu_test checkpoint_tests[] = {
 	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
 	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
 	{"a version 1 checkpoint still reads", test_checkpoint_version1_reads},
+	{"a version 3 checkpoint still reads", test_checkpoint_version3_reads},
+	{"the training seconds in DIR/clock, tied to the checkpoint", test_checkpoint_clock},
 	{"failed write keeps the previous one", test_checkpoint_failed_write_keeps_previous},
 	{NULL, NULL},
 };
@@ -707,11 +976,17 @@ static const tu_test math_tests[] = {
 	{NULL, NULL},
 };
 
+static const tu_test memory_tests[] = {
+	{"the memory limit: MemTotal, cgroup v2 and v1, up the tree", test_memory_limit},
+	{NULL, NULL},
+};
+
 static const tu_suite suites[] = {
 	{"math", math_tests},
 	{"mlp", model_tests},
 	{"optimizer", optim_tests},
 	{"checkpoint", checkpoint_tests},
+	{"memory", memory_tests},
 	{NULL, NULL},
 };
 

@@ -1,9 +1,13 @@
 #!/bin/sh
 # train_errors.sh — bad input never hangs recordio-train: a bad option, a
 # missing shard, a feature that is not in the data, a label outside
-# --classes, a global batch that does not split, a checkpoint directory,
-# metrics file or TensorBoard directory that cannot be written, an --x feature whose length varies,
-# a damaged shard found mid-epoch by one rank: each gives one clear message
+# --classes, the label among the inputs, a global batch that does not
+# split, an option that would have no effect (--eval-every without --test,
+# a straggler that is no worker, ...), a size that is not one (--cache nan),
+# a table that cannot fit in memory, a checkpoint directory, metrics file
+# or TensorBoard directory that cannot be written, an --x feature whose
+# length varies, a damaged shard found mid-epoch by one rank: each gives
+# one clear message
 # (one line of ours, no Open MPI abort banner) and a non-zero exit from
 # every rank, on 2 ranks under mpirun (within the timeout: 124 would be a
 # hang) and on one rank without it. --help exits 0.
@@ -41,7 +45,7 @@ expect_fail 2 "--loader-cpus: 'all': want spare or rank" --train "$TRAIN_SET" $M
 expect_fail 1 "nothere.*(No such file|not found|no shards)" --train "$T/nothere-*.tfrecord" $MNIST_X
 expect_fail 1 "--x pixels: no such feature in .*mnist-00000-of-00010.tfrecord \\(record 0 has: .*image_floats" \
 	--train "$TRAIN_SET" --x pixels --y image_class
-expect_fail 1 "--y image_floats: the label must be one int64" --train "$TRAIN_SET" --x image_floats --y image_floats
+expect_fail 1 "--y image_floats: the label must be one int64" --train "$TRAIN_SET" --x image_class --y image_floats
 expect_fail 1 "label [5-9] is outside \\[0, 5\\)" --train "$TRAIN_SET" $MNIST_X --classes 5 --epochs 1
 # the loader's options take the loader's limits (RIO_LOADER_MAX_* in
 # loader.h, as recordio-bench does): one past each is a usage error naming
@@ -82,6 +86,63 @@ if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
 fi
 expect_fail 1 "--metrics $T/no/such/m.json: No such file" \
 	--train "$TRAIN_SET" $MNIST_X --metrics "$T/no/such/m.json"
+
+# the label among the inputs: a model that reads its answer (it reached test
+# accuracy 1.0) is refused, as an --x that is also an --embed is
+expect_fail 2 "^recordio-train: --y image_class: the label is also in --x; the model would read its answer" \
+	--train "$TRAIN_SET" --x image_floats,image_class --y image_class
+GEN="$BIN/bench/ctr_gen"
+if [ -x "$GEN" ]; then
+	expect_exit 0 "$GEN" -o ctr -n 400 -s 2 -f 2 -V 100 -k 2 -d 4 --seed 3
+	CTR="--train ctr --x dense --y label --classes 2 --hidden 8 --epochs 1"
+	expect_fail 2 "^recordio-train: --y label: the label is also in --embed; the model would read its answer" \
+		$CTR --embed label:2:4
+	# a table that cannot fit is refused before it is allocated, with the
+	# numbers (2^40 x 4096 floats: 16 PiB, and as much again for the
+	# gradient and for SGD's momentum: no machine holds them)
+	expect_fail 1 "^recordio-train: --embed cat0:1099511627776:4096 \(the whole table, its gradient and optimizer state\) needs 49152.0 TiB on rank 0; this host's [12] ranks? would hold .* in all, more than the .* they may use \((MemTotal in /proc/meminfo|/.*memory\.(max|limit_in_bytes))\)\$" \
+		$CTR --embed cat0:1099511627776:4096
+	expect_exit 1 mpi 3 $CTR --embed cat0:1099511627776:4096 --strategy ps
+	expect_match "^recordio-train: --embed cat0:1099511627776:4096 \(a server's rows, with their optimizer state\) needs [0-9.]+ TiB on rank 0; this host's 3 ranks would hold" err \
+		"a server's rows that cannot fit"
+	one_message a table too large under ps
+else
+	echo "SKIP: $GEN not built: the --embed cases"
+fi
+
+# options that would have no effect are refused, each in one line
+expect_fail 2 "^recordio-train: --eval-every needs --test" --train "$TRAIN_SET" $MNIST_X --eval-every 5
+expect_fail 2 "^recordio-train: --eval-batch needs --test" --train "$TRAIN_SET" $MNIST_X --eval-batch 64
+expect_fail 2 "^recordio-train: --tensorboard-every needs --tensorboard" \
+	--train "$TRAIN_SET" $MNIST_X --tensorboard-every 5
+expect_fail 2 "^recordio-train: --lars-trust needs --optimizer lars" \
+	--train "$TRAIN_SET" $MNIST_X --lars-trust 0.01
+expect_fail 2 "^recordio-train: --momentum: not with --optimizer adam" \
+	--train "$TRAIN_SET" $MNIST_X --optimizer adam --momentum 0.5
+expect_fail 2 "^recordio-train: --shuffle-buffer needs --shuffle buffer" \
+	--train "$TRAIN_SET" $MNIST_X --shuffle global --shuffle-buffer 100
+# a straggler that is no rank of the run, or a server (which takes no step)
+expect_fail 2 "^recordio-train: --straggler 5:2: there is no rank 5 \(this run has ranks 0 to [01]\)\$" \
+	--train "$TRAIN_SET" $MNIST_X --straggler 5:2
+expect_exit 2 mpi 3 --train "$TRAIN_SET" $MNIST_X --straggler 5:2
+expect_match "^recordio-train: --straggler 5:2: there is no rank 5 \(this run has ranks 0 to 2\)\$" err "no rank 5 of 3"
+one_message --straggler 5:2 at 3 ranks
+expect_exit 2 mpi 3 --train "$TRAIN_SET" $MNIST_X --strategy ps --straggler 2:3,0:2
+expect_match "^recordio-train: --straggler 0:2: rank 0 is a parameter server; the workers, which step, are ranks 1 to 2\$" err \
+	"a server named as a straggler"
+one_message a server as a straggler
+expect_fail 2 "^recordio-train: --straggler: '1:2,1:3': want RANK:FACTOR.*each rank once" \
+	--train "$TRAIN_SET" $MNIST_X --straggler 1:2,1:3
+# a size is digits (a point, an exponent) and a unit: not nan, inf, a sign,
+# hex or junk (nan had meant "cache everything")
+for size in nan inf -1 0x100000 ' 5M' 12abc NaNK 1e400; do
+	expect_fail 2 "^recordio-train: --cache: '$size': want a size" --train "$TRAIN_SET" $MNIST_X \
+		--cache "$size"
+done
+expect_fail 2 "^recordio-train: --bucket-size: 'nan' is not a size" --train "$TRAIN_SET" $MNIST_X \
+	--bucket-size nan
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" --train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 \
+	--cache 1.5M --bucket-size 1e5 --quiet
 
 # an --x feature whose length differs from the first record's: the shard and
 # record named, met by one rank in the middle of an epoch

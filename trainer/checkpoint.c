@@ -12,7 +12,16 @@
  * u32 strategy | strategy ps: u32 servers | u64 server_version | (u64
  * step_in_epoch, u64 global_step)[nblobs] | u32 ntables | (i64 vocab | u32
  * dim | f32 params[vocab x dim] | f32 state1[...] | f32 state2[...] (Adam
- * only))[ntables]) | u32 crc32c.
+ * only))[ntables]) | (version 4: u32 sharding | u32 nshards | u64
+ * shard_records[nshards] | u32 ncolumns | (u32 role | u64 length | u32
+ * name length | name bytes)[ncolumns] | f64 total_samples | u64
+ * total_gradients | u64 epoch_skipped | strategy ps: (u64 updates,
+ * gradients, dropped, skipped, staleness_max | f64 staleness_sum, samples
+ * | u64 total_updates, total_gradients | f64 total_samples)[servers]) |
+ * u32 crc32c.
+ *
+ * DIR/clock: "RIOCLOCK" | u32 version 1 | u32 the checkpoint's crc32c |
+ * f64 seconds | u32 crc32c.
  */
 #include "config.h"
 #include "checkpoint.h"
@@ -22,6 +31,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +39,9 @@
 #include <unistd.h>
 
 #define MAGIC "RIOCKPT1"
-enum { CKPT_VERSION = 3 }; /* 1 and 2 are read too */
+#define CLOCK_MAGIC "RIOCLOCK"
+enum { CKPT_VERSION = 4 }; /* 1, 2 and 3 are read too */
+enum { CLOCK_SIZE = 28, SERVER_BYTES = 80 };
 
 /* ---- a growable byte buffer -------------------------------------------- */
 
@@ -145,6 +157,93 @@ static float *get_floats(cursor *c, uint64_t n)
 
 /* ---- the format ---------------------------------------------------------- */
 
+/* Version 4's fields: the data, the columns, the counters. */
+static void encode_v4(buf *b, const tr_ckpt *c)
+{
+	put32(b, c->sharding);
+	put32(b, c->nshards);
+	for (uint32_t s = 0; s < c->nshards; s++)
+		put64(b, c->shard_records[s]);
+	put32(b, c->ncolumns);
+	for (uint32_t i = 0; i < c->ncolumns; i++) {
+		const tr_ckpt_column *col = &c->columns[i];
+		size_t n = strnlen(col->name, TR_CKPT_NAME - 1);
+		put32(b, col->role);
+		put64(b, col->length);
+		put32(b, (uint32_t)n);
+		put(b, col->name, n);
+	}
+	putf64(b, c->total_samples);
+	put64(b, c->total_gradients);
+	put64(b, c->epoch_skipped);
+	const tr_ckpt_server none = {0}; /* counts not known (an older file's) */
+	for (uint32_t i = 0; c->strategy && i < c->servers; i++) {
+		const tr_ckpt_server *v = c->server ? &c->server[i] : &none;
+		put64(b, v->updates);
+		put64(b, v->gradients);
+		put64(b, v->dropped);
+		put64(b, v->skipped);
+		put64(b, v->staleness_max);
+		putf64(b, v->staleness_sum);
+		putf64(b, v->samples);
+		put64(b, v->total_updates);
+		put64(b, v->total_gradients);
+		putf64(b, v->total_samples);
+	}
+}
+
+static int decode_v4(cursor *cur, tr_ckpt *c)
+{
+	c->sharding = get32(cur);
+	c->nshards = get32(cur);
+	if (cur->short_read || c->sharding > 2 || c->nshards > (uint64_t)(cur->end - cur->p) / 8)
+		return -EBADMSG;
+	if (!(c->shard_records = calloc(c->nshards ? c->nshards : 1, sizeof *c->shard_records)))
+		return -ENOMEM;
+	for (uint32_t s = 0; s < c->nshards; s++)
+		c->shard_records[s] = get64(cur);
+	c->ncolumns = get32(cur);
+	if (cur->short_read || c->ncolumns > TR_CKPT_MAX_COLUMNS)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < c->ncolumns; i++) {
+		tr_ckpt_column *col = &c->columns[i];
+		col->role = get32(cur);
+		col->length = get64(cur);
+		uint32_t n = get32(cur);
+		const uint8_t *name = n < TR_CKPT_NAME ? take(cur, n) : NULL;
+		/* a name as the command line gives it: no NUL */
+		if (!name || col->role > TR_CKPT_Y || memchr(name, 0, n))
+			return -EBADMSG;
+		memcpy(col->name, name, n);
+		col->name[n] = 0;
+	}
+	c->total_samples = getf64(cur);
+	c->total_gradients = get64(cur);
+	c->epoch_skipped = get64(cur);
+	if (cur->short_read)
+		return -EBADMSG;
+	if (!c->strategy)
+		return 0;
+	if (c->servers > (uint64_t)(cur->end - cur->p) / SERVER_BYTES)
+		return -EBADMSG;
+	if (!(c->server = calloc(c->servers, sizeof *c->server)))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->servers; i++) {
+		tr_ckpt_server *v = &c->server[i];
+		v->updates = get64(cur);
+		v->gradients = get64(cur);
+		v->dropped = get64(cur);
+		v->skipped = get64(cur);
+		v->staleness_max = get64(cur);
+		v->staleness_sum = getf64(cur);
+		v->samples = getf64(cur);
+		v->total_updates = get64(cur);
+		v->total_gradients = get64(cur);
+		v->total_samples = getf64(cur);
+	}
+	return cur->short_read ? -EBADMSG : 0;
+}
+
 static void encode(buf *b, const tr_ckpt *c)
 {
 	put(b, MAGIC, 8);
@@ -196,6 +295,7 @@ static void encode(buf *b, const tr_ckpt *c)
 		if (c->optimizer == 1)
 			put_floats(b, c->table_state2[t], n);
 	}
+	encode_v4(b, c);
 	put32(b, rio_crc32c(0, b->p, b->len));
 }
 
@@ -291,19 +391,30 @@ static int decode(cursor *cur, tr_ckpt *c)
 				return -ENOMEM;
 		}
 	}
+	if (version >= 4) {
+		int rc = decode_v4(cur, c);
+		if (rc < 0)
+			return rc;
+	}
 	/* every byte accounted for: a file longer than its fields is damaged */
 	return cur->short_read || cur->p != cur->end ? -EBADMSG : 0;
 }
 
 /* ---- files ---------------------------------------------------------------- */
 
-char *tr_ckpt_path(const char *dir)
+/* DIR/NAME (malloc'd). */
+static char *dir_file(const char *dir, const char *name)
 {
-	size_t n = strlen(dir) + sizeof "/checkpoint";
+	size_t n = strlen(dir) + strlen(name) + 2;
 	char *p = malloc(n);
 	if (p)
-		snprintf(p, n, "%s/checkpoint", dir);
+		snprintf(p, n, "%s/%s", dir, name);
 	return p;
+}
+
+char *tr_ckpt_path(const char *dir)
+{
+	return dir_file(dir, "checkpoint");
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -321,36 +432,25 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
+/* DIR/NAME made of p[0, n) at once: written to DIR/.NAME.tmp, fsync'd,
+ * renamed, DIR fsync'd. 0, or a negative errno with a message. */
+static int write_atomic(const char *dir, const char *name, const uint8_t *p, size_t n,
+                        char *err, size_t errlen)
 {
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-		int e = errno;
-		snprintf(err, errlen, "%s: cannot create the checkpoint directory: %s", dir,
-		         strerror(e));
-		return -e;
-	}
-	buf b = {0};
-	encode(&b, c);
-	if (b.oom) {
-		free(b.p);
-		snprintf(err, errlen, "%s: out of memory writing a checkpoint", dir);
-		return -ENOMEM;
-	}
-	char *final = tr_ckpt_path(dir);
-	size_t tn = strlen(dir) + sizeof "/.checkpoint.tmp";
-	char *tmp = malloc(tn);
+	char dotted[64];
+	snprintf(dotted, sizeof dotted, ".%s.tmp", name);
+	char *final = dir_file(dir, name), *tmp = dir_file(dir, dotted);
 	int rc = final && tmp ? 0 : -ENOMEM;
 	const char *what = "out of memory";
 	int fd = -1;
 	if (rc == 0) {
-		snprintf(tmp, tn, "%s/.checkpoint.tmp", dir);
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
 			rc = -errno;
 			what = "cannot create";
 		}
 	}
-	if (rc == 0 && (rc = write_all(fd, b.p, b.len)) < 0)
+	if (rc == 0 && (rc = write_all(fd, p, n)) < 0)
 		what = "write failed";
 	if (rc == 0 && fsync(fd) < 0) {
 		rc = -errno;
@@ -375,9 +475,37 @@ int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
 		if (fd >= 0)
 			unlink(tmp);
 	}
-	free(b.p);
 	free(final);
 	free(tmp);
+	return rc;
+}
+
+int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot create the checkpoint directory: %s", dir,
+		         strerror(e));
+		return -e;
+	}
+	buf b = {0}, k = {0};
+	encode(&b, c);
+	if (!b.oom) { /* the clock, tied to the checkpoint by its CRC */
+		put(&k, CLOCK_MAGIC, 8);
+		put32(&k, 1);
+		put(&k, b.p + b.len - 4, 4);
+		putf64(&k, c->seconds);
+		put32(&k, rio_crc32c(0, k.p, k.len));
+	}
+	int rc;
+	if (b.oom || k.oom) {
+		snprintf(err, errlen, "%s: out of memory writing a checkpoint", dir);
+		rc = -ENOMEM;
+	} else if ((rc = write_atomic(dir, "checkpoint", b.p, b.len, err, errlen)) == 0) {
+		rc = write_atomic(dir, "clock", k.p, k.len, err, errlen);
+	}
+	free(b.p);
+	free(k.p);
 	return rc;
 }
 
@@ -395,17 +523,20 @@ int tr_ckpt_probe(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "--checkpoint %s: %s", dir, strerror(e));
 		return -e;
 	}
-	char *final = tr_ckpt_path(dir);
-	size_t tn = strlen(dir) + sizeof "/.checkpoint.probe";
-	char *probe = malloc(tn);
-	int rc = final && probe ? 0 : -ENOMEM;
+	char *final = tr_ckpt_path(dir), *clock = dir_file(dir, "clock");
+	char *probe = dir_file(dir, ".checkpoint.probe");
+	int rc = final && clock && probe ? 0 : -ENOMEM;
+	const char *odd = NULL;
+	if (rc == 0 && lstat(final, &st) == 0 && !S_ISREG(st.st_mode))
+		odd = final;
+	else if (rc == 0 && lstat(clock, &st) == 0 && !S_ISREG(st.st_mode))
+		odd = clock;
 	if (rc < 0) {
 		snprintf(err, errlen, "out of memory");
-	} else if (lstat(final, &st) == 0 && !S_ISREG(st.st_mode)) {
+	} else if (odd) {
 		rc = -EISDIR;
-		snprintf(err, errlen, "--checkpoint %s: %s is not a regular file", dir, final);
+		snprintf(err, errlen, "--checkpoint %s: %s is not a regular file", dir, odd);
 	} else {
-		snprintf(probe, tn, "%s/.checkpoint.probe", dir);
 		int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
 			rc = -errno;
@@ -417,8 +548,50 @@ int tr_ckpt_probe(const char *dir, char *err, size_t errlen)
 		}
 	}
 	free(final);
+	free(clock);
 	free(probe);
 	return rc;
+}
+
+/* The whole of a small file (malloc'd, *len), or NULL. */
+static uint8_t *slurp(FILE *f, size_t *len)
+{
+	uint8_t *data = NULL;
+	size_t cap = 0;
+	*len = 0;
+	for (;;) {
+		if (*len == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			uint8_t *p = realloc(data, cap);
+			if (!p)
+				break;
+			data = p;
+		}
+		size_t got = fread(data + *len, 1, cap - *len, f);
+		*len += got;
+		if (got == 0)
+			break;
+	}
+	return data;
+}
+
+/* DIR/clock's seconds, when it belongs to the checkpoint whose CRC is
+ * `crc`; else NAN. */
+static double read_clock(const char *dir, uint32_t crc)
+{
+	char *path = dir_file(dir, "clock");
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	free(path);
+	if (!f)
+		return NAN;
+	uint8_t k[CLOCK_SIZE + 1];
+	size_t n = fread(k, 1, sizeof k, f);
+	fclose(f);
+	if (n != CLOCK_SIZE || memcmp(k, CLOCK_MAGIC, 8) != 0 || rio__load_le32(k + 8) != 1 ||
+	    rio__load_le32(k + 12) != crc || rio__load_le32(k + 24) != rio_crc32c(0, k, 24))
+		return NAN;
+	cursor cur = {k + 16, k + 24, 0};
+	return getf64(&cur);
 }
 
 int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
@@ -434,21 +607,8 @@ int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
 		free(path);
 		return -e;
 	}
-	uint8_t *data = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			uint8_t *p = realloc(data, cap);
-			if (!p)
-				break;
-			data = p;
-		}
-		size_t got = fread(data + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
+	size_t len;
+	uint8_t *data = slurp(f, &len);
 	int rc = ferror(f) ? -EIO : 0;
 	fclose(f);
 	if (rc == 0 && (len < 4 || rio__load_le32(data + len - 4) != rio_crc32c(0, data, len - 4)))
@@ -463,6 +623,8 @@ int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
 		                          "layout mismatch)"
 		                        : strerror(-rc));
 		tr_ckpt_free(c);
+	} else {
+		c->seconds = read_clock(dir, rio__load_le32(data + len - 4));
 	}
 	free(data);
 	free(path);
@@ -485,5 +647,7 @@ void tr_ckpt_free(tr_ckpt *c)
 		free(c->table_state1[t]);
 		free(c->table_state2[t]);
 	}
+	free(c->shard_records);
+	free(c->server);
 	memset(c, 0, sizeof *c);
 }

@@ -12,6 +12,11 @@
  * moment leaves the previous checkpoint whole; a stale temporary file is
  * ignored and overwritten. The file ends with a CRC-32C of all before it,
  * so a damaged file is refused rather than half-loaded.
+ *
+ * The one figure that depends on timing, the training seconds so far (the
+ * metrics' wall_seconds), lives beside it in DIR/clock, written the same
+ * way just after, and tied to the checkpoint by its CRC: a clock left from
+ * another checkpoint (a crash between the two renames) reads as unknown.
  */
 #ifndef RIO_TRAINER_CHECKPOINT_H
 #define RIO_TRAINER_CHECKPOINT_H
@@ -21,6 +26,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* What a column of the training data was (version 4): the --x inputs,
+ * the --embed ids and the --y label, with their values per record. */
+typedef enum tr_ckpt_role { TR_CKPT_X = 0, TR_CKPT_EMBED = 1, TR_CKPT_Y = 2 } tr_ckpt_role;
+enum { TR_CKPT_MAX_COLUMNS = TR_MLP_MAX_INPUTS + TR_MAX_EMBED + 1, TR_CKPT_NAME = 128 };
+typedef struct tr_ckpt_column {
+	uint32_t role;              /* tr_ckpt_role                         */
+	uint64_t length;            /* values per record                    */
+	char name[TR_CKPT_NAME];    /* the feature                          */
+} tr_ckpt_column;
+
+/* A parameter server's counts (version 4, ps and hybrid): those of the
+ * epoch in progress and those since the start (tr_ps_stats, ps.h). */
+typedef struct tr_ckpt_server {
+	uint64_t updates, gradients, dropped, skipped, staleness_max;
+	double staleness_sum, samples;
+	uint64_t total_updates, total_gradients;
+	double total_samples;
+} tr_ckpt_server;
 
 typedef struct tr_ckpt {
 	uint32_t world;
@@ -57,25 +81,44 @@ typedef struct tr_ckpt {
 	uint32_t table_dim[TR_MAX_EMBED];
 	float *table_params[TR_MAX_EMBED]; /* vocab x dim each              */
 	float *table_state1[TR_MAX_EMBED], *table_state2[TR_MAX_EMBED];
+	/* version 4 (before it: all 0, not known) */
+	uint32_t sharding;          /* the training data's sharding as the
+	                             * loader resolved it (rio_sharding:
+	                             * files 1, records 2; 0 without data) */
+	uint32_t nshards;
+	uint64_t *shard_records;    /* each shard's records (nshards)       */
+	uint32_t ncolumns;
+	tr_ckpt_column columns[TR_CKPT_MAX_COLUMNS];
+	double total_samples;       /* allreduce: records trained on since
+	                             * the start (ps: the servers')         */
+	uint64_t total_gradients;   /* allreduce: each step's ranks, summed */
+	uint64_t epoch_skipped;     /* the epoch's steps skipped so far (ps:
+	                             * the workers')                        */
+	tr_ckpt_server *server;     /* ps, hybrid: one per server           */
+	/* DIR/clock, not in DIR/checkpoint: NAN when not known */
+	double seconds;             /* training seconds since the run began */
 } tr_ckpt;
 
 /* The checkpoint's path in `dir` (malloc'd). */
 char *tr_ckpt_path(const char *dir);
 
-/* Writes `c` atomically to DIR/checkpoint (creating DIR if needed). 0, or a
- * negative errno with a one-line message in err. */
+/* Writes `c` atomically to DIR/checkpoint (creating DIR if needed), then
+ * c->seconds to DIR/clock. 0, or a negative errno with a one-line message
+ * in err. */
 int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen);
 
 /* Checks, before any work, that a checkpoint can be written in DIR:
  * creates DIR if needed (its parent must exist, as for tr_ckpt_write),
  * creates and removes a temporary file in it, and refuses a DIR/checkpoint
- * that is not a regular file (the rename would fail). 0, or a negative
+ * or DIR/clock that is not a regular file (the rename would fail). 0, or a negative
  * errno with a one-line message naming the path in err. */
 int tr_ckpt_probe(const char *dir, char *err, size_t errlen);
 
-/* Reads DIR/checkpoint into `c` (allocating its arrays; tr_ckpt_free).
- * -ENOENT when there is none; RIO_ECORRUPT style errors (-EBADMSG) with a
- * message naming the file when it is damaged or of another version. */
+/* Reads DIR/checkpoint into `c` (allocating its arrays; tr_ckpt_free),
+ * and c->seconds from DIR/clock (NAN when it is missing, damaged or of
+ * another checkpoint). -ENOENT when there is none; RIO_ECORRUPT style
+ * errors (-EBADMSG) with a message naming the file when it is damaged or
+ * of another version. */
 int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen);
 
 void tr_ckpt_free(tr_ckpt *c);

@@ -1,7 +1,8 @@
 # trainer/: recordio-train, the MPI data-parallel trainer. Built when MPI and
 # OpenBLAS are found (--enable-trainer). Its MPI-free parts (the model, the
-# math backends, the optimizer, checkpoints) are a convenience library the
-# unit tests link too; with --with-cuda, math_cuda.cu is compiled by nvcc.
+# math backends, the optimizer, checkpoints, the memory limit) are a
+# convenience library the unit tests link too; with --with-cuda,
+# math_cuda.cu is compiled by nvcc.
 EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
@@ -11,7 +12,8 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \
 	trainer/synthetic.c trainer/synthetic.h \
-	trainer/checkpoint.c trainer/checkpoint.h
+	trainer/checkpoint.c trainer/checkpoint.h \
+	trainer/memory.c trainer/memory.h
 # no errno from sqrtf & co., so that the optimizer's loops vectorise; no FMA
 # contraction, so that a vector body and its scalar tail round alike
 trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) -fno-math-errno -ffp-contract=off
@@ -40,6 +42,7 @@ recordio_train_SOURCES = \
 	trainer/strategy.h trainer/ps.h trainer/ps_server.c trainer/ps_worker.c \
 	trainer/ps_run.c trainer/ps_run.h trainer/embed_run.c trainer/embed_run.h trainer/part.h \
 	trainer/report.c trainer/report.h \
+	trainer/resume_match.c trainer/resume_match.h trainer/fit.c trainer/fit.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \
 	trainer/cpus.c trainer/cpus.h

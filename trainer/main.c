@@ -10,11 +10,14 @@
 #include "config.h"
 #include "checkpoint.h"
 #include "clock.h"
+#include "common.h"
 #include "cpus.h"
 #include "feature_spec.h"
+#include "fit.h"
 #include "progress.h"
 #include "ps_run.h"
 #include "report.h"
+#include "resume_match.h"
 #include "run.h"
 #include "tensorboard.h"
 
@@ -29,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 static char msg[2048];
 
@@ -40,6 +42,26 @@ static int have_ck;
 static uint32_t elastic_from;
 static int have_scale; /* a version 2 checkpoint: its rate's scale */
 static float ckpt_scale;
+static uint32_t ckpt_sharding; /* version 4: its data's sharding (0: not known) */
+
+/* --straggler R:F: R is a rank of this run that steps (under ps and
+ * hybrid a worker: ranks S and up), else the option would do nothing. */
+static void stragglers(tr_run *r)
+{
+	int S = r->o.strategy != TR_STRATEGY_ALLREDUCE ? r->o.servers : 0, bad = 0;
+	for (int i = 0; i < r->o.nstraggler && !bad; i++) {
+		int k = r->o.straggler[i].rank;
+		double f = r->o.straggler[i].factor;
+		if (k >= r->w.size)
+			snprintf(msg, sizeof msg, "--straggler %d:%g: there is no rank %d (this run has "
+			         "ranks 0 to %d)", k, f, k, r->w.size - 1);
+		else if (k < S)
+			snprintf(msg, sizeof msg, "--straggler %d:%g: rank %d is a parameter server; the "
+			         "workers, which step, are ranks %d to %d", k, f, k, S, r->w.size - 1);
+		bad = k >= r->w.size || k < S;
+	}
+	tr_world_agree(&r->w, bad, msg, EXIT_USAGE);
+}
 
 static void options(tr_run *r, int argc, char **argv)
 {
@@ -75,6 +97,7 @@ static void options(tr_run *r, int argc, char **argv)
 		r->data_world = W;
 		r->data_rank = r->w.rank < S ? -1 : r->w.rank - S;
 	}
+	stragglers(r);
 	if (r->o.global_batch) {
 		if (r->o.global_batch % r->data_world) {
 			snprintf(msg, sizeof msg, "--global-batch %d does not split evenly over %d %s",
@@ -149,6 +172,30 @@ static int open_loader(tr_run *r, rio_loader **l, const char *shards, int train,
 
 static void schedule(tr_run *r);
 static void setup_embed(tr_run *r, int rows);
+
+/* Collective, once the loaders are open: the training data as the
+ * checkpoint keeps it, on every rank: the sharding (the training ranks'),
+ * and each shard's records, from the ranks that counted it (files
+ * sharding: each its own). */
+static void know_data(tr_run *r)
+{
+	uint64_t n = r->train ? rio_loader_shards(r->train)->count : 0;
+	uint64_t mode = r->train ? (uint64_t)rio_loader_sharding(r->train) : 0;
+	n = tr_world_max_u64(&r->w, n);
+	r->sharding = (rio_sharding)tr_world_max_u64(&r->w, mode);
+	r->nshards = n;
+	r->shard_records = calloc(n ? n : 1, sizeof *r->shard_records);
+	tr_world_agree(&r->w, !r->shard_records, "out of memory", EXIT_DATA);
+	/* count + 1, 0 where this rank has none: the largest is the count */
+	for (uint64_t i = 0; r->train && i < n; i++) {
+		uint64_t c = rio_loader_shard_records(r->train, i);
+		r->shard_records[i] = c == UINT64_MAX ? 0 : c + 1;
+	}
+	if (n)
+		MPI_Allreduce(MPI_IN_PLACE, r->shard_records, (int)n, MPI_UINT64_T, MPI_MAX, r->w.comm);
+	for (uint64_t i = 0; i < n; i++)
+		r->shard_records[i] = r->shard_records[i] ? r->shard_records[i] - 1 : UINT64_MAX;
+}
 
 /* A training rank's buffers beside the model: the host staging of the
  * gradients (the gradients themselves on the CPU), the evaluation's sums,
@@ -330,6 +377,7 @@ static void setup(tr_run *r)
 	if (rc == 0 && o->test && !server)
 		rc = open_loader(r, &r->test, o->test, 0, budget);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	know_data(r);
 
 	/* the model */
 	int sizes[TR_MLP_MAX_LAYERS + 1], nlayers = o->nhidden + 1;
@@ -341,6 +389,7 @@ static void setup(tr_run *r)
 		sizes[i + 1] = o->hidden[i];
 	sizes[nlayers] = o->classes;
 	int rows = r->batch > o->eval_batch ? r->batch : o->eval_batch;
+	tr_run_check_memory(r, sizes, nlayers, rows);
 	if (o->strategy != TR_STRATEGY_ALLREDUCE) {
 		setup_ps_model(r, sizes, nlayers, rows);
 		return;
@@ -493,36 +542,41 @@ static void fresh_start(tr_run *r)
 	free(host);
 }
 
-/* The checkpoint's --embed tables are this run's, shape for shape. */
-static int same_tables(const tr_run *r, const tr_ckpt *c)
+/* --resume, before the loaders open: the sharding of the checkpoint's data
+ * (`saved`, 0 when not known; `nshards` of them), which the epoch in
+ * progress (`mid`) must keep: its loader positions are within that
+ * sharding's shares. Under --sharding auto it is kept at every epoch, as
+ * auto's choice depends on the world size and the .idx sidecars, unless
+ * files sharding cannot serve this world: then, between epochs, auto
+ * chooses anew. */
+static void choose_sharding(tr_run *r, uint32_t saved, uint32_t nshards, int mid,
+                            const char *path)
 {
-	if (c->ntables != (uint32_t)r->o.nembed)
-		return 0;
-	for (int t = 0; t < r->o.nembed; t++)
-		if (c->table_vocab[t] != r->o.embed[t].vocab ||
-		    c->table_dim[t] != (uint32_t)r->o.embed[t].dim)
-			return 0;
-	return 1;
-}
-
-/* Rank 0: what of the checkpoint must match this run (the model is
- * checked once it is built). */
-static int check_ckpt(tr_run *r, const tr_ckpt *c, const char *path, int model)
-{
-	const char *what = NULL;
-	if (!model && c->seed != r->o.seed)
-		what = "--seed";
-	else if (!model && c->optimizer != (uint32_t)r->o.optim.kind)
-		what = "--optimizer";
-	else if (model && !same_tables(r, c)) /* (their dims are in the model's inputs) */
-		what = "--embed tables";
-	else if (model && (c->nlayers != (uint32_t)r->net.nlayers ||
-	                   memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0))
-		what = "model (--x, --hidden, --classes)";
-	else
-		return 0;
-	snprintf(msg, sizeof msg, "%s was written with another %s; resume with the same", path, what);
-	return -1;
+	static const char *const names[] = {"auto", "files", "records"};
+	tr_options *o = &r->o;
+	if (saved < RIO_SHARD_FILES || saved > RIO_SHARD_RECORDS)
+		return; /* an older checkpoint's, or --synthetic */
+	ckpt_sharding = saved;
+	int serves = saved != RIO_SHARD_FILES || nshards >= (uint32_t)r->data_world;
+	int rc = 0;
+	if (o->sharding == RIO_SHARD_AUTO && serves) {
+		o->sharding = (rio_sharding)saved;
+	} else if (o->sharding == RIO_SHARD_AUTO && mid) {
+		snprintf(msg, sizeof msg,
+		         "%s: its epoch in progress is sharded by files, and %u shards cannot serve %d "
+		         "%s by files: resume it on %u or fewer (the next epochs may then run on "
+		         "more), or from a checkpoint at an epoch's end",
+		         path, nshards, r->data_world,
+		         o->strategy != TR_STRATEGY_ALLREDUCE ? "workers" : "ranks", nshards);
+		rc = -1;
+	} else if (o->sharding != RIO_SHARD_AUTO && o->sharding != (rio_sharding)saved && mid) {
+		snprintf(msg, sizeof msg,
+		         "--sharding %s: %s's epoch in progress is sharded by %s; resume with "
+		         "--sharding %s (or auto), or from a checkpoint at an epoch's end",
+		         names[o->sharding], path, names[saved], names[saved]);
+		rc = -1;
+	}
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_USAGE);
 }
 
 /* --resume, before the loaders open: reads the checkpoint on rank 0 and
@@ -533,7 +587,9 @@ static void read_checkpoint(tr_run *r)
 {
 	int rc = 0;
 	char *path = tr_ckpt_path(r->o.checkpoint);
-	uint32_t v[6] = {0}; /* have, world, global batch, scale, strategy, servers */
+	/* have, world, global batch, scale, strategy, servers, sharding, shards,
+	 * whether an epoch is in progress */
+	uint32_t v[9] = {0};
 	if (r->w.rank == 0) {
 		rc = path ? tr_ckpt_read(r->o.checkpoint, &ck, msg, sizeof msg) : -ENOMEM;
 		if (rc == -ENOENT) {
@@ -547,7 +603,10 @@ static void read_checkpoint(tr_run *r)
 			memcpy(&v[3], &ck.lr_scale, 4);
 			v[4] = ck.strategy;
 			v[5] = ck.servers;
-			rc = check_ckpt(r, &ck, path, 0);
+			v[6] = ck.sharding;
+			v[7] = ck.nshards;
+			v[8] = ck.step_in_epoch > 0;
+			rc = tr_resume_match(r, &ck, path, 0, msg, sizeof msg);
 		}
 	}
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
@@ -567,6 +626,8 @@ static void read_checkpoint(tr_run *r)
 			         "the same", p);
 		tr_world_agree(&r->w, 1, msg, EXIT_USAGE);
 	}
+	if (have_ck)
+		choose_sharding(r, v[6], v[7], (int)v[8], path ? path : r->o.checkpoint);
 	if (!have_ck || (g == 0 && v[1] == (uint32_t)r->data_world)) {
 		free(path); /* none, or version 1 at its own world size */
 		return;
@@ -666,31 +727,74 @@ static void place_tables(tr_run *r, const tr_ckpt *c)
 		r->embed.opt.t = r->opt.t;
 }
 
-/* --strategy ps: the servers take their slices, each worker its own
- * counters and loader position, worker 0 the epoch's sums so far. */
-static void resume_ps(tr_run *r)
+/* Collective, on resume: the training seconds so far, from DIR/clock
+ * (rank 0's `seconds`); when it is not known (no clock, or another
+ * checkpoint's: a crash between the two writes, an older build), said
+ * once, and wall_seconds count from here. */
+static void resume_clock(tr_run *r, double seconds)
 {
-	const tr_ckpt c = ck; /* rank 0's (freed below) */
-	int S = r->o.servers, W = r->data_world, rc = 0;
-	/* counters: the run's, then each worker's */
-	uint64_t u[3] = {c.epoch, c.server_version, c.optimizer_t};
-	double d[3] = {c.epoch_loss, c.epoch_correct, c.epoch_count};
+	tr_world_bcast(&r->w, &seconds, sizeof seconds);
+	if (isnan(seconds) && r->w.rank == 0)
+		fprintf(stderr, "recordio-train: %s/clock is missing or not its checkpoint's: the "
+		        "metrics' wall_seconds count from this resume\n", r->o.checkpoint);
+	r->train_seconds = isnan(seconds) ? 0 : seconds;
+	if (r->ps_server)
+		r->ps_server->seconds_before = r->train_seconds;
+}
+
+/* Collective: were the data sharded anew between epochs (choose_sharding)?
+ * The checkpoint's positions are then of another sharding's shares, and
+ * at an epoch's end there is nothing of them to restore: each loader
+ * starts the epoch. 1 then (a failure agreed on), else 0. */
+static int resharded(tr_run *r)
+{
+	if (!ckpt_sharding || !r->sharding || r->sharding == (rio_sharding)ckpt_sharding)
+		return 0;
+	int rc = r->train ? rio_loader_set_epoch(r->train, r->epoch) : 0;
+	if (rc < 0)
+		snprintf(msg, sizeof msg, "--train %s: %s", r->o.train,
+		         rio_loader_error(r->train)->message);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	return 1;
+}
+
+/* --strategy ps, collective: the counters of rank 0's checkpoint c: each
+ * server its version and counts (of the epoch so far, and since the
+ * start), each worker its steps, worker 0 the epoch's sums so far. */
+static void resume_ps_counters(tr_run *r, const tr_ckpt *c)
+{
+	int S = r->o.servers, W = r->data_world;
+	uint64_t u[4] = {c->epoch, c->server_version, c->optimizer_t, c->epoch_skipped};
+	double d[3] = {c->epoch_loss, c->epoch_correct, c->epoch_count};
 	tr_world_bcast(&r->w, u, sizeof u);
 	tr_world_bcast(&r->w, d, sizeof d);
 	uint64_t *steps = calloc(2 * (size_t)W, sizeof *steps);
-	tr_world_agree(&r->w, !steps, "out of memory", EXIT_DATA);
-	if (r->w.rank == 0)
+	tr_ckpt_server *sv = calloc((size_t)S, sizeof *sv);
+	tr_world_agree(&r->w, !steps || !sv, "out of memory", EXIT_DATA);
+	if (r->w.rank == 0) {
 		for (int i = 0; i < W; i++) {
-			steps[2 * i] = c.worker_step_in_epoch[i];
-			steps[2 * i + 1] = c.worker_global_step[i];
+			steps[2 * i] = c->worker_step_in_epoch[i];
+			steps[2 * i + 1] = c->worker_global_step[i];
 		}
+		if (c->server) /* (an older checkpoint's: not known, from 0) */
+			memcpy(sv, c->server, (size_t)S * sizeof *sv);
+	}
 	tr_world_bcast(&r->w, steps, 2 * (size_t)W * sizeof *steps);
+	tr_world_bcast(&r->w, sv, (size_t)S * sizeof *sv);
 	r->epoch = u[0];
 	if (r->ps_server) {
-		r->ps_server->version = u[1];
-		r->ps_server->opt.t = u[2];
-		for (int t = 0; t < r->ps_server->ntables; t++)
-			r->ps_server->tab[t].opt.t = u[2];
+		tr_ps_server *s = r->ps_server;
+		const tr_ckpt_server *v = &sv[r->w.rank];
+		s->version = u[1];
+		s->opt.t = u[2];
+		for (int t = 0; t < s->ntables; t++)
+			s->tab[t].opt.t = u[2];
+		r->ps_epoch = (tr_ps_stats){v->updates,       v->gradients,     v->dropped,
+		                            v->skipped,       v->staleness_max, v->staleness_sum,
+		                            v->samples};
+		s->total_updates = v->total_updates;
+		s->total_gradients = v->total_gradients;
+		s->total_samples = v->total_samples;
 	} else {
 		r->opt.t = u[2]; /* hybrid: the dense layers' optimizer */
 		r->step_in_epoch = steps[2 * r->data_rank];
@@ -699,9 +803,47 @@ static void resume_ps(tr_run *r)
 			r->ep_loss = d[0];
 			r->ep_correct = d[1];
 			r->ep_count = d[2];
+			r->ep_skipped = u[3];
 		}
 	}
 	free(steps);
+	free(sv);
+}
+
+/* --strategy ps, collective: each worker its loader position from rank
+ * 0's checkpoint c (a server has none). */
+static void restore_ps_positions(tr_run *r, const tr_ckpt *c)
+{
+	int S = r->o.servers, W = r->data_world, rc = 0;
+	uint32_t *sizes = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *sizes) : NULL;
+	uint8_t **blobs = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *blobs) : NULL;
+	rc = r->w.rank == 0 && (!sizes || !blobs) ? -1 : 0;
+	tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
+	for (int i = 0; r->w.rank == 0 && i < W; i++) {
+		sizes[S + i] = c->blob_size[i];
+		blobs[S + i] = c->blob[i];
+	}
+	uint32_t size;
+	uint8_t *blob = tr_world_scatter_blobs(&r->w, sizes, blobs, &size);
+	free(sizes);
+	free(blobs);
+	if (r->train) {
+		rc = rio_loader_state_restore(r->train, blob, size);
+		if (rc < 0)
+			snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of worker %d does "
+			         "not fit the data (%s)", r->o.checkpoint, r->data_rank,
+			         rio_loader_error(r->train)->message);
+	}
+	free(blob);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+}
+
+/* --strategy ps: the servers take their slices, each worker its own
+ * counters and loader position, worker 0 the epoch's sums so far. */
+static void resume_ps(tr_run *r)
+{
+	const tr_ckpt c = ck; /* rank 0's (freed below) */
+	resume_ps_counters(r, &c);
 	/* the tensors */
 	size_t n = r->net.nparams;
 	float *host = malloc(n * sizeof *host);
@@ -719,27 +861,8 @@ static void resume_ps(tr_run *r)
 	free(host);
 	place_tables(r, &c);
 	/* each worker's loader position (none for a server) */
-	uint32_t *sizes = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *sizes) : NULL;
-	uint8_t **blobs = r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *blobs) : NULL;
-	rc = r->w.rank == 0 && (!sizes || !blobs) ? -1 : 0;
-	tr_world_agree(&r->w, rc < 0, "out of memory", EXIT_DATA);
-	for (int i = 0; r->w.rank == 0 && i < W; i++) {
-		sizes[S + i] = c.blob_size[i];
-		blobs[S + i] = c.blob[i];
-	}
-	uint32_t size;
-	uint8_t *blob = tr_world_scatter_blobs(&r->w, sizes, blobs, &size);
-	free(sizes);
-	free(blobs);
-	if (r->train) {
-		rc = rio_loader_state_restore(r->train, blob, size);
-		if (rc < 0)
-			snprintf(msg, sizeof msg, "%s/checkpoint: the loader position of worker %d does "
-			         "not fit the data (%s)", r->o.checkpoint, r->data_rank,
-			         rio_loader_error(r->train)->message);
-	}
-	free(blob);
-	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	if (!resharded(r))
+		restore_ps_positions(r, &c);
 	/* the steps of this worker's epoch in progress */
 	if (r->train)
 		r->epoch_steps = r->step_in_epoch + rio_loader_remaining(r->train) / (uint64_t)r->batch;
@@ -747,7 +870,7 @@ static void resume_ps(tr_run *r)
 		if (!r->o.quiet)
 			printf("resumed from %s/checkpoint: epoch %llu, %llu versions made by the "
 			       "servers\n", r->o.checkpoint, (unsigned long long)r->epoch + 1,
-			       (unsigned long long)u[1]);
+			       (unsigned long long)c.server_version);
 		tr_ckpt_free(&ck);
 	}
 }
@@ -760,25 +883,29 @@ static void resume(tr_run *r)
 		fresh_start(r);
 		return;
 	}
+	/* under every strategy: the model, its columns and data are the
+	 * checkpoint's (the tensors are copied at this run's sizes) */
+	char *path = tr_ckpt_path(r->o.checkpoint);
+	if (r->w.rank == 0)
+		rc = path ? tr_resume_match(r, &c, path, 1, msg, sizeof msg) : -1;
+	free(path);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	resume_clock(r, c.seconds);
 	if (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
 		resume_ps(r);
 		return;
 	}
-	char *path = tr_ckpt_path(r->o.checkpoint);
-	if (r->w.rank == 0)
-		rc = path ? check_ckpt(r, &c, path, 1) : -1;
-	free(path);
-	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 	/* the counters, then the tensors, then each rank's loader position */
-	uint64_t u[6];
-	double d[3];
+	uint64_t u[7];
+	double d[4];
 	if (r->w.rank == 0) {
-		uint64_t v[6] = {c.epoch, c.step_in_epoch, c.global_step, c.skipped_steps,
-		                 c.optimizer_t, 0};
+		uint64_t v[7] = {c.epoch,       c.step_in_epoch,   c.global_step,  c.skipped_steps,
+		                 c.optimizer_t, c.total_gradients, c.epoch_skipped};
 		memcpy(u, v, sizeof u);
 		d[0] = c.epoch_loss;
 		d[1] = c.epoch_correct;
 		d[2] = c.epoch_count;
+		d[3] = c.total_samples;
 	}
 	tr_world_bcast(&r->w, u, sizeof u);
 	tr_world_bcast(&r->w, d, sizeof d);
@@ -787,9 +914,12 @@ static void resume(tr_run *r)
 	r->global_step = u[2];
 	r->skipped_steps = u[3];
 	r->opt.t = u[4];
+	r->total_gradients = u[5];
+	r->ep_skipped = u[6];
 	r->ep_loss = d[0];
 	r->ep_correct = d[1];
 	r->ep_count = d[2];
+	r->total_samples = d[3];
 	size_t n = r->net.nparams;
 	float *host = malloc(n * sizeof *host);
 	tr_world_agree(&r->w, !host, "out of memory", EXIT_DATA);
@@ -808,6 +938,8 @@ static void resume(tr_run *r)
 	place_tables(r, &c);
 	if (!r->train) {
 		/* --synthetic: the step alone says which batch comes next */
+	} else if (resharded(r)) {
+		/* an epoch's end, sharded anew (choose_sharding): no position */
 	} else if (elastic_from) {
 		restore_all_positions(r);
 	} else {
@@ -867,9 +999,9 @@ static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
 	c->worker_global_step = calloc((size_t)W, sizeof(uint64_t));
 	if (!c->worker_step_in_epoch || !c->worker_global_step)
 		return -1;
-	c->step_in_epoch = c->global_step = c->skipped_steps = 0;
+	c->step_in_epoch = c->global_step = c->skipped_steps = c->epoch_skipped = 0;
 	for (int i = 0; i < W; i++) {
-		const uint64_t *k = counters + 3 * (S + i);
+		const uint64_t *k = counters + 4 * (S + i);
 		c->worker_step_in_epoch[i] = k[0];
 		c->worker_global_step[i] = k[1];
 		if (k[0] > c->step_in_epoch)
@@ -877,8 +1009,37 @@ static int fill_ps_checkpoint(tr_run *r, tr_ckpt *c, const uint64_t *counters)
 		if (k[1] > c->global_step)
 			c->global_step = k[1];
 		c->skipped_steps += k[2];
+		c->epoch_skipped += k[3];
 	}
 	return 0;
+}
+
+/* A server's counts as the checkpoint keeps them (zero on a worker). */
+static tr_ckpt_server server_counts(const tr_run *r)
+{
+	const tr_ps_server *s = r->ps_server;
+	const tr_ps_stats *e = &r->ps_epoch;
+	if (!s)
+		return (tr_ckpt_server){0};
+	return (tr_ckpt_server){e->updates,       e->gradients,       e->dropped,
+	                        e->skipped,       e->staleness_max,   e->staleness_sum,
+	                        e->samples,       s->total_updates,   s->total_gradients,
+	                        s->total_samples};
+}
+
+/* Rank 0: what the checkpoint keeps of the run beside its state: the
+ * data's sharding and shard counts, the columns, the counters since the
+ * start, and (in DIR/clock) the training seconds so far. */
+static void describe_run(tr_run *r, tr_ckpt *c)
+{
+	c->sharding = (uint32_t)r->sharding;
+	c->nshards = (uint32_t)r->nshards;
+	c->shard_records = r->shard_records; /* lent: taken back before the free */
+	c->ncolumns = tr_run_columns(r, c->columns);
+	c->total_samples = r->total_samples;
+	c->total_gradients = r->total_gradients;
+	c->epoch_skipped = r->ep_skipped;
+	c->seconds = r->train_seconds + (r->t_epoch0 > 0 ? tr_now() - r->t_epoch0 : 0);
 }
 
 /* Collective: the --embed tables whole into rank 0's checkpoint c (NULL
@@ -925,15 +1086,21 @@ static int collect_tables(tr_run *r, tr_ckpt *c)
 static void save_checkpoint(tr_run *r)
 {
 	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE;
-	/* ps: each worker's counters and the epoch's sums so far */
-	uint64_t mine[3] = {r->step_in_epoch, r->global_step, r->skipped_steps};
-	uint64_t *counters = ps && r->w.rank == 0 ? calloc(3 * (size_t)r->w.size, sizeof *counters)
+	/* ps: each worker's counters and the epoch's sums so far; each
+	 * server's counts */
+	uint64_t mine[4] = {r->step_in_epoch, r->global_step, r->skipped_steps, r->ep_skipped};
+	uint64_t *counters = ps && r->w.rank == 0 ? calloc(4 * (size_t)r->w.size, sizeof *counters)
 	                                          : NULL;
+	tr_ckpt_server *servers = ps && r->w.rank == 0 ? calloc((size_t)r->w.size, sizeof *servers)
+	                                               : NULL;
 	double sums[3] = {r->ep_loss, r->ep_correct, r->ep_count}, total[3] = {0, 0, 0};
 	if (ps) {
-		uint64_t dummy[3];
-		MPI_Gather(mine, 3, MPI_UINT64_T, counters ? counters : dummy, 3, MPI_UINT64_T, 0,
+		uint64_t dummy[4];
+		tr_ckpt_server own = server_counts(r), none;
+		MPI_Gather(mine, 4, MPI_UINT64_T, counters ? counters : dummy, 4, MPI_UINT64_T, 0,
 		           r->w.comm);
+		MPI_Gather(&own, sizeof own, MPI_BYTE, servers ? (void *)servers : &none, sizeof own,
+		           MPI_BYTE, 0, r->w.comm);
 		MPI_Reduce(sums, total, 3, MPI_DOUBLE, MPI_SUM, 0, r->w.comm);
 	}
 	/* --synthetic: no loader, one byte for the position the step says */
@@ -963,6 +1130,7 @@ static void save_checkpoint(tr_run *r)
 		c.epoch_loss = ps ? total[0] : r->ep_loss;
 		c.epoch_correct = ps ? total[1] : r->ep_correct;
 		c.epoch_count = ps ? total[2] : r->ep_count;
+		describe_run(r, &c);
 		c.nparams = n;
 		c.nblobs = (uint32_t)r->w.size;
 		c.params = malloc(n * sizeof(float));
@@ -970,8 +1138,12 @@ static void save_checkpoint(tr_run *r)
 		int states = tr_optim_state_count(&r->opt);
 		if (states == 2)
 			c.state2 = malloc(n * sizeof(float));
-		if (rc == 0 && ps && (!counters || fill_ps_checkpoint(r, &c, counters) < 0))
+		if (rc == 0 && ps && (!counters || !servers || fill_ps_checkpoint(r, &c, counters) < 0))
 			rc = -1;
+		if (rc == 0 && ps) { /* the servers' counts: ranks 0 .. S - 1 */
+			c.server = servers;
+			servers = NULL;
+		}
 		if (rc < 0 || !c.params || !c.state1 || (states == 2 && !c.state2)) {
 			snprintf(msg, sizeof msg, "out of memory writing a checkpoint");
 			rc = -1;
@@ -993,6 +1165,7 @@ static void save_checkpoint(tr_run *r)
 			if (rc == 0)
 				rc = tr_ckpt_write(r->o.checkpoint, &c, msg, sizeof msg);
 		}
+		c.shard_records = NULL; /* the run's (describe_run) */
 		tr_ckpt_free(&c);
 	} else if (ps) {
 		/* the other servers send their slices (rank 0 may have failed
@@ -1003,6 +1176,7 @@ static void save_checkpoint(tr_run *r)
 		collect_tables(r, NULL);
 	}
 	free(counters);
+	free(servers);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
 }
 
@@ -1022,14 +1196,20 @@ static double ring_bytes(const tr_run *r)
 }
 
 /* Rank 0 prints the epoch's line and writes its metrics: -1 (message in
- * msg) when the metrics cannot be written. gemm0 and gemm1: the GEMM
- * counters at the epoch's first step and after its last (the evaluation's
- * forward passes are not the step's). */
-static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
+ * msg) when the metrics cannot be written. `partial`: the run stopped in
+ * the epoch (--max-steps), whose line is the epoch so far. gemm0 and
+ * gemm1: the GEMM counters at the epoch's first step and after its last
+ * (the evaluation's forward passes are not the step's). Its rates count
+ * what this process did, in the seconds it took: a resumed epoch's
+ * samples before the resume are in its sums, not in its rates. */
+static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, int partial, double seconds,
                         const double test[3], const tr_math_stats *gemm0,
                         const tr_math_stats *gemm1)
 {
 	double t[3] = {r->t_wait, r->red.seconds, r->t_optimizer};
+	double loss = r->ep_loss, correct = r->ep_correct, count = r->ep_count;
+	double before = r->ep_count0;
+	uint64_t skipped = r->ep_skipped, steps = r->step_in_epoch;
 	/* ps: the workers' sums and the servers' counts (collective) */
 	tr_ps_figures f = {0};
 	int ps = r->o.strategy != TR_STRATEGY_ALLREDUCE;
@@ -1037,41 +1217,40 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 	if (ps) {
 		tr_ps_epoch_figures(r, &f);
 		last_step = tr_world_max_u64(&r->w, r->global_step);
-		r->ep_loss = f.loss;
-		r->ep_correct = f.correct;
-		r->ep_count = f.count;
-		r->ep_skipped = f.skipped_steps + f.skipped_server;
+		loss = f.loss;
+		correct = f.correct;
+		count = f.count;
+		before = f.count_before;
+		skipped = f.skipped_steps + f.skipped_server;
 		t[0] = f.data_wait;
 		t[1] = f.exchange;
+		steps = 0; /* the most any worker took */
+		for (int i = 0; i < f.nworkers && f.worker_steps; i++)
+			steps = f.worker_steps[i] > steps ? f.worker_steps[i] : steps;
 	}
 	if (r->w.rank != 0)
 		return 0;
-	uint64_t steps = r->epoch_steps;
-	if (ps) { /* the most any worker took */
-		steps = 0;
-		for (int i = 0; i < f.nworkers; i++)
-			steps = f.worker_steps[i] > steps ? f.worker_steps[i] : steps;
-	}
 	tr_epoch_report e = {
 		.epoch = r->epoch + 1,
+		.partial = partial,
 		.steps = steps,
-		.samples = (uint64_t)r->ep_count,
-		.skipped_steps = r->ep_skipped,
-		.train_loss = r->ep_count > 0 ? r->ep_loss / r->ep_count : NAN,
-		.train_accuracy = r->ep_count > 0 ? r->ep_correct / r->ep_count : NAN,
+		.samples = (uint64_t)count,
+		.skipped_steps = skipped,
+		.train_loss = count > 0 ? loss / count : NAN,
+		.train_accuracy = count > 0 ? correct / count : NAN,
 		.has_test = r->o.test != NULL,
 		.test_loss = test[2] > 0 ? test[0] / test[2] : NAN,
 		.test_accuracy = test[2] > 0 ? test[1] / test[2] : NAN,
 		.test_records = (uint64_t)test[2],
 		.seconds = seconds,
-		.samples_per_s = seconds > 0 ? r->ep_count / seconds : 0,
+		.samples_per_s = seconds > 0 ? (count - before) / seconds : 0,
 		.data_wait_seconds = t[0],
 		.gemm_seconds = gemm1->gemm_seconds - gemm0->gemm_seconds,
 		.allreduce_seconds = t[1],
 		.optimizer_seconds = t[2],
 		.lr = tr_optim_lr(&r->opt.cfg, last_step ? last_step - 1 : 0),
 		.world = r->w.size,
-		.wall_seconds = r->train_seconds + seconds,
+		.wall_seconds = r->train_seconds,
 		.bytes_per_step = ring_bytes(r) + f.bytes_per_step,
 		.strategy = (int)r->o.strategy,
 		.server_bytes_per_step = f.bytes_per_step * f.nworkers,
@@ -1103,6 +1282,85 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, double seconds,
 	return 0;
 }
 
+/* Collective: the epoch's steps (allreduce) or segments (ps), from where
+ * it is to its end, or to --max-steps (*stopped: some rank stopped with
+ * steps of the epoch left). */
+static void run_epoch(tr_run *r, tr_tboard *tb, tr_progress *prog, int *stopped)
+{
+	int rc;
+	while (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
+		/* segments: to the epoch's end, or a cut for a checkpoint */
+		int mid = 0;
+		rc = tr_ps_segment(r, stopped, &mid, msg, sizeof msg);
+		tr_world_agree(&r->w, rc, msg, EXIT_DATA);
+		if (!mid) { /* every worker at the epoch's end: the epoch is whole,
+		             * --max-steps reached with it or not */
+			*stopped = 0;
+			return;
+		}
+		if (*stopped)
+			return;
+		save_checkpoint(r);
+	}
+	while (r->step_in_epoch < r->epoch_steps) {
+		if (r->o.max_steps && r->global_step >= r->o.max_steps) {
+			*stopped = 1;
+			return;
+		}
+		double loss0 = r->ep_loss, count0 = r->ep_count;
+		rc = tr_run_step(r, msg, sizeof msg);
+		if (rc != 0)
+			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+		r->total_samples += r->ep_count - count0;
+		r->total_gradients += (uint64_t)r->w.size;
+		tr_progress_update(prog, r->epoch + 1, r->o.epochs, r->step_in_epoch, r->epoch_steps,
+		                   (uint64_t)r->batch * (uint64_t)r->w.size);
+		if (tb->w && r->global_step % r->o.tensorboard_every == 0 && r->ep_count > count0) {
+			rio_scalar v = {"train/step_loss",
+			                (float)((r->ep_loss - loss0) / (r->ep_count - count0))};
+			tr_tb_scalars(tb, (int64_t)r->global_step, &v, 1);
+		}
+		if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
+			save_checkpoint(r);
+		if (r->o.eval_every && r->global_step % r->o.eval_every == 0) {
+			rc = tr_snapshot_take(r, r->train_seconds + tr_now() - r->t_epoch0);
+			tr_world_agree(&r->w, rc < 0, "out of memory for a copy of the parameters "
+			               "(--eval-every)", EXIT_DATA);
+		}
+	}
+}
+
+/* Collective, at an epoch's end or where the run stopped in it
+ * (`partial`): the test set evaluated, the epoch reported, and its
+ * --eval-every copies evaluated, off the clock. */
+static void report(tr_run *r, FILE *metrics, tr_tboard *tb, int partial, double seconds,
+                   const tr_math_stats *gemm0, const tr_math_stats *gemm1)
+{
+	double test[3] = {0, 0, 0};
+	int rc;
+	if (r->o.test) {
+		rc = tr_run_eval(r, test, msg, sizeof msg);
+		tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	}
+	rc = report_epoch(r, metrics, tb, partial, seconds, test, gemm0, gemm1);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	if (!r->o.eval_every)
+		return;
+	/* the epoch's copies; then, under allreduce, the epoch's own
+	 * parameters back for the next step or the checkpoint (a ps worker
+	 * pulls them anew; a server's are not touched) */
+	int own = r->o.strategy == TR_STRATEGY_ALLREDUCE;
+	float *keep = own ? malloc(r->net.nparams * sizeof *keep) : NULL;
+	tr_world_agree(&r->w, own && !keep, "out of memory", EXIT_DATA);
+	if (keep)
+		tr_math_to_host(r->math, keep, r->net.params, r->net.nparams);
+	rc = tr_snapshots_eval(r, metrics, msg, sizeof msg);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	if (keep)
+		tr_math_from_host(r->math, r->net.params, keep, r->net.nparams);
+	free(keep);
+}
+
 static void train(tr_run *r)
 {
 	FILE *metrics = NULL;
@@ -1121,86 +1379,40 @@ static void train(tr_run *r)
 	tr_progress_init(&prog, r->w.rank == 0 && !r->o.quiet);
 	int stopped = 0;
 	while (r->epoch < r->o.epochs && !stopped) {
-		tr_math_stats gemm0;
+		tr_math_stats gemm0, gemm1;
 		tr_math_stats_get(r->math, &gemm0);
 		r->t_wait = r->t_optimizer = r->t_step = 0;
 		r->red.seconds = 0;
-		r->ep_skipped = 0;
-		double t0 = tr_now();
+		/* this process's part of the epoch begins (all of it, but after
+		 * a resume) */
+		r->t_epoch0 = tr_now();
+		r->ep_count0 = r->ep_count;
+		r->step0 = r->step_in_epoch;
+		uint64_t step0 = r->global_step;
 		tr_progress_begin(&prog, r->step_in_epoch);
-		memset(&r->ps_epoch, 0, sizeof r->ps_epoch);
-		while (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
-			/* segments: to the epoch's end, or a cut for a checkpoint */
-			int mid = 0;
-			rc = tr_ps_segment(r, &stopped, &mid, msg, sizeof msg);
-			tr_world_agree(&r->w, rc, msg, EXIT_DATA);
-			if (stopped || !mid)
-				break;
-			save_checkpoint(r);
-		}
-		while (r->o.strategy == TR_STRATEGY_ALLREDUCE && r->step_in_epoch < r->epoch_steps) {
-			if (r->o.max_steps && r->global_step >= r->o.max_steps) {
-				stopped = 1;
-				break;
-			}
-			double loss0 = r->ep_loss, count0 = r->ep_count;
-			rc = tr_run_step(r, msg, sizeof msg);
-			if (rc != 0)
-				tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-			tr_progress_update(&prog, r->epoch + 1, r->o.epochs, r->step_in_epoch,
-			                   r->epoch_steps, (uint64_t)r->batch * (uint64_t)r->w.size);
-			if (tb.w && r->global_step % r->o.tensorboard_every == 0 && r->ep_count > count0) {
-				rio_scalar v = {"train/step_loss",
-				                (float)((r->ep_loss - loss0) / (r->ep_count - count0))};
-				tr_tb_scalars(&tb, (int64_t)r->global_step, &v, 1);
-			}
-			if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
-				save_checkpoint(r);
-			r->total_samples += r->ep_count - count0;
-			if (r->o.eval_every && r->global_step % r->o.eval_every == 0) {
-				rc = tr_snapshot_take(r, r->train_seconds + tr_now() - t0);
-				tr_world_agree(&r->w, rc < 0, "out of memory for a copy of the parameters "
-				               "(--eval-every)", EXIT_DATA);
-			}
-		}
+		run_epoch(r, &tb, &prog, &stopped);
 		tr_progress_clear(&prog);
-		if (stopped)
-			break;
-		double seconds = tr_now() - t0;
+		double seconds = tr_now() - r->t_epoch0;
 		/* the training steps' GEMMs, not the evaluation's that follow */
-		tr_math_stats gemm1;
 		tr_math_stats_get(r->math, &gemm1);
+		r->t_epoch0 = 0;
+		/* stopped where a resumed run had stopped: nothing new to say */
+		if (stopped && tr_world_max_u64(&r->w, r->global_step - step0) == 0)
+			break;
+		r->train_seconds += seconds;
 		/* the ranks agreed on fewer steps than some have batches */
-		rc = r->train ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
+		rc = r->train && !stopped ? rio_loader_set_epoch(r->train, r->epoch + 1) : 0;
 		tr_world_agree(&r->w, rc < 0, rc < 0 ? rio_loader_error(r->train)->message : "",
 		               EXIT_DATA);
-		double test[3] = {0, 0, 0};
-		if (r->o.test) {
-			rc = tr_run_eval(r, test, msg, sizeof msg);
-			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-		}
-		tr_world_agree(&r->w, report_epoch(r, metrics, &tb, seconds, test, &gemm0, &gemm1) < 0, msg,
-		               EXIT_DATA);
-		r->train_seconds += seconds;
-		if (r->o.eval_every && r->o.test) {
-			/* the epoch's copies, off the clock; then, under allreduce,
-			 * the epoch's own parameters back for the next step (a ps
-			 * worker pulls them anew; a server's are not touched) */
-			int own = r->o.strategy == TR_STRATEGY_ALLREDUCE;
-			float *keep = own ? malloc(r->net.nparams * sizeof *keep) : NULL;
-			tr_world_agree(&r->w, own && !keep, "out of memory", EXIT_DATA);
-			if (keep)
-				tr_math_to_host(r->math, keep, r->net.params, r->net.nparams);
-			rc = tr_snapshots_eval(r, metrics, msg, sizeof msg);
-			tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-			if (keep)
-				tr_math_from_host(r->math, r->net.params, keep, r->net.nparams);
-			free(keep);
-		}
+		report(r, metrics, &tb, stopped, seconds, &gemm0, &gemm1);
+		if (stopped)
+			break;
 		r->epoch++;
 		r->step_in_epoch = 0;
 		r->epoch_steps = r->o.strategy != TR_STRATEGY_ALLREDUCE ? r->own_steps : r->steps_per_epoch;
 		r->ep_loss = r->ep_correct = r->ep_count = 0;
+		r->ep_skipped = 0;
+		memset(&r->ps_epoch, 0, sizeof r->ps_epoch);
 		if (r->o.checkpoint)
 			save_checkpoint(r);
 	}
@@ -1237,6 +1449,7 @@ static void teardown(tr_run *r)
 	for (int i = 0; i < r->nsnap; i++)
 		free(r->snap[i].params);
 	free(r->snap);
+	free(r->shard_records);
 	if (r->math && r->staging && r->staging != r->net.grads)
 		tr_math_host_free(r->math, r->staging);
 	if (r->math)

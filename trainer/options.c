@@ -8,6 +8,7 @@
 #include "config.h"
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -31,7 +32,8 @@ void tr_options_usage(FILE *f)
 	      "      --x FEATURES           input features, concatenated: bytes are uint8\n"
 	      "                             scaled to [0,1], float lists as they are, int64\n"
 	      "                             lists cast to float (required)\n"
-	      "      --y FEATURE            the int64 class label (required)\n"
+	      "      --y FEATURE            the int64 class label (required; not also an\n"
+	      "                             input in --x or --embed)\n"
 	      "      --embed FEATURE:VOCAB:DIM[,...]  an int64 feature's ids (k per record,\n"
 	      "                             as many as its first record has) looked up in\n"
 	      "                             a VOCAB x DIM table trained with the model and\n"
@@ -39,12 +41,14 @@ void tr_options_usage(FILE *f)
 	      "      --classes K            number of classes; labels in [0, K) (default 10)\n"
 	      "      --shuffle MODE         none, buffer (default) or global\n"
 	      "      --shuffle-buffer N     records in the shuffle buffer (default 10000)\n"
-	      "      --sharding MODE        auto (default), files or records (see the loader)\n"
+	      "      --sharding MODE        auto (default), files or records (see the loader;\n"
+	      "                             a resume keeps the checkpoint's)\n"
 	      "      --workers N            loader threads per rank (default 1)\n"
 	      "      --cache SIZE|auto|off  decompress compressed shards once into memory\n"
 	      "                             when the rank's fit SIZE bytes, and serve\n"
-	      "                             every epoch from there (same batches); auto\n"
-	      "                             (default): SIZE = min(1G, a quarter of RAM)\n"
+	      "                             every epoch from there (same batches); SIZE\n"
+	      "                             is digits and K, M or G; auto (default):\n"
+	      "                             SIZE = min(1G, a quarter of RAM)\n"
 	      "      --loader-cpus MODE     where they run: spare (default): on the node's\n"
 	      "                             CPUs no rank is bound to, when there are any;\n"
 	      "                             rank: on the rank's own (mpirun binds a rank to\n"
@@ -60,7 +64,8 @@ void tr_options_usage(FILE *f)
 	      "      --batch B              records per rank and step (default 128)\n"
 	      "      --global-batch G       records per step over all ranks, G/N each\n"
 	      "      --epochs E             (default 20)\n"
-	      "      --max-steps S          stop after S steps in all (default: no limit)\n"
+	      "      --max-steps S          stop after S steps in all (default: no limit),\n"
+	      "                             reporting the epoch so far (\"partial\")\n"
 	      "      --optimizer NAME       sgd (default), adam or lars (layer-wise trust\n"
 	      "                             ratio for large batches, You et al. 2017)\n"
 	      "      --lr LR                learning rate for one rank's batch, or for the\n"
@@ -72,7 +77,7 @@ void tr_options_usage(FILE *f)
 	      "                             to LR when nothing is scaled) over W epochs\n"
 	      "                             (default 1)\n"
 	      "      --schedule NAME        cosine decay to 0 (default) or constant\n"
-	      "      --momentum M           SGD momentum (default 0.9)\n"
+	      "      --momentum M           SGD's and LARS's momentum (default 0.9)\n"
 	      "      --weight-decay D       L2 weight decay (default 0.0001)\n"
 	      "      --lars-trust ETA       LARS's trust coefficient (default 0.001)\n"
 	      "      --seed S               initialisation and shuffling (default 1)\n"
@@ -95,9 +100,10 @@ void tr_options_usage(FILE *f)
 	      "      --eval-batch N         records per evaluation batch (default 1024)\n"
 	      "      --eval-every S         also copy the parameters every S steps (under\n"
 	      "                             ps: every S x workers gradients applied) and\n"
-	      "                             evaluate each copy on --test at the epoch's end,\n"
-	      "                             off the clock: a learning curve in --metrics\n"
-	      "      --metrics FILE         one JSON object per epoch\n"
+	      "                             evaluate each copy on --test (required) at the\n"
+	      "                             epoch's end or the stop, off the clock: a\n"
+	      "                             learning curve in --metrics\n"
+	      "      --metrics FILE         one JSON object per epoch (appended on resume)\n"
 	      "      --tensorboard DIR      TensorBoard event file in DIR (rank 0), written\n"
 	      "                             as the run goes: epoch scalars, and the loss\n"
 	      "      --tensorboard-every S  ... of every S-th step (default 20)\n"
@@ -118,13 +124,15 @@ void tr_options_usage(FILE *f)
 	      "                             staleness (Zhang et al. 2016)\n"
 	      "      --backup-workers B     ps, K = 0: a step is applied with the first\n"
 	      "                             workers - B gradients; late ones are dropped\n"
-	      "      --straggler R:F[,...]  rank R takes F times its compute time per step\n"
-	      "                             (it sleeps the difference): for experiments\n"
+	      "      --straggler R:F[,...]  rank R (a worker) takes F times its compute time\n"
+	      "                             per step (it sleeps the difference): for\n"
+	      "                             experiments\n"
 	      "      --straggler-random P:F:SEED  each worker is slow (F times) with\n"
 	      "                             probability P per step\n"
 	      "\n"
 	      "      --checkpoint DIR       keep the run's state in DIR/checkpoint (written\n"
-	      "                             atomically after every epoch)\n"
+	      "                             atomically after every epoch), its training\n"
+	      "                             seconds in DIR/clock\n"
 	      "      --checkpoint-every S   ... and every S steps\n"
 	      "      --resume               continue from DIR/checkpoint (a fresh start when\n"
 	      "                             there is none yet)\n"
@@ -150,7 +158,10 @@ enum {
 	OPT_LARS_TRUST, OPT_TENSORBOARD, OPT_TENSORBOARD_EVERY, OPT_LOADER_CPUS, OPT_CACHE,
 	OPT_REDUCE, OPT_SHARD_OPTIMIZER, OPT_EVAL_EVERY, OPT_STRATEGY, OPT_SERVERS, OPT_STALENESS,
 	OPT_STALENESS_LR, OPT_BACKUP_WORKERS, OPT_STRAGGLER, OPT_STRAGGLER_RANDOM, OPT_EMBED,
+	OPT_END, /* (the options given are bits 1 << (code - OPT_TRAIN)) */
 };
+_Static_assert(OPT_END - OPT_TRAIN <= 64, "the options given fit one uint64_t");
+#define GIVEN(code) (given & (1ull << ((code) - OPT_TRAIN)))
 
 static const struct option long_options[] = {
 	{"train", required_argument, 0, OPT_TRAIN},
@@ -261,13 +272,17 @@ static int parse_float(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-/* "256K", "1M", "4096": bytes. */
+/* "256K", "1M", "1.5G", "4096": bytes. A number in decimal digits (a
+ * point and an exponent allowed), never nan, inf, a sign, hex or spaces. */
 static int parse_size(const char *s, size_t *out)
 {
 	char *end;
 	errno = 0;
+	if (!isdigit((unsigned char)s[0]) && !(s[0] == '.' && isdigit((unsigned char)s[1])))
+		return -1;
 	double v = strtod(s, &end);
-	if (!*s || errno || end == s || v < 0)
+	const char *hex = strpbrk(s, "xXpP");
+	if (errno || end == s || !isfinite(v) || v < 0 || (hex && hex < end))
 		return -1;
 	double mult = 1;
 	if (*end == 'K' || *end == 'k')
@@ -351,6 +366,9 @@ static int parse_stragglers(const char *s, tr_options *o)
 			return -1;
 		if (o->nstraggler == TR_MAX_STRAGGLERS)
 			return -1;
+		for (int i = 0; i < o->nstraggler; i++)
+			if (o->straggler[i].rank == (int)rank)
+				return -1; /* one factor per rank */
 		o->straggler[o->nstraggler++] = (tr_straggler){(int)rank, f};
 		p = *end ? end + 1 : end;
 		if (*end && !*p)
@@ -408,6 +426,39 @@ static int parse_random_straggler(const char *s, tr_options *o)
 	return 0;
 }
 
+/* Options that would have no effect, or a wrong one, with the others
+ * given: the label among the inputs (a model that reads its answer), and
+ * an option for something the run does not do. -1 with a message. */
+static int check_given(const tr_options *o, uint64_t given, char *err, size_t errlen)
+{
+	for (int i = 0; o->y && i < o->nx + o->nembed; i++) {
+		int x = i < o->nx;
+		if (!strcmp(o->y, x ? o->x[i] : o->embed[i - o->nx].feature)) {
+			snprintf(err, errlen, "--y %s: the label is also in --%s; the model would read "
+			         "its answer: leave it out of the inputs", o->y, x ? "x" : "embed");
+			return -1;
+		}
+	}
+	const char *what = NULL;
+	if (GIVEN(OPT_EVAL_EVERY) && !o->test)
+		what = "--eval-every needs --test (its copies are evaluated on the test data)";
+	else if (GIVEN(OPT_EVAL_BATCH) && !o->test)
+		what = "--eval-batch needs --test (it is the evaluation's batch)";
+	else if (GIVEN(OPT_TENSORBOARD_EVERY) && !o->tensorboard)
+		what = "--tensorboard-every needs --tensorboard DIR";
+	else if (GIVEN(OPT_LARS_TRUST) && o->optim.kind != TR_OPT_LARS)
+		what = "--lars-trust needs --optimizer lars";
+	else if (GIVEN(OPT_MOMENTUM) && o->optim.kind == TR_OPT_ADAM)
+		what = "--momentum: not with --optimizer adam (its moments have their own decay)";
+	else if (GIVEN(OPT_SHUFFLE_BUFFER) && o->shuffle != RIO_SHUFFLE_BUFFER)
+		what = "--shuffle-buffer needs --shuffle buffer";
+	if (what) {
+		snprintf(err, errlen, "%s", what);
+		return -1;
+	}
+	return 0;
+}
+
 static void defaults(tr_options *o)
 {
 	memset(o, 0, sizeof *o);
@@ -452,8 +503,10 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 	optind = 1;
 	int c, k;
 	double d;
-	uint64_t u;
+	uint64_t u, given = 0;
 	while ((c = getopt_long(argc, argv, ":qh", long_options, NULL)) != -1) {
+		if (c >= OPT_TRAIN && c < OPT_END)
+			given |= 1ull << (c - OPT_TRAIN);
 		switch (c) {
 		case OPT_TRAIN: o->train = optarg; break;
 		case OPT_TEST: o->test = optarg; break;
@@ -647,7 +700,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 		case OPT_STRAGGLER:
 			if (parse_stragglers(optarg, o) < 0)
 				return bad(err, errlen, c, "'%s': want RANK:FACTOR[,RANK:FACTOR...] with "
-				           "FACTOR from 1 to 1000", optarg);
+				           "FACTOR from 1 to 1000, each rank once", optarg);
 			break;
 		case OPT_STRAGGLER_RANDOM:
 			if (parse_random_straggler(optarg, o) < 0)
@@ -705,6 +758,8 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 				         "is one or the other", o->x[j]);
 				return -1;
 			}
+	if (check_given(o, given, err, errlen) < 0)
+		return -1;
 	if (!o->nx && !o->nembed && !o->synthetic_inputs) {
 		snprintf(err, errlen, "--x FEATURE[,FEATURE...] is required");
 		return -1;

@@ -207,11 +207,13 @@ void tr_ps_epoch_figures(tr_run *r, tr_ps_figures *f)
 	memset(f, 0, sizeof *f);
 	/* the workers' sums */
 	double bytes = r->ps_worker ? r->ps_worker->bytes - r->ps_bytes0 : 0;
-	double v[9] = {r->ep_loss, r->ep_correct, r->ep_count, (double)r->ep_skipped, r->t_wait,
-	               r->red.seconds, r->ps_worker ? 1 : 0, bytes,
-	               r->ps_worker ? (double)r->step_in_epoch : 0};
-	double sum[9];
-	MPI_Reduce(v, sum, 9, MPI_DOUBLE, MPI_SUM, 0, r->w.comm);
+	/* the bytes are this process's: per step it took (not a resumed
+	 * epoch's steps before) */
+	double v[10] = {r->ep_loss, r->ep_correct, r->ep_count, (double)r->ep_skipped, r->t_wait,
+	                r->red.seconds, r->ps_worker ? 1 : 0, bytes,
+	                r->ps_worker ? (double)(r->step_in_epoch - r->step0) : 0, r->ep_count0};
+	double sum[10];
+	MPI_Reduce(v, sum, 10, MPI_DOUBLE, MPI_SUM, 0, r->w.comm);
 	if (r->ps_worker)
 		r->ps_bytes0 = r->ps_worker->bytes;
 	/* the servers' counts: server 0's updates, the staleness over all */
@@ -231,6 +233,7 @@ void tr_ps_epoch_figures(tr_run *r, tr_ps_figures *f)
 	f->loss = sum[0];
 	f->correct = sum[1];
 	f->count = sum[2];
+	f->count_before = sum[9];
 	f->skipped_steps = (uint64_t)sum[3];
 	f->data_wait = sum[6] > 0 ? sum[4] / sum[6] : 0;
 	f->bytes_per_step = sum[8] > 0 ? sum[7] / sum[8] : 0;
@@ -253,7 +256,7 @@ int tr_snapshot_take(tr_run *r, double seconds)
 		return -ENOMEM;
 	tr_math_to_host(r->math, p->params, r->net.params, r->net.nparams);
 	p->updates = r->global_step;
-	p->gradients = r->global_step * (uint64_t)r->w.size;
+	p->gradients = r->total_gradients;
 	p->samples = r->total_samples;
 	p->seconds = seconds;
 	return 0;

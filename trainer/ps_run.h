@@ -34,6 +34,8 @@ int tr_ps_segment(tr_run *r, int *stopped, int *mid_epoch, char *err, size_t err
 /* The epoch's figures, on rank 0 (collective). */
 typedef struct tr_ps_figures {
 	double loss, correct, count;   /* the workers' steps                  */
+	double count_before;           /* ... of them, the records a resumed
+	                                * epoch had before the resume        */
 	uint64_t skipped_steps;        /* the workers' non-finite batches     */
 	double data_wait, exchange;    /* a worker's mean, seconds            */
 	uint64_t updates, gradients, dropped, skipped_server; /* server 0's   */

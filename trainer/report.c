@@ -26,8 +26,8 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 {
 	double wait = r->seconds > 0 ? r->data_wait_seconds / r->seconds : 0;
 	char b1[32], b2[32];
-	fprintf(f, "epoch %3llu  train loss %s  ", (unsigned long long)r->epoch,
-	        readable(b1, sizeof b1, r->train_loss));
+	fprintf(f, "epoch %3llu%s  train loss %s  ", (unsigned long long)r->epoch,
+	        r->partial ? " (partial)" : "", readable(b1, sizeof b1, r->train_loss));
 	if (r->has_test)
 		fprintf(f, "test loss %s  test accuracy %s  ", readable(b1, sizeof b1, r->test_loss),
 		        readable(b2, sizeof b2, r->test_accuracy));
@@ -47,10 +47,11 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 {
 	double wait = r->seconds > 0 ? r->data_wait_seconds / r->seconds : 0;
 	fprintf(f,
-	        "{\"epoch\": %llu, \"steps\": %llu, \"skipped_steps\": %llu, "
+	        "{\"epoch\": %llu, %s\"steps\": %llu, \"skipped_steps\": %llu, "
 	        "\"samples\": %llu, ",
-	        (unsigned long long)r->epoch, (unsigned long long)r->steps,
-	        (unsigned long long)r->skipped_steps, (unsigned long long)r->samples);
+	        (unsigned long long)r->epoch, r->partial ? "\"partial\": true, " : "",
+	        (unsigned long long)r->steps, (unsigned long long)r->skipped_steps,
+	        (unsigned long long)r->samples);
 	tool_json_member(f, "train_loss", r->train_loss, 6);
 	tool_json_member(f, "train_accuracy", r->train_accuracy, 6);
 	tool_json_member(f, "test_loss", r->has_test ? r->test_loss : NAN, 6);

@@ -10,15 +10,20 @@
 
 typedef struct tr_epoch_report {
 	uint64_t epoch;              /* from 1 in reports                      */
-	uint64_t steps;              /* steps this epoch                       */
+	int partial;                 /* 1: the epoch so far, the run stopped in
+	                              * it (--max-steps); its full line comes
+	                              * when a resumed run ends the epoch     */
+	uint64_t steps;              /* steps this epoch (so far)              */
 	uint64_t skipped_steps;      /* of them, skipped for NaN or infinity   */
 	uint64_t samples;            /* records trained on, all ranks          */
 	double train_loss, train_accuracy;
 	int has_test;
 	double test_loss, test_accuracy;
 	uint64_t test_records;
-	double seconds;              /* the epoch's training time (no eval)    */
-	double samples_per_s;        /* over all ranks                         */
+	double seconds;              /* the epoch's training time in this
+	                              * process (no eval; a resumed epoch's:
+	                              * since the resume)                    */
+	double samples_per_s;        /* over all ranks, in those seconds       */
 	double data_wait_seconds;    /* rank 0's wait for batches              */
 	double gemm_seconds, gemm_gflops;
 	double allreduce_seconds;    /* rank 0's time inside MPI for gradients */

@@ -41,8 +41,18 @@ typedef struct tr_run {
 	 * keeps its own under ps) */
 	tr_ps_snapshot *snap;
 	int nsnap, capsnap;
-	double train_seconds;      /* the finished epochs' training seconds   */
-	double total_samples;      /* records trained on since the start      */
+	double train_seconds;      /* training seconds since the run began, to
+	                            * the epoch in progress (a resumed run's
+	                            * from DIR/clock)                        */
+	double t_epoch0;           /* when this process began the epoch in
+	                            * progress (0: between epochs)          */
+	double total_samples;      /* allreduce: records trained on since the
+	                            * start (all ranks)                      */
+	uint64_t total_gradients;  /* allreduce: each step's ranks, summed    */
+	/* the data, as the checkpoint keeps it: the loader's sharding, and
+	 * every shard's records (UINT64_MAX: no rank counted it) */
+	rio_sharding sharding;
+	uint64_t nshards, *shard_records;
 	rio_loader *train, *test;  /* train is NULL with --synthetic           */
 	uint64_t cache_bytes;      /* --cache: the training data held decompressed */
 	int *loader_cpus;          /* --loader-cpus spare: the loaders' CPUs   */
@@ -64,6 +74,10 @@ typedef struct tr_run {
 	/* where the run is */
 	uint64_t epoch, step_in_epoch, global_step, skipped_steps;
 	double ep_loss, ep_correct, ep_count; /* the epoch so far, all ranks */
+	/* what of the epoch was done before this process took it up (a
+	 * resumed epoch's): its rates count the rest only */
+	double ep_count0;
+	uint64_t step0;
 
 	/* this epoch's time on this rank */
 	double t_wait, t_optimizer, t_step;

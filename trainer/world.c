@@ -72,6 +72,16 @@ void tr_world_abort(tr_world *w, const char *message, int code)
 	leave(code);
 }
 
+uint64_t tr_world_node_sum_u64(tr_world *w, uint64_t v)
+{
+	uint64_t out = v;
+	MPI_Comm node;
+	MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &node);
+	MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_SUM, node);
+	MPI_Comm_free(&node);
+	return out;
+}
+
 uint64_t tr_world_min_u64(tr_world *w, uint64_t v)
 {
 	uint64_t out = v;

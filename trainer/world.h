@@ -42,6 +42,8 @@ void tr_world_abort(tr_world *w, const char *message, int code)
 /* The minimum, and the maximum, over the ranks. */
 uint64_t tr_world_min_u64(tr_world *w, uint64_t v);
 uint64_t tr_world_max_u64(tr_world *w, uint64_t v);
+/* The sum over the ranks of this rank's node (collective over all). */
+uint64_t tr_world_node_sum_u64(tr_world *w, uint64_t v);
 
 /* Rank 0's n floats to every rank, then a CRC-32C of each rank's copy
  * compared across the ranks: 0 when all agree, -1 when not. */

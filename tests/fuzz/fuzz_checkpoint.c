@@ -6,19 +6,23 @@
  * A valid checkpoint is hard to reach by mutation (a CRC-32C guards it), so
  * the input edits one of three valid checkpoints written at start-up by
  * tr_ckpt_write (allreduce with SGD; parameter servers with Adam, worker
- * clocks and two --embed tables; the same without tables): its first byte
+ * clocks, the servers' counts and two --embed tables; the same without
+ * tables; each with its data's shard counts and columns): its first byte
  * picks the base and whether the CRC is made right
  * again after the edits, the next two a new length, then (offset, byte)
  * pairs overwrite bytes. Checks: a file whose CRC does not match is
  * refused; what is accepted is consistent (the parameter count is the
  * model's, a loader position per rank, the ps section and the tables
  * present and sized as they say) and writes back to a file that reads to
- * the same fields; a version 3 file accepted writes back to its own bytes.
+ * the same fields; a version 4 file accepted writes back to its own bytes.
  */
 #include "fuzz_util.h"
 #include "../../trainer/checkpoint.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -92,7 +96,24 @@ static void make_base(int i)
 		CHECK(c.worker_step_in_epoch && c.worker_global_step);
 		c.worker_step_in_epoch[1] = 4;
 		c.worker_global_step[1] = 12;
+		c.server = calloc(c.servers, sizeof *c.server);
+		CHECK(c.server != NULL);
+		c.server[1].updates = 5;
+		c.server[1].staleness_sum = 2.5;
+		c.server[1].total_samples = 640;
 	}
+	c.sharding = ps ? 1 : 2;
+	c.nshards = 2 + (uint32_t)i;
+	c.shard_records = calloc(c.nshards, sizeof *c.shard_records);
+	CHECK(c.shard_records != NULL);
+	for (uint32_t s = 0; s < c.nshards; s++)
+		c.shard_records[s] = 40 + s;
+	c.ncolumns = 2;
+	c.columns[0] = (tr_ckpt_column){.role = TR_CKPT_X, .length = 5, .name = "x"};
+	c.columns[1] = (tr_ckpt_column){.role = TR_CKPT_Y, .length = 1, .name = "label"};
+	c.total_samples = 704;
+	c.total_gradients = 33;
+	c.epoch_skipped = 1;
 	if (i == 1) {
 		c.ntables = 2;
 		for (int t = 0; t < 2; t++) {
@@ -113,15 +134,35 @@ static void make_base(int i)
 	base[i] = slurp(path, &base_len[i]);
 }
 
+/* At exit, before fuzz_util's removal of the directory's files: the
+ * directories made here, and what tr_ckpt_write leaves in them (they had
+ * been left in /dev/shm, where a later process of the same pid met them). */
+static void remove_subdirs(void)
+{
+	static const char *const subs[] = {"base0", "base1", "base2", "ck", "back"};
+	static const char *const files[] = {"checkpoint", "clock", ".checkpoint.tmp", ".clock.tmp"};
+	char path[700];
+	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+			snprintf(path, sizeof path, "%s/%s/%s", fuzz_dir(), subs[i], files[f]);
+			unlink(path);
+		}
+		snprintf(path, sizeof path, "%s/%s", fuzz_dir(), subs[i]);
+		rmdir(path);
+	}
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	fuzz_dir();
+	atexit(remove_subdirs); /* runs before fuzz_dir's own, registered first */
 	for (int i = 0; i < BASES; i++)
 		make_base(i);
 	char dir[512];
 	snprintf(dir, sizeof dir, "%s/ck", fuzz_dir());
-	CHECK(mkdir(dir, 0700) == 0);
+	CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
 	return 0;
 }
 
@@ -144,6 +185,18 @@ static void check_consistent(const tr_ckpt *c)
 		volatile float last = c->table_params[t][n - 1] + c->table_state1[t][n - 1];
 		(void)last;
 	}
+	CHECK(c->sharding <= 2 && c->ncolumns <= TR_CKPT_MAX_COLUMNS);
+	if (c->nshards) {
+		volatile uint64_t last = c->shard_records[c->nshards - 1];
+		(void)last;
+	}
+	for (uint32_t i = 0; i < c->ncolumns; i++)
+		CHECK(c->columns[i].role <= TR_CKPT_Y && strlen(c->columns[i].name) < TR_CKPT_NAME);
+	/* a version 4 file's ps section has every server's counts */
+	if (c->strategy && c->server) {
+		volatile uint64_t last = c->server[c->servers - 1].total_updates;
+		(void)last;
+	}
 }
 
 /* The fields two reads must agree on. */
@@ -163,6 +216,15 @@ static void check_same(const tr_ckpt *a, const tr_ckpt *b)
 		CHECK(a->table_vocab[t] == b->table_vocab[t] && a->table_dim[t] == b->table_dim[t]);
 		CHECK(memcmp(a->table_params[t], b->table_params[t], n * sizeof(float)) == 0);
 	}
+	CHECK(a->sharding == b->sharding && a->nshards == b->nshards && a->ncolumns == b->ncolumns);
+	CHECK(a->nshards == 0 ||
+	      memcmp(a->shard_records, b->shard_records, a->nshards * sizeof(uint64_t)) == 0);
+	for (uint32_t i = 0; i < a->ncolumns; i++)
+		CHECK(a->columns[i].role == b->columns[i].role &&
+		      a->columns[i].length == b->columns[i].length &&
+		      strcmp(a->columns[i].name, b->columns[i].name) == 0);
+	CHECK(a->total_gradients == b->total_gradients && a->epoch_skipped == b->epoch_skipped);
+	CHECK(!a->server || memcmp(a->server, b->server, a->servers * sizeof *a->server) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -202,7 +264,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(crc_ok);
 	check_consistent(&c);
-	/* written back: the same fields, and for a version 3 file its bytes */
+	/* written back: the same fields, and for a version 4 file its bytes */
 	char dir2[512];
 	snprintf(dir2, sizeof dir2, "%s/back", fuzz_dir());
 	CHECK(tr_ckpt_write(dir2, &c, err, sizeof err) == 0);
@@ -211,7 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_same(&c, &d);
 	uint32_t version;
 	memcpy(&version, buf + 8, 4);
-	if (version == 3) {
+	if (version == 4) {
 		char path[600];
 		snprintf(path, sizeof path, "%s/checkpoint", dir2);
 		size_t n;
