@@ -119,6 +119,16 @@ tests/fail_at.so: tests/fail_at.c
 	$(AM_V_CC)$(MKDIR_P) tests && \
 	{ $(CC) -shared -fPIC -o $@ $(srcdir)/tests/fail_at.c -ldl 2>/dev/null || \
 	  echo "note: $@ not built; tests/cli_setcommit.sh will skip"; }
+# tests/no_dlclose.so: an LD_PRELOAD shim that keeps Open MPI's plugins
+# loaded, so that the trainer's tests run under LeakSanitizer with Open
+# MPI's own leaks suppressed by name (tests/train_lib.sh). Plain $(CC) too.
+check_DATA += tests/no_dlclose.so
+CLEANFILES += tests/no_dlclose.so
+EXTRA_DIST += tests/no_dlclose.c tests/lsan.supp
+tests/no_dlclose.so: tests/no_dlclose.c
+	$(AM_V_CC)$(MKDIR_P) tests && \
+	{ $(CC) -shared -fPIC -o $@ $(srcdir)/tests/no_dlclose.c 2>/dev/null || \
+	  echo "note: $@ not built; the trainer's tests run without leak detection"; }
 
 # The loader's GPU path: built with --with-cuda only; skips (77) without a device.
 if HAVE_CUNIT
