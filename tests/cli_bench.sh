@@ -279,7 +279,7 @@ opt, trace, shards = sys.argv[1], sys.argv[2], [os.path.basename(p) for p in sys
 size = {os.path.basename(p): os.path.getsize(p) for p in sys.argv[3:]}
 calls, pending = [], {}
 for line in open(trace):  # "PID call(...) = R", split around other threads' calls
-    pid, rest = line.rstrip("\n").split(" ", 1)
+    pid, rest = line.rstrip("\n").split(None, 1)
     if rest.endswith("<unfinished ...>"):
         pending[pid] = rest[: -len("<unfinished ...>")]
         continue
