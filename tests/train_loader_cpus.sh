@@ -22,11 +22,15 @@ if [ "$NCPUS" -lt 2 ]; then
 	rm -rf "$T"
 	exit 77
 fi
-RUN="--train $(shards 0 7) $MNIST_X --hidden 16 --batch 4 --epochs 100000 --workers 2 \
+# epochs long enough (800 records, more than the loader reads ahead, in
+# steps of 784-256-10) that each epoch's threads live for several looks,
+# in a build without sanitizers too
+RUN="--train $(shards 0 7) $MNIST_X --hidden 256 --batch 4 --epochs 100000 --workers 2 \
 --threads 1 --cache off --quiet"
 
 # placed MODE NP: runs NP ranks with --loader-cpus MODE, and checks where
-# their threads are allowed to run, sampled for 2 s after the first epoch
+# their threads are allowed to run, sampled from the end of the first epoch
+# for 2 s, or until the loader's threads have been seen
 placed() {
 	rm -f m.json
 	timeout -k 10 "$TRAIN_TIMEOUT" mpirun -np "$2" --bind-to core "$TRAIN" $RUN \
@@ -75,8 +79,12 @@ base = {p: threads(p) for p in pids}
 own = {p: base[p][p] for p in pids}  # the main thread: where mpirun bound it
 spare = set(os.sched_getaffinity(0)) - set().union(*own.values())
 new = {p: {} for p in pids}  # the threads started since: the loader's
-end = time.time() + 2
-while time.time() < end:
+start = time.time()
+# 2 s at least, and until every rank's loader threads have been seen (at
+# most 20 s: an epoch of a sanitizer build on a loaded machine is slow)
+while time.time() < start + 2 or (
+        time.time() < start + 20 and
+        any(sum(len(seen) >= 2 for seen in new[p].values()) < 2 for p in pids)):
     for p in pids:
         for tid, c in threads(p).items():
             if tid not in base[p]:
