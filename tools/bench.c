@@ -22,6 +22,9 @@
  */
 #include "config.h"
 #include "common.h"
+#include "clock.h"
+#include "json.h"
+#include "size.h"
 #include "loader.h"
 
 #include <errno.h>
@@ -232,13 +235,13 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	printf("{\"records\": %llu, \"bytes\": %llu, \"batches\": %llu, \"epochs\": %llu, ",
 	       (unsigned long long)r->records, (unsigned long long)r->bytes,
 	       (unsigned long long)r->batches, (unsigned long long)r->epochs);
-	tool_json_member(stdout, "seconds", r->seconds, 9);
-	tool_json_member(stdout, "open_s", r->open_seconds, 9);
-	tool_json_member(stdout, "records_per_s", (double)r->records / s, 10);
-	tool_json_member(stdout, "bytes_per_s", (double)r->bytes / s, 12);
-	tool_json_member(stdout, "batches_per_s", (double)r->batches / s, 10);
-	tool_json_member(stdout, "wait_s", r->st.wait_seconds, 9);
-	tool_json_member(stdout, "wait_fraction", r->st.wait_seconds / s, 4);
+	rio__json_member(stdout, "seconds", r->seconds, 9);
+	rio__json_member(stdout, "open_s", r->open_seconds, 9);
+	rio__json_member(stdout, "records_per_s", (double)r->records / s, 10);
+	rio__json_member(stdout, "bytes_per_s", (double)r->bytes / s, 12);
+	rio__json_member(stdout, "batches_per_s", (double)r->batches / s, 10);
+	rio__json_member(stdout, "wait_s", r->st.wait_seconds, 9);
+	rio__json_member(stdout, "wait_fraction", r->st.wait_seconds / s, 4);
 	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, "
 	       "\"index_mismatches\": %llu, \"cache_bytes\": %llu, \"io\": \"%s\", "
 	       "\"workers\": %d, \"shuffle\": \"%s\", "
@@ -266,8 +269,8 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	printf("read:         %llu epochs, %llu records, %s payload, %s from files, %llu "
 	       "batches in %.3f s (open %.3f s)\n",
 	       (unsigned long long)r->epochs, (unsigned long long)r->records,
-	       tool_format_bytes(b1, sizeof b1, r->bytes),
-	       tool_format_bytes(b2, sizeof b2, r->st.file_bytes), (unsigned long long)r->batches,
+	       rio__format_bytes(b1, sizeof b1, r->bytes),
+	       rio__format_bytes(b2, sizeof b2, r->st.file_bytes), (unsigned long long)r->batches,
 	       r->seconds, r->open_seconds);
 	printf("records/s:    %.0f\n", (double)r->records / s);
 	printf("MB/s:         %.1f\n", (double)r->bytes / s / 1e6);
@@ -277,14 +280,14 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	printf("io:           %s\n", r->st.io_uring ? "uring" : "pread");
 	if (o->cache)
 		printf("cache:        %s\n",
-		       r->st.cache_bytes ? tool_format_bytes(b3, sizeof b3, r->st.cache_bytes)
+		       r->st.cache_bytes ? rio__format_bytes(b3, sizeof b3, r->st.cache_bytes)
 		                         : "not used (the shards do not fit or are damaged, or the "
 		                           "options exclude it: see --cache in the manual)");
 	printf("skipped:      %llu\n", (unsigned long long)r->st.skipped);
 	if (r->st.index_mismatches)
 		printf("bad .idx:     %llu (rebuilt from their shards)\n",
 		       (unsigned long long)r->st.index_mismatches);
-	printf("peak RSS:     %s\n", tool_format_bytes(b3, sizeof b3, (uint64_t)r->peak_rss));
+	printf("peak RSS:     %s\n", rio__format_bytes(b3, sizeof b3, (uint64_t)r->peak_rss));
 }
 
 int main(int argc, char **argv)
@@ -451,9 +454,9 @@ int main(int argc, char **argv)
 	result r;
 	memset(&r, 0, sizeof r);
 	rio_loader *l = NULL;
-	double t0 = tool_now();
+	double t0 = rio__now();
 	int rc = rio_loader_open(&l, spec, &o);
-	r.open_seconds = tool_now() - t0;
+	r.open_seconds = rio__now() - t0;
 	int status = EXIT_OK;
 	if (rc < 0) {
 		loader_error(l, rc);
@@ -466,7 +469,7 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t sum = 0;
-	t0 = tool_now();
+	t0 = rio__now();
 	for (uint64_t e = 0; e < epochs && !tool_interrupted; e++) {
 		rio_batch *b;
 		while (!tool_interrupted && (rc = rio_loader_next(l, &b)) == 1) {
@@ -485,7 +488,7 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			r.epochs++;
 	}
-	r.seconds = tool_now() - t0;
+	r.seconds = rio__now() - t0;
 	sink = sum;
 	rio_loader_stats_get(l, &r.st);
 	char warning[700];

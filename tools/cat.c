@@ -20,6 +20,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -410,9 +411,9 @@ static int json_features(FILE *out, const rio_record *rec, scratch *s, int *exac
 	rio_example_iter_init(&it, rec->data, rec->size);
 	while ((rc = rio_example_iter_next(&it, &f)) == 1) {
 		fputs(n++ ? ", " : "", out);
-		if (!tool_utf8_valid(f.name, f.name_len))
+		if (!rio__utf8_valid(f.name, f.name_len))
 			*exact = 0;
-		tool_json_string(out, f.name, f.name_len);
+		rio__json_string(out, f.name, f.name_len);
 		fputs(": ", out);
 		if ((rc = json_feature(out, &f, s)) < 0)
 			return rc;
@@ -434,9 +435,9 @@ static int json_feature_lists(FILE *out, const rio_record *rec, scratch *s, int 
 		int step = 0;
 		fputs(first ? "" : ", ", out);
 		first = 0;
-		if (!tool_utf8_valid(fl.name, fl.name_len))
+		if (!rio__utf8_valid(fl.name, fl.name_len))
 			*exact = 0;
-		tool_json_string(out, fl.name, fl.name_len);
+		rio__json_string(out, fl.name, fl.name_len);
 		fputs(": [", out);
 		rio_feature_list_iter_init(&li, &fl);
 		while ((rc = rio_feature_list_iter_next(&li, &f)) == 1) {
@@ -475,8 +476,8 @@ static int json_event(FILE *out, const rio_record *rec)
 	fprintf(out, ", \"step\": %lld", (long long)ev.step);
 	if (ev.file_version) {
 		fputs(", \"file_version\": ", out);
-		tool_json_string(out, ev.file_version, ev.file_version_len);
-		if (!tool_utf8_valid(ev.file_version, ev.file_version_len))
+		rio__json_string(out, ev.file_version, ev.file_version_len);
+		if (!rio__utf8_valid(ev.file_version, ev.file_version_len))
 			exact = 0;
 	}
 	if (ev.summary) {
@@ -488,13 +489,13 @@ static int json_event(FILE *out, const rio_record *rec)
 		while (rio_summary_iter_next(&it, &v) == 1) { /* checked by rio_event_parse */
 			double x;
 			fputs(i++ ? ", {\"tag\": " : "{\"tag\": ", out);
-			tool_json_string(out, v.tag, v.tag_len);
+			rio__json_string(out, v.tag, v.tag_len);
 			if (rio_summary_value_scalar(&v, &x) == 1) {
 				fputs(", \"value\": ", out);
 				json_real(out, x, 17);
 			}
 			putc('}', out);
-			if (v.other_fields || !tool_utf8_valid(v.tag, v.tag_len))
+			if (v.other_fields || !rio__utf8_valid(v.tag, v.tag_len))
 				exact = 0; /* metadata, a tensor, an image, ... */
 		}
 		putc(']', out);

@@ -16,8 +16,10 @@
  * and makes shard k hold input records [k*n/N, (k+1)*n/N) in every mode.
  */
 #include "config.h"
+#include "clock.h"
 #include "common.h"
 #include "pack.h"
+#include "size.h"
 #include "rng.h"
 #include "set_commit.h"
 #include "shard_out.h"
@@ -469,9 +471,9 @@ static void print_summary(const pack_opts *o, shard_out *out, double secs, const
 	uint32_t shards = shard_out_count(out);
 	if (secs <= 0)
 		secs = 1e-9;
-	printf("packed %llu records (%s", (unsigned long long)n, tool_format_bytes(b1, sizeof b1, bytes));
+	printf("packed %llu records (%s", (unsigned long long)n, rio__format_bytes(b1, sizeof b1, bytes));
 	if (o->out.compression != RIO_COMPRESSION_NONE)
-		printf(", %s as %s", tool_format_bytes(b2, sizeof b2, shard_out_file_bytes(out)),
+		printf(", %s as %s", rio__format_bytes(b2, sizeof b2, shard_out_file_bytes(out)),
 		       rio_compression_name(o->out.compression));
 	printf(") into %u shard%s in %.2f s: %.0f records/s, %.1f MB/s", shards, shards == 1 ? "" : "s",
 	       secs, (double)n / secs, (double)bytes / secs / 1e6);
@@ -502,7 +504,7 @@ int main(int argc, char **argv)
 	}
 	tool_catch_signals();
 
-	double t0 = tool_now();
+	double t0 = rio__now();
 	pack_state ps;
 	memset(&ps, 0, sizeof ps);
 	tool_progress_init(&ps.progress, o.quiet);
@@ -540,7 +542,7 @@ int main(int argc, char **argv)
 done:
 	tool_progress_done(&ps.progress);
 	if (rc == 0 && !o.quiet)
-		print_summary(&o, out, tool_now() - t0, notes);
+		print_summary(&o, out, rio__now() - t0, notes);
 	free(notes);
 	if (rc == -2 || (rc < 0 && tool_interrupted))
 		tool_error("interrupted; nothing written");

@@ -18,6 +18,8 @@
  */
 #include "config.h"
 #include "common.h"
+#include "clock.h"
+#include "size.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -241,10 +243,10 @@ static void report(const job *j)
 		       (unsigned long long)j->records, (unsigned long long)j->damages);
 	} else {
 		printf("%s: OK, %llu records, %s (%s", j->path, (unsigned long long)j->records,
-		       tool_format_bytes(fb, sizeof fb, j->file_bytes),
+		       rio__format_bytes(fb, sizeof fb, j->file_bytes),
 		       rio_compression_name(j->compression));
 		if (j->compression != RIO_COMPRESSION_NONE)
-			printf(", %s uncompressed", tool_format_bytes(sb, sizeof sb, j->stream_bytes));
+			printf(", %s uncompressed", rio__format_bytes(sb, sizeof sb, j->stream_bytes));
 		printf(")%s\n", j->idx_checked ? ", index OK" : "");
 	}
 	fflush(stdout);
@@ -340,7 +342,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	double t0 = tool_now();
+	double t0 = rio__now();
 	if ((size_t)threads > g.njobs)
 		threads = (long)g.njobs;
 	pthread_t *tids = calloc((size_t)threads + 1, sizeof *tids);
@@ -371,14 +373,14 @@ int main(int argc, char **argv)
 	}
 	for (long t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);
-	double secs = tool_now() - t0;
+	double secs = rio__now() - t0;
 
 	if (!g.quiet && g.njobs > 1) {
 		char b[32];
 		printf("total: %llu files, %llu OK, %llu failed, %llu records, %s in %.2f s (%.2f GB/s)\n",
 		       (unsigned long long)g.njobs, (unsigned long long)(g.njobs - nfailed),
 		       (unsigned long long)nfailed, (unsigned long long)records,
-		       tool_format_bytes(b, sizeof b, bytes), secs,
+		       rio__format_bytes(b, sizeof b, bytes), secs,
 		       secs > 0 ? (double)bytes / secs / 1e9 : 0.0);
 	}
 	if (tool_flush_stdout() < 0)
