@@ -36,12 +36,34 @@ static int fail(int code, char *msg, size_t msglen, const char *fmt, ...)
 
 #define EXPECTED "expected a size such as 64M or 1.5G, got '%s'"
 
+/* `text` for a one-line message: its first 64 bytes, control bytes as
+ * \xNN (a newline in an argument must not break the line). */
+static const char *quotable(const char *text, char *out, size_t size)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)text; *p && n + 8 < size; p++) {
+		if (p - (const unsigned char *)text == 64) {
+			memcpy(out + n, "...", 3);
+			n += 3;
+			break;
+		}
+		if (*p < 0x20 || *p == 0x7f)
+			n += (size_t)snprintf(out + n, size - n, "\\x%02x", *p);
+		else
+			out[n++] = (char)*p;
+	}
+	out[n] = '\0';
+	return out;
+}
+
 int rio__size_parse(const char *text, uint64_t max, uint64_t *bytes, char *msg, size_t msglen)
 {
 	const char *p = text ? text : "";
+	char shown[96];
+	quotable(p, shown, sizeof shown);
 	size_t whole = strspn(p, "0123456789");
 	if (whole == 0)
-		return fail(-EINVAL, msg, msglen, EXPECTED, p);
+		return fail(-EINVAL, msg, msglen, EXPECTED, shown);
 	const char *frac = NULL, *unit = p + whole;
 	size_t nfrac = 0;
 	if (*unit == '.') {
@@ -49,13 +71,14 @@ int rio__size_parse(const char *text, uint64_t max, uint64_t *bytes, char *msg, 
 		nfrac = strspn(frac, "0123456789");
 		if (nfrac == 0)
 			return fail(-EINVAL, msg, msglen, EXPECTED ": digits must follow the point",
-			            p);
+			            shown);
 		unit = frac + nfrac;
 	}
 	uint64_t mult = 0;
 	if (!*unit) {
 		mult = 1;
 	} else {
+		char unit_shown[96];
 		for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
 			if (!strcmp(unit, units[i].name))
 				mult = units[i].bytes;
@@ -63,11 +86,11 @@ int rio__size_parse(const char *text, uint64_t max, uint64_t *bytes, char *msg, 
 			return fail(-EINVAL, msg, msglen,
 			            EXPECTED ": unknown unit '%s' (K, M, G, T, KiB to TiB: powers of "
 			            "1024; KB to TB: powers of 1000; B: bytes)",
-			            p, unit);
+			            shown, quotable(unit, unit_shown, sizeof unit_shown));
 	}
 	if (frac && mult == 1)
 		return fail(-EINVAL, msg, msglen,
-		            EXPECTED ": a fraction needs a unit larger than a byte (e.g. 1.5K)", p);
+		            EXPECTED ": a fraction needs a unit larger than a byte (e.g. 1.5K)", shown);
 
 	/* whole * mult + floor(0.frac * mult), each step checked against 2^64 */
 	int over = 0;
@@ -91,7 +114,7 @@ int rio__size_parse(const char *text, uint64_t max, uint64_t *bytes, char *msg, 
 		over = 1;
 	v += x;
 	if (over || v > max)
-		return fail(-ERANGE, msg, msglen, "'%s' is too large: at most %llu bytes", p,
+		return fail(-ERANGE, msg, msglen, "'%s' is too large: at most %llu bytes", shown,
 		            (unsigned long long)max);
 	*bytes = v;
 	return 0;

@@ -185,6 +185,58 @@ static void test_dtypes(void)
 	CU_ASSERT_EQUAL(rio_dtype_size(RIO_DTYPE_I64), 8);
 }
 
+/* The option names: each value's name parses back to it, the names are
+ * the documented ones, and anything else is refused with a message that
+ * lists them all. */
+static void test_option_names(void)
+{
+	static const char *const shuffles[] = {"none", "buffer", "global"};
+	static const char *const shardings[] = {"auto", "files", "records"};
+	static const char *const ios[] = {"auto", "uring", "pread"};
+	rio_error err;
+	for (int v = 0; v < 3; v++) {
+		rio_shuffle s = (rio_shuffle)7;
+		rio_sharding d = (rio_sharding)7;
+		rio_io_backend b = (rio_io_backend)7;
+		CU_ASSERT_STRING_EQUAL(rio_shuffle_name((rio_shuffle)v), shuffles[v]);
+		CU_ASSERT_STRING_EQUAL(rio_sharding_name((rio_sharding)v), shardings[v]);
+		CU_ASSERT_STRING_EQUAL(rio_io_name((rio_io_backend)v), ios[v]);
+		CU_ASSERT_EQUAL(rio_shuffle_parse(shuffles[v], &s, &err), 0);
+		CU_ASSERT_EQUAL(rio_sharding_parse(shardings[v], &d, &err), 0);
+		CU_ASSERT_EQUAL(rio_io_parse(ios[v], &b, NULL), 0);
+		CU_ASSERT_EQUAL((int)s, v);
+		CU_ASSERT_EQUAL((int)d, v);
+		CU_ASSERT_EQUAL((int)b, v);
+	}
+	CU_ASSERT_EQUAL(RIO_SHUFFLE_GLOBAL, 2);
+	CU_ASSERT_EQUAL(RIO_SHARD_RECORDS, 2);
+	CU_ASSERT_EQUAL(RIO_IO_PREAD, 2);
+	CU_ASSERT_PTR_NULL(rio_shuffle_name((rio_shuffle)3));
+	CU_ASSERT_PTR_NULL(rio_sharding_name((rio_sharding)-1));
+	CU_ASSERT_PTR_NULL(rio_io_name((rio_io_backend)3));
+
+	rio_shuffle s = RIO_SHUFFLE_BUFFER;
+	CU_ASSERT_EQUAL(rio_shuffle_parse("sideways", &s, &err), -EINVAL);
+	CU_ASSERT_EQUAL(s, RIO_SHUFFLE_BUFFER);
+	CU_ASSERT_EQUAL(err.code, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'sideways': want none, buffer or global");
+	rio_sharding d = RIO_SHARD_FILES;
+	CU_ASSERT_EQUAL(rio_sharding_parse("rows", &d, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'rows': want auto, files or records");
+	CU_ASSERT_EQUAL(d, RIO_SHARD_FILES);
+	rio_io_backend b = RIO_IO_URING;
+	CU_ASSERT_EQUAL(rio_io_parse("nvme", &b, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'nvme': want auto, uring or pread");
+	/* exact names: no case folding, no blanks, no prefixes; NULL refused */
+	static const char *const bad[] = {"", "None", "GLOBAL", " none", "none ", "glob", "auto2"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CU_ASSERT_EQUAL(rio_shuffle_parse(bad[i], &s, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rio_sharding_parse(NULL, &d, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'(null)': want auto, files or records");
+	CU_ASSERT_EQUAL(rio_io_parse("Uring", &b, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(b, RIO_IO_URING);
+}
+
 static void test_column_spec_parse(void)
 {
 	rio_column_spec *c = NULL;
@@ -3020,6 +3072,7 @@ static void test_damage_mapped(void)
 static const tu_test basic_tests[] = {
     {"rio_loader_opts_init defaults", test_opts_defaults},
     {"dtype names and sizes", test_dtypes},
+    {"shuffle, sharding and io names: one table each", test_option_names},
     {"rio_column_spec_parse", test_column_spec_parse},
     {NULL, NULL},
 };
