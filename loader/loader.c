@@ -118,13 +118,10 @@ static int choose_io(rio_loader *l)
 	rio_io_backend io = l->o.io;
 	if (io == RIO_IO_AUTO) {
 		const char *env = getenv("RIO_LOADER_IO");
-		if (env && !strcmp(env, "pread"))
-			io = RIO_IO_PREAD;
-		else if (env && !strcmp(env, "uring"))
-			io = RIO_IO_URING;
-		else if (env && *env && strcmp(env, "auto"))
+		rio_error e;
+		if (env && *env && rio_io_parse(env, &io, &e) < 0)
 			return rio__error_set(&l->err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-			                      "RIO_LOADER_IO='%s': want auto, uring or pread", env);
+			                      "RIO_LOADER_IO=%s", e.message);
 	}
 	if (io == RIO_IO_URING && !rio__io_uring_available())
 		return rio__error_set(&l->err, -ENOSYS, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
