@@ -230,6 +230,7 @@ void tool_catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* recordio-train's, until it calls lib/ itself (common.h) */
 void tool_json_number(FILE *out, double v, int digits)
 {
 	rio__json_number(out, v, digits);
