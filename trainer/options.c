@@ -15,6 +15,7 @@
 #include "options_value.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,31 +309,43 @@ void tr_options_usage(FILE *f)
 
 /* ---- the parse ------------------------------------------------------------- */
 
+/* Appends to err at *n, as snprintf would write it there (cut to fit). */
+static void append(char *err, size_t errlen, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void append(char *err, size_t errlen, size_t *n, const char *fmt, ...)
+{
+	size_t at = *n < errlen ? *n : errlen;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(err + at, errlen - at, fmt, ap);
+	va_end(ap);
+	*n += k > 0 ? (size_t)k : 0;
+}
+
 /* A refusal of `value` for row r: "--NAME: 'VALUE'" and the row's refusal,
- * {lo} and {hi} replaced by its range, or its words; returns -1. */
+ * {lo} and {hi} replaced by its range, or ": want" and its words; returns
+ * -1. */
 static int refuse(const tr_option_row *r, const char *value, char *err, size_t errlen)
 {
 	size_t n = 0;
-#define PUT(...) (n += (size_t)snprintf(err + (n < errlen ? n : errlen),                        \
-	                                  n < errlen ? errlen - n : 0, __VA_ARGS__))
-	PUT("--%s: '%s'", r->name, value);
+	append(err, errlen, &n, "--%s: '%s'", r->name, value);
 	if (!r->refusal) {
-		PUT(": want ");
+		append(err, errlen, &n, ": want ");
 		for (const tr_option_word *w = r->words; w->name; w++)
-			PUT("%s%s", w->name, !w[1].name ? "" : !w[2].name ? " or " : ", ");
+			append(err, errlen, &n, "%s%s", w->name,
+			       !w[1].name ? "" : !w[2].name ? " or " : ", ");
 		return -1;
 	}
 	for (const char *p = r->refusal; *p;) {
 		if (!strncmp(p, "{lo}", 4) || !strncmp(p, "{hi}", 4)) {
-			PUT("%llu", (unsigned long long)(p[1] == 'l' ? r->lo : r->hi));
+			append(err, errlen, &n, "%llu", (unsigned long long)(p[1] == 'l' ? r->lo : r->hi));
 			p += 4;
 		} else {
-			size_t k = strcspn(p + 1, "{") + 1;
-			PUT("%.*s", (int)k, p);
+			int k = (int)strcspn(p + 1, "{") + 1; /* up to the next brace */
+			append(err, errlen, &n, "%.*s", k, p);
 			p += k;
 		}
 	}
-#undef PUT
 	return -1;
 }
 
