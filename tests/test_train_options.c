@@ -3,7 +3,9 @@
  * without MPI: each option's accepted values land in their field of
  * tr_options, its refused values give its one-line message (the exact
  * text, as the users and tests/train_*.sh see it), every row's range is
- * held at both ends, every word of a keyword option is taken, the checks
+ * held at both ends, every word of a keyword option is taken (the loader's
+ * names for --shuffle and --sharding, from its tables), sizes in
+ * lib/size.h's grammar, the checks
  * between options each refuse in their line, and --help lists every option
  * of the table, in its sections, in lines of 79 columns at most.
  */
@@ -110,7 +112,12 @@ static const refusal_case value_refusals[] = {
 	{BASE "--cache nan", "--cache: 'nan': want a size (e.g. 512M, 2G), auto or off"},
 	{BASE "--cache ~5M", "--cache: ' 5M': want a size (e.g. 512M, 2G), auto or off"},
 	{BASE "--cache 0x100000", "--cache: '0x100000': want a size (e.g. 512M, 2G), auto or off"},
-	{BASE "--cache 3", "--cache: '3': want a size (e.g. 512M, 2G), auto or off"},
+	{BASE "--cache 1e8", "--cache: '1e8': want a size (e.g. 512M, 2G), auto or off"},
+	{BASE "--cache 64k", "--cache: '64k': want a size (e.g. 512M, 2G), auto or off"},
+	{BASE "--cache 1.5", "--cache: '1.5': want a size (e.g. 512M, 2G), auto or off"},
+	{BASE "--cache -0", "--cache: '-0': want a size (e.g. 512M, 2G), auto or off"},
+	{BASE "--cache 9223372036854775808",
+	 "--cache: '9223372036854775808': want a size (e.g. 512M, 2G), auto or off"},
 	{BASE "--cache AUTO", "--cache: 'AUTO': want a size (e.g. 512M, 2G), auto or off"},
 	{BASE "--loader-cpus all", "--loader-cpus: 'all': want spare or rank"},
 	{BASE "--synthetic=0", "--synthetic: '0' is not a number of inputs"},
@@ -142,10 +149,16 @@ static const refusal_case value_refusals[] = {
 	{BASE "--seed 18446744073709551616", "--seed: '18446744073709551616' is not a seed"},
 	{BASE "--device gpu", "--device: 'gpu': want cpu or cuda"},
 	{BASE "--threads 1025", "--threads: '1025' is not 1 to 1024"},
-	{BASE "--bucket-size nan", "--bucket-size: 'nan' is not a size (e.g. 256K, 1M)"},
-	{BASE "--bucket-size 0", "--bucket-size: '0' is not a size (e.g. 256K, 1M)"},
-	{BASE "--bucket-size 1000000000001",
-	 "--bucket-size: '1000000000001' is not a size (e.g. 256K, 1M)"},
+	{BASE "--bucket-size nan",
+	 "--bucket-size: 'nan' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
+	{BASE "--bucket-size 0",
+	 "--bucket-size: '0' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
+	{BASE "--bucket-size 3B",
+	 "--bucket-size: '3B' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
+	{BASE "--bucket-size 1e5",
+	 "--bucket-size: '1e5' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
+	{BASE "--bucket-size 1025G",
+	 "--bucket-size: '1025G' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
 	{BASE "--reduce ring", "--reduce: 'ring': want auto, mpi, shm or alltoall"},
 	{BASE "--eval-batch 0", "--eval-batch: '0' is not a batch size (1 to 16777216)"},
 	{BASE "--eval-every 0", "--eval-every: '0' is not a number of steps"},
@@ -218,9 +231,15 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--workers 256", o->workers == 256);
 	ACCEPT(BASE "--cache auto", o->cache == -1);
 	ACCEPT(BASE "--cache off", o->cache == 0);
+	/* sizes: lib/size.h's grammar (K = 1024, KB = 1000); 0 is off */
 	ACCEPT(BASE "--cache 0", o->cache == 0);
+	ACCEPT(BASE "--cache 0K", o->cache == 0);
+	ACCEPT(BASE "--cache 1", o->cache == 1);
 	ACCEPT(BASE "--cache 1.5M", o->cache == 1572864);
 	ACCEPT(BASE "--cache 2G", o->cache == 2147483648);
+	ACCEPT(BASE "--cache 2GiB", o->cache == 2147483648);
+	ACCEPT(BASE "--cache 1MB", o->cache == 1000000);
+	ACCEPT(BASE "--cache 1T", o->cache == 1099511627776);
 	ACCEPT(BASE "--loader-cpus rank", o->loader_cpus_spare == 0);
 	ACCEPT("--synthetic", o->synthetic == 1 && o->synthetic_inputs == 784);
 	ACCEPT("--synthetic=16777216", o->synthetic == 1 && o->synthetic_inputs == 16777216);
@@ -246,8 +265,10 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--device cuda", o->device == TR_DEVICE_CUDA);
 	ACCEPT(BASE "--threads 3", o->threads == 3);
 	ACCEPT(BASE "--bucket-size 256K", o->bucket_bytes == 262144);
-	ACCEPT(BASE "--bucket-size 1e5", o->bucket_bytes == 100000);
+	ACCEPT(BASE "--bucket-size 100KB", o->bucket_bytes == 100000);
+	ACCEPT(BASE "--bucket-size 1.5K", o->bucket_bytes == 1536);
 	ACCEPT(BASE "--bucket-size 4", o->bucket_bytes == 4);
+	ACCEPT(BASE "--bucket-size 1T", o->bucket_bytes == 1099511627776);
 	ACCEPT(BASE "--reduce alltoall", o->reduce == 3);
 	ACCEPT(BASE "--shard-optimizer", o->shard_optimizer == 1);
 	ACCEPT(BASE "--eval-batch 7 --eval-every 9", o->eval_batch == 7 && o->eval_every == 9);
@@ -374,6 +395,8 @@ static void test_ranges_held(void)
 		}
 		for (const tr_option_word *w = r->words; w && w->name; w++)
 			try_value(i, w->name, 1, (double)w->value);
+		for (int k = 0; r->name_of && r->name_of(k); k++)
+			try_value(i, r->name_of(k), 1, k);
 		if (r->kind == TR_KIND_KEYWORD)
 			try_value(i, "bogus", 0, 0);
 	}

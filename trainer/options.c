@@ -13,6 +13,7 @@
 #include "options.h"
 #include "options_table.h"
 #include "options_value.h"
+#include "size.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -63,28 +64,26 @@ static const tr_option_row table[OPT_COUNT] = {
 	                 .refusal = " is not a number of classes ({lo} or more)", .arg = "K",
 	                 .help = "number of classes; labels in [0, K) (default 10)"},
 	[OPT_SHUFFLE] = {"shuffle", .kind = TR_KIND_KEYWORD, AT(shuffle, INT),
-	                 .words = WORDS({"none", RIO_SHUFFLE_NONE}, {"buffer", RIO_SHUFFLE_BUFFER},
-	                                {"global", RIO_SHUFFLE_GLOBAL}),
-	                 .arg = "MODE", .help = "none, buffer (default) or global"},
+	                 .name_of = tr_shuffle_name, .arg = "MODE",
+	                 .help = "none, buffer (default) or global"},
 	[OPT_SHUFFLE_BUFFER] = {"shuffle-buffer", .kind = TR_KIND_COUNT, AT(shuffle_buffer, SIZE),
 	                        .lo = 1, .hi = RIO_LOADER_MAX_SHUFFLE_BUFFER,
 	                        .refusal = " is not a number of records ({lo} to {hi})", .arg = "N",
 	                        .help = "records in the shuffle buffer (default 10000)"},
 	[OPT_SHARDING] = {"sharding", .kind = TR_KIND_KEYWORD, AT(sharding, INT),
-	                  .words = WORDS({"auto", RIO_SHARD_AUTO}, {"files", RIO_SHARD_FILES},
-	                                 {"records", RIO_SHARD_RECORDS}),
-	                  .arg = "MODE", .help = "auto (default), files or records (see the loader; "
-	                                         "a resume keeps the checkpoint's)"},
+	                  .name_of = tr_sharding_name, .arg = "MODE",
+	                  .help = "auto (default), files or records (see the loader; a resume keeps "
+	                          "the checkpoint's)"},
 	[OPT_WORKERS] = {"workers", .kind = TR_KIND_COUNT, AT(workers, INT), .lo = 1,
 	                 .hi = RIO_LOADER_MAX_WORKERS, .refusal = " is not {lo} to {hi}", .arg = "N",
 	                 .help = "loader threads per rank (default 1)"},
-	[OPT_CACHE] = {"cache", .kind = TR_KIND_SIZE, AT(cache, I64), .lo = 4, .hi = 1000000000000,
-	               .words = WORDS({"auto", -1}, {"off", 0}, {"0", 0}),
+	[OPT_CACHE] = {"cache", .kind = TR_KIND_SIZE, AT(cache, I64), .lo = 0, .hi = INT64_MAX,
+	               .words = WORDS({"auto", -1}, {"off", 0}),
 	               .refusal = ": want a size (e.g. 512M, 2G), auto or off", .arg = "SIZE|auto|off",
 	               .help = "decompress compressed shards once into memory when the rank's fit "
-	                       "SIZE bytes, and serve every epoch from there (same batches); SIZE is "
-	                       "digits and K, M or G; auto (default): SIZE = min(1G, a quarter of "
-	                       "RAM)"},
+	                       "SIZE bytes, and serve every epoch from there (same batches); auto "
+	                       "(default): SIZE = min(1G, a quarter of RAM); off, or 0: read the "
+	                       "files every epoch"},
 	[OPT_LOADER_CPUS] = {"loader-cpus", .kind = TR_KIND_KEYWORD, AT(loader_cpus_spare, INT),
 	                     .words = WORDS({"spare", 1}, {"rank", 0}), .arg = "MODE",
 	                     .help = "where they run: spare (default): on the node's CPUs no rank is "
@@ -158,8 +157,11 @@ static const tr_option_row table[OPT_COUNT] = {
 	                 .help = "OpenBLAS threads per rank (default: the cores divided among the "
 	                         "node's ranks, at most the CPUs the rank is bound to)"},
 	[OPT_BUCKET_SIZE] = {"bucket-size", .kind = TR_KIND_SIZE, AT(bucket_bytes, SIZE), .lo = 4,
-	                     .hi = 1000000000000, .refusal = " is not a size (e.g. 256K, 1M)",
-	                     .arg = "SIZE", .help = "gradient bytes per allreduce (default 256K)"},
+	                     .hi = 1ull << 40,
+	                     .refusal = " is not a size from {lo} to {hi} (e.g. 256K, 1M)",
+	                     .arg = "SIZE",
+	                     .help = "gradient bytes per allreduce, from 4 (one float; 0 is refused) "
+	                             "to 1T (default 256K)"},
 	/* the values are tr_reduce_mode's (reducer.h, which needs MPI) */
 	[OPT_REDUCE] = {"reduce", .kind = TR_KIND_KEYWORD, AT(reduce, INT),
 	                .words = WORDS({"auto", 0}, {"mpi", 1}, {"shm", 2}, {"alltoall", 3}),
@@ -299,7 +301,8 @@ void tr_options_usage(FILE *f)
 			fprintf(f, *table[i].section ? "\n%s:\n" : "\n%s", table[i].section);
 		usage_row(f, &table[i]);
 	}
-	fputs("\n"
+	fputs("\n" RIO__SIZE_HELP
+	      "\n"
 	      "Exit status: 0 success, 1 data, I/O or training error, 2 usage error.\n"
 	      "Example:\n"
 	      "  mpirun -np 2 recordio-train --train 'data/train-*.tfrecord.lz4' \\\n"
@@ -322,23 +325,50 @@ static void append(char *err, size_t errlen, size_t *n, const char *fmt, ...)
 	*n += k > 0 ? (size_t)k : 0;
 }
 
+/* A bound of row r's range for a message: bytes with a unit for a size. */
+static const char *bound(const tr_option_row *r, uint64_t v, char *buf, size_t size)
+{
+	if (r->kind == TR_KIND_SIZE)
+		return rio__format_bytes(buf, size, v);
+	snprintf(buf, size, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* The i-th word row r takes, and its value in *value: from the row's own
+ * words, or its name_of table (value i); NULL past the last. */
+static const char *word(const tr_option_row *r, int i, int64_t *value)
+{
+	*value = i;
+	if (r->name_of)
+		return r->name_of(i);
+	if (!r->words)
+		return NULL;
+	for (int k = 0; k < i; k++) /* stop at the end, never past it */
+		if (!r->words[k].name)
+			return NULL;
+	*value = r->words[i].value;
+	return r->words[i].name;
+}
+
 /* A refusal of `value` for row r: "--NAME: 'VALUE'" and the row's refusal,
  * {lo} and {hi} replaced by its range, or ": want" and its words; returns
  * -1. */
 static int refuse(const tr_option_row *r, const char *value, char *err, size_t errlen)
 {
 	size_t n = 0;
+	char buf[32];
+	int64_t v;
 	append(err, errlen, &n, "--%s: '%s'", r->name, value);
 	if (!r->refusal) {
 		append(err, errlen, &n, ": want ");
-		for (const tr_option_word *w = r->words; w->name; w++)
-			append(err, errlen, &n, "%s%s", w->name,
-			       !w[1].name ? "" : !w[2].name ? " or " : ", ");
+		for (int i = 0; word(r, i, &v); i++)
+			append(err, errlen, &n, "%s%s", word(r, i, &v),
+			       !word(r, i + 1, &v) ? "" : !word(r, i + 2, &v) ? " or " : ", ");
 		return -1;
 	}
 	for (const char *p = r->refusal; *p;) {
 		if (!strncmp(p, "{lo}", 4) || !strncmp(p, "{hi}", 4)) {
-			append(err, errlen, &n, "%llu", (unsigned long long)(p[1] == 'l' ? r->lo : r->hi));
+			append(err, errlen, &n, "%s", bound(r, p[1] == 'l' ? r->lo : r->hi, buf, sizeof buf));
 			p += 4;
 		} else {
 			int k = (int)strcspn(p + 1, "{") + 1; /* up to the next brace */
@@ -368,9 +398,11 @@ static int take_value(const tr_option_row *r, const char *value, tr_options *o)
 	void *at = (char *)o + r->offset;
 	if (!value) /* an optional value left out */
 		return r->parse(NULL, o);
-	for (const tr_option_word *w = r->words; w && w->name; w++)
-		if (!strcmp(value, w->name)) {
-			store_integer(r, o, w->value);
+	const char *name;
+	int64_t v;
+	for (int i = 0; (name = word(r, i, &v)); i++)
+		if (!strcmp(value, name)) {
+			store_integer(r, o, v);
 			return 0;
 		}
 	uint64_t u;
@@ -385,7 +417,7 @@ static int take_value(const tr_option_row *r, const char *value, tr_options *o)
 			store_integer(r, o, (int64_t)u);
 		return 0;
 	case TR_KIND_SIZE:
-		if (tr_parse_size(value, r->lo, r->hi, &u) < 0)
+		if (rio__size_parse(value, r->hi, &u, NULL, 0) < 0 || u < r->lo)
 			return -1;
 		store_integer(r, o, (int64_t)u);
 		return 0;

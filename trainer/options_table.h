@@ -43,8 +43,8 @@ typedef enum tr_option_kind {
 	TR_KIND_FLAG,    /* no value: the field (int) is set to 1                */
 	TR_KIND_COUNT,   /* decimal digits, in [lo, hi]                          */
 	TR_KIND_REAL,    /* a finite number (strtod's syntax), in [min, max]     */
-	TR_KIND_SIZE,    /* bytes: a number and a unit, in [lo, hi]              */
-	TR_KIND_KEYWORD, /* one of `words`                                       */
+	TR_KIND_SIZE,    /* bytes: lib/size.h's grammar, in [lo, hi]             */
+	TR_KIND_KEYWORD, /* one of `words`, or of `name_of`'s names             */
 	TR_KIND_STRING,  /* any text: the field points into argv                 */
 	TR_KIND_LIST,    /* the row's `parse`: lists and compound values         */
 	TR_KIND_HELP,    /* no value: tr_options_parse returns 1                 */
@@ -83,10 +83,14 @@ typedef struct tr_option_row {
 	/* LIST: 0, or -1 when the value is refused; `value` is NULL when an
 	 * optional value was left out */
 	int (*parse)(const char *value, tr_options *o);
+	/* KEYWORD, in place of words: another part's table, the name of each
+	 * value 0, 1, ... (NULL past the last), as the loader's
+	 * rio_shuffle_name() */
+	const char *(*name_of)(int value);
 	int optional;                /* 1: --name or --name=VALUE            */
 	/* what a refusal says after "--NAME: 'VALUE'", with {lo} and {hi}
-	 * standing for the range; NULL for a KEYWORD row: ": want " and its
-	 * words */
+	 * standing for the range (in bytes and units for a SIZE row); NULL for
+	 * a KEYWORD row: ": want " and its words */
 	const char *refusal;
 	const char *section;         /* starts a section of --help: its title
 	                              * ("" for a blank line only)          */

@@ -6,7 +6,6 @@
 #include "config.h"
 #include "options_value.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,33 +33,6 @@ int tr_parse_real(const char *s, double min, double max, double *out)
 	if (!*s || errno || *end || !isfinite(v) || v < min || v > max)
 		return -1;
 	*out = v;
-	return 0;
-}
-
-/* "256K", "1M", "1.5G", "4096": bytes. A number in decimal digits (a
- * point and an exponent allowed), never nan, inf, a sign, hex or spaces. */
-int tr_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!isdigit((unsigned char)s[0]) && !(s[0] == '.' && isdigit((unsigned char)s[1])))
-		return -1;
-	double v = strtod(s, &end);
-	const char *hex = strpbrk(s, "xXpP");
-	if (errno || end == s || !isfinite(v) || v < 0 || (hex && hex < end))
-		return -1;
-	double mult = 1;
-	if (*end == 'K' || *end == 'k')
-		mult = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mult = 1024.0 * 1024, end++;
-	else if (*end == 'G' || *end == 'g')
-		mult = 1024.0 * 1024 * 1024, end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * mult < (double)min || v * mult > (double)max)
-		return -1;
-	*out = (uint64_t)(v * mult);
 	return 0;
 }
 
@@ -193,4 +165,14 @@ int tr_parse_synthetic(const char *s, tr_options *o)
 		return -1;
 	o->synthetic_inputs = (int)n;
 	return 0;
+}
+
+const char *tr_shuffle_name(int value)
+{
+	return rio_shuffle_name((rio_shuffle)value);
+}
+
+const char *tr_sharding_name(int value)
+{
+	return rio_sharding_name((rio_sharding)value);
 }

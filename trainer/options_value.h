@@ -1,9 +1,10 @@
 /*
  * options_value.h — the grammars of recordio-train's option values: whole
- * numbers, real numbers, sizes, and the list forms (--x, --hidden, --embed,
- * --straggler, --straggler-random, --synthetic[=N]). The table in options.c
- * names them; each returns 0, or -1 when the value is refused (the table's
- * row says the message).
+ * numbers, real numbers and the list forms (--x, --hidden, --embed,
+ * --straggler, --straggler-random, --synthetic[=N]); sizes are lib/size.h's.
+ * The table in options.c names them; each returns 0, or -1 when the value
+ * is refused (the table's row says the message). And the loader's names
+ * of --shuffle and --sharding, from its tables.
  */
 #ifndef RIO_TRAINER_OPTIONS_VALUE_H
 #define RIO_TRAINER_OPTIONS_VALUE_H
@@ -16,8 +17,6 @@
 int tr_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* A finite number (strtod's syntax) in [min, max]. */
 int tr_parse_real(const char *s, double min, double max, double *out);
-/* Bytes: "256K", "1M", "1.5G", "4096", a unit of 1024^n, in [min, max]. */
-int tr_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* The list forms: each stores into o. */
 int tr_parse_names(const char *s, tr_options *o);             /* --x a,b,c          */
@@ -26,5 +25,10 @@ int tr_parse_embed(const char *s, tr_options *o);             /* --embed F:V:D,.
 int tr_parse_stragglers(const char *s, tr_options *o);        /* --straggler R:F,...*/
 int tr_parse_random_straggler(const char *s, tr_options *o);  /* P:F:SEED           */
 int tr_parse_synthetic(const char *s, tr_options *o);         /* [=N]; s may be NULL */
+
+/* The loader's name of a value (loader.h: rio_shuffle_name ...), NULL
+ * past the last. */
+const char *tr_shuffle_name(int value);
+const char *tr_sharding_name(int value);
 
 #endif /* RIO_TRAINER_OPTIONS_VALUE_H */
