@@ -183,6 +183,13 @@ TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_train_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
+# the option table (trainer/options*.c), without MPI
+check_PROGRAMS += tests/test_train_options
+TESTS += tests/test_train_options
+tests_test_train_options_SOURCES = tests/test_train_options.c trainer/options.c \
+	trainer/options_check.c trainer/options_value.c
+tests_test_train_options_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_train_options_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
 # the embedding tables (trainer/embed.h)
 check_PROGRAMS += tests/test_embed
 TESTS += tests/test_embed
