@@ -87,6 +87,17 @@ int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, ui
 	return code;
 }
 
+const char *rio__error_detail(const rio_error *e)
+{
+	if (!e->code)
+		return "";
+	const char *text = rio_strerror(e->code), *at = strstr(e->message, text);
+	if (!at)
+		return e->message;
+	at += strlen(text);
+	return at[0] == ':' && at[1] == ' ' ? at + 2 : at;
+}
+
 /* What a file of mode `mode` is, for a message. */
 static const char *file_kind(mode_t mode)
 {

@@ -25,6 +25,11 @@ int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, ui
 /* Clears `e` to "no error". */
 void rio__error_clear(rio_error *e);
 
+/* What e's message says after its code's text: the DETAIL of
+ * "PATH: offset O: TEXT: DETAIL" (the whole message when it has no
+ * TEXT: part; "" for no error), to be quoted inside another message. */
+const char *rio__error_detail(const rio_error *e);
+
 /* rio_output_check() without a message, as the rio__replace_check of
  * rio__tmpfile_commit() (atomic_file.h): only a regular file is replaced. */
 int rio__output_replaceable(const char *path);

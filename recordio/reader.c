@@ -21,6 +21,8 @@
 #include "config.h"
 #include "frame_scan.h"
 #include "internal.h"
+#include "remote/remote.h"
+#include "remote/url.h"
 #include "stream.h"
 
 #include <errno.h>
@@ -38,6 +40,9 @@ struct rio_reader {
 	char *path;
 	int fd;
 	int own_fd;          /* close fd in rio_reader_close()                */
+	rio__remote *remote; /* a URL's: the client, the object, its stream  */
+	rio__robj *robj;
+	rio__rstream *rstream;
 	rio_reader_opts opts;
 	rio_compression comp;
 	rio__istream *in;
@@ -63,36 +68,21 @@ RIO_API void rio_reader_opts_init(rio_reader_opts *opts)
 	opts->on_damage = RIO_DAMAGE_FAIL;
 	opts->max_record_size = RIO_DEFAULT_MAX_RECORD;
 	opts->buffer_size = 1u << 20;
+	rio_remote_opts_init(&opts->remote);
 }
 
-/* The reader over an open fd: `own` says whether rio_reader_close() closes
- * it (on failure here it is left open). */
-static int reader_open(rio_reader **out, int fd, int own, const char *name,
-                       const rio_reader_opts *opts)
+/* The reader over a byte source (the stream of an fd or of a remote
+ * object); on failure *out is NULL and nothing of the source is closed. */
+static int reader_new(rio_reader **out, const rio__byte_source *src, const char *name,
+                      const rio_reader_opts *opts)
 {
-	rio_reader_opts defaults;
-	if (!opts) {
-		rio_reader_opts_init(&defaults);
-		opts = &defaults;
-	}
 	*out = NULL;
-	if (opts->compression < RIO_COMPRESSION_AUTO || opts->compression > RIO_COMPRESSION_LZ4 ||
-	    opts->on_damage < RIO_DAMAGE_FAIL || opts->on_damage > RIO_DAMAGE_REPORT || !name)
-		return -EINVAL;
-	struct stat st;
-	if (fstat(fd, &st))
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (S_ISREG(st.st_mode))
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-
 	rio_reader *r = calloc(1, sizeof *r);
 	if (!r || !(r->path = strdup(name))) {
 		free(r);
 		return -ENOMEM;
 	}
-	r->fd = fd;
+	r->fd = -1;
 	r->opts = *opts;
 	if (r->opts.max_record_size > RIO__FRAME_MAX)
 		r->opts.max_record_size = RIO__FRAME_MAX;
@@ -106,33 +96,121 @@ static int reader_open(rio_reader **out, int fd, int own, const char *name,
 
 	/* AUTO: the stream reads the first bytes and detects the codec, with
 	 * read(), so that pipes and FIFOs are detected too */
-	int rc = rio__istream_open(&r->in, fd, opts->compression);
+	int rc = rio__istream_open_source(&r->in, src, opts->compression);
 	if (!rc)
 		r->comp = rio__istream_compression(r->in);
 	r->cap = 2 * r->opts.buffer_size;
 	if (!rc && !(r->buf = rio__aligned_alloc(4096, r->cap)))
 		rc = -ENOMEM;
 	if (rc) {
-		rio_reader_close(r); /* own_fd is 0: fd stays open, the caller's */
+		rio_reader_close(r); /* nothing of the source is its own yet */
 		return rc;
 	}
-	r->own_fd = own;
 	*out = r;
 	return 0;
 }
 
-RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts)
+static int opts_ok(const rio_reader_opts *opts)
+{
+	return opts->compression >= RIO_COMPRESSION_AUTO &&
+	       opts->compression <= RIO_COMPRESSION_LZ4 && opts->on_damage >= RIO_DAMAGE_FAIL &&
+	       opts->on_damage <= RIO_DAMAGE_REPORT;
+}
+
+/* The reader over an open fd: `own` says whether rio_reader_close() closes
+ * it (on failure here it is left open). */
+static int reader_open(rio_reader **out, int fd, int own, const char *name,
+                       const rio_reader_opts *opts)
+{
+	rio_reader_opts defaults;
+	if (!opts) {
+		rio_reader_opts_init(&defaults);
+		opts = &defaults;
+	}
+	*out = NULL;
+	if (!opts_ok(opts) || !name)
+		return -EINVAL;
+	struct stat st;
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISREG(st.st_mode))
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	rio__byte_source src;
+	rio__fd_source(fd, &src);
+	int rc = reader_new(out, &src, name, opts);
+	if (rc == 0) {
+		(*out)->fd = fd;
+		(*out)->own_fd = own;
+	}
+	return rc;
+}
+
+/* The reader of a URL: its own client (opts->remote), the object opened
+ * (size and ETag taken: every read checks them) and read as a stream. */
+static int reader_open_url(rio_reader **out, const char *url, const rio_reader_opts *opts,
+                           rio_error *err)
+{
+	rio__remote *remote = NULL;
+	rio__robj *obj = NULL;
+	rio__rstream *rs = NULL;
+	int rc = rio__remote_open(&remote, &opts->remote, err);
+	if (rc == 0)
+		rc = rio__robj_open(&obj, remote, url, err);
+	if (rc == 0 && (rc = rio__rstream_open(&rs, obj, 0)) < 0)
+		rio__error_set(err, rc, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	if (rc == 0) {
+		rio__byte_source src;
+		rio__rstream_source(rs, &src);
+		if ((rc = reader_new(out, &src, url, opts)) < 0) {
+			const rio_error *re = rio__rstream_error(rs);
+			if (err && re->code == rc)
+				*err = *re;
+			else
+				rio__error_set(err, rc, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		}
+	}
+	if (rc < 0) {
+		rio__rstream_close(rs);
+		rio__robj_close(obj);
+		rio__remote_close(remote);
+		return rc;
+	}
+	(*out)->remote = remote;
+	(*out)->robj = obj;
+	(*out)->rstream = rs;
+	return 0;
+}
+
+RIO_API int rio_reader_open_err(rio_reader **out, const char *path, const rio_reader_opts *opts,
+                                rio_error *err)
 {
 	*out = NULL;
-	if (!path)
-		return -EINVAL;
+	rio__error_clear(err);
+	rio_reader_opts defaults;
+	if (!opts) {
+		rio_reader_opts_init(&defaults);
+		opts = &defaults;
+	}
+	if (!path || !opts_ok(opts))
+		return rio__error_set(err, -EINVAL, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	if (rio__url_is_remote(path))
+		return reader_open_url(out, path, opts, err);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	int rc = reader_open(out, fd, 1, path, opts);
-	if (rc < 0)
+	if (rc < 0) {
 		close(fd);
+		rio__error_set(err, rc, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
 	return rc;
+}
+
+RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts)
+{
+	return rio_reader_open_err(out, path, opts, NULL);
 }
 
 RIO_API int rio_reader_open_fd(rio_reader **out, int fd, const char *name,
@@ -411,6 +489,9 @@ RIO_API void rio_reader_close(rio_reader *r)
 	rio__istream_close(r->in);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
+	rio__rstream_close(r->rstream);
+	rio__robj_close(r->robj);
+	rio__remote_close(r->remote);
 	free(r->buf);
 	free(r->path);
 	free(r);

@@ -84,7 +84,9 @@ extern "C" {
 	X(RIO_ERANGE, -1013, "index out of range")                               \
 	X(RIO_EFEATURELEN, -1014, "feature length does not match the spec")      \
 	X(RIO_ESTATE, -1015, "saved loader state does not match this loader")  \
-	X(RIO_EINCOMPLETESET, -1016, "incomplete shard set (an interrupted commit)")
+	X(RIO_EINCOMPLETESET, -1016, "incomplete shard set (an interrupted commit)") \
+	X(RIO_EREMOTE, -1017, "remote storage error")                            \
+	X(RIO_ECHANGED, -1018, "remote object changed while being read")
 
 enum rio_error_code {
 #define RIO__ENUM(name, value, text) name = value,
@@ -242,6 +244,78 @@ RIO_API void rio_writer_abort(rio_writer *w);
 RIO_API const rio_error *rio_writer_error(const rio_writer *w);
 
 /* ------------------------------------------------------------------------ */
+/* Remote shards: S3 and HTTP(S)                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Wherever a shard, a shard specification or an .idx path is taken (the
+ * reader, the index functions, rio_shardset_expand(), the loader, the
+ * tools), a URL will do, in builds with libcurl (configure --with-curl;
+ * without it a URL is RIO_EUNSUPPORTED):
+ *   s3://BUCKET/KEY      an object of an S3 bucket (or of an S3-compatible
+ *                        store); s3://BUCKET/PREFIX, a glob of keys
+ *                        (s3://b/train-*.tfrecord) and a "directory"
+ *                        (s3://b/path/) expand as local paths do
+ *                        (rio_shardset_expand), listed with ListObjectsV2;
+ *   http://..., https:// a single shard on a web server (no listing).
+ * S3 requests are signed (AWS Signature Version 4) with the credentials
+ * the AWS tools find: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+ * AWS_SESSION_TOKEN; else the profile AWS_PROFILE (default "default") of
+ * ~/.aws/credentials and ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE and
+ * AWS_CONFIG_FILE move them); none at all: anonymous requests (public
+ * buckets). The region: AWS_REGION, AWS_DEFAULT_REGION, the profile's
+ * region, else us-east-1. The endpoint: AWS_ENDPOINT_URL_S3,
+ * AWS_ENDPOINT_URL or the profile's endpoint_url, addressed path-style
+ * (ENDPOINT/BUCKET/KEY), for S3-compatible stores; else AWS's
+ * https://BUCKET.s3.REGION.amazonaws.com. doc/remote.md has the details.
+ *
+ * An object's size and ETag are taken when it is opened, and every read
+ * sends If-Match with that ETag: an object replaced while it is read is
+ * RIO_ECHANGED, never a mix of old and new bytes. Reads are ranged GETs of
+ * part_size bytes, up to `inflight` at a time. Connection errors, stalls
+ * (less than 1 KiB/s for stall_seconds), HTTP 429, 500, 502, 503, 504 and
+ * S3's SlowDown are retried after a jittered, exponentially growing pause
+ * (capped at 20 s), the read resuming at the byte where it broke, up to
+ * `attempts` tries; then RIO_EREMOTE, the message naming the URL and the
+ * last error. Permanent errors fail at once: -EACCES (403), -ENOENT (404),
+ * RIO_EREMOTE for the others (a signature or region mismatch, a missing
+ * bucket), each message naming the URL, the HTTP status and the S3 error
+ * code, e.g.
+ *   "s3://b/train-00000-of-00004.tfrecord: remote storage error: HTTP 403
+ *    (SignatureDoesNotMatch): The request signature we calculated does not
+ *    match the signature you provided."
+ */
+typedef struct rio_remote_opts {
+	uint64_t part_size;     /* bytes per ranged GET (default 8 MiB;
+	                         * RIO_REMOTE_MIN_PART to RIO_REMOTE_MAX_PART) */
+	unsigned inflight;      /* requests in flight at once, per reader or
+	                         * loader (default 16; 1 to
+	                         * RIO_REMOTE_MAX_INFLIGHT)                   */
+	unsigned attempts;      /* tries of one request before it fails
+	                         * (default 10; 1 to RIO_REMOTE_MAX_ATTEMPTS)  */
+	unsigned stall_seconds; /* a transfer moving less than 1 KiB/s for
+	                         * this long, or a connection not made in it,
+	                         * is broken off and retried (default 30; 1
+	                         * to 3600)                                  */
+} rio_remote_opts;
+
+#define RIO_REMOTE_MIN_PART (64u * 1024u)
+#define RIO_REMOTE_MAX_PART (1u << 30)
+#define RIO_REMOTE_MAX_INFLIGHT 256u
+#define RIO_REMOTE_MAX_ATTEMPTS 100u
+#define RIO_REMOTE_MAX_STALL 3600u
+
+/* Fills `opts` with the defaults. */
+RIO_API void rio_remote_opts_init(rio_remote_opts *opts);
+/* 0 when every field is in its range, else -EINVAL with a message naming
+ * the field and its range in `err` (may be NULL). */
+RIO_API int rio_remote_opts_check(const rio_remote_opts *opts, rio_error *err);
+
+/* 1 when `path` is a URL the library reads (s3://, http://, https://,
+ * the scheme in any case), else 0. */
+RIO_API int rio_is_url(const char *path);
+
+/* ------------------------------------------------------------------------ */
 /* Reader                                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -282,6 +356,7 @@ typedef struct rio_reader_opts {
 	uint64_t max_record_size;    /* RIO_DEFAULT_MAX_RECORD by default    */
 	size_t buffer_size;          /* read size, default 1 MiB (taken as
 	                              * 4 KiB to 1 GiB, in 4 KiB steps)     */
+	rio_remote_opts remote;      /* a URL's reads (the defaults)         */
 } rio_reader_opts;
 
 /* One record: a borrowed view, valid until the next call on the reader. */
@@ -299,6 +374,14 @@ RIO_API void rio_reader_opts_init(rio_reader_opts *opts);
  * message of a failed open is not kept, as there is no reader: name the path
  * in your own message. */
 RIO_API int rio_reader_open(rio_reader **out, const char *path, const rio_reader_opts *opts);
+
+/* As rio_reader_open(), with the failure's one-line message in `err` (may
+ * be NULL): the path and the error, and for a URL (s3://, http(s)://: see
+ * "Remote shards") the HTTP status and S3's error code. A URL is opened
+ * with one request (its size and ETag taken then), read with opts->remote
+ * as a stream with read-ahead; rio_reader_seek() works on it too. */
+RIO_API int rio_reader_open_err(rio_reader **out, const char *path, const rio_reader_opts *opts,
+                                rio_error *err);
 
 /* Opens a reader over `fd`, open for reading, from its current position:
  * standard input, a pipe, a socket. `name` (copied) names it in messages

@@ -41,7 +41,7 @@ enum inflater { INF_NONE, INF_ZLIB, INF_ISAL, INF_LZ4 };
 #define HEAD_CAP RIO_HEADER_SIZE
 
 struct rio__istream {
-	int fd;
+	rio__byte_source src;
 	rio_compression comp;
 	uint8_t head[HEAD_CAP]; /* read from fd to detect the codec, not yet consumed */
 	size_t head_pos, head_len;
@@ -94,10 +94,18 @@ static ssize_t src_read(rio__istream *s, void *buf, size_t n)
 	s->head_pos += got;
 	if (got == n)
 		return (ssize_t)got;
-	ssize_t r = read_full(s->fd, (uint8_t *)buf + got, n - got);
+	ssize_t r = s->src.read(s->src.arg, (uint8_t *)buf + got, n - got);
 	if (r < 0)
 		return got ? (ssize_t)got : r; /* the error comes again with the next call */
 	return (ssize_t)got + r;
+}
+
+/* The detail of a failed read: where, and what the source says. */
+static void read_failed(rio__istream *s)
+{
+	const char *why = s->src.detail ? s->src.detail(s->src.arg) : NULL;
+	snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu%s%s",
+	         (unsigned long long)s->file_bytes, why && *why ? ": " : "", why ? why : "");
 }
 
 static int inflater_start(rio__istream *s)
@@ -129,14 +137,37 @@ static int inflater_start(rio__istream *s)
 	}
 }
 
+/* A file descriptor as a byte source. */
+static ssize_t fd_read(void *arg, void *buf, size_t n)
+{
+	return read_full((int)(intptr_t)arg, buf, n);
+}
+
+static int fd_seek(void *arg, uint64_t offset)
+{
+	return lseek((int)(intptr_t)arg, (off_t)offset, SEEK_SET) < 0 ? -errno : 0;
+}
+
+void rio__fd_source(int fd, rio__byte_source *out)
+{
+	*out = (rio__byte_source){fd_read, fd_seek, NULL, (void *)(intptr_t)fd};
+}
+
 int rio__istream_open(rio__istream **out, int fd, rio_compression c)
+{
+	rio__byte_source src;
+	rio__fd_source(fd, &src);
+	return rio__istream_open_source(out, &src, c);
+}
+
+int rio__istream_open_source(rio__istream **out, const rio__byte_source *src, rio_compression c)
 {
 	rio__istream *s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
-	s->fd = fd;
+	s->src = *src;
 	if (c == RIO_COMPRESSION_AUTO) {
-		ssize_t n = read_full(fd, s->head, HEAD_CAP);
+		ssize_t n = s->src.read(s->src.arg, s->head, HEAD_CAP);
 		if (n < 0) {
 			free(s);
 			return (int)n;
@@ -178,8 +209,7 @@ static int refill(rio__istream *s)
 	memmove(s->in, s->in + s->in_end - keep, keep);
 	ssize_t r = src_read(s, s->in + keep, IN_CAP - keep);
 	if (r < 0) {
-		snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
-		         (unsigned long long)s->file_bytes);
+		read_failed(s);
 		return (int)r;
 	}
 	s->in_pos = keep;
@@ -276,8 +306,7 @@ ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n)
 	if (s->kind == INF_NONE) {
 		ssize_t r = src_read(s, dst, n);
 		if (r < 0) {
-			snprintf(s->detail, sizeof s->detail, "read failed at file byte %llu",
-			         (unsigned long long)s->file_bytes);
+			read_failed(s);
 			return r;
 		}
 		s->file_bytes += (uint64_t)r;
@@ -349,10 +378,11 @@ uint64_t rio__istream_file_bytes(const rio__istream *s)
 
 int rio__istream_seek(rio__istream *s, uint64_t offset)
 {
-	if (s->kind != INF_NONE)
+	if (s->kind != INF_NONE || !s->src.seek)
 		return -ESPIPE;
-	if (lseek(s->fd, (off_t)offset, SEEK_SET) < 0)
-		return -errno;
+	int rc = s->src.seek(s->src.arg, offset);
+	if (rc < 0)
+		return rc;
 	s->head_pos = s->head_len = 0; /* the file's bytes from `offset` on */
 	s->file_bytes = offset;
 	return 0;

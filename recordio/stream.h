@@ -20,12 +20,30 @@
 typedef struct rio__istream rio__istream;
 typedef struct rio__ostream rio__ostream;
 
+/* Where an input stream's bytes come from: a file descriptor (see
+ * rio__istream_open), or anything else that reads in order (a remote
+ * object's stream). read: up to n bytes as read_full() would, fewer only
+ * at the end, or a negative error (bytes read before an error are returned
+ * first, the error with the next call); seek (NULL: not seekable): the
+ * next read starts at `offset`; detail (may be NULL): a short text of the
+ * last error, for the message. */
+typedef struct rio__byte_source {
+	ssize_t (*read)(void *arg, void *buf, size_t n);
+	int (*seek)(void *arg, uint64_t offset);
+	const char *(*detail)(void *arg);
+	void *arg;
+} rio__byte_source;
+
 /* Opens an input stream over `fd` (not closed by the stream) with codec `c`.
  * AUTO reads the first bytes from fd's current position with read() (so a
  * pipe, a FIFO or a socket will do), detects the codec from them and
  * decodes them first: the stream is whole, nothing seeks back. A read
  * error there fails the open (negative errno). */
 int rio__istream_open(rio__istream **out, int fd, rio_compression c);
+/* `fd` as a byte source: read() until n bytes or the end, lseek(). */
+void rio__fd_source(int fd, rio__byte_source *out);
+/* The same over a byte source (copied; its arg must outlive the stream). */
+int rio__istream_open_source(rio__istream **out, const rio__byte_source *src, rio_compression c);
 /* The codec: the one given, or the one AUTO found. */
 rio_compression rio__istream_compression(const rio__istream *s);
 /* Fills up to `n` bytes of `dst`; returns the count (> 0), 0 at the clean
@@ -38,7 +56,8 @@ ssize_t rio__istream_read(rio__istream *s, void *dst, size_t n);
 const char *rio__istream_detail(const rio__istream *s);
 /* Bytes consumed from the file so far. */
 uint64_t rio__istream_file_bytes(const rio__istream *s);
-/* Repositions an uncompressed stream to `offset`; -ESPIPE when compressed. */
+/* Repositions an uncompressed stream to `offset`; -ESPIPE when compressed
+ * or the source cannot seek. */
 int rio__istream_seek(rio__istream *s, uint64_t offset);
 void rio__istream_close(rio__istream *s);
 

@@ -1,7 +1,7 @@
 # deps.sh — sourced by demo.sh and test.sh: installs, with apt-get, the Debian
 # packages the build, the tests and the demo need, when any is missing.
 RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
-	zlib1g-dev liblz4-dev liburing-dev libisal-dev libcunit1-dev
+	zlib1g-dev liblz4-dev liburing-dev libisal-dev libcurl4-openssl-dev libcunit1-dev
 	libopenmpi-dev openmpi-bin libopenblas-dev
 	lz4 gzip python3 dataset-fashion-mnist"
 # what only the test suite needs: clang and its libFuzzer runtime, for the

@@ -1,0 +1,144 @@
+/*
+ * no_curl.c — the remote client in a build without libcurl: every URL is
+ * RIO_EUNSUPPORTED, with a message that says how to get it. Only the
+ * entry points that open something fail; the others cannot be reached
+ * without an open client or object, and do nothing.
+ */
+#include "config.h"
+#include "remote.h"
+
+#include <errno.h>
+
+#define UNK RIO__UNKNOWN
+
+static int unsupported(const char *url, rio_error *err)
+{
+	return rio__error_set(err, RIO_EUNSUPPORTED, url, UNK, UNK,
+	                      "this librecordio was built without libcurl (configure "
+	                      "--with-curl; Debian: libcurl4-openssl-dev)");
+}
+
+int rio__remote_open(rio__remote **out, const rio_remote_opts *opts, rio_error *err)
+{
+	*out = NULL;
+	int rc = rio_remote_opts_check(opts, err);
+	return rc < 0 ? rc : unsupported(NULL, err);
+}
+
+void rio__remote_close(rio__remote *r)
+{
+}
+
+const rio_remote_opts *rio__remote_opts(const rio__remote *r)
+{
+	return NULL;
+}
+
+int rio__robj_open(rio__robj **out, rio__remote *r, const char *url, rio_error *err)
+{
+	*out = NULL;
+	return unsupported(url, err);
+}
+
+void rio__robj_close(rio__robj *o)
+{
+}
+
+const char *rio__robj_name(const rio__robj *o)
+{
+	return "";
+}
+
+uint64_t rio__robj_size(const rio__robj *o)
+{
+	return 0;
+}
+
+const char *rio__robj_etag(const rio__robj *o)
+{
+	return "";
+}
+
+const uint8_t *rio__robj_head(const rio__robj *o, size_t *len)
+{
+	*len = 0;
+	return NULL;
+}
+
+ssize_t rio__robj_read(rio__robj *o, void *buf, size_t len, uint64_t offset, rio_error *err)
+{
+	return unsupported(NULL, err);
+}
+
+int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_error *err)
+{
+	return unsupported(NULL, err);
+}
+
+int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset)
+{
+	*out = NULL;
+	return RIO_EUNSUPPORTED;
+}
+
+ssize_t rio__rstream_read(rio__rstream *s, void *dst, size_t n)
+{
+	return RIO_EUNSUPPORTED;
+}
+
+int rio__rstream_seek(rio__rstream *s, uint64_t offset)
+{
+	return RIO_EUNSUPPORTED;
+}
+
+uint64_t rio__rstream_offset(const rio__rstream *s)
+{
+	return 0;
+}
+
+const rio_error *rio__rstream_error(const rio__rstream *s)
+{
+	return NULL;
+}
+
+void rio__rstream_close(rio__rstream *s)
+{
+}
+
+void rio__rstream_source(rio__rstream *s, rio__byte_source *out)
+{
+}
+
+int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet_enoent,
+                        char **out, size_t *len, rio_error *err)
+{
+	*out = NULL;
+	*len = 0;
+	return unsupported(url, err);
+}
+
+int rio__remote_exists(rio__remote *r, const char *url, rio_error *err)
+{
+	return unsupported(url, err);
+}
+
+int rio__remote_put(rio__remote *r, const char *url, const void *data, size_t n, rio_error *err)
+{
+	return unsupported(url, err);
+}
+
+int rio__remote_put_file(rio__remote *r, const char *url, int fd, uint64_t size, rio_error *err)
+{
+	return unsupported(url, err);
+}
+
+int rio__remote_delete(rio__remote *r, const char *url, rio_error *err)
+{
+	return unsupported(url, err);
+}
+
+int rio__remote_list(rio__remote *r, const char *bucket, const char *prefix,
+                     const char *delimiter, const char *name, rio__listing *out, rio_error *err)
+{
+	return unsupported(name, err);
+}
