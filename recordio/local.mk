@@ -11,7 +11,7 @@ recordio_librecordio_la_SOURCES = \
 	recordio/writer.c \
 	recordio/reader.c \
 	recordio/index.c \
-	recordio/shardset.c \
+	recordio/shardset.c recordio/shardset.h \
 	recordio/example_decode.c \
 	recordio/example_encode.c \
 	recordio/sequence_decode.c \
@@ -31,7 +31,9 @@ recordio_librecordio_la_SOURCES += \
 	recordio/remote/url.c recordio/remote/url.h \
 	recordio/remote/xml.c recordio/remote/xml.h \
 	recordio/remote/aws_config.c recordio/remote/aws_config.h \
-	recordio/remote/list_parse.c recordio/remote/list.h
+	recordio/remote/list_parse.c recordio/remote/list.h \
+	recordio/remote/manifest.c recordio/remote/manifest.h \
+	recordio/remote/shardset_url.c
 if HAVE_CURL
 recordio_librecordio_la_SOURCES += \
 	recordio/remote/client.c recordio/remote/client.h \

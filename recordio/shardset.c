@@ -57,10 +57,20 @@
  * checked over the whole result, not item by item:
  * "d/t-0000*-of-00020,d/t-0001*-of-00020" is one complete set.
  *
+ * URLs. An item that is an s3:// or http(s):// URL is expanded by
+ * remote/shardset_url.c by the same rules, ListObjectsV2 standing in for
+ * the directory: an object, a "directory" (s3://B/PATH/), a glob of keys,
+ * a PREFIX, or the set a manifest (PREFIX.manifest, recordio-pack's S3
+ * sets) names; http(s):// URLs are single files. Journals are local only
+ * (S3 sets commit by their manifest). Set manifests are never shards.
+ *
  * Nothing here keeps state; every function is safe to call from any thread.
  */
 #include "config.h"
 #include "internal.h"
+#include "remote/remote.h"
+#include "remote/url.h"
+#include "shardset.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,16 +84,6 @@
 #define UNK RIO__UNKNOWN /* no offset, no record: shard sets have neither */
 
 /* ---- shard names ---------------------------------------------------------- */
-
-/* A parsed shard name; the pointers and lengths refer to the parsed path. */
-struct shard_name {
-	size_t prefix_len;   /* bytes of the path before "-SSSSS-of-NNNNN"    */
-	uint32_t index, count;
-	int index_width;     /* digits of SSSSS as written                    */
-	const char *count_digits;
-	int count_width;
-	const char *suffix;  /* what follows NNNNN: "" or ".something"        */
-};
 
 static int is_digit(char c)
 {
@@ -106,7 +106,7 @@ static int parse_u32(const char *p, size_t n, uint32_t *out)
 /* The last path component must match .*-(\d+)-of-(\d+)(\..*)?$ with index <
  * count. As the regex's greedy .* would, the rightmost "-of-" that fits the
  * pattern is the one parsed: "a-1-of-2.x-3-of-4" is shard 3 of 4. */
-static int shard_name_parse(const char *path, struct shard_name *sn)
+int rio__shard_name_parse(const char *path, struct rio__shard_name *sn)
 {
 	if (!path)
 		return 0;
@@ -143,8 +143,8 @@ static int shard_name_parse(const char *path, struct shard_name *sn)
 
 RIO_API int rio_shard_name_parse(const char *path, uint32_t *index, uint32_t *count)
 {
-	struct shard_name sn;
-	if (!shard_name_parse(path, &sn))
+	struct rio__shard_name sn;
+	if (!rio__shard_name_parse(path, &sn))
 		return 0;
 	if (index)
 		*index = sn.index;
@@ -176,26 +176,8 @@ RIO_API int rio_shard_name_format(char *buf, size_t size, const char *prefix, ui
 
 /* ---- the growing result ----------------------------------------------------- */
 
-/* An item that lists files (a glob, a PREFIX or a directory), kept so that
- * the completeness check can ask whether it would have listed an absent
- * shard (would_list()). */
-enum source_kind { SOURCE_GLOB, SOURCE_PREFIX, SOURCE_DIR };
 
-struct source {
-	enum source_kind kind;
-	char *text; /* the pattern; the PREFIX; the directory with its '/' */
-};
-
-struct vec {
-	char **paths;
-	size_t *source;          /* per path: 0, named one by one; else k+1,
-	                          * listed by sources[k]                  */
-	size_t n, cap;
-	struct source *sources;
-	size_t nsources;
-};
-
-static void vec_free(struct vec *v)
+void rio__setvec_free(struct rio__setvec *v)
 {
 	for (size_t i = 0; i < v->n; i++)
 		free(v->paths[i]);
@@ -204,15 +186,16 @@ static void vec_free(struct vec *v)
 	for (size_t k = 0; k < v->nsources; k++)
 		free(v->sources[k].text);
 	free(v->sources);
+	rio__remote_close(v->remote);
 	memset(v, 0, sizeof *v);
 }
 
-/* Records a source "text" + "tail"; returns its number for vec_push (>= 1)
+/* Records a source "text" + "tail"; returns its number for rio__setvec_push (>= 1)
  * or -ENOMEM. */
-static long vec_add_source(struct vec *v, enum source_kind kind, const char *text,
+long rio__setvec_add_source(struct rio__setvec *v, enum rio__set_source_kind kind, const char *text,
                            const char *tail)
 {
-	struct source *s = realloc(v->sources, (v->nsources + 1) * sizeof *s);
+	struct rio__set_source *s = realloc(v->sources, (v->nsources + 1) * sizeof *s);
 	if (!s)
 		return -ENOMEM;
 	v->sources = s;
@@ -227,7 +210,7 @@ static long vec_add_source(struct vec *v, enum source_kind kind, const char *tex
 }
 
 /* Appends a copy of `path`, listed by source number `source` (0: named). */
-static int vec_push(struct vec *v, const char *path, size_t source)
+int rio__setvec_push(struct rio__setvec *v, const char *path, size_t source)
 {
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 16;
@@ -255,13 +238,13 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static const char *basename_of(const char *path)
+const char *rio__set_basename(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
 }
 
-static int ends_with(const char *s, const char *tail)
+int rio__set_ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), t = strlen(tail);
 	return n >= t && !memcmp(s + n - t, tail, t);
@@ -269,21 +252,21 @@ static int ends_with(const char *s, const char *tail)
 
 /* ---- the forms of a specification ------------------------------------------- */
 
-static int has_glob_chars(const char *s)
+int rio__set_has_glob(const char *s)
 {
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* Names a glob or a directory never lists: hidden ones (temporaries,
- * staging files), index sidecars and commit journals. */
-static int is_listed_name(const char *name)
+int rio__set_listed_name(const char *name)
 {
-	return name[0] != '.' && !ends_with(name, ".idx") && !ends_with(name, RIO_SET_JOURNAL_SUFFIX);
+	return name[0] != '.' && !rio__set_ends_with(name, ".idx") &&
+	       !rio__set_ends_with(name, RIO_SET_JOURNAL_SUFFIX) &&
+	       !rio__set_ends_with(name, RIO__MANIFEST_SUFFIX);
 }
 
 /* A glob: sorted matches that are regular files, not .idx, not hidden, not
  * journals. */
-static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
+static int expand_glob(struct rio__setvec *v, const char *pattern, rio_error *err)
 {
 	glob_t g;
 	memset(&g, 0, sizeof g);
@@ -299,14 +282,14 @@ static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
 	if (grc == 0)
 		qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_str);
 	size_t added = 0;
-	long src = vec_add_source(v, SOURCE_GLOB, pattern, "");
+	long src = rio__setvec_add_source(v, RIO__SET_GLOB, pattern, "");
 	int rc = src < 0 ? (int)src : 0;
 	for (size_t i = 0; rc == 0 && grc == 0 && i < g.gl_pathc; i++) {
 		const char *p = g.gl_pathv[i];
 		struct stat st;
-		if (!is_listed_name(basename_of(p)) || stat(p, &st) || !S_ISREG(st.st_mode))
+		if (!rio__set_listed_name(rio__set_basename(p)) || stat(p, &st) || !S_ISREG(st.st_mode))
 			continue;
-		if ((rc = vec_push(v, p, (size_t)src)) < 0)
+		if ((rc = rio__setvec_push(v, p, (size_t)src)) < 0)
 			break;
 		added++;
 	}
@@ -319,7 +302,7 @@ static int expand_glob(struct vec *v, const char *pattern, rio_error *err)
 }
 
 /* The suffixes a PREFIX form accepts after -SSSSS-of-NNNNN. */
-static int prefix_suffix_ok(const char *s)
+int rio__set_suffix_ok(const char *s)
 {
 	static const char *const ext[] = {"", ".tfrecord", ".tfrecords"};
 	static const char *const comp[] = {"", ".gz", ".zz", ".lz4"};
@@ -334,25 +317,74 @@ static int prefix_suffix_ok(const char *s)
 	return 0;
 }
 
-struct found {
-	char *path;
-	uint32_t index;
-};
+int rio__set_prefix_member(const char *name, const char *base, uint32_t *index)
+{
+	size_t base_len = strlen(base);
+	struct rio__shard_name sn;
+	if (strncmp(name, base, base_len) || !rio__shard_name_parse(name, &sn) ||
+	    sn.prefix_len != base_len || !rio__set_suffix_ok(sn.suffix))
+		return 0;
+	*index = sn.index;
+	return 1;
+}
+
+int rio__set_found_add(struct rio__set_found *fl, const char *path, uint32_t index)
+{
+	if (fl->n == fl->cap) {
+		size_t ncap = fl->cap ? fl->cap * 2 : 16;
+		void *nf = realloc(fl->f, ncap * sizeof *fl->f);
+		if (!nf)
+			return -ENOMEM;
+		fl->f = nf;
+		fl->cap = ncap;
+	}
+	if (!(fl->f[fl->n].path = strdup(path)))
+		return -ENOMEM;
+	fl->f[fl->n].index = index;
+	fl->n++;
+	return 0;
+}
 
 static int cmp_found(const void *a, const void *b)
 {
-	const struct found *x = a, *y = b;
+	const struct {
+		char *path;
+		uint32_t index;
+	} *x = a, *y = b;
 	if (x->index != y->index)
 		return x->index < y->index ? -1 : 1;
 	return strcmp(x->path, y->path);
 }
 
+int rio__set_found_push(struct rio__set_found *fl, struct rio__setvec *v, const char *prefix,
+                        rio_error *err)
+{
+	long src = 0;
+	int rc = 0;
+	if (fl->n) {
+		qsort(fl->f, fl->n, sizeof *fl->f, cmp_found);
+		src = rio__setvec_add_source(v, RIO__SET_PREFIX, prefix, "");
+		if (src < 0)
+			rc = (int)src;
+	}
+	for (size_t i = 0; i < fl->n; i++) {
+		if (!rc)
+			rc = rio__setvec_push(v, fl->f[i].path, (size_t)src);
+		free(fl->f[i].path);
+	}
+	free(fl->f);
+	memset(fl, 0, sizeof *fl);
+	if (rc < 0)
+		return rio__error_set(err, rc, prefix, UNK, UNK, NULL);
+	return 0;
+}
+
 /* A PREFIX: appends its shards sorted by index; finding none is not an
  * error here (the caller knows which error to give). */
-static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
+static int expand_prefix(struct rio__setvec *v, const char *prefix, rio_error *err)
 {
-	const char *base = basename_of(prefix);
-	size_t dir_len = (size_t)(base - prefix), base_len = strlen(base);
+	const char *base = rio__set_basename(prefix);
+	size_t dir_len = (size_t)(base - prefix);
 	char *dir = strndup(prefix, dir_len ? dir_len : 1);
 	if (!dir)
 		return rio__error_set(err, -ENOMEM, prefix, UNK, UNK, NULL);
@@ -369,17 +401,15 @@ static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
 	}
 	free(dir);
 
-	struct found *f = NULL;
-	size_t n = 0, cap = 0;
+	struct rio__set_found fl = {0};
 	int rc = 0;
 	struct dirent *de;
 	/* readdir() tells its error only through errno: clear it before each
 	 * call (a stat() below may have set it) */
 	while ((errno = 0, de = readdir(d))) {
-		struct shard_name sn;
 		const char *name = de->d_name;
-		if (strncmp(name, base, base_len) || !shard_name_parse(name, &sn) ||
-		    sn.prefix_len != base_len || !prefix_suffix_ok(sn.suffix))
+		uint32_t index;
+		if (!rio__set_prefix_member(name, base, &index))
 			continue;
 		size_t plen = dir_len + strlen(name) + 1;
 		char *path = malloc(plen);
@@ -389,50 +419,30 @@ static int expand_prefix(struct vec *v, const char *prefix, rio_error *err)
 		}
 		snprintf(path, plen, "%.*s%s", (int)dir_len, prefix, name);
 		struct stat st;
-		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-			free(path);
-			continue;
-		}
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct found *nf = realloc(f, ncap * sizeof *nf);
-			if (!nf) {
-				free(path);
-				rc = -ENOMEM;
-				break;
-			}
-			f = nf;
-			cap = ncap;
-		}
-		f[n].path = path;
-		f[n].index = sn.index;
-		n++;
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			rc = rio__set_found_add(&fl, path, index);
+		free(path);
+		if (rc)
+			break;
 	}
 	if (!rc && errno)
 		rc = -errno;
 	closedir(d);
-	long src = 0;
-	if (!rc && n) {
-		qsort(f, n, sizeof *f, cmp_found);
-		src = vec_add_source(v, SOURCE_PREFIX, prefix, "");
-		if (src < 0)
-			rc = (int)src;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!rc)
-			rc = vec_push(v, f[i].path, (size_t)src);
-		free(f[i].path);
-	}
-	free(f);
-	if (rc < 0)
+	if (rc < 0) {
+		for (size_t i = 0; i < fl.n; i++)
+			free(fl.f[i].path);
+		free(fl.f);
 		return rio__error_set(err, rc, prefix, UNK, UNK, NULL);
-	return 0;
+	}
+	return rio__set_found_push(&fl, v, prefix, err);
 }
 
 /* RIO_EINCOMPLETESET when the journal of the set whose prefix is the first
  * prefix_len bytes of `path` exists; else 0. */
 static int check_journal(const char *path, size_t prefix_len, rio_error *err)
 {
+	if (rio__url_is_remote(path))
+		return 0; /* S3 sets are committed by their manifest, read at expansion */
 	size_t len = prefix_len + sizeof RIO_SET_JOURNAL_SUFFIX;
 	char *journal = malloc(len);
 	if (!journal)
@@ -458,7 +468,7 @@ static int cmp_dirent(const struct dirent **a, const struct dirent **b)
 
 /* A directory: its regular files, sorted, but for hidden names, .idx files
  * and journals. */
-static int expand_dir(struct vec *v, const char *dir, rio_error *err)
+static int expand_dir(struct rio__setvec *v, const char *dir, rio_error *err)
 {
 	struct dirent **list = NULL;
 	int n = scandir(dir, &list, NULL, cmp_dirent);
@@ -466,7 +476,7 @@ static int expand_dir(struct vec *v, const char *dir, rio_error *err)
 		return rio__error_set(err, -errno, dir, UNK, UNK, NULL);
 	size_t dlen = strlen(dir), added = 0, skipped = 0;
 	int sep = dlen && dir[dlen - 1] != '/';
-	long src = vec_add_source(v, SOURCE_DIR, dir, sep ? "/" : "");
+	long src = rio__setvec_add_source(v, RIO__SET_DIR, dir, sep ? "/" : "");
 	int rc = src < 0 ? (int)src : 0;
 	for (int i = 0; i < n; i++) {
 		const char *name = list[i]->d_name;
@@ -478,9 +488,9 @@ static int expand_dir(struct vec *v, const char *dir, rio_error *err)
 				rc = -ENOMEM;
 			} else {
 				snprintf(path, plen, "%s%s%s", dir, sep ? "/" : "", name);
-				if (!is_listed_name(name) || stat(path, &st) || !S_ISREG(st.st_mode))
+				if (!rio__set_listed_name(name) || stat(path, &st) || !S_ISREG(st.st_mode))
 					skipped++;
-				else if ((rc = vec_push(v, path, (size_t)src)) == 0)
+				else if ((rc = rio__setvec_push(v, path, (size_t)src)) == 0)
 					added++;
 				free(path);
 			}
@@ -500,14 +510,16 @@ static int expand_dir(struct vec *v, const char *dir, rio_error *err)
 
 /* One item: an existing file, a directory, a glob, or a PREFIX (see the top
  * of the file). */
-static int expand_item(struct vec *v, const char *item, int in_list, rio_error *err)
+static int expand_item(struct rio__setvec *v, const char *item, int in_list, rio_error *err)
 {
+	if (rio__url_is_remote(item))
+		return rio__set_expand_url(v, item, in_list, err);
 	struct stat st;
 	int missing = ENOENT;
 	size_t len = strlen(item);
 	if (stat(item, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
-			int rc = vec_push(v, item, 0);
+			int rc = rio__setvec_push(v, item, 0);
 			return rc < 0 ? rio__error_set(err, rc, item, UNK, UNK, NULL) : 0;
 		}
 		if (item[len - 1] == '/')
@@ -528,7 +540,7 @@ static int expand_item(struct vec *v, const char *item, int in_list, rio_error *
 		return rio__error_set(err, -errno, item, UNK, UNK, NULL);
 	if (errno != ENOTDIR)
 		missing = errno;
-	if (has_glob_chars(item))
+	if (rio__set_has_glob(item))
 		return expand_glob(v, item, err);
 	size_t before = v->n;
 	int rc = expand_prefix(v, item, err);
@@ -546,7 +558,7 @@ static int expand_item(struct vec *v, const char *item, int in_list, rio_error *
 	                      "neither a file nor the PREFIX of PREFIX-SSSSS-of-NNNNN shards");
 }
 
-static int expand_list(struct vec *v, const char *spec, rio_error *err)
+static int expand_list(struct rio__setvec *v, const char *spec, rio_error *err)
 {
 	char *copy = strdup(spec);
 	if (!copy)
@@ -576,7 +588,7 @@ static int expand_list(struct vec *v, const char *spec, rio_error *err)
 struct member {
 	const char *path;
 	size_t pos; /* in the result */
-	struct shard_name sn;
+	struct rio__shard_name sn;
 };
 
 static int cmp_member(const void *a, const void *b)
@@ -614,20 +626,20 @@ static char *sibling_name(const struct member *m, uint32_t index)
 
 /* Whether source s lists `name` when that is a regular file: the filters
  * of expand_glob(), expand_prefix() and expand_dir(), all but existence. */
-static int would_list(const struct source *s, const char *name)
+static int would_list(const struct rio__set_source *s, const char *name)
 {
 	size_t n = strlen(s->text);
-	struct shard_name sn;
+	struct rio__shard_name sn;
 	switch (s->kind) {
-	case SOURCE_GLOB:
-		return is_listed_name(basename_of(name)) &&
+	case RIO__SET_GLOB:
+		return rio__set_listed_name(rio__set_basename(name)) &&
 		       fnmatch(s->text, name, FNM_PATHNAME | FNM_PERIOD) == 0;
-	case SOURCE_DIR:
+	case RIO__SET_DIR:
 		return !strncmp(name, s->text, n) && !strchr(name + n, '/') &&
-		       is_listed_name(name + n);
-	case SOURCE_PREFIX:
-		return shard_name_parse(name, &sn) && sn.prefix_len == n && !strncmp(name, s->text, n) &&
-		       prefix_suffix_ok(sn.suffix);
+		       rio__set_listed_name(name + n);
+	case RIO__SET_PREFIX:
+		return rio__shard_name_parse(name, &sn) && sn.prefix_len == n && !strncmp(name, s->text, n) &&
+		       rio__set_suffix_ok(sn.suffix);
 	}
 	return 0;
 }
@@ -637,7 +649,7 @@ static int missing_shard(const char *name, size_t present, uint32_t count, rio_e
 {
 	struct stat st;
 	/* there, but a directory, a FIFO, a dangling link...: say so */
-	int there = lstat(name, &st) == 0;
+	int there = !rio__url_is_remote(name) && lstat(name, &st) == 0;
 	return rio__error_set(err, RIO_EMISSINGSHARD, name, UNK, UNK, "%s%zu of %u found",
 	                      there ? "not a regular file; " : "", present, (unsigned)count);
 }
@@ -649,7 +661,7 @@ static int missing_shard(const char *name, size_t present, uint32_t count, rio_e
  * choice, as are those of a group named file by file. Each source's
  * sibling names are spelled like a member it listed. m[0..n) is sorted by
  * index, indexes distinct and below the count. */
-static int check_absent(const struct vec *v, const struct member *m, size_t n, rio_error *err)
+static int check_absent(const struct rio__setvec *v, const struct member *m, size_t n, rio_error *err)
 {
 	uint32_t count = m[0].sn.count;
 	size_t absent = count - n, nsrc = 0;
@@ -663,7 +675,7 @@ static int check_absent(const struct vec *v, const struct member *m, size_t n, r
 			k++;
 		if (s && k == nsrc) {
 			rep[nsrc++] = &m[i];
-			if (v->sources[s - 1].kind == SOURCE_GLOB)
+			if (v->sources[s - 1].kind == RIO__SET_GLOB)
 				pattern = v->sources[s - 1].text;
 		}
 	}
@@ -695,7 +707,7 @@ static int check_absent(const struct vec *v, const struct member *m, size_t n, r
 }
 
 /* Checks one group m[0..n), sorted by index. */
-static int check_group(const struct vec *v, const struct member *m, size_t n, rio_error *err)
+static int check_group(const struct rio__setvec *v, const struct member *m, size_t n, rio_error *err)
 {
 	for (size_t i = 1; i < n; i++)
 		if (m[i].sn.count != m[0].sn.count)
@@ -709,7 +721,7 @@ static int check_group(const struct vec *v, const struct member *m, size_t n, ri
 	return check_absent(v, m, n, err);
 }
 
-static int check_groups(const struct vec *v, rio_error *err)
+static int check_groups(const struct rio__setvec *v, rio_error *err)
 {
 	if (v->n == 0)
 		return 0;
@@ -718,7 +730,7 @@ static int check_groups(const struct vec *v, rio_error *err)
 		return rio__error_set(err, -ENOMEM, NULL, UNK, UNK, NULL);
 	size_t k = 0;
 	for (size_t i = 0; i < v->n; i++)
-		if (shard_name_parse(v->paths[i], &m[k].sn)) {
+		if (rio__shard_name_parse(v->paths[i], &m[k].sn)) {
 			m[k].path = v->paths[i];
 			m[k].pos = i;
 			k++;
@@ -754,7 +766,7 @@ RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *
 	if (!spec || !*spec)
 		return rio__error_set(err, -EINVAL, NULL, UNK, UNK, "empty shard specification");
 
-	struct vec v;
+	struct rio__setvec v;
 	memset(&v, 0, sizeof v);
 	struct stat st;
 	int rc;
@@ -765,14 +777,14 @@ RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *
 	if (rc >= 0)
 		rc = check_groups(&v, err);
 	if (rc < 0) {
-		vec_free(&v);
+		rio__setvec_free(&v);
 		return rc;
 	}
 	set->count = v.n;
 	set->paths = v.paths;
 	v.paths = NULL;
 	v.n = 0;
-	vec_free(&v);
+	rio__setvec_free(&v);
 	rio__error_clear(err);
 	return 0;
 }
