@@ -8,6 +8,9 @@
  */
 #include "config.h"
 #include "internal.h"
+#include "remote/remote.h"
+#include "remote/text.h"
+#include "remote/url.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -96,13 +99,43 @@ static long index_line(FILE *f, char *buf)
 	return n;
 }
 
+/* The largest .idx read from a URL: 40 million entries. */
+#define INDEX_URL_MAX (1ull << 30)
+
+/* The sidecar at a URL, whole, as a stream to parse (the text in *text,
+ * freed by the caller after fclose). */
+static FILE *open_url(const char *url, char **text, rio_error *err)
+{
+	rio__remote *r = NULL;
+	size_t len = 0;
+	int rc = rio__remote_open(&r, NULL, err);
+	if (rc == 0)
+		rc = rio__remote_get_all(r, url, INDEX_URL_MAX, 0, text, &len, err);
+	rio__remote_close(r);
+	if (rc < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	FILE *f = fmemopen(*text, len ? len : 1, "r");
+	if (!f)
+		rio__error_set(err, -errno, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	else if (!len)
+		getc(f); /* an empty .idx: the one byte fmemopen needed is not one */
+	return f;
+}
+
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 {
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	char *text = NULL;
+	int url = rio__url_is_remote(path);
+	FILE *f = url ? open_url(path, &text, err) : fopen(path, "re");
+	if (!f) {
+		int e = errno;
+		free(text);
+		return url ? -e : rio__error_set(err, -e, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
 	char line[INDEX_LINE_MAX + 1];
 	long len;
 	uint64_t lineno = 0, expect = 0;
@@ -165,6 +198,7 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 		}
 	}
 	fclose(f);
+	free(text);
 	if (rc)
 		rio_index_free(idx);
 	return rc;
@@ -184,15 +218,12 @@ static char *put_u64(char *p, uint64_t v)
 	return p;
 }
 
-RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
+/* Hands the index's text to out(arg, bytes, n) in chunks: 0 or out's
+ * error. */
+typedef int (*index_sink)(void *arg, const char *p, size_t n);
+
+static int index_emit(const rio_index *idx, index_sink out, void *arg)
 {
-	char *tmp = NULL;
-	int fd = rio_output_check(path, err);
-	if (fd < 0)
-		return fd;
-	fd = rio__tmpfile_open(path, &tmp);
-	if (fd < 0)
-		return rio__error_set(err, fd, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	enum { CHUNK = 64 * 1024, LINE_MAX_LEN = 42 };
 	char *buf = malloc(CHUNK);
 	int rc = buf ? 0 : -ENOMEM;
@@ -203,13 +234,53 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 		p = put_u64(p, idx->framed_size[i]);
 		*p++ = '\n';
 		if (p - buf > CHUNK - LINE_MAX_LEN) {
-			rc = rio__write_all(fd, buf, (size_t)(p - buf));
+			rc = out(arg, buf, (size_t)(p - buf));
 			p = buf;
 		}
 	}
 	if (!rc)
-		rc = rio__write_all(fd, buf, (size_t)(p - buf));
+		rc = out(arg, buf, (size_t)(p - buf));
 	free(buf);
+	return rc;
+}
+
+static int sink_fd(void *arg, const char *p, size_t n)
+{
+	return rio__write_all(*(int *)arg, p, n);
+}
+
+static int sink_text(void *arg, const char *p, size_t n)
+{
+	return rio__text_append(arg, p, n);
+}
+
+/* One PUT of the whole text. */
+static int write_url(const char *url, const rio_index *idx, rio_error *err)
+{
+	rio__text t = {0};
+	rio__remote *r = NULL;
+	int rc = index_emit(idx, sink_text, &t);
+	if (rc < 0)
+		rc = rio__error_set(err, rc, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	else if ((rc = rio__remote_open(&r, NULL, err)) == 0)
+		rc = rio__remote_put(r, url, rio__text_str(&t), t.n, err);
+	rio__remote_close(r);
+	rio__text_free(&t);
+	return rc;
+}
+
+RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
+{
+	char *tmp = NULL;
+	if (rio__url_is_remote(path))
+		return write_url(path, idx, err);
+	int fd = rio_output_check(path, err);
+	if (fd < 0)
+		return fd;
+	fd = rio__tmpfile_open(path, &tmp);
+	if (fd < 0)
+		return rio__error_set(err, fd, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	int rc = index_emit(idx, sink_fd, &fd);
 	if (rc) {
 		close(fd);
 		unlink(tmp);
@@ -227,9 +298,9 @@ RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *e
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
 	rio_reader *r;
-	int rc = rio_reader_open(&r, shard_path, NULL);
+	int rc = rio_reader_open_err(&r, shard_path, NULL, err);
 	if (rc)
-		return rio__error_set(err, rc, shard_path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		return rc;
 	rio_record rec;
 	while ((rc = rio_reader_next(r, &rec)) == 1)
 		if ((rc = rio_index_append(idx, rec.offset, rec.size + RIO_FRAME_OVERHEAD)))

@@ -59,6 +59,8 @@ static void usage(FILE *out)
 	        "                       raw: each payload as is, followed by a newline\n"
 	        "  -h, --help           show this help and exit\n"
 	        "\n"
+	        TOOL_REMOTE_HELP
+	        "\n"
 	        "Exit status: 0 success, 1 damaged or unreadable shard, 2 usage error.\n",
 	        tool_name);
 }
@@ -550,6 +552,7 @@ typedef struct cat_opts {
 	int count_only;
 	uint64_t head; /* records to print at most */
 	enum format fmt;
+	rio_remote_opts remote;
 } cat_opts;
 
 static void parse_options(int argc, char **argv, cat_opts *c)
@@ -559,13 +562,17 @@ static void parse_options(int argc, char **argv, cat_opts *c)
 		{"head", required_argument, NULL, 'n'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		TOOL_REMOTE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	int opt;
 	c->count_only = 0;
 	c->head = UINT64_MAX;
 	c->fmt = FMT_EXAMPLE;
+	rio_remote_opts_init(&c->remote);
 	while ((opt = getopt_long(argc, argv, "cn:f:h", longopts, NULL)) != -1) {
+		if (tool_remote_option(opt, optarg, &c->remote))
+			continue;
 		switch (opt) {
 		case 'c': c->count_only = 1; break;
 		case 'n': c->head = tool_parse_u64("--head", optarg); break;
@@ -616,10 +623,12 @@ static int cat_shard(const cat_opts *c, const char *path, scratch *s, uint64_t *
 {
 	rio_reader_opts ropts;
 	rio_reader_opts_init(&ropts);
+	ropts.remote = c->remote;
 	rio_reader *r;
-	int rc = tool_reader_open(&r, path, &ropts);
+	rio_error err;
+	int rc = tool_reader_open(&r, path, &ropts, &err);
 	if (rc < 0) {
-		tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
+		tool_error("%s", err.message);
 		return EXIT_DATA;
 	}
 	int status = EXIT_OK;

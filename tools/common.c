@@ -146,11 +146,50 @@ const char *tool_input_name(const char *path)
 	return tool_is_stdin(path) ? "standard input" : path;
 }
 
-int tool_reader_open(rio_reader **r, const char *path, const rio_reader_opts *opts)
+int tool_reader_open(rio_reader **r, const char *path, const rio_reader_opts *opts,
+                     rio_error *err)
 {
-	if (tool_is_stdin(path))
-		return rio_reader_open_fd(r, STDIN_FILENO, tool_input_name(path), opts);
-	return rio_reader_open(r, path, opts);
+	if (!tool_is_stdin(path))
+		return rio_reader_open_err(r, path, opts, err);
+	int rc = rio_reader_open_fd(r, STDIN_FILENO, tool_input_name(path), opts);
+	if (rc < 0)
+		snprintf(err->message, sizeof err->message, "%s: %s", tool_input_name(path),
+		         rio_strerror(rc));
+	err->code = rc;
+	return rc;
+}
+
+int tool_remote_option(int opt, const char *value, rio_remote_opts *o)
+{
+	uint64_t v;
+	switch (opt) {
+	case TOOL_OPT_REMOTE_PART:
+		v = tool_parse_size("--remote-part-size", value);
+		if (v < RIO_REMOTE_MIN_PART || v > RIO_REMOTE_MAX_PART)
+			tool_usage_error("--remote-part-size: expected 64K..1G, got '%s'", value);
+		o->part_size = v;
+		return 1;
+	case TOOL_OPT_REMOTE_INFLIGHT:
+		v = tool_parse_u64("--remote-inflight", value);
+		if (v < 1 || v > RIO_REMOTE_MAX_INFLIGHT)
+			tool_usage_error("--remote-inflight: expected 1..256, got '%s'", value);
+		o->inflight = (unsigned)v;
+		return 1;
+	case TOOL_OPT_REMOTE_ATTEMPTS:
+		v = tool_parse_u64("--remote-attempts", value);
+		if (v < 1 || v > RIO_REMOTE_MAX_ATTEMPTS)
+			tool_usage_error("--remote-attempts: expected 1..100, got '%s'", value);
+		o->attempts = (unsigned)v;
+		return 1;
+	case TOOL_OPT_REMOTE_STALL:
+		v = tool_parse_u64("--remote-stall", value);
+		if (v < 1 || v > RIO_REMOTE_MAX_STALL)
+			tool_usage_error("--remote-stall: expected 1..3600 seconds, got '%s'", value);
+		o->stall_seconds = (unsigned)v;
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 int tool_is_stream(const char *path)

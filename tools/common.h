@@ -85,11 +85,43 @@ int tool_is_stdin(const char *path);
 /* The name messages give a FILE argument: "standard input" for "-", else
  * the path itself. */
 const char *tool_input_name(const char *path);
-/* rio_reader_open(), or rio_reader_open_fd() on standard input for "-"
- * (named "standard input"). A pipe, a FIFO or /dev/stdin works either way:
- * the compression is detected from the bytes read. 0, or the negative code
- * (not reported: name tool_input_name(path) in the message). */
-int tool_reader_open(rio_reader **r, const char *path, const rio_reader_opts *opts);
+/* rio_reader_open_err(), or rio_reader_open_fd() on standard input for
+ * "-" (named "standard input"). A pipe, a FIFO or /dev/stdin works either
+ * way: the compression is detected from the bytes read. 0, or the negative
+ * code with the one-line message (naming the file or URL) in `err`, not
+ * reported. */
+int tool_reader_open(rio_reader **r, const char *path, const rio_reader_opts *opts,
+                     rio_error *err);
+
+/* The options of remote shards (s3://, http(s)://) that every tool reading
+ * shards takes: TOOL_REMOTE_LONGOPTS among its long options, and before its
+ * own switch `if (tool_remote_option(opt, optarg, &remote)) continue;`
+ * (1: it was one of them, its value checked and stored; a bad value is a
+ * usage error naming it), TOOL_REMOTE_HELP in its --help. */
+enum {
+	TOOL_OPT_REMOTE_PART = 0x4000,
+	TOOL_OPT_REMOTE_INFLIGHT,
+	TOOL_OPT_REMOTE_ATTEMPTS,
+	TOOL_OPT_REMOTE_STALL,
+};
+#define TOOL_REMOTE_LONGOPTS                                                                       \
+	{"remote-part-size", required_argument, NULL, TOOL_OPT_REMOTE_PART},                       \
+	{"remote-inflight", required_argument, NULL, TOOL_OPT_REMOTE_INFLIGHT},                    \
+	{"remote-attempts", required_argument, NULL, TOOL_OPT_REMOTE_ATTEMPTS},                    \
+	{"remote-stall", required_argument, NULL, TOOL_OPT_REMOTE_STALL}
+#define TOOL_REMOTE_HELP                                                                          \
+	"Remote shards: s3://BUCKET/KEY (and globs, PREFIXes, s3://BUCKET/DIR/) and\n"               \
+	"http(s)://... URLs, with the AWS tools' credentials, region and endpoint\n"              \
+	"(AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL...):\n"                     \
+	"      --remote-part-size SIZE  bytes per ranged GET (default 8M; 64K to 1G)\n"          \
+	"      --remote-inflight N      requests in flight at once (default 16; 1 to 256)\n"     \
+	"      --remote-attempts N      tries of a request that fails for a passing reason\n"    \
+	"                               (a broken connection, a stall, HTTP 429 or 5xx,\n"       \
+	"                               SlowDown) before it is an error (default 10; 1 to\n"     \
+	"                               100)\n"                                                    \
+	"      --remote-stall SECONDS   a transfer under 1 KiB/s this long is retried\n"        \
+	"                               (default 30; 1 to 3600)\n"
+int tool_remote_option(int opt, const char *value, rio_remote_opts *o);
 /* 1 when `path` can be read only once, in order: "-", a pipe or FIFO, a
  * character device (/dev/stdin on a terminal, /dev/zero) or a socket. A
  * path that cannot be stat()ed gives 0 (its open reports why). */

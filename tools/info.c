@@ -89,6 +89,8 @@ static void usage(FILE *out)
 	        "  -J, --json    print one JSON object instead of tables\n"
 	        "  -h, --help    show this help and exit\n"
 	        "\n"
+	        TOOL_REMOTE_HELP
+	        "\n"
 	        "Exit status: 0 success, 1 a shard damaged or unreadable, 2 usage error.\n",
 	        tool_name);
 }
@@ -258,15 +260,17 @@ static void add_record(const rio_record *rec, int event_file)
 }
 
 /* Reads one shard into `si` and the totals; returns 0 or -1 (reported). */
-static int scan_shard(const char *path, shard_info *si)
+static int scan_shard(const char *path, shard_info *si, const rio_remote_opts *remote)
 {
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
+	ro.remote = *remote;
 	rio_reader *r;
-	int rc = tool_reader_open(&r, path, &ro);
+	rio_error err;
+	int rc = tool_reader_open(&r, path, &ro, &err);
 	si->path = path;
 	if (rc < 0) {
-		tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
+		tool_error("%s", err.message);
 		return -1;
 	}
 	rio_record rec;
@@ -615,12 +619,17 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},
+		TOOL_REMOTE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	int json = 0, opt;
+	rio_remote_opts remote;
+	rio_remote_opts_init(&remote);
 
 	tool_init(argv[0]);
 	while ((opt = getopt_long(argc, argv, "Jh", longopts, NULL)) != -1) {
+		if (tool_remote_option(opt, optarg, &remote))
+			continue;
 		switch (opt) {
 		case 'J': json = 1; break;
 		case 'h': usage(stdout); return EXIT_OK;
@@ -642,7 +651,7 @@ int main(int argc, char **argv)
 		status = EXIT_DATA;
 	}
 	for (size_t i = 0; status == EXIT_OK && i < nsh; i++)
-		if (scan_shard(shards.paths[i], &sh[i]) < 0)
+		if (scan_shard(shards.paths[i], &sh[i], &remote) < 0)
 			status = EXIT_DATA;
 
 	if (status == EXIT_OK) {

@@ -35,10 +35,11 @@ static int tfr_next(pack_source *base, const uint8_t **data, size_t *size)
 			rio_reader_opts ro;
 			rio_reader_opts_init(&ro);
 			ro.max_record_size = s->base.max_record_size;
-			int rc = tool_reader_open(&s->r, path, &ro);
+			rio_error err;
+			int rc = tool_reader_open(&s->r, path, &ro, &err);
 			if (rc < 0) {
 				s->r = NULL;
-				tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
+				tool_error("%s", err.message);
 				return -1;
 			}
 		}

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "size.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -52,6 +53,7 @@ typedef struct job {
 typedef struct verify {
 	int all_errors, quiet;
 	size_t buffer_size;
+	rio_remote_opts remote;
 	job *jobs;
 	size_t njobs;
 	size_t next; /* next job to take, under lock */
@@ -74,6 +76,8 @@ static void usage(FILE *out)
 	        "  -j, --threads N        verify N shards at once (default: online CPUs)\n"
 	        "  -b, --buffer-size SIZE read size per shard, 4K to 1G (default 256K)\n"
 	        "  -h, --help             show this help and exit\n"
+	        "\n"
+	        TOOL_REMOTE_HELP
 	        "\n"
 	        RIO__SIZE_HELP
 	        "\n"
@@ -121,12 +125,14 @@ static void verify_one(const verify *v, job *j)
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
 	ro.buffer_size = v->buffer_size;
+	ro.remote = v->remote;
 	ro.on_damage = v->all_errors ? RIO_DAMAGE_REPORT : RIO_DAMAGE_FAIL;
 
 	rio_reader *r;
-	int rc = tool_reader_open(&r, j->path, &ro);
+	rio_error err;
+	int rc = tool_reader_open(&r, j->path, &ro, &err);
 	if (rc < 0) {
-		job_error(j, "%s: %s", tool_input_name(j->path), rio_strerror(rc));
+		job_error(j, "%s", err.message);
 		return;
 	}
 	j->compression = rio_reader_compression(r);
@@ -136,14 +142,15 @@ static void verify_one(const verify *v, job *j)
 	int have_idx = 0, idx_bad = 0;
 	char *ipath = tool_is_stdin(j->path) ? NULL : rio_index_path(j->path);
 	struct stat st;
-	if (ipath && stat(ipath, &st) == 0) {
+	/* at a URL, the sidecar's GET says whether it is there */
+	if (ipath && (rio_is_url(ipath) || stat(ipath, &st) == 0)) {
 		rio_error ierr;
 		rc = rio_index_read(ipath, &idx, &ierr);
-		if (rc < 0)
+		if (rc < 0 && !(rc == -ENOENT && rio_is_url(ipath)))
 			job_error(j, "%s", ierr.message[0] ? ierr.message : rio_strerror(rc));
 		else
-			have_idx = 1;
-		j->idx_checked = 1;
+			have_idx = rc == 0;
+		j->idx_checked = rc != -ENOENT || !rio_is_url(ipath);
 	}
 
 	rio_record rec;
@@ -261,11 +268,15 @@ static long parse_options(int argc, char **argv, verify *v)
 		{"threads", required_argument, NULL, 'j'},
 		{"buffer-size", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
+		TOOL_REMOTE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	long threads = 0;
 	int opt;
+	rio_remote_opts_init(&v->remote);
 	while ((opt = getopt_long(argc, argv, "aqj:b:h", longopts, NULL)) != -1) {
+		if (tool_remote_option(opt, optarg, &v->remote))
+			continue;
 		switch (opt) {
 		case 'a': v->all_errors = 1; break;
 		case 'q': v->quiet = 1; break;
