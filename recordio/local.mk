@@ -33,7 +33,7 @@ recordio_librecordio_la_SOURCES += \
 	recordio/remote/aws_config.c recordio/remote/aws_config.h \
 	recordio/remote/list_parse.c recordio/remote/list.h \
 	recordio/remote/manifest.c recordio/remote/manifest.h \
-	recordio/remote/shardset_url.c
+	recordio/remote/shardset_url.c recordio/remote/publish.c
 if HAVE_CURL
 recordio_librecordio_la_SOURCES += \
 	recordio/remote/client.c recordio/remote/client.h \

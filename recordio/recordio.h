@@ -315,6 +315,32 @@ RIO_API int rio_remote_opts_check(const rio_remote_opts *opts, rio_error *err);
  * the scheme in any case), else 0. */
 RIO_API int rio_is_url(const char *path);
 
+/*
+ * Writing a shard set to S3 as a whole (doc/recordio-format.md, "Sets in
+ * S3"; recordio-pack --output s3://...). S3 has no rename: each
+ * publication of s3://BUCKET/PREFIX is a new generation G whose shards and
+ * .idx sidecars are uploaded under PREFIX.gGGGGGG/ (multipart uploads for
+ * shards larger than opts->part_size, aborted on failure), then the
+ * manifest PREFIX.manifest naming G and its shards is PUT, last. Readers
+ * (rio_shardset_expand of s3://BUCKET/PREFIX) read the set the manifest
+ * names: the old one or the new one, whole, never a mix or a part. The
+ * generation that was in force stays (its readers go on); older ones are
+ * deleted once the new manifest is in place.
+ */
+/* Checks, before a long packing, that `url` (s3://BUCKET/PREFIX) can take
+ * a set: the URL, the credentials (a listing of the bucket), and that no
+ * set is there unless `replace`. 0, or the error with its one-line message
+ * in `err` (-EEXIST for a set already there). */
+RIO_API int rio_set_publish_check(const char *url, int replace, const rio_remote_opts *opts,
+                                  rio_error *err);
+/* Publishes the local shards paths[0, n) (each with PATH.idx beside it
+ * when there is one, uploaded next to the shard), in that order, as the
+ * set at `url`, replacing one that is there when `replace` (else -EEXIST).
+ * The new generation in *generation (may be NULL). On failure, what this
+ * call uploaded is deleted and the set is as it was. */
+RIO_API int rio_set_publish(const char *url, const char *const *paths, size_t n, int replace,
+                            const rio_remote_opts *opts, uint64_t *generation, rio_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* Reader                                                                    */
 /* ------------------------------------------------------------------------ */

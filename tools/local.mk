@@ -15,7 +15,7 @@ bin_PROGRAMS += recordio-pack recordio-cat recordio-verify recordio-index record
 
 recordio_pack_SOURCES = tools/pack.c tools/pack.h tools/pack_source.c tools/pack_idx.c \
 	tools/pack_tfrecord.c tools/pack_csv.c tools/pack_dir.c tools/pack_lines.c \
-	tools/shard_out.c tools/shard_out.h tools/set_commit.c tools/set_commit.h
+	tools/shard_out.c tools/shard_out.h tools/set_commit.c tools/set_commit.h tools/pack_s3.c
 recordio_pack_LDADD = $(TOOL_LDADD) $(ZLIB_LIBS)
 recordio_pack_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 recordio_cat_SOURCES = tools/cat.c

@@ -70,7 +70,8 @@ static void usage(void)
 	    "  A FILE or INPUT '-' is standard input (lines, tfrecord).\n"
 	    "\n"
 	    "Options:\n"
-	    "  -o, --output PREFIX      output prefix, e.g. out/train (required)\n"
+	    "  -o, --output PREFIX      output prefix, e.g. out/train (required), or\n"
+	    "                           s3://BUCKET/PREFIX (see below)\n"
 	    "  -n, --shards N           write N shards (default 1); shard k holds input\n"
 	    "                           records [k*n/N, (k+1)*n/N): counts differ by at\n"
 	    "                           most one (lines and tfrecord inputs are read once\n"
@@ -106,6 +107,14 @@ static void usage(void)
 	    "an error or an interrupt no file is left behind. The set is replaced as a\n"
 	    "whole through a journal PREFIX.commit: readers refuse the set while it\n"
 	    "exists, and the next run on PREFIX finishes an interrupted commit.\n"
+	    "An s3://BUCKET/PREFIX output is packed under $TMPDIR first, then uploaded\n"
+	    "as a new generation PREFIX.gNNNNNN/ (multipart for shards over the part size)\n"
+	    "and committed by the manifest PREFIX.manifest, written last: readers of\n"
+	    "s3://BUCKET/PREFIX see the old set or the new one, whole. --force replaces\n"
+	    "a set; the generation that was in force is kept for its readers, older\n"
+	    "ones deleted.\n"
+	    "\n"
+	    TOOL_REMOTE_HELP
 	    "Exit status: 0 success, 1 data or I/O error, 2 usage error, 130 interrupted.\n"
 	    "\n"
 	    "Example:\n"
@@ -295,6 +304,7 @@ static const struct option long_options[] = {
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
+	TOOL_REMOTE_LONGOPTS,
 	{NULL, 0, NULL, 0},
 };
 
@@ -303,6 +313,8 @@ typedef struct pack_opts {
 	shard_out_opts out; /* shards, shard_size, level: 0 unless given */
 	int shuffle, have_seed, quiet, recover;
 	uint64_t seed;
+	int s3;                 /* --output is an s3:// URL (pack_s3.c)    */
+	rio_remote_opts remote; /* its uploads (and remote inputs' reads)  */
 } pack_opts;
 
 /* The options that take a number, a size or a name (one switch case each
@@ -352,10 +364,19 @@ static void parse_value(pack_opts *o, int c, const char *value)
 }
 
 /* --output: a file prefix whose shard names the commit journal can list. */
-static void check_output(const pack_opts *o)
+static void check_output(pack_opts *o)
 {
 	if (!o->a.output || !*o->a.output)
 		tool_usage_error("missing --output PREFIX");
+	if (rio_is_url(o->a.output)) {
+		if (strncasecmp(o->a.output, "s3://", 5))
+			tool_usage_error("--output: '%s': a set can be written to s3:// only",
+			                 o->a.output);
+		if (o->recover)
+			tool_usage_error("--recover: an S3 output has nothing to recover (a failed run "
+			                 "leaves the set as it was)");
+		o->s3 = 1;
+	}
 	tool_check_output_prefix("--output", o->a.output);
 	const char *slash = strrchr(o->a.output, '/');
 	const char *base = slash ? slash + 1 : o->a.output;
@@ -412,8 +433,11 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof *o);
 	o->out.compression = RIO_COMPRESSION_NONE;
 	o->a.max_record_size = PACK_MAX_RECORD;
+	rio_remote_opts_init(&o->remote);
 	int c;
 	while ((c = getopt_long(argc, argv, "F:o:n:s:c:fqh", long_options, NULL)) != -1) {
+		if (tool_remote_option(c, optarg, &o->remote))
+			continue;
 		switch (c) {
 		case 'F': o->a.from = optarg; break;
 		case 'o': o->a.output = optarg; break;
@@ -449,7 +473,8 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	}
 	/* an existing directory: refused after --recover, which may have to
 	 * finish a journal that an older recordio-pack left for such a prefix */
-	tool_refuse_output_dir("--output", o->a.output);
+	if (!o->s3)
+		tool_refuse_output_dir("--output", o->a.output);
 	check_combinations(o);
 	check_from(o);
 }
@@ -515,6 +540,9 @@ static void print_summary(const pack_opts *o, shard_out *out, double secs, const
 		fputs(notes, stdout);
 }
 
+static int pack(pack_opts *op);
+static int main_s3(pack_opts *o);
+
 int main(int argc, char **argv)
 {
 	pack_opts o;
@@ -523,6 +551,8 @@ int main(int argc, char **argv)
 	o.out.prefix = o.a.output;
 	if (o.shuffle && !o.have_seed)
 		o.seed = random_seed();
+	if (o.s3)
+		return main_s3(&o);
 	/* an interrupted earlier run on this prefix first: finish its commit,
 	 * remove its staging files (set_commit.h) */
 	int recovered = set_commit_recover(o.out.prefix);
@@ -533,6 +563,28 @@ int main(int argc, char **argv)
 			printf("%s: nothing to recover\n", o.out.prefix);
 		return tool_flush_stdout() < 0 ? EXIT_DATA : EXIT_OK;
 	}
+	return pack(&o);
+}
+
+/* --output s3://...: packed into a staging directory, then published. */
+static int main_s3(pack_opts *o)
+{
+	char *stage = NULL;
+	if (pack_s3_begin(o->a.output, o->out.force, &o->remote, &stage) < 0)
+		return EXIT_DATA;
+	o->out.prefix = stage;
+	int status = pack(o);
+	if (status == EXIT_OK && pack_s3_publish(o->a.output, stage, o->out.force, &o->remote,
+	                                         o->quiet) < 0)
+		status = EXIT_DATA;
+	pack_s3_cleanup(stage);
+	return status;
+}
+
+/* Packs the input into o->out: the exit status. */
+static int pack(pack_opts *op)
+{
+	pack_opts o = *op;
 	tool_catch_signals();
 
 	double t0 = rio__now();

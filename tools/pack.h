@@ -111,4 +111,17 @@ int pack_csv_open_fd(pack_source **out, int fd, const char *name, const char *la
                      uint64_t max_record_size);
 int pack_lines_open_fd(pack_source **out, int fd, const char *name, uint64_t max_record_size);
 
+/* --output s3://BUCKET/PREFIX (pack_s3.c). pack_s3_begin: checks that the
+ * set can be written there (credentials, no set there unless `replace`)
+ * and makes the local staging directory: the local prefix to pack into in
+ * *stage_prefix (malloc'd). pack_s3_publish: uploads the packed set as a
+ * new generation and its manifest, printing what it published unless
+ * `quiet`. pack_s3_cleanup: removes the staging directory and frees the
+ * prefix (NULL: nothing). 0, or -1 after reporting. */
+int pack_s3_begin(const char *url, int replace, const rio_remote_opts *remote,
+                  char **stage_prefix);
+int pack_s3_publish(const char *url, const char *stage_prefix, int replace,
+                    const rio_remote_opts *remote, int quiet);
+void pack_s3_cleanup(char *stage_prefix);
+
 #endif /* RIO_TOOLS_PACK_H */

@@ -12,7 +12,8 @@
  *     '*' does not cross a '/', a leading '.' is matched only by a '.',
  *     as glob(3) does), listed from the pattern's literal beginning;
  *   - s3://B/KEY: tried in this order, from one listing of KEY with the
- *     delimiter '/': the object KEY itself; the set whose manifest is
+ *     delimiter '/': the object KEY itself (the set it names when KEY is a
+ *     manifest, X.manifest); the set whose manifest is
  *     KEY.manifest (recordio-pack's S3 sets: doc/recordio-format.md);
  *     the "directory" KEY/ (ambiguous, -EINVAL, when shards
  *     KEY-SSSSS-of-NNNNN lie beside it too, as locally); the PREFIX
@@ -220,6 +221,11 @@ static int expand_key(struct rio__setvec *v, const rio__url *u, const char *item
 	}
 	if (p.object) {
 		probe_free(&p);
+		/* a set's manifest named itself stands for its set, as in a
+		 * directory: it is never a shard */
+		if (rio__set_ends_with(u->key, RIO__MANIFEST_SUFFIX) &&
+		    rio__set_basename(u->key)[0] != '.')
+			return expand_manifest(v, u, u->key, err);
 		return push_key(v, u, u->key, 0, item, err);
 	}
 	if (p.manifest) {

