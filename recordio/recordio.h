@@ -541,6 +541,10 @@ typedef struct rio_shardset {
  * NULL.
  */
 RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err);
+/* As rio_shardset_expand(), listing S3 URLs with `remote`'s attempts and
+ * stall limit (NULL: the defaults). */
+RIO_API int rio_shardset_expand_remote(const char *spec, rio_shardset *set,
+                                       const rio_remote_opts *remote, rio_error *err);
 RIO_API void rio_shardset_free(rio_shardset *set);
 
 /* Parses a shard file name (a path; only the last component is looked at)

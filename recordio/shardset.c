@@ -759,6 +759,12 @@ static int check_groups(const struct rio__setvec *v, rio_error *err)
  * (rio_shardset_free). Also -EINVAL for a NULL or empty spec or NULL set. */
 RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *err)
 {
+	return rio_shardset_expand_remote(spec, set, NULL, err);
+}
+
+RIO_API int rio_shardset_expand_remote(const char *spec, rio_shardset *set,
+                                       const rio_remote_opts *remote, rio_error *err)
+{
 	if (!set)
 		return rio__error_set(err, -EINVAL, NULL, UNK, UNK, "no shard set given");
 	set->count = 0;
@@ -768,6 +774,7 @@ RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *
 
 	struct rio__setvec v;
 	memset(&v, 0, sizeof v);
+	v.remote_opts = remote;
 	struct stat st;
 	int rc;
 	if (strchr(spec, ',') && stat(spec, &st) != 0)

@@ -46,6 +46,7 @@ struct rio__setvec {
 	size_t nsources;
 	struct rio__remote *remote; /* the client URL items list with (made
 	                          * at the first), or NULL                */
+	const rio_remote_opts *remote_opts; /* its options (NULL: defaults) */
 };
 
 void rio__setvec_free(struct rio__setvec *v);

@@ -15,7 +15,8 @@
 # right): tests of a wrong region go through tests/s3_proxy.py, which
 # answers as AWS does.
 #
-# Gives: s3_start (the server up, bucket $S3_BUCKET made, the AWS_*
+# Gives: proxy_start/proxy_stop/proxy_count (tests/s3_proxy.py, a
+# fault-injecting proxy in front of the server), s3_start (the server up, bucket $S3_BUCKET made, the AWS_*
 # variables set for it: $S3_ENDPOINT, credentials $S3_KEY/$S3_SECRET,
 # region us-east-1, no ~/.aws files read), s3_curl (a signed curl to the
 # server), s3_mkbucket NAME.
@@ -25,8 +26,48 @@ S3_BUCKET=rio-test
 S3_REGION=us-east-1
 S3_PID=""
 S3_DIR=""
+PROXY_PID=""
+
+# proxy_start ARGS...: tests/s3_proxy.py between the tools and the server
+# (ARGS: its --faults, --every, --methods, --region, --stall), its
+# requests and faults logged to $PROXY_LOG (emptied here), its address
+# in $PROXY_ENDPOINT and AWS_ENDPOINT_URL (the tools talk to it; set
+# AWS_ENDPOINT_URL=$S3_ENDPOINT to talk to the server again).
+proxy_start() {
+	proxy_stop
+	PROXY_LOG="$S3_DIR/proxy.log"
+	: >"$PROXY_LOG"
+	rm -f "$S3_DIR/proxy.port"
+	python3 "$(dirname "$0")/s3_proxy.py" --upstream "$S3_PORT" --port-file "$S3_DIR/proxy.port" \
+		--log "$PROXY_LOG" "$@" 2>"$S3_DIR/proxy.err" &
+	PROXY_PID=$!
+	i=0
+	while ! [ -s "$S3_DIR/proxy.port" ]; do
+		if ! kill -0 "$PROXY_PID" 2>/dev/null || [ $i -ge 100 ]; then
+			echo "the proxy did not start:"; cat "$S3_DIR/proxy.err"; exit 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	PROXY_ENDPOINT="http://127.0.0.1:$(cat "$S3_DIR/proxy.port")"
+	export AWS_ENDPOINT_URL="$PROXY_ENDPOINT"
+}
+
+proxy_stop() {
+	if [ -n "$PROXY_PID" ]; then
+		kill "$PROXY_PID" 2>/dev/null
+		wait "$PROXY_PID" 2>/dev/null
+		PROXY_PID=""
+	fi
+}
+
+# proxy_count KIND: the lines of kind KIND in the proxy's log
+proxy_count() {
+	grep -c "^$1 " "$PROXY_LOG"
+}
 
 s3_stop() {
+	proxy_stop
 	if [ -n "$S3_PID" ]; then
 		# it shuts down slowly on SIGTERM: 2 s, then SIGKILL
 		kill -TERM "$S3_PID" 2>/dev/null

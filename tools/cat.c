@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &c);
 
 	rio_shardset shards;
-	if (tool_expand_all(argv + optind, argc - optind, &shards) < 0)
+	if (tool_expand_all(argv + optind, argc - optind, &shards, &c.remote) < 0)
 		return EXIT_DATA;
 	int status = EXIT_OK;
 

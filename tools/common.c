@@ -200,7 +200,7 @@ int tool_is_stream(const char *path)
 	        (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)));
 }
 
-int tool_expand_shards(const char *spec, rio_shardset *set)
+int tool_expand_shards(const char *spec, rio_shardset *set, const rio_remote_opts *remote)
 {
 	rio_error err;
 	if (!*spec)
@@ -217,7 +217,7 @@ int tool_expand_shards(const char *spec, rio_shardset *set)
 		set->count = 1;
 		return 0;
 	}
-	int rc = rio_shardset_expand(spec, set, &err);
+	int rc = rio_shardset_expand_remote(spec, set, remote, &err);
 	if (rc < 0) {
 		tool_error("%s", err.message);
 		return -1;
@@ -225,7 +225,7 @@ int tool_expand_shards(const char *spec, rio_shardset *set)
 	return 0;
 }
 
-int tool_expand_all(char *const *specs, int n, rio_shardset *all)
+int tool_expand_all(char *const *specs, int n, rio_shardset *all, const rio_remote_opts *remote)
 {
 	all->count = 0;
 	all->paths = NULL;
@@ -233,7 +233,7 @@ int tool_expand_all(char *const *specs, int n, rio_shardset *all)
 		if (tool_is_stdin(specs[i]) && stdin_seen++)
 			tool_usage_error("'-' (standard input) given twice: it can be read only once");
 		rio_shardset one;
-		if (tool_expand_shards(specs[i], &one) < 0) {
+		if (tool_expand_shards(specs[i], &one, remote) < 0) {
 			rio_shardset_free(all);
 			return -1;
 		}

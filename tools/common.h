@@ -68,17 +68,19 @@ void tool_refuse_output_dir(const char *option, const char *prefix);
 	"A shard that a glob matches, or that a directory or PREFIX lists, must exist;\n"            \
 	"a glob may pick part of a set: 'data/train-0000[0-2]-of-00004.tfrecord'.\n"
 
-/* Expands a shard spec (glob, list, PREFIX or file) with rio_shardset_expand,
- * printing the error on failure; returns 0 or -1. An empty spec is a usage
- * error (exit 2). The spec "-" (standard input) is the one path "-". */
-int tool_expand_shards(const char *spec, rio_shardset *set);
+/* Expands a shard spec (glob, list, PREFIX or file) with
+ * rio_shardset_expand_remote (`remote`: the options of listing S3, NULL for
+ * the defaults), printing the error on failure; returns 0 or -1. An empty
+ * spec is a usage error (exit 2). The spec "-" (standard input) is the one
+ * path "-". */
+int tool_expand_shards(const char *spec, rio_shardset *set, const rio_remote_opts *remote);
 
 /* Expands `n` specs, in order, into one flat list `all` (free it with
  * rio_shardset_free). Every spec is expanded before any is read, so a
  * missing file fails before any output. Prints the first failure and
  * returns -1 (with `all` empty), else 0. "-" given twice is a usage error
  * (standard input reads once). */
-int tool_expand_all(char *const *specs, int n, rio_shardset *all);
+int tool_expand_all(char *const *specs, int n, rio_shardset *all, const rio_remote_opts *remote);
 
 /* "-" stands for standard input among the FILE arguments: 1 for it. */
 int tool_is_stdin(const char *path);

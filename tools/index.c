@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	int status = EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		rio_shardset set;
-		if (tool_expand_shards(argv[i], &set) < 0) {
+		if (tool_expand_shards(argv[i], &set, NULL) < 0) {
 			status = EXIT_DATA;
 			continue;
 		}

@@ -641,7 +641,7 @@ int main(int argc, char **argv)
 		tool_usage_error("no FILE given");
 
 	rio_shardset shards;
-	if (tool_expand_all(argv + optind, argc - optind, &shards) < 0)
+	if (tool_expand_all(argv + optind, argc - optind, &shards, &remote) < 0)
 		return EXIT_DATA;
 	int status = EXIT_OK;
 	size_t nsh = shards.count;

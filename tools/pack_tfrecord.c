@@ -84,7 +84,7 @@ int pack_tfrecord_open(pack_source **out, const pack_args *a)
 	if (!s)
 		return -1;
 	s->base.max_record_size = a->max_record_size;
-	if (tool_expand_all(a->inputs, a->ninputs, &s->files) < 0) {
+	if (tool_expand_all(a->inputs, a->ninputs, &s->files, NULL) < 0) {
 		tfr_close(&s->base);
 		return -1;
 	}

@@ -321,9 +321,9 @@ static int make_jobs(verify *v, char *const *specs, int n, rio_shardset *sets)
 			tool_usage_error("'-' (standard input) given twice: it can be read only once");
 		int rc;
 		if (tool_is_stdin(spec)) /* the one path "-" */
-			rc = tool_expand_shards(spec, &sets[i]);
+			rc = tool_expand_shards(spec, &sets[i], &v->remote);
 		else
-			rc = rio_shardset_expand(spec, &sets[i], &err);
+			rc = rio_shardset_expand_remote(spec, &sets[i], &v->remote, &err);
 		size_t need = v->njobs + (rc < 0 ? 1 : sets[i].count);
 		if (need > cap) {
 			cap = need * 2;

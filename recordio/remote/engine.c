@@ -212,14 +212,20 @@ static void *engine_main(void *arg)
 		int still = 0;
 		curl_multi_perform(e->multi, &still);
 		CURLMsg *m;
-		int left;
+		int left, settled = 0;
 		while ((m = curl_multi_info_read(e->multi, &left))) {
 			if (m->msg != CURLMSG_DONE)
 				continue;
 			char *p = NULL;
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
 			settle(e, (rio__get *)(void *)p, m->data.result);
+			settled = 1;
 		}
+		/* a settled transfer may have been queued again (a retry after its
+		 * backoff), which `next` does not know yet: look again before
+		 * waiting */
+		if (settled)
+			continue;
 		pthread_mutex_lock(&e->mu);
 		int busy = e->nrunning > 0, queued = e->head != NULL;
 		pthread_mutex_unlock(&e->mu);

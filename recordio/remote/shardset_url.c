@@ -42,7 +42,7 @@
 
 static int client(struct rio__setvec *v, rio_error *err)
 {
-	return v->remote ? 0 : rio__remote_open(&v->remote, NULL, err);
+	return v->remote ? 0 : rio__remote_open(&v->remote, v->remote_opts, err);
 }
 
 /* "s3://BUCKET/" + key into a malloc'd string. */
