@@ -1,8 +1,8 @@
 /*
  * chunk.c — a worker's chunk: the records of one task, in the worker's own
  * buffer, shared by the three kinds of task (worker.c: uncompressed ranges
- * and global reads; piece_stream.c: compressed pieces) and by the direct
- * path's scratch buffer (direct.c). Frames are checked by frame_scan.h.
+ * and global reads; piece_stream.c: compressed pieces) and by the placed
+ * path's scratch buffer (placed.c). Frames are checked by frame_scan.h.
  */
 #include "config.h"
 #include "loader_internal.h"

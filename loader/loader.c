@@ -196,7 +196,7 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 		rc = open_workers(l);
 	l->stats.io_uring = l->use_uring;
 	l->stats.file_bytes = l->ds.cache_file_bytes;
-	l->direct = l->ds.direct;
+	l->placed = l->ds.placed;
 	if (rc < 0 && l->err.code == 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, "opening the loader");
 	return rc;
@@ -219,7 +219,7 @@ static int thread_error(rio_loader *l, int rc, const char *what)
 static int start_epoch(rio_loader *l)
 {
 	int rc = rio__plan_build(&l->plan, &l->ds, &l->o, l->epoch);
-	if (rc == 0 && l->direct && (rc = rio__direct_plan(&l->plan, &l->ds, &l->o, l->epoch)) < 0)
+	if (rc == 0 && l->placed && (rc = rio__placed_plan(&l->plan, &l->ds, &l->o, l->epoch)) < 0)
 		rio__plan_free(&l->plan);
 	if (rc < 0)
 		return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
@@ -234,12 +234,12 @@ static int start_epoch(rio_loader *l)
 	l->stop = 0;
 	/* a saved position is a multiple of the batch size, or the end of the
 	 * epoch after a short last batch: round up */
-	l->next_task = l->direct ? (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size : 0;
+	l->next_task = l->placed ? (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size : 0;
 	l->slot_turn = l->next_task;
 
 	l->done = NULL;
-	l->direct_done = NULL;
-	l->direct_ndone = 0;
+	l->placed_done = NULL;
+	l->placed_ndone = 0;
 	l->wake_ndone = 0;
 	l->error = 0;
 	l->epoch_done = 0;
@@ -265,17 +265,17 @@ static int start_epoch(rio_loader *l)
 	l->resume_skip = 0;
 	for (int i = 0; i < l->nworkers; i++) {
 		rc = rio__thread_start(l, &l->workers[i].thread,
-		                       l->direct ? rio__direct_main : rio__worker_main, &l->workers[i]);
+		                       l->placed ? rio__placed_main : rio__worker_main, &l->workers[i]);
 		if (rc < 0)
 			return thread_error(l, rc, "a worker thread");
 		l->workers[i].started = 1;
 	}
-	if (!l->direct) {
+	if (!l->placed) {
 		rc = rio__thread_start(l, &l->batcher, rio__batcher_main, l);
 		if (rc < 0)
 			return thread_error(l, rc, "the batcher thread");
 	}
-	l->batcher_started = !l->direct;
+	l->batcher_started = !l->placed;
 	return 0;
 }
 
@@ -308,10 +308,10 @@ static void stop_epoch(rio_loader *l)
 	}
 	l->done = NULL;
 	rio__pool *p = &l->pool;
-	l->direct_ndone = 0;
-	while (l->direct_done) {
-		rio__slot *s = l->direct_done;
-		l->direct_done = s->next;
+	l->placed_ndone = 0;
+	while (l->placed_done) {
+		rio__slot *s = l->placed_done;
+		l->placed_done = s->next;
 		s->next = p->free_list;
 		p->free_list = s;
 	}
@@ -354,7 +354,7 @@ static void elastic_end(rio_loader *l)
 	l->ds.rank_records = l->usual_records;
 	l->usual_pieces = NULL;
 	rio__stages_free(&l->stages);
-	l->direct = l->ds.direct; /* ordinary epochs: from the cache again */
+	l->placed = l->ds.placed; /* ordinary epochs: from the cache again */
 }
 
 /* Waits on ready_cv under l->mu, until `deadline` (CLOCK_REALTIME) when it
@@ -388,13 +388,13 @@ static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int
 	return s;
 }
 
-/* Direct path: the slot of the next batch number, or NULL at the end of the
+/* Placed path: the slot of the next batch number, or NULL at the end of the
  * plan or when that batch failed (then l->error says why; the epoch ends
  * for the consumer as for the pipeline). A consumer faster than the
  * workers waits for several small batches at once, not for each: one
  * wakeup (a context switch, most of the time of a small batch) for
  * several batches. */
-static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, int *timed_out)
+static rio__slot *take_placed(rio_loader *l, const struct timespec *deadline, int *timed_out)
 {
 	uint64_t want = l->batches_out;
 	for (;;) {
@@ -402,11 +402,11 @@ static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, in
 			l->epoch_done = 1;
 			return NULL;
 		}
-		for (rio__slot **pp = &l->direct_done; *pp; pp = &(*pp)->next)
+		for (rio__slot **pp = &l->placed_done; *pp; pp = &(*pp)->next)
 			if ((*pp)->batch.number == want) {
 				rio__slot *s = *pp;
 				*pp = s->next;
-				l->direct_ndone--;
+				l->placed_ndone--;
 				return s;
 			}
 		if (l->error < 0 && l->error_batch == want)
@@ -473,7 +473,7 @@ RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeou
 	int timed_out = 0;
 	double t0 = rio__now();
 	pthread_mutex_lock(&l->mu);
-	rio__slot *s = l->direct ? take_direct(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out)
+	rio__slot *s = l->placed ? take_placed(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out)
 	                         : take_ready(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out);
 	l->stats.wait_seconds += rio__now() - t0;
 	if (timed_out) {
@@ -519,10 +519,10 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 		s->next = l->pool.free_list;
 		l->pool.free_list = s;
 		freed = 1;
-		/* one slot serves one waiting worker of the direct path; under
+		/* one slot serves one waiting worker of the placed path; under
 		 * O_DIRECT a given worker waits for its turn, and the
 		 * pipeline's batcher is the only waiter */
-		one = l->direct && !l->o.direct;
+		one = l->placed && !l->o.direct;
 	}
 	pthread_mutex_unlock(&l->mu);
 	/* after unlocking: a waiter woken under the lock would take the CPU
@@ -766,11 +766,11 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 	}
 	stop_epoch(l);
 	elastic_end(l);
-	/* counting every shard may have ruled the direct path out; buffer
+	/* counting every shard may have ruled the placed path out; buffer
 	 * shuffling's shares have holes (elastic.c), which the pipeline reads,
 	 * and so do the resumed epoch's pieces with opts.cache, read as
 	 * without the cache */
-	l->direct = l->ds.direct && l->o.shuffle != RIO_SHUFFLE_BUFFER && !l->ds.cache_bytes;
+	l->placed = l->ds.placed && l->o.shuffle != RIO_SHUFFLE_BUFFER && !l->ds.cache_bytes;
 	l->usual_pieces = l->ds.pieces;
 	l->usual_npieces = l->ds.npieces;
 	l->usual_records = l->ds.rank_records;

@@ -43,7 +43,7 @@
  *   Bounded whatever the size of the dataset: the batch pool (prefetch +
  *   held batches), the workers' chunk buffers, and the shuffle buffer. The
  *   indexes cost 8 bytes per 64 records, or 12 bytes per record where every
- *   record's place is kept: global shuffling, and the direct path (no or
+ *   record's place is kept: global shuffling, and the placed path (no or
  *   global shuffle over uncompressed shards under RIO_DAMAGE_FAIL, where
  *   workers read each batch straight into its memory, without a copy).
  *
@@ -254,7 +254,7 @@ typedef struct rio_loader_opts {
 	                       * (nothing writes to them after). With
 	                       * columns, uncompressed shards are read into
 	                       * memory too (in BUFFER order: in NONE order
-	                       * the direct path reads them as they lie),
+	                       * the placed path reads them as they lie),
 	                       * and when the rows fit, each record is
 	                       * decoded once, as it is cached, and batches
 	                       * are filled from the decoded rows with no

@@ -83,10 +83,10 @@ typedef struct rio__worker {
 	rio__io *io;
 	rio__chunk chunks[RIO__CHUNKS_PER_WORKER];
 	int free_chunks;        /* chunks not lent to the batcher            */
-	void *places;           /* direct path: scratch per record         */
+	void *places;           /* placed path: scratch per record         */
 	size_t nplaces;
-	rio_error err;          /* direct path: this batch's error          */
-	uint64_t file_bytes;    /* direct path: bytes read for batches not
+	rio_error err;          /* placed path: this batch's error          */
+	uint64_t file_bytes;    /* placed path: bytes read for batches not
 	                         * filed yet (counted in stats when filed)  */
 } rio__worker;
 
@@ -112,7 +112,7 @@ struct rio_loader {
 	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
 	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
 	int use_uring;
-	int direct;             /* the direct path (direct.c) serves this loader */
+	int placed;             /* the placed path (placed.c) serves this loader */
 
 	/* the epoch being delivered */
 	uint64_t epoch;
@@ -146,15 +146,15 @@ struct rio_loader {
 	rio_error batch_err;
 	int epoch_done;          /* the batcher published its last batch    */
 	size_t held;             /* batches the consumer holds              */
-	rio__slot *direct_done;  /* direct path: filled slots, any order    */
-	size_t direct_ndone;     /* direct path: slots in direct_done       */
-	size_t wake_ndone;       /* direct path: the waiting consumer is woken
+	rio__slot *placed_done;  /* placed path: filled slots, any order    */
+	size_t placed_ndone;     /* placed path: slots in placed_done       */
+	size_t wake_ndone;       /* placed path: the waiting consumer is woken
 	                          * once this many slots are done (loader.c:
-	                          * take_direct), or on an error or when no
+	                          * take_placed), or on an error or when no
 	                          * slot is free; 0 while it does not wait  */
-	uint64_t slot_turn;      /* direct path, O_DIRECT: the batch that gets
-	                          * the next free slot (direct.c)          */
-	uint64_t error_batch;    /* direct path: the batch that failed      */
+	uint64_t slot_turn;      /* placed path, O_DIRECT: the batch that gets
+	                          * the next free slot (placed.c)          */
+	uint64_t error_batch;    /* placed path: the batch that failed      */
 
 	/* statistics */
 	rio_loader_stats stats;
@@ -229,10 +229,10 @@ static inline int rio__loader_frame_entry(const struct rio_loader *l, const uint
 	                              len);
 }
 
-/* direct.c: the direct path's plan (one task per batch) and its worker
+/* placed.c: the placed path's plan (one task per batch) and its worker
  * thread. */
-int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+int rio__placed_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                      uint64_t epoch);
-void *rio__direct_main(void *arg);
+void *rio__placed_main(void *arg);
 
 #endif /* RIO_LOADER_INTERNAL_H */

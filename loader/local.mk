@@ -10,7 +10,7 @@ recordio_librecordio_la_SOURCES += \
 	loader/worker.c \
 	loader/chunk.c \
 	loader/piece_stream.c \
-	loader/direct.c \
+	loader/placed.c \
 	loader/cache.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \

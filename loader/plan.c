@@ -233,7 +233,7 @@ static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 		return rio__error_set(err, -errno, s->path, 0, RIO__UNKNOWN, NULL);
 	s->comp = rio_compression_detect(head, (size_t)n);
 	/* reading shuffled records from mappings (opts.map): no read per
-	 * record, and on the direct path no copy either (direct.c); in shard
+	 * record, and on the placed path no copy either (placed.c); in shard
 	 * order reads are faster (doc/loader.md). MADV_NORMAL's fault-around
 	 * maps the cached pages near each fault, ~16 at a time, far cheaper
 	 * than MAP_POPULATE's whole files at open or MADV_RANDOM's fault per
@@ -464,7 +464,7 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
  * pipeline's NONE or BUFFER (GLOBAL needs uncompressed shards whatever
  * the cache), not O_DIRECT, and every shard the rank needs is compressed,
  * mapped (opts.map) or, with columns, read into memory and decoded too, so
- * the direct path can serve them all from memory. Whether they fit is
+ * the placed path can serve them all from memory. Whether they fit is
  * known once they are counted. */
 static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
 {
@@ -480,7 +480,7 @@ static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
 }
 
 /* opts.cache, once the rank's compressed shards are known to fit: the
- * shards of its pieces (those the direct path reads) counted again, with
+ * shards of its pieces (those the placed path reads) counted again, with
  * every record's place. The first count kept only the sparse index, so
  * that a cache too small costs no index of every record of every shard
  * (records sharding counts them all). A count that changed since is an
@@ -588,7 +588,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 
 	/* open and count what this rank needs: its own shards (files), or all
 	 * of them (records: the split needs every count). Every record's place
-	 * is kept for global shuffling, and for the direct path when all the
+	 * is kept for global shuffling, and for the placed path when all the
 	 * shards are uncompressed. */
 	int all_plain = 1;
 	for (size_t s = 0; s < ds->nshards; s++) {
@@ -601,17 +601,17 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 			return rc;
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 	}
-	ds->direct = all_plain && rio__direct_eligible(o);
+	ds->placed = all_plain && rio__placed_eligible(o);
 	/* in shard order the files are mapped only for the cache, which
 	 * serves plain shards and decompressed copies alike from memory */
-	if (o->map && o->cache && !ds->direct && o->shuffle == RIO_SHUFFLE_NONE)
+	if (o->map && o->cache && !ds->placed && o->shuffle == RIO_SHUFFLE_NONE)
 		for (size_t s = 0; s < ds->nshards; s++)
 			if (ds->shards[s].needed && (rc = shard_map(&ds->shards[s], err)) < 0)
 				return rc;
-	int cache = !ds->direct && cache_candidate(ds, o);
-	if (!ds->direct && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
+	int cache = !ds->placed && cache_candidate(ds, o);
+	if (!ds->placed && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds); /* the pipeline reads in order, with reads */
-	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->direct;
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->placed;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		if (sh->needed && o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
@@ -631,14 +631,14 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	                          &ds->rank_records)) < 0)
 		return rc;
 	if (cache) {
-		/* the decompressed shards, as if mapped: the direct path serves
+		/* the decompressed shards, as if mapped: the placed path serves
 		 * them; else everything as without opts.cache */
 		uint64_t need = rio__cache_need(ds, o->ncolumns > 0);
 		if (need > 0 && need <= o->cache && (rc = count_pieces_full(ds, o, err)) < 0)
 			return rc;
-		ds->direct = need > 0 && need <= o->cache &&
+		ds->placed = need > 0 && need <= o->cache &&
 		             rio__cache_load(ds, o, cols, &ds->cache_file_bytes);
-		if (!ds->direct) {
+		if (!ds->placed) {
 			unmap_all(ds);
 			drop_places(ds);
 		}
@@ -671,12 +671,12 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 	}
 	if (!more)
 		return 0;
-	/* the direct path needs every record's place in every shard it reads;
+	/* the placed path needs every record's place in every shard it reads;
 	 * a compressed shard that joins leaves it to the pipeline */
-	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || (ds->direct && all_plain);
+	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || (ds->placed && all_plain);
 	if (!all_plain)
-		ds->direct = 0;
-	if (!ds->direct && o->shuffle != RIO_SHUFFLE_GLOBAL)
+		ds->placed = 0;
+	if (!ds->placed && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds);
 	return count_all(ds, full, o, err);
 }

@@ -86,7 +86,7 @@ typedef struct rio__dataset {
 	uint64_t rank_records;
 	uint64_t total_records;
 	uint64_t ident;         /* a hash of the shard counts (saved state) */
-	int direct;             /* every record's place is kept: the direct
+	int placed;             /* every record's place is kept: the placed
 	                         * path can serve this rank's ordinary epochs */
 	uint64_t cache_bytes;   /* opts.cache: the bytes of the decompressed
 	                         * shards or their rows held (0: none,
@@ -113,8 +113,8 @@ typedef struct rio__plan {
 	int global;
 } rio__plan;
 
-/* direct.c: 1 when the options let workers fill batches directly. */
-int rio__direct_eligible(const rio_loader_opts *o);
+/* placed.c: 1 when the options let workers fill batches directly. */
+int rio__placed_eligible(const rio_loader_opts *o);
 
 struct rio__colplan;
 
@@ -161,13 +161,13 @@ void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *pie
 int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                     uint64_t epoch);
 void rio__plan_free(rio__plan *p);
-/* Frees the task list only (the direct path replaces it). */
+/* Frees the task list only (the placed path replaces it). */
 void rio__plan_free_tasks(rio__plan *p);
 
 /* The shuffle buffer's moves (batcher.c: shuffle_add, shuffle_drain)
  * replayed on numbers rather than records, with its own RNG stream: the
  * order a rank's BUFFER epoch delivers, found without reading any data
- * (elastic.c replays interrupted stages with it; direct.c, with opts.map,
+ * (elastic.c replays interrupted stages with it; placed.c, with opts.map,
  * runs that order as a permutation). */
 #define RIO__RNG_SHUFFLE_BUFFER 3
 typedef struct rio__bufsim {
@@ -185,7 +185,7 @@ int rio__bufsim_push(rio__bufsim *b, uint64_t in, uint64_t *out);
 int rio__bufsim_drain(rio__bufsim *b, uint64_t *out);
 void rio__bufsim_free(rio__bufsim *b);
 
-/* BUFFER with opts.map (the direct path): p's tasks, a BUFFER plan of
+/* BUFFER with opts.map (the placed path): p's tasks, a BUFFER plan of
  * ds's pieces (without holes), made the permutation p->perm of the rank's
  * ordinals that the shuffle buffer delivers them in: the same order as the
  * pipeline's for the same seed, epoch and rank. 0 or -ENOMEM. */

@@ -932,7 +932,7 @@ static void resume_mode(rio_shuffle sh)
 	o.batch_size = 8;
 	o.drop_remainder = 1;
 	resume_one(sh, &o);
-	/* O_DIRECT: the direct path claims batches ahead and gives slots out in
+	/* O_DIRECT: the placed path claims batches ahead and gives slots out in
 	 * batch order from the restored batch on (where the file system takes
 	 * O_DIRECT at all) */
 	o.direct = 1;
@@ -1036,7 +1036,7 @@ static void test_resume_none(void)
 static void test_resume_buffer(void)
 {
 	resume_mode(RIO_SHUFFLE_BUFFER);
-	/* the same from mapped shards (opts.map: the direct path, the shuffle
+	/* the same from mapped shards (opts.map: the placed path, the shuffle
 	 * buffer's order as a permutation) */
 	rio_loader_opts o;
 	lu_base_opts(&o);
@@ -1062,7 +1062,7 @@ static void test_resume_global(void)
 	o.seed = 99;
 	o.map = 1;
 	resume_one(RIO_SHUFFLE_GLOBAL, &o);
-	o.on_damage = RIO_DAMAGE_SKIP; /* the pipeline rather than the direct path */
+	o.on_damage = RIO_DAMAGE_SKIP; /* the pipeline rather than the placed path */
 	resume_one(RIO_SHUFFLE_GLOBAL, &o);
 }
 
@@ -1392,7 +1392,7 @@ static void test_direct(void)
 
 /* opts.map: global shuffling copies from mappings of the shards; the same
  * batches as reads give in every mode (no effect outside GLOBAL), with
- * either backend, under FAIL (the direct path) and SKIP (the pipeline);
+ * either backend, under FAIL (the placed path) and SKIP (the pipeline);
  * refused with direct. */
 static void test_map(void)
 {
@@ -1529,7 +1529,7 @@ static void test_map_views(void)
 		}
 }
 
-/* Buffer shuffling from mappings (opts.map, the direct path): two ranks
+/* Buffer shuffling from mappings (opts.map, the placed path): two ranks
  * deliver every record exactly once between them, each rank the same
  * batches over two epochs as buffer shuffling with reads (the pipeline:
  * the order for a seed does not change), with several worker counts, with
@@ -1776,7 +1776,7 @@ static void test_decode(void)
 		decode_run(&dz, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
 	}
 	/* uncompressed shards too, when shuffled through the buffer (in shard
-	 * order the direct path reads them as they lie) */
+	 * order the placed path reads them as they lie) */
 	decode_stride = 804;
 	decode_run(&d, LU_COLS_NATIVE, 0, RIO_SHUFFLE_BUFFER, 1);
 	decode_stride = 800;
@@ -2804,7 +2804,7 @@ static void test_hold(void)
 
 /* rio_loader_next_timeout with a zero timeout: a wait that times out hands
  * out nothing and loses nothing; polled to the end, two epochs are the
- * batches rio_loader_next gives, in every shuffle mode (the direct path
+ * batches rio_loader_next gives, in every shuffle mode (the placed path
  * and the pipeline). */
 static void test_next_timeout(void)
 {
@@ -3297,7 +3297,7 @@ static void test_cpus(void)
 		}
 		if (dir)
 			closedir(dir);
-		/* 3 workers, and the batcher unless the direct path serves */
+		/* 3 workers, and the batcher unless the placed path serves */
 		CHECK(threads >= 3 && threads <= 4, "%s: %zu loader threads found, want 3 or 4",
 		      rio_shuffle_name(o.shuffle), threads);
 		CU_ASSERT_EQUAL(lu_drain_through(l, &placed, d, 1), 0);

@@ -1,6 +1,7 @@
 /*
- * direct.c — the direct path: workers read each batch straight into its
- * pool slot, with no copy and no batcher thread.
+ * placed.c — the placed path (named for its records' places, all known in
+ * advance): workers read each batch straight into its pool slot, with no
+ * copy and no batcher thread. ("direct" means O_DIRECT only: opts.direct.)
  *
  * When every record's place is known in advance — uncompressed shards, with
  * no shuffle or a global one (or buffer shuffling from mappings, opts.map,
@@ -27,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int rio__direct_eligible(const rio_loader_opts *o)
+int rio__placed_eligible(const rio_loader_opts *o)
 {
 	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL ||
 	        (o->shuffle == RIO_SHUFFLE_BUFFER && o->map)) &&
@@ -147,7 +148,7 @@ static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, siz
 		int d = rio__frame_check_entry(base + pl[i].at, avail, pl[i].framed,
 		                               l->o.max_record_size, l->o.verify_crc && !sh->cache,
 		                               &len);
-		if (d < 0) /* the direct path runs under FAIL only */
+		if (d < 0) /* the placed path runs under FAIL only */
 			return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec, avail, len,
 			                        l->o.max_record_size);
 		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
@@ -437,12 +438,12 @@ static int file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, i
 		l->pool.free_list = s;
 		pthread_cond_broadcast(&l->slot_cv);
 	} else {
-		s->next = l->direct_done;
-		l->direct_done = s;
-		l->direct_ndone++;
+		s->next = l->placed_done;
+		l->placed_done = s;
+		l->placed_ndone++;
 	}
 	/* the consumer, when it waits, waits for several batches at once */
-	return rc < 0 || l->error < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
+	return rc < 0 || l->error < 0 || l->placed_ndone >= l->wake_ndone || !l->pool.free_list;
 }
 
 /* ---- O_DIRECT: batches read ahead --------------------------------------
@@ -674,7 +675,7 @@ static void run_direct(rio__worker *w)
 #define RIO__CLAIM_RECORDS 128
 #define RIO__CLAIM_MAX 8
 
-void *rio__direct_main(void *arg)
+void *rio__placed_main(void *arg)
 {
 	rio__worker *w = arg;
 	rio_loader *l = w->l;
@@ -749,7 +750,7 @@ void *rio__direct_main(void *arg)
 	return NULL;
 }
 
-int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+int rio__placed_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                      uint64_t epoch)
 {
 	uint64_t n = ds->rank_records, bs = o->batch_size;
