@@ -171,8 +171,6 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->work_cv, NULL);
 	pthread_cond_init(&l->done_cv, NULL);
-	pthread_cond_init(&l->slot_cv, NULL);
-	pthread_cond_init(&l->ready_cv, NULL);
 	int rc = check_options(l);
 	if (rc == 0)
 		rc = rio__cpus_init(l);
@@ -190,12 +188,12 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	if (rc == 0 && l->o.prefetch == 0) /* automatic: at least ~512 records ahead */
 		l->o.prefetch = auto_prefetch(l->o.batch_size);
 	if (rc == 0)
-		rc = rio__pool_init(&l->pool, l->o.prefetch + l->o.hold, l->o.batch_size, &l->cols,
-		                    &l->o, &l->err);
+		rc = rio__pool_init(&l->pool, l->o.prefetch + l->o.hold, l->o.batch_size,
+		                    l->o.prefetch, &l->cols, &l->o, &l->err);
 	if (rc == 0)
 		rc = open_workers(l);
 	l->stats.io_uring = l->use_uring;
-	l->stats.file_bytes = l->ds.cache_file_bytes;
+	l->file_bytes = l->ds.cache_file_bytes;
 	l->placed = l->ds.placed;
 	if (rc < 0 && l->err.code == 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, "opening the loader");
@@ -232,18 +230,17 @@ static int start_epoch(rio_loader *l)
 	for (size_t i = 0; i < l->ds.npieces; i++)
 		l->streams[i].fd = -1;
 	l->stop = 0;
-	/* a saved position is a multiple of the batch size, or the end of the
-	 * epoch after a short last batch: round up */
-	l->next_task = l->placed ? (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size : 0;
-	l->slot_turn = l->next_task;
-
+	l->next_task = 0;
 	l->done = NULL;
-	l->placed_done = NULL;
-	l->placed_ndone = 0;
-	l->wake_ndone = 0;
-	l->error = 0;
-	l->epoch_done = 0;
-	rio__error_clear(&l->batch_err);
+	/* the placed path: a task per batch; a saved position is a multiple
+	 * of the batch size, or the end of the epoch after a short last
+	 * batch: round up */
+	if (l->placed)
+		rio__pool_epoch(&l->pool, l->o.direct ? RIO__ORDER_TURNS : RIO__ORDER_CLAIMS,
+		                (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size,
+		                l->plan.ntasks);
+	else
+		rio__pool_epoch(&l->pool, RIO__ORDER_FIFO, 0, 0);
 	l->running = 1;
 	/* records an .idx listed beyond what its shard holds: skipped by the
 	 * rank that reads the shard's end (or owns an empty one) */
@@ -287,8 +284,8 @@ static void stop_epoch(rio_loader *l)
 	l->stop = 1;
 	pthread_cond_broadcast(&l->work_cv);
 	pthread_cond_broadcast(&l->done_cv);
-	pthread_cond_broadcast(&l->slot_cv);
 	pthread_mutex_unlock(&l->mu);
+	rio__pool_stop(&l->pool);
 	for (int i = 0; i < l->nworkers; i++)
 		if (l->workers[i].started) {
 			pthread_join(l->workers[i].thread, NULL);
@@ -307,22 +304,7 @@ static void stop_epoch(rio_loader *l)
 		w->free_chunks = RIO__CHUNKS_PER_WORKER;
 	}
 	l->done = NULL;
-	rio__pool *p = &l->pool;
-	l->placed_ndone = 0;
-	while (l->placed_done) {
-		rio__slot *s = l->placed_done;
-		l->placed_done = s->next;
-		s->next = p->free_list;
-		p->free_list = s;
-	}
-	while (p->ready_count > 0) {
-		rio__slot *s = p->ready[p->ready_head];
-		p->ready_head = (p->ready_head + 1) % p->nslots;
-		p->ready_count--;
-		rio__slot_disown(p, s);
-		s->next = p->free_list;
-		p->free_list = s;
-	}
+	rio__pool_reset(&l->pool);
 	for (size_t i = 0; i < l->ds.npieces; i++) {
 		rio__piece_stream_close(&l->streams[i]);
 		free(l->streams[i].carry);
@@ -357,83 +339,6 @@ static void elastic_end(rio_loader *l)
 	l->placed = l->ds.placed; /* ordinary epochs: from the cache again */
 }
 
-/* Waits on ready_cv under l->mu, until `deadline` (CLOCK_REALTIME) when it
- * is not NULL: returns 1 and sets *timed_out once the deadline passed. */
-static int wait_ready(rio_loader *l, const struct timespec *deadline, int *timed_out)
-{
-	if (!deadline) {
-		pthread_cond_wait(&l->ready_cv, &l->mu);
-		return 0;
-	}
-	if (pthread_cond_timedwait(&l->ready_cv, &l->mu, deadline) == ETIMEDOUT) {
-		*timed_out = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/* Pipeline: the next queued batch, or NULL at the end or on an error
- * (waits under l->mu), or on a timeout. */
-static rio__slot *take_ready(rio_loader *l, const struct timespec *deadline, int *timed_out)
-{
-	rio__pool *p = &l->pool;
-	while (p->ready_count == 0 && !l->epoch_done)
-		if (wait_ready(l, deadline, timed_out))
-			return NULL;
-	if (p->ready_count == 0)
-		return NULL;
-	rio__slot *s = p->ready[p->ready_head];
-	p->ready_head = (p->ready_head + 1) % p->nslots;
-	p->ready_count--;
-	return s;
-}
-
-/* Placed path: the slot of the next batch number, or NULL at the end of the
- * plan or when that batch failed (then l->error says why; the epoch ends
- * for the consumer as for the pipeline). A consumer faster than the
- * workers waits for several small batches at once, not for each: one
- * wakeup (a context switch, most of the time of a small batch) for
- * several batches. */
-static rio__slot *take_placed(rio_loader *l, const struct timespec *deadline, int *timed_out)
-{
-	uint64_t want = l->batches_out;
-	for (;;) {
-		if (want >= l->plan.ntasks) {
-			l->epoch_done = 1;
-			return NULL;
-		}
-		for (rio__slot **pp = &l->placed_done; *pp; pp = &(*pp)->next)
-			if ((*pp)->batch.number == want) {
-				rio__slot *s = *pp;
-				*pp = s->next;
-				l->placed_ndone--;
-				return s;
-			}
-		if (l->error < 0 && l->error_batch == want)
-			return NULL;
-		/* small batches: wait for about 256 records' worth (batches
-		 * want.. are all to come: as many as are left, and at most
-		 * what the slots not held can take); a large batch is worth
-		 * a wakeup of its own. After an error some never come (the
-		 * failed one, those a worker did not fill after it): each
-		 * one then */
-		uint64_t k = 256 / l->o.batch_size;
-		if (k > l->o.prefetch)
-			k = l->o.prefetch;
-		if (l->error < 0)
-			k = 1;
-		if (k > l->plan.ntasks - want)
-			k = l->plan.ntasks - want;
-		if (k > l->pool.nslots - l->held)
-			k = l->pool.nslots - l->held;
-		l->wake_ndone = (size_t)(k > 1 ? k : 1);
-		int out = wait_ready(l, deadline, timed_out);
-		l->wake_ndone = 0;
-		if (out)
-			return NULL;
-	}
-}
-
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 {
 	return rio_loader_next_timeout(l, batch, -1);
@@ -442,10 +347,11 @@ RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeout_ms)
 {
 	*batch = NULL;
-	if (l->held >= l->o.hold)
+	size_t held = rio__pool_held(&l->pool);
+	if (held >= l->o.hold)
 		return rio__error_set(&l->err, -ENOBUFS, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "the consumer holds %zu batches (opts.hold): release one first",
-		                      l->held);
+		                      held);
 	if (l->finished) {
 		elastic_end(l);
 		l->epoch++;
@@ -470,35 +376,30 @@ RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeou
 			deadline.tv_nsec -= 1000000000L;
 		}
 	}
-	int timed_out = 0;
 	double t0 = rio__now();
+	rio__slot *s = NULL;
+	rio_error e;
+	int rc = rio__pool_next(&l->pool, timeout_ms >= 0 ? &deadline : NULL, &s, &e);
 	pthread_mutex_lock(&l->mu);
-	rio__slot *s = l->placed ? take_placed(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out)
-	                         : take_ready(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out);
 	l->stats.wait_seconds += rio__now() - t0;
-	if (timed_out) {
-		pthread_mutex_unlock(&l->mu);
-		return -ETIMEDOUT; /* nothing handed out: the caller calls again */
-	}
-	if (s) {
-		s->held = 1;
-		l->held++;
-		l->position += s->batch.count;
-		l->batches_out++;
+	if (rc == 1) {
 		l->stats.records += s->batch.count;
 		l->stats.batches++;
 		l->stats.bytes += s->bytes;
-		pthread_mutex_unlock(&l->mu);
+	}
+	pthread_mutex_unlock(&l->mu);
+	if (rc == -ETIMEDOUT)
+		return rc; /* nothing handed out: the caller calls again */
+	if (rc == 1) {
+		l->position += s->batch.count;
+		l->batches_out++;
 		*batch = &s->batch;
 		return 1;
 	}
-	int err = l->error;
-	rio_error e = l->batch_err;
-	pthread_mutex_unlock(&l->mu);
-	if (err < 0) {
+	if (rc < 0) {
 		/* the error stays: the epoch is stopped where it failed */
 		l->err = e;
-		return err;
+		return rc;
 	}
 	stop_epoch(l);
 	l->finished = 1;
@@ -509,29 +410,8 @@ RIO_API void rio_loader_release(rio_loader *l, rio_batch *batch)
 {
 	if (!l || !batch)
 		return;
-	rio__slot *s = (rio__slot *)(void *)batch; /* the batch is a slot's first member */
-	int freed = 0, one = 0;
-	pthread_mutex_lock(&l->mu);
-	if (s->held) {
-		s->held = 0;
-		l->held--;
-		rio__slot_disown(&l->pool, s);
-		s->next = l->pool.free_list;
-		l->pool.free_list = s;
-		freed = 1;
-		/* one slot serves one waiting worker of the placed path; under
-		 * O_DIRECT a given worker waits for its turn, and the
-		 * pipeline's batcher is the only waiter */
-		one = l->placed && !l->o.direct;
-	}
-	pthread_mutex_unlock(&l->mu);
-	/* after unlocking: a waiter woken under the lock would take the CPU
-	 * (the kernel lets a woken thread preempt its waker), find the lock
-	 * held and hand the CPU back, twice the switches per batch */
-	if (freed && one)
-		pthread_cond_signal(&l->slot_cv);
-	else if (freed)
-		pthread_cond_broadcast(&l->slot_cv);
+	/* the batch is a slot's first member */
+	rio__pool_release(&l->pool, (rio__slot *)(void *)batch);
 }
 
 /* ---- sizes, epochs and positions -------------------------------------- */
@@ -924,6 +804,7 @@ RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats)
 	*stats = l->stats;
 	stats->cache_bytes = l->ds.cache_bytes;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->mu);
+	stats->file_bytes = __atomic_load_n(&l->file_bytes, __ATOMIC_RELAXED);
 }
 
 RIO_API size_t rio_loader_warning(const rio_loader *l, char *buf, size_t size)
@@ -990,7 +871,5 @@ RIO_API void rio_loader_close(rio_loader *l)
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->work_cv);
 	pthread_cond_destroy(&l->done_cv);
-	pthread_cond_destroy(&l->slot_cv);
-	pthread_cond_destroy(&l->ready_cv);
 	free(l);
 }

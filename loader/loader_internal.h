@@ -125,14 +125,14 @@ struct rio_loader {
 	rio__plan plan;
 	rio__piece_stream *streams; /* one per piece (compressed shards)    */
 
-	/* threads */
+	/* threads: the pipeline's tasks, chunks and piece streams, the
+	 * statistics and the warning are under mu (the batch slots are the
+	 * pool's, under its own lock) */
 	pthread_mutex_t mu;
 	pthread_cond_t work_cv;  /* workers: a task, a chunk or a turn      */
 	pthread_cond_t done_cv;  /* batcher: a chunk is done                */
-	pthread_cond_t slot_cv;  /* batcher: a pool slot is free             */
-	pthread_cond_t ready_cv; /* consumer: a batch is ready              */
-	int stop;                /* everyone: leave now                     */
-	uint64_t next_task;      /* the next task a worker claims           */
+	int stop;                /* workers and batcher: leave now          */
+	uint64_t next_task;      /* the next task a pipeline worker claims  */
 	rio__chunk *done;        /* chunks done, not yet taken by batcher   */
 	rio__worker *workers;
 	int nworkers;
@@ -140,24 +140,13 @@ struct rio_loader {
 	int batcher_started;
 	void *cpuset;            /* opts.cpus as a cpu_set_t, or NULL        */
 
-	/* batches */
+	/* batches: the slots, where each is, and the epoch's end (pool.h) */
 	rio__pool pool;
-	int error;               /* the batcher's error, after ready batches */
-	rio_error batch_err;
-	int epoch_done;          /* the batcher published its last batch    */
-	size_t held;             /* batches the consumer holds              */
-	rio__slot *placed_done;  /* placed path: filled slots, any order    */
-	size_t placed_ndone;     /* placed path: slots in placed_done       */
-	size_t wake_ndone;       /* placed path: the waiting consumer is woken
-	                          * once this many slots are done (loader.c:
-	                          * take_placed), or on an error or when no
-	                          * slot is free; 0 while it does not wait  */
-	uint64_t slot_turn;      /* placed path, O_DIRECT: the batch that gets
-	                          * the next free slot (placed.c)          */
-	uint64_t error_batch;    /* placed path: the batch that failed      */
 
-	/* statistics */
+	/* statistics (under mu; file_bytes apart, counted by every reading
+	 * thread without a lock: rio__count_file_bytes) */
 	rio_loader_stats stats;
+	uint64_t file_bytes;
 	char warning[640];       /* the first warning ("" while none)       */
 
 	/* elastic resume (elastic.h): while stages.n > 0 the epoch in progress
@@ -181,6 +170,12 @@ int rio__thread_start(rio_loader *l, pthread_t *t, void *(*fn)(void *), void *ar
  * first such message for rio_loader_warning(); under l->mu once threads
  * run. */
 void rio__loader_warn(struct rio_loader *l, const char *text);
+
+/* Counts bytes read from the files (stats.file_bytes), from any thread. */
+static inline void rio__count_file_bytes(struct rio_loader *l, uint64_t n)
+{
+	__atomic_fetch_add(&l->file_bytes, n, __ATOMIC_RELAXED);
+}
 
 /* worker.c: the worker thread; runs tasks until none are left or stop. */
 void *rio__worker_main(void *arg);

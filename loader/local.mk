@@ -14,7 +14,7 @@ recordio_librecordio_la_SOURCES += \
 	loader/cache.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \
-	loader/pool.c loader/pool.h
+	loader/pool.c loader/pool_memory.c loader/pool.h
 recordio_librecordio_la_CFLAGS += $(LIBURING_CFLAGS)
 recordio_librecordio_la_LIBADD += $(LIBURING_LIBS)
 if HAVE_CUDA
