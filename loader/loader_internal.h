@@ -1,8 +1,10 @@
 /*
  * loader_internal.h — the loader's shared state, seen by its parts:
  * plan.c (what to read this epoch), worker.c (reading, checking and decoding
- * chunks), batcher.c (ordering, shuffling and filling batches), pool.c (the
- * batch memory) and loader.c (the public calls and the threads).
+ * chunks), batcher.c (ordering, shuffling and filling batches), placed.c
+ * (the placed path), pool.c (the batch slots), loader.c (open and close),
+ * epoch.c (an epoch's threads and batches), state.c (saved positions) and
+ * report.c (statistics).
  *
  * The flow (doc/loader.md draws it):
  *   plan: tasks 0..T-1  →  workers claim tasks in order, each fills one of
@@ -18,6 +20,7 @@
 #include "internal.h"
 #include "loader.h"
 #include "io.h"
+#include "dataset.h"
 #include "plan.h"
 #include "pool.h"
 #include "decode.h"
@@ -166,10 +169,19 @@ int rio__cpus_init(rio_loader *l);
 void rio__cpus_free(rio_loader *l);
 int rio__thread_start(rio_loader *l, pthread_t *t, void *(*fn)(void *), void *arg);
 
-/* loader.c: counts an .idx that disagreed with its shard and keeps the
+/* report.c: counts an .idx that disagreed with its shard and keeps the
  * first such message for rio_loader_warning(); under l->mu once threads
  * run. */
 void rio__loader_warn(struct rio_loader *l, const char *text);
+
+/* epoch.c: stops the epoch's threads wherever they are and puts every
+ * chunk, slot and stream back where an epoch starts (batches the consumer
+ * holds stay valid); nothing when no epoch runs. */
+void rio__epoch_stop(struct rio_loader *l);
+/* Ends an elastic epoch's share (threads stopped): the usual pieces back. */
+void rio__epoch_elastic_end(struct rio_loader *l);
+/* The rank's records in an ordinary epoch. */
+uint64_t rio__usual_records(const struct rio_loader *l);
 
 /* Counts bytes read from the files (stats.file_bytes), from any thread. */
 static inline void rio__count_file_bytes(struct rio_loader *l, uint64_t n)
@@ -224,10 +236,7 @@ static inline int rio__loader_frame_entry(const struct rio_loader *l, const uint
 	                              len);
 }
 
-/* placed.c: the placed path's plan (one task per batch) and its worker
- * thread. */
-int rio__placed_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
-                     uint64_t epoch);
+/* placed.c: the placed path's worker thread (its plan: rio__plan_batches). */
 void *rio__placed_main(void *arg);
 
 #endif /* RIO_LOADER_INTERNAL_H */

@@ -2,8 +2,13 @@
 include_HEADERS += loader/loader.h
 recordio_librecordio_la_SOURCES += \
 	loader/loader.c loader/loader_internal.h \
+	loader/epoch.c \
+	loader/state.c \
+	loader/report.c \
 	loader/names.c \
 	loader/affinity.c \
+	loader/dataset.c loader/dataset.h \
+	loader/shards_run.c \
 	loader/plan.c loader/plan.h \
 	loader/elastic.c loader/elastic.h \
 	loader/io.c loader/io.h \

@@ -669,25 +669,3 @@ void *rio__placed_main(void *arg)
 	}
 	return NULL;
 }
-
-int rio__placed_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
-                     uint64_t epoch)
-{
-	uint64_t n = ds->rank_records, bs = o->batch_size;
-	int rc;
-	/* buffer shuffling (with opts.map only): the order the shuffle buffer
-	 * gives, as a permutation; the shuffle buffer itself is not needed */
-	if (o->shuffle == RIO_SHUFFLE_BUFFER && (rc = rio__plan_buffer_perm(p, ds, o, epoch)) < 0)
-		return rc;
-	uint64_t nb = n / bs + (!o->drop_remainder && n % bs ? 1 : 0);
-	rio__plan_free_tasks(p);
-	p->tasks = malloc((nb ? nb : 1) * sizeof *p->tasks);
-	if (!p->tasks)
-		return -ENOMEM;
-	for (uint64_t b = 0; b < nb; b++) {
-		uint64_t first = b * bs;
-		p->tasks[b] = (rio__task){0, 0, first, n - first < bs ? n - first : bs, b};
-	}
-	p->ntasks = nb;
-	return 0;
-}
