@@ -73,10 +73,11 @@ static int load_shard(const rio__shard *s, const rio_loader_opts *o, uint64_t *f
 	uint8_t *buf = malloc(n ? n : 1);
 	if (!buf)
 		return -ENOMEM;
-	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	rio_error e;
+	int fd = s->src.ops->stream(&s->src, &e);
 	if (fd < 0) {
 		free(buf);
-		return -errno;
+		return fd;
 	}
 	rio__istream *in = NULL;
 	int rc = rio__istream_open(&in, fd, s->comp);
@@ -187,11 +188,8 @@ static int load_one(void *arg, size_t s, rio_error *e)
 		/* rows; or a plain shard mapped (opts.map) whose records did not
 		 * all decode: its mapping serves it, as without the cache */
 		free(buf);
-		if (pk && sh->map) {
-			munmap((void *)sh->map, sh->map_len);
-			sh->map = NULL;
-			sh->map_len = 0;
-		}
+		if (pk)
+			rio__shard_unmap(sh);
 		sh->rows = pk;
 	} else {
 		sh->cache = buf;

@@ -13,6 +13,7 @@
 #include "decode.h"
 #include "frame_scan.h"
 #include "internal.h"
+#include "route.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,13 +156,13 @@ static int index_plausible(const rio__shard *s, const rio_index *idx, const rio_
 {
 	uint64_t n = idx->count;
 	uint64_t end = n ? idx->offset[n - 1] + idx->framed_size[n - 1] : 0;
-	if (end != s->file_size)
+	if (end != s->src.size)
 		return 0;
 	uint64_t step = n / 64 + 1;
 	for (uint64_t i = 0; i < n; i = (i + step < n || i == n - 1) ? i + step : n - 1) {
 		uint8_t hdr[RIO_HEADER_SIZE];
 		uint64_t len;
-		ssize_t got = pread(s->fd, hdr, sizeof hdr, (off_t)idx->offset[i]);
+		ssize_t got = s->src.ops->read_at(&s->src, hdr, sizeof hdr, idx->offset[i]);
 		if (got < 0 ||
 		    rio__frame_head(hdr, (size_t)got, 1, o->max_record_size, &len) != RIO__FRAME_OK ||
 		    rio__frame_size(len) != idx->framed_size[i])
@@ -170,17 +171,17 @@ static int index_plausible(const rio__shard *s, const rio_index *idx, const rio_
 	return 1;
 }
 
-/* Maps an uncompressed shard read-only (opts.map); nothing for the others. */
+/* Maps an uncompressed shard read-only where its source can; nothing for
+ * the others. */
 static int shard_map(rio__shard *s, rio_error *err)
 {
-	if (s->map || s->comp != RIO_COMPRESSION_NONE || s->file_size <= 0)
+	if (s->map || s->comp != RIO_COMPRESSION_NONE || s->src.size == 0 || !s->src.ops->map)
 		return 0;
-	void *m = mmap(NULL, (size_t)s->file_size, PROT_READ, MAP_SHARED, s->fd, 0);
-	if (m == MAP_FAILED)
-		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
-		                      "cannot map the shard (opts.map)");
-	s->map = m;
-	s->map_len = (size_t)s->file_size;
+	int rc = s->src.ops->map(&s->src, err);
+	if (rc < 0)
+		return rc;
+	s->map = s->src.map;
+	s->map_len = (size_t)s->src.size;
 	return 0;
 }
 
@@ -200,43 +201,28 @@ static int index_matches_scan(const rio_index *idx, const rio_index *scan)
 
 static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
 {
-	/* O_NONBLOCK: a FIFO must be refused, not waited on for a writer */
-	s->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (s->fd < 0)
-		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	struct stat st;
-	if (fstat(s->fd, &st) < 0)
-		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	/* pieces are read at offsets, by several workers, every epoch: a pipe,
-	 * a FIFO or a device cannot serve that */
-	if (!S_ISREG(st.st_mode))
-		return rio__error_set(err, RIO_EUNSUPPORTED, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
-		                      "not a regular file (a pipe, FIFO or device): the loader reads "
-		                      "shards at offsets, more than once; save the stream to a file");
-	if (fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK) < 0)
-		return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	s->file_size = (uint64_t)st.st_size;
+	int rc = rio__source_open(&s->src, s->path, err);
+	if (rc < 0)
+		return rc;
 	uint8_t head[16];
-	ssize_t n = pread(s->fd, head, sizeof head, 0);
+	ssize_t n = s->src.ops->read_at(&s->src, head, sizeof head, 0);
 	if (n < 0)
-		return rio__error_set(err, -errno, s->path, 0, RIO__UNKNOWN, NULL);
+		return rio__error_set(err, (int)n, s->path, 0, RIO__UNKNOWN, NULL);
 	s->comp = rio_compression_detect(head, (size_t)n);
-	/* reading shuffled records from mappings (opts.map): no read per
-	 * record, and on the placed path no copy either (placed.c); in shard
-	 * order reads are faster (doc/loader.md). MADV_NORMAL's fault-around
+	if (s->comp != RIO_COMPRESSION_NONE)
+		return 0;
+	/* what the epochs' routes may read uncompressed shards with (route.h):
+	 * mappings for shuffled records (no read per record, and on the
+	 * placed path no copy either: placed.c; MADV_NORMAL's fault-around
 	 * maps the cached pages near each fault, ~16 at a time, far cheaper
 	 * than MAP_POPULATE's whole files at open or MADV_RANDOM's fault per
-	 * page (bench/loader.sh, doc/loader.md). Unmapped again where nothing
-	 * reads from them (buffer shuffling on the pipeline) */
-	int rc;
-	if (o->map && o->shuffle != RIO_SHUFFLE_NONE && (rc = shard_map(s, err)) < 0)
+	 * page: bench/loader.sh, doc/loader.md), unmapped again where nothing
+	 * reads from them; O_DIRECT descriptors for reads in shard order */
+	if (rio__route_maps(o) && (rc = shard_map(s, err)) < 0)
 		return rc;
-	if (o->direct && s->comp == RIO_COMPRESSION_NONE) {
-		s->fd_direct = open(s->path, O_RDONLY | O_CLOEXEC | O_DIRECT);
-		if (s->fd_direct < 0)
-			return rio__error_set(err, -errno, s->path, RIO__UNKNOWN, RIO__UNKNOWN,
-			                      "cannot open with O_DIRECT");
-	}
+	int direct = rio__route_wants_direct(o);
+	if (direct && s->src.ops->direct && (rc = s->src.ops->direct(&s->src, direct == 2, err)) < 0)
+		return rc;
 	return 0;
 }
 
@@ -268,7 +254,7 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 		/* a compressed shard's index is checked as its stream is read
 		 * (piece_stream.c), but an empty one would give it no task */
 		idx_ok = rc == 0 && (s->comp != RIO_COMPRESSION_NONE
-		                             ? idx.count > 0 || s->file_size == 0
+		                             ? idx.count > 0 || s->src.size == 0
 		                             : index_plausible(s, &idx, o));
 	}
 	if (!idx_ok) {
@@ -302,7 +288,7 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 	rio_index *use = idx_ok ? &idx : &scan;
 	rio_index_free(idx_ok ? &scan : &idx);
 	s->count = use->count;
-	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->file_size
+	s->data_end = s->comp == RIO_COMPRESSION_NONE ? s->src.size
 	              : use->count ? use->offset[use->count - 1] + use->framed_size[use->count - 1]
 	                           : 0;
 	return adopt_index(s, use, full, err);
@@ -390,25 +376,6 @@ uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world)
 	return ident;
 }
 
-/* opts.cache applies (cache.c): damage fails the epoch, the order is the
- * pipeline's NONE or BUFFER (GLOBAL needs uncompressed shards whatever
- * the cache), not O_DIRECT, and every shard the rank needs is compressed,
- * mapped (opts.map) or, with columns, read into memory and decoded too, so
- * the placed path can serve them all from memory. Whether they fit is
- * known once they are counted. */
-static int cache_candidate(const rio__dataset *ds, const rio_loader_opts *o)
-{
-	if (!o->cache || o->on_damage != RIO_DAMAGE_FAIL || o->direct ||
-	    (o->shuffle != RIO_SHUFFLE_NONE && o->shuffle != RIO_SHUFFLE_BUFFER))
-		return 0;
-	for (size_t s = 0; s < ds->nshards && o->ncolumns == 0; s++) {
-		const rio__shard *sh = &ds->shards[s];
-		if (sh->needed && sh->comp == RIO_COMPRESSION_NONE && !sh->map && sh->file_size)
-			return 0;
-	}
-	return 1;
-}
-
 /* opts.cache, once the rank's compressed shards are known to fit: the
  * shards of its pieces (those the placed path reads) counted again, with
  * every record's place. The first count kept only the sparse index, so
@@ -459,11 +426,7 @@ static void drop_places(rio__dataset *ds)
 static void unmap_all(rio__dataset *ds)
 {
 	for (size_t s = 0; s < ds->nshards; s++)
-		if (ds->shards[s].map && !ds->shards[s].cache) {
-			munmap((void *)ds->shards[s].map, ds->shards[s].map_len);
-			ds->shards[s].map = NULL;
-			ds->shards[s].map_len = 0;
-		}
+		rio__shard_unmap(&ds->shards[s]);
 }
 
 int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
@@ -498,7 +461,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		sh->path = ds->set.paths[s];
-		sh->fd = sh->fd_direct = -1;
+		sh->src.fd = sh->src.fd_direct = -1;
 		char *ipath = rio_index_path(sh->path);
 		if (!ipath)
 			return -ENOMEM;
@@ -520,7 +483,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	 * of them (records: the split needs every count). Every record's place
 	 * is kept for global shuffling, and for the placed path when all the
 	 * shards are uncompressed. */
-	int all_plain = 1;
+	int all_plain = 1, plain_shards = 0;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		sh->needed = ds->sharding == RIO_SHARD_RECORDS ||
@@ -530,15 +493,18 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if ((rc = shard_open(sh, o, err)) < 0)
 			return rc;
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
+		plain_shards |= sh->comp == RIO_COMPRESSION_NONE && sh->src.size > 0;
 	}
-	ds->placed = all_plain && rio__placed_eligible(o);
+	/* opts.cache is tried first where it may serve (route.h); else every
+	 * record's place is kept where an epoch's route may need it */
+	int cache = rio__route_tries_cache(o, all_plain, plain_shards, o->ncolumns > 0);
+	ds->placed = !cache && all_plain && rio__route_keeps_places(o, 1);
 	/* in shard order the files are mapped only for the cache, which
 	 * serves plain shards and decompressed copies alike from memory */
-	if (o->map && o->cache && !ds->placed && o->shuffle == RIO_SHUFFLE_NONE)
+	if (cache && rio__route_asked(o) == RIO_READ_MAP && o->shuffle == RIO_SHUFFLE_NONE)
 		for (size_t s = 0; s < ds->nshards; s++)
 			if (ds->shards[s].needed && (rc = shard_map(&ds->shards[s], err)) < 0)
 				return rc;
-	int cache = !ds->placed && cache_candidate(ds, o);
 	if (!ds->placed && !cache && o->shuffle != RIO_SHUFFLE_GLOBAL)
 		unmap_all(ds); /* the pipeline reads in order, with reads */
 	int full = o->shuffle == RIO_SHUFFLE_GLOBAL || ds->placed;
@@ -596,7 +562,7 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 		 * with one, a shard that joins unmapped is read by the pipeline */
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE || rio__shard_cached(sh);
 		if (ds->cache_bytes && sh->comp == RIO_COMPRESSION_NONE && !sh->map &&
-		    !rio__shard_cached(sh) && sh->file_size)
+		    !rio__shard_cached(sh) && sh->src.size)
 			all_plain = 0;
 	}
 	if (!more)
@@ -615,12 +581,7 @@ void rio__dataset_close(rio__dataset *ds)
 {
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
-		if (sh->fd >= 0)
-			close(sh->fd);
-		if (sh->fd_direct >= 0)
-			close(sh->fd_direct);
-		if (sh->map && !sh->cache)
-			munmap((void *)sh->map, sh->map_len);
+		rio__source_close(&sh->src);
 		free(sh->cache);
 		rio__rowpack_free(sh->rows);
 		free(sh->ckpt);
@@ -631,6 +592,38 @@ void rio__dataset_close(rio__dataset *ds)
 	free(ds->pieces);
 	rio_shardset_free(&ds->set);
 	memset(ds, 0, sizeof *ds);
+}
+
+/* A shard read this epoch is resident when this share of it is in the
+ * page cache: then reading it costs no device time worth waiting for. */
+#define RIO__RESIDENT 0.9
+
+void rio__dataset_case(const rio__dataset *ds, int look, rio__case *c)
+{
+	c->plain = ds->placed;
+	c->cached = ds->cache_bytes > 0;
+	c->mappable = c->direct = c->resident = 1;
+	uint32_t last = UINT32_MAX;
+	for (size_t i = 0; i < ds->npieces; i++) {
+		const rio__shard *sh = &ds->shards[ds->pieces[i].shard];
+		if (ds->pieces[i].shard == last || sh->comp != RIO_COMPRESSION_NONE)
+			continue;
+		last = ds->pieces[i].shard;
+		c->mappable &= sh->map != NULL || sh->src.size == 0 || sh->src.ops->map != NULL;
+		c->direct &= sh->src.fd_direct >= 0;
+		if (look && c->resident)
+			c->resident = sh->src.ops->resident &&
+			              sh->src.ops->resident(&sh->src) >= RIO__RESIDENT;
+	}
+	c->resident &= look;
+}
+
+int rio__dataset_map(rio__dataset *ds, rio_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < ds->npieces && rc == 0; i++)
+		rc = shard_map(&ds->shards[ds->pieces[i].shard], err);
+	return rc;
 }
 
 void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,

@@ -12,6 +12,7 @@
 #define RIO_LOADER_DATASET_H
 
 #include "loader.h"
+#include "source.h"
 
 #include <stdint.h>
 
@@ -20,11 +21,13 @@
 
 typedef struct rio__shard {
 	const char *path;       /* owned by the dataset's shardset            */
-	int fd;                 /* open for the loader's lifetime            */
-	int fd_direct;          /* O_DIRECT descriptor, or -1               */
-	const uint8_t *map;     /* opts.map: the file mapped read-only, map_len
-	                         * bytes (its size at open); opts.cache: its
-	                         * decompressed copy (= cache); or NULL      */
+	rio__source src;        /* its bytes (source.h), open for the
+	                         * loader's lifetime where needed; src.size
+	                         * is its size at open                      */
+	const uint8_t *map;     /* its bytes in memory: the source's mapping
+	                         * (src.map, map_len = src.size) or
+	                         * opts.cache's decompressed copy (= cache);
+	                         * or NULL                                   */
 	size_t map_len;
 	uint8_t *cache;         /* opts.cache: the decompressed shard, owned
 	                         * (cache.c), or NULL                       */
@@ -33,7 +36,6 @@ typedef struct rio__shard {
 	                         * owned (cache.c); the decompressed copy is
 	                         * then freed (cache and map NULL); or NULL  */
 	rio_compression comp;
-	uint64_t file_size;
 	int needed;             /* this rank reads it (or counts it)         */
 	int counted;            /* opened and counted (count_all)            */
 	uint64_t count;         /* records                                   */
@@ -80,18 +82,30 @@ typedef struct rio__dataset {
 	uint64_t rank_records;
 	uint64_t total_records;
 	uint64_t ident;         /* a hash of the shard counts (saved state) */
-	int placed;             /* every record's place is kept: the placed
-	                         * path can serve this rank's ordinary epochs */
+	int placed;             /* every shard is uncompressed (or cached)
+	                         * with every record's place kept: the placed
+	                         * path can serve this rank's ordinary epochs
+	                         * where the route takes it (route.h)       */
+	int direct;             /* some shard has an O_DIRECT descriptor    */
 	uint64_t cache_bytes;   /* opts.cache: the bytes of the decompressed
 	                         * shards or their rows held (0: none,
 	                         * cache.c)                                  */
 	uint64_t cache_file_bytes; /* the compressed bytes read to fill it    */
 } rio__dataset;
 
-/* placed.c: 1 when the options let workers fill batches directly. */
-int rio__placed_eligible(const rio_loader_opts *o);
-
 struct rio__colplan;
+struct rio__case;
+
+/* Drops the shard's mapping (its source's; opts.cache's copy stays). */
+static inline void rio__shard_unmap(rio__shard *s)
+{
+	if (s->cache)
+		return;
+	if (s->src.map && s->src.ops && s->src.ops->unmap)
+		s->src.ops->unmap(&s->src);
+	s->map = NULL;
+	s->map_len = 0;
+}
 
 /* 1 when the shard is served from opts.cache's memory (its decompressed
  * copy, or its decoded rows). */
@@ -127,6 +141,15 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 typedef int (*rio__shard_fn)(void *arg, size_t shard, rio_error *e);
 int rio__shards_run(size_t nshards, int threads, int caller_works, rio__shard_fn fn, void *arg,
                     rio_error *err);
+
+/* The case an epoch's route is chosen for (route.h), from the shards the
+ * rank reads: whether they are cached, mapped, have O_DIRECT descriptors,
+ * and (with `look`: the page cache is asked) sit in the page cache. */
+void rio__dataset_case(const rio__dataset *ds, int look, struct rio__case *c);
+
+/* Maps the uncompressed shards of the rank's pieces that are not mapped
+ * yet (an epoch whose route reads them mapped: route.h), between epochs. */
+int rio__dataset_map(rio__dataset *ds, rio_error *err);
 
 /* The shard and record of the rank's `ordinal`-th record. */
 void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,

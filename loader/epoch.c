@@ -26,10 +26,28 @@ static int thread_error(rio_loader *l, int rc, const char *what)
 	                      RIO__UNKNOWN, "starting %s", what);
 }
 
+/* The epoch's path and reading (route.h): the one place they are chosen,
+ * and counted in the stats. The page cache is asked only where the choice
+ * depends on it (reading AUTO). */
+static void choose_route(rio_loader *l)
+{
+	rio__case c;
+	rio__dataset_case(&l->ds, rio__route_asked(&l->o) == RIO_READ_AUTO, &c);
+	c.elastic = l->stages.n > 0;
+	l->route = rio__route_choose(&l->o, &c);
+	rio_error e;
+	if (l->route.reading == RIO__READ_MAP && rio__dataset_map(&l->ds, &e) < 0) {
+		c.mappable = 0; /* no mapping (address space): another way */
+		l->route = rio__route_choose(&l->o, &c);
+	}
+	l->routed = 1;
+}
+
 static int start_epoch(rio_loader *l)
 {
+	choose_route(l);
 	int rc = rio__plan_build(&l->plan, &l->ds, &l->o, l->epoch);
-	if (rc == 0 && l->placed && (rc = rio__plan_batches(&l->plan, &l->ds, &l->o, l->epoch)) < 0)
+	if (rc == 0 && l->route.placed && (rc = rio__plan_batches(&l->plan, &l->ds, &l->o, l->epoch)) < 0)
 		rio__plan_free(&l->plan);
 	if (rc < 0)
 		return rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
@@ -47,8 +65,10 @@ static int start_epoch(rio_loader *l)
 	/* the placed path: a task per batch; a saved position is a multiple
 	 * of the batch size, or the end of the epoch after a short last
 	 * batch: round up */
-	if (l->placed)
-		rio__pool_epoch(&l->pool, l->o.direct ? RIO__ORDER_TURNS : RIO__ORDER_CLAIMS,
+	if (l->route.placed)
+		rio__pool_epoch(&l->pool,
+		                l->route.reading == RIO__READ_DIRECT ? RIO__ORDER_TURNS
+		                                                     : RIO__ORDER_CLAIMS,
 		                (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size,
 		                l->plan.ntasks);
 	else
@@ -74,17 +94,18 @@ static int start_epoch(rio_loader *l)
 	l->resume_skip = 0;
 	for (int i = 0; i < l->nworkers; i++) {
 		rc = rio__thread_start(l, &l->workers[i].thread,
-		                       l->placed ? rio__placed_main : rio__worker_main, &l->workers[i]);
+		                       l->route.placed ? rio__placed_main : rio__worker_main,
+		                       &l->workers[i]);
 		if (rc < 0)
 			return thread_error(l, rc, "a worker thread");
 		l->workers[i].started = 1;
 	}
-	if (!l->placed) {
+	if (!l->route.placed) {
 		rc = rio__thread_start(l, &l->batcher, rio__batcher_main, l);
 		if (rc < 0)
 			return thread_error(l, rc, "the batcher thread");
 	}
-	l->batcher_started = !l->placed;
+	l->batcher_started = !l->route.placed;
 	return 0;
 }
 
@@ -148,7 +169,6 @@ void rio__epoch_elastic_end(rio_loader *l)
 	l->ds.rank_records = l->usual_records;
 	l->usual_pieces = NULL;
 	rio__stages_free(&l->stages);
-	l->placed = l->ds.placed; /* ordinary epochs: from the cache again */
 }
 
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
@@ -247,6 +267,11 @@ RIO_API uint64_t rio_loader_batches(const rio_loader *l)
 RIO_API uint64_t rio_loader_remaining(const rio_loader *l)
 {
 	return l->finished ? rio__usual_records(l) : l->ds.rank_records - l->position;
+}
+
+RIO_API const char *rio_loader_route(const rio_loader *l)
+{
+	return l->routed ? rio__route_name(l->route) : "";
 }
 
 RIO_API uint64_t rio_loader_epoch(const rio_loader *l)

@@ -189,6 +189,11 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	for (size_t s = 0; rc == 0 && s < l->ds.nshards; s++)
 		if (l->ds.shards[s].index_warning[0])
 			rio__loader_warn(l, l->ds.shards[s].index_warning);
+	/* io_uring reads through descriptors: shards whose source has none
+	 * (source.h) are read through its read_at, on the pread backend */
+	for (size_t s = 0; rc == 0 && s < l->ds.nshards; s++)
+		if (l->ds.shards[s].src.ops && l->ds.shards[s].src.fd < 0)
+			l->use_uring = 0;
 	if (rc == 0 && l->o.prefetch == 0) /* automatic: at least ~512 records ahead */
 		l->o.prefetch = auto_prefetch(l->o.batch_size);
 	if (rc == 0)
@@ -198,7 +203,6 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 		rc = open_workers(l);
 	l->stats.io_uring = l->use_uring;
 	l->file_bytes = l->ds.cache_file_bytes;
-	l->placed = l->ds.placed;
 	if (rc < 0 && l->err.code == 0)
 		rio__error_set(&l->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, "opening the loader");
 	return rc;

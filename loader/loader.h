@@ -520,6 +520,15 @@ typedef struct rio_loader_stats {
 
 RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats);
 
+/* How the epoch last started is read (opts.reading AUTO picks it at each
+ * epoch's start: doc/loader.md, "Choosing the path"): the path, "placed"
+ * (workers fill each batch in place) or "pipeline" (workers and a
+ * batcher), then how shards are read: "buffered" (through the page
+ * cache), "direct" (O_DIRECT), "map" (views into mappings), "memory"
+ * (opts.cache's copies); e.g. "placed/map". "" before the first epoch. A
+ * static string; call it from the thread that calls rio_loader_next(). */
+RIO_API const char *rio_loader_route(const rio_loader *l);
+
 /* The first warning (see stats.index_mismatches), a one-line message
  * naming the file, e.g. "shard-00000.tfrecord.idx: disagrees with its
  * shard (N entries, the shard holds M records): rebuilt from the shard":

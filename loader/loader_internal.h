@@ -21,6 +21,7 @@
 #include "loader.h"
 #include "io.h"
 #include "dataset.h"
+#include "route.h"
 #include "plan.h"
 #include "pool.h"
 #include "decode.h"
@@ -115,7 +116,9 @@ struct rio_loader {
 	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
 	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
 	int use_uring;
-	int placed;             /* the placed path (placed.c) serves this loader */
+	rio__route route;       /* the epoch's path and reading: chosen at its
+	                         * start (rio__route_choose), nowhere else  */
+	int routed;             /* an epoch was started: route is its        */
 
 	/* the epoch being delivered */
 	uint64_t epoch;
@@ -182,6 +185,14 @@ void rio__epoch_stop(struct rio_loader *l);
 void rio__epoch_elastic_end(struct rio_loader *l);
 /* The rank's records in an ordinary epoch. */
 uint64_t rio__usual_records(const struct rio_loader *l);
+
+/* The descriptor the epoch reads shard s through: its O_DIRECT one when
+ * the route reads with O_DIRECT (route.h) and the shard has one. */
+static inline int rio__shard_fd(const struct rio_loader *l, const rio__shard *s)
+{
+	return l->route.reading == RIO__READ_DIRECT && s->src.fd_direct >= 0 ? s->src.fd_direct
+	                                                                     : s->src.fd;
+}
 
 /* Counts bytes read from the files (stats.file_bytes), from any thread. */
 static inline void rio__count_file_bytes(struct rio_loader *l, uint64_t n)

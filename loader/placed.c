@@ -28,13 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int rio__placed_eligible(const rio_loader_opts *o)
-{
-	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL ||
-	        (o->shuffle == RIO_SHUFFLE_BUFFER && o->map)) &&
-	       o->on_damage == RIO_DAMAGE_FAIL;
-}
-
 typedef struct place {
 	uint32_t shard;
 	uint64_t rec;
@@ -95,10 +88,10 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
 		rio__io_req *last = *nreq > first_req ? &reqs[*nreq - 1] : NULL;
-		int fd = sh->fd_direct >= 0 ? sh->fd_direct : sh->fd;
+		int fd = rio__shard_fd(l, sh);
 		uint64_t end = pl[i].offset + pl[i].framed;
 		if (last && last->fd == fd && run_end == pl[i].offset) {
-			uint64_t len = fd == sh->fd_direct
+			uint64_t len = fd != sh->src.fd
 			                   ? ((end + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1)) -
 			                         last->offset
 			                   : last->len + pl[i].framed;
@@ -113,12 +106,13 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 			}
 		}
 		uint64_t off = pl[i].offset, len = pl[i].framed;
-		if (fd == sh->fd_direct)
+		if (fd != sh->src.fd)
 			pl[i].at = rio__io_align(&off, &len, total);
 		else
 			pl[i].at = *total;
 		pl[i].req = *nreq;
-		reqs[(*nreq)++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)*total, 0};
+		reqs[(*nreq)++] =
+		        (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)*total, 0, &sh->src};
 		*total += (size_t)len;
 		run_end = end;
 	}
@@ -409,8 +403,8 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t got = off < sh->map_len ? sh->map_len - (size_t)off : 0;
 		if (got > pl[i].framed)
 			got = pl[i].framed;
-		reqs[i] = (rio__io_req){sh->fd, off, got, (void *)(uintptr_t)(sh->map + off),
-		                        (ssize_t)got};
+		reqs[i] = (rio__io_req){sh->src.fd, off, got, (void *)(uintptr_t)(sh->map + off),
+		                        (ssize_t)got, &sh->src};
 		file_bytes += sh->cache ? 0 : got; /* a decompressed copy: no file read */
 		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
 			return rc;
@@ -632,7 +626,7 @@ void *rio__placed_main(void *arg)
 	rio_loader *l = w->l;
 	if (l->pool.device_copy)
 		rio__cuda_set_device(l->o.device);
-	if (l->o.direct) {
+	if (l->route.reading == RIO__READ_DIRECT) {
 		run_direct(w);
 		return NULL;
 	}
@@ -656,10 +650,9 @@ void *rio__placed_main(void *arg)
 		int rc = 0;
 		for (size_t j = 0; j < k && rc == 0; j++) {
 			rio__error_clear(&w->err);
-			/* in shard order reads into the slot beat views of the
-			 * mappings (doc/loader.md): files are mapped only when
-			 * shuffled (plan.c); the cache's copies are views always */
-			rc = (l->o.map && l->plan.perm) || l->ds.cache_bytes
+			/* views of the mappings or of the cache's copies, or
+			 * reads into the slot: as the route says (route.c) */
+			rc = l->route.reading == RIO__READ_MAP || l->route.reading == RIO__READ_MEMORY
 			         ? fill_mapped(w, slot[j], b0 + j)
 			         : fill(w, slot[j], b0 + j);
 			if (rc < 0)

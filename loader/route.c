@@ -70,6 +70,15 @@ rio__route rio__route_choose(const rio_loader_opts *o, const rio__case *c)
 	return (rio__route){0, reading};
 }
 
+const char *rio__route_name(rio__route r)
+{
+	static const char *const names[2][4] = {
+	        {"pipeline/buffered", "pipeline/direct", "pipeline/map", "pipeline/memory"},
+	        {"placed/buffered", "placed/direct", "placed/map", "placed/memory"},
+	};
+	return names[r.placed != 0][r.reading & 3];
+}
+
 /* The routes of the ordinary epochs over `plain` shards that AUTO may
  * take: cold and resident, the fast paths available. */
 static void routes(const rio_loader_opts *o, int plain, rio__route r[2])
@@ -85,6 +94,11 @@ int rio__route_keeps_places(const rio_loader_opts *o, int plain)
 	rio__route r[2];
 	routes(o, plain, r);
 	return o->shuffle == RIO_SHUFFLE_GLOBAL || r[0].placed || r[1].placed;
+}
+
+int rio__route_maps(const rio_loader_opts *o)
+{
+	return o->shuffle != RIO_SHUFFLE_NONE && rio__route_asked(o) == RIO_READ_MAP;
 }
 
 int rio__route_wants_direct(const rio_loader_opts *o)

@@ -54,6 +54,10 @@ typedef struct rio__case {
  * (checked at open: loader.c). */
 rio__route rio__route_choose(const rio_loader_opts *o, const rio__case *c);
 
+/* "placed/map", "pipeline/buffered", ...: the path, then the reading
+ * ("buffered", "direct", "map", "memory"). */
+const char *rio__route_name(rio__route r);
+
 /* The reading the options ask for: opts.reading, or map = 1 (MAP) or
  * direct = 1 (DIRECT) when it is AUTO. */
 rio_reading rio__route_asked(const rio_loader_opts *o);
@@ -64,6 +68,10 @@ rio_reading rio__route_asked(const rio_loader_opts *o);
  * O_DIRECT descriptors (1: wanted where the file system takes them; 2:
  * required, opts asked for DIRECT). */
 int rio__route_keeps_places(const rio_loader_opts *o, int plain);
+/* 1 when shuffled records are read from mappings of the uncompressed
+ * shards whatever the case (reading MAP asked for), so the dataset maps
+ * them at open; AUTO maps them when an epoch's route first takes MAP. */
+int rio__route_maps(const rio_loader_opts *o);
 int rio__route_wants_direct(const rio_loader_opts *o);
 
 /* opts.cache is worth filling at open (cache.c): damage fails the epoch,

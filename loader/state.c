@@ -195,11 +195,10 @@ static int elastic_install(rio_loader *l, uint64_t epoch, uint64_t position, rio
 	}
 	rio__epoch_stop(l);
 	rio__epoch_elastic_end(l);
-	/* counting every shard may have ruled the placed path out; buffer
-	 * shuffling's shares have holes (elastic.c), which the pipeline reads,
-	 * and so do the resumed epoch's pieces with opts.cache, read as
-	 * without the cache */
-	l->placed = l->ds.placed && l->o.shuffle != RIO_SHUFFLE_BUFFER && !l->ds.cache_bytes;
+	/* the resumed epoch's route is chosen at its start (route.c): counting
+	 * every shard may have ruled the placed path out, and buffer
+	 * shuffling's shares and those with opts.cache have holes (elastic.c),
+	 * which the pipeline reads */
 	l->usual_pieces = l->ds.pieces;
 	l->usual_npieces = l->ds.npieces;
 	l->usual_records = l->ds.rank_records;
