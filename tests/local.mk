@@ -109,6 +109,9 @@ EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 # marking of blocks that cannot run here: the script's header).
 TESTS += tests/docs_run.sh
 EXTRA_DIST += tests/docs_run.sh
+# no circles of calls or includes between the loader's files
+TESTS += tests/loader_layers.sh
+EXTRA_DIST += tests/loader_layers.sh
 
 # libFuzzer targets: built and run by scripts/fuzz.sh, not by make check
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util.h \
