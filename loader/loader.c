@@ -116,6 +116,21 @@ static int check_options(rio_loader *l)
 	return 0;
 }
 
+/* opts.reading AUTO (and neither map nor direct): RIO_LOADER_READING, where
+ * set, names the reading instead (a user's way past the choice for every
+ * program on the loader: recordio-bench, recordio-train, Python). */
+static int reading_from_env(rio_loader *l)
+{
+	const char *env = getenv("RIO_LOADER_READING");
+	if (l->o.reading != RIO_READ_AUTO || l->o.map || l->o.direct || !env || !*env)
+		return 0;
+	rio_error e;
+	if (rio_reading_parse(env, &l->o.reading, &e) < 0)
+		return rio__error_set(&l->err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "RIO_LOADER_READING=%s", e.message);
+	return 0;
+}
+
 /* io_uring or pread: the option, then RIO_LOADER_IO for AUTO, then a probe. */
 static int choose_io(rio_loader *l)
 {
@@ -178,6 +193,8 @@ RIO_API int rio_loader_open(rio_loader **out, const char *shards, const rio_load
 	int rc = check_options(l);
 	if (rc == 0)
 		rc = rio__cpus_init(l);
+	if (rc == 0)
+		rc = reading_from_env(l);
 	if (rc == 0)
 		rc = choose_io(l);
 	if (rc == 0)

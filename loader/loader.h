@@ -226,10 +226,13 @@ typedef struct rio_loader_opts {
 	rio_io_backend io;
 	unsigned queue_depth; /* io_uring entries per worker (default 128)  */
 	size_t read_size;     /* bytes per read request (default 256 KiB)   */
-	rio_reading reading;  /* AUTO (default): the loader picks; BUFFERED,
-	                       * MAP or DIRECT: that one (map = 1 and direct =
-	                       * 1 say MAP and DIRECT too; -EINVAL from open
-	                       * when they disagree with reading)          */
+	rio_reading reading;  /* AUTO (default): the loader picks, unless
+	                       * the environment variable
+	                       * RIO_LOADER_READING names one; BUFFERED, MAP
+	                       * or DIRECT: that one (map = 1 and direct = 1
+	                       * say MAP and DIRECT too; -EINVAL from open
+	                       * when they disagree with reading).
+	                       * rio_loader_route() says what an epoch took */
 	int direct;           /* 1: O_DIRECT for uncompressed shards (reads
 	                       * aligned to 4 KiB; with io_uring into a
 	                       * registered buffer)                        */

@@ -1490,6 +1490,27 @@ static void test_route_asked(void)
 	CHECK(rc == -EINVAL && strstr(rio_loader_error(l)->message, "reading"),
 	      "reading 7: %d (%s)", rc, rio_loader_error(l)->message);
 	rio_loader_close(l);
+	/* RIO_LOADER_READING names AUTO's choice: reads, though warm */
+	o.reading = RIO_READ_AUTO;
+	o.shuffle = RIO_SHUFFLE_GLOBAL;
+	setenv("RIO_LOADER_READING", "buffered", 1);
+	l = lu_open(d, &o);
+	set_resident(d, 1);
+	rio_batch *b;
+	rc = l ? rio_loader_next(l, &b) : -1;
+	if (rc == 1)
+		rio_loader_release(l, b);
+	CHECK(rc == 1 && strcmp(rio_loader_route(l), "placed/buffered") == 0,
+	      "RIO_LOADER_READING=buffered: %d, read by %s", rc, l ? rio_loader_route(l) : "-");
+	rio_loader_close(l);
+	setenv("RIO_LOADER_READING", "mapped", 1);
+	l = NULL;
+	rc = rio_loader_open(&l, d->prefix, &o);
+	CHECK(rc == -EINVAL && strstr(rio_loader_error(l)->message, "RIO_LOADER_READING=") &&
+	              strstr(rio_loader_error(l)->message, "mapped"),
+	      "RIO_LOADER_READING=mapped: %d (%s)", rc, rio_loader_error(l)->message);
+	rio_loader_close(l);
+	unsetenv("RIO_LOADER_READING");
 }
 
 /* O_DIRECT reads give the same records (skipped only where the file system
