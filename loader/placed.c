@@ -4,9 +4,9 @@
  * copy and no batcher thread. ("direct" means O_DIRECT only: opts.direct.)
  *
  * When every record's place is known in advance — uncompressed shards, with
- * no shuffle or a global one (or buffer shuffling from mappings, opts.map,
- * whose order plan.c works out as a permutation), and damage failing the
- * epoch (so no record drops out and shifts the rest) — batch b holds
+ * no shuffle or a global one (or buffer shuffling from mappings, whose
+ * order plan.c works out as a permutation), and damage failing the epoch
+ * (so no record drops out and shifts the rest) — batch b holds
  * exactly the records at positions [b * batch_size, (b + 1) * batch_size)
  * of the epoch's sequence.
  * A worker then takes a free slot and the next batch number together (so
@@ -15,11 +15,13 @@
  * where the views point; decoded: into a scratch buffer, decoded straight
  * into the slot's columns), checks the CRCs and files the slot as done. The
  * consumer takes done slots strictly by batch number, so the order is the
- * plan's whatever the number of workers. With opts.map (shuffled) nothing
- * is read or copied: the batches are views into the mappings (fill_mapped); so too
- * with opts.cache, from the decompressed copies (cache.c). Everything
- * else (compressed shards, buffer shuffling with reads, skipping damage)
- * takes the pipeline of worker.c and batcher.c.
+ * plan's whatever the number of workers. Read from mappings (the route's
+ * MAP: route.c) nothing is read or copied: the batches are views into the
+ * mappings (fill_mapped); so too with opts.cache, from the decompressed
+ * copies (cache.c); with O_DIRECT, run_direct reads ahead itself. Which of
+ * these serves an epoch, and whether this path does at all (compressed
+ * shards, buffer shuffling with reads and skipping damage take the
+ * pipeline of worker.c and batcher.c), is route.c's choice.
  */
 #include "config.h"
 #include "loader_internal.h"
