@@ -12,7 +12,8 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \
 	trainer/synthetic.c trainer/synthetic.h \
-	trainer/checkpoint.c trainer/checkpoint.h \
+	trainer/checkpoint.h trainer/checkpoint_format.h \
+	trainer/checkpoint_write.c trainer/checkpoint_read.c \
 	trainer/memory.c trainer/memory.h
 # no errno from sqrtf & co., so that the optimizer's loops vectorise; no FMA
 # contraction, so that a vector body and its scalar tail round alike
