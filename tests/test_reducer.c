@@ -52,9 +52,28 @@ static void run(tr_reduce_mode mode, size_t bucket_bytes, size_t n)
 	enum { NHEAD = 5 };
 	float *own = calloc(n + NHEAD, sizeof *own), *ref = malloc(n * sizeof *ref);
 	float *rev = malloc(n * sizeof *rev);
+	/* shm: the gradients and the counters in each rank's part of the
+	 * host's window, the sums in the host's part (as the parameter store
+	 * lays them out in a run) */
+	MPI_Comm node;
+	int got = tr_reducer_mode(MPI_COMM_WORLD, mode, 1, &node);
+	tr_shm_window win = {.part = NULL};
+	tr_reducer_shm_mem shm = {0};
+	float *buf = own;
+	if (node != MPI_COMM_NULL) {
+		size_t ctl = (tr_reducer_shm_bytes(n, bucket_bytes) + TR_SHM_PAGE - 1) / TR_SHM_PAGE *
+		             TR_SHM_PAGE;
+		if (tr_shm_window_open(&win, node, ctl + (n + NHEAD) * sizeof(float),
+		                       n * sizeof(float)) < 0)
+			got = -1;
+		MPI_Comm_free(&node);
+		shm = (tr_reducer_shm_mem){&win, 0, ctl, (float *)win.host_part, 0};
+		buf = got < 0 ? own : (float *)(win.part[win.me] + ctl);
+	}
 	tr_reducer r;
-	if (!own || !ref || !rev ||
-	    tr_reducer_init(&r, MPI_COMM_WORLD, mode, 1, own, n, bucket_bytes, own + n, NHEAD, 0) < 0) {
+	if (!own || !ref || !rev || got != (int)mode ||
+	    tr_reducer_init(&r, MPI_COMM_WORLD, mode, buf, n, bucket_bytes, buf + n, NHEAD,
+	                    win.part ? &shm : NULL) < 0) {
 		check(0, "set up", name, bucket_bytes, 0);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
@@ -127,6 +146,8 @@ static void run(tr_reduce_mode mode, size_t bucket_bytes, size_t n)
 	if (size >= 3)
 		check(differs > 0, "no element where the order matters", name, bucket_bytes, 0);
 	tr_reducer_free(&r);
+	if (win.part)
+		tr_shm_window_close(&win);
 	free(own);
 	free(ref);
 	free(rev);

@@ -198,15 +198,36 @@ static MPI_Comm whole_node(MPI_Comm comm, int size)
 	return all ? node : MPI_COMM_NULL;
 }
 
-int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
-                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared)
+int tr_reducer_mode(MPI_Comm comm, tr_reduce_mode asked, int shm_ok, MPI_Comm *node)
+{
+	int size;
+	MPI_Comm_size(comm, &size);
+	*node = MPI_COMM_NULL;
+	/* collective decisions, the same on every rank */
+	if (size > 1 && (asked == TR_REDUCE_SHM || asked == TR_REDUCE_AUTO))
+		*node = whole_node(comm, size);
+	int ok_all = shm_ok;
+	if (size > 1)
+		MPI_Allreduce(&shm_ok, &ok_all, 1, MPI_INT, MPI_LAND, comm);
+	tr_reduce_mode mode = asked;
+	if (mode == TR_REDUCE_AUTO)
+		mode = *node != MPI_COMM_NULL && ok_all ? TR_REDUCE_SHM : TR_REDUCE_ALLTOALL;
+	if (mode != TR_REDUCE_SHM && *node != MPI_COMM_NULL)
+		MPI_Comm_free(node);
+	if (mode == TR_REDUCE_SHM && size > 1 && *node == MPI_COMM_NULL)
+		return -EINVAL;
+	return (int)mode;
+}
+
+int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf, size_t n,
+                    size_t bucket_bytes, float *head, int nhead, const tr_reducer_shm_mem *shm)
 {
 	*r = (tr_reducer){.comm = comm, .buf = buf, .sum = buf, .n = n, .head = head,
-	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL};
+	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL,
+	                  .mode = mode};
 	MPI_Comm_size(comm, &r->size);
 	MPI_Comm_rank(comm, &r->rank);
-	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || nshared < 0 ||
-	    nshared > TR_REDUCER_MAX_SHARED)
+	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || mode == TR_REDUCE_AUTO)
 		return -EINVAL;
 	r->bucket = bucket_bytes / sizeof(float);
 	if (r->bucket < 1)
@@ -225,38 +246,20 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_o
 	}
 	for (size_t i = 0; i < cap; i++)
 		r->reqs[i] = MPI_REQUEST_NULL;
-	/* the mode: collective decisions, the same on every rank */
-	MPI_Comm node = MPI_COMM_NULL;
-	if (r->size > 1 && (mode == TR_REDUCE_SHM || mode == TR_REDUCE_AUTO))
-		node = whole_node(comm, r->size);
-	int ok_all = shm_ok;
-	if (r->size > 1)
-		MPI_Allreduce(&shm_ok, &ok_all, 1, MPI_INT, MPI_LAND, comm);
-	if (mode == TR_REDUCE_AUTO)
-		mode = node != MPI_COMM_NULL && ok_all ? TR_REDUCE_SHM : TR_REDUCE_ALLTOALL;
-	r->mode = mode;
 	int rc = 0;
 	if (r->size == 1) {
 		/* nothing to sum */
 	} else if (mode == TR_REDUCE_SHM) {
-		rc = node == MPI_COMM_NULL ? -EINVAL : tr_shm_init(r, node, nshared);
+		rc = shm ? tr_shm_init(r, shm) : -EINVAL;
 	} else if (mode == TR_REDUCE_ALLTOALL) {
 		r->head_out = r->head_sum;
 		rc = alltoall_init(r);
 	} else {
 		rc = mpi_init(r);
 	}
-	if (node != MPI_COMM_NULL)
-		MPI_Comm_free(&node);
 	if (rc < 0)
 		tr_reducer_free(r);
 	return rc;
-}
-
-void tr_reducer_shared_sync(tr_reducer *r)
-{
-	if (r->sharded)
-		tr_shm_shared_sync(r);
 }
 
 void tr_reducer_free(tr_reducer *r)

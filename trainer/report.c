@@ -32,8 +32,8 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 		fprintf(f, "test loss %s  test accuracy %s  ", readable(b1, sizeof b1, r->test_loss),
 		        readable(b2, sizeof b2, r->test_accuracy));
 	fprintf(f, "%.0f samples/s  data wait %.2f%%  %s %.3fs", r->samples_per_s, 100.0 * wait,
-	        r->strategy ? "exchange" : "allreduce", r->allreduce_seconds);
-	if (r->strategy)
+	        r->servers ? "exchange" : "allreduce", r->allreduce_seconds);
+	if (r->servers)
 		fprintf(f, "  updates %llu  staleness max %llu mean %.2f  dropped %llu",
 		        (unsigned long long)r->updates, (unsigned long long)r->staleness_max,
 		        r->staleness_mean, (unsigned long long)r->dropped_gradients);
@@ -69,11 +69,11 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 	tool_json_member(f, "lr", r->lr, 6);
 	tool_json_member(f, "wall_seconds", r->wall_seconds, 6);
 	tool_json_member(f, "bytes_per_step", r->bytes_per_step, 6);
-	if (r->strategy) {
+	if (r->servers) {
 		tool_json_member(f, "server_bytes_per_step", r->server_bytes_per_step, 6);
 		fprintf(f, "\"strategy\": \"%s\", \"updates\": %llu, \"gradients\": %llu, "
 		        "\"dropped_gradients\": %llu, \"staleness_max\": %llu, ",
-		        r->strategy == 2 ? "hybrid" : "ps", (unsigned long long)r->updates, (unsigned long long)r->gradients,
+		        r->servers, (unsigned long long)r->updates, (unsigned long long)r->gradients,
 		        (unsigned long long)r->dropped_gradients, (unsigned long long)r->staleness_max);
 		tool_json_member(f, "staleness_mean", r->staleness_mean, 6);
 		fprintf(f, "\"worker_steps\": [");
