@@ -8,11 +8,11 @@
  *
  * Under allreduce every rank holds every table and their gradients travel
  * densely: each step zeroes and fills a gradient as large as the tables,
- * which the strategy sums over the ranks, and the optimizer updates every
- * row, as a dense embedding in PyTorch's DDP does: its cost grows with the
- * vocabulary, not with the batch. Under ps and hybrid only the batch's
- * rows move (ps_worker.c, ps.h), and the servers update only those
- * (lazily).
+ * which the strategy sums over the ranks (a reducer, as the dense layers'),
+ * and the optimizer updates every row, as a dense embedding in PyTorch's
+ * DDP does: its cost grows with the vocabulary, not with the batch. Under
+ * ps and hybrid only the batch's rows move (ps_worker.c, ps.h), and the
+ * servers update only those (lazily).
  */
 #ifndef RIO_TRAINER_EMBED_RUN_H
 #define RIO_TRAINER_EMBED_RUN_H

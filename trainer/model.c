@@ -82,6 +82,7 @@ void tr_model_plan(tr_model *m, const tr_config *c, const tr_data *d, tr_store *
 		return;
 	tr_embed_table t[TR_MAX_EMBED];
 	size_t floats = tr_embed_run_tables(t, o->embed, o->nembed, d->specs + o->nx);
+	m->table_floats = floats;
 	m->r_tables = tr_store_add(s, "the --embed tables", floats, sizeof(float),
 	                           (tr_place)at->tables);
 	m->r_table_grads = tr_store_add(s, "the --embed tables' gradient", floats, sizeof(float),

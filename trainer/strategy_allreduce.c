@@ -14,7 +14,7 @@
  * one pass. When any rank saw a non-finite value, all skip the update; a
  * bucket whose sum is not finite (backward overflowed) is not applied, and
  * the step counts as skipped. The --embed tables' dense gradient is summed
- * by MPI_Allreduce, and applied with the step. A rank whose data fails
+ * by a second reducer, and applied with the step. A rank whose data fails
  * (damage, a label outside --classes) still takes part in the step's
  * collectives, with nothing to add and a flag set, so that every rank
  * learns of it at the same moment and none is left waiting.
@@ -45,6 +45,7 @@ typedef struct allreduce {
 	tr_strategy_state base;
 	const tr_parts *p;
 	tr_reducer red;          /* the gradients                             */
+	tr_reducer tables;       /* --embed: the tables' dense gradient       */
 	int sharded;             /* --shard-optimizer: the host's one copy    */
 	uint64_t steps_per_epoch;
 	tr_copies copies;        /* --eval-every: this epoch's                 */
@@ -81,7 +82,7 @@ static void memory_need(const tr_parts *p, tr_need *n)
 
 /* The reducers' memory in the host's window (shm), asked of the store. */
 typedef struct shm_regions {
-	int ctl, sum;
+	int ctl, sum, tables_ctl, tables_sum;
 } shm_regions;
 
 static void plan_buffers(allreduce *a, int shm, shm_regions *g)
@@ -98,10 +99,10 @@ static void plan_buffers(allreduce *a, int shm, shm_regions *g)
 		.staging = cpu ? -1 : shm ? TR_PLACE_RANK_SHARED : TR_PLACE_HOST,
 		.state = a->sharded ? TR_PLACE_HOST_SHARED : TR_PLACE_BACKEND,
 		.tables = TR_PLACE_BACKEND,
-		.table_grads = TR_PLACE_BACKEND,
+		.table_grads = shm ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
 	};
 	tr_model_plan(m, p->cfg, p->data, p->store, &at);
-	*g = (shm_regions){-1, -1};
+	*g = (shm_regions){-1, -1, -1, -1};
 	if (!shm)
 		return;
 	g->ctl = tr_store_add(p->store, "the reducer's counters",
@@ -109,9 +110,17 @@ static void plan_buffers(allreduce *a, int shm, shm_regions *g)
 	                      TR_PLACE_RANK_SHARED);
 	g->sum = tr_store_add(p->store, "the gradients' sum", m->nparams, sizeof(float),
 	                      TR_PLACE_HOST_SHARED);
+	if (m->r_tables < 0)
+		return;
+	size_t floats = m->table_floats;
+	g->tables_ctl = tr_store_add(p->store, "the tables' reducer's counters",
+	                             tr_reducer_shm_bytes(floats, o->bucket_bytes), 1,
+	                             TR_PLACE_RANK_SHARED);
+	g->tables_sum = tr_store_add(p->store, "the tables' gradient's sum", floats, sizeof(float),
+	                             TR_PLACE_HOST_SHARED);
 }
 
-/* The reducer over the store's buffers. 0, -ENOMEM or -EINVAL. */
+/* The reducers over the store's buffers. 0, -ENOMEM or -EINVAL. */
 static int open_reducers(allreduce *a, tr_reduce_mode mode, const shm_regions *g)
 {
 	const tr_parts *p = a->p;
@@ -122,8 +131,17 @@ static int open_reducers(allreduce *a, tr_reduce_mode mode, const shm_regions *g
 	int at = m->r_staging >= 0 ? m->r_staging : m->r_grads;
 	tr_reducer_shm_mem shm = {tr_store_window(s), g->ctl >= 0 ? tr_store_offset(s, g->ctl) : 0,
 	                          tr_store_offset(s, at), tr_store_floats(s, g->sum), a->sharded};
-	return tr_reducer_init(&a->red, p->cfg->w.comm, mode, m->staging, n, o->bucket_bytes,
-	                       m->staging + n, TR_MLP_EXTRA, g->ctl >= 0 ? &shm : NULL);
+	int rc = tr_reducer_init(&a->red, p->cfg->w.comm, mode, m->staging, n, o->bucket_bytes,
+	                         m->staging + n, TR_MLP_EXTRA, g->ctl >= 0 ? &shm : NULL);
+	if (rc < 0 || !m->embed.n)
+		return rc;
+	tr_embed_run *e = &m->embed;
+	tr_reducer_shm_mem tshm = {
+		tr_store_window(s), g->tables_ctl >= 0 ? tr_store_offset(s, g->tables_ctl) : 0,
+		tr_store_offset(s, m->r_table_grads), tr_store_floats(s, g->tables_sum), 0};
+	return tr_reducer_init(&a->tables, p->cfg->w.comm, mode, e->grads, e->floats,
+	                       o->bucket_bytes, e->grads + e->floats, 0,
+	                       g->tables_ctl >= 0 ? &tshm : NULL);
 }
 
 /* Collective: how the gradients are summed, and whether the update is
@@ -390,15 +408,21 @@ static void grads_ready(void *ctx, size_t end)
  * failed or not), applied when the step is, whole. */
 static void tables_step(allreduce *a, const step_ctx *s)
 {
-	const tr_config *c = a->p->cfg;
-	tr_embed_run *e = &a->p->model->embed;
+	tr_model *m = a->p->model;
+	tr_embed_run *e = &m->embed;
 	double t0 = tr_now();
 	tr_embed_run_dense_grad(e);
-	if (c->w.size > 1)
-		MPI_Allreduce(MPI_IN_PLACE, e->grads, (int)e->floats, MPI_FLOAT, MPI_SUM, c->w.comm);
+	tr_reducer_begin(&a->tables);
+	tr_reducer_head(&a->tables);
+	tr_reducer_flush(&a->tables);
+	size_t begin, end;
+	int finite;
+	while (tr_reducer_take(&a->tables, 1, &begin, &end, &finite)) {
+	}
 	const float *sum = a->red.head_out;
 	if (s->apply && !s->partial)
-		tr_embed_run_update(e, e->grads, 1.0f / sum[TR_EXTRA_COUNT], a->p->cursor->global_step);
+		tr_embed_run_update(e, a->tables.sum, 1.0f / sum[TR_EXTRA_COUNT],
+		                    a->p->cursor->global_step);
 	a->t_tables += tr_now() - t0;
 }
 
@@ -699,6 +723,7 @@ static void close_allreduce(tr_strategy_state *s)
 {
 	allreduce *a = (allreduce *)s;
 	tr_reducer_free(&a->red);
+	tr_reducer_free(&a->tables);
 	tr_copies_free(&a->copies);
 	free(a);
 }
