@@ -81,4 +81,11 @@ uint64_t tr_ps_next_epoch_steps(tr_strategy_state *s);
 int tr_ps_collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen);
 void tr_ps_describe(tr_strategy_state *s, char *line, size_t len, char *tail, size_t tlen);
 
+/* The operations of a tr_strategy_ops that ps and hybrid share. */
+#define TR_PS_SHARED_OPS                                                                         \
+	.data_unit = "workers", .roles = tr_ps_roles, .place_fresh = tr_ps_place_fresh,          \
+	.place = tr_ps_place, .epoch_begin = tr_ps_epoch_begin, .segment = tr_ps_segment,        \
+	.evaluate = tr_ps_evaluate, .figures = tr_ps_figures, .eval_copies = tr_ps_eval_copies, \
+	.next_epoch_steps = tr_ps_next_epoch_steps, .collect = tr_ps_collect
+
 #endif /* RIO_TRAINER_PS_RUN_H */

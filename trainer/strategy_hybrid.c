@@ -148,20 +148,10 @@ static void close_hybrid(tr_strategy_state *s)
 }
 
 const tr_strategy_ops tr_hybrid_ops = {
+	TR_PS_SHARED_OPS,
 	.name = "hybrid",
-	.data_unit = "workers",
-	.roles = tr_ps_roles,
 	.memory_need = memory_need,
 	.open = open_hybrid,
-	.place_fresh = tr_ps_place_fresh,
-	.place = tr_ps_place,
-	.epoch_begin = tr_ps_epoch_begin,
-	.segment = tr_ps_segment,
-	.evaluate = tr_ps_evaluate,
-	.figures = tr_ps_figures,
-	.eval_copies = tr_ps_eval_copies,
-	.next_epoch_steps = tr_ps_next_epoch_steps,
-	.collect = tr_ps_collect,
 	.describe = describe,
 	.close = close_hybrid,
 };

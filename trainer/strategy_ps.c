@@ -34,20 +34,10 @@ static void close_ps(tr_strategy_state *s)
 }
 
 const tr_strategy_ops tr_ps_ops = {
+	TR_PS_SHARED_OPS,
 	.name = "ps",
-	.data_unit = "workers",
-	.roles = tr_ps_roles,
 	.memory_need = memory_need,
 	.open = open_ps,
-	.place_fresh = tr_ps_place_fresh,
-	.place = tr_ps_place,
-	.epoch_begin = tr_ps_epoch_begin,
-	.segment = tr_ps_segment,
-	.evaluate = tr_ps_evaluate,
-	.figures = tr_ps_figures,
-	.eval_copies = tr_ps_eval_copies,
-	.next_epoch_steps = tr_ps_next_epoch_steps,
-	.collect = tr_ps_collect,
 	.describe = tr_ps_describe,
 	.close = close_ps,
 };
