@@ -168,10 +168,10 @@ tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
 # the reducer alone under mpirun (tests/train_reduce.sh runs it)
 check_PROGRAMS += tests/test_reducer
 tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c \
-	trainer/shm_window.c
+	trainer/shm_window.c trainer/store.c
 tests_test_reducer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer
 tests_test_reducer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_test_reducer_LDADD = $(MPI_LIBS) -lm
+tests_test_reducer_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
 TESTS += $(TRAIN_TESTS) $(CLUSTER_TESTS)
 if HAVE_CUNIT
 check_PROGRAMS += tests/test_train

@@ -22,7 +22,9 @@ void tr_store_init(tr_store *s, tr_math *math)
 
 int tr_store_add(tr_store *s, const char *name, size_t n, size_t elem, tr_place place)
 {
-	if (s->open || s->n == TR_STORE_MAX_REGIONS) {
+	if (s->open)
+		return -1;
+	if (s->n >= TR_STORE_MAX_REGIONS) {
 		s->n = TR_STORE_MAX_REGIONS + 1; /* told by tr_store_open */
 		return -1;
 	}
