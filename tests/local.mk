@@ -25,6 +25,7 @@ RIO_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(ZLIB_CFLAGS) $(LZ4_CFLAGS)
 
 UNIT_TESTS = \
 	tests/test_crc \
+	tests/test_lib \
 	tests/test_record \
 	tests/test_compression \
 	tests/test_corrupt \
@@ -44,6 +45,9 @@ TESTS += $(UNIT_TESTS)
 tests_test_crc_SOURCES = tests/test_crc.c
 tests_test_crc_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_crc_LDADD = $(RIO_TEST_LDADD)
+tests_test_lib_SOURCES = tests/test_lib.c
+tests_test_lib_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_lib_LDADD = $(RIO_TEST_LDADD) -lm
 tests_test_record_SOURCES = tests/test_record.c
 tests_test_record_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_record_LDADD = $(RIO_TEST_LDADD)
@@ -97,7 +101,8 @@ CLI_TESTS = \
 	tests/cli_setcommit.sh \
 	tests/cli_dir.sh \
 	tests/cli_pipes.sh \
-	tests/cli_ctr_gen.sh
+	tests/cli_ctr_gen.sh \
+	tests/cli_sizes.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 # The commands of README.md and doc/*.md, run as the pages show them (the

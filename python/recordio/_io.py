@@ -5,6 +5,7 @@ import operator
 import os
 
 from . import _core
+from ._size import size_arg
 
 __all__ = ["Reader", "Writer", "expand"]
 
@@ -59,14 +60,18 @@ class Reader:
     to record i (slow: keep .idx-backed random access to uncompressed
     shards). A damaged record raises CorruptRecordError naming the file,
     offset and record; with skip_damaged=True damaged records are skipped
-    while iterating (and counted in `skipped`).
+    while iterating (and counted in `skipped`). max_record_size: the longest
+    record accepted, an int of bytes or a size such as "64M" (K, M, G, T
+    powers of 1024, KB, MB, GB, TB of 1000); 0, the default, is the
+    library's limit (256 MiB).
     """
 
     def __init__(self, path_or_shards, compression="auto", verify_crc=True,
                  skip_damaged=False, max_record_size=0):
+        max_record_size = size_arg("Reader", "max_record_size", max_record_size, (1 << 64) - 1)
         if not isinstance(max_record_size, int) or not 0 <= max_record_size < 1 << 64:
-            raise ValueError("Reader: max_record_size=%r: want an integer from 0 (the "
-                             "default limit) to 2**64-1" % (max_record_size,))
+            raise ValueError("Reader: max_record_size=%r: want an integer or a size such as "
+                             "'64M', from 0 (the default limit) to 2**64-1" % (max_record_size,))
         self.paths = _paths(path_or_shards)
         self._opts = dict(compression=compression, verify_crc=verify_crc,
                           skip_damaged=skip_damaged, max_record_size=max_record_size)
