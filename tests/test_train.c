@@ -20,9 +20,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -646,9 +648,9 @@ static void test_checkpoint_round_trip(void)
 	ckpt_expect_equal(&a, &b);
 	tr_ckpt_free(&b);
 	/* a stale temporary file (a crash mid-write) is not read, and the next
-	 * write replaces the checkpoint whole */
+	 * write replaces the checkpoint whole, beside it */
 	char tmp[1024];
-	snprintf(tmp, sizeof tmp, "%s/.checkpoint.tmp", dir);
+	snprintf(tmp, sizeof tmp, "%s/.checkpoint.a1B2c3.tmp", dir);
 	tu_write_file(tmp, "garbage", 7);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &b);
@@ -660,7 +662,8 @@ static void test_checkpoint_round_trip(void)
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &b);
 	CU_ASSERT_EQUAL(b.seconds, 12.25);
-	CU_ASSERT_EQUAL(tu_count_entries(dir), 2); /* checkpoint, clock */
+	/* checkpoint, clock and the stale file: the writes left no temporary */
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 3);
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
 	/* a parameter-server run's: the workers' clocks, the servers' counts */
@@ -850,21 +853,27 @@ static void test_checkpoint_version1_reads(void)
 static void test_checkpoint_failed_write_keeps_previous(void)
 {
 	const char *dir = tu_path("ckpt-fail");
-	char err[512], tmp[1024];
+	char err[512];
 	tr_ckpt a, b, c;
 	ckpt_fill(&a, 1.0f);
 	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
-	/* the temporary name cannot be created: the write fails, says where,
-	 * and the previous checkpoint is still there, whole */
-	snprintf(tmp, sizeof tmp, "%s/.checkpoint.tmp", dir);
-	CU_ASSERT_FATAL(mkdir(tmp, 0700) == 0);
+	/* the file cannot grow past 64 bytes (root or not): the write fails,
+	 * says where and at which step, leaves no temporary, and the previous
+	 * checkpoint is still there, whole */
+	struct rlimit was, small = {64, 64};
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &was) == 0);
+	small.rlim_max = was.rlim_max;
+	void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &small) == 0);
 	ckpt_fill(&b, 9.0f);
 	int rc = tr_ckpt_write(dir, &b, err, sizeof err);
-	CU_ASSERT(rc < 0);
-	CU_ASSERT(strstr(err, ".checkpoint.tmp") != NULL);
+	setrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, handler);
+	CU_ASSERT(rc == -EFBIG);
+	CU_ASSERT(strstr(err, "ckpt-fail/checkpoint: write failed: ") != NULL);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 2); /* checkpoint, clock */
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &c, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &c);
-	rmdir(tmp);
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
 	tr_ckpt_free(&c);

@@ -5,7 +5,8 @@
 # split, an option that would have no effect (--eval-every without --test,
 # a straggler that is no worker, ...), a size that is not one (--cache nan),
 # a table that cannot fit in memory, a checkpoint directory, metrics file
-# or TensorBoard directory that cannot be written, an --x feature whose
+# or TensorBoard directory that cannot be written (a checkpoint whose
+# directory's fsync fails), an --x feature whose
 # length varies, a damaged shard found mid-epoch by one rank: each gives
 # one clear message
 # (one line of ours, no Open MPI abort banner) and a non-zero exit from
@@ -86,6 +87,20 @@ if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
 fi
 expect_fail 1 "--metrics $T/no/such/m.json: No such file" \
 	--train "$TRAIN_SET" $MNIST_X --metrics "$T/no/such/m.json"
+# a checkpoint whose directory's fsync fails is not saved (its name may
+# not survive a power cut): the run says so and fails (one rank, the 2nd
+# fsync failing through the tests/fail_at.so shim, after libasan's runtime
+# where there is one; the checkpoint's writes are the run's only fsyncs)
+SHIM="$BIN/tests/fail_at.so"
+if [ -f "$SHIM" ]; then
+	if [ -x "$BIN/libtool" ]; then RUN="$BIN/libtool --mode=execute"; else RUN=""; fi
+	ASAN_LIB=$($RUN ldd "$TRAIN" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+	# shellcheck disable=SC2086
+	expect_exit 1 $RUN env LD_PRELOAD="${ASAN_LIB:+$ASAN_LIB }$SHIM" FAIL_AT=fsync:2 "$TRAIN" \
+		--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 --quiet --checkpoint dirsync
+	expect_match "^recordio-train: dirsync/checkpoint: directory fsync failed: Input/output error\$" \
+		err "a failed directory fsync of the checkpoint"
+fi
 
 # the label among the inputs: a model that reads its answer (it reached test
 # accuracy 1.0) is refused, as an --x that is also an --embed is

@@ -1,14 +1,16 @@
 /*
  * checkpoint_write.c — a tr_ckpt serialised (little-endian fields, then
  * arrays, then a CRC-32C of everything before it; checkpoint_format.h) and
- * written atomically: temporary file, fsync, rename, fsync of the
- * directory; DIR/clock the same way just after. The probe of a checkpoint
+ * written atomically (lib/atomic_file.h: temporary file, fsync, rename,
+ * fsync of the directory, every failure reported); DIR/clock the same way
+ * just after. The probe of a checkpoint
  * directory before any work is here too.
  */
 #include "config.h"
 #include "checkpoint.h"
 #include "checkpoint_format.h"
 
+#include "atomic_file.h"
 #include "endian.h"
 #include "recordio.h"
 
@@ -172,69 +174,24 @@ static void encode(buf *b, const tr_ckpt *c)
 
 /* ---- files ---------------------------------------------------------------- */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* DIR/NAME made of p[0, n) at once: written to DIR/.NAME.tmp, fsync'd,
- * renamed, DIR fsync'd. 0, or a negative errno with a message. (The one
- * place of the trainer that writes a file atomically: it goes over to
- * lib/'s write-all and atomic replace once they land, which also report a
- * failed fsync of the directory, ignored here as before.) */
+/* DIR/NAME made of p[0, n) at once, durably (lib's atomic replace: a
+ * temporary file beside it, fsync'd, renamed over it, DIR fsync'd). 0, or
+ * a negative errno with a message naming the file and the step that
+ * failed (a failed directory fsync too: the file is in place, but its
+ * name may not survive a power cut). */
 static int write_atomic(const char *dir, const char *name, const uint8_t *p, size_t n,
                         char *err, size_t errlen)
 {
-	char dotted[64];
-	snprintf(dotted, sizeof dotted, ".%s.tmp", name);
-	char *final = tr_ckpt_file(dir, name), *tmp = tr_ckpt_file(dir, dotted);
-	int rc = final && tmp ? 0 : -ENOMEM;
-	const char *what = "out of memory";
-	int fd = -1;
-	if (rc == 0) {
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0) {
-			rc = -errno;
-			what = "cannot create";
-		}
+	char *path = tr_ckpt_file(dir, name);
+	if (!path) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -ENOMEM;
 	}
-	if (rc == 0 && (rc = write_all(fd, p, n)) < 0)
-		what = "write failed";
-	if (rc == 0 && fsync(fd) < 0) {
-		rc = -errno;
-		what = "fsync failed";
-	}
-	if (fd >= 0 && close(fd) < 0 && rc == 0) {
-		rc = -errno;
-		what = "close failed";
-	}
-	if (rc == 0 && rename(tmp, final) < 0) {
-		rc = -errno;
-		what = "rename failed";
-	}
-	if (rc == 0) {
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-	} else {
-		snprintf(err, errlen, "%s: %s: %s", tmp ? tmp : dir, what, strerror(-rc));
-		if (fd >= 0)
-			unlink(tmp);
-	}
-	free(final);
-	free(tmp);
+	const char *step = NULL;
+	int rc = rio__write_file_atomic(path, p, n, &step);
+	if (rc < 0)
+		snprintf(err, errlen, "%s: %s failed: %s", path, step ? step : "write", strerror(-rc));
+	free(path);
 	return rc;
 }
 

@@ -3,7 +3,7 @@
  * input, and the loader positions a checkpoint keeps.
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "data.h"
 #include "clock.h"
 #include "cpus.h"
@@ -264,14 +264,14 @@ int tr_data_nonfinite(const tr_config *c, const tr_data *d, const rio_batch *b)
 int tr_data_next(tr_data *d, const tr_config *c, uint64_t step, uint64_t steps, rio_batch **b,
                  tr_input *in, int must, int *failed, double *wait, char *err, size_t errlen)
 {
-	double t0 = tr_now();
+	double t0 = rio__now();
 	int rc = 1;
 	*b = NULL;
 	if (d->synth) /* made finite, with labels in range */
 		tr_synthetic_batch(d->synth, step, in);
 	else
 		rc = rio_loader_next(d->train, b);
-	*wait += tr_now() - t0;
+	*wait += rio__now() - t0;
 	if (d->synth) {
 	} else if (rc < 0) {
 		tr_data_error(d->train, rc, err, errlen);

@@ -3,8 +3,9 @@
  */
 #include "config.h"
 #include "fit.h"
-#include "common.h"
+#include "exit_status.h"
 #include "memory.h"
+#include "size.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -32,10 +33,10 @@ void tr_fit_check(const tr_config *c, const tr_need *n)
 		char a[32], b[32], d[32];
 		snprintf(msg, sizeof msg, "%s needs %s on rank %d; this host's %d rank%s would hold "
 		         "%s in all, more than the %s they may use (%s)",
-		         n->what, tool_format_bytes(a, sizeof a, (uint64_t)n->part), c->w.rank,
+		         n->what, rio__format_bytes(a, sizeof a, (uint64_t)n->part), c->w.rank,
 		         c->w.local_size, c->w.local_size > 1 ? "s" : "",
-		         tool_format_bytes(b, sizeof b, host > UINT64_MAX >> 10 ? UINT64_MAX : host << 10),
-		         tool_format_bytes(d, sizeof d, m.bytes), m.source);
+		         rio__format_bytes(b, sizeof b, host > UINT64_MAX >> 10 ? UINT64_MAX : host << 10),
+		         rio__format_bytes(d, sizeof d, m.bytes), m.source);
 	}
 	tr_world_agree(&c->w, over, msg, EXIT_DATA);
 }

@@ -7,7 +7,7 @@ EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
-	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
+	trainer/backend.h trainer/math_cpu.c \
 	trainer/mlp.c trainer/mlp.h trainer/mlp_shape.c \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \
@@ -54,8 +54,8 @@ recordio_train_SOURCES = \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \
 	trainer/cpus.c trainer/cpus.h
-recordio_train_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+recordio_train_CPPFLAGS = $(AM_CPPFLAGS)
 recordio_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS)
-recordio_train_LDADD = $(TRAINER_LIBS) tools/libtoolcommon.la $(MPI_LIBS)
+recordio_train_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
 EXTRA_recordio_train_DEPENDENCIES = $(TRAINER_CUDA_OBJ)
 endif

@@ -9,7 +9,7 @@
  * rank is left waiting in a collective.
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "checkpoint.h"
 #include "cpus.h"
 #include "cursor.h"

@@ -6,7 +6,7 @@
  * counters and loader position, the servers' counts).
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "ps_run.h"
 #include "save.h"
 #include "start.h"

@@ -5,7 +5,7 @@
  * checkpoint's pieces: ps_ckpt.c).
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "ps_run.h"
 #include "clock.h"
 #include "step.h"
@@ -211,9 +211,9 @@ static void compute(tr_ps_run *r, const rio_batch *b, tr_input *in, int *nonfini
 	tr_model *m = p->model;
 	size_t np = m->nparams;
 	*nonfinite = b && tr_data_nonfinite(p->cfg, p->data, b);
-	double tp = tr_now();
+	double tp = rio__now();
 	tr_step_embed_input(m, in, pull_rows, r); /* the batch's rows pulled */
-	*exchange += tr_now() - tp;
+	*exchange += rio__now() - tp;
 	tr_math_zero(m->math, m->net.grads + np, TR_MLP_EXTRA);
 	tr_mlp_forward(&m->net, in);
 	tr_mlp_loss(&m->net, in, m->net.grads + np, 1);
@@ -246,7 +246,7 @@ static int step(tr_ps_run *r, int last, char *err, size_t errlen)
 	tr_input in;
 	int failed = 0, nonfinite = 0;
 	tr_step_batch(p, &b, &in, 1, &failed, &r->t_wait, err, errlen);
-	double t1 = tr_now();
+	double t1 = rio__now();
 	double rows = 0, exchange = 0;
 	if (!failed) {
 		rows = in.rows;
@@ -254,13 +254,13 @@ static int step(tr_ps_run *r, int last, char *err, size_t errlen)
 	}
 	if (b)
 		rio_loader_release(p->data->train, b);
-	tr_step_straggle(tr_step_slowdown(p->cfg, k->global_step), tr_now() - t1);
-	double t2 = tr_now();
+	tr_step_straggle(tr_step_slowdown(p->cfg, k->global_step), rio__now() - t1);
+	double t2 = rio__now();
 	double loss = failed ? 0 : head[TR_EXTRA_LOSS], correct = failed ? 0 : head[TR_EXTRA_CORRECT];
 	if (r->dense->exchange) {
 		int apply = 0;
 		if (r->dense->exchange(r, (int)rows, nonfinite, failed, &apply) && !failed) {
-			r->exchange += tr_now() - t2 + exchange;
+			r->exchange += rio__now() - t2 + exchange;
 			return 1; /* another worker failed: it tells the servers */
 		}
 		nonfinite = !apply; /* one verdict for the servers' rows too */
@@ -276,7 +276,7 @@ static int step(tr_ps_run *r, int last, char *err, size_t errlen)
 		snprintf(err, errlen, "the GPU failed during a training step");
 		failed = 1; /* told to the others at the segment's end */
 	}
-	r->exchange += tr_now() - t2 + exchange; /* the exchange, exposed */
+	r->exchange += rio__now() - t2 + exchange; /* the exchange, exposed */
 	if (failed)
 		return -1;
 	if (!nonfinite) {

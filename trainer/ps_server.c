@@ -245,7 +245,7 @@ static int applied(tr_ps_server *s, int k, double rows, uint64_t gap, double t0)
 	s->total_gradients += (uint64_t)k;
 	s->total_samples += rows;
 	if (every && s->total_gradients / every > before / every)
-		return snapshot(s, s->seconds_before + (tr_now() - t0));
+		return snapshot(s, s->seconds_before + (rio__now() - t0));
 	return 0;
 }
 
@@ -406,7 +406,7 @@ int tr_ps_serve(tr_ps_server *s, int training)
 	memset(s->have, 0, W * sizeof *s->have);
 	s->ndone = s->nhave = 0;
 	int failed = -1, rc = 0;
-	double t0 = tr_now();
+	double t0 = rio__now();
 	while (s->ndone < s->workers) {
 		tr_ps_msg m;
 		MPI_Status st;
@@ -462,7 +462,7 @@ int tr_ps_serve(tr_ps_server *s, int training)
 	if (!s->staleness && !s->stop && rc == 0)
 		rc = complete_version(s, t0); /* what the last ones left */
 	if (training)
-		s->seconds_before += tr_now() - t0;
+		s->seconds_before += rio__now() - t0;
 	for (int w = 0; w < s->workers; w++)
 		reply(s, w); /* the end of the segment */
 	s->stop = 0;

@@ -312,7 +312,7 @@ void tr_reducer_head(tr_reducer *r)
 		r->head_in = 1;
 		return;
 	}
-	double t0 = tr_now();
+	double t0 = rio__now();
 	if (r->mode == TR_REDUCE_SHM)
 		tr_shm_head(r);
 	else if (r->persistent)
@@ -324,7 +324,7 @@ void tr_reducer_head(tr_reducer *r)
 		MPI_Iallreduce(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm,
 		               &r->head_req);
 	r->collectives++;
-	r->seconds += tr_now() - t0;
+	r->seconds += rio__now() - t0;
 }
 
 /* alltoall: every rank's head is in; their sum in rank order */
@@ -340,7 +340,7 @@ int tr_reducer_head_in(tr_reducer *r, int wait)
 {
 	if (r->head_in)
 		return 1;
-	double t0 = tr_now();
+	double t0 = rio__now();
 	if (r->mode == TR_REDUCE_SHM) {
 		r->head_in = tr_shm_head_in(r, wait);
 	} else if (wait) {
@@ -351,7 +351,7 @@ int tr_reducer_head_in(tr_reducer *r, int wait)
 	}
 	if (r->head_in && r->mode == TR_REDUCE_ALLTOALL)
 		sum_heads(r);
-	r->seconds += tr_now() - t0;
+	r->seconds += rio__now() - t0;
 	return r->head_in;
 }
 
@@ -447,21 +447,21 @@ void tr_reducer_ready(tr_reducer *r, size_t end)
 {
 	if (end > r->n)
 		end = r->n;
-	double t0 = tr_now(), u0 = r->update_seconds;
+	double t0 = rio__now(), u0 = r->update_seconds;
 	while (r->posted + r->bucket <= end)
 		post(r, r->posted + r->bucket);
 	collect(r, 0);
-	r->seconds += tr_now() - t0 - (r->update_seconds - u0);
+	r->seconds += rio__now() - t0 - (r->update_seconds - u0);
 }
 
 void tr_reducer_flush(tr_reducer *r)
 {
-	double t0 = tr_now();
+	double t0 = rio__now();
 	while (r->posted < r->n) {
 		size_t end = r->posted + r->bucket;
 		post(r, end < r->n ? end : r->n);
 	}
-	r->seconds += tr_now() - t0;
+	r->seconds += rio__now() - t0;
 }
 
 /* 1 when any of v[0, n) is a NaN or an infinity: an all-ones exponent.
@@ -487,9 +487,9 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	if (r->taken == r->nbuckets)
 		return 0;
 	if (r->taken == r->ndone) {
-		double t0 = tr_now(), u0 = r->update_seconds;
+		double t0 = rio__now(), u0 = r->update_seconds;
 		collect(r, wait);
-		r->seconds += tr_now() - t0 - (r->update_seconds - u0);
+		r->seconds += rio__now() - t0 - (r->update_seconds - u0);
 		if (r->taken == r->ndone)
 			return 0;
 	}

@@ -46,6 +46,7 @@
  */
 #include "config.h"
 #include "reducer.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -164,21 +165,20 @@ void tr_shm_free(tr_reducer *r)
 }
 
 /* Waiting: pauses for up to spin_ns, then yields the core, then (a rank
- * held up for long: its data, a checkpoint) sleeps in short naps. */
-static void backoff(const tr_reducer_shm *s, unsigned *spins, struct timespec *t0)
+ * held up for long: its data, a checkpoint) sleeps in short naps. *t0:
+ * when the wait began (its first call sets it). */
+static void backoff(const tr_reducer_shm *s, unsigned *spins, double *t0)
 {
 	unsigned n = ++*spins;
 	if (n == 1) {
-		clock_gettime(CLOCK_MONOTONIC, t0);
+		*t0 = rio__now();
 		return;
 	}
 	if ((n & 63) != 0) {
 		cpu_relax();
 		return;
 	}
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	double ns = (double)(t.tv_sec - t0->tv_sec) * 1e9 + (double)(t.tv_nsec - t0->tv_nsec);
+	double ns = (rio__now() - *t0) * 1e9;
 	if (ns < s->spin_ns) {
 		cpu_relax();
 	} else if (ns < 1e8) {
@@ -202,7 +202,7 @@ int tr_shm_head_in(tr_reducer *r, int wait)
 {
 	tr_reducer_shm *s = r->shm;
 	unsigned spins = 0;
-	struct timespec t0;
+	double t0 = 0;
 	for (;;) {
 		int q = 0;
 		while (q < s->k &&
@@ -278,7 +278,7 @@ void tr_shm_collect(tr_reducer *r, int wait)
 	tr_reducer_shm *s = r->shm;
 	int posted = (int)((r->posted + r->bucket - 1) / r->bucket);
 	unsigned spins = 0;
-	struct timespec t0;
+	double t0 = 0;
 	for (;;) {
 		sum_slices(r);
 		int found = 0;
@@ -296,12 +296,9 @@ void tr_shm_collect(tr_reducer *r, int wait)
 					size_t lo, hi;
 					tr_reducer_slice(r, i, s->me, &lo, &hi);
 					if (r->update) {
-						struct timespec a, b;
-						clock_gettime(CLOCK_MONOTONIC, &a);
+						double a = rio__now();
 						r->update(r->update_ctx, lo, hi, !bad);
-						clock_gettime(CLOCK_MONOTONIC, &b);
-						r->update_seconds += (double)(b.tv_sec - a.tv_sec) +
-						                     (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+						r->update_seconds += rio__now() - a;
 					}
 					tr_shm_window_sync(s->win);
 					atomic_store_explicit(&s->upd[s->me][i], r->seq,

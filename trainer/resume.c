@@ -33,7 +33,6 @@ static int same_layout(const tr_ckpt_summary *ck, const tr_resume_run *run, char
 static int keep_sharding(const tr_ckpt_summary *ck, const tr_resume_run *run, tr_resume_plan *p,
                          char *err, size_t errlen)
 {
-	static const char *const names[] = {"auto", "files", "records"};
 	uint32_t saved = ck->sharding;
 	if (saved < RIO_SHARD_FILES || saved > RIO_SHARD_RECORDS)
 		return 0; /* an older checkpoint's, or --synthetic */
@@ -53,7 +52,8 @@ static int keep_sharding(const tr_ckpt_summary *ck, const tr_resume_run *run, tr
 		snprintf(err, errlen,
 		         "--sharding %s: %s's epoch in progress is sharded by %s; resume with "
 		         "--sharding %s (or auto), or from a checkpoint at an epoch's end",
-		         names[run->sharding], run->path, names[saved], names[saved]);
+		         rio_sharding_name(run->sharding), run->path,
+		         rio_sharding_name((rio_sharding)saved), rio_sharding_name((rio_sharding)saved));
 		return -1;
 	}
 	return 0;

@@ -3,7 +3,7 @@
  * strategy's roles, and the checks that need the world.
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "run_config.h"
 #include "strategy_ops.h"
 

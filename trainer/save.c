@@ -2,7 +2,7 @@
  * save.c — a run's checkpoint written (save.h).
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "save.h"
 #include "clock.h"
 
@@ -42,7 +42,7 @@ static void describe_run(const tr_parts *p, tr_ckpt *c)
 	c->total_samples = k->total_samples;
 	c->total_gradients = k->total_gradients;
 	c->epoch_skipped = k->ep_skipped;
-	c->seconds = k->train_seconds + (k->t_epoch0 > 0 ? tr_now() - k->t_epoch0 : 0);
+	c->seconds = k->train_seconds + (k->t_epoch0 > 0 ? rio__now() - k->t_epoch0 : 0);
 }
 
 void tr_save(const tr_parts *p, tr_strategy_state *s)

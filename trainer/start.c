@@ -3,7 +3,7 @@
  * before anything opens, then afresh or resumed once the parts are up.
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "start.h"
 #include "resume_match.h"
 

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 #include "step.h"
-#include "clock.h"
 #include "rng.h"
 
 #include <errno.h>

@@ -25,7 +25,7 @@
  * slices (the parameter store places them; nothing is copied).
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "clock.h"
 #include "reducer.h"
 #include "save.h"
@@ -345,10 +345,10 @@ static void update_slice(void *ctx, size_t begin, size_t end, int finite)
 	decide(s, 1); /* the reducer calls once the head is in */
 	if (!s->apply || !finite || begin == end)
 		return;
-	double t0 = tr_now();
+	double t0 = rio__now();
 	tr_model *m = a->p->model;
 	tr_optim_update(&m->opt, m->net.params, a->red.sum, begin, end);
-	a->t_optimizer += tr_now() - t0;
+	a->t_optimizer += rio__now() - t0;
 }
 
 /* Updates every bucket whose sum is in (with wait: every bucket, waiting
@@ -372,20 +372,20 @@ static void update_buckets(step_ctx *s, int wait)
 			s->partial = 1;
 		if (!s->apply || !finite || whole || a->red.sharded)
 			continue;
-		double t0 = tr_now();
+		double t0 = rio__now();
 		/* on a GPU, the sum goes back (on one rank the device has it) */
 		if (gpu && ranks > 1)
 			tr_math_from_host(m->math, m->net.grads + begin, a->red.sum + begin, end - begin);
 		tr_optim_update(&m->opt, m->net.params, gpu ? m->net.grads : a->red.sum, begin, end);
-		a->t_optimizer += tr_now() - t0;
+		a->t_optimizer += rio__now() - t0;
 	}
 	/* an optimizer that needs whole layers: one pass once all are in */
 	if (wait && whole && s->apply && !s->partial) {
-		double t0 = tr_now();
+		double t0 = rio__now();
 		if (gpu && ranks > 1)
 			tr_math_from_host(m->math, m->net.grads, a->red.sum, np);
 		tr_optim_update(&m->opt, m->net.params, gpu ? m->net.grads : a->red.sum, 0, np);
-		a->t_optimizer += tr_now() - t0;
+		a->t_optimizer += rio__now() - t0;
 	}
 }
 
@@ -410,7 +410,7 @@ static void tables_step(allreduce *a, const step_ctx *s)
 {
 	tr_model *m = a->p->model;
 	tr_embed_run *e = &m->embed;
-	double t0 = tr_now();
+	double t0 = rio__now();
 	tr_embed_run_dense_grad(e);
 	tr_reducer_begin(&a->tables);
 	tr_reducer_head(&a->tables);
@@ -423,7 +423,7 @@ static void tables_step(allreduce *a, const step_ctx *s)
 	if (s->apply && !s->partial)
 		tr_embed_run_update(e, a->tables.sum, 1.0f / sum[TR_EXTRA_COUNT],
 		                    a->p->cursor->global_step);
-	a->t_tables += tr_now() - t0;
+	a->t_tables += rio__now() - t0;
 }
 
 /* The rank's forward and loss of its batch (when it has one: go), the
@@ -482,7 +482,7 @@ static void backward(allreduce *a, step_ctx *s, int go, rio_batch **b, const tr_
 		double f = tr_step_slowdown(p->cfg, p->cursor->global_step);
 		if (f > 1) {
 			tr_math_sync(m->math);
-			tr_step_straggle(f, tr_now() - t1);
+			tr_step_straggle(f, rio__now() - t1);
 		}
 		/* on the CPU the batch is read no more: back to the loader now,
 		 * so that its worker fills the next one while this rank waits
@@ -516,7 +516,7 @@ static int step(allreduce *a, char *err, size_t errlen)
 	tr_input in;
 	int failed = 0, rows;
 	int rc = tr_step_batch(p, &b, &in, 0, &failed, &a->t_wait, err, errlen);
-	double t1 = tr_now();
+	double t1 = rio__now();
 	tr_math_zero(m->math, m->net.grads + m->nparams, TR_MLP_EXTRA);
 	tr_reducer_begin(&a->red);
 	step_ctx s = {.a = a};
@@ -593,7 +593,7 @@ static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errl
 			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
 		int cut = o->checkpoint_every && k->global_step % o->checkpoint_every == 0;
 		if (o->eval_every && k->global_step % o->eval_every == 0) {
-			rc = take_copy(a, k->train_seconds + tr_now() - k->t_epoch0);
+			rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
 			tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters "
 			               "(--eval-every)", EXIT_DATA);
 		}

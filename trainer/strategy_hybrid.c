@@ -9,7 +9,7 @@
  * for the servers' rows (the push then says non-finite).
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "ps_run.h"
 #include "reducer.h"
 

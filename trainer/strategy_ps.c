@@ -6,7 +6,7 @@
  * parameters back at every step.
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "ps_run.h"
 
 #include <stdlib.h>

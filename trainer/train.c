@@ -3,7 +3,7 @@
  * checkpoints, through the strategy's operations alone.
  */
 #include "config.h"
-#include "common.h"
+#include "exit_status.h"
 #include "train.h"
 #include "clock.h"
 #include "progress.h"
@@ -221,14 +221,14 @@ static int epoch(run_loop *x)
 	c->ops->epoch_begin(x->s);
 	/* this process's part of the epoch begins (all of it, but after a
 	 * resume) */
-	k->t_epoch0 = tr_now();
+	k->t_epoch0 = rio__now();
 	k->ep_count0 = k->ep_count;
 	k->step0 = k->step_in_epoch;
 	uint64_t step0 = k->global_step;
 	tr_progress_begin(&x->prog, k->step_in_epoch);
 	int stopped = run_epoch(x);
 	tr_progress_clear(&x->prog);
-	double seconds = tr_now() - k->t_epoch0;
+	double seconds = rio__now() - k->t_epoch0;
 	/* the training steps' GEMMs, not the evaluation's that follow */
 	tr_math_stats_get(p->model->math, &gemm1);
 	k->t_epoch0 = 0;
