@@ -287,12 +287,6 @@ int tr_data_next(tr_data *d, const tr_config *c, uint64_t step, uint64_t steps, 
 	return rc;
 }
 
-void tr_data_release(rio_loader *l, rio_batch *b)
-{
-	if (b)
-		rio_loader_release(l, b);
-}
-
 void tr_data_set_epoch(tr_data *d, const tr_config *c, uint64_t epoch)
 {
 	int rc = d->train ? rio_loader_set_epoch(d->train, epoch) : 0;

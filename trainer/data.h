@@ -66,11 +66,10 @@ uint64_t tr_data_full_batches(const tr_data *d, const tr_config *c);
  * ended early (damaged records were skipped; with `must`, a failure: the
  * epoch was to have `steps` steps). *failed is set, with a message in err,
  * when the data failed. *b is the loader's batch (NULL with --synthetic):
- * give it back with tr_data_release. The --embed ids are the model's to
- * read (columns nx and on). */
+ * give it back with rio_loader_release. The --embed ids are the model's
+ * to read (columns nx and on). */
 int tr_data_next(tr_data *d, const tr_config *c, uint64_t step, uint64_t steps, rio_batch **b,
                  tr_input *in, int must, int *failed, double *wait, char *err, size_t errlen);
-void tr_data_release(rio_loader *l, rio_batch *b);
 
 /* The batch b of loader l as the model's input (the --x blocks and the
  * labels, backend memory: the device's copies with gpu); every label

@@ -24,7 +24,6 @@
 
 #include <cblas.h>
 #include <stdio.h>
-#include <string.h>
 
 enum { MSG = 2048 };
 
