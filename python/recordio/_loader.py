@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _core
 from ._errors import HoldError
+from ._io import _is_int
 
 __all__ = ["Loader"]
 
@@ -21,7 +22,7 @@ def _columns(decode):
     read otherwise (a name that is not a str, holds a NUL or is too long),
     a shape that is not positive integers, a record of more values than
     the loader takes (batch_size * its bytes wrapped around: SIGBUS), and
-    a scale that is not a finite non-zero float32."""
+    a scale that is not a finite non-zero float32 number."""
     cols, shapes = [], []
     for name, spec in decode.items():
         if not isinstance(name, str) or "\0" in name or not 0 < _utf8_len(name) < 128:
@@ -55,10 +56,6 @@ def _utf8_len(name):
         return -1
 
 
-def _is_int(x):
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def _shape(name, spec):
     """A record's shape: an int n is (n,), () a scalar; dimensions >= 1."""
     shape = (spec,) if _is_int(spec) else spec
@@ -73,7 +70,9 @@ def _shape(name, spec):
 def _scale(name, dtype, scale):
     if dtype != "f32":
         raise ValueError("decode[%r]: a scale applies to f32 only" % name)
-    try:
+    try:  # a number: not a bool, nor a str that NumPy would read as one
+        if isinstance(scale, (bool, np.bool_, str, bytes)):
+            raise TypeError
         with np.errstate(over="ignore"):
             f = float(np.float32(scale))
     except (TypeError, ValueError, OverflowError):
@@ -292,7 +291,10 @@ class Loader:
     def set_epoch(self, epoch):
         """Ends the current epoch where it is and makes the next batch the
         first of `epoch` (its reading starts at once)."""
-        self._c.set_epoch(epoch)
+        if not _is_int(epoch) or not 0 <= epoch < 1 << 64:
+            raise ValueError("Loader: set_epoch(%r): want an integer from 0 to 2**64-1"
+                             % (epoch,))
+        self._c.set_epoch(int(epoch))
 
     def state_dict(self):
         """The position as a small picklable dict: the next batch after a
