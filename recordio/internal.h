@@ -24,6 +24,10 @@ int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, ui
 /* Clears `e` to "no error". */
 void rio__error_clear(rio_error *e);
 
+/* What a file of mode `mode` (a stat's st_mode) is, for a message: "a
+ * directory", "a FIFO", "a character device"... */
+const char *rio__file_kind(unsigned mode);
+
 /* Creates a hidden temporary file next to `path` (".NAME.XXXXXX.tmp" in the
  * same directory), returns its fd and its malloc'd name in *tmp_path, or a
  * negative errno. */
