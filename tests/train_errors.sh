@@ -5,7 +5,9 @@
 # split, an option that would have no effect (--eval-every without --test,
 # a straggler that is no worker, ...), a size that is not one (--cache nan),
 # a table that cannot fit in memory, a checkpoint directory, metrics file
-# or TensorBoard directory that cannot be written, an --x feature whose
+# or TensorBoard directory that cannot be written, a checkpoint or clock
+# that is a FIFO, --batch or --lr-scaling with --global-batch, an input
+# named twice, a rank with fewer records than a batch, an --x feature whose
 # length varies, a damaged shard found mid-epoch by one rank: each gives
 # one clear message
 # (one line of ours, no Open MPI abort banner) and a non-zero exit from
@@ -86,6 +88,17 @@ if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
 fi
 expect_fail 1 "--metrics $T/no/such/m.json: No such file" \
 	--train "$TRAIN_SET" $MNIST_X --metrics "$T/no/such/m.json"
+# --resume reads the checkpoint and its clock only when each is a regular
+# file: a FIFO there was opened, and the run waited for a writer for good
+mkdir -p ckfifo clockfifo
+mkfifo ckfifo/checkpoint
+expect_fail 1 "^recordio-train: --checkpoint ckfifo: ckfifo/checkpoint is not a regular file\$" \
+	--train "$TRAIN_SET" $MNIST_X --checkpoint ckfifo --resume
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" --train "$TRAIN_SET" $MNIST_X --hidden 8 \
+	--epochs 1 --quiet --checkpoint clockfifo
+rm clockfifo/clock && mkfifo clockfifo/clock
+expect_fail 1 "^recordio-train: --checkpoint clockfifo: clockfifo/clock is not a regular file\$" \
+	--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 2 --checkpoint clockfifo --resume
 
 # the label among the inputs: a model that reads its answer (it reached test
 # accuracy 1.0) is refused, as an --x that is also an --embed is
@@ -133,6 +146,23 @@ expect_match "^recordio-train: --straggler 0:2: rank 0 is a parameter server; th
 one_message a server as a straggler
 expect_fail 2 "^recordio-train: --straggler: '1:2,1:3': want RANK:FACTOR.*each rank once" \
 	--train "$TRAIN_SET" $MNIST_X --straggler 1:2,1:3
+# --batch or --lr-scaling with --global-batch (which sets the one and makes
+# the other do nothing), an input named twice, no layers said as '', and a
+# number that strtoull would have wrapped (' -1' was the seed 2^64 - 1)
+expect_fail 2 "^recordio-train: --batch: not with --global-batch" \
+	--train "$TRAIN_SET" $MNIST_X --batch 16 --global-batch 32
+expect_fail 2 "^recordio-train: --lr-scaling: not with --global-batch" \
+	--train "$TRAIN_SET" $MNIST_X --lr-scaling none --global-batch 32
+expect_fail 2 "^recordio-train: --x image_floats: the feature is named twice\$" \
+	--train "$TRAIN_SET" --x image_floats,image_floats --y image_class
+expect_fail 2 "^recordio-train: --x image_floats: the feature is named twice\$" \
+	--train "$TRAIN_SET" $MNIST_X --x image_floats
+expect_fail 2 "^recordio-train: --hidden: '' is not a list of layer sizes" \
+	--train "$TRAIN_SET" $MNIST_X --hidden ''
+for n in ' -1' ' 5' '-0'; do
+	expect_fail 2 "^recordio-train: --seed: '$n' is not a seed" --train "$TRAIN_SET" $MNIST_X \
+		--seed "$n"
+done
 # a size is digits (a point, an exponent) and a unit: not nan, inf, a sign,
 # hex or junk (nan had meant "cache everything")
 for size in nan inf -1 0x100000 ' 5M' 12abc NaNK 1e400; do
@@ -173,6 +203,15 @@ with open("bad-00001-of-00002.tfrecord", "r+b") as f:
     f.seek(-1, 1)
     f.write(bytes([b[0] ^ 0x40]))
 PY
+# a rank with fewer records than a batch: the fewest named (each rank said
+# its own, and rank 0's was printed: 100 records, where rank 1 has 3)
+head -c $((3203 * 3)) "$(shard 1)" >few-00001-of-00002.tfrecord
+cp "$(shard 0)" few-00000-of-00002.tfrecord
+expect_exit 1 mpi 2 --train few $MNIST_X --batch 8 --sharding files
+expect_match "^recordio-train: --train few: a rank has fewer records \(3\) than one batch of 8\$" err \
+	"the rank that is short, its count"
+one_message few records
+
 expect_exit 1 mpi 2 --train 'bad-*.tfrecord' $MNIST_X --batch 10 --epochs 2 --shuffle none \
 	--sharding files
 expect_match "bad-00001-of-00002.tfrecord: offset [0-9]+ \\(record 60\\).*CRC" err \

@@ -87,8 +87,9 @@ static void options(tr_run *r, int argc, char **argv)
 		/* the data is the workers' */
 		int S = r->o.servers, W = r->w.size - S;
 		if (W < 1)
-			snprintf(msg, sizeof msg, "--strategy ps with %d server%s needs at least %d ranks "
-			         "(servers and one worker or more); this run has %d", S, S > 1 ? "s" : "",
+			snprintf(msg, sizeof msg, "--strategy %s with %d server%s needs at least %d "
+			         "ranks (servers and one worker or more); this run has %d",
+			         r->o.strategy == TR_STRATEGY_PS ? "ps" : "hybrid", S, S > 1 ? "s" : "",
 			         S + 1, r->w.size);
 		else if (r->o.backup_workers >= W)
 			snprintf(msg, sizeof msg, "--backup-workers %d: leaves no gradient of %d workers "
@@ -453,10 +454,11 @@ static void setup(tr_run *r)
 	uint64_t global = (uint64_t)r->batch * (uint64_t)r->w.size;
 	r->steps_per_epoch = r->synth ? (TR_SYNTHETIC_EPOCH_RECORDS + global - 1) / global
 	                              : tr_world_min_u64(&r->w, rio_loader_full_batches(r->train));
-	if (r->steps_per_epoch == 0) {
+	if (r->steps_per_epoch == 0) { /* every rank says so: the fewest records, not its own */
+		uint64_t fewest = tr_world_min_u64(&r->w, rio_loader_records(r->train));
 		snprintf(msg, sizeof msg,
 		         "--train %s: a rank has fewer records (%llu) than one batch of %d", o->train,
-		         (unsigned long long)rio_loader_records(r->train), r->batch);
+		         (unsigned long long)fewest, r->batch);
 	}
 	tr_world_agree(&r->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
 	r->epoch_steps = r->steps_per_epoch;
@@ -591,8 +593,11 @@ static void read_checkpoint(tr_run *r)
 	 * whether an epoch is in progress */
 	uint32_t v[9] = {0};
 	if (r->w.rank == 0) {
-		rc = path ? tr_ckpt_read(r->o.checkpoint, &ck, msg, sizeof msg) : -ENOMEM;
-		if (rc == -ENOENT) {
+		/* what is there is a regular file, before it is opened (a FIFO
+		 * would wait for a writer) */
+		int probed = path ? tr_ckpt_probe(r->o.checkpoint, msg, sizeof msg) : -ENOMEM;
+		rc = probed == 0 ? tr_ckpt_read(r->o.checkpoint, &ck, msg, sizeof msg) : probed;
+		if (rc == -ENOENT && probed == 0) {
 			fprintf(stderr, "recordio-train: no checkpoint in %s yet: starting from scratch\n",
 			        r->o.checkpoint);
 			rc = 0;

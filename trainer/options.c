@@ -60,7 +60,7 @@ void tr_options_usage(FILE *f)
 	      "                             --classes classes, 60000 records an epoch\n"
 	      "\n"
 	      "Model and optimisation:\n"
-	      "      --hidden SIZES         hidden layer sizes (default 256,128)\n"
+	      "      --hidden SIZES         hidden layer sizes (default 256,128), or none\n"
 	      "      --batch B              records per rank and step (default 128)\n"
 	      "      --global-batch G       records per step over all ranks, G/N each\n"
 	      "      --epochs E             (default 20)\n"
@@ -241,7 +241,7 @@ static int bad(char *err, size_t errlen, int code, const char *fmt, ...)
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	if (!*s || *s == '-' || *s == '+')
+	if (!isdigit((unsigned char)*s)) /* strtoull would take " -1" as 2^64 - 1 */
 		return -1;
 	char *end;
 	errno = 0;
@@ -330,8 +330,10 @@ static int parse_names(const char *s, tr_options *o)
 
 static int parse_hidden(const char *s, tr_options *o)
 {
+	if (!*s) /* no layers is said "none", never an empty word */
+		return -1;
 	o->nhidden = 0;
-	if (!strcmp(s, "none") || !*s)
+	if (!strcmp(s, "none"))
 		return 0;
 	const char *p = s;
 	while (*p) {
@@ -426,18 +428,31 @@ static int parse_random_straggler(const char *s, tr_options *o)
 	return 0;
 }
 
+/* Input i's feature: --x's, then --embed's. */
+static const char *input_name(const tr_options *o, int i)
+{
+	return i < o->nx ? o->x[i] : o->embed[i - o->nx].feature;
+}
+
 /* Options that would have no effect, or a wrong one, with the others
- * given: the label among the inputs (a model that reads its answer), and
- * an option for something the run does not do. -1 with a message. */
+ * given: the label among the inputs (a model that reads its answer), an
+ * input named twice, and an option for something the run does not do. -1
+ * with a message. */
 static int check_given(const tr_options *o, uint64_t given, char *err, size_t errlen)
 {
-	for (int i = 0; o->y && i < o->nx + o->nembed; i++) {
-		int x = i < o->nx;
-		if (!strcmp(o->y, x ? o->x[i] : o->embed[i - o->nx].feature)) {
+	for (int i = 0; i < o->nx + o->nembed; i++) {
+		const char *opt = i < o->nx ? "x" : "embed";
+		if (o->y && !strcmp(o->y, input_name(o, i))) {
 			snprintf(err, errlen, "--y %s: the label is also in --%s; the model would read "
-			         "its answer: leave it out of the inputs", o->y, x ? "x" : "embed");
+			         "its answer: leave it out of the inputs", o->y, opt);
 			return -1;
 		}
+		for (int j = 0; j < i; j++)
+			if (!strcmp(input_name(o, i), input_name(o, j))) {
+				snprintf(err, errlen, "--%s %s: the feature is named twice", opt,
+				         input_name(o, i));
+				return -1;
+			}
 	}
 	const char *what = NULL;
 	if (GIVEN(OPT_EVAL_EVERY) && !o->test)
@@ -452,6 +467,11 @@ static int check_given(const tr_options *o, uint64_t given, char *err, size_t er
 		what = "--momentum: not with --optimizer adam (its moments have their own decay)";
 	else if (GIVEN(OPT_SHUFFLE_BUFFER) && o->shuffle != RIO_SHUFFLE_BUFFER)
 		what = "--shuffle-buffer needs --shuffle buffer";
+	else if (GIVEN(OPT_BATCH) && o->global_batch)
+		what = "--batch: not with --global-batch, which sets each rank's batch";
+	else if (GIVEN(OPT_LR_SCALING) && o->global_batch)
+		what = "--lr-scaling: not with --global-batch, whose --lr is the global batch's "
+		       "(nothing is scaled)";
 	if (what) {
 		snprintf(err, errlen, "%s", what);
 		return -1;
