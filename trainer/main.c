@@ -1287,10 +1287,42 @@ static int report_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, int partial, do
 	return 0;
 }
 
+/* Collective: the --eval-every copies taken and not yet evaluated are
+ * evaluated and written to the metrics; then, under allreduce, the own
+ * parameters back for the next step or the checkpoint (a ps worker pulls
+ * them anew; a server's are not touched). */
+static void eval_copies(tr_run *r, FILE *metrics)
+{
+	if (!r->o.eval_every)
+		return;
+	int own = r->o.strategy == TR_STRATEGY_ALLREDUCE;
+	float *keep = own ? malloc(r->net.nparams * sizeof *keep) : NULL;
+	tr_world_agree(&r->w, own && !keep, "out of memory", EXIT_DATA);
+	if (keep)
+		tr_math_to_host(r->math, keep, r->net.params, r->net.nparams);
+	int rc = tr_snapshots_eval(r, metrics, msg, sizeof msg);
+	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	if (keep)
+		tr_math_from_host(r->math, r->net.params, keep, r->net.nparams);
+	free(keep);
+}
+
+/* Collective: a --checkpoint-every checkpoint in an epoch. The copies
+ * taken up to it are evaluated first, off the clock: a run that fails
+ * after it and is resumed from it takes only the later copies, so the
+ * earlier ones, kept in memory until the epoch's end, were lost. */
+static void checkpoint_in_epoch(tr_run *r, FILE *metrics)
+{
+	double t0 = tr_now();
+	eval_copies(r, metrics);
+	r->t_epoch0 += tr_now() - t0;
+	save_checkpoint(r);
+}
+
 /* Collective: the epoch's steps (allreduce) or segments (ps), from where
  * it is to its end, or to --max-steps (*stopped: some rank stopped with
  * steps of the epoch left). */
-static void run_epoch(tr_run *r, tr_tboard *tb, tr_progress *prog, int *stopped)
+static void run_epoch(tr_run *r, FILE *metrics, tr_tboard *tb, tr_progress *prog, int *stopped)
 {
 	int rc;
 	while (r->o.strategy != TR_STRATEGY_ALLREDUCE) {
@@ -1305,7 +1337,7 @@ static void run_epoch(tr_run *r, tr_tboard *tb, tr_progress *prog, int *stopped)
 		}
 		if (*stopped)
 			return;
-		save_checkpoint(r);
+		checkpoint_in_epoch(r, metrics);
 	}
 	while (r->step_in_epoch < r->epoch_steps) {
 		if (r->o.max_steps && r->global_step >= r->o.max_steps) {
@@ -1325,13 +1357,13 @@ static void run_epoch(tr_run *r, tr_tboard *tb, tr_progress *prog, int *stopped)
 			                (float)((r->ep_loss - loss0) / (r->ep_count - count0))};
 			tr_tb_scalars(tb, (int64_t)r->global_step, &v, 1);
 		}
-		if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
-			save_checkpoint(r);
 		if (r->o.eval_every && r->global_step % r->o.eval_every == 0) {
 			rc = tr_snapshot_take(r, r->train_seconds + tr_now() - r->t_epoch0);
 			tr_world_agree(&r->w, rc < 0, "out of memory for a copy of the parameters "
 			               "(--eval-every)", EXIT_DATA);
 		}
+		if (r->o.checkpoint_every && r->global_step % r->o.checkpoint_every == 0)
+			checkpoint_in_epoch(r, metrics);
 	}
 }
 
@@ -1349,21 +1381,7 @@ static void report(tr_run *r, FILE *metrics, tr_tboard *tb, int partial, double 
 	}
 	rc = report_epoch(r, metrics, tb, partial, seconds, test, gemm0, gemm1);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-	if (!r->o.eval_every)
-		return;
-	/* the epoch's copies; then, under allreduce, the epoch's own
-	 * parameters back for the next step or the checkpoint (a ps worker
-	 * pulls them anew; a server's are not touched) */
-	int own = r->o.strategy == TR_STRATEGY_ALLREDUCE;
-	float *keep = own ? malloc(r->net.nparams * sizeof *keep) : NULL;
-	tr_world_agree(&r->w, own && !keep, "out of memory", EXIT_DATA);
-	if (keep)
-		tr_math_to_host(r->math, keep, r->net.params, r->net.nparams);
-	rc = tr_snapshots_eval(r, metrics, msg, sizeof msg);
-	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
-	if (keep)
-		tr_math_from_host(r->math, r->net.params, keep, r->net.nparams);
-	free(keep);
+	eval_copies(r, metrics);
 }
 
 static void train(tr_run *r)
@@ -1395,7 +1413,7 @@ static void train(tr_run *r)
 		r->step0 = r->step_in_epoch;
 		uint64_t step0 = r->global_step;
 		tr_progress_begin(&prog, r->step_in_epoch);
-		run_epoch(r, &tb, &prog, &stopped);
+		run_epoch(r, metrics, &tb, &prog, &stopped);
 		tr_progress_clear(&prog);
 		double seconds = tr_now() - r->t_epoch0;
 		/* the training steps' GEMMs, not the evaluation's that follow */
