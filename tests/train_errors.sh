@@ -7,9 +7,9 @@
 # a table that cannot fit in memory, a checkpoint directory, metrics file
 # or TensorBoard directory that cannot be written, a checkpoint or clock
 # that is a FIFO, --batch or --lr-scaling with --global-batch, an input
-# named twice, a rank with fewer records than a batch, an --x feature whose
-# length varies, a damaged shard found mid-epoch by one rank: each gives
-# one clear message
+# named twice, a rank (a hybrid worker) with fewer records than a batch, an
+# --x feature whose length varies, a damaged shard found mid-epoch by one
+# rank: each gives one clear message
 # (one line of ours, no Open MPI abort banner) and a non-zero exit from
 # every rank, on 2 ranks under mpirun (within the timeout: 124 would be a
 # hang) and on one rank without it. --help exits 0.
@@ -119,6 +119,15 @@ if [ -x "$GEN" ]; then
 	expect_match "^recordio-train: --embed cat0:1099511627776:4096 \(a server's rows, with their optimizer state\) needs [0-9.]+ TiB on rank 0; this host's 3 ranks would hold" err \
 		"a server's rows that cannot fit"
 	one_message a table too large under ps
+	# hybrid's workers step together: one with fewer records than a batch
+	# (files sharding: shards 0 and 2 for worker 0, 267 records; shard 1,
+	# 133, for worker 1) left no step, and every epoch trained nothing
+	expect_exit 0 "$GEN" -o ctr3 -n 400 -s 3 -f 2 -V 100 -k 2 -d 4 --seed 3
+	expect_exit 1 mpi 3 --train ctr3 --x dense --y label --classes 2 --hidden 8 --epochs 1 \
+		--embed cat0:100:4 --strategy hybrid --sharding files --batch 150
+	expect_match "^recordio-train: --train ctr3: a worker has fewer records \(133\) than one batch of 150, and under hybrid the workers step together\$" \
+		err "hybrid: a worker without a batch"
+	one_message hybrid worker without a batch
 else
 	echo "SKIP: $GEN not built: the --embed cases"
 fi

@@ -254,6 +254,14 @@ static void setup_ps_model(tr_run *r, const int *sizes, int nlayers, int rows)
 		/* the workers allreduce the dense layers every step, in step:
 		 * an epoch is what every worker can do */
 		mine = tr_world_min_u64(&r->w, r->data_rank >= 0 ? mine : UINT64_MAX);
+		if (mine == 0) { /* no step at all: the run would train nothing */
+			uint64_t fewest = tr_world_min_u64(
+				&r->w, r->data_rank >= 0 ? rio_loader_records(r->train) : UINT64_MAX);
+			snprintf(msg, sizeof msg, "--train %s: a worker has fewer records (%llu) than "
+			         "one batch of %d, and under hybrid the workers step together",
+			         o->train, (unsigned long long)fewest, r->batch);
+		}
+		tr_world_agree(&r->w, mine == 0, msg, EXIT_DATA);
 		MPI_Comm_split(r->w.comm, r->data_rank >= 0 ? 0 : 1, r->w.rank, &r->wcomm);
 		if (r->data_rank >= 0 && tr_optim_init(&r->opt, r->math, r->net.nparams, &o->optim) < 0)
 			rc = -ENOMEM;
