@@ -239,8 +239,14 @@ class Loader:
                  max_record_size=0, device=0, cache=0):
         if isinstance(shards, (str, bytes, os.PathLike)):
             spec = os.fsdecode(shards)
-        else:
-            spec = ",".join(os.fsdecode(p) for p in shards)
+        else:  # the C loader takes one comma-separated specification
+            paths = [os.fsdecode(p) for p in shards]
+            for p in paths:
+                if "," in p:
+                    raise ValueError("Loader: shards: %r: a path with a comma cannot be one "
+                                     "of a list (it would be split there); give it alone"
+                                     % (p,))
+            spec = ",".join(paths)
         if rank is None or world is None:
             r, w = _dist_rank_world()
             rank = r if rank is None else rank

@@ -419,6 +419,12 @@ def test_unsupported_error(gz_shards):
     assert e.value.file is not None and e.value.file in str(e.value)
 
 
+def test_system_call_error_without_a_file():
+    with pytest.raises(recordio.SystemCallError) as e:  # the C loader names no file here
+        recordio.Loader("/nonexistent-dir/x.tfrecord,/nonexistent-dir/y.tfrecord")
+    assert e.value.filename is None and not str(e.value).endswith("None"), str(e.value)
+
+
 def test_system_call_error(tmp_path):
     loop = str(tmp_path / "loop.tfrecord")
     os.symlink("loop.tfrecord", loop)  # ELOOP: no builtin OSError subclass

@@ -412,3 +412,13 @@ def test_a_forked_child_neither_hangs_nor_crashes(shards):
                        timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == [str(N_RECORDS // 50)]
+
+
+def test_a_listed_path_with_a_comma_is_refused(shards, tmp_path):
+    """The C loader takes one comma-separated specification: a listed
+    'a,b.tfrecord' was read as the files 'a' and 'b.tfrecord'."""
+    odd = str(tmp_path / "a,b.tfrecord")
+    shutil.copy(recordio.expand(shards)[0], odd)
+    with pytest.raises(ValueError, match="a,b.tfrecord"):
+        recordio.Loader([odd, recordio.expand(shards)[1]], batch_size=10)
+    assert recordio.Loader(odd, batch_size=10).shards == [odd]  # alone, it is one file
