@@ -205,13 +205,7 @@ for i in 0 1; do
 	cp "$(shard $i)" bad-0000$i-of-00002.tfrecord
 	cp "$(shard $i).idx" bad-0000$i-of-00002.tfrecord.idx
 done
-python3 - <<'PY'
-with open("bad-00001-of-00002.tfrecord", "r+b") as f:
-    f.seek(3203 * 60 + 500)   # inside record 60's payload
-    b = f.read(1)
-    f.seek(-1, 1)
-    f.write(bytes([b[0] ^ 0x40]))
-PY
+damage bad-00001-of-00002.tfrecord 60
 # a rank with fewer records than a batch: the fewest named (each rank said
 # its own, and rank 0's was printed: 100 records, where rank 1 has 3)
 head -c $((3203 * 3)) "$(shard 1)" >few-00001-of-00002.tfrecord

@@ -125,13 +125,7 @@ mkdir -p fail
 for i in 0 1 2 3 4 5 6 7; do cp "$(shard $i)" "$(shard $i).idx" fail/; done
 FAIL_SET=$(echo "$TRAIN_SET" | sed "s|$D/|fail/|g")
 cp fail/mnist-00006-of-00010.tfrecord good6
-python3 - <<'PY'
-with open("fail/mnist-00006-of-00010.tfrecord", "r+b") as f:
-    f.seek(3203 * 8 + 500)  # inside record 8's payload
-    b = f.read(1)
-    f.seek(-1, 1)
-    f.write(bytes([b[0] ^ 0x40]))
-PY
+damage fail/mnist-00006-of-00010.tfrecord 8
 cp fail/mnist-00006-of-00010.tfrecord bad6
 for how in "1 --batch 16" "3 --batch 8 --strategy ps"; do
 	np=${how%% *}
