@@ -6,7 +6,8 @@
 # a straggler that is no worker, ...), a size that is not one (--cache nan),
 # a table that cannot fit in memory, a checkpoint directory, metrics file
 # or TensorBoard directory that cannot be written, a checkpoint or clock
-# that is a FIFO, --batch or --lr-scaling with --global-batch, an input
+# that is a FIFO, metrics in the checkpoint's files, --batch or
+# --lr-scaling with --global-batch, an input
 # named twice, a rank (a hybrid worker) with fewer records than a batch, an
 # --x feature whose length varies, a damaged shard found mid-epoch by one
 # rank: each gives one clear message
@@ -88,6 +89,14 @@ if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
 fi
 expect_fail 1 "--metrics $T/no/such/m.json: No such file" \
 	--train "$TRAIN_SET" $MNIST_X --metrics "$T/no/such/m.json"
+# --metrics in the checkpoint's own files: the next checkpoint's rename
+# replaced the metrics (lost, exit 0), and on --resume they were appended to
+# the checkpoint; by identity, not spelling (a link to it too)
+ln -s mck/checkpoint mlink.json
+for m in mck/checkpoint mck/./clock mlink.json; do
+	expect_fail 2 "^recordio-train: --metrics $m: a file of --checkpoint mck, which writes it" \
+		--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 --checkpoint mck --metrics "$m"
+done
 # --resume reads the checkpoint and its clock only when each is a regular
 # file: a FIFO there was opened, and the run waited for a writer for good
 mkdir -p ckfifo clockfifo

@@ -340,6 +340,13 @@ static void setup(tr_run *r)
 	if (o->checkpoint && r->w.rank == 0)
 		rc = tr_ckpt_probe(o->checkpoint, msg, sizeof msg);
 	tr_world_agree(&r->w, rc < 0, msg, EXIT_DATA);
+	/* ... and the metrics go elsewhere (the checkpoint's rename replaced
+	 * them; appended on resume, they went into the checkpoint) */
+	rc = o->checkpoint && o->metrics && r->w.rank == 0 && tr_ckpt_owns(o->checkpoint, o->metrics);
+	if (rc)
+		snprintf(msg, sizeof msg, "--metrics %s: a file of --checkpoint %s, which writes "
+		         "it: give the metrics another name", o->metrics, o->checkpoint);
+	tr_world_agree(&r->w, rc, msg, EXIT_USAGE);
 
 	/* math: the local rank's GPU, or the node's cores shared among its ranks */
 	int threads = o->threads;
