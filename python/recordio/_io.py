@@ -86,8 +86,8 @@ class Reader:
     shards). A damaged record raises CorruptRecordError naming the file,
     offset and record; with skip_damaged=True damaged records are skipped
     while iterating (and counted in `skipped`). An uncompressed shard's
-    .idx whose records do not end where the shard does (it lists another
-    file's records: the shard was replaced after it was written) raises
+    .idx whose records do not end where the shard does (the shard was
+    replaced, cut or grown since it was indexed) raises
     IndexFileError naming it, or with skip_damaged=True is replaced by a
     scan; a compressed shard's .idx is trusted for len().
     """
@@ -127,7 +127,7 @@ class Reader:
     def _sidecar(self, path):
         """The shard's .idx as (offsets, sizes), or None where it has none.
         An uncompressed shard's .idx whose records end elsewhere than the
-        shard does lists another file's: IndexFileError, or with
+        shard does lists another file's records: IndexFileError, or with
         skip_damaged None (the shard is scanned instead)."""
         idx = path + ".idx"
         if not os.path.exists(idx):
@@ -148,8 +148,8 @@ class Reader:
         if self._opts["skip_damaged"]:
             return None
         raise make_error(_core.RIO_EBADINDEX, "%s: malformed or mismatched index: its %d "
-                         "records end at byte %d, the shard is %d bytes (an index of "
-                         "another file): rebuild it with recordio-index"
+                         "records end at byte %d, the shard is %d bytes (replaced, cut or "
+                         "grown since it was indexed): rebuild it with recordio-index"
                          % (idx, n, end, have), idx, None, None)
 
     def _index(self, i):
