@@ -9,6 +9,7 @@
  * open and reused, so an epoch allocates only its plan.
  */
 #include "config.h"
+#include "clock.h"
 #include "loader_internal.h"
 
 #include <errno.h>
@@ -117,13 +118,10 @@ static int choose_io(rio_loader *l)
 	rio_io_backend io = l->o.io;
 	if (io == RIO_IO_AUTO) {
 		const char *env = getenv("RIO_LOADER_IO");
-		if (env && !strcmp(env, "pread"))
-			io = RIO_IO_PREAD;
-		else if (env && !strcmp(env, "uring"))
-			io = RIO_IO_URING;
-		else if (env && *env && strcmp(env, "auto"))
+		rio_error e;
+		if (env && *env && rio_io_parse(env, &io, &e) < 0)
 			return rio__error_set(&l->err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-			                      "RIO_LOADER_IO='%s': want auto, uring or pread", env);
+			                      "RIO_LOADER_IO=%s", e.message);
 	}
 	if (io == RIO_IO_URING && !rio__io_uring_available())
 		return rio__error_set(&l->err, -ENOSYS, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
@@ -436,13 +434,6 @@ static rio__slot *take_direct(rio_loader *l, const struct timespec *deadline, in
 	}
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 RIO_API int rio_loader_next(rio_loader *l, rio_batch **batch)
 {
 	return rio_loader_next_timeout(l, batch, -1);
@@ -480,11 +471,11 @@ RIO_API int rio_loader_next_timeout(rio_loader *l, rio_batch **batch, int timeou
 		}
 	}
 	int timed_out = 0;
-	double t0 = now_seconds();
+	double t0 = rio__now();
 	pthread_mutex_lock(&l->mu);
 	rio__slot *s = l->direct ? take_direct(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out)
 	                         : take_ready(l, timeout_ms >= 0 ? &deadline : NULL, &timed_out);
-	l->stats.wait_seconds += now_seconds() - t0;
+	l->stats.wait_seconds += rio__now() - t0;
 	if (timed_out) {
 		pthread_mutex_unlock(&l->mu);
 		return -ETIMEDOUT; /* nothing handed out: the caller calls again */

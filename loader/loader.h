@@ -131,6 +131,23 @@ typedef enum rio_io_backend {
 	RIO_IO_PREAD = 2,
 } rio_io_backend;
 
+/* The options' names, one table each, as recordio-bench, recordio-train
+ * and the Python Loader take them:
+ *   shuffle   "none", "buffer", "global"   (RIO_SHUFFLE_NONE ... GLOBAL)
+ *   sharding  "auto", "files", "records"   (RIO_SHARD_AUTO ... RECORDS)
+ *   io        "auto", "uring", "pread"     (RIO_IO_AUTO ... PREAD)
+ * _name() gives a value's name, NULL for a value outside the enum. _parse()
+ * takes exactly those names (lower case): 0 with *out set, or -EINVAL
+ * (*out untouched) for anything else, NULL included, with the message
+ * "'NAME': want none, buffer or global" (listing them all) in `err` (may
+ * be NULL) for the caller to prefix with its option's name. */
+RIO_API const char *rio_shuffle_name(rio_shuffle s);
+RIO_API int rio_shuffle_parse(const char *name, rio_shuffle *out, rio_error *err);
+RIO_API const char *rio_sharding_name(rio_sharding s);
+RIO_API int rio_sharding_parse(const char *name, rio_sharding *out, rio_error *err);
+RIO_API const char *rio_io_name(rio_io_backend b);
+RIO_API int rio_io_parse(const char *name, rio_io_backend *out, rio_error *err);
+
 /* The ranges rio_loader_open() accepts (outside them: -EINVAL, with a
  * message naming the option). recordio-bench and recordio-train check their
  * options against these same limits, so a value one accepts the others do. */

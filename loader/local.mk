@@ -2,6 +2,7 @@
 include_HEADERS += loader/loader.h
 recordio_librecordio_la_SOURCES += \
 	loader/loader.c loader/loader_internal.h \
+	loader/names.c \
 	loader/affinity.c \
 	loader/plan.c loader/plan.h \
 	loader/elastic.c loader/elastic.h \

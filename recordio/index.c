@@ -233,7 +233,7 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 		close(fd);
 		unlink(tmp);
 	} else {
-		rc = rio__tmpfile_commit(fd, tmp, path, 0, 1);
+		rc = rio__tmpfile_commit(fd, tmp, path, 0, 1, rio__output_replaceable);
 	}
 	free(tmp);
 	if (rc)

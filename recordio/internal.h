@@ -8,6 +8,7 @@
 #ifndef RIO_INTERNAL_H
 #define RIO_INTERNAL_H
 
+#include "atomic_file.h"
 #include "recordio.h"
 
 #include <stdarg.h>
@@ -28,24 +29,9 @@ void rio__error_clear(rio_error *e);
  * directory", "a FIFO", "a character device"... */
 const char *rio__file_kind(unsigned mode);
 
-/* Creates a hidden temporary file next to `path` (".NAME.XXXXXX.tmp" in the
- * same directory), returns its fd and its malloc'd name in *tmp_path, or a
- * negative errno. */
-int rio__tmpfile_open(const char *path, char **tmp_path);
-
-/* Finishes a temporary file: gives it the mode open(2) would (mkstemp made
- * it 0600), optional fsync, close, rename to `path`, and with fsync also
- * fsync of the directory. Without `replace`, an existing `path` (even one
- * created since the temporary was opened) is left alone: -EEXIST; with it,
- * only a regular file is replaced (rio_output_check()). Closes
- * fd in every case; on failure unlinks tmp_path. Returns 0 or a negative
- * errno. */
-int rio__tmpfile_commit(int fd, const char *tmp_path, const char *path, int do_fsync,
-                        int replace);
-
-/* Writes all `n` bytes to fd (retrying short writes and EINTR); 0 or a
- * negative errno. */
-int rio__write_all(int fd, const void *data, size_t n);
+/* rio_output_check() without a message, as the rio__replace_check of
+ * rio__tmpfile_commit() (atomic_file.h): only a regular file is replaced. */
+int rio__output_replaceable(const char *path);
 
 /* Allocates `size` bytes aligned to `align` (a power of two >= 8); NULL on
  * ENOMEM. Free with free(). */

@@ -3,6 +3,7 @@ lib_LTLIBRARIES += recordio/librecordio.la
 include_HEADERS += recordio/recordio.h
 recordio_librecordio_la_SOURCES = \
 	recordio/error.c \
+	recordio/size.c \
 	recordio/frame.c \
 	recordio/frame_scan.c recordio/frame_scan.h \
 	recordio/compression.c \

@@ -747,6 +747,24 @@ RIO_API int rio_example_add_empty(rio_example_builder *b, const char *name);
 RIO_API int rio_example_finish(rio_example_builder *b, const uint8_t **data, size_t *size);
 
 /* ------------------------------------------------------------------------ */
+/* Sizes                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Parses a byte size as every option of the project takes one (the tools'
+ * SIZE, recordio-train's, the Python package's size arguments):
+ *   "4096", "4096B"           bytes
+ *   "256K", "64M", "1G", "2T" and "256KiB" ... "2TiB": powers of 1024
+ *   "100KB", "64MB", "1GB", "2TB": powers of 1000
+ *   "1.5G", "0.25M"           a fraction, with a unit larger than a byte;
+ *                             the bytes are rounded down
+ * Decimal digits, the units spelled exactly so; nothing else: no blanks, no
+ * sign, no hex, no exponent, no "inf" or "nan". Returns 0 and sets *bytes,
+ * or -EINVAL (not a size) or -ERANGE (more than `max` bytes, or than
+ * 2^64-1) with a one-line message quoting the text in `err` (may be NULL).
+ * "0" is 0 bytes: what it means is the option's to say. */
+RIO_API int rio_size_parse(const char *text, uint64_t max, uint64_t *bytes, rio_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Version                                                                   */
 /* ------------------------------------------------------------------------ */
 

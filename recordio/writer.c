@@ -188,7 +188,8 @@ RIO_API int rio_writer_close(rio_writer *w)
 		if (close(w->fd) && !rc)
 			rc = -errno;
 	} else {
-		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync, w->overwrite);
+		rc = rio__tmpfile_commit(w->fd, w->tmp_path, w->path, w->fsync, w->overwrite,
+		                         rio__output_replaceable);
 	}
 	writer_free(w);
 	return rc;

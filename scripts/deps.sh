@@ -6,10 +6,19 @@ RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
 	lz4 gzip python3 dataset-fashion-mnist"
 # what only the test suite needs: clang and its libFuzzer runtime, for the
 # fuzzing smoke (scripts/fuzz.sh); Python's headers, venv, setuptools,
-# NumPy and pytest for the Python package's tests (python/tests; its torch
-# tests run where python3-torch is installed, and skip otherwise)
+# NumPy, pytest and torch for the Python package's tests (python/tests);
+# strace, to see the system calls of recordio-bench --direct and --map
+# (tests/cli_bench.sh)
 RIO_TEST_PACKAGES="clang libclang-rt-14-dev
-	python3-dev python3-venv python3-setuptools python3-wheel python3-numpy python3-pytest"
+	python3-dev python3-venv python3-setuptools python3-wheel python3-numpy python3-pytest
+	python3-torch strace"
+# ... and from PyPI, into the tests' virtual environment (rio_test_venv):
+# TensorFlow, the judge of our files in tests/cli_tensorflow.sh, and
+# TensorBoard, the reader of our event files in tests/train_watch.sh.
+# TensorFlow below 2.18: from 2.18 on it needs NumPy 1.26 or later and
+# would install a NumPy 2 over Debian's 1.24, for which python3-torch is
+# built (the venv's NumPy is pinned to Debian's)
+RIO_TEST_PYPI="tensorflow-cpu>=2.15,<2.18 tensorboard"
 
 # rio_install_deps [EXTRA PACKAGES...]
 rio_install_deps() {
@@ -32,9 +41,29 @@ rio_build() {
 	dir=$1; shift
 	[ -x "$RIO_TOP/configure" ] || (cd "$RIO_TOP" && ./autogen.sh >/dev/null 2>&1) || return 1
 	mkdir -p "$dir" && cd "$dir" || return 1
-	if [ ! -f Makefile ]; then
+	# configured anew when the arguments are not those it was configured with
+	if [ ! -f Makefile ] || [ "$(cat configure.args 2>/dev/null)" != "$*" ]; then
 		"$RIO_TOP/configure" "$@" >configure.out 2>&1 || { cat configure.out; return 1; }
+		echo "$*" >configure.args
 		sed -n '/configuration summary/,$p' configure.out
 	fi
 	make -j"$(nproc)" >make.out 2>&1 || { tail -40 make.out; return 1; }
+}
+
+# rio_test_venv DIR: a virtual environment in DIR over Debian's python3 (its
+# NumPy, pytest and torch: --system-site-packages) with RIO_TEST_PYPI
+# installed; kept from one run to the next (pip then only checks it).
+rio_test_venv() {
+	venv=$1
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=python3
+	if ! "$venv/bin/python" -c 'import numpy' >/dev/null 2>&1; then
+		rm -rf "$venv"
+		mkdir -p "$(dirname "$venv")" && "$py" -m venv --system-site-packages "$venv" || return 1
+	fi
+	"$venv/bin/python" -c 'import numpy; print("numpy==" + numpy.__version__)' >"$venv/constraints.txt" ||
+		return 1
+	# shellcheck disable=SC2086
+	"$venv/bin/pip" install -q --disable-pip-version-check -c "$venv/constraints.txt" \
+		$RIO_TEST_PYPI >"$venv/pip.out" 2>&1 || { tail -20 "$venv/pip.out"; return 1; }
 }

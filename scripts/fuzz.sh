@@ -2,6 +2,7 @@
 # fuzz.sh [SECONDS] — builds the libFuzzer targets of tests/fuzz/ with clang
 # (AddressSanitizer and UndefinedBehaviorSanitizer) in build-fuzz/, and runs
 # each for SECONDS (default 60) on a corpus seeded from tests/fuzz/seeds/
+# (the inputs of the bugs fuzzing found: run first, as regression tests)
 # and tests/data/ (tests/fuzz/make_seeds.py). Prints executions, executions
 # per second and corpus size per target; exits non-zero on any crash, leak,
 # timeout or failed invariant, leaving the input in build-fuzz/artifacts/.

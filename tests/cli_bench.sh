@@ -7,7 +7,9 @@
 # is the same whatever the workers or the I/O backend; the ranks of a world
 # together read every record exactly once; --decode of Fashion-MNIST-like and
 # tfx-mnist Examples, and a spec naming a missing feature; --cache gives the
-# order of the files and says what it holds.
+# order of the files and says what it holds; --direct and --map deliver the
+# same records in the same order as the default, and open with O_DIRECT and
+# map the shards (their system calls, under strace).
 #
 # Data: tfx-mnist (written by TensorFlow, 1000 Examples) repacked by
 # recordio-pack into 4 shards of 250 with .idx sidecars, and a small
@@ -248,6 +250,65 @@ done
 # other read sizes and queue depths do not change it either
 bench_dump small-reads --read-size 4K --queue-depth 2 --prefetch 1 --shuffle global --seed 5 --batch 10 $M
 same w2-global.order small-reads.order "--read-size 4K --queue-depth 2 --prefetch 1: the same order"
+
+# ---- --direct and --map ------------------------------------------------------------
+# the same records, in the same order, as the default for every order
+# (--map maps only when shuffled: with none it reads as without it)
+for mode in none global buffer; do
+	for opt in direct map; do
+		bench_dump $opt-$mode --$opt --shuffle $mode --seed 5 --batch 10 --shuffle-buffer 64 $M
+		same w2-$mode.order $opt-$mode.order "--$opt, --shuffle $mode: the same records in the same order"
+	done
+done
+# ... and they do what they say, seen in their system calls (strace, on the
+# pread backend, whose reads are system calls): --direct opens each shard
+# with O_DIRECT; --map maps each shard and reads none of its records from
+# the file (only the few bytes of the headers and index checks)
+if command -v strace >/dev/null 2>&1; then
+	for opt in direct map; do
+		# (LeakSanitizer does not run under ptrace)
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -y \
+			-e trace=openat,mmap,pread64,read -o $opt.trace \
+			"$B" --$opt --io pread --shuffle global --seed 5 --dump-order traced-$opt.order $M \
+			>/dev/null 2>"$T/err"
+		expect_eq 0 $? "--$opt under strace"
+		same w2-global.order traced-$opt.order "--$opt under strace: the same order"
+		python3 - $opt $opt.trace m/mn-0000?-of-00004.tfrecord <<'EOF' && pass || fail "--$opt's system calls"
+import os, re, sys
+opt, trace, shards = sys.argv[1], sys.argv[2], [os.path.basename(p) for p in sys.argv[3:]]
+size = {os.path.basename(p): os.path.getsize(p) for p in sys.argv[3:]}
+calls, pending = [], {}
+for line in open(trace):  # "PID call(...) = R", split around other threads' calls
+    pid, rest = line.rstrip("\n").split(None, 1)
+    if rest.endswith("<unfinished ...>"):
+        pending[pid] = rest[: -len("<unfinished ...>")]
+        continue
+    m = re.match(r"<\.\.\. \w+ resumed>(.*)", rest)
+    calls.append(pending.pop(pid, "") + m.group(1) if m else rest)
+
+def shard_of(text):
+    names = [s for s in shards if s in text]
+    return names[0] if names else None
+
+if opt == "direct":
+    direct = {shard_of(c) for c in calls if c.startswith("openat(") and "O_DIRECT" in c}
+    print("opened with O_DIRECT:", sorted(filter(None, direct)))
+    assert set(shards) <= direct, "a shard not opened with O_DIRECT"
+else:
+    mapped = {shard_of(c) for c in calls if c.startswith("mmap(") and "MAP_SHARED" in c}
+    read = {s: 0 for s in shards}
+    for c in calls:
+        m = re.match(r"(pread64|read)\(\d+<([^>]*)>.*= (\d+)$", c)
+        if m and shard_of(m.group(2)):
+            read[shard_of(m.group(2))] += int(m.group(3))
+    print("mapped:", sorted(filter(None, mapped)), "bytes read from each:", read)
+    assert set(shards) <= mapped, "a shard not mapped"
+    assert all(read[s] < size[s] / 10 for s in shards), "records read from a mapped shard"
+EOF
+	done
+else
+	echo "strace not found: what --direct and --map do is not checked, only what they deliver"
+fi
 
 # ---- ranks ------------------------------------------------------------------------
 # every record exactly once over the ranks of a world, for each sharding and order

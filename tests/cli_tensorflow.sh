@@ -8,7 +8,9 @@
 #
 # The work is in tests/tf_interop.py: one python process, so TensorFlow is
 # imported once; it prints "PASS name" / "FAIL name: why" per check, which are
-# counted here. Skips (77) without python3 or TensorFlow.
+# counted here. python3 is the first on PATH: scripts/test.sh puts the
+# virtual environment it installs TensorFlow into (build-python/venv)
+# first. Skips (77) without python3 or TensorFlow, and says which python3.
 . "$(dirname "$0")/cli_lib.sh"
 
 PY="$(dirname "$0")/tf_interop.py"

@@ -25,6 +25,7 @@ RIO_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(ZLIB_CFLAGS) $(LZ4_CFLAGS)
 
 UNIT_TESTS = \
 	tests/test_crc \
+	tests/test_lib \
 	tests/test_record \
 	tests/test_compression \
 	tests/test_corrupt \
@@ -44,6 +45,9 @@ TESTS += $(UNIT_TESTS)
 tests_test_crc_SOURCES = tests/test_crc.c
 tests_test_crc_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_crc_LDADD = $(RIO_TEST_LDADD)
+tests_test_lib_SOURCES = tests/test_lib.c
+tests_test_lib_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_lib_LDADD = $(RIO_TEST_LDADD) -lm
 tests_test_record_SOURCES = tests/test_record.c
 tests_test_record_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_record_LDADD = $(RIO_TEST_LDADD)
@@ -97,7 +101,8 @@ CLI_TESTS = \
 	tests/cli_setcommit.sh \
 	tests/cli_dir.sh \
 	tests/cli_pipes.sh \
-	tests/cli_ctr_gen.sh
+	tests/cli_ctr_gen.sh \
+	tests/cli_sizes.sh
 TESTS += $(CLI_TESTS)
 EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 # The commands of README.md and doc/*.md, run as the pages show them (the
@@ -110,7 +115,7 @@ EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util
 	tests/fuzz/fuzz_util.c tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_index.c \
 	tests/fuzz/fuzz_example.c tests/fuzz/fuzz_loader.c tests/fuzz/fuzz_pack_lines.c \
 	tests/fuzz/fuzz_pack_csv.c tests/fuzz/fuzz_sequence_example.c tests/fuzz/fuzz_event.c \
-	tests/fuzz/fuzz_frame_scan.c tests/fuzz/fuzz_checkpoint.c
+	tests/fuzz/fuzz_frame_scan.c tests/fuzz/fuzz_checkpoint.c tests/fuzz/seeds
 
 # tests/fail_at.so: an LD_PRELOAD shim that fails or kills the Nth rename,
 # fsync, write, unlink or open (tests/cli_setcommit.sh). Plain $(CC), none
@@ -123,6 +128,16 @@ tests/fail_at.so: tests/fail_at.c
 	$(AM_V_CC)$(MKDIR_P) tests && \
 	{ $(CC) -shared -fPIC -o $@ $(srcdir)/tests/fail_at.c -ldl 2>/dev/null || \
 	  echo "note: $@ not built; tests/cli_setcommit.sh will skip"; }
+# tests/no_dlclose.so: an LD_PRELOAD shim that keeps Open MPI's plugins
+# loaded, so that the trainer's tests run under LeakSanitizer with Open
+# MPI's own leaks suppressed by name (tests/train_lib.sh). Plain $(CC) too.
+check_DATA += tests/no_dlclose.so
+CLEANFILES += tests/no_dlclose.so
+EXTRA_DIST += tests/no_dlclose.c tests/lsan.supp
+tests/no_dlclose.so: tests/no_dlclose.c
+	$(AM_V_CC)$(MKDIR_P) tests && \
+	{ $(CC) -shared -fPIC -o $@ $(srcdir)/tests/no_dlclose.c 2>/dev/null || \
+	  echo "note: $@ not built; the trainer's tests run without leak detection"; }
 
 # The loader's GPU path: built with --with-cuda only; skips (77) without a device.
 if HAVE_CUNIT
@@ -143,7 +158,7 @@ EXTRA_DIST += tests/test_loader_cuda.c
 TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
-	tests/train_metrics.sh
+	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
@@ -168,6 +183,13 @@ TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_train_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
+# the option table (trainer/options*.c), without MPI
+check_PROGRAMS += tests/test_train_options
+TESTS += tests/test_train_options
+tests_test_train_options_SOURCES = tests/test_train_options.c trainer/options.c \
+	trainer/options_check.c trainer/options_value.c
+tests_test_train_options_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_train_options_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
 # the embedding tables (trainer/embed.h)
 check_PROGRAMS += tests/test_embed
 TESTS += tests/test_embed

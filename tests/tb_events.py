@@ -55,7 +55,8 @@ def read_tensorboard(directory):
         sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("notf"))
         from tensorboard.backend.event_processing import event_accumulator
     except ImportError:
-        print("tensorboard is not installed: SKIP")
+        print(f"SKIP: {sys.executable} cannot import tensorboard: pip install tensorboard "
+              "(scripts/test.sh puts it in build-python/venv, first on PATH)")
         sys.exit(77)
     acc = event_accumulator.EventAccumulator(directory, size_guidance={"scalars": 0})
     acc.Reload()

@@ -41,16 +41,6 @@
 #include <unistd.h>
 
 
-static const char *shuffle_name(rio_shuffle s)
-{
-	return s == RIO_SHUFFLE_NONE ? "NONE" : s == RIO_SHUFFLE_BUFFER ? "BUFFER" : "GLOBAL";
-}
-
-static const char *sharding_name(rio_sharding s)
-{
-	return s == RIO_SHARD_FILES ? "FILES" : s == RIO_SHARD_RECORDS ? "RECORDS" : "AUTO";
-}
-
 static const rio_shuffle all_shuffles[3] = {RIO_SHUFFLE_NONE, RIO_SHUFFLE_BUFFER,
                                             RIO_SHUFFLE_GLOBAL};
 
@@ -185,6 +175,58 @@ static void test_dtypes(void)
 	CU_ASSERT_EQUAL(rio_dtype_size(RIO_DTYPE_I64), 8);
 }
 
+/* The option names: each value's name parses back to it, the names are
+ * the documented ones, and anything else is refused with a message that
+ * lists them all. */
+static void test_option_names(void)
+{
+	static const char *const shuffles[] = {"none", "buffer", "global"};
+	static const char *const shardings[] = {"auto", "files", "records"};
+	static const char *const ios[] = {"auto", "uring", "pread"};
+	rio_error err;
+	for (int v = 0; v < 3; v++) {
+		rio_shuffle s = (rio_shuffle)7;
+		rio_sharding d = (rio_sharding)7;
+		rio_io_backend b = (rio_io_backend)7;
+		CU_ASSERT_STRING_EQUAL(rio_shuffle_name((rio_shuffle)v), shuffles[v]);
+		CU_ASSERT_STRING_EQUAL(rio_sharding_name((rio_sharding)v), shardings[v]);
+		CU_ASSERT_STRING_EQUAL(rio_io_name((rio_io_backend)v), ios[v]);
+		CU_ASSERT_EQUAL(rio_shuffle_parse(shuffles[v], &s, &err), 0);
+		CU_ASSERT_EQUAL(rio_sharding_parse(shardings[v], &d, &err), 0);
+		CU_ASSERT_EQUAL(rio_io_parse(ios[v], &b, NULL), 0);
+		CU_ASSERT_EQUAL((int)s, v);
+		CU_ASSERT_EQUAL((int)d, v);
+		CU_ASSERT_EQUAL((int)b, v);
+	}
+	CU_ASSERT_EQUAL(RIO_SHUFFLE_GLOBAL, 2);
+	CU_ASSERT_EQUAL(RIO_SHARD_RECORDS, 2);
+	CU_ASSERT_EQUAL(RIO_IO_PREAD, 2);
+	CU_ASSERT_PTR_NULL(rio_shuffle_name((rio_shuffle)3));
+	CU_ASSERT_PTR_NULL(rio_sharding_name((rio_sharding)-1));
+	CU_ASSERT_PTR_NULL(rio_io_name((rio_io_backend)3));
+
+	rio_shuffle s = RIO_SHUFFLE_BUFFER;
+	CU_ASSERT_EQUAL(rio_shuffle_parse("sideways", &s, &err), -EINVAL);
+	CU_ASSERT_EQUAL(s, RIO_SHUFFLE_BUFFER);
+	CU_ASSERT_EQUAL(err.code, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'sideways': want none, buffer or global");
+	rio_sharding d = RIO_SHARD_FILES;
+	CU_ASSERT_EQUAL(rio_sharding_parse("rows", &d, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'rows': want auto, files or records");
+	CU_ASSERT_EQUAL(d, RIO_SHARD_FILES);
+	rio_io_backend b = RIO_IO_URING;
+	CU_ASSERT_EQUAL(rio_io_parse("nvme", &b, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'nvme': want auto, uring or pread");
+	/* exact names: no case folding, no blanks, no prefixes; NULL refused */
+	static const char *const bad[] = {"", "None", "GLOBAL", " none", "none ", "glob", "auto2"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CU_ASSERT_EQUAL(rio_shuffle_parse(bad[i], &s, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(rio_sharding_parse(NULL, &d, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.message, "'(null)': want auto, files or records");
+	CU_ASSERT_EQUAL(rio_io_parse("Uring", &b, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(b, RIO_IO_URING);
+}
+
 static void test_column_spec_parse(void)
 {
 	rio_column_spec *c = NULL;
@@ -287,7 +329,7 @@ static void once_world(const lu_dataset *d, rio_shuffle sh, rio_sharding shd, in
 	}
 	drain_round_robin(l, s, rcs, W, d);
 
-	const char *what = shuffle_name(sh), *how = sharding_name(shd);
+	const char *what = rio_shuffle_name(sh), *how = rio_sharding_name(shd);
 	uint64_t sum = 0, minn = UINT64_MAX, maxn = 0, start = 0;
 	for (int r = 0; r < W; r++) {
 		uint64_t n = s[r].n;
@@ -440,7 +482,7 @@ static void test_scan_path(void)
 					CHECK(lu_seq_equal(&a, 0, &b, 0),
 					      "%s %s world %d rank %d: scanned shards give another "
 					      "sequence than indexed ones",
-					      shuffle_name(o.shuffle), sharding_name(o.sharding), W,
+					      rio_shuffle_name(o.shuffle), rio_sharding_name(o.sharding), W,
 					      r);
 					lu_seq_free(&a);
 					lu_seq_free(&b);
@@ -481,7 +523,7 @@ static void test_empty_rank(void)
 			lu_run(d, &o, 1, &s);
 			CHECK(s.n == main_counts[r],
 			      "%s FILES world 7 rank %d: %zu records, want %zu",
-			      shuffle_name(o.shuffle), r, s.n, main_counts[r]);
+			      rio_shuffle_name(o.shuffle), r, s.n, main_counts[r]);
 			lu_seq_free(&s);
 		}
 	}
@@ -521,7 +563,7 @@ static void test_fewer_shards_than_ranks(void)
 				}
 				CHECK(minn > 0 && maxn - minn <= 1,
 				      "%s %s, 13 records over 5 ranks: %zu to %zu each",
-				      shuffle_name(o.shuffle), sharding_name(o.sharding), minn,
+				      rio_shuffle_name(o.shuffle), rio_sharding_name(o.sharding), minn,
 				      maxn);
 				CU_ASSERT_EQUAL(lu_not_once(d, s, 5), 0);
 			}
@@ -611,7 +653,7 @@ static void test_auto_sharding(void)
 			uint64_t counted = 0;
 			for (int r = 0; r < 3; r++) {
 				CHECK(rio_loader_sharding(l[r]) == want, "rank %d: rio_loader_sharding %s, want %s",
-				      r, sharding_name(rio_loader_sharding(l[r])), sharding_name(want));
+				      r, rio_sharding_name(rio_loader_sharding(l[r])), rio_sharding_name(want));
 				size_t n = rio_loader_shards(l[r])->count;
 				CU_ASSERT_EQUAL(rio_loader_shard_records(l[r], n), UINT64_MAX);
 				for (size_t sh = 0; sh < n; sh++) {
@@ -664,7 +706,7 @@ static void test_determinism(void)
 				lu_run(d, &o, 2, &s);
 				CHECK(lu_seq_equal(&ref, 0, &s, 0),
 				      "%s world %d rank %d: %d workers give another order than 2",
-				      shuffle_name(o.shuffle), o.world, o.rank, workers[w]);
+				      rio_shuffle_name(o.shuffle), o.world, o.rank, workers[w]);
 				lu_seq_free(&s);
 			}
 			lu_seq_free(&ref);
@@ -733,11 +775,11 @@ static void test_seed_and_epoch(void)
 			CHECK(seeds_same, "NONE: the seed changes the order");
 		} else {
 			CHECK(!e0_sorted && !e1_sorted, "%s: not shuffled",
-			      shuffle_name(o.shuffle));
+			      rio_shuffle_name(o.shuffle));
 			CHECK(!seeds_same, "%s: seeds 5 and 6 give the same order",
-			      shuffle_name(o.shuffle));
+			      rio_shuffle_name(o.shuffle));
 			CHECK(!epochs_same, "%s: epochs 0 and 1 in the same order",
-			      shuffle_name(o.shuffle));
+			      rio_shuffle_name(o.shuffle));
 		}
 		lu_seq_free(&a);
 		lu_seq_free(&b);
@@ -802,7 +844,7 @@ static void test_drop_remainder(void)
 				      "%s world %d rank %d, drop_remainder: batches %llu, full "
 				      "%llu, want "
 				      "%llu",
-				      shuffle_name(o.shuffle), W, r,
+				      rio_shuffle_name(o.shuffle), W, r,
 				      (unsigned long long)rio_loader_batches(l),
 				      (unsigned long long)rio_loader_full_batches(l),
 				      (unsigned long long)(n / 16));
@@ -818,7 +860,7 @@ static void test_drop_remainder(void)
 				      "%s world %d rank %d, drop_remainder: epochs of %zu and %zu "
 				      "batches, "
 				      "want %zu full ones each",
-				      shuffle_name(o.shuffle), W, r, nb0, s.nb - nb0, full);
+				      rio_shuffle_name(o.shuffle), W, r, nb0, s.nb - nb0, full);
 				CU_ASSERT_EQUAL(s.bad_payload, 0);
 				/* the reference without its two short batches */
 				lu_seq r0 = lu_seq_view(&ref, 0, full), r1 = lu_seq_view(&ref, full + 1, full);
@@ -829,7 +871,7 @@ static void test_drop_remainder(void)
 				    same,
 				    "%s world %d rank %d: drop_remainder does not deliver the same "
 				    "batches less the last",
-				    shuffle_name(o.shuffle), W, r);
+				    rio_shuffle_name(o.shuffle), W, r);
 				lu_seq_free(&ref);
 				lu_seq_free(&s);
 			}
@@ -958,11 +1000,11 @@ static void resume_one(rio_shuffle sh, const rio_loader_opts *opts)
 		rio_loader *lb = lu_open(d, &o);
 		if (lb) {
 			int rc = rio_loader_state_restore(lb, blob, (size_t)size);
-			CHECK(rc == 0, "%s k=%zu: restore = %d (%s) %s", shuffle_name(sh), k, rc,
+			CHECK(rc == 0, "%s k=%zu: restore = %d (%s) %s", rio_shuffle_name(sh), k, rc,
 			      rio_strerror(rc), rio_loader_error(lb)->message);
 			CHECK(rio_loader_epoch(lb) == epoch && rio_loader_position(lb) == pos,
 			      "%s k=%zu: restored at epoch %llu position %llu, saved at %llu %llu",
-			      shuffle_name(sh), k, (unsigned long long)rio_loader_epoch(lb),
+			      rio_shuffle_name(sh), k, (unsigned long long)rio_loader_epoch(lb),
 			      (unsigned long long)rio_loader_position(lb),
 			      (unsigned long long)epoch, (unsigned long long)pos);
 			rc = lu_drain_through(lb, &b, d, 1);
@@ -973,7 +1015,7 @@ static void resume_one(rio_shuffle sh, const rio_loader_opts *opts)
 			      "%s world %d rank %d%s: resumed after %zu batches%s, the rest "
 			      "differs from an uninterrupted loader's (%zu batches, want %zu): "
 			      "uninterrupted vs resumed: %s",
-			      shuffle_name(sh), o.world, o.rank,
+			      rio_shuffle_name(sh), o.world, o.rank,
 			      o.drop_remainder ? " drop_remainder" : "", k,
 			      cases[c].after_zero ? " and the epoch's end" : "", b.nb, ref.nb - k,
 			      lu_seq_diff(&ref, k, &b, 0, diff, sizeof diff));
@@ -1150,7 +1192,7 @@ static void test_set_epoch(void)
 		o.world = 2;
 		o.rank = 0;
 		o.seed = 3;
-		const char *what = shuffle_name(o.shuffle);
+		const char *what = rio_shuffle_name(o.shuffle);
 		/* the epochs 0..3 of an uninterrupted loader */
 		lu_seq nat;
 		lu_seq_init(&nat);
@@ -1233,7 +1275,8 @@ static void test_set_epoch(void)
 
 /* ---- I/O ------------------------------------------------------------------ */
 
-/* RIO_LOADER_IO=pread makes AUTO use pread; PREAD is pread. */
+/* RIO_LOADER_IO=pread makes AUTO use pread; PREAD is pread; another name is
+ * refused. */
 static void test_io_env_pread(void)
 {
 	const lu_dataset *d = dataset(DS_MAIN);
@@ -1273,11 +1316,21 @@ static void test_io_env_pread(void)
 		CHECK(lu_seq_equal(&ref, 0, &s, 0),
 		      "%s: AUTO with RIO_LOADER_IO=pread gives "
 		      "another sequence than PREAD",
-		      shuffle_name(o.shuffle));
+		      rio_shuffle_name(o.shuffle));
 		CU_ASSERT_EQUAL(s.bad_payload, 0);
 		lu_seq_free(&ref);
 		lu_seq_free(&s);
 	}
+	/* a name that is none of the loader's: refused at open, naming it */
+	setenv("RIO_LOADER_IO", "io_uring", 1);
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	rio_loader *l = NULL;
+	CU_ASSERT_EQUAL(rio_loader_open(&l, d->prefix, &o), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_PTR_NOT_NULL(strstr(rio_loader_error(l)->message,
+	                              "RIO_LOADER_IO='io_uring': want auto, uring or pread"));
+	rio_loader_close(l);
 	if (saved)
 		setenv("RIO_LOADER_IO", saved, 1);
 	else
@@ -1320,7 +1373,7 @@ static void test_direct(void)
 				      rio_strerror(rc), rio_loader_error(l)->message);
 				CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
 				      "%s, direct = 1: another sequence (%zu records, %zu wrong)",
-				      shuffle_name(o.shuffle), s.n, s.bad_payload);
+				      rio_shuffle_name(o.shuffle), s.n, s.bad_payload);
 			}
 			rio_loader_close(l);
 			/* adjacent records share aligned reads up to read_size:
@@ -1331,7 +1384,7 @@ static void test_direct(void)
 			lu_run(d, &o, 1, &s);
 			CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
 			      "%s, direct = 1, read_size %u: another sequence (%zu records, %zu wrong)",
-			      shuffle_name(o.shuffle), RIO_LOADER_MIN_READ_SIZE, s.n, s.bad_payload);
+			      rio_shuffle_name(o.shuffle), RIO_LOADER_MIN_READ_SIZE, s.n, s.bad_payload);
 			lu_seq_free(&ref);
 			lu_seq_free(&s);
 		}
@@ -1362,7 +1415,7 @@ static void test_map(void)
 				lu_run(d, &o, 2, &s);
 				CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
 				      "%s, %s, map = 1: another sequence (%zu records, %zu wrong)",
-				      shuffle_name(o.shuffle), pol ? "SKIP" : "FAIL", s.n, s.bad_payload);
+				      rio_shuffle_name(o.shuffle), pol ? "SKIP" : "FAIL", s.n, s.bad_payload);
 				lu_seq_free(&ref);
 				lu_seq_free(&s);
 			}
@@ -1432,7 +1485,7 @@ static void test_map_views(void)
 				want += d->count[sh] > 0;
 			int views = map && o.shuffle != RIO_SHUFFLE_NONE;
 			CHECK(mapped == (views ? want : 0), "%s, map = %d: %zu shards mapped, want %zu",
-			      shuffle_name(o.shuffle), map, mapped, views ? want : 0);
+			      rio_shuffle_name(o.shuffle), map, mapped, views ? want : 0);
 			size_t n = 0, outside = 0, bad = 0;
 			const uint8_t *keep = NULL; /* a view kept past its batch */
 			uint8_t kept[LU_PAYLOAD_MAX], ref[LU_PAYLOAD_MAX];
@@ -1463,15 +1516,15 @@ static void test_map_views(void)
 				rio_loader_release(l, b);
 			}
 			CHECK(rc == 0 && n == MAIN_TOTAL, "%s, map = %d: %d (%s), %zu records of %d",
-			      shuffle_name(o.shuffle), map, rc, rio_strerror(rc), n, MAIN_TOTAL);
+			      rio_shuffle_name(o.shuffle), map, rc, rio_strerror(rc), n, MAIN_TOTAL);
 			CHECK(outside == 0 && bad == 0,
 			      "%s, map = 1: %zu records not views of their frames in the mapping, %zu "
 			      "with wrong bytes",
-			      shuffle_name(o.shuffle), outside, bad);
+			      rio_shuffle_name(o.shuffle), outside, bad);
 			if (views && keep) /* the epoch over, every batch released: still there */
 				CHECK(memcmp(keep, kept, kept_size) == 0,
 				      "%s, map = 1: record %u/%llu changed after its batch was released",
-				      shuffle_name(o.shuffle), kept_shard, (unsigned long long)kept_index);
+				      rio_shuffle_name(o.shuffle), kept_shard, (unsigned long long)kept_index);
 			rio_loader_close(l);
 		}
 }
@@ -1564,14 +1617,14 @@ static void test_compressed(void)
 							    lu_seq_equal(&ref, 0, &s, 0),
 							    "%s NONE %s world %d rank %d: not the "
 							    "uncompressed sequence",
-							    names[c], sharding_name(o.sharding), W,
+							    names[c], rio_sharding_name(o.sharding), W,
 							    r);
 						} else {
 							CHECK(lu_same_set(d, &ref, &s),
 							      "%s BUFFER %s world %d rank %d: not "
 							      "the "
 							      "records of the uncompressed shards",
-							      names[c], sharding_name(o.sharding),
+							      names[c], rio_sharding_name(o.sharding),
 							      W, r);
 							uint64_t n = s.n / 2;
 							size_t nb0 = lu_epoch_start(&s, 1);
@@ -1662,7 +1715,7 @@ static void decode_run(const lu_dataset *d, const char *spec, int float_cols, ri
 			CHECK(s[r].bad_columns == 0,
 			      "decoding \"%s\" (%s, world %d rank %d): %zu wrong "
 			      "values",
-			      spec, shuffle_name(sh), W, r, s[r].bad_columns);
+			      spec, rio_shuffle_name(sh), W, r, s[r].bad_columns);
 			CU_ASSERT_EQUAL(lu_epoch_shape(&s[r], 0, 8, 0, s[r].n, 0), 0);
 			rio_loader_stats st;
 			rio_loader_stats_get(l[r], &st);
@@ -1673,7 +1726,7 @@ static void decode_run(const lu_dataset *d, const char *spec, int float_cols, ri
 			                        (W > 1 || st.cache_bytes == d->total * decode_stride)),
 			      "decoding \"%s\" (%s, world %d rank %d) from the cache: %llu bytes held, "
 			      "want rows of %zu bytes",
-			      spec, shuffle_name(sh), W, r, (unsigned long long)st.cache_bytes,
+			      spec, rio_shuffle_name(sh), W, r, (unsigned long long)st.cache_bytes,
 			      decode_stride);
 		}
 		CHECK(lu_not_once(d, s, (size_t)W) == 0, "decoding: records not exactly once");
@@ -1820,7 +1873,7 @@ static void test_decode_mixed_kinds(void)
 			o.cache = cached ? 1u << 20 : 0;
 			rio_loader *l = NULL;
 			int rc = rio_loader_open(&l, path, &o);
-			CHECK(rc == 0, "%s: open = %d", shuffle_name(o.shuffle), rc);
+			CHECK(rc == 0, "%s: open = %d", rio_shuffle_name(o.shuffle), rc);
 			rio_batch *b;
 			size_t rows = 0, bad = 0;
 			while (rc >= 0 && (rc = rio_loader_next(l, &b)) == 1) {
@@ -1846,7 +1899,7 @@ static void test_decode_mixed_kinds(void)
 			/* cached: the decompressed records, which are not 11-byte rows */
 			CHECK(rc == 0 && rows == 100 && bad == 0 &&
 			          (!cached || (st.cache_bytes > 0 && st.cache_bytes != 100 * 11)),
-			      "%s%s: rc %d, %zu rows, %zu wrong, %llu bytes cached", shuffle_name(o.shuffle),
+			      "%s%s: rc %d, %zu rows, %zu wrong, %llu bytes cached", rio_shuffle_name(o.shuffle),
 			      cached ? ", cached" : "", rc, rows, bad, (unsigned long long)st.cache_bytes);
 			rio_loader_close(l);
 		}
@@ -1906,7 +1959,7 @@ static void test_decode_mismatch(void)
 			o.ncolumns = ncols;
 			o.cache = si < 3 ? 0 : 1u << 24;
 			const lu_dataset *dd = si < 3 || si == 5 ? &d : &dc;
-			const char *what = si < 3    ? shuffle_name(o.shuffle)
+			const char *what = si < 3    ? rio_shuffle_name(o.shuffle)
 			                   : si == 3 ? "NONE, cached"
 			                   : si == 4 ? "BUFFER, cached"
 			                             : "BUFFER, uncompressed, cached";
@@ -2076,7 +2129,7 @@ static void test_decode_tf_mnist(void)
 		    bad == 0 && not_once == 0 && out_of_order == 0,
 		    "tfx-mnist \"%s\" %s world %d: %zu wrong values, %zu records not once, %zu out "
 		    "of order",
-		    runs[k].spec, shuffle_name(runs[k].sh), runs[k].world, bad, not_once,
+		    runs[k].spec, rio_shuffle_name(runs[k].sh), runs[k].world, bad, not_once,
 		    out_of_order);
 		free(hits);
 		free(cols);
@@ -2151,7 +2204,7 @@ static void test_damaged_data(void)
 	char msg[600];
 	for (int si = 0; si < 3; si++) {
 		rio_shuffle sh = all_shuffles[si];
-		const char *what = shuffle_name(sh);
+		const char *what = rio_shuffle_name(sh);
 		lu_seq s;
 		rio_loader_stats st;
 		int orc;
@@ -2319,7 +2372,7 @@ static void test_damaged_scanned(void)
 					records[k] += rio_loader_records(l);
 					int rc = lu_drain_epoch(l, &s[k][r], d);
 					CHECK(rc == 0, "%s, %s, world %d rank %d, SKIP: next = %d (%s) %s",
-					      k ? "scanned" : "with .idx", shuffle_name(o.shuffle), W, r,
+					      k ? "scanned" : "with .idx", rio_shuffle_name(o.shuffle), W, r,
 					      rc, rio_strerror(rc), rio_loader_error(l)->message);
 					rio_loader_stats st;
 					rio_loader_stats_get(l, &st);
@@ -2345,7 +2398,7 @@ static void test_damaged_scanned(void)
 				      "%s, %s, world %d, SKIP: %zu records not as expected (want every "
 				      "undamaged one once), %zu with wrong bytes, skipped %llu (want 6), "
 				      "rio_loader_records %llu in all (want 450: damaged frames count)",
-				      k ? "scanned" : "with .idx", shuffle_name(all_shuffles[si]), W,
+				      k ? "scanned" : "with .idx", rio_shuffle_name(all_shuffles[si]), W,
 				      wrong, bad, (unsigned long long)skipped[k],
 				      (unsigned long long)records[k]);
 			}
@@ -2353,7 +2406,7 @@ static void test_damaged_scanned(void)
 				char diff[400];
 				CHECK(lu_seq_equal(&s[0][r], 0, &s[1][r], 0),
 				      "%s, world %d rank %d: with .idx and scanned differ: %s",
-				      shuffle_name(all_shuffles[si]), W, r,
+				      rio_shuffle_name(all_shuffles[si]), W, r,
 				      lu_seq_diff(&s[0][r], 0, &s[1][r], 0, diff, sizeof diff));
 				lu_seq_free(&s[0][r]);
 				lu_seq_free(&s[1][r]);
@@ -2401,7 +2454,7 @@ static void test_truncated(void)
 		char msg[600];
 		for (int si = 0; si < 3; si++) {
 			rio_shuffle sh = all_shuffles[si];
-			const char *what = shuffle_name(sh);
+			const char *what = rio_shuffle_name(sh);
 			lu_seq s;
 			rio_loader_stats st;
 			int orc;
@@ -2878,7 +2931,7 @@ static void test_stats(void)
 		rio_loader_stats_get(l, &st);
 		CHECK(st.records == 2 * MAIN_TOTAL && st.batches == s.nb && st.bytes == s.bytes,
 		      "%s: stats %llu records %llu batches %llu bytes, delivered %zu %zu %llu",
-		      shuffle_name(o.shuffle), (unsigned long long)st.records,
+		      rio_shuffle_name(o.shuffle), (unsigned long long)st.records,
 		      (unsigned long long)st.batches, (unsigned long long)st.bytes, s.n, s.nb,
 		      (unsigned long long)s.bytes);
 		CU_ASSERT_EQUAL(s.nb, 60);
@@ -2888,7 +2941,7 @@ static void test_stats(void)
 		for (size_t k = 0; k < d->nshards; k++)
 			file_total += d->off[k][d->count[k]];
 		CHECK(st.file_bytes >= 2 * file_total, "%s: file_bytes %llu < %llu",
-		      shuffle_name(o.shuffle), (unsigned long long)st.file_bytes,
+		      rio_shuffle_name(o.shuffle), (unsigned long long)st.file_bytes,
 		      (unsigned long long)(2 * file_total));
 		CU_ASSERT(st.wait_seconds >= 0.0);
 		rio_loader_close(l);
@@ -2971,17 +3024,17 @@ static void test_threads(void)
 			return;
 		int after_open = tu_count_entries("/proc/self/task");
 		CHECK(after_open == base, "%s: %d threads after open, %d before",
-		      shuffle_name(o.shuffle), after_open, base);
+		      rio_shuffle_name(o.shuffle), after_open, base);
 		rio_batch *b;
 		CU_ASSERT_EQUAL(rio_loader_next(l, &b), 1);
 		int running = tu_count_entries("/proc/self/task");
 		CHECK(running > base, "%s: no thread started by rio_loader_next (%d)",
-		      shuffle_name(o.shuffle), running);
+		      rio_shuffle_name(o.shuffle), running);
 		rio_loader_release(l, b);
 		rio_loader_close(l);
 		int after_close = tu_count_entries("/proc/self/task");
 		CHECK(after_close == base, "%s: %d threads after close, %d before",
-		      shuffle_name(o.shuffle), after_close, base);
+		      rio_shuffle_name(o.shuffle), after_close, base);
 	}
 }
 
@@ -3020,6 +3073,7 @@ static void test_damage_mapped(void)
 static const tu_test basic_tests[] = {
     {"rio_loader_opts_init defaults", test_opts_defaults},
     {"dtype names and sizes", test_dtypes},
+    {"shuffle, sharding and io names: one table each", test_option_names},
     {"rio_column_spec_parse", test_column_spec_parse},
     {NULL, NULL},
 };
@@ -3239,17 +3293,17 @@ static void test_cpus(void)
 				continue;
 			threads++;
 			CHECK(!strcmp(got, want), "%s: a loader thread runs on CPUs %s, opts.cpus is %s",
-			      shuffle_name(o.shuffle), got, want);
+			      rio_shuffle_name(o.shuffle), got, want);
 		}
 		if (dir)
 			closedir(dir);
 		/* 3 workers, and the batcher unless the direct path serves */
 		CHECK(threads >= 3 && threads <= 4, "%s: %zu loader threads found, want 3 or 4",
-		      shuffle_name(o.shuffle), threads);
+		      rio_shuffle_name(o.shuffle), threads);
 		CU_ASSERT_EQUAL(lu_drain_through(l, &placed, d, 1), 0);
 		rio_loader_close(l);
 		CHECK(lu_seq_equal(&plain, 0, &placed, 0), "%s: other batches with opts.cpus",
-		      shuffle_name(o.shuffle));
+		      rio_shuffle_name(o.shuffle));
 		lu_seq_free(&plain);
 		lu_seq_free(&placed);
 	}

@@ -22,11 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-
 static const rio_shuffle all_shuffles[3] = {RIO_SHUFFLE_NONE, RIO_SHUFFLE_BUFFER,
                                             RIO_SHUFFLE_GLOBAL};
-static const char *shuffle_names[3] = {"NONE", "BUFFER", "GLOBAL"};
-
 static const size_t main_counts[7] = {0, 1, 13, 64, 65, 130, 200};
 
 static lu_dataset ds_main, ds_noidx, ds_gz, ds_lz4;
@@ -117,7 +114,7 @@ static void test_same_as_pread(void)
 					         "%s world %d rank %d, queue depth %u, reads of "
 					         "%zu, chunks "
 					         "of %zu",
-					         shuffle_names[si], W, r, io[k].qd, io[k].read_size,
+					         rio_shuffle_name(all_shuffles[si]), W, r, io[k].qd, io[k].read_size,
 					         io[k].chunk);
 					compare(&ds_main, o, what);
 					if (k == 0) {
@@ -146,7 +143,7 @@ static void test_direct(void)
 		}
 		CHECK(rc == 0, "io_uring + O_DIRECT: open = %d (%s)", rc, rio_strerror(rc));
 		char what[64];
-		snprintf(what, sizeof what, "%s, O_DIRECT", shuffle_names[si]);
+		snprintf(what, sizeof what, "%s, O_DIRECT", rio_shuffle_name(all_shuffles[si]));
 		compare(&ds_main, o, what);
 		/* and the same as plain reads */
 		lu_seq a, b;
@@ -172,9 +169,9 @@ static void test_compressed(void)
 			o.world = W;
 			o.rank = W - 1;
 			char what[64];
-			snprintf(what, sizeof what, "gzip, %s, world %d", shuffle_names[si], W);
+			snprintf(what, sizeof what, "gzip, %s, world %d", rio_shuffle_name(all_shuffles[si]), W);
 			compare(&ds_gz, o, what);
-			snprintf(what, sizeof what, "lz4, %s, world %d", shuffle_names[si], W);
+			snprintf(what, sizeof what, "lz4, %s, world %d", rio_shuffle_name(all_shuffles[si]), W);
 			compare(&ds_lz4, o, what);
 		}
 }
@@ -201,7 +198,7 @@ static void test_decode(void)
 		o.columns = cols;
 		o.ncolumns = ncols;
 		char what[64];
-		snprintf(what, sizeof what, "decoded, %s", shuffle_names[si]);
+		snprintf(what, sizeof what, "decoded, %s", rio_shuffle_name(all_shuffles[si]));
 		compare(&d, o, what);
 	}
 	free(cols);
@@ -256,12 +253,12 @@ static void test_damaged(void)
 			}
 			int want = policy == RIO_DAMAGE_FAIL ? RIO_ECORRUPT_DATA : 0;
 			CHECK(rcs[0] == want && rcs[1] == want,
-			      "%s, %s: pread %d, io_uring %d, want %d", shuffle_names[si],
+			      "%s, %s: pread %d, io_uring %d, want %d", rio_shuffle_name(all_shuffles[si]),
 			      policy ? "SKIP" : "FAIL", rcs[0], rcs[1], want);
 			if (policy == RIO_DAMAGE_SKIP) {
 				CHECK(lu_seq_equal(&s[0], 0, &s[1], 0) && s[1].n == 119,
 				      "%s, SKIP: io_uring delivers %zu records, pread %zu",
-				      shuffle_names[si], s[1].n, s[0].n);
+				      rio_shuffle_name(all_shuffles[si]), s[1].n, s[0].n);
 				CHECK(skipped[0] == 1 && skipped[1] == 1,
 				      "skipped %llu / %llu, want 1", (unsigned long long)skipped[0],
 				      (unsigned long long)skipped[1]);

@@ -39,7 +39,8 @@ try:
     import numpy as np
     import tensorflow as tf
 except Exception as e:  # absent or broken: not this project's failure
-    print("SKIP: cannot import tensorflow: %s" % e)
+    print("SKIP: %s cannot import tensorflow (%s): pip install tensorflow-cpu "
+          "(scripts/test.sh puts it in build-python/venv, first on PATH)" % (sys.executable, e))
     sys.exit(77)
 
 # feature(kind, values) -> tf.train.Feature, shared with the golden files' maker

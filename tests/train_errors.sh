@@ -181,16 +181,20 @@ for n in ' -1' ' 5' '-0'; do
 	expect_fail 2 "^recordio-train: --seed: '$n' is not a seed" --train "$TRAIN_SET" $MNIST_X \
 		--seed "$n"
 done
-# a size is digits (a point, an exponent) and a unit: not nan, inf, a sign,
-# hex or junk (nan had meant "cache everything")
-for size in nan inf -1 0x100000 ' 5M' 12abc NaNK 1e400; do
+# a size is lib/size.h's (--help, Sizes): digits, a fraction with a unit, a
+# unit spelled exactly; not nan, inf, a sign, hex, an exponent, blanks, a
+# lower-case unit or junk (nan had meant "cache everything"), nor a size
+# past the option's range
+for size in nan inf -1 0x100000 ' 5M' 12abc NaNK 1e400 1e8 64k; do
 	expect_fail 2 "^recordio-train: --cache: '$size': want a size" --train "$TRAIN_SET" $MNIST_X \
 		--cache "$size"
 done
 expect_fail 2 "^recordio-train: --bucket-size: 'nan' is not a size" --train "$TRAIN_SET" $MNIST_X \
 	--bucket-size nan
+expect_fail 2 "^recordio-train: --bucket-size: '2T' is not a size from 4 B to 1.0 TiB" \
+	--train "$TRAIN_SET" $MNIST_X --bucket-size 2T
 expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" --train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 \
-	--cache 1.5M --bucket-size 1e5 --quiet
+	--cache 1.5M --bucket-size 100KB --quiet
 
 # an --x feature whose length differs from the first record's: the shard and
 # record named, met by one rank in the middle of an epoch

@@ -8,8 +8,9 @@
 # and exceeds 3 when asynchronous (a 50x straggler); backup workers drop the straggler's late
 # gradients, and every gradient pushed is applied or counted as dropped;
 # stale-synchronous and asynchronous runs learn, and so does one with
-# --staleness-lr; uneven worker shards
-# finish under every K; a resume from a checkpoint written mid-epoch by 2
+# --staleness-lr; uneven worker shards (1 and 2 shards, 3, 2 and 2)
+# finish under K = 0, 2 and inf with every worker's steps, every epoch and
+# every gradient counted in the metrics; a resume from a checkpoint written mid-epoch by 2
 # servers ends where an unbroken run does; a worker's bad record ends every
 # rank with its one-line error; --eval-every writes its learning curve;
 # options that do not fit are refused in one line.
@@ -90,19 +91,34 @@ above "$(json slr.json staleness_mean)" 0 && pass || fail "--staleness-lr: no st
 expect_exit 2 mpi 3 $RUN --strategy ps --staleness-lr
 expect_match "^recordio-train: --staleness-lr needs --staleness 1 or more" err "--staleness-lr at K = 0"
 
-# -- uneven shards: worker 0 has 3 shards, worker 1 has 5; no K deadlocks
-UNEVEN="--train $(shards 0 2),$(shards 3 7) --sharding files"
+# -- uneven shards, by files: 3 shards over 2 workers (2 and 1: 10 and 5
+# steps of 20 an epoch) and 7 over 3 (3, 2 and 2: 15, 10 and 10 steps). No
+# K deadlocks, and every epoch is written with each worker's own steps,
+# all of the workers' samples, every gradient applied (one update per step
+# of the longest worker at K = 0, one per gradient otherwise) and the whole
+# test set evaluated once
+UNEVEN="--test $TEST_SET $MNIST_X --hidden 32 --threads 1 --quiet --batch 20 --epochs 2 \
+--strategy ps --sharding files"
 for k in 0 2 inf; do
-	expect_exit 0 mpi 3 --train "$(shards 0 7)" --test "$TEST_SET" $MNIST_X --hidden 32 \
-		--threads 1 --quiet --batch 20 --epochs 2 --strategy ps --staleness $k \
-		--sharding records --metrics uneven$k.json
+	expect_exit 0 mpi 3 --train "$(shards 0 2)" $UNEVEN --staleness $k --metrics uneven$k.json
+	expect_exit 0 mpi 4 --train "$(shards 0 6)" $UNEVEN --staleness $k --metrics uneven3w$k.json
+	for f in uneven$k.json:10,5 uneven3w$k.json:15,10,10; do
+		python3 - "${f%%:*}" $k "${f#*:}" <<'EOF' && pass || fail "K = $k: uneven shards' metrics in ${f%%:*}"
+import json, sys
+k, steps = sys.argv[2], [int(s) for s in sys.argv[3].split(",")]
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert [e["epoch"] for e in lines] == [1, 2], lines
+for e in lines:
+    assert e["worker_steps"] == steps, e
+    assert e["steps"] == max(steps) and e["samples"] == 20 * sum(steps), e
+    assert e["test_records"] == 200, e
+    assert e["gradients"] + e["dropped_gradients"] + e["skipped_steps"] == sum(steps), e
+    assert e["gradients"] == sum(steps), e
+    assert e["updates"] == (max(steps) if k == "0" else sum(steps)), e
+    assert k == "inf" or e["staleness_max"] <= int(k), e
+EOF
+	done
 done
-expect_exit 0 mpi 4 --train "$(shards 0 6)" --test "$TEST_SET" $MNIST_X --hidden 32 \
-	--threads 1 --quiet --batch 20 --epochs 2 --strategy ps --staleness 0 --sharding files \
-	--metrics uneven-files.json
-expect_eq "[15, 10, 10]" "$(json uneven-files.json worker_steps)" \
-	"700 records in 7 shards over 3 workers: 3, 2 and 2 shards"
-expect_eq 200 "$(json uneven-files.json test_records)" "every test record evaluated once"
 
 # -- checkpoints: 2 servers, Adam, cut at --max-steps and --checkpoint-every
 # mid-epoch, resumed: the same bytes as an unbroken run

@@ -2,11 +2,12 @@
 # train_resume.sh — checkpoints and --resume: a run stopped part way
 # (--max-steps, mid-epoch) and resumed ends with exactly the state of an
 # uninterrupted run, on 2 ranks with SGD, Adam and LARS; a run killed with
-# SIGKILL at a random moment after a --checkpoint-every write resumes to the
-# same end too; the metrics of the resumed epochs match; a checkpoint is
-# refused by a world size that does not divide its global batch, or another
-# seed; --resume with no checkpoint yet
-# starts from scratch.
+# SIGKILL after its first epoch (asserted: it died of the kill, mid-run,
+# with a --checkpoint-every checkpoint written) resumes from within the run
+# to the same end too; the metrics of the resumed epochs match; a
+# checkpoint is refused by a world size that does not divide its global
+# batch, or another seed; --resume with no checkpoint yet starts from
+# scratch.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 TRAIN_SET=$(shards 0 7)
@@ -19,27 +20,43 @@ for opt in sgd adam lars; do
 	# 25 steps per epoch: stop in the middle of the second epoch
 	expect_exit 0 mpi 2 $COMMON --optimizer $opt --checkpoint "part-$opt" --max-steps 37 \
 		--checkpoint-every 10 --metrics "part-$opt.json"
-	expect_lines 1 "part-$opt.json" "one epoch finished before the stop"
+	expect_lines 2 "part-$opt.json" "one epoch finished before the stop, and the partial one"
 	expect_exit 0 mpi 2 $COMMON --optimizer $opt --checkpoint "part-$opt" --resume \
 		--metrics "part-$opt.json"
 	expect_exit 0 cmp "full-$opt/checkpoint" "part-$opt/checkpoint"
+	# the whole epochs' lines (the stop's partial one aside)
+	grep -v '"partial": true' "part-$opt.json" >"whole-$opt.json"
 	expect_eq "$(json_all "full-$opt.json" test_accuracy)" \
-		"$(json_all "part-$opt.json" test_accuracy)" "resumed epochs' test accuracy"
+		"$(json_all "whole-$opt.json" test_accuracy)" "resumed epochs' test accuracy"
 	expect_eq "$(json_all "full-$opt.json" train_loss)" \
-		"$(json_all "part-$opt.json" train_loss)" "resumed epochs' train loss"
+		"$(json_all "whole-$opt.json" train_loss)" "resumed epochs' train loss"
 done
 
-# killed at any moment after its first checkpoint: one rank, no mpirun
-SLOW="--train $TRAIN_SET $MNIST_X --hidden 256 --batch 4 --epochs 4 --seed 5 --quiet"
-expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" $SLOW --checkpoint kill-full
-"$TRAIN" $SLOW --checkpoint kill-part --checkpoint-every 7 >/dev/null 2>&1 &
+# killed with SIGKILL mid-run, after its first epoch and so after
+# --checkpoint-every writes: one rank, no mpirun, 4 epochs of 200 steps.
+# The kill must land while it runs (it dies of SIGKILL, not at its end) and
+# after a checkpoint, so that the resume continues from a step within the
+# run, neither from scratch nor from a finished run
+SLOW="--train $TRAIN_SET $MNIST_X --hidden 256 --batch 4 --epochs 4 --seed 5"
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" $SLOW --quiet --checkpoint kill-full
+"$TRAIN" $SLOW --quiet --checkpoint kill-part --checkpoint-every 7 --metrics kill.json \
+	>/dev/null 2>&1 &
 pid=$!
 i=0
-while [ ! -f kill-part/checkpoint ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-kill -9 $pid 2>/dev/null && killed=yes || killed=no
-wait $pid 2>/dev/null
-echo "killed mid-run: $killed"
+while [ ! -s kill.json ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+[ -f kill-part/checkpoint ] && had_checkpoint=yes || had_checkpoint=no
+kill -9 $pid 2>/dev/null
+wait $pid
+expect_eq 137 $? "killed mid-run by SIGKILL (the exit status of the killed run)"
+expect_eq yes $had_checkpoint "a checkpoint written before the kill"
 expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" $SLOW --checkpoint kill-part --resume
+at=$(sed -n 's/^resumed from .*kill-part\/checkpoint: epoch \([0-9]*\), step \([0-9]*\) of 200$/\1 \2/p' out)
+# shellcheck disable=SC2086
+set -- ${at:-0 0}
+step=$((($1 - 1) * 200 + $2))
+echo "killed at a checkpoint: resumed at step $step of 800"
+[ "$step" -gt 0 ] && [ "$step" -lt 800 ] && pass ||
+	fail "the resume continues the killed run within it: 'resumed from' at $step of 800 steps"
 expect_exit 0 cmp kill-full/checkpoint kill-part/checkpoint
 
 # a checkpoint is refused by a world size its global batch (2 x 16) does

@@ -20,6 +20,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -410,9 +411,9 @@ static int json_features(FILE *out, const rio_record *rec, scratch *s, int *exac
 	rio_example_iter_init(&it, rec->data, rec->size);
 	while ((rc = rio_example_iter_next(&it, &f)) == 1) {
 		fputs(n++ ? ", " : "", out);
-		if (!tool_utf8_valid(f.name, f.name_len))
+		if (!rio__utf8_valid(f.name, f.name_len))
 			*exact = 0;
-		tool_json_string(out, f.name, f.name_len);
+		rio__json_string(out, f.name, f.name_len);
 		fputs(": ", out);
 		if ((rc = json_feature(out, &f, s)) < 0)
 			return rc;
@@ -434,9 +435,9 @@ static int json_feature_lists(FILE *out, const rio_record *rec, scratch *s, int 
 		int step = 0;
 		fputs(first ? "" : ", ", out);
 		first = 0;
-		if (!tool_utf8_valid(fl.name, fl.name_len))
+		if (!rio__utf8_valid(fl.name, fl.name_len))
 			*exact = 0;
-		tool_json_string(out, fl.name, fl.name_len);
+		rio__json_string(out, fl.name, fl.name_len);
 		fputs(": [", out);
 		rio_feature_list_iter_init(&li, &fl);
 		while ((rc = rio_feature_list_iter_next(&li, &f)) == 1) {
@@ -475,8 +476,8 @@ static int json_event(FILE *out, const rio_record *rec)
 	fprintf(out, ", \"step\": %lld", (long long)ev.step);
 	if (ev.file_version) {
 		fputs(", \"file_version\": ", out);
-		tool_json_string(out, ev.file_version, ev.file_version_len);
-		if (!tool_utf8_valid(ev.file_version, ev.file_version_len))
+		rio__json_string(out, ev.file_version, ev.file_version_len);
+		if (!rio__utf8_valid(ev.file_version, ev.file_version_len))
 			exact = 0;
 	}
 	if (ev.summary) {
@@ -488,13 +489,13 @@ static int json_event(FILE *out, const rio_record *rec)
 		while (rio_summary_iter_next(&it, &v) == 1) { /* checked by rio_event_parse */
 			double x;
 			fputs(i++ ? ", {\"tag\": " : "{\"tag\": ", out);
-			tool_json_string(out, v.tag, v.tag_len);
+			rio__json_string(out, v.tag, v.tag_len);
 			if (rio_summary_value_scalar(&v, &x) == 1) {
 				fputs(", \"value\": ", out);
 				json_real(out, x, 17);
 			}
 			putc('}', out);
-			if (v.other_fields || !tool_utf8_valid(v.tag, v.tag_len))
+			if (v.other_fields || !rio__utf8_valid(v.tag, v.tag_len))
 				exact = 0; /* metadata, a tensor, an image, ... */
 		}
 		putc(']', out);
@@ -544,7 +545,14 @@ static int print_json(FILE *out, const rio_record *rec, scratch *s, int events)
 
 /* ---- main --------------------------------------------------------------- */
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct cat_opts {
+	int count_only;
+	uint64_t head; /* records to print at most */
+	enum format fmt;
+} cat_opts;
+
+static void parse_options(int argc, char **argv, cat_opts *c)
 {
 	static const struct option longopts[] = {
 		{"count", no_argument, NULL, 'c'},
@@ -553,35 +561,105 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int count_only = 0, opt;
-	uint64_t head = UINT64_MAX;
-	enum format fmt = FMT_EXAMPLE;
-
-	tool_init(argv[0]);
+	int opt;
+	c->count_only = 0;
+	c->head = UINT64_MAX;
+	c->fmt = FMT_EXAMPLE;
 	while ((opt = getopt_long(argc, argv, "cn:f:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': count_only = 1; break;
-		case 'n': head = tool_parse_u64("--head", optarg); break;
+		case 'c': c->count_only = 1; break;
+		case 'n': c->head = tool_parse_u64("--head", optarg); break;
 		case 'f':
 			if (!strcmp(optarg, "example"))
-				fmt = FMT_EXAMPLE;
+				c->fmt = FMT_EXAMPLE;
 			else if (!strcmp(optarg, "json"))
-				fmt = FMT_JSON;
+				c->fmt = FMT_JSON;
 			else if (!strcmp(optarg, "hex"))
-				fmt = FMT_HEX;
+				c->fmt = FMT_HEX;
 			else if (!strcmp(optarg, "raw"))
-				fmt = FMT_RAW;
+				c->fmt = FMT_RAW;
 			else
 				tool_usage_error("--format: expected example, json, hex or raw, got '%s'",
 				                 optarg);
 			break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': usage(stdout); exit(EXIT_OK);
 		default:
 			tool_try_help(); /* getopt named the bad option */
 		}
 	}
 	if (optind >= argc)
 		tool_usage_error("no FILE given");
+}
+
+/* Prints one record in the chosen format: 0, or a negative code. */
+static int print_record(const cat_opts *c, const char *path, const rio_record *rec, scratch *s,
+                        int events)
+{
+	switch (c->fmt) {
+	case FMT_EXAMPLE: return print_example(stdout, tool_input_name(path), rec, events);
+	case FMT_JSON: return print_json(stdout, rec, s, events);
+	case FMT_HEX:
+		print_hex(stdout, rec->data, rec->size);
+		putchar('\n');
+		return 0;
+	case FMT_RAW:
+		fwrite(rec->data, 1, rec->size, stdout);
+		putchar('\n');
+		return 0;
+	}
+	return 0;
+}
+
+/* Prints (or counts) the records of one shard, up to the head: EXIT_OK, or
+ * EXIT_DATA after reporting. */
+static int cat_shard(const cat_opts *c, const char *path, scratch *s, uint64_t *total)
+{
+	rio_reader_opts ropts;
+	rio_reader_opts_init(&ropts);
+	rio_reader *r;
+	int rc = tool_reader_open(&r, path, &ropts);
+	if (rc < 0) {
+		tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
+		return EXIT_DATA;
+	}
+	int status = EXIT_OK;
+	rio_record rec;
+	int events = 0; /* a TensorBoard event file: its first record says so */
+	while (*total < c->head && !ferror(stdout) && (rc = rio_reader_next(r, &rec)) == 1) {
+		(*total)++;
+		if (c->count_only)
+			continue;
+		if (rec.index == 0)
+			events = rio_event_is_file_header(rec.data, rec.size);
+		rc = print_record(c, path, &rec, s, events);
+		if (rc < 0) {
+			/* validated above, so only a library surprise gets here */
+			fflush(stdout);
+			tool_error("%s: offset %llu (record %llu): %s", path, (unsigned long long)rec.offset,
+			           (unsigned long long)rec.index, rio_strerror(rc));
+			status = EXIT_DATA;
+			break;
+		}
+		rc = 1;
+	}
+	if (rc < 0 && status == EXIT_OK) {
+		const rio_error *e = rio_reader_error(r);
+		fflush(stdout);
+		if (e && e->message[0])
+			tool_error("%s", e->message);
+		else
+			tool_error("%s: %s", path, rio_strerror(rc));
+		status = EXIT_DATA;
+	}
+	rio_reader_close(r);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	cat_opts c;
+	tool_init(argv[0]);
+	parse_options(argc, argv, &c);
 
 	rio_shardset shards;
 	if (tool_expand_all(argv + optind, argc - optind, &shards) < 0)
@@ -590,67 +668,14 @@ int main(int argc, char **argv)
 
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-	rio_reader_opts ropts;
-	rio_reader_opts_init(&ropts);
 	scratch s = {NULL, 0};
 	uint64_t total = 0;
 
 	/* a failed standard output stops the reading too (reported at the end) */
-	for (size_t j = 0; status == EXIT_OK && j < shards.count && total < head && !ferror(stdout);
-	     j++) {
-		const char *path = shards.paths[j];
-		rio_reader *r;
-		int rc = tool_reader_open(&r, path, &ropts);
-		if (rc < 0) {
-			tool_error("%s: %s", tool_input_name(path), rio_strerror(rc));
-			status = EXIT_DATA;
-			break;
-		}
-		rio_record rec;
-		int events = 0; /* a TensorBoard event file: its first record says so */
-		while (total < head && !ferror(stdout) && (rc = rio_reader_next(r, &rec)) == 1) {
-			total++;
-			if (count_only)
-				continue;
-			if (rec.index == 0)
-				events = rio_event_is_file_header(rec.data, rec.size);
-			switch (fmt) {
-			case FMT_EXAMPLE:
-				rc = print_example(stdout, tool_input_name(path), &rec, events);
-				break;
-			case FMT_JSON: rc = print_json(stdout, &rec, &s, events); break;
-			case FMT_HEX:
-				print_hex(stdout, rec.data, rec.size);
-				putchar('\n');
-				break;
-			case FMT_RAW:
-				fwrite(rec.data, 1, rec.size, stdout);
-				putchar('\n');
-				break;
-			}
-			if (rc < 0) {
-				/* validated above, so only a library surprise gets here */
-				fflush(stdout);
-				tool_error("%s: offset %llu (record %llu): %s", path,
-				           (unsigned long long)rec.offset,
-				           (unsigned long long)rec.index, rio_strerror(rc));
-				status = EXIT_DATA;
-				break;
-			}
-			rc = 1;
-		}
-		if (rc < 0 && status == EXIT_OK) {
-			const rio_error *e = rio_reader_error(r);
-			fflush(stdout);
-			if (e && e->message[0])
-				tool_error("%s", e->message);
-			else
-				tool_error("%s: %s", path, rio_strerror(rc));
-			status = EXIT_DATA;
-		}
-		rio_reader_close(r);
-	}
-	if (count_only && status == EXIT_OK)
+	for (size_t j = 0; status == EXIT_OK && j < shards.count && total < c.head && !ferror(stdout);
+	     j++)
+		status = cat_shard(&c, shards.paths[j], &s, &total);
+	if (c.count_only && status == EXIT_OK)
 		printf("%llu\n", (unsigned long long)total);
 
 	if (tool_flush_stdout() < 0)

@@ -3,15 +3,16 @@
  */
 #include "config.h"
 #include "common.h"
+#include "clock.h"
+#include "json.h"
+#include "size.h"
 
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 const char *tool_name = "recordio";
@@ -89,41 +90,11 @@ uint64_t tool_parse_u64(const char *option, const char *value)
 
 uint64_t tool_parse_size(const char *option, const char *value)
 {
-	/* Digits with an optional fraction, then the suffix. strtod alone would
-	 * also take blanks, a sign, hex, exponents, "inf" and "nan". */
-	const char *p = value ? value : "";
-	size_t len = strspn(p, "0123456789"), digits = len;
-	if (p[len] == '.') {
-		size_t frac = strspn(p + len + 1, "0123456789");
-		digits += frac;
-		len += 1 + frac;
-	}
-	char num[32];
-	if (digits == 0 || len >= sizeof num)
-		tool_usage_error("%s: expected a size such as 64M, got '%s'", option, p);
-	memcpy(num, p, len);
-	num[len] = '\0';
-	double v = strtod(num, NULL);
-	const char *end = p + len;
-	uint64_t mult = 1;
-	if (*end) {
-		int si = end[1] == 'B' || end[1] == 'b';
-		uint64_t base = si ? 1000 : 1024;
-		switch (*end) {
-		case 'k': case 'K': mult = base; break;
-		case 'm': case 'M': mult = base * base; break;
-		case 'g': case 'G': mult = base * base * base; break;
-		case 't': case 'T': mult = base * base * base * base; break;
-		case 'b': case 'B': mult = 1; si = 0; break;
-		default: tool_usage_error("%s: unknown size suffix in '%s'", option, value);
-		}
-		if (end[1 + si] != '\0' && !(end[1 + si] == 'i' && end[2 + si] == 'B' && !end[3 + si]))
-			tool_usage_error("%s: unknown size suffix in '%s'", option, value);
-	}
-	double bytes = v * (double)mult;
-	if (bytes >= 18446744073709551616.0) /* 2^64 */
-		tool_usage_error("%s: '%s' is too large", option, value);
-	return (uint64_t)bytes;
+	char msg[256];
+	uint64_t bytes;
+	if (rio__size_parse(value, UINT64_MAX, &bytes, msg, sizeof msg) < 0)
+		tool_usage_error("%s: %s", option, msg);
+	return bytes;
 }
 
 int tool_flush_stdout(void)
@@ -135,47 +106,24 @@ int tool_flush_stdout(void)
 	return -1;
 }
 
-const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes)
-{
-	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)bytes;
-	int u = 0;
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
-	else
-		snprintf(buf, size, "%.1f %s", v, units[u]);
-	return buf;
-}
-
-double tool_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void tool_progress_init(tool_progress *p, int quiet)
 {
 	p->enabled = !quiet && isatty(STDERR_FILENO);
-	p->start = p->last = tool_now();
+	p->start = p->last = rio__now();
 }
 
 void tool_progress_update(tool_progress *p, uint64_t records, uint64_t bytes, const char *what)
 {
 	if (!p->enabled)
 		return;
-	double now = tool_now();
+	double now = rio__now();
 	if (now - p->last < 0.1)
 		return;
 	p->last = now;
 	char b[32];
 	double secs = now - p->start;
 	fprintf(stderr, "\r%s: %s %llu records, %s, %.1f MB/s   ", tool_name, what ? what : "",
-	        (unsigned long long)records, tool_format_bytes(b, sizeof b, bytes),
+	        (unsigned long long)records, rio__format_bytes(b, sizeof b, bytes),
 	        secs > 0 ? (double)bytes / secs / 1e6 : 0.0);
 	fflush(stderr);
 }
@@ -282,99 +230,20 @@ void tool_catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-/* --- added for cat/verify/index/info ------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	/* reject overlong forms, surrogates and values past U+10FFFF */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
-int tool_utf8_valid(const void *s, size_t len)
-{
-	const unsigned char *p = s, *end = p + len;
-	while (p < end) {
-		size_t n = utf8_len(p, (size_t)(end - p));
-		if (n == 0)
-			return 0;
-		p += n;
-	}
-	return 1;
-}
-
+/* recordio-train's, until it calls lib/ itself (common.h) */
 void tool_json_number(FILE *out, double v, int digits)
 {
-	if (isfinite(v))
-		fprintf(out, "%.*g", digits, v);
-	else
-		fputs("null", out);
+	rio__json_number(out, v, digits);
 }
 
 void tool_json_member(FILE *out, const char *key, double v, int digits)
 {
-	fprintf(out, "\"%s\": ", key);
-	tool_json_number(out, v, digits);
-	fputs(", ", out);
+	rio__json_member(out, key, v, digits);
 }
 
-void tool_json_string(FILE *out, const void *s, size_t len)
+const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes)
 {
-	const unsigned char *p = s, *end = p + len;
-	putc('"', out);
-	while (p < end) {
-		unsigned char c = *p;
-		switch (c) {
-		case '"': fputs("\\\"", out); p++; continue;
-		case '\\': fputs("\\\\", out); p++; continue;
-		case '\n': fputs("\\n", out); p++; continue;
-		case '\r': fputs("\\r", out); p++; continue;
-		case '\t': fputs("\\t", out); p++; continue;
-		case '\b': fputs("\\b", out); p++; continue;
-		case '\f': fputs("\\f", out); p++; continue;
-		default: break;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-			p++;
-			continue;
-		}
-		size_t n = utf8_len(p, (size_t)(end - p));
-		if (n == 0) {
-			fprintf(out, "\\u%04x", c); /* a stray byte: shown as U+00XX */
-			p++;
-			continue;
-		}
-		fwrite(p, 1, n, out);
-		p += n;
-	}
-	putc('"', out);
+	return rio__format_bytes(buf, size, bytes);
 }
 
 void tool_base64(FILE *out, const void *data, size_t len)

@@ -1,6 +1,8 @@
 /*
  * common.h — what every recordio tool shares: the exit-code convention,
  * one-line error reporting, number and size parsing, and the progress line.
+ * What the trainer and the library share with them is in lib/ (clock.h,
+ * size.h, json.h, exit_status.h).
  *
  * Exit codes: 0 success, 1 data or I/O error, 2 usage error. Errors go to
  * stderr as "PROGRAM: MESSAGE" on one line; --help goes to stdout.
@@ -14,7 +16,7 @@
 
 #include "recordio.h"
 
-enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+#include "exit_status.h"
 
 /* Set once from argv[0]'s last component by tool_init(). */
 extern const char *tool_name;
@@ -32,21 +34,15 @@ void tool_try_help(void) __attribute__((noreturn));
 /* Parses a non-negative integer option value (decimal); on error a usage
  * error naming `option`. */
 uint64_t tool_parse_u64(const char *option, const char *value);
-/* Parses a size: a decimal number (a fraction allowed, e.g. "1.5G") with an
- * optional suffix K, M, G, T or KiB ... TiB (powers of 1024), KB ... TB
- * (powers of 1000) or B, e.g. "64M"; usage error on anything else or on a
- * size of 2^64 or more. */
+/* Parses a size (lib/size.h: "64M", "1.5G", "4096"; K..T and KiB..TiB
+ * powers of 1024, KB..TB powers of 1000); on anything else, or past
+ * 2^64-1, a usage error naming `option`. The caller checks its range and
+ * says what 0 means. */
 uint64_t tool_parse_size(const char *option, const char *value);
 
 /* Flushes standard output and checks it had no write error: 0, or -1 after
  * reporting one ("standard output: No space left on device"). */
 int tool_flush_stdout(void);
-
-/* Human-readable bytes ("1.5 GiB") into buf. */
-const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes);
-
-/* Monotonic seconds. */
-double tool_now(void);
 
 /* A progress line on stderr, redrawn at most 10 times a second, only when
  * stderr is a terminal and not quiet. */
@@ -103,24 +99,13 @@ int tool_is_stream(const char *path);
 extern volatile int tool_interrupted;
 void tool_catch_signals(void);
 
-/* --- added for cat/verify/index/info ------------------------------------- */
-
-/* 1 when `len` bytes are valid UTF-8 (so tool_json_string() writes them
- * back exactly), 0 when not. */
-int tool_utf8_valid(const void *s, size_t len);
-
-/* Writes `len` bytes as a JSON string literal (quotes included), escaping
- * '"', '\\', control bytes, and bytes that are not valid UTF-8 (as \u00XX). */
-void tool_json_string(FILE *out, const void *s, size_t len);
-
-/* Writes v as a JSON number with `digits` significant digits ("%.*g"), or
- * as null when it is NaN or infinite: JSON has no such numbers, and a
- * reader must never be handed "nan" (recordio-train's --metrics, -J/--json
- * of the tools). */
+/* Kept for recordio-train only, until it calls lib/json.h and lib/size.h
+ * itself (issue 24: the trainer stops compiling tools/): the same as
+ * rio__json_number(), rio__json_member() and rio__format_bytes(). The
+ * tools call those; remove these with the trainer's last use. */
 void tool_json_number(FILE *out, double v, int digits);
-/* Writes the member `"KEY": NUMBER, ` (tool_json_number(), the comma and
- * blank after it): for objects written as a run of such members. */
 void tool_json_member(FILE *out, const char *key, double v, int digits);
+const char *tool_format_bytes(char *buf, size_t size, uint64_t bytes);
 
 /* Writes `len` bytes as standard base64 (with padding), no quotes. */
 void tool_base64(FILE *out, const void *data, size_t len);

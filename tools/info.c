@@ -19,6 +19,8 @@
  */
 #include "config.h"
 #include "common.h"
+#include "json.h"
+#include "size.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -455,8 +457,8 @@ static int print_text(const shard_info *sh, size_t nsh, const sorted_tables *st)
 	for (size_t i = 0; i < nsh; i++) {
 		printf("%-*s  %10llu  %10s  %10s  %s\n", w, sh[i].path,
 		       (unsigned long long)sh[i].records,
-		       tool_format_bytes(b1, sizeof b1, sh[i].file_bytes),
-		       tool_format_bytes(b2, sizeof b2, sh[i].stream_bytes),
+		       rio__format_bytes(b1, sizeof b1, sh[i].file_bytes),
+		       rio__format_bytes(b2, sizeof b2, sh[i].stream_bytes),
 		       rio_compression_name(sh[i].compression));
 		recs += sh[i].records;
 		fb += sh[i].file_bytes;
@@ -466,7 +468,7 @@ static int print_text(const shard_info *sh, size_t nsh, const sorted_tables *st)
 		char t[64];
 		snprintf(t, sizeof t, "total (%zu shards)", nsh);
 		printf("%-*s  %10llu  %10s  %10s\n", w, t, (unsigned long long)recs,
-		       tool_format_bytes(b1, sizeof b1, fb), tool_format_bytes(b2, sizeof b2, sb));
+		       rio__format_bytes(b1, sizeof b1, fb), rio__format_bytes(b2, sizeof b2, sb));
 	}
 	if (S.records == 0) {
 		printf("no records\n");
@@ -538,7 +540,7 @@ static void json_feature_table(feat **fs, size_t n, int lists)
 	for (size_t i = 0; i < n; i++) {
 		const feat *f = fs[i];
 		printf("%s\n  {\"name\": ", i ? "," : "");
-		tool_json_string(stdout, f->name, f->name_len);
+		rio__json_string(stdout, f->name, f->name_len);
 		printf(", ");
 		json_kinds(f->kinds);
 		printf(", \"min_%s\": %llu, \"max_%s\": %llu, \"records\": %llu", len_key,
@@ -558,7 +560,7 @@ static void print_json(const shard_info *sh, size_t nsh, const sorted_tables *st
 	printf("{\"shards\": [");
 	for (size_t i = 0; i < nsh; i++) {
 		printf("%s\n  {\"path\": ", i ? "," : "");
-		tool_json_string(stdout, sh[i].path, strlen(sh[i].path));
+		rio__json_string(stdout, sh[i].path, strlen(sh[i].path));
 		printf(", \"records\": %llu, \"file_bytes\": %llu, \"stream_bytes\": %llu, "
 		       "\"compression\": \"%s\", \"tensorboard\": %s}",
 		       (unsigned long long)sh[i].records, (unsigned long long)sh[i].file_bytes,
@@ -573,7 +575,7 @@ static void print_json(const shard_info *sh, size_t nsh, const sorted_tables *st
 	       nsh, (unsigned long long)recs, (unsigned long long)fb, (unsigned long long)sb);
 	printf(" \"record_size\": {\"min\": %llu, \"max\": %llu, \"mean\": ",
 	       (unsigned long long)(S.records ? S.min_size : 0), (unsigned long long)S.max_size);
-	tool_json_number(stdout, S.records ? (double)S.sum_size / (double)S.records : 0.0, 10);
+	rio__json_number(stdout, S.records ? (double)S.sum_size / (double)S.records : 0.0, 10);
 	printf("},\n");
 	printf(" \"examples\": %llu,\n \"sequence_examples\": %llu,\n \"events\": %llu,\n"
 	       " \"raw_records\": %llu,\n \"records_not_fully_decoded\": %llu,\n \"features\": [",
@@ -601,7 +603,7 @@ static void print_json(const shard_info *sh, size_t nsh, const sorted_tables *st
 	for (size_t i = 0; i < S.tags.n; i++) {
 		const feat *f = st->tags[i];
 		printf("%s{\"name\": ", i ? ", " : "");
-		tool_json_string(stdout, f->name, f->name_len);
+		rio__json_string(stdout, f->name, f->name_len);
 		printf(", \"values\": %llu, \"scalars\": %llu}", (unsigned long long)f->records,
 		       (unsigned long long)f->scalars);
 	}

@@ -1,10 +1,14 @@
-# tools/: the command-line programs; they use the public header only (plus
-# tools/common.h for option parsing and reporting shared among them).
+# tools/: the command-line programs; they use the public headers, plus
+# tools/common.h for option parsing and reporting shared among them and
+# lib/'s helpers (the clock, sizes, JSON, atomic files), linked statically.
 TOOL_CFLAGS = $(AM_CFLAGS)
-TOOL_LDADD = tools/libtoolcommon.la recordio/librecordio.la
+TOOL_LDADD = tools/libtoolcommon.la lib/librio_internal.la recordio/librecordio.la
 
 noinst_LTLIBRARIES += tools/libtoolcommon.la
 tools_libtoolcommon_la_SOURCES = tools/common.c tools/common.h
+# lib/ inside it too, for recordio-train, which links this after lib/ (until
+# it links lib/ alone: issue 24)
+tools_libtoolcommon_la_LIBADD = lib/librio_internal.la
 
 bin_PROGRAMS += recordio-pack recordio-cat recordio-verify recordio-index recordio-info \
 	recordio-bench

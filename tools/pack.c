@@ -16,8 +16,10 @@
  * and makes shard k hold input records [k*n/N, (k+1)*n/N) in every mode.
  */
 #include "config.h"
+#include "clock.h"
 #include "common.h"
 #include "pack.h"
+#include "size.h"
 #include "rng.h"
 #include "set_commit.h"
 #include "shard_out.h"
@@ -75,7 +77,8 @@ static void usage(void)
 	    "                           first to count them)\n"
 	    "  -s, --shard-size SIZE    start a new shard when the next record would take\n"
 	    "                           the shard's uncompressed bytes over SIZE (e.g. 64M,\n"
-	    "                           100MB); every shard holds at least one record\n"
+	    "                           100MB; more than 0); every shard holds at least\n"
+	    "                           one record\n"
 	    "  -c, --compression NAME   none (default), gzip, zlib or lz4\n"
 	    "      --level N            compression level: gzip/zlib 1-9 (zlib's deflate;\n"
 	    "                           default: ISA-L's fast deflate, else zlib's 6),\n"
@@ -83,9 +86,10 @@ static void usage(void)
 	    "      --shuffle            write the records in a seeded random order (holds\n"
 	    "                           the whole dataset in memory)\n"
 	    "      --seed S             the shuffle's seed (default: random, printed)\n"
-	    "      --max-record-size SIZE  the longest record, line or CSV field (e.g.\n"
-	    "                           64M; default and most 256M, what the readers\n"
-	    "                           accept); a longer one is an error naming it\n"
+	    "      --max-record-size SIZE  the longest record, line or CSV field, 1 byte\n"
+	    "                           to 256M (e.g. 64M; default and most 256M, what\n"
+	    "                           the readers accept); a longer one is an error\n"
+	    "                           naming it\n"
 	    "  -f, --force              replace existing shards of PREFIX, and remove its\n"
 	    "                           shards of another count or compression\n"
 	    "      --fsync              fsync every file and the directory when done\n"
@@ -95,6 +99,8 @@ static void usage(void)
 	    "  -q, --quiet              no progress line and no summary\n"
 	    "  -h, --help               this help\n"
 	    "      --version            the library version\n"
+	    "\n"
+	    RIO__SIZE_HELP
 	    "\n"
 	    "Nothing is written under the final names until every shard is complete; on\n"
 	    "an error or an interrupt no file is left behind. The set is replaced as a\n"
@@ -299,74 +305,55 @@ typedef struct pack_opts {
 	uint64_t seed;
 } pack_opts;
 
-static void parse_options(pack_opts *o, int argc, char **argv)
+/* The options that take a number, a size or a name (one switch case each
+ * in parse_options()). */
+static void parse_value(pack_opts *o, int c, const char *value)
 {
-	memset(o, 0, sizeof *o);
-	o->out.compression = RIO_COMPRESSION_NONE;
-	o->a.max_record_size = PACK_MAX_RECORD;
-	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "F:o:n:s:c:fqh", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'F': o->a.from = optarg; break;
-		case 'o': o->a.output = optarg; break;
-		case OPT_IMAGES: o->a.images = optarg; break;
-		case OPT_LABELS: o->a.labels = optarg; break;
-		case OPT_LABEL: o->a.label_column = optarg; break;
-		case 'n':
-			v = tool_parse_u64("--shards", optarg);
-			if (v < 1 || v > SHARD_OUT_MAX)
-				tool_usage_error("--shards: expected 1 to %u, got '%s'", SHARD_OUT_MAX, optarg);
-			o->out.shards = (uint32_t)v;
-			break;
-		case 's':
-			o->out.shard_size = tool_parse_size("--shard-size", optarg);
-			if (o->out.shard_size == 0)
-				tool_usage_error("--shard-size: must be more than 0");
-			break;
-		case 'c': {
-			rio_compression comp;
-			if (rio_compression_parse(optarg, &comp) < 0 || comp == RIO_COMPRESSION_AUTO ||
-			    !*optarg)
-				tool_usage_error("--compression: expected none, gzip, zlib or lz4, got '%s'",
-				                 optarg);
-			o->out.compression = comp;
-			break;
-		}
-		case OPT_LEVEL:
-			v = tool_parse_u64("--level", optarg);
-			if (v < 1 || v > 12)
-				tool_usage_error("--level: expected 1 to 12, got '%s'", optarg);
-			o->out.level = (int)v;
-			break;
-		case OPT_SHUFFLE: o->shuffle = 1; break;
-		case OPT_SEED:
-			o->seed = tool_parse_u64("--seed", optarg);
-			o->have_seed = 1;
-			break;
-		case OPT_MAX_RECORD:
-			v = tool_parse_size("--max-record-size", optarg);
-			if (v < 1 || v > PACK_MAX_RECORD)
-				tool_usage_error("--max-record-size: expected 1 to %llu (256M, the readers' "
-				                 "limit), got '%s'",
-				                 (unsigned long long)PACK_MAX_RECORD, optarg);
-			o->a.max_record_size = v;
-			break;
-		case 'f': o->out.force = 1; break;
-		case OPT_FSYNC: o->out.fsync = 1; break;
-		case OPT_RECOVER: o->recover = 1; break;
-		case 'q': o->quiet = 1; break;
-		case 'h': usage(); exit(EXIT_OK);
-		case OPT_VERSION: printf("%s %s\n", tool_name, rio_version()); exit(EXIT_OK);
-		default:
-			tool_try_help(); /* getopt named the bad option */
-		}
+	switch (c) {
+	case 'n':
+		v = tool_parse_u64("--shards", value);
+		if (v < 1 || v > SHARD_OUT_MAX)
+			tool_usage_error("--shards: expected 1 to %u, got '%s'", SHARD_OUT_MAX, value);
+		o->out.shards = (uint32_t)v;
+		break;
+	case 's':
+		o->out.shard_size = tool_parse_size("--shard-size", value);
+		if (o->out.shard_size == 0)
+			tool_usage_error("--shard-size: must be more than 0");
+		break;
+	case 'c': {
+		rio_compression comp;
+		if (rio_compression_parse(value, &comp) < 0 || comp == RIO_COMPRESSION_AUTO || !*value)
+			tool_usage_error("--compression: expected none, gzip, zlib or lz4, got '%s'",
+			                 value);
+		o->out.compression = comp;
+		break;
 	}
-	o->a.inputs = argv + optind;
-	o->a.ninputs = argc - optind;
+	case OPT_LEVEL:
+		v = tool_parse_u64("--level", value);
+		if (v < 1 || v > 12)
+			tool_usage_error("--level: expected 1 to 12, got '%s'", value);
+		o->out.level = (int)v;
+		break;
+	case OPT_SEED:
+		o->seed = tool_parse_u64("--seed", value);
+		o->have_seed = 1;
+		break;
+	case OPT_MAX_RECORD:
+		v = tool_parse_size("--max-record-size", value);
+		if (v < 1 || v > PACK_MAX_RECORD)
+			tool_usage_error("--max-record-size: expected 1 to %llu (256M, the readers' "
+			                 "limit), got '%s'",
+			                 (unsigned long long)PACK_MAX_RECORD, value);
+		o->a.max_record_size = v;
+		break;
+	}
+}
 
-	if (!o->a.from && !o->recover)
-		tool_usage_error("missing --from (idx, tfrecord, csv, dir or lines)");
+/* --output: a file prefix whose shard names the commit journal can list. */
+static void check_output(const pack_opts *o)
+{
 	if (!o->a.output || !*o->a.output)
 		tool_usage_error("missing --output PREFIX");
 	tool_check_output_prefix("--output", o->a.output);
@@ -376,30 +363,11 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	if (strpbrk(base, "\t\n"))
 		tool_usage_error("--output: '%s': a tab or a newline in a shard name is not supported",
 		                 o->a.output);
-	if (o->recover) {
-		if (o->a.from || o->a.ninputs)
-			tool_usage_error("--recover takes --output PREFIX only (it writes no shards; got "
-			                 "'%s')",
-			                 o->a.from ? "--from" : o->a.inputs[0]);
-		return;
-	}
-	/* an existing directory: refused after --recover, which may have to
-	 * finish a journal that an older recordio-pack left for such a prefix */
-	tool_refuse_output_dir("--output", o->a.output);
-	if (o->out.shards && o->out.shard_size)
-		tool_usage_error("--shards and --shard-size exclude each other");
-	if (!o->out.shards && !o->out.shard_size)
-		o->out.shards = 1;
-	if (o->out.level) {
-		rio_compression comp = o->out.compression;
-		if (comp == RIO_COMPRESSION_NONE)
-			tool_usage_error("--level needs --compression gzip, zlib or lz4");
-		if (comp != RIO_COMPRESSION_LZ4 && o->out.level > 9)
-			tool_usage_error("--level: %s levels are 1 to 9", rio_compression_name(comp));
-	}
-	if (o->have_seed && !o->shuffle)
-		tool_usage_error("--seed needs --shuffle");
+}
 
+/* --from and the options and inputs each mode takes. */
+static void check_from(const pack_opts *o)
+{
 	const char *m = o->a.from;
 	int idx = !strcmp(m, "idx"), csv = !strcmp(m, "csv");
 	if (!idx && !csv && strcmp(m, "tfrecord") && strcmp(m, "dir") && strcmp(m, "lines"))
@@ -419,6 +387,71 @@ static void parse_options(pack_opts *o, int argc, char **argv)
 	} else if ((csv || !strcmp(m, "dir")) && o->a.ninputs > 1) {
 		tool_usage_error("--from %s takes one input, got %d", m, o->a.ninputs);
 	}
+}
+
+/* The shard count or size, the compression level and the seed, together. */
+static void check_combinations(pack_opts *o)
+{
+	if (o->out.shards && o->out.shard_size)
+		tool_usage_error("--shards and --shard-size exclude each other");
+	if (!o->out.shards && !o->out.shard_size)
+		o->out.shards = 1;
+	if (o->out.level) {
+		rio_compression comp = o->out.compression;
+		if (comp == RIO_COMPRESSION_NONE)
+			tool_usage_error("--level needs --compression gzip, zlib or lz4");
+		if (comp != RIO_COMPRESSION_LZ4 && o->out.level > 9)
+			tool_usage_error("--level: %s levels are 1 to 9", rio_compression_name(comp));
+	}
+	if (o->have_seed && !o->shuffle)
+		tool_usage_error("--seed needs --shuffle");
+}
+
+static void parse_options(pack_opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof *o);
+	o->out.compression = RIO_COMPRESSION_NONE;
+	o->a.max_record_size = PACK_MAX_RECORD;
+	int c;
+	while ((c = getopt_long(argc, argv, "F:o:n:s:c:fqh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'F': o->a.from = optarg; break;
+		case 'o': o->a.output = optarg; break;
+		case OPT_IMAGES: o->a.images = optarg; break;
+		case OPT_LABELS: o->a.labels = optarg; break;
+		case OPT_LABEL: o->a.label_column = optarg; break;
+		case 'n': case 's': case 'c': case OPT_LEVEL: case OPT_SEED: case OPT_MAX_RECORD:
+			parse_value(o, c, optarg);
+			break;
+		case OPT_SHUFFLE: o->shuffle = 1; break;
+		case 'f': o->out.force = 1; break;
+		case OPT_FSYNC: o->out.fsync = 1; break;
+		case OPT_RECOVER: o->recover = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': usage(); exit(EXIT_OK);
+		case OPT_VERSION: printf("%s %s\n", tool_name, rio_version()); exit(EXIT_OK);
+		default:
+			tool_try_help(); /* getopt named the bad option */
+		}
+	}
+	o->a.inputs = argv + optind;
+	o->a.ninputs = argc - optind;
+
+	if (!o->a.from && !o->recover)
+		tool_usage_error("missing --from (idx, tfrecord, csv, dir or lines)");
+	check_output(o);
+	if (o->recover) {
+		if (o->a.from || o->a.ninputs)
+			tool_usage_error("--recover takes --output PREFIX only (it writes no shards; got "
+			                 "'%s')",
+			                 o->a.from ? "--from" : o->a.inputs[0]);
+		return;
+	}
+	/* an existing directory: refused after --recover, which may have to
+	 * finish a journal that an older recordio-pack left for such a prefix */
+	tool_refuse_output_dir("--output", o->a.output);
+	check_combinations(o);
+	check_from(o);
 }
 
 static int open_source(pack_source **src, const pack_args *a)
@@ -469,9 +502,9 @@ static void print_summary(const pack_opts *o, shard_out *out, double secs, const
 	uint32_t shards = shard_out_count(out);
 	if (secs <= 0)
 		secs = 1e-9;
-	printf("packed %llu records (%s", (unsigned long long)n, tool_format_bytes(b1, sizeof b1, bytes));
+	printf("packed %llu records (%s", (unsigned long long)n, rio__format_bytes(b1, sizeof b1, bytes));
 	if (o->out.compression != RIO_COMPRESSION_NONE)
-		printf(", %s as %s", tool_format_bytes(b2, sizeof b2, shard_out_file_bytes(out)),
+		printf(", %s as %s", rio__format_bytes(b2, sizeof b2, shard_out_file_bytes(out)),
 		       rio_compression_name(o->out.compression));
 	printf(") into %u shard%s in %.2f s: %.0f records/s, %.1f MB/s", shards, shards == 1 ? "" : "s",
 	       secs, (double)n / secs, (double)bytes / secs / 1e6);
@@ -502,7 +535,7 @@ int main(int argc, char **argv)
 	}
 	tool_catch_signals();
 
-	double t0 = tool_now();
+	double t0 = rio__now();
 	pack_state ps;
 	memset(&ps, 0, sizeof ps);
 	tool_progress_init(&ps.progress, o.quiet);
@@ -540,7 +573,7 @@ int main(int argc, char **argv)
 done:
 	tool_progress_done(&ps.progress);
 	if (rc == 0 && !o.quiet)
-		print_summary(&o, out, tool_now() - t0, notes);
+		print_summary(&o, out, rio__now() - t0, notes);
 	free(notes);
 	if (rc == -2 || (rc < 0 && tool_interrupted))
 		tool_error("interrupted; nothing written");

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "set_commit.h"
+#include "atomic_file.h"
 #include "common.h"
 
 #include <dirent.h>
@@ -338,19 +339,6 @@ static int journal_read(journal *j, const char *path, const char *base)
 	return 0;
 }
 
-/* fsync()s the directory: 0, or -1 with errno set. */
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	int e = errno;
-	close(fd);
-	errno = e;
-	return rc;
-}
-
 /* Writes the journal under its staging name, fsyncs it and renames it to
  * jpath, then fsyncs the directory. 0; -1 (reported) with nothing in place;
  * -2 (reported) when jpath may exist and could not be removed again. */
@@ -376,41 +364,27 @@ static int journal_put(const journal *j, const char *prefix, const char *dir, co
 		free(text);
 		return -1;
 	}
-	const char *p = text;
-	size_t left = len;
-	int rc = 0;
-	while (left && !rc) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			rc = w < 0 ? errno : EIO;
-			break;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
+	int rc = rio__write_all(fd, text, len);
 	free(text);
 	if (!rc && fsync(fd) < 0)
-		rc = errno;
+		rc = -errno;
 	if (close(fd) < 0 && !rc)
-		rc = errno;
+		rc = -errno;
 	if (!rc && rename(tmp, jpath) < 0)
-		rc = errno;
+		rc = -errno;
 	if (rc) {
-		tool_error("%s: cannot write the commit journal: %s", tmp, strerror(rc));
+		tool_error("%s: cannot write the commit journal: %s", tmp, strerror(-rc));
 		unlink(tmp);
 		return -1;
 	}
-	if (sync_dir(dir) < 0) {
-		int e = errno;
+	if ((rc = rio__fsync_dir(dir)) < 0) {
 		if (unlink(jpath) < 0 && errno != ENOENT) {
 			tool_error("%s: fsync: %s; the set %s stays incomplete: run 'recordio-pack "
 			           "--recover --output %s' to finish its commit",
-			           dir, strerror(e), prefix, prefix);
+			           dir, strerror(-rc), prefix, prefix);
 			return -2;
 		}
-		tool_error("%s: fsync: %s", dir, strerror(e));
+		tool_error("%s: fsync: %s", dir, strerror(-rc));
 		return -1;
 	}
 	return 0;
@@ -460,14 +434,17 @@ static long roll_forward(const journal *j, const char *dir, const char *prefix, 
 		}
 	}
 	/* the renames reach the disk before the journal's removal does */
-	if (sync_dir(dir) < 0 || unlink(jpath) < 0) {
+	int rc = rio__fsync_dir(dir);
+	if (rc == 0 && unlink(jpath) < 0)
+		rc = -errno;
+	if (rc < 0) {
 		tool_error("%s: %s; the set %s stays incomplete: run 'recordio-pack --recover "
 		           "--output %s' to finish its commit",
-		           jpath, strerror(errno), prefix, prefix);
+		           jpath, strerror(-rc), prefix, prefix);
 		return -1;
 	}
-	if (do_fsync && sync_dir(dir) < 0) {
-		tool_error("%s: fsync: %s", dir, strerror(errno));
+	if (do_fsync && (rc = rio__fsync_dir(dir)) < 0) {
+		tool_error("%s: fsync: %s", dir, strerror(-rc));
 		return -1;
 	}
 	return renamed;

@@ -18,6 +18,8 @@
  */
 #include "config.h"
 #include "common.h"
+#include "clock.h"
+#include "size.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -46,19 +48,16 @@ typedef struct job {
  * would get a line. */
 #define MAX_LINES 100
 
-static struct {
+/* A run: the options, the jobs and what the workers share (under lock). */
+typedef struct verify {
 	int all_errors, quiet;
 	size_t buffer_size;
 	job *jobs;
 	size_t njobs;
-	size_t next;    /* next job to take, under lock */
+	size_t next; /* next job to take, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t done_cv;
-} g = {
-	.buffer_size = 256u << 10, /* measured best: the read stays in L2 for the CRC */
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.done_cv = PTHREAD_COND_INITIALIZER,
-};
+} verify;
 
 static void usage(FILE *out)
 {
@@ -73,8 +72,10 @@ static void usage(FILE *out)
 	        "  -a, --all-errors       report every damage of a shard, not only the first\n"
 	        "  -q, --quiet            print nothing for good shards, only errors\n"
 	        "  -j, --threads N        verify N shards at once (default: online CPUs)\n"
-	        "  -b, --buffer-size SIZE read size per shard (default 256K)\n"
+	        "  -b, --buffer-size SIZE read size per shard, 4K to 1G (default 256K)\n"
 	        "  -h, --help             show this help and exit\n"
+	        "\n"
+	        RIO__SIZE_HELP
 	        "\n"
 	        "Exit status: 0 all shards good, 1 a shard or index damaged or unreadable,\n"
 	        "2 usage error.\n",
@@ -115,12 +116,12 @@ static void note_damage(job *j, const char *message)
 		job_error(j, "%s", message);
 }
 
-static void verify_one(job *j)
+static void verify_one(const verify *v, job *j)
 {
 	rio_reader_opts ro;
 	rio_reader_opts_init(&ro);
-	ro.buffer_size = g.buffer_size;
-	ro.on_damage = g.all_errors ? RIO_DAMAGE_REPORT : RIO_DAMAGE_FAIL;
+	ro.buffer_size = v->buffer_size;
+	ro.on_damage = v->all_errors ? RIO_DAMAGE_REPORT : RIO_DAMAGE_FAIL;
 
 	rio_reader *r;
 	int rc = tool_reader_open(&r, j->path, &ro);
@@ -204,24 +205,24 @@ static void verify_one(job *j)
 
 static void *worker(void *arg)
 {
-	(void)arg;
+	verify *v = arg;
 	for (;;) {
-		pthread_mutex_lock(&g.lock);
-		size_t i = g.next < g.njobs ? g.next++ : g.njobs;
-		pthread_mutex_unlock(&g.lock);
-		if (i >= g.njobs)
+		pthread_mutex_lock(&v->lock);
+		size_t i = v->next < v->njobs ? v->next++ : v->njobs;
+		pthread_mutex_unlock(&v->lock);
+		if (i >= v->njobs)
 			return NULL;
-		job *j = &g.jobs[i];
+		job *j = &v->jobs[i];
 		if (j->path)
-			verify_one(j);
-		pthread_mutex_lock(&g.lock);
+			verify_one(v, j);
+		pthread_mutex_lock(&v->lock);
 		j->done = 1;
-		pthread_cond_broadcast(&g.done_cv);
-		pthread_mutex_unlock(&g.lock);
+		pthread_cond_broadcast(&v->done_cv);
+		pthread_mutex_unlock(&v->lock);
 	}
 }
 
-static void report(const job *j)
+static void report(const verify *v, const job *j)
 {
 	char fb[32], sb[32];
 	if (j->errors) {
@@ -234,23 +235,25 @@ static void report(const job *j)
 			p = nl + 1;
 		}
 	}
-	if (g.quiet || !j->path)
+	if (v->quiet || !j->path)
 		return;
 	if (j->failed) {
 		printf("%s: FAILED, %llu good records, %llu damaged\n", j->path,
 		       (unsigned long long)j->records, (unsigned long long)j->damages);
 	} else {
 		printf("%s: OK, %llu records, %s (%s", j->path, (unsigned long long)j->records,
-		       tool_format_bytes(fb, sizeof fb, j->file_bytes),
+		       rio__format_bytes(fb, sizeof fb, j->file_bytes),
 		       rio_compression_name(j->compression));
 		if (j->compression != RIO_COMPRESSION_NONE)
-			printf(", %s uncompressed", tool_format_bytes(sb, sizeof sb, j->stream_bytes));
+			printf(", %s uncompressed", rio__format_bytes(sb, sizeof sb, j->stream_bytes));
 		printf(")%s\n", j->idx_checked ? ", index OK" : "");
 	}
 	fflush(stdout);
 }
 
-int main(int argc, char **argv)
+/* The options into v; the number of threads (0: online CPUs) is returned.
+ * Exits on a usage error or --help. */
+static long parse_options(int argc, char **argv, verify *v)
 {
 	static const struct option longopts[] = {
 		{"all-errors", no_argument, NULL, 'a'},
@@ -262,52 +265,45 @@ int main(int argc, char **argv)
 	};
 	long threads = 0;
 	int opt;
-
-	tool_init(argv[0]);
 	while ((opt = getopt_long(argc, argv, "aqj:b:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'a': g.all_errors = 1; break;
-		case 'q': g.quiet = 1; break;
+		case 'a': v->all_errors = 1; break;
+		case 'q': v->quiet = 1; break;
 		case 'j': {
-			uint64_t v = tool_parse_u64("--threads", optarg);
-			if (v > 1024)
+			uint64_t n = tool_parse_u64("--threads", optarg);
+			if (n > 1024)
 				tool_usage_error("--threads: at most 1024, got '%s'", optarg);
-			threads = (long)v;
+			threads = (long)n;
 			break;
 		}
 		case 'b': {
-			uint64_t v = tool_parse_size("--buffer-size", optarg);
-			if (v < 4096 || v > (1u << 30))
+			uint64_t n = tool_parse_size("--buffer-size", optarg);
+			if (n < 4096 || n > (1u << 30))
 				tool_usage_error("--buffer-size: expected 4K..1G, got '%s'", optarg);
-			g.buffer_size = (size_t)v;
+			v->buffer_size = (size_t)n;
 			break;
 		}
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': usage(stdout); exit(EXIT_OK);
 		default:
 			tool_try_help(); /* getopt named the bad option */
 		}
 	}
 	if (optind >= argc)
 		tool_usage_error("no FILE given");
-	if (threads <= 0) {
-		threads = sysconf(_SC_NPROCESSORS_ONLN);
-		if (threads < 1)
-			threads = 1;
-	}
+	return threads;
+}
 
-	/* One job per shard; a spec that does not expand is a job that has
-	 * already failed, so its message comes out in argument order too. */
-	int nspecs = argc - optind;
-	rio_shardset *sets = calloc((size_t)nspecs, sizeof *sets);
+/* One job per shard of specs[0, n) into v->jobs, the expanded sets (to free
+ * with the jobs, which point into them) into sets[0, n); a spec that does
+ * not expand is a job that has already failed, so its message comes out in
+ * argument order too. 0, or -1 when out of memory (reported). */
+static int make_jobs(verify *v, char *const *specs, int n, rio_shardset *sets)
+{
 	size_t cap = 0;
 	int stdin_seen = 0;
-	if (!sets) {
-		tool_error("out of memory");
-		return EXIT_DATA;
-	}
-	for (int i = 0; i < nspecs; i++) {
+	for (int i = 0; i < n; i++) {
 		rio_error err;
-		const char *spec = argv[optind + i];
+		const char *spec = specs[i];
 		if (!spec[0])
 			tool_usage_error("an empty FILE argument ('')");
 		if (tool_is_stdin(spec) && stdin_seen++)
@@ -317,51 +313,68 @@ int main(int argc, char **argv)
 			rc = tool_expand_shards(spec, &sets[i]);
 		else
 			rc = rio_shardset_expand(spec, &sets[i], &err);
-		size_t need = g.njobs + (rc < 0 ? 1 : sets[i].count);
+		size_t need = v->njobs + (rc < 0 ? 1 : sets[i].count);
 		if (need > cap) {
 			cap = need * 2;
-			job *p = realloc(g.jobs, cap * sizeof *p);
+			job *p = realloc(v->jobs, cap * sizeof *p);
 			if (!p) {
 				tool_error("out of memory");
-				return EXIT_DATA;
+				return -1;
 			}
-			g.jobs = p;
+			v->jobs = p;
 		}
 		if (rc < 0) {
-			job *j = &g.jobs[g.njobs++];
+			job *j = &v->jobs[v->njobs++];
 			memset(j, 0, sizeof *j);
 			job_error(j, "%s", err.message[0] ? err.message : rio_strerror(rc));
 			continue;
 		}
 		for (size_t k = 0; k < sets[i].count; k++) {
-			job *j = &g.jobs[g.njobs++];
+			job *j = &v->jobs[v->njobs++];
 			memset(j, 0, sizeof *j);
 			j->path = sets[i].paths[k];
 		}
 	}
+	return 0;
+}
 
-	double t0 = tool_now();
-	if ((size_t)threads > g.njobs)
-		threads = (long)g.njobs;
-	pthread_t *tids = calloc((size_t)threads + 1, sizeof *tids);
-	long started = 0;
-	for (long t = 0; tids && t < threads; t++) {
-		if (pthread_create(&tids[t], NULL, worker, NULL) != 0)
-			break;
-		started++;
+/* Starts up to `threads` workers (0: online CPUs; at most one per job):
+ * their ids (malloc'd, or NULL), *started of them. With none started, the
+ * jobs are done here. */
+static pthread_t *start_workers(verify *v, long threads, long *started)
+{
+	if (threads <= 0) {
+		threads = sysconf(_SC_NPROCESSORS_ONLN);
+		if (threads < 1)
+			threads = 1;
 	}
-	if (started == 0) /* no threads at all: do the work here */
-		worker(NULL);
+	if ((size_t)threads > v->njobs)
+		threads = (long)v->njobs;
+	pthread_t *tids = calloc((size_t)threads + 1, sizeof *tids);
+	*started = 0;
+	for (long t = 0; tids && t < threads; t++) {
+		if (pthread_create(&tids[t], NULL, worker, v) != 0)
+			break;
+		(*started)++;
+	}
+	if (*started == 0) /* no threads at all: do the work here */
+		worker(v);
+	return tids;
+}
 
+/* Reports each job in order as soon as it is done, then the total line:
+ * EXIT_OK, or EXIT_DATA when a shard failed or standard output did. */
+static int report_all(verify *v, double t0, pthread_t *tids, long started)
+{
 	int status = EXIT_OK;
 	uint64_t records = 0, bytes = 0, nfailed = 0;
-	for (size_t i = 0; i < g.njobs; i++) {
-		job *j = &g.jobs[i];
-		pthread_mutex_lock(&g.lock);
+	for (size_t i = 0; i < v->njobs; i++) {
+		job *j = &v->jobs[i];
+		pthread_mutex_lock(&v->lock);
 		while (!j->done)
-			pthread_cond_wait(&g.done_cv, &g.lock);
-		pthread_mutex_unlock(&g.lock);
-		report(j);
+			pthread_cond_wait(&v->done_cv, &v->lock);
+		pthread_mutex_unlock(&v->lock);
+		report(v, j);
 		if (j->failed) {
 			status = EXIT_DATA;
 			nfailed++;
@@ -371,22 +384,47 @@ int main(int argc, char **argv)
 	}
 	for (long t = 0; t < started; t++)
 		pthread_join(tids[t], NULL);
-	double secs = tool_now() - t0;
+	double secs = rio__now() - t0;
 
-	if (!g.quiet && g.njobs > 1) {
+	if (!v->quiet && v->njobs > 1) {
 		char b[32];
 		printf("total: %llu files, %llu OK, %llu failed, %llu records, %s in %.2f s (%.2f GB/s)\n",
-		       (unsigned long long)g.njobs, (unsigned long long)(g.njobs - nfailed),
+		       (unsigned long long)v->njobs, (unsigned long long)(v->njobs - nfailed),
 		       (unsigned long long)nfailed, (unsigned long long)records,
-		       tool_format_bytes(b, sizeof b, bytes), secs,
+		       rio__format_bytes(b, sizeof b, bytes), secs,
 		       secs > 0 ? (double)bytes / secs / 1e9 : 0.0);
 	}
 	if (tool_flush_stdout() < 0)
 		status = EXIT_DATA;
+	return status;
+}
 
-	for (size_t i = 0; i < g.njobs; i++)
-		free(g.jobs[i].errors);
-	free(g.jobs);
+int main(int argc, char **argv)
+{
+	verify v = {
+		.buffer_size = 256u << 10, /* measured best: the read stays in L2 for the CRC */
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.done_cv = PTHREAD_COND_INITIALIZER,
+	};
+	tool_init(argv[0]);
+	long threads = parse_options(argc, argv, &v);
+
+	int nspecs = argc - optind;
+	rio_shardset *sets = calloc((size_t)nspecs, sizeof *sets);
+	if (!sets || make_jobs(&v, argv + optind, nspecs, sets) < 0) {
+		if (!sets)
+			tool_error("out of memory");
+		return EXIT_DATA;
+	}
+
+	double t0 = rio__now();
+	long started;
+	pthread_t *tids = start_workers(&v, threads, &started);
+	int status = report_all(&v, t0, tids, started);
+
+	for (size_t i = 0; i < v.njobs; i++)
+		free(v.jobs[i].errors);
+	free(v.jobs);
 	for (int i = 0; i < nspecs; i++)
 		rio_shardset_free(&sets[i]);
 	free(sets);

@@ -35,7 +35,8 @@ endif
 bin_PROGRAMS += recordio-train
 recordio_train_SOURCES = \
 	trainer/main.c trainer/run.h trainer/step.c \
-	trainer/options.c trainer/options.h \
+	trainer/options.c trainer/options.h trainer/options_table.h trainer/options_check.c \
+	trainer/options_value.c trainer/options_value.h \
 	trainer/feature_spec.c trainer/feature_spec.h \
 	trainer/world.c trainer/world.h \
 	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c \

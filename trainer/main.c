@@ -516,6 +516,14 @@ static void choose_blas_kernels(char **argv)
 	if (!better)
 		return;
 	setenv("OPENBLAS_CORETYPE", better, 1);
+	/* by the program's own path, not /proc/self/exe: the process would
+	 * be named "exe" (ps, top, /proc/PID/comm) */
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		execv(self, argv);
+	}
 	execv("/proc/self/exe", argv);
 	/* could not restart: carry on with the slow kernels */
 }

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _core
 from ._errors import make_error
+from ._size import size_arg
 
 __all__ = ["Reader", "Writer", "expand"]
 
@@ -89,14 +90,18 @@ class Reader:
     .idx whose records do not end where the shard does (the shard was
     replaced, cut or grown since it was indexed) raises
     IndexFileError naming it, or with skip_damaged=True is replaced by a
-    scan; a compressed shard's .idx is trusted for len().
+    scan; a compressed shard's .idx is trusted for len(). max_record_size:
+    the longest record accepted, an int of bytes or a size such as "64M"
+    (K, M, G, T powers of 1024, KB, MB, GB, TB of 1000); 0, the default, is
+    the library's limit (256 MiB).
     """
 
     def __init__(self, path_or_shards, compression="auto", verify_crc=True,
                  skip_damaged=False, max_record_size=0):
+        max_record_size = size_arg("Reader", "max_record_size", max_record_size, (1 << 64) - 1)
         if not _is_int(max_record_size) or not 0 <= max_record_size < 1 << 64:
-            raise ValueError("Reader: max_record_size=%r: want an integer from 0 (the "
-                             "default limit) to 2**64-1" % (max_record_size,))
+            raise ValueError("Reader: max_record_size=%r: want an integer or a size such as "
+                             "'64M', from 0 (the default limit) to 2**64-1" % (max_record_size,))
         compression = _codec("Reader", compression, auto=True)
         self.paths = _paths(path_or_shards)
         self._opts = dict(compression=compression, verify_crc=verify_crc,

@@ -9,6 +9,7 @@ import numpy as np
 from . import _core
 from ._errors import HoldError
 from ._io import _is_int
+from ._size import size_arg
 
 __all__ = ["Loader"]
 
@@ -93,6 +94,10 @@ _INT_OPTIONS = {"batch_size": (1, _SSIZE), "seed": (0, _U64), "workers": (1, _IN
                 "interleave": (1, _SSIZE), "prefetch": (0, _SSIZE), "hold": (1, _SSIZE),
                 "chunk_bytes": (1, _SSIZE), "max_record_size": (0, _U64), "device": (0, _INT),
                 "cache": (0, _U64)}
+
+
+# the options that take a size: an int, or a str such as "64M" (_size.py)
+_SIZE_OPTIONS = ("chunk_bytes", "max_record_size", "cache")
 
 
 def _check_ints(opts):
@@ -196,7 +201,10 @@ class Loader:
     skip_damaged damaged records (and records that do not match decode)
                  are skipped and counted in stats()["skipped"] instead of
                  raising.
-    cache        bytes (0, the default: off). When the compressed shards
+    cache        bytes (0, the default: off), an int or a size such as
+                 "512M" or "1.5G" (as chunk_bytes and max_record_size:
+                 K, M, G, T and KiB..TiB are powers of 1024, KB..TB
+                 powers of 1000). When the compressed shards
                  (gzip, zlib, lz4) this rank reads hold at most `cache`
                  bytes decompressed, they are decompressed once, when the
                  loader opens (and, with decode, each record decoded once,
@@ -208,7 +216,11 @@ class Loader:
                  epoch). All or nothing: shards that do not fit (or a
                  damaged one, or skip_damaged) are read from the files as
                  without it. stats()["cache_bytes"]: the bytes held.
-    io, direct, chunk_bytes, verify_crc, max_record_size: see loader.h.
+    chunk_bytes  bytes a worker reads at a time, 4096 or more (default
+                 1 MiB; 0 is refused).
+    max_record_size  the longest record accepted (0, the default: the
+                 library's limit, 256 MiB).
+    io, direct, verify_crc: see loader.h.
 
     Batches are views, not copies: each array's memory is the loader's
     batch slot (arr.base is a recordio._core.Column, arr.flags.owndata is
@@ -251,6 +263,9 @@ class Loader:
             r, w = _dist_rank_world()
             rank = r if rank is None else rank
             world = w if world is None else world
+        chunk_bytes, max_record_size, cache = (
+            size_arg("Loader", name, value, _INT_OPTIONS[name][1]) for name, value in
+            zip(_SIZE_OPTIONS, (chunk_bytes, max_record_size, cache)))
         _check_ints(dict(batch_size=batch_size, seed=seed, workers=workers, rank=rank,
                          world=world, shuffle_buffer=shuffle_buffer, interleave=interleave,
                          prefetch=prefetch, hold=hold, chunk_bytes=chunk_bytes,

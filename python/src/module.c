@@ -156,11 +156,32 @@ static PyObject *version_fn(PyObject *self, PyObject *unused)
 	return PyUnicode_FromString(rio_version());
 }
 
+/* parse_size(text, max) -> int: rio_size_parse(), ValueError with its
+ * message on a text that is not a size of at most `max` bytes. */
+static PyObject *parse_size_fn(PyObject *self, PyObject *args)
+{
+	(void)self;
+	const char *text;
+	unsigned long long max;
+	if (!PyArg_ParseTuple(args, "sK", &text, &max))
+		return NULL;
+	uint64_t bytes;
+	rio_error err;
+	if (rio_size_parse(text, max, &bytes, &err) < 0) {
+		PyErr_SetString(PyExc_ValueError, err.message);
+		return NULL;
+	}
+	return PyLong_FromUnsignedLongLong(bytes);
+}
+
 static PyMethodDef functions[] = {
 	{"_set_error_factory", set_error_factory, METH_O,
 	 "Registers factory(code, message, file, offset, record) -> exception."},
 	{"strerror", strerror_fn, METH_O, "strerror(code) -> the library's text for an error code."},
 	{"version", version_fn, METH_NOARGS, "version() -> librecordio's version string."},
+	{"parse_size", parse_size_fn, METH_VARARGS,
+	 "parse_size(text, max) -> bytes: '4096', '64M', '1.5G' (K..T, KiB..TiB powers of "
+	 "1024; KB..TB powers of 1000); ValueError past max or for anything else."},
 	{"example_parse", rio_py_example_parse, METH_VARARGS,
 	 "example_parse(data) -> [(name, kind, value)]: kind 'bytes' (list of bytes), "
 	 "'float' (bytearray of float32), 'int64' (bytearray of int64) or 'none'."},

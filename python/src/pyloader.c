@@ -76,17 +76,6 @@ static void loader_free_now(LoaderObject *self)
 	}
 }
 
-static int parse_enum(const char *what, const char *value, const char *const *names, int *out)
-{
-	for (int i = 0; names[i]; i++)
-		if (strcmp(value, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	PyErr_Format(PyExc_ValueError, "%s=%s: not one of the accepted values", what, value);
-	return -1;
-}
-
 /* columns: a sequence of (name, dtype, length, scale). */
 static int parse_columns(PyObject *columns, rio_column_spec **specs, size_t *n)
 {
@@ -174,9 +163,6 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	                        "prefetch",   "hold",         "sharding",  "io",
 	                        "verify_crc", "pinned",       "chunk_bytes", "direct",
 	                        "max_record_size", "device", "cache", NULL};
-	static const char *const shuffles[] = {"none", "buffer", "global", NULL};
-	static const char *const shardings[] = {"auto", "files", "records", NULL};
-	static const char *const ios[] = {"auto", "uring", "pread", NULL};
 	PyObject *shardsobj, *columns = Py_None;
 	rio_loader_opts o;
 	rio_loader_opts_init(&o);
@@ -198,12 +184,20 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	                                 &io, &verify, &pinned, &chunk, &direct, &max_record,
 	                                 &device, &cache))
 		return -1;
-	int sh, shd, iob;
 	rio_column_spec *specs = NULL;
 	size_t ncols = 0;
-	if (parse_enum("shuffle", shuffle, shuffles, &sh) < 0 ||
-	    parse_enum("sharding", sharding, shardings, &shd) < 0 ||
-	    parse_enum("io", io, ios, &iob) < 0 || parse_columns(columns, &specs, &ncols) < 0) {
+	/* the loader's names (loader.h), its message: "shuffle='x': want none, ..." */
+	rio_error err;
+	const char *bad = NULL;
+	if (rio_shuffle_parse(shuffle, &o.shuffle, &err) < 0)
+		bad = "shuffle";
+	else if (rio_sharding_parse(sharding, &o.sharding, &err) < 0)
+		bad = "sharding";
+	else if (rio_io_parse(io, &o.io, &err) < 0)
+		bad = "io";
+	if (bad)
+		PyErr_Format(PyExc_ValueError, "%s=%s", bad, err.message);
+	if (bad || parse_columns(columns, &specs, &ncols) < 0) {
 		Py_DECREF(shardsobj);
 		return -1;
 	}
@@ -219,7 +213,6 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	o.batch_size = (size_t)batch;
 	o.columns = specs;
 	o.ncolumns = ncols;
-	o.shuffle = (rio_shuffle)sh;
 	o.seed = seed;
 	o.workers = workers;
 	o.rank = rank;
@@ -230,8 +223,6 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	o.interleave = (size_t)interleave;
 	o.prefetch = (size_t)prefetch;
 	o.hold = (size_t)hold;
-	o.sharding = (rio_sharding)shd;
-	o.io = (rio_io_backend)iob;
 	o.verify_crc = verify;
 	o.pinned = pinned;
 	o.device = device;

@@ -239,6 +239,50 @@ def test_integer_options_never_wrap(shards, option, value):
         recordio.Loader(shards, **{option: value})
 
 
+def test_sizes_as_text_mean_what_the_tools_say(gz_shards):
+    """cache, chunk_bytes and max_record_size take the tools' SIZE: "1G" is
+    2**30 bytes, "1GB" 10**9, a fraction needs a unit."""
+    assert recordio._core.parse_size("1.5G", 2 ** 64 - 1) == 3 << 29
+    assert recordio._core.parse_size("1GB", 2 ** 64 - 1) == 10 ** 9
+    assert recordio._core.parse_size("0", 2 ** 64 - 1) == 0
+    cached = recordio.Loader(gz_shards, cache="1G", chunk_bytes="64KiB", max_record_size="1M")
+    small = recordio.Loader(gz_shards, cache="1KB")
+    off = recordio.Loader(gz_shards, cache="0")
+    assert cached.stats()["cache_bytes"] > 0
+    assert small.stats()["cache_bytes"] == 0 and off.stats()["cache_bytes"] == 0
+    assert len(list(cached)) == len(list(recordio.Loader(gz_shards))) > 0
+
+
+@pytest.mark.parametrize("option", ["cache", "chunk_bytes", "max_record_size"])
+@pytest.mark.parametrize("text", ["", " 1M", "1M ", "1m", "1e6", "0x10", "-1", "nan", "inf",
+                                  "1.5", "1Q", "1MBB", "1Mi", "18446744073709551616",
+                                  "16777216T"])
+def test_sizes_the_parser_refuses(shards, option, text):
+    with pytest.raises(ValueError) as e:
+        recordio.Loader(shards, **{option: text})
+    assert str(e.value).startswith("Loader: %s=%r: " % (option, text))
+    assert "\n" not in str(e.value)
+
+
+def test_reader_takes_a_size_too(shards):
+    assert len(list(recordio.Reader(shards, max_record_size="64K"))) == N_RECORDS
+    with pytest.raises(recordio.Error):  # a record is 800 bytes and more
+        list(recordio.Reader(shards, max_record_size="0.5K"))
+    with pytest.raises(ValueError, match=r"^Reader: max_record_size='64 K': expected a size"):
+        recordio.Reader(shards, max_record_size="64 K")
+
+
+@pytest.mark.parametrize("option,value,names", [
+    ("shuffle", "sometimes", "none, buffer or global"),
+    ("sharding", "rows", "auto, files or records"),
+    ("io", "nvme", "auto, uring or pread"),
+])
+def test_option_names_are_the_loaders(shards, option, value, names):
+    with pytest.raises(ValueError) as e:
+        recordio.Loader(shards, **{option: value})
+    assert str(e.value) == "%s='%s': want %s" % (option, value, names)
+
+
 def test_set_epoch(shards, dataset):
     """set_epoch(e) ends the current epoch where it is and makes the next
     batch the first of epoch e: the same batches as a new loader's epoch e,

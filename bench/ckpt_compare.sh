@@ -1,0 +1,136 @@
+#!/bin/sh
+# ckpt_compare.sh — recordio-train's checkpoints from two commits, byte for
+# byte: the check that a restructuring of the trainer changed no result.
+# Each commit is built in its own worktree (plain -O2 build, no sanitizers),
+# then every case below is trained by both builds on the same data, and
+# DIR/checkpoint of one is compared with the other's (cmp). DIR/clock holds
+# the training seconds and is not compared. Cases:
+#   allreduce 2 ranks: SGD, Adam, LARS, --shard-optimizer; 3 ranks over
+#     --reduce alltoall; --embed tables (SGD, 2 ranks);
+#   ps --staleness 0: --servers 1 (2 workers, SGD) and --servers 2
+#     (2 workers, Adam) (runs with K >= 1 are not reproducible by design);
+#   hybrid --embed, 2 workers (1 server);
+#   stopped mid-epoch (--max-steps, --checkpoint-every) then --resume, under
+#     allreduce and ps;
+#   an elastic resume: stopped on 2 ranks, resumed on 4.
+# Data: tests/data/tfx-mnist.tfrecord (1000 Examples of 784 floats) as 10
+# shards, and a click-through set made by bench/ctr_gen (for --embed).
+# It needs git history, so it stays out of make check and the tarball.
+#
+# Usage: bench/ckpt_compare.sh BASE [NEW]   (commits; NEW default HEAD)
+# Env: BENCH_DIR (scratch, default /tmp/recordio-ckpt-compare; the builds
+#      are kept there and reused while their commit is the same).
+# Exit: 0 when every case gives the same bytes, 1 when any differs.
+set -eu
+RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$RIO_TOP/scripts/deps.sh"
+[ $# -ge 1 ] || { echo "usage: $0 BASE [NEW]" >&2; exit 2; }
+W=${BENCH_DIR:-/tmp/recordio-ckpt-compare}
+mkdir -p "$W"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_mpi_yield_when_idle=1
+
+# build COMMIT: the commit's build in $W/build-SHA (made once)
+build() {
+	sha=$(git -C "$RIO_TOP" rev-parse --verify "$1^{commit}")
+	src="$W/src-$sha" out="$W/build-$sha"
+	if [ ! -x "$out/recordio-train" ] || [ ! -x "$out/bench/ctr_gen" ]; then
+		[ -d "$src" ] || git -C "$RIO_TOP" worktree add -q --detach "$src" "$sha"
+		(cd "$src" && ./autogen.sh >/dev/null 2>&1)
+		mkdir -p "$out"
+		(cd "$out" && "$src/configure" --disable-shared CFLAGS="-O2 -g" >configure.out 2>&1 &&
+			make -j"$(nproc)" >make.out 2>&1 && make bench/ctr_gen >>make.out 2>&1) ||
+			{ echo "build of $1 ($sha) failed: $out/make.out"; tail -20 "$out/make.out"; exit 1; }
+	fi
+	echo "$out"
+}
+
+OLD=$(build "$1")
+NEW=$(build "${2:-HEAD}")
+echo "base: $1 ($OLD)"
+echo "new:  ${2:-HEAD} ($NEW)"
+
+D="$W/data"
+if [ ! -f "$D/mnist-00009-of-00010.tfrecord" ]; then
+	mkdir -p "$D"
+	"$NEW/recordio-pack" -q -f --from tfrecord --output "$D/mnist" --shards 10 \
+		"$RIO_TOP/tests/data/tfx-mnist.tfrecord"
+	"$NEW/bench/ctr_gen" -o "$D/ctr" -n 4000 -s 4 -f 2 -V 500 -k 2 -d 4 --seed 3 >/dev/null
+fi
+list() { # list PREFIX N FROM TO: shards FROM..TO of N, comma-separated
+	seq "$3" "$4" | while read -r i; do printf '%s-%05d-of-%05d.tfrecord\n' "$1" "$i" "$2"; done |
+		paste -sd, -
+}
+MNIST="--train $(list "$D/mnist" 10 0 7) --test $(list "$D/mnist" 10 8 9)
+	--x image_floats --y image_class --hidden 32 --batch 16 --epochs 2 --quiet"
+CTR="--train $(list "$D/ctr" 4 0 2) --test $(list "$D/ctr" 4 3 3)
+	--x dense --embed cat0:500:4,cat1:500:4 --y label --classes 2 --hidden 16 --batch 32
+	--epochs 2 --quiet"
+
+fails=0
+# case NAME RANKS ARGS...: one run of each build; their checkpoints compared
+# (RANKS 1 runs without mpirun)
+run() {
+	bin=$1 dir=$2 n=$3; shift 3
+	if [ "$n" -eq 1 ]; then
+		"$bin/recordio-train" --checkpoint "$dir" "$@"
+	else
+		timeout 600 mpirun -np "$n" "$bin/recordio-train" --checkpoint "$dir" "$@"
+	fi >"$dir.log" 2>&1 || { echo "  $(basename "$dir"): exit $? (see $dir.log)"; return 1; }
+}
+compare() {
+	name=$1
+	if cmp -s "$W/old-$name/checkpoint" "$W/new-$name/checkpoint"; then
+		printf '%-36s same (%s bytes)\n' "$name" "$(wc -c <"$W/new-$name/checkpoint")"
+	else
+		printf '%-36s DIFFERENT: %s\n' "$name" \
+			"$(cmp "$W/old-$name/checkpoint" "$W/new-$name/checkpoint" 2>&1 | head -1)"
+		fails=$((fails + 1))
+	fi
+}
+case_() {
+	name=$1 n=$2; shift 2
+	rm -rf "$W/old-$name" "$W/new-$name"
+	run "$OLD" "$W/old-$name" "$n" "$@" && run "$NEW" "$W/new-$name" "$n" "$@" ||
+		{ fails=$((fails + 1)); return 0; }
+	compare "$name"
+}
+# stop_resume NAME RANKS1 RANKS2 STOP EVERY ARGS...: stopped at --max-steps
+# STOP (checkpoints every EVERY steps), then resumed on RANKS2 ranks
+stop_resume() {
+	name=$1 n1=$2 n2=$3 stop=$4 every=$5; shift 5
+	rm -rf "$W/old-$name" "$W/new-$name"
+	for side in old new; do
+		[ $side = old ] && bin=$OLD || bin=$NEW
+		run "$bin" "$W/$side-$name" "$n1" "$@" --max-steps "$stop" --checkpoint-every "$every" &&
+			run "$bin" "$W/$side-$name" "$n2" "$@" --resume ||
+			{ fails=$((fails + 1)); return 0; }
+	done
+	compare "$name"
+}
+
+# shellcheck disable=SC2086
+{
+	case_ allreduce-sgd 2 $MNIST --optimizer sgd
+	case_ allreduce-adam 2 $MNIST --optimizer adam
+	case_ allreduce-lars 2 $MNIST --optimizer lars --global-batch 64
+	case_ allreduce-shard-optimizer 2 $MNIST --optimizer adam --reduce shm --shard-optimizer
+	case_ allreduce-alltoall-3 3 $MNIST --optimizer sgd --reduce alltoall
+	case_ allreduce-1-rank 1 $MNIST --optimizer adam
+	case_ allreduce-embed 2 $CTR --optimizer sgd
+	case_ ps-s1-k0 3 $MNIST --strategy ps --servers 1 --optimizer sgd
+	case_ ps-s2-k0-adam 4 $MNIST --strategy ps --servers 2 --optimizer adam
+	case_ ps-embed 3 $CTR --strategy ps --servers 1 --optimizer adam
+	case_ hybrid-embed-2-workers 3 $CTR --strategy hybrid --servers 1 --optimizer sgd
+	stop_resume allreduce-stop-resume 2 2 37 10 $MNIST --optimizer adam
+	stop_resume ps-stop-resume 4 4 37 10 $MNIST --strategy ps --servers 2 --optimizer adam
+	stop_resume elastic-2-to-4 2 4 37 10 $MNIST --optimizer sgd --global-batch 32
+}
+echo
+if [ $fails -eq 0 ]; then
+	echo "every checkpoint the same, byte for byte"
+else
+	echo "$fails case(s) differ or failed"
+	exit 1
+fi
