@@ -109,6 +109,9 @@ EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 # marking of blocks that cannot run here: the script's header).
 TESTS += tests/docs_run.sh
 EXTRA_DIST += tests/docs_run.sh
+# the layering of doc/architecture.md: which folder may include which
+TESTS += tests/layers.sh
+EXTRA_DIST += tests/layers.sh
 
 # libFuzzer targets: built and run by scripts/fuzz.sh, not by make check
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util.h \
@@ -184,6 +187,13 @@ TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c
 tests_test_train_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_train_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
+# the option table (trainer/options*.c), without MPI
+check_PROGRAMS += tests/test_train_options
+TESTS += tests/test_train_options
+tests_test_train_options_SOURCES = tests/test_train_options.c trainer/options.c \
+	trainer/options_check.c trainer/options_value.c
+tests_test_train_options_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_train_options_LDADD = tests/libtestutil.la $(TRAINER_LIBS) $(CUNIT_LIBS)
 # the embedding tables (trainer/embed.h)
 check_PROGRAMS += tests/test_embed
 TESTS += tests/test_embed

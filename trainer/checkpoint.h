@@ -116,6 +116,12 @@ int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen);
  * errno with a one-line message naming the path in err. */
 int tr_ckpt_probe(const char *dir, char *err, size_t errlen);
 
+/* Whether `path` is, or would be made as, a file DIR keeps: its checkpoint,
+ * its clock or their temporaries (by the directory's and the file's
+ * identity, not their spelling): an output given there would be replaced
+ * by the next checkpoint, or write into it. */
+int tr_ckpt_owns(const char *dir, const char *path);
+
 /* Reads DIR/checkpoint into `c` (allocating its arrays; tr_ckpt_free),
  * and c->seconds from DIR/clock (NAN when it is missing, damaged or of
  * another checkpoint). -ENOENT when there is none; RIO_ECORRUPT style

@@ -267,3 +267,63 @@ int tr_ckpt_probe(const char *dir, char *err, size_t errlen)
 	free(probe);
 	return rc;
 }
+
+/* Whether `base` is a name DIR keeps: its checkpoint, its clock, their
+ * temporaries (lib/atomic_file.c's ".NAME.XXXXXX.tmp") or the probe. */
+static int own_name(const char *base)
+{
+	static const char *const own[] = {"checkpoint", "clock"};
+	size_t n = strlen(base);
+	if (!strcmp(base, ".checkpoint.probe"))
+		return 1;
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+		size_t k = strlen(own[i]);
+		if (!strcmp(base, own[i]))
+			return 1;
+		if (n > k + 6 && base[0] == '.' && !strncmp(base + 1, own[i], k) &&
+		    base[k + 1] == '.' && !strcmp(base + n - 4, ".tmp"))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether a and b are one file (both stat'd). */
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* tr_ckpt_owns, following at most `links` dangling symbolic links. */
+static int owns_file(const char *dir, const char *path, int links)
+{
+	static const char *const own[] = {"checkpoint", "clock"};
+	struct stat d, p, f;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *parent = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+	                     : strdup(".");
+	int owns = 0;
+	if (parent && stat(dir, &d) == 0 && stat(parent, &p) == 0 && same_file(&d, &p))
+		owns = own_name(base);
+	for (size_t i = 0; !owns && i < 2 && stat(path, &p) == 0; i++) { /* a link to one */
+		char *mine = tr_ckpt_file(dir, own[i]);
+		owns = mine && stat(mine, &f) == 0 && same_file(&p, &f);
+		free(mine);
+	}
+	char target[4096];
+	ssize_t n;
+	if (!owns && parent && links > 0 && stat(path, &p) < 0 &&
+	    (n = readlink(path, target, sizeof target - 1)) > 0) { /* a dangling link */
+		target[n] = '\0';
+		char *t = target[0] == '/' || !slash ? strdup(target) : tr_ckpt_file(parent, target);
+		owns = t && owns_file(dir, t, links - 1);
+		free(t);
+	}
+	free(parent);
+	return owns;
+}
+
+int tr_ckpt_owns(const char *dir, const char *path)
+{
+	return owns_file(dir, path, 8);
+}

@@ -37,7 +37,8 @@ endif
 bin_PROGRAMS += recordio-train
 recordio_train_SOURCES = \
 	trainer/main.c trainer/run_config.c trainer/run_config.h \
-	trainer/options.c trainer/options.h trainer/world.c trainer/world.h \
+	trainer/options.c trainer/options.h trainer/options_table.h trainer/options_check.c \
+	trainer/options_value.c trainer/options_value.h trainer/world.c trainer/world.h \
 	trainer/start.c trainer/start.h trainer/save.c trainer/save.h \
 	trainer/train.c trainer/train.h trainer/cursor.h \
 	trainer/data.c trainer/data.h trainer/feature_spec.c trainer/feature_spec.h \

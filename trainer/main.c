@@ -40,6 +40,14 @@ static void open_parts(const tr_parts *p)
 	if (c->o.checkpoint && c->w.rank == 0)
 		rc = tr_ckpt_probe(c->o.checkpoint, msg, sizeof msg);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	/* ... and the metrics go elsewhere (the checkpoint's rename replaced
+	 * them; appended on resume, they went into the checkpoint) */
+	rc = c->o.checkpoint && c->o.metrics && c->w.rank == 0 &&
+	     tr_ckpt_owns(c->o.checkpoint, c->o.metrics);
+	if (rc)
+		snprintf(msg, sizeof msg, "--metrics %s: a file of --checkpoint %s, which writes "
+		         "it: give the metrics another name", c->o.metrics, c->o.checkpoint);
+	tr_world_agree(&c->w, rc, msg, EXIT_USAGE);
 	rc = tr_model_open_math(p->model, c, msg, sizeof msg);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
 	tr_store_init(p->store, p->model->math);

@@ -1,6 +1,8 @@
 /*
  * options.h — recordio-train's command line, parsed into one struct. Parsing
- * never prints or exits: the caller (main.c, rank 0) reports.
+ * never prints or exits: the caller (main.c, rank 0) reports. The options
+ * are a table (options_table.h, options.c): a new option is a row there
+ * and its field here.
  */
 #ifndef RIO_TRAINER_OPTIONS_H
 #define RIO_TRAINER_OPTIONS_H

@@ -25,8 +25,10 @@ int tr_ps_roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, 
 	*r = (tr_roles){.data_rank = w->rank < S ? -1 : w->rank - S, .data_world = W,
 	                .server = w->rank < S};
 	if (W < 1)
-		snprintf(err, errlen, "--strategy ps with %d server%s needs at least %d ranks (servers "
-		         "and one worker or more); this run has %d", S, S > 1 ? "s" : "", S + 1, w->size);
+		snprintf(err, errlen, "--strategy %s with %d server%s needs at least %d ranks "
+		         "(servers and one worker or more); this run has %d",
+		         o->strategy == TR_STRATEGY_PS ? "ps" : "hybrid", S, S > 1 ? "s" : "", S + 1,
+		         w->size);
 	else if (o->backup_workers >= W)
 		snprintf(err, errlen, "--backup-workers %d: leaves no gradient of %d workers to apply",
 		         o->backup_workers, W);
@@ -157,8 +159,17 @@ static void agree_steps(tr_ps_run *r)
 		snprintf(msg, sizeof msg, "--train %s: every worker has fewer records than one "
 		         "batch of %d", c->o.train, c->batch);
 	tr_world_agree(&c->w, r->steps_per_epoch == 0, msg, EXIT_DATA);
-	if (r->dense->lockstep)
+	if (r->dense->lockstep) {
 		mine = tr_world_min_u64(&c->w, c->roles.server ? UINT64_MAX : mine);
+		if (mine == 0) { /* no step at all: the run would train nothing */
+			uint64_t fewest = tr_world_min_u64(
+				&c->w, c->roles.server ? UINT64_MAX : rio_loader_records(p->data->train));
+			snprintf(msg, sizeof msg, "--train %s: a worker has fewer records (%llu) than "
+			         "one batch of %d, and under hybrid the workers step together",
+			         c->o.train, (unsigned long long)fewest, c->batch);
+		}
+		tr_world_agree(&c->w, mine == 0, msg, EXIT_DATA);
+	}
 	r->own_steps = p->cursor->epoch_steps = mine;
 }
 

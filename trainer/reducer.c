@@ -495,8 +495,9 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	}
 	int i = r->done[r->taken++];
 	bucket_range(r, i, begin, end);
-	/* shm: the slices' owners checked them as they summed */
-	*finite = r->mode == TR_REDUCE_SHM ? !tr_shm_bad(r, i)
+	/* shm: the slices' owners checked them as they summed (one rank
+	 * sums nothing: no shared memory was made) */
+	*finite = r->mode == TR_REDUCE_SHM && r->size > 1 ? !tr_shm_bad(r, i)
 	                                   : !tr_nonfinite(r->sum + *begin, *end - *begin);
 	return 1;
 }

@@ -20,8 +20,11 @@ enum { MSG = 2048 };
 static int read_summary(const tr_config *c, const char *path, tr_ckpt *ck, tr_ckpt_summary *s,
                         char *err, size_t errlen)
 {
-	int rc = path ? tr_ckpt_read(c->o.checkpoint, ck, err, errlen) : -ENOMEM;
-	if (rc == -ENOENT) {
+	/* what is there is a regular file, before it is opened (a FIFO would
+	 * wait for a writer) */
+	int probed = path ? tr_ckpt_probe(c->o.checkpoint, err, errlen) : -ENOMEM;
+	int rc = probed == 0 ? tr_ckpt_read(c->o.checkpoint, ck, err, errlen) : probed;
+	if (rc == -ENOENT && probed == 0) {
 		fprintf(stderr, "recordio-train: no checkpoint in %s yet: starting from scratch\n",
 		        c->o.checkpoint);
 		return 0;

@@ -196,10 +196,12 @@ static void open_allreduce(tr_strategy_state **out, const tr_parts *p)
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
-	if (a->steps_per_epoch == 0)
+	if (a->steps_per_epoch == 0) { /* every rank says so: the fewest records, not its own */
+		uint64_t fewest = tr_world_min_u64(&c->w, rio_loader_records(p->data->train));
 		snprintf(msg, sizeof msg,
 		         "--train %s: a rank has fewer records (%llu) than one batch of %d", o->train,
-		         (unsigned long long)rio_loader_records(p->data->train), c->batch);
+		         (unsigned long long)fewest, c->batch);
+	}
 	tr_world_agree(&c->w, a->steps_per_epoch == 0, msg, EXIT_DATA);
 	p->cursor->epoch_steps = a->steps_per_epoch;
 }

@@ -44,6 +44,21 @@ static void stepped(void *ctx, double loss, double count)
 	}
 }
 
+static void eval_copies(run_loop *x);
+
+/* Collective: a checkpoint between two segments. The --eval-every copies
+ * taken up to it are evaluated and written first, off the clock: a run
+ * that fails after it and is resumed from it takes only the later copies,
+ * so the earlier ones, kept in memory until the epoch's end, were lost. */
+static void checkpoint_in_epoch(run_loop *x)
+{
+	tr_cursor *k = x->p->cursor;
+	double t0 = rio__now();
+	eval_copies(x);
+	k->t_epoch0 += rio__now() - t0;
+	tr_save(x->p, x->s);
+}
+
 /* Collective: the epoch's segments, from where it is to its end, or to
  * --max-steps (returns 1: stopped with steps of the epoch left), with a
  * checkpoint between two segments. */
@@ -59,7 +74,7 @@ static int run_epoch(run_loop *x)
 			return 0;
 		if (seg.stopped)
 			return 1;
-		tr_save(x->p, x->s);
+		checkpoint_in_epoch(x);
 	}
 }
 
@@ -169,6 +184,18 @@ static int report_copy(void *ctx, const tr_copy *copy, int failed, char *err, si
 	return 0;
 }
 
+/* Collective: the --eval-every copies taken and not yet evaluated,
+ * evaluated and written to the metrics (the strategy puts its own
+ * parameters back after them). */
+static void eval_copies(run_loop *x)
+{
+	const tr_config *c = x->p->cfg;
+	if (!c->o.eval_every)
+		return;
+	int rc = c->ops->eval_copies(x->s, report_copy, x, x->msg, sizeof x->msg);
+	tr_world_agree(&c->w, rc < 0, x->msg, EXIT_DATA);
+}
+
 /* Collective, at an epoch's end or where the run stopped in it
  * (`partial`): the test set evaluated, the epoch reported, and its
  * --eval-every copies evaluated, off the clock. */
@@ -184,10 +211,7 @@ static void report(run_loop *x, int partial, double seconds, const tr_math_stats
 	}
 	rc = report_epoch(x, partial, seconds, test, gemm0, gemm1);
 	tr_world_agree(&c->w, rc < 0, x->msg, EXIT_DATA);
-	if (!c->o.eval_every)
-		return;
-	rc = c->ops->eval_copies(x->s, report_copy, x, x->msg, sizeof x->msg);
-	tr_world_agree(&c->w, rc < 0, x->msg, EXIT_DATA);
+	eval_copies(x);
 }
 
 /* Rank 0's outputs: --metrics (appended on resume, so that one file tells
