@@ -27,7 +27,7 @@ int tr_ps_roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, 
 	if (W < 1)
 		snprintf(err, errlen, "--strategy %s with %d server%s needs at least %d ranks "
 		         "(servers and one worker or more); this run has %d",
-		         o->strategy == TR_STRATEGY_PS ? "ps" : "hybrid", S, S > 1 ? "s" : "", S + 1,
+		         tr_strategy_get(o->strategy)->name, S, S > 1 ? "s" : "", S + 1,
 		         w->size);
 	else if (o->backup_workers >= W)
 		snprintf(err, errlen, "--backup-workers %d: leaves no gradient of %d workers to apply",
