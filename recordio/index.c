@@ -10,9 +10,11 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 RIO_API void rio_index_free(rio_index *idx)
@@ -100,9 +102,26 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 {
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	/* a regular file only: opening a FIFO would wait for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return rio__error_set(err, -e, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
+		                      "%s, not a regular file", rio__file_kind(st.st_mode));
+	}
+	FILE *f = fdopen(fd, "re");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		return rio__error_set(err, -e, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
 	char line[INDEX_LINE_MAX + 1];
 	long len;
 	uint64_t lineno = 0, expect = 0;
