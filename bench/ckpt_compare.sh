@@ -1,7 +1,7 @@
 #!/bin/sh
 # ckpt_compare.sh — recordio-train's checkpoints from two commits, byte for
 # byte: the check that a restructuring of the trainer changed no result.
-# Each commit is built in its own worktree (plain -O2 build, no sanitizers),
+# Each commit is built from its tree (plain -O2 build, no sanitizers),
 # then every case below is trained by both builds on the same data, and
 # DIR/checkpoint of one is compared with the other's (cmp). DIR/clock holds
 # the training seconds and is not compared. Cases:
@@ -19,7 +19,9 @@
 #
 # Usage: bench/ckpt_compare.sh BASE [NEW]   (commits; NEW default HEAD)
 # Env: BENCH_DIR (scratch, default /tmp/recordio-ckpt-compare; the builds
-#      are kept there and reused while their commit is the same).
+#      and the data are kept there and reused while their commit is the
+#      same; each run's checkpoints go to a run.* directory of its own,
+#      removed when every case is the same).
 # Exit: 0 when every case gives the same bytes, 1 when any differs.
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,18 +33,29 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_mpi_yield_when_idle=1
 
-# build COMMIT: the commit's build in $W/build-SHA (made once)
+# build COMMIT: the commit's build in $W/build-SHA (made once; a lock
+# keeps two runs of this script from building one commit at once). The
+# source is the commit's tree (git archive), so nothing is registered in
+# the repository.
 build() {
 	sha=$(git -C "$RIO_TOP" rev-parse --verify "$1^{commit}")
 	src="$W/src-$sha" out="$W/build-$sha"
-	if [ ! -x "$out/recordio-train" ] || [ ! -x "$out/bench/ctr_gen" ]; then
-		[ -d "$src" ] || git -C "$RIO_TOP" worktree add -q --detach "$src" "$sha"
-		(cd "$src" && ./autogen.sh >/dev/null 2>&1)
-		mkdir -p "$out"
-		(cd "$out" && "$src/configure" --disable-shared CFLAGS="-O2 -g" >configure.out 2>&1 &&
-			make -j"$(nproc)" >make.out 2>&1 && make bench/ctr_gen >>make.out 2>&1) ||
-			{ echo "build of $1 ($sha) failed: $out/make.out"; tail -20 "$out/make.out"; exit 1; }
-	fi
+	(
+		flock 9
+		if [ ! -x "$out/recordio-train" ] || [ ! -x "$out/bench/ctr_gen" ]; then
+			rm -rf "$src" "$out"
+			mkdir -p "$src" "$out"
+			git -C "$RIO_TOP" archive "$sha" | tar -x -C "$src"
+			(cd "$src" && ./autogen.sh >/dev/null 2>&1)
+			(cd "$out" && "$src/configure" --disable-shared CFLAGS="-O2 -g" >configure.out 2>&1 &&
+				make -j"$(nproc)" >make.out 2>&1 && make bench/ctr_gen >>make.out 2>&1) || {
+				echo "build of $1 ($sha) failed: $out/make.out" >&2
+				tail -20 "$out/make.out" >&2
+				rm -f "$out/recordio-train"
+				exit 1
+			}
+		fi
+	) 9>"$W/build-$sha.lock" || exit 1
 	echo "$out"
 }
 
@@ -51,19 +64,26 @@ NEW=$(build "${2:-HEAD}")
 echo "base: $1 ($OLD)"
 echo "new:  ${2:-HEAD} ($NEW)"
 
+# the data, made once (in a directory of its own, renamed when whole);
+# the runs' checkpoints in a directory of this run's, so that two runs of
+# the script at once do not mix their cases
 D="$W/data"
-if [ ! -f "$D/mnist-00009-of-00010.tfrecord" ]; then
-	mkdir -p "$D"
-	"$NEW/recordio-pack" -q -f --from tfrecord --output "$D/mnist" --shards 10 \
+if [ ! -d "$D" ]; then
+	T=$(mktemp -d "$W/data.XXXXXX")
+	"$NEW/recordio-pack" -q -f --from tfrecord --output "$T/mnist" --shards 10 \
 		"$RIO_TOP/tests/data/tfx-mnist.tfrecord"
-	"$NEW/bench/ctr_gen" -o "$D/ctr" -n 4000 -s 4 -f 2 -V 500 -k 2 -d 4 --seed 3 >/dev/null
+	"$NEW/bench/ctr_gen" -o "$T/ctr" -n 4000 -s 4 -f 2 -V 500 -k 2 -d 4 --seed 3 >/dev/null
+	mv -T "$T" "$D" 2>/dev/null || rm -rf "$T" # (another run made it first)
 fi
+R=$(mktemp -d "$W/run.XXXXXX")
 list() { # list PREFIX N FROM TO: shards FROM..TO of N, comma-separated
 	seq "$3" "$4" | while read -r i; do printf '%s-%05d-of-%05d.tfrecord\n' "$1" "$i" "$2"; done |
 		paste -sd, -
 }
-MNIST="--train $(list "$D/mnist" 10 0 7) --test $(list "$D/mnist" 10 8 9)
-	--x image_floats --y image_class --hidden 32 --batch 16 --epochs 2 --quiet"
+# (the --global-batch cases give no --batch: the two are refused together)
+MNIST_DATA="--train $(list "$D/mnist" 10 0 7) --test $(list "$D/mnist" 10 8 9)
+	--x image_floats --y image_class --hidden 32 --epochs 2 --quiet"
+MNIST="$MNIST_DATA --batch 16"
 CTR="--train $(list "$D/ctr" 4 0 2) --test $(list "$D/ctr" 4 3 3)
 	--x dense --embed cat0:500:4,cat1:500:4 --y label --classes 2 --hidden 16 --batch 32
 	--epochs 2 --quiet"
@@ -81,18 +101,18 @@ run() {
 }
 compare() {
 	name=$1
-	if cmp -s "$W/old-$name/checkpoint" "$W/new-$name/checkpoint"; then
-		printf '%-36s same (%s bytes)\n' "$name" "$(wc -c <"$W/new-$name/checkpoint")"
+	if cmp -s "$R/old-$name/checkpoint" "$R/new-$name/checkpoint"; then
+		printf '%-36s same (%s bytes)\n' "$name" "$(wc -c <"$R/new-$name/checkpoint")"
 	else
 		printf '%-36s DIFFERENT: %s\n' "$name" \
-			"$(cmp "$W/old-$name/checkpoint" "$W/new-$name/checkpoint" 2>&1 | head -1)"
+			"$(cmp "$R/old-$name/checkpoint" "$R/new-$name/checkpoint" 2>&1 | head -1)"
 		fails=$((fails + 1))
 	fi
 }
 case_() {
 	name=$1 n=$2; shift 2
-	rm -rf "$W/old-$name" "$W/new-$name"
-	run "$OLD" "$W/old-$name" "$n" "$@" && run "$NEW" "$W/new-$name" "$n" "$@" ||
+	rm -rf "$R/old-$name" "$R/new-$name"
+	run "$OLD" "$R/old-$name" "$n" "$@" && run "$NEW" "$R/new-$name" "$n" "$@" ||
 		{ fails=$((fails + 1)); return 0; }
 	compare "$name"
 }
@@ -100,11 +120,11 @@ case_() {
 # STOP (checkpoints every EVERY steps), then resumed on RANKS2 ranks
 stop_resume() {
 	name=$1 n1=$2 n2=$3 stop=$4 every=$5; shift 5
-	rm -rf "$W/old-$name" "$W/new-$name"
+	rm -rf "$R/old-$name" "$R/new-$name"
 	for side in old new; do
 		[ $side = old ] && bin=$OLD || bin=$NEW
-		run "$bin" "$W/$side-$name" "$n1" "$@" --max-steps "$stop" --checkpoint-every "$every" &&
-			run "$bin" "$W/$side-$name" "$n2" "$@" --resume ||
+		run "$bin" "$R/$side-$name" "$n1" "$@" --max-steps "$stop" --checkpoint-every "$every" &&
+			run "$bin" "$R/$side-$name" "$n2" "$@" --resume ||
 			{ fails=$((fails + 1)); return 0; }
 	done
 	compare "$name"
@@ -114,7 +134,7 @@ stop_resume() {
 {
 	case_ allreduce-sgd 2 $MNIST --optimizer sgd
 	case_ allreduce-adam 2 $MNIST --optimizer adam
-	case_ allreduce-lars 2 $MNIST --optimizer lars --global-batch 64
+	case_ allreduce-lars 2 $MNIST_DATA --optimizer lars --global-batch 64
 	case_ allreduce-shard-optimizer 2 $MNIST --optimizer adam --reduce shm --shard-optimizer
 	case_ allreduce-alltoall-3 3 $MNIST --optimizer sgd --reduce alltoall
 	case_ allreduce-1-rank 1 $MNIST --optimizer adam
@@ -125,12 +145,13 @@ stop_resume() {
 	case_ hybrid-embed-2-workers 3 $CTR --strategy hybrid --servers 1 --optimizer sgd
 	stop_resume allreduce-stop-resume 2 2 37 10 $MNIST --optimizer adam
 	stop_resume ps-stop-resume 4 4 37 10 $MNIST --strategy ps --servers 2 --optimizer adam
-	stop_resume elastic-2-to-4 2 4 37 10 $MNIST --optimizer sgd --global-batch 32
+	stop_resume elastic-2-to-4 2 4 37 10 $MNIST_DATA --optimizer sgd --global-batch 32
 }
 echo
 if [ $fails -eq 0 ]; then
+	rm -rf "$R"
 	echo "every checkpoint the same, byte for byte"
 else
-	echo "$fails case(s) differ or failed"
+	echo "$fails case(s) differ or failed (checkpoints and logs in $R)"
 	exit 1
 fi

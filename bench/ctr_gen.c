@@ -29,8 +29,10 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { PLANT_DIM = 8, PILOT = 4095, MAX_FEATURES = 1000, MAX_IDS = 1024, MAX_DENSE = 100000 };
 
@@ -277,7 +279,9 @@ static void usage(FILE *out)
 	        "Write a synthetic click-through dataset: tf.train.Example records with\n"
 	        "categorical features cat0..catN-1 (int64, Zipf-distributed ids), a float\n"
 	        "list 'dense' and an int64 'label' from a planted model, as shards\n"
-	        "PREFIX-SSSSS-of-NNNNN.tfrecord (existing ones of that name replaced).\n"
+	        "PREFIX-SSSSS-of-NNNNN.tfrecord (existing regular files of that name\n"
+	        "replaced; anything else there is refused before a shard is written, and\n"
+	        "a shard that fails removes the ones written before it).\n"
 	        "\n"
 	        "  -o, --output PREFIX   output prefix (required)\n"
 	        "  -n, --records N       records in all (default 100000)\n"
@@ -316,49 +320,91 @@ static double parse_real(const char *option, const char *value, double lo, doubl
 	return v;
 }
 
-static int write_shards(gen *g, uint64_t *positives)
+/* Shard s's name in path[4096]; -1 (said) when it is too long. */
+static int shard_path(const config *c, uint64_t s, char *path)
+{
+	if ((size_t)snprintf(path, 4096, "%s-%05u-of-%05u.tfrecord", c->prefix, (unsigned)s,
+	                     (unsigned)c->shards) >= 4096) {
+		tool_error("%s: output name too long", c->prefix);
+		return -1;
+	}
+	return 0;
+}
+
+/* Shard s, written atomically (rio_writer). -1 with why[] saying what
+ * failed (after the path). */
+static int write_shard(gen *g, uint64_t s, const char *path, uint64_t *positives, char *why,
+                       size_t n)
 {
 	const config *c = &g->c;
-	for (uint64_t s = 0; s < c->shards; s++) {
-		char path[4096];
-		if ((size_t)snprintf(path, sizeof path, "%s-%05u-of-%05u.tfrecord", c->prefix,
-		                     (unsigned)s, (unsigned)c->shards) >= sizeof path) {
-			tool_error("%s: output name too long", c->prefix);
-			return -1;
-		}
-		rio_writer *w;
-		int rc = rio_writer_open(&w, path, NULL);
-		if (rc) {
-			tool_error("%s: %s", path, rio_strerror(rc));
-			return -1;
-		}
-		uint64_t first = s * c->records / c->shards, end = (s + 1) * c->records / c->shards;
-		for (uint64_t i = first; i < end && !tool_interrupted; i++) {
-			int label = make_record(g, i);
-			const uint8_t *data;
-			size_t size;
-			if (label < 0 || rio_example_finish(&g->b, &data, &size)) {
-				tool_error("%s: record %llu: out of memory", path, (unsigned long long)i);
-				rio_writer_abort(w);
-				return -1;
-			}
-			if (rio_writer_write(w, data, size, NULL)) {
-				tool_error("%s: record %llu: %s", path, (unsigned long long)i,
-				           rio_writer_error(w)->message);
-				rio_writer_abort(w);
-				return -1;
-			}
-			*positives += (uint64_t)label;
-		}
-		if (tool_interrupted) {
-			tool_error("%s: interrupted", path);
+	rio_writer *w;
+	int rc = rio_writer_open(&w, path, NULL);
+	if (rc) {
+		snprintf(why, n, "%s", rio_strerror(rc));
+		return -1;
+	}
+	uint64_t first = s * c->records / c->shards, end = (s + 1) * c->records / c->shards;
+	for (uint64_t i = first; i < end && !tool_interrupted; i++) {
+		int label = make_record(g, i);
+		const uint8_t *data;
+		size_t size;
+		if (label < 0 || rio_example_finish(&g->b, &data, &size)) {
+			snprintf(why, n, "record %llu: out of memory", (unsigned long long)i);
 			rio_writer_abort(w);
 			return -1;
 		}
-		if ((rc = rio_writer_close(w)) != 0) {
-			tool_error("%s: cannot finish the shard: %s", path, rio_strerror(rc));
+		if (rio_writer_write(w, data, size, NULL)) {
+			snprintf(why, n, "record %llu: %s", (unsigned long long)i,
+			         rio_writer_error(w)->message);
+			rio_writer_abort(w);
 			return -1;
 		}
+		*positives += (uint64_t)label;
+	}
+	if (tool_interrupted) {
+		snprintf(why, n, "interrupted");
+		rio_writer_abort(w);
+		return -1;
+	}
+	if ((rc = rio_writer_close(w)) != 0) {
+		snprintf(why, n, "cannot finish the shard: %s", rio_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Every shard, one after the other. What is under a shard's name and is
+ * not a regular file is refused before anything is written; and when a
+ * shard fails, the ones this run wrote before it are removed (and said):
+ * beside an earlier run's shards they would make a set that looks whole
+ * and mixes two datasets. */
+static int write_shards(gen *g, uint64_t *positives)
+{
+	const config *c = &g->c;
+	char path[4096], why[1024];
+	for (uint64_t s = 0; s < c->shards; s++) {
+		rio_error e;
+		if (shard_path(c, s, path) < 0)
+			return -1;
+		if (rio_output_check(path, &e) < 0) {
+			tool_error("%s", e.message);
+			return -1;
+		}
+	}
+	for (uint64_t s = 0; s < c->shards; s++) {
+		if (shard_path(c, s, path) < 0)
+			return -1;
+		if (write_shard(g, s, path, positives, why, sizeof why) == 0)
+			continue;
+		char done[128] = "";
+		if (s)
+			snprintf(done, sizeof done, "; the %llu shard%s before it removed (no set "
+			         "mixes two runs)", (unsigned long long)s, s > 1 ? "s" : "");
+		tool_error("%s: %s%s", path, why, done);
+		for (uint64_t k = 0; k < s; k++)
+			if (shard_path(c, k, path) == 0)
+				unlink(path);
+		return -1;
 	}
 	return 0;
 }

@@ -42,6 +42,7 @@ typedef struct batcher {
 	uint8_t *freed[64];    /* decoded rows emitted, for the pool */
 	size_t nfreed;
 	rio__rng rng;
+	rio_error err;    /* where the epoch failed */
 } batcher;
 
 /* Queues the filled batch. Returns 0, or -ECANCELED when stopping. */
@@ -57,23 +58,15 @@ static int publish(batcher *b)
 		for (size_t i = 0; i < b->fill; i++)
 			s->recs[i].data = s->arena + (uintptr_t)s->recs[i].data;
 	int rc = rio__pool_to_device(&l->pool, s, b->fill, &l->cols);
-	pthread_mutex_lock(&l->mu);
-	if (rc < 0) {
-		rio__slot_disown(&l->pool, s);
-		s->next = l->pool.free_list;
-		l->pool.free_list = s;
-	} else {
-		rio__pool *p = &l->pool;
-		p->ready[(p->ready_head + p->ready_count) % p->nslots] = s;
-		p->ready_count++;
-		pthread_cond_signal(&l->ready_cv);
-	}
-	pthread_mutex_unlock(&l->mu);
+	if (rc < 0)
+		rio__pool_put(&l->pool, s);
+	else
+		rio__pool_publish(&l->pool, s);
 	b->slot = NULL;
 	b->fill = 0;
 	b->bytes = 0;
 	if (rc < 0)
-		rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+		rio__error_set(&b->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		               "copying a batch to the device failed");
 	return rc;
 }
@@ -102,20 +95,8 @@ static int emit_owned(batcher *b, entry *e)
 /* Waits for a free pool slot for the next batch; -ECANCELED when stopping. */
 static int take_slot(batcher *b)
 {
-	rio_loader *l = b->l;
-	pthread_mutex_lock(&l->mu);
-	while (!l->stop && !l->pool.free_list)
-		pthread_cond_wait(&l->slot_cv, &l->mu);
-	rio__slot *s = l->stop ? NULL : l->pool.free_list;
-	if (s)
-		l->pool.free_list = s->next;
-	pthread_mutex_unlock(&l->mu);
-	if (!s)
-		return -ECANCELED;
-	b->slot = s;
-	s->arena_used = 0;
-	s->nowned = 0;
-	return 0;
+	b->slot = rio__pool_take(&b->l->pool);
+	return b->slot ? 0 : -ECANCELED;
 }
 
 /* Appends one record (payload or row `data`) to the batch being filled. */
@@ -139,7 +120,7 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
 	} else {
 		int rc = rio__slot_reserve(s, size);
 		if (rc < 0) {
-			rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
+			rio__error_set(&b->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 			               "growing a batch's payload memory");
 			return rc;
 		}
@@ -160,12 +141,10 @@ static int emit(batcher *b, const uint8_t *data, size_t size, uint32_t shard, ui
  * its spares. */
 static void flush_storage(batcher *b)
 {
-	if (!b->nfreed && !b->nspare)
-		return;
-	pthread_mutex_lock(&b->l->mu);
-	rio__rows_give(&b->l->pool, b->freed, b->nfreed);
-	rio__pool_spare(&b->l->pool, b->spare, b->nspare);
-	pthread_mutex_unlock(&b->l->mu);
+	if (b->nfreed)
+		rio__rows_give(&b->l->pool, b->freed, b->nfreed);
+	if (b->nspare)
+		rio__pool_spare(&b->l->pool, b->spare, b->nspare);
 	b->nfreed = 0;
 	b->nspare = 0;
 }
@@ -290,7 +269,7 @@ static void give_back(rio_loader *l, rio__chunk *c, int live)
 		         sh->path);
 		rio__loader_warn(l, text);
 	}
-	l->stats.file_bytes += c->file_bytes;
+	rio__count_file_bytes(l, c->file_bytes);
 	pthread_cond_broadcast(&l->work_cv);
 	pthread_mutex_unlock(&l->mu);
 }
@@ -348,7 +327,7 @@ void *rio__batcher_main(void *arg)
 			rc = consume(&b, c);
 		if (rc == 0 && live && c->error < 0) {
 			rc = c->error;
-			l->batch_err = c->err;
+			b.err = c->err;
 		}
 		if (live && c->dead)
 			dead[piece] = 1;
@@ -359,13 +338,8 @@ void *rio__batcher_main(void *arg)
 		rc = shuffle_drain(&b);
 	if (rc == 0 && b.fill > 0 && !l->o.drop_remainder)
 		rc = publish(&b);
-	if (b.slot) { /* a short batch that is dropped, or an error */
-		pthread_mutex_lock(&l->mu);
-		rio__slot_disown(&l->pool, b.slot);
-		b.slot->next = l->pool.free_list;
-		l->pool.free_list = b.slot;
-		pthread_mutex_unlock(&l->mu);
-	}
+	if (b.slot) /* a short batch that is dropped, or an error */
+		rio__pool_put(&l->pool, b.slot);
 	/* what the shuffle buffer still holds (after an error or a stop)
 	 * goes back to the pool */
 	for (size_t i = 0; i < b.nbuf; i++)
@@ -373,14 +347,7 @@ void *rio__batcher_main(void *arg)
 	flush_storage(&b);
 	free(b.buf);
 
-	pthread_mutex_lock(&l->mu);
-	if (rc < 0 && rc != -ECANCELED) {
-		l->error = rc;
-		if (l->batch_err.code == 0)
-			rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	}
-	l->epoch_done = 1;
-	pthread_cond_broadcast(&l->ready_cv);
-	pthread_mutex_unlock(&l->mu);
+	/* a stop (-ECANCELED) is no error: the consumer stopped the epoch */
+	rio__pool_finish(&l->pool, rc == -ECANCELED ? 0 : rc, &b.err);
 	return NULL;
 }

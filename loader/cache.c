@@ -9,7 +9,7 @@
  * decompressed once (the shards in parallel, one thread per worker) into
  * a buffer of its own, and the shard then looks like an uncompressed shard
  * mapped with opts.map: rio__shard.map points at the buffer, and the
- * direct path (direct.c: fill_mapped; BUFFER shuffling as the permutation
+ * placed path (placed.c: fill_mapped; BUFFER shuffling as the permutation
  * plan.c replays) serves every epoch with no system call, no decompression,
  * no copy and no CRC (checked once, as the copy is made). The order and the
  * bytes are those of the pipeline for the same seed: the plan does not
@@ -20,10 +20,10 @@
  * opts.cache too, each shard's records are decoded once more, into packed
  * rows (decode.h: an image's pixels stay bytes), and its copy freed: every
  * epoch then only gathers rows, widens them and copies them into batches
- * (direct.c: gather_rows, rio__rowpack_to_columns), rather than parsing
+ * (placed.c: gather_rows, rio__rowpack_to_columns), rather than parsing
  * every Example again (half of a Fashion-MNIST batch's time). The values
  * are those decoding gives every epoch. A shard with a record that does
- * not decode keeps its copy (or its mapping), and the direct path reports
+ * not decode keeps its copy (or its mapping), and the placed path reports
  * the error with the batch that holds it, as without the cache.
  *
  * All or nothing: when the shards do not fit, or one cannot be decompressed
@@ -73,10 +73,11 @@ static int load_shard(const rio__shard *s, const rio_loader_opts *o, uint64_t *f
 	uint8_t *buf = malloc(n ? n : 1);
 	if (!buf)
 		return -ENOMEM;
-	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	rio_error e;
+	int fd = s->src.ops->stream(&s->src, &e);
 	if (fd < 0) {
 		free(buf);
-		return -errno;
+		return fd;
 	}
 	rio__istream *in = NULL;
 	int rc = rio__istream_open(&in, fd, s->comp);
@@ -187,11 +188,8 @@ static int load_one(void *arg, size_t s, rio_error *e)
 		/* rows; or a plain shard mapped (opts.map) whose records did not
 		 * all decode: its mapping serves it, as without the cache */
 		free(buf);
-		if (pk && sh->map) {
-			munmap((void *)sh->map, sh->map_len);
-			sh->map = NULL;
-			sh->map_len = 0;
-		}
+		if (pk)
+			rio__shard_unmap(sh);
 		sh->rows = pk;
 	} else {
 		sh->cache = buf;

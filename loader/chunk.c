@@ -1,8 +1,8 @@
 /*
  * chunk.c — a worker's chunk: the records of one task, in the worker's own
  * buffer, shared by the three kinds of task (worker.c: uncompressed ranges
- * and global reads; piece_stream.c: compressed pieces) and by the direct
- * path's scratch buffer (direct.c). Frames are checked by frame_scan.h.
+ * and global reads; piece_stream.c: compressed pieces) and by the placed
+ * path's scratch buffer (placed.c). Frames are checked by frame_scan.h.
  */
 #include "config.h"
 #include "loader_internal.h"
@@ -107,9 +107,7 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 		size_t want = 0, end = i + 64 < c->rowp_cap ? i + 64 : c->rowp_cap;
 		for (size_t k = i; k < end; k++)
 			want += !c->rowp[k];
-		pthread_mutex_lock(&l->mu);
 		int rc = rio__rows_take(&l->pool, l->cols.row_stride, got, want);
-		pthread_mutex_unlock(&l->mu);
 		if (rc < 0)
 			return NULL;
 		for (size_t k = i; k < end; k++)
@@ -136,14 +134,8 @@ int rio__chunk_own(rio__chunk *c, rio_loader *l)
 	size_t want = 0;
 	for (size_t i = 0; i < c->nrec; i++)
 		want += !c->own[i].data;
-	if (want) {
-		pthread_mutex_lock(&l->mu);
-		rio__pool *p = &l->pool;
-		for (size_t i = 0; i < c->nrec && p->nspare > 0; i++)
-			if (!c->own[i].data)
-				c->own[i] = p->spare[--p->nspare];
-		pthread_mutex_unlock(&l->mu);
-	}
+	if (want)
+		rio__pool_spares_take(&l->pool, c->own, c->nrec);
 	for (size_t i = 0; i < c->nrec; i++) {
 		rio__recbuf *o = &c->own[i];
 		size_t size = c->recs[i].size;

@@ -14,7 +14,7 @@
  * contiguous balanced ranges of what is left: runs of consecutive records
  * of a shard, those of one shard one piece with holes (plan.h), except
  * where the order needs each record's ordinal (global shuffling, the
- * direct path), where each run is a piece.
+ * placed path), where each run is a piece.
  *
  * The replay assumes every record of the interrupted stages was delivered
  * or is still to come: under RIO_DAMAGE_SKIP a record skipped as damaged
@@ -105,7 +105,7 @@ static int add_run(share *sh, size_t *cap, uint32_t shard, uint64_t first, uint6
 /* The pieces of the runs: the runs of one shard make one piece with holes
  * (the stream of a compressed shard read once, few pieces to interleave)
  * unless the order needs every record's ordinal (global shuffling, the
- * direct path in order): then each run is a piece. */
+ * placed path in order): then each run is a piece. */
 static int make_share_pieces(share *sh, int holes)
 {
 	sh->pieces = malloc((sh->nruns ? sh->nruns : 1) * sizeof *sh->pieces);
@@ -244,11 +244,11 @@ int rio__elastic_pieces(const rio__dataset *ds, const rio_loader_opts *o, uint64
 	*records = 0;
 	/* buffer shuffling's shares always have holes, as the pipeline's:
 	 * its order depends on the pieces, and a stage may have run with
-	 * opts.map (the direct path) or without, which the state does not
+	 * opts.map (the placed path) or without, which the state does not
 	 * say; a resumed buffer epoch runs on the pipeline (loader.c); so
 	 * does one with opts.cache, in the order it has without the cache */
 	int holes = o->shuffle == RIO_SHUFFLE_BUFFER ||
-	            (o->shuffle == RIO_SHUFFLE_NONE && (!ds->direct || ds->cache_bytes));
+	            (o->shuffle == RIO_SHUFFLE_NONE && (!ds->placed || ds->cache_bytes));
 	uint64_t *base = malloc((ds->nshards + 1) * sizeof *base);
 	if (!base)
 		return -ENOMEM;

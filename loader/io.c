@@ -13,6 +13,7 @@
 #include "config.h"
 #include "io.h"
 #include "internal.h"
+#include "source.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -193,8 +194,16 @@ static int read_pread(rio__io *io, const rio__io_req *reqs, size_t np)
 	for (size_t k = 0; k < np; k++) {
 		piece *p = &io->pieces[k];
 		while (p->done < p->len) {
-			ssize_t r = pread(reqs[p->req].fd, p->buf + p->done, p->len - p->done,
-			                  (off_t)(p->offset + p->done));
+			const rio__io_req *q = &reqs[p->req];
+			ssize_t r = q->fd >= 0 ? pread(q->fd, p->buf + p->done, p->len - p->done,
+			                               (off_t)(p->offset + p->done))
+			                       : q->src->ops->read_at(q->src, p->buf + p->done,
+			                                              p->len - p->done,
+			                                              p->offset + p->done);
+			if (r < 0 && q->fd < 0) {
+				errno = (int)-r;
+				r = -1;
+			}
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0) {

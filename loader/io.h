@@ -23,6 +23,8 @@ typedef struct rio__io_req {
 	void *buf;
 	ssize_t result; /* bytes read (short only at the end of the file) or
 	                 * a negative errno                                */
+	const struct rio__source *src; /* fd < 0: read through its read_at
+	                 * (source.h), on the pread backend only           */
 } rio__io_req;
 
 /* Opens a backend: use_uring 1 for io_uring (-ENOSYS, -EPERM... when the

@@ -43,7 +43,7 @@
  *   Bounded whatever the size of the dataset: the batch pool (prefetch +
  *   held batches), the workers' chunk buffers, and the shuffle buffer. The
  *   indexes cost 8 bytes per 64 records, or 12 bytes per record where every
- *   record's place is kept: global shuffling, and the direct path (no or
+ *   record's place is kept: global shuffling, and the placed path (no or
  *   global shuffle over uncompressed shards under RIO_DAMAGE_FAIL, where
  *   workers read each batch straight into its memory, without a copy).
  *
@@ -131,11 +131,28 @@ typedef enum rio_io_backend {
 	RIO_IO_PREAD = 2,
 } rio_io_backend;
 
+/* How uncompressed shards are read (opts.reading). Whichever it is, the
+ * records, their bytes and their order are the same. */
+typedef enum rio_reading {
+	RIO_READ_AUTO = 0,     /* the loader picks, at the start of each epoch,
+	                        * from whether the shards are in the page
+	                        * cache (doc/loader.md, "Choosing the path"):
+	                        * shuffled and resident, MAP; in shard order and
+	                        * not resident, DIRECT (where the file system
+	                        * takes O_DIRECT); else BUFFERED              */
+	RIO_READ_BUFFERED = 1, /* reads through the page cache               */
+	RIO_READ_MAP = 2,      /* views into mappings of the shards: what
+	                        * opts.map says (map = 1 is this)           */
+	RIO_READ_DIRECT = 3,   /* O_DIRECT: what opts.direct says (direct = 1
+	                        * is this)                                  */
+} rio_reading;
+
 /* The options' names, one table each, as recordio-bench, recordio-train
  * and the Python Loader take them:
  *   shuffle   "none", "buffer", "global"   (RIO_SHUFFLE_NONE ... GLOBAL)
  *   sharding  "auto", "files", "records"   (RIO_SHARD_AUTO ... RECORDS)
  *   io        "auto", "uring", "pread"     (RIO_IO_AUTO ... PREAD)
+ *   reading   "auto", "buffered", "map", "direct" (RIO_READ_AUTO ... DIRECT)
  * _name() gives a value's name, NULL for a value outside the enum. _parse()
  * takes exactly those names (lower case): 0 with *out set, or -EINVAL
  * (*out untouched) for anything else, NULL included, with the message
@@ -147,6 +164,8 @@ RIO_API const char *rio_sharding_name(rio_sharding s);
 RIO_API int rio_sharding_parse(const char *name, rio_sharding *out, rio_error *err);
 RIO_API const char *rio_io_name(rio_io_backend b);
 RIO_API int rio_io_parse(const char *name, rio_io_backend *out, rio_error *err);
+RIO_API const char *rio_reading_name(rio_reading r);
+RIO_API int rio_reading_parse(const char *name, rio_reading *out, rio_error *err);
 
 /* The ranges rio_loader_open() accepts (outside them: -EINVAL, with a
  * message naming the option). recordio-bench and recordio-train check their
@@ -207,6 +226,13 @@ typedef struct rio_loader_opts {
 	rio_io_backend io;
 	unsigned queue_depth; /* io_uring entries per worker (default 128)  */
 	size_t read_size;     /* bytes per read request (default 256 KiB)   */
+	rio_reading reading;  /* AUTO (default): the loader picks, unless
+	                       * the environment variable
+	                       * RIO_LOADER_READING names one; BUFFERED, MAP
+	                       * or DIRECT: that one (map = 1 and direct = 1
+	                       * say MAP and DIRECT too; -EINVAL from open
+	                       * when they disagree with reading).
+	                       * rio_loader_route() says what an epoch took */
 	int direct;           /* 1: O_DIRECT for uncompressed shards (reads
 	                       * aligned to 4 KiB; with io_uring into a
 	                       * registered buffer)                        */
@@ -254,7 +280,7 @@ typedef struct rio_loader_opts {
 	                       * (nothing writes to them after). With
 	                       * columns, uncompressed shards are read into
 	                       * memory too (in BUFFER order: in NONE order
-	                       * the direct path reads them as they lie),
+	                       * the placed path reads them as they lie),
 	                       * and when the rows fit, each record is
 	                       * decoded once, as it is cached, and batches
 	                       * are filled from the decoded rows with no
@@ -496,6 +522,15 @@ typedef struct rio_loader_stats {
 } rio_loader_stats;
 
 RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats);
+
+/* How the epoch last started is read (opts.reading AUTO picks it at each
+ * epoch's start: doc/loader.md, "Choosing the path"): the path, "placed"
+ * (workers fill each batch in place) or "pipeline" (workers and a
+ * batcher), then how shards are read: "buffered" (through the page
+ * cache), "direct" (O_DIRECT), "map" (views into mappings), "memory"
+ * (opts.cache's copies); e.g. "placed/map". "" before the first epoch. A
+ * static string; call it from the thread that calls rio_loader_next(). */
+RIO_API const char *rio_loader_route(const rio_loader *l);
 
 /* The first warning (see stats.index_mismatches), a one-line message
  * naming the file, e.g. "shard-00000.tfrecord.idx: disagrees with its

@@ -1,8 +1,10 @@
 /*
  * loader_internal.h — the loader's shared state, seen by its parts:
  * plan.c (what to read this epoch), worker.c (reading, checking and decoding
- * chunks), batcher.c (ordering, shuffling and filling batches), pool.c (the
- * batch memory) and loader.c (the public calls and the threads).
+ * chunks), batcher.c (ordering, shuffling and filling batches), placed.c
+ * (the placed path), pool.c (the batch slots), loader.c (open and close),
+ * epoch.c (an epoch's threads and batches), state.c (saved positions) and
+ * report.c (statistics).
  *
  * The flow (doc/loader.md draws it):
  *   plan: tasks 0..T-1  →  workers claim tasks in order, each fills one of
@@ -18,6 +20,8 @@
 #include "internal.h"
 #include "loader.h"
 #include "io.h"
+#include "dataset.h"
+#include "route.h"
 #include "plan.h"
 #include "pool.h"
 #include "decode.h"
@@ -83,10 +87,10 @@ typedef struct rio__worker {
 	rio__io *io;
 	rio__chunk chunks[RIO__CHUNKS_PER_WORKER];
 	int free_chunks;        /* chunks not lent to the batcher            */
-	void *places;           /* direct path: scratch per record         */
+	void *places;           /* placed path: scratch per record         */
 	size_t nplaces;
-	rio_error err;          /* direct path: this batch's error          */
-	uint64_t file_bytes;    /* direct path: bytes read for batches not
+	rio_error err;          /* placed path: this batch's error          */
+	uint64_t file_bytes;    /* placed path: bytes read for batches not
 	                         * filed yet (counted in stats when filed)  */
 } rio__worker;
 
@@ -112,7 +116,9 @@ struct rio_loader {
 	rio__dataset ds;        /* shards, counts, indexes, this rank's pieces */
 	rio__colplan cols;      /* decoding: the row layout (ncols == 0: raw)  */
 	int use_uring;
-	int direct;             /* the direct path (direct.c) serves this loader */
+	rio__route route;       /* the epoch's path and reading: chosen at its
+	                         * start (rio__route_choose), nowhere else  */
+	int routed;             /* an epoch was started: route is its        */
 
 	/* the epoch being delivered */
 	uint64_t epoch;
@@ -125,14 +131,14 @@ struct rio_loader {
 	rio__plan plan;
 	rio__piece_stream *streams; /* one per piece (compressed shards)    */
 
-	/* threads */
+	/* threads: the pipeline's tasks, chunks and piece streams, the
+	 * statistics and the warning are under mu (the batch slots are the
+	 * pool's, under its own lock) */
 	pthread_mutex_t mu;
 	pthread_cond_t work_cv;  /* workers: a task, a chunk or a turn      */
 	pthread_cond_t done_cv;  /* batcher: a chunk is done                */
-	pthread_cond_t slot_cv;  /* batcher: a pool slot is free             */
-	pthread_cond_t ready_cv; /* consumer: a batch is ready              */
-	int stop;                /* everyone: leave now                     */
-	uint64_t next_task;      /* the next task a worker claims           */
+	int stop;                /* workers and batcher: leave now          */
+	uint64_t next_task;      /* the next task a pipeline worker claims  */
 	rio__chunk *done;        /* chunks done, not yet taken by batcher   */
 	rio__worker *workers;
 	int nworkers;
@@ -140,24 +146,13 @@ struct rio_loader {
 	int batcher_started;
 	void *cpuset;            /* opts.cpus as a cpu_set_t, or NULL        */
 
-	/* batches */
+	/* batches: the slots, where each is, and the epoch's end (pool.h) */
 	rio__pool pool;
-	int error;               /* the batcher's error, after ready batches */
-	rio_error batch_err;
-	int epoch_done;          /* the batcher published its last batch    */
-	size_t held;             /* batches the consumer holds              */
-	rio__slot *direct_done;  /* direct path: filled slots, any order    */
-	size_t direct_ndone;     /* direct path: slots in direct_done       */
-	size_t wake_ndone;       /* direct path: the waiting consumer is woken
-	                          * once this many slots are done (loader.c:
-	                          * take_direct), or on an error or when no
-	                          * slot is free; 0 while it does not wait  */
-	uint64_t slot_turn;      /* direct path, O_DIRECT: the batch that gets
-	                          * the next free slot (direct.c)          */
-	uint64_t error_batch;    /* direct path: the batch that failed      */
 
-	/* statistics */
+	/* statistics (under mu; file_bytes apart, counted by every reading
+	 * thread without a lock: rio__count_file_bytes) */
 	rio_loader_stats stats;
+	uint64_t file_bytes;
 	char warning[640];       /* the first warning ("" while none)       */
 
 	/* elastic resume (elastic.h): while stages.n > 0 the epoch in progress
@@ -177,10 +172,33 @@ int rio__cpus_init(rio_loader *l);
 void rio__cpus_free(rio_loader *l);
 int rio__thread_start(rio_loader *l, pthread_t *t, void *(*fn)(void *), void *arg);
 
-/* loader.c: counts an .idx that disagreed with its shard and keeps the
+/* report.c: counts an .idx that disagreed with its shard and keeps the
  * first such message for rio_loader_warning(); under l->mu once threads
  * run. */
 void rio__loader_warn(struct rio_loader *l, const char *text);
+
+/* epoch.c: stops the epoch's threads wherever they are and puts every
+ * chunk, slot and stream back where an epoch starts (batches the consumer
+ * holds stay valid); nothing when no epoch runs. */
+void rio__epoch_stop(struct rio_loader *l);
+/* Ends an elastic epoch's share (threads stopped): the usual pieces back. */
+void rio__epoch_elastic_end(struct rio_loader *l);
+/* The rank's records in an ordinary epoch. */
+uint64_t rio__usual_records(const struct rio_loader *l);
+
+/* The descriptor the epoch reads shard s through: its O_DIRECT one when
+ * the route reads with O_DIRECT (route.h) and the shard has one. */
+static inline int rio__shard_fd(const struct rio_loader *l, const rio__shard *s)
+{
+	return l->route.reading == RIO__READ_DIRECT && s->src.fd_direct >= 0 ? s->src.fd_direct
+	                                                                     : s->src.fd;
+}
+
+/* Counts bytes read from the files (stats.file_bytes), from any thread. */
+static inline void rio__count_file_bytes(struct rio_loader *l, uint64_t n)
+{
+	__atomic_fetch_add(&l->file_bytes, n, __ATOMIC_RELAXED);
+}
 
 /* worker.c: the worker thread; runs tasks until none are left or stop. */
 void *rio__worker_main(void *arg);
@@ -229,10 +247,7 @@ static inline int rio__loader_frame_entry(const struct rio_loader *l, const uint
 	                              len);
 }
 
-/* direct.c: the direct path's plan (one task per batch) and its worker
- * thread. */
-int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
-                     uint64_t epoch);
-void *rio__direct_main(void *arg);
+/* placed.c: the placed path's worker thread (its plan: rio__plan_batches). */
+void *rio__placed_main(void *arg);
 
 #endif /* RIO_LOADER_INTERNAL_H */

@@ -2,19 +2,26 @@
 include_HEADERS += loader/loader.h
 recordio_librecordio_la_SOURCES += \
 	loader/loader.c loader/loader_internal.h \
+	loader/epoch.c \
+	loader/state.c \
+	loader/report.c \
 	loader/names.c \
 	loader/affinity.c \
+	loader/dataset.c loader/dataset.h \
+	loader/source.h loader/source_file.c \
+	loader/route.c loader/route.h \
+	loader/shards_run.c \
 	loader/plan.c loader/plan.h \
 	loader/elastic.c loader/elastic.h \
 	loader/io.c loader/io.h \
 	loader/worker.c \
 	loader/chunk.c \
 	loader/piece_stream.c \
-	loader/direct.c \
+	loader/placed.c \
 	loader/cache.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \
-	loader/pool.c loader/pool.h
+	loader/pool.c loader/pool_memory.c loader/pool.h
 recordio_librecordio_la_CFLAGS += $(LIBURING_CFLAGS)
 recordio_librecordio_la_LIBADD += $(LIBURING_LIBS)
 if HAVE_CUDA

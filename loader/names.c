@@ -1,8 +1,8 @@
 /*
- * names.c — the names of the loader's order, sharding and I/O options
- * (loader.h: rio_shuffle_name() ... rio_io_parse()): one table each, which
- * recordio-bench, recordio-train and the Python package read, so a name one
- * accepts the others do.
+ * names.c — the names of the loader's order, sharding, I/O and reading
+ * options (loader.h: rio_shuffle_name() ... rio_reading_parse()): one
+ * table each, which recordio-bench, recordio-train and the Python package
+ * read, so a name one accepts the others do.
  */
 #include "config.h"
 #include "loader_internal.h"
@@ -11,10 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Each table is indexed by the enum's value (0, 1, 2: loader.h). */
+/* Each table is indexed by the enum's value (0, 1, ...: loader.h). */
 static const char *const shuffle_names[] = {"none", "buffer", "global"};
 static const char *const sharding_names[] = {"auto", "files", "records"};
 static const char *const io_names[] = {"auto", "uring", "pread"};
+static const char *const reading_names[] = {"auto", "buffered", "map", "direct"};
 
 #define COUNT(a) (sizeof(a) / sizeof(a)[0])
 
@@ -81,5 +82,19 @@ RIO_API int rio_io_parse(const char *name, rio_io_backend *out, rio_error *err)
 	if (v < 0)
 		return v;
 	*out = (rio_io_backend)v;
+	return 0;
+}
+
+RIO_API const char *rio_reading_name(rio_reading r)
+{
+	return name_of(reading_names, COUNT(reading_names), (int)r);
+}
+
+RIO_API int rio_reading_parse(const char *name, rio_reading *out, rio_error *err)
+{
+	int v = parse(reading_names, COUNT(reading_names), name, err);
+	if (v < 0)
+		return v;
+	*out = (rio_reading)v;
 	return 0;
 }

@@ -256,12 +256,9 @@ int rio__run_compressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	/* phase one: frame the task's records, holding the turn */
 	int rc = 0;
 	if (!ps->in && !ps->ended) {
-		ps->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-		if (ps->fd < 0)
-			rc = -errno;
-		else
-			rc = rio__istream_open(&ps->in, ps->fd, s->comp);
-		if (rc < 0)
+		ps->fd = s->src.ops->stream(&s->src, &c->err);
+		rc = ps->fd < 0 ? ps->fd : rio__istream_open(&ps->in, ps->fd, s->comp);
+		if (rc < 0 && ps->fd >= 0)
 			rc = rio__error_set(&c->err, rc, s->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 		ps->pos = 0;
 		ps->base = 0;

@@ -1,13 +1,7 @@
 /*
- * plan.h — what a rank reads, and in which order, each epoch.
+ * plan.h — in which order a rank reads its share (dataset.h) each epoch.
  *
- * The dataset part (rio__dataset) is fixed when the loader opens: the shard
- * list, each shard's record count and a sparse index (the offset of every
- * 64th record, so a task can start reading in the middle of an uncompressed
- * shard), and this rank's pieces: (shard, first record, count) ranges from
- * `files` or `records` sharding.
- *
- * The epoch part (rio__plan) is rebuilt for every epoch from the seed, the
+ * The plan (rio__plan) is rebuilt for every epoch from the seed, the
  * epoch and the rank only: a list of tasks, each a run of records one worker
  * reads as a unit (a chunk). Workers run tasks in any order and at any
  * speed; the batcher consumes them in task order, so the plan alone fixes
@@ -16,83 +10,11 @@
 #ifndef RIO_LOADER_PLAN_H
 #define RIO_LOADER_PLAN_H
 
+#include "dataset.h"
 #include "loader.h"
 #include "rng.h"
 
 #include <stdint.h>
-
-/* Records between two entries of the sparse index. */
-#define RIO__CKPT 64u
-
-typedef struct rio__shard {
-	const char *path;       /* owned by the dataset's shardset            */
-	int fd;                 /* open for the loader's lifetime            */
-	int fd_direct;          /* O_DIRECT descriptor, or -1               */
-	const uint8_t *map;     /* opts.map: the file mapped read-only, map_len
-	                         * bytes (its size at open); opts.cache: its
-	                         * decompressed copy (= cache); or NULL      */
-	size_t map_len;
-	uint8_t *cache;         /* opts.cache: the decompressed shard, owned
-	                         * (cache.c), or NULL                       */
-	struct rio__rowpack *rows; /* opts.cache with columns: every record
-	                         * decoded once, its row packed (decode.h),
-	                         * owned (cache.c); the decompressed copy is
-	                         * then freed (cache and map NULL); or NULL  */
-	rio_compression comp;
-	uint64_t file_size;
-	int needed;             /* this rank reads it (or counts it)         */
-	int counted;            /* opened and counted (count_all)            */
-	uint64_t count;         /* records                                   */
-	uint64_t *ckpt;         /* uncompressed: offset of record k*64       */
-	uint64_t data_end;      /* uncompressed: where the last record ends */
-	uint64_t missing;       /* SKIP: records its .idx lists beyond what
-	                         * the shard holds (skipped every epoch)     */
-	char index_warning[600]; /* SKIP: why its .idx was not used ("" if
-	                         * it was, or there is none)                */
-	int index_warned;       /* compressed: its .idx was found wrong while
-	                         * reading and counted (once; under l->mu)  */
-	uint64_t *offset;       /* global shuffle: every record's offset    */
-	uint32_t *framed;       /* global shuffle: every record's frame size */
-} rio__shard;
-
-/* A run of records of a shard: [first, first + count). */
-typedef struct rio__run {
-	uint64_t first, count;
-} rio__run;
-
-typedef struct rio__piece {
-	uint32_t shard;
-	uint64_t first, count;  /* records [first, first + count) of shard  */
-	uint64_t rank_start;    /* ordinal of `first` among the rank's records */
-	uint32_t run, nruns;    /* nruns > 0 (an elastic share, elastic.h):
-	                         * the rank's records are only the runs
-	                         * ds->runs[run .. run + nruns), which
-	                         * [first, first + count) spans; the piece's
-	                         * tasks cover those, and the stream of a
-	                         * compressed shard passes over the rest
-	                         * once, rather than being read again from
-	                         * its start for each run                 */
-} rio__piece;
-
-typedef struct rio__dataset {
-	rio_shardset set;
-	rio__shard *shards;
-	size_t nshards;
-	int rank, world;
-	rio_sharding sharding;  /* FILES or RECORDS (AUTO resolved)          */
-	rio__piece *pieces;
-	size_t npieces;
-	rio__run *runs;         /* the runs of pieces that have some (NULL) */
-	uint64_t rank_records;
-	uint64_t total_records;
-	uint64_t ident;         /* a hash of the shard counts (saved state) */
-	int direct;             /* every record's place is kept: the direct
-	                         * path can serve this rank's ordinary epochs */
-	uint64_t cache_bytes;   /* opts.cache: the bytes of the decompressed
-	                         * shards or their rows held (0: none,
-	                         * cache.c)                                  */
-	uint64_t cache_file_bytes; /* the compressed bytes read to fill it    */
-} rio__dataset;
 
 /* One unit of work. RANGE tasks read records [first, first + count) of
  * `shard`; GLOBAL tasks read positions [first, first + count) of the
@@ -113,61 +35,21 @@ typedef struct rio__plan {
 	int global;
 } rio__plan;
 
-/* direct.c: 1 when the options let workers fill batches directly. */
-int rio__direct_eligible(const rio_loader_opts *o);
-
-struct rio__colplan;
-
-/* 1 when the shard is served from opts.cache's memory (its decompressed
- * copy, or its decoded rows). */
-static inline int rio__shard_cached(const rio__shard *s)
-{
-	return s->cache != NULL || s->rows != NULL;
-}
-
-/* Opens the shards of `spec` and finds this rank's pieces (rank, world and
- * sharding from `o`, resolved from the environment when -1 / AUTO). `cols`:
- * the decoding (decode.h; no columns: raw records), for opts.cache. */
-int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts *o,
-                      const struct rio__colplan *cols, rio_error *err);
-void rio__dataset_close(rio__dataset *ds);
-
-/* The pieces of rank `rank` of `world` (ds->sharding; every shard that
- * rank reads must be counted): a malloc'd array, with their records. */
-int rio__pieces_for(const rio__dataset *ds, int rank, int world, rio__piece **pieces,
-                    size_t *npieces, uint64_t *records);
-/* What identifies the data of rank `rank` of `world` in a saved state: a
- * hash of the record counts of the shards it reads. */
-uint64_t rio__dataset_ident(const rio__dataset *ds, int rank, int world);
-/* Opens and counts the shards this rank did not need (files sharding): an
- * elastic resume may give it records of any shard. */
-int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, rio_error *err);
-
-/* Runs fn(arg, s, &e) for every shard s in [0, nshards), the shards
- * taken in turn by `threads` threads: started here, and the calling
- * thread among them when `caller_works` (else it only waits, and works
- * only when no thread could be started). Shards after a failed one are
- * not started. Returns 0, or the error of the first failing shard in
- * order with its rio_error in *err (when err is not NULL). */
-typedef int (*rio__shard_fn)(void *arg, size_t shard, rio_error *e);
-int rio__shards_run(size_t nshards, int threads, int caller_works, rio__shard_fn fn, void *arg,
-                    rio_error *err);
-
-/* The shard and record of the rank's `ordinal`-th record. */
-void rio__dataset_locate(const rio__dataset *ds, uint64_t ordinal, uint32_t *piece,
-                         uint32_t *shard, uint64_t *record);
-
 /* Builds epoch `epoch`'s plan. */
 int rio__plan_build(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                     uint64_t epoch);
 void rio__plan_free(rio__plan *p);
-/* Frees the task list only (the direct path replaces it). */
-void rio__plan_free_tasks(rio__plan *p);
+/* The placed path's plan: p (built by rio__plan_build) made one task per
+ * batch over the order it gives (with BUFFER, the shuffle buffer's order as
+ * the permutation rio__plan_buffer_perm makes): task b is positions [b *
+ * batch_size, ...) of the epoch's sequence. 0 or -ENOMEM. */
+int rio__plan_batches(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
+                      uint64_t epoch);
 
 /* The shuffle buffer's moves (batcher.c: shuffle_add, shuffle_drain)
  * replayed on numbers rather than records, with its own RNG stream: the
  * order a rank's BUFFER epoch delivers, found without reading any data
- * (elastic.c replays interrupted stages with it; direct.c, with opts.map,
+ * (elastic.c replays interrupted stages with it; placed.c, with opts.map,
  * runs that order as a permutation). */
 #define RIO__RNG_SHUFFLE_BUFFER 3
 typedef struct rio__bufsim {
@@ -185,32 +67,11 @@ int rio__bufsim_push(rio__bufsim *b, uint64_t in, uint64_t *out);
 int rio__bufsim_drain(rio__bufsim *b, uint64_t *out);
 void rio__bufsim_free(rio__bufsim *b);
 
-/* BUFFER with opts.map (the direct path): p's tasks, a BUFFER plan of
+/* BUFFER with opts.map (the placed path): p's tasks, a BUFFER plan of
  * ds's pieces (without holes), made the permutation p->perm of the rank's
  * ordinals that the shuffle buffer delivers them in: the same order as the
  * pipeline's for the same seed, epoch and rank. 0 or -ENOMEM. */
 int rio__plan_buffer_perm(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                           uint64_t epoch);
-
-/* cache.c: the decompressed bytes of the rank's compressed shards (those
- * of its pieces, whole), by their counts; with `decoding` (columns), of its
- * uncompressed ones too. */
-uint64_t rio__cache_need(const rio__dataset *ds, int decoding);
-/* Decompresses the rank's compressed shards (those of its pieces,
- * counted with every record's place) into memory when they fit
- * opts.cache bytes, each shard's map then pointing at its copy: returns 1
- * (ds->cache_bytes set), or 0 with nothing cached (too big, a stream that
- * cannot be decompressed whole, records not where the index says, no
- * memory). With columns (cols->ncols), when every shard's rows fit too,
- * each shard's records are then decoded into rows (rio__shard.rows) and its
- * copy freed. *file_bytes: the compressed bytes read. The copies are freed
- * by rio__dataset_close. */
-int rio__cache_load(rio__dataset *ds, const rio_loader_opts *o, const struct rio__colplan *cols,
-                    uint64_t *file_bytes);
-
-/* Reads the rank and world from the environment of Open MPI, PMI or Slurm
- * (in that order); returns 1 when found, 0 when none is set, or -EINVAL
- * when a variable is not a number. */
-int rio__rank_from_env(int *rank, int *world);
 
 #endif /* RIO_LOADER_PLAN_H */

@@ -109,16 +109,15 @@ static int run_uncompressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	uint64_t to = k1 * RIO__CKPT >= s->count ? s->data_end : s->ckpt[k1];
 	int at_file_end = to == s->data_end;
 	uint64_t afrom = from, ato = to;
-	int fd = s->fd;
-	if (s->fd_direct >= 0) {
-		fd = s->fd_direct;
+	int fd = rio__shard_fd(l, s);
+	if (fd != s->src.fd) {
 		afrom = from & ~(uint64_t)(RIO__IO_ALIGN - 1);
 		ato = (to + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1);
 	}
 	int rc = rio__chunk_grow(c, 0, (size_t)(ato - afrom) + RIO_HEADER_SIZE);
 	if (rc < 0)
 		return rc;
-	rio__io_req req = {fd, afrom, (size_t)(ato - afrom), c->buf, 0};
+	rio__io_req req = {fd, afrom, (size_t)(ato - afrom), c->buf, 0, &s->src};
 	rc = rio__io_run(w->io, &req, 1);
 	if (rc < 0)
 		return rio__error_set(&c->err, rc, s->path, afrom, RIO__UNKNOWN, "read failed");
@@ -148,19 +147,18 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 		rio__dataset_locate(&l->ds, l->plan.perm[t->first + i], &piece, &shard[i], &recno[i]);
 		const rio__shard *s = &l->ds.shards[shard[i]];
 		uint64_t off = s->offset[recno[i]], len = s->framed[recno[i]];
-		int fd = s->fd;
-		if (s->fd_direct >= 0) {
-			fd = s->fd_direct;
+		int fd = rio__shard_fd(l, s);
+		if (fd != s->src.fd) {
 			rio__io_align(&off, &len, &total);
 		}
-		reqs[i] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0};
+		reqs[i] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)total, 0, &s->src};
 		total += (size_t)len;
 	}
 	if (rc == 0)
 		rc = rio__chunk_grow(c, 0, total);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		reqs[i].buf = c->buf + (uintptr_t)reqs[i].buf;
-	if (rc == 0 && l->o.map) {
+	if (rc == 0 && l->route.reading == RIO__READ_MAP) {
 		/* mapped shards (plan.c): copies, not reads; bytes past the
 		 * file's size at open read as missing (a truncated frame) */
 		for (size_t i = 0; i < n; i++) {
@@ -315,7 +313,7 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 		int buffered = l->o.shuffle == RIO_SHUFFLE_BUFFER;
 		w->chunks[i].row_ptrs = buffered && l->cols.ncols > 0;
 		w->chunks[i].own_recs = buffered && l->cols.ncols == 0;
-		w->chunks[i].huge = l->o.direct; /* O_DIRECT reads land there */
+		w->chunks[i].huge = l->ds.direct; /* O_DIRECT reads may land there */
 	}
 	int rc = rio__io_open(&w->io, l->use_uring, l->o.queue_depth, l->o.read_size);
 	if (rc < 0 || !l->use_uring)
@@ -325,8 +323,8 @@ int rio__worker_init(rio__worker *w, rio_loader *l)
 	int *fds = malloc((n ? n : 1) * sizeof *fds);
 	if (fds) {
 		for (size_t s = 0; s < l->ds.nshards; s++) {
-			fds[2 * s] = l->ds.shards[s].fd;
-			fds[2 * s + 1] = l->ds.shards[s].fd_direct;
+			fds[2 * s] = l->ds.shards[s].src.fd;
+			fds[2 * s + 1] = l->ds.shards[s].src.fd_direct;
 		}
 		rio__io_register_files(w->io, fds, n);
 		free(fds);

@@ -98,8 +98,7 @@ const char *rio__error_detail(const rio_error *e)
 	return at[0] == ':' && at[1] == ' ' ? at + 2 : at;
 }
 
-/* What a file of mode `mode` is, for a message. */
-static const char *file_kind(mode_t mode)
+const char *rio__file_kind(unsigned mode)
 {
 	return S_ISDIR(mode)    ? "a directory"
 	       : S_ISLNK(mode)  ? "a symbolic link"
@@ -125,7 +124,7 @@ RIO_API int rio_output_check(const char *path, rio_error *err)
 	return rio__error_set(err, S_ISDIR(st.st_mode) ? -EISDIR : RIO_EUNSUPPORTED, path,
 	                      RIO__UNKNOWN, RIO__UNKNOWN,
 	                      "%s, not a regular file: a writer replaces only regular files%s",
-	                      file_kind(st.st_mode),
+	                      rio__file_kind(st.st_mode),
 	                      S_ISLNK(st.st_mode) ? " (write to the link's target instead)" : "");
 }
 

@@ -7,7 +7,7 @@
  * u32 masked crc32c(data). Every reader of frames — recordio/reader.c (the
  * rio_reader stream, resync, read_at), recordio/compression.c (detection),
  * loader/worker.c (ranges and global reads), loader/piece_stream.c
- * (compressed pieces), loader/direct.c (the zero-copy path) and
+ * (compressed pieces), loader/placed.c (the placed path) and
  * loader/plan.c (a shard's tail) — goes through these functions; no other
  * code decodes a frame header (`grep -n rio__load_le64 recordio loader`
  * finds only this file). frame.c writes frames.

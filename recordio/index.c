@@ -13,9 +13,11 @@
 #include "remote/url.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 RIO_API void rio_index_free(rio_index *idx)
@@ -124,17 +126,48 @@ static FILE *open_url(const char *url, char **text, rio_error *err)
 	return f;
 }
 
+/* The sidecar at a local path, a regular file only (opening a FIFO would
+ * wait for a writer); NULL with errno and the message in err. */
+static FILE *open_local(const char *path, rio_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		rio__error_set(err, -e, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		errno = e;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		rio__error_set(err, RIO_EBADINDEX, path, RIO__UNKNOWN, RIO__UNKNOWN,
+		               "%s, not a regular file", rio__file_kind(st.st_mode));
+		errno = -RIO_EBADINDEX;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "re");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		rio__error_set(err, -e, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		errno = e;
+	}
+	return f;
+}
+
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 {
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
 	char *text = NULL;
 	int url = rio__url_is_remote(path);
-	FILE *f = url ? open_url(path, &text, err) : fopen(path, "re");
+	FILE *f = url ? open_url(path, &text, err) : open_local(path, err);
 	if (!f) {
 		int e = errno;
 		free(text);
-		return url ? -e : rio__error_set(err, -e, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+		return -e;
 	}
 	char line[INDEX_LINE_MAX + 1];
 	long len;

@@ -30,6 +30,10 @@ void rio__error_clear(rio_error *e);
  * TEXT: part; "" for no error), to be quoted inside another message. */
 const char *rio__error_detail(const rio_error *e);
 
+/* What a file of mode `mode` (a stat's st_mode) is, for a message: "a
+ * directory", "a FIFO", "a character device"... */
+const char *rio__file_kind(unsigned mode);
+
 /* rio_output_check() without a message, as the rio__replace_check of
  * rio__tmpfile_commit() (atomic_file.h): only a regular file is replaced. */
 int rio__output_replaceable(const char *path);

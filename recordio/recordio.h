@@ -470,7 +470,9 @@ typedef struct rio_index {
 } rio_index;
 
 /* Reads `path` (an .idx file). Malformed lines give RIO_EBADINDEX with the
- * line number in `err` (err may be NULL). Free with rio_index_free(). */
+ * line number in `err` (err may be NULL), and so does a `path` that is not
+ * a regular file (a FIFO, which is never opened to wait for a writer; a
+ * directory). Free with rio_index_free(). */
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err);
 /* Writes `idx` to `path` atomically (temporary name, then rename); a `path`
  * that exists and is not a regular file is refused (rio_output_check()). */

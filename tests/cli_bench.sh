@@ -175,6 +175,14 @@ for k in bytes seconds records_per_s bytes_per_s wait_s; do
 done
 expect_eq $((N * 3187)) "$(json_get bytes)" "--json bytes: the payload bytes"
 IO_DEFAULT=$(json_get io)
+# the route the epoch took: the pages just read are in the page cache, so
+# a global shuffle of plain shards maps them; a named reading is taken
+expect_exit 0 "$B" --json --shuffle global $M
+expect_eq placed/map "$(json_get route)" "--json route: warm shards, shuffled, mapped"
+expect_exit 0 env RIO_LOADER_READING=buffered "$B" --json --shuffle global $M
+expect_eq placed/buffered "$(json_get route)" "--json route: RIO_LOADER_READING=buffered"
+expect_exit 0 "$B" --shuffle global $M
+expect_match "^route: +placed/map " "$T/out" "the table's route line"
 expect_exit 0 "$B" --json --epochs 3 --batch 100 $M
 expect_eq $((3 * N)) "$(json_get records)" "--epochs 3: every record three times"
 expect_eq 30 "$(json_get batches)" "--epochs 3 --batch 100: 30 batches"

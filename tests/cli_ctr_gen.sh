@@ -3,7 +3,9 @@
 # records and shards asked for, the schema, the same bytes for the same seed
 # (and the same records whatever the shard count), ids in the vocabulary
 # with a Zipf head, labels not all one class, and every bad argument
-# refused with a one-line error naming it.
+# refused with a one-line error naming it; what is not a regular file under
+# a shard's name refused before anything is written, and a set that fails
+# half way leaves none of its shards.
 . "$(dirname "$0")/cli_lib.sh"
 
 GEN="$BIN/bench/ctr_gen"
@@ -47,6 +49,31 @@ expect_eq 0 "$(ls "$T" | grep -c '^x')" "no output after usage errors"
 expect_exit 1 "$GEN" -o "$T/nodir/x" -n 10
 expect_match "^ctr_gen: $T/nodir/x-00000-of-00001\.tfrecord: " "$T/err" "unwritable shard named"
 expect_lines 1 "$T/err" "one-line write error"
+# what is not a regular file under a shard's name is refused before any
+# shard is written (shard 0 was in place when shard 1's FIFO failed)
+mkdir "$T/nr"
+mkfifo "$T/nr/c-00001-of-00002.tfrecord"
+expect_exit 1 "$GEN" -o "$T/nr/c" -n 10 -s 2
+expect_match "^ctr_gen: $T/nr/c-00001-of-00002\.tfrecord: .*a FIFO, not a regular file" "$T/err" \
+	"a FIFO under shard 1's name"
+expect_lines 1 "$T/err" "one line for the FIFO"
+expect_eq "c-00001-of-00002.tfrecord" "$(ls "$T/nr")" "no shard written beside the FIFO"
+# a shard that fails after another was written (its rename fails): the one
+# written is removed, so that no set mixes two runs (shard 0 of seed 2
+# beside shard 1 of seed 1 looked whole)
+rm "$T/nr/c-00001-of-00002.tfrecord"
+expect_exit 0 "$GEN" -o "$T/nr/c" -n 40 -s 2 --seed 1
+if [ -f "$SHIM" ]; then
+	expect_exit 1 shimmed FAIL_AT=rename:2 -- "$GEN" -o "$T/nr/c" -n 40 -s 2 --seed 2
+	expect_match "^ctr_gen: $T/nr/c-00001-of-00002\.tfrecord: .*; the 1 shard before it removed \(no set mixes two runs\)\$" \
+		"$T/err" "the failed shard, and the one removed"
+	expect_lines 1 "$T/err" "one line for the failed set"
+	expect_eq "c-00001-of-00002.tfrecord" "$(ls "$T/nr")" "only the earlier run's shard 1 left"
+	expect_exit 1 "$CAT" "$T/nr/c"
+	expect_match "missing shard" "$T/err" "the set is refused, not read mixed"
+else
+	echo "SKIP: $SHIM not built: a set that fails half way"
+fi
 
 # ---- a small set -------------------------------------------------------------
 ARGS="-n 600 -f 3 -V 1000 -k 2 -d 4 --seed 7"

@@ -2,7 +2,8 @@
 #
 # Gives: $BIN (the built tools) and $PACK, $CAT, $VERIFY, $INFO, $INDEX,
 # $BENCH (each tool), $TESTDATA (TensorFlow-written files), a scratch
-# directory $T removed on success, and assertions that count
+# directory $T removed on success, `shimmed` (a tool run with a file-system
+# call made to fail: tests/fail_at.c), and assertions that count
 # passes and failures and print "N passed, N failed" at the end.
 set -u
 BIN=${RIO_BUILDDIR:-$(pwd)}
@@ -20,6 +21,22 @@ FAILED=0
 
 pass() { PASSED=$((PASSED + 1)); }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*" >&2; }
+
+# shimmed VAR=VALUE... -- PROGRAM ARGS: PROGRAM (the real binary behind a
+# libtool wrapper) with tests/fail_at.so ($SHIM: fails or kills the Nth
+# rename, write...) preloaded, after libasan when the tools are built with
+# AddressSanitizer (its runtime must come first). $SHIM_PRELOAD is the list.
+SHIM="$BIN/tests/fail_at.so"
+shimmed() {
+	if [ -x "$BIN/libtool" ]; then shim_run="$BIN/libtool --mode=execute"; else shim_run=""; fi
+	libasan=$($shim_run ldd "$PACK" 2>/dev/null | awk '/lib[at]san/ { print $3; exit }')
+	SHIM_PRELOAD="${libasan:+$libasan }$SHIM"
+	vars=""
+	while [ "$1" != "--" ]; do vars="$vars $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	$shim_run env LD_PRELOAD="$SHIM_PRELOAD" $vars "$@"
+}
 
 # expect_exit CODE CMD...: runs CMD (stdout to $T/out, stderr to $T/err),
 # checks its exit code.

@@ -11,7 +11,6 @@
 # PID reuse and live writers, damaged and crafted journals.
 . "$(dirname "$0")/cli_lib.sh"
 
-SHIM="$BIN/tests/fail_at.so"
 skip() {
 	echo "cli_setcommit.sh: SKIP: $*"
 	rm -rf "$T"
@@ -23,20 +22,6 @@ done
 [ -f "$SHIM" ] || skip "$SHIM not built"
 cd "$T" || exit 1
 
-# shimmed VAR=VALUE... -- PROGRAM ARGS: PROGRAM (the real binary behind a
-# libtool wrapper) with the shim preloaded, after libasan when the tools
-# are built with AddressSanitizer (its runtime must come first).
-if [ -x "$BIN/libtool" ]; then RUN="$BIN/libtool --mode=execute"; else RUN=""; fi
-LIBASAN=$($RUN ldd "$PACK" 2>/dev/null | awk '/lib[at]san/ { print $3; exit }')
-PRELOAD="${LIBASAN:+$LIBASAN }$SHIM"
-shimmed() {
-	vars=""
-	while [ "$1" != "--" ]; do vars="$vars $1"; shift; done
-	shift
-	# shellcheck disable=SC2086
-	$RUN env LD_PRELOAD="$PRELOAD" $vars "$@"
-}
-
 seq 1 12 | sed 's/^/old-/' >old.txt
 seq 1 9 | sed 's/^/new-/' >new.txt
 
@@ -44,7 +29,7 @@ seq 1 9 | sed 's/^/new-/' >new.txt
 mkdir probe
 shimmed FAIL_COUNT="$T/probe.count" -- "$PACK" --from lines --output probe/t old.txt \
 	>/dev/null 2>&1
-grep -q '^rename [1-9]' probe.count 2>/dev/null || skip "the shim cannot be preloaded ($PRELOAD)"
+grep -q '^rename [1-9]' probe.count 2>/dev/null || skip "the shim cannot be preloaded ($SHIM_PRELOAD)"
 
 # state DIR/t: "old", "new", "refused" (verify, cat and bench each refuse
 # with the message naming the incomplete set) or a description of what is

@@ -3,7 +3,8 @@
 # another with the same world size ends as an uninterrupted one: 4 ranks
 # on 4 namespace hosts (1 slot each) stopped mid-epoch (--max-steps), then
 # --resume on 2 hosts with 2 slots each, give the same checkpoint, byte for
-# byte, and the same metrics as 4 ranks on one host run straight through.
+# byte, and the same metrics as 4 ranks on one host run straight through
+# (the stop's line for its partial epoch aside).
 HOSTS=4
 . "$(dirname "$0")/cluster/cluster_lib.sh"
 COMMON="$SMALL_RUN --shuffle buffer --shuffle-buffer 200 --seed 11 --optimizer adam"

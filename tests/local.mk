@@ -114,6 +114,12 @@ EXTRA_DIST += $(S3_TESTS) tests/s3_lib.sh tests/s3_proxy.py
 # marking of blocks that cannot run here: the script's header).
 TESTS += tests/docs_run.sh
 EXTRA_DIST += tests/docs_run.sh
+# the layering of doc/architecture.md: which folder may include which
+TESTS += tests/layers.sh
+EXTRA_DIST += tests/layers.sh
+# no circles of calls or includes between the loader's files
+TESTS += tests/loader_layers.sh
+EXTRA_DIST += tests/loader_layers.sh
 
 # libFuzzer targets: built and run by scripts/fuzz.sh, not by make check
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util.h \
@@ -168,7 +174,7 @@ EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
 CLUSTER_TESTS = tests/cluster_identical.sh tests/cluster_kill.sh tests/cluster_relayout.sh \
-	tests/cluster_ps.sh
+	tests/cluster_ps.sh tests/cluster_hybrid.sh
 EXTRA_DIST += $(CLUSTER_TESTS) tests/cluster/cluster.sh tests/cluster/cluster_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff
@@ -177,10 +183,11 @@ tests_ckpt_diff_CFLAGS = $(AM_CFLAGS)
 tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
 # the reducer alone under mpirun (tests/train_reduce.sh runs it)
 check_PROGRAMS += tests/test_reducer
-tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c
+tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c \
+	trainer/shm_window.c trainer/store.c
 tests_test_reducer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer
 tests_test_reducer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
-tests_test_reducer_LDADD = $(MPI_LIBS) -lm
+tests_test_reducer_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
 TESTS += $(TRAIN_TESTS) $(CLUSTER_TESTS)
 if HAVE_CUNIT
 check_PROGRAMS += tests/test_train

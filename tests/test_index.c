@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- shards with known records: tu_shard (testutil.h) ------------------- */
 
@@ -401,6 +402,27 @@ static void test_read_missing(void)
 	CU_ASSERT_EQUAL(rio_index_read(path, &idx, NULL), -ENOENT);
 	CU_ASSERT_EQUAL(rio_index_read(tu_tmpdir(), &idx, &err) < 0, 1); /* a directory */
 	CU_ASSERT_EQUAL(idx.count, 0);
+}
+
+/* A FIFO under an .idx name is refused, never opened to wait for a writer
+ * (the loader, recordio-verify and recordio-bench waited there for good); a
+ * directory is refused alike. alarm(): a read that blocks fails the suite. */
+static void test_read_not_regular(void)
+{
+	const char *fifo = tu_path("fifo.idx");
+	unlink(fifo);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+	alarm(20);
+	rio_index idx;
+	rio_error err;
+	CU_ASSERT_EQUAL(rio_index_read(fifo, &idx, &err), RIO_EBADINDEX);
+	alarm(0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, fifo));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "a FIFO, not a regular file"));
+	CU_ASSERT_EQUAL(idx.count, 0);
+	unlink(fifo);
+	CU_ASSERT_EQUAL(rio_index_read(tu_tmpdir(), &idx, &err), RIO_EBADINDEX);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "a directory, not a regular file"));
 }
 
 /* ---- random access -------------------------------------------------------------- */
@@ -909,6 +931,7 @@ static const tu_test malformed_tests[] = {
 	{"an endless line is malformed, not read whole", test_long_line},
 	{"accepted spellings", test_accepted_spellings},
 	{"missing file", test_read_missing},
+	{"a FIFO or a directory is refused, not waited on", test_read_not_regular},
 	{NULL, NULL},
 };
 

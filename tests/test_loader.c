@@ -33,10 +33,12 @@
 
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -932,7 +934,7 @@ static void resume_mode(rio_shuffle sh)
 	o.batch_size = 8;
 	o.drop_remainder = 1;
 	resume_one(sh, &o);
-	/* O_DIRECT: the direct path claims batches ahead and gives slots out in
+	/* O_DIRECT: the placed path claims batches ahead and gives slots out in
 	 * batch order from the restored batch on (where the file system takes
 	 * O_DIRECT at all) */
 	o.direct = 1;
@@ -1036,7 +1038,7 @@ static void test_resume_none(void)
 static void test_resume_buffer(void)
 {
 	resume_mode(RIO_SHUFFLE_BUFFER);
-	/* the same from mapped shards (opts.map: the direct path, the shuffle
+	/* the same from mapped shards (opts.map: the placed path, the shuffle
 	 * buffer's order as a permutation) */
 	rio_loader_opts o;
 	lu_base_opts(&o);
@@ -1062,7 +1064,7 @@ static void test_resume_global(void)
 	o.seed = 99;
 	o.map = 1;
 	resume_one(RIO_SHUFFLE_GLOBAL, &o);
-	o.on_damage = RIO_DAMAGE_SKIP; /* the pipeline rather than the direct path */
+	o.on_damage = RIO_DAMAGE_SKIP; /* the pipeline rather than the placed path */
 	resume_one(RIO_SHUFFLE_GLOBAL, &o);
 }
 
@@ -1338,6 +1340,179 @@ static void test_io_env_pread(void)
 	free(saved);
 }
 
+
+/* Makes d's shards warm (read whole) or cold (written back and dropped
+ * from the page cache); returns 1 when the page cache then agrees
+ * (mincore over a mapping of each), 0 where this file system keeps its
+ * pages whatever is asked (tmpfs). */
+static int set_resident(const lu_dataset *d, int warm)
+{
+	int agrees = 1;
+	long psz = sysconf(_SC_PAGESIZE);
+	for (size_t sh = 0; sh < d->nshards; sh++) {
+		int fd = open(d->paths[sh], O_RDONLY);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		char buf[65536];
+		if (warm)
+			while (read(fd, buf, sizeof buf) > 0)
+				;
+		else {
+			(void)fdatasync(fd);
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		}
+		size_t pages = ((size_t)st.st_size + (size_t)psz - 1) / (size_t)psz, in = 0;
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		unsigned char *vec = malloc(pages);
+		if (m != MAP_FAILED && vec && mincore(m, (size_t)st.st_size, vec) == 0)
+			for (size_t i = 0; i < pages; i++)
+				in += vec[i] & 1;
+		agrees &= warm ? in == pages : in == 0;
+		free(vec);
+		if (m != MAP_FAILED)
+			munmap(m, (size_t)st.st_size);
+		close(fd);
+	}
+	return agrees;
+}
+
+/* opts.reading AUTO (route.c): shuffled shards in the page cache are read
+ * from mappings, cold ones in shard order with O_DIRECT (where this file
+ * system takes it), the rest with reads; rio_loader_route() says which,
+ * and the batches are those of reads through the page cache. */
+static void test_route_auto(void)
+{
+	lu_watchdog("route", 300);
+	const lu_dataset *d = dataset(DS_MAIN);
+	int fd = open(d->paths[0], O_RDONLY | O_DIRECT);
+	int direct_ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	for (int si = 0; si < 3; si++)
+		for (int warm = 1; warm >= 0; warm--) {
+			rio_loader_opts o;
+			lu_base_opts(&o);
+			o.shuffle = all_shuffles[si];
+			lu_seq ref, s;
+			lu_seq_init(&ref);
+			lu_seq_init(&s);
+			o.reading = RIO_READ_BUFFERED;
+			lu_run(d, &o, 1, &ref);
+			o.reading = RIO_READ_AUTO;
+			rio_loader *l = lu_open(d, &o);
+			if (!l)
+				return;
+			/* as the epoch starts (opening reads a few headers) */
+			if (!set_resident(d, warm)) {
+				printf("\n    the page cache keeps these shards (%s): skipped\n",
+				       warm ? "warm" : "cold");
+				rio_loader_close(l);
+				lu_seq_free(&ref);
+				return;
+			}
+			CHECK(strcmp(rio_loader_route(l), "") == 0, "before an epoch: \"%s\"",
+			      rio_loader_route(l));
+			int rc = lu_drain_epoch(l, &s, d);
+			const char *want = o.shuffle == RIO_SHUFFLE_NONE
+			                           ? (warm || !direct_ok ? "placed/buffered" : "placed/direct")
+			                   : warm ? "placed/map"
+			                   : o.shuffle == RIO_SHUFFLE_GLOBAL ? "placed/buffered"
+			                                                     : "pipeline/buffered";
+			CHECK(rc == 0 && strcmp(rio_loader_route(l), want) == 0,
+			      "%s, %s: epoch ended with %d (%s), read by %s, want %s",
+			      rio_shuffle_name(o.shuffle), warm ? "warm" : "cold", rc,
+			      rio_loader_error(l)->message, rio_loader_route(l), want);
+			CHECK(lu_seq_equal(&ref, 0, &s, 0) && s.bad_payload == 0,
+			      "%s, %s, read by %s: another sequence (%zu records, %zu wrong)",
+			      rio_shuffle_name(o.shuffle), warm ? "warm" : "cold", rio_loader_route(l),
+			      s.n, s.bad_payload);
+			rio_loader_close(l);
+			lu_seq_free(&ref);
+			lu_seq_free(&s);
+		}
+}
+
+/* opts.reading names one way, whatever the page cache holds; map = 1 and
+ * direct = 1 say MAP and DIRECT; a reading that disagrees with them, or
+ * outside the enum, is refused at open. */
+static void test_route_asked(void)
+{
+	const lu_dataset *d = dataset(DS_MAIN);
+	static const struct {
+		rio_shuffle shuffle;
+		rio_reading reading;
+		int map;
+		const char *want;
+	} cases[] = {
+	        {RIO_SHUFFLE_GLOBAL, RIO_READ_BUFFERED, 0, "placed/buffered"},
+	        {RIO_SHUFFLE_BUFFER, RIO_READ_BUFFERED, 0, "pipeline/buffered"},
+	        {RIO_SHUFFLE_BUFFER, RIO_READ_MAP, 0, "placed/map"},
+	        {RIO_SHUFFLE_BUFFER, RIO_READ_AUTO, 1, "placed/map"},
+	        {RIO_SHUFFLE_NONE, RIO_READ_MAP, 0, "placed/buffered"},
+	        {RIO_SHUFFLE_GLOBAL, RIO_READ_MAP, 1, "placed/map"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		rio_loader_opts o;
+		lu_base_opts(&o);
+		o.shuffle = cases[i].shuffle;
+		o.reading = cases[i].reading;
+		o.map = cases[i].map;
+		rio_loader *l = lu_open(d, &o);
+		if (!l)
+			return;
+		set_resident(d, 0); /* AUTO would take another way cold */
+		rio_batch *b;
+		int rc = rio_loader_next(l, &b);
+		if (rc == 1)
+			rio_loader_release(l, b);
+		CHECK(rc == 1 && strcmp(rio_loader_route(l), cases[i].want) == 0,
+		      "%s, reading %s, map %d: %d, read by %s, want %s",
+		      rio_shuffle_name(o.shuffle), rio_reading_name(o.reading), o.map, rc,
+		      rio_loader_route(l), cases[i].want);
+		rio_loader_close(l);
+	}
+	rio_loader_opts o;
+	lu_base_opts(&o);
+	o.reading = RIO_READ_BUFFERED;
+	o.map = 1;
+	rio_loader *l = NULL;
+	int rc = rio_loader_open(&l, d->prefix, &o);
+	CHECK(rc == -EINVAL && strstr(rio_loader_error(l)->message, "reading"),
+	      "reading buffered with map = 1: %d (%s)", rc, rio_loader_error(l)->message);
+	rio_loader_close(l);
+	o.map = 0;
+	o.reading = (rio_reading)7;
+	rc = rio_loader_open(&l, d->prefix, &o);
+	CHECK(rc == -EINVAL && strstr(rio_loader_error(l)->message, "reading"),
+	      "reading 7: %d (%s)", rc, rio_loader_error(l)->message);
+	rio_loader_close(l);
+	/* RIO_LOADER_READING names AUTO's choice: reads, though warm */
+	o.reading = RIO_READ_AUTO;
+	o.shuffle = RIO_SHUFFLE_GLOBAL;
+	setenv("RIO_LOADER_READING", "buffered", 1);
+	l = lu_open(d, &o);
+	set_resident(d, 1);
+	rio_batch *b;
+	rc = l ? rio_loader_next(l, &b) : -1;
+	if (rc == 1)
+		rio_loader_release(l, b);
+	CHECK(rc == 1 && strcmp(rio_loader_route(l), "placed/buffered") == 0,
+	      "RIO_LOADER_READING=buffered: %d, read by %s", rc, l ? rio_loader_route(l) : "-");
+	rio_loader_close(l);
+	setenv("RIO_LOADER_READING", "mapped", 1);
+	l = NULL;
+	rc = rio_loader_open(&l, d->prefix, &o);
+	CHECK(rc == -EINVAL && strstr(rio_loader_error(l)->message, "RIO_LOADER_READING=") &&
+	              strstr(rio_loader_error(l)->message, "mapped"),
+	      "RIO_LOADER_READING=mapped: %d (%s)", rc, rio_loader_error(l)->message);
+	rio_loader_close(l);
+	unsetenv("RIO_LOADER_READING");
+}
+
 /* O_DIRECT reads give the same records (skipped only where the file system
  * refuses O_DIRECT with -EINVAL). */
 static void test_direct(void)
@@ -1392,7 +1567,7 @@ static void test_direct(void)
 
 /* opts.map: global shuffling copies from mappings of the shards; the same
  * batches as reads give in every mode (no effect outside GLOBAL), with
- * either backend, under FAIL (the direct path) and SKIP (the pipeline);
+ * either backend, under FAIL (the placed path) and SKIP (the pipeline);
  * refused with direct. */
 static void test_map(void)
 {
@@ -1529,7 +1704,7 @@ static void test_map_views(void)
 		}
 }
 
-/* Buffer shuffling from mappings (opts.map, the direct path): two ranks
+/* Buffer shuffling from mappings (opts.map, the placed path): two ranks
  * deliver every record exactly once between them, each rank the same
  * batches over two epochs as buffer shuffling with reads (the pipeline:
  * the order for a seed does not change), with several worker counts, with
@@ -1776,7 +1951,7 @@ static void test_decode(void)
 		decode_run(&dz, LU_COLS_FLOAT, 1, all_shuffles[si], 2);
 	}
 	/* uncompressed shards too, when shuffled through the buffer (in shard
-	 * order the direct path reads them as they lie) */
+	 * order the placed path reads them as they lie) */
 	decode_stride = 804;
 	decode_run(&d, LU_COLS_NATIVE, 0, RIO_SHUFFLE_BUFFER, 1);
 	decode_stride = 800;
@@ -2804,7 +2979,7 @@ static void test_hold(void)
 
 /* rio_loader_next_timeout with a zero timeout: a wait that times out hands
  * out nothing and loses nothing; polled to the end, two epochs are the
- * batches rio_loader_next gives, in every shuffle mode (the direct path
+ * batches rio_loader_next gives, in every shuffle mode (the placed path
  * and the pipeline). */
 static void test_next_timeout(void)
 {
@@ -3111,6 +3286,8 @@ static const tu_test resume_tests[] = {
 static const tu_test io_tests[] = {
     {"RIO_LOADER_IO=pread", test_io_env_pread},
     {"O_DIRECT", test_direct},
+    {"reading AUTO: the path for the case, the same batches", test_route_auto},
+    {"reading named: that path", test_route_asked},
     {"mapped shards (opts.map)", test_map},
     {"opts.map: raw records are views into the mappings", test_map_views},
     {"opts.map: buffer shuffling, ranks, workers, drop_remainder", test_map_buffer},
@@ -3297,7 +3474,7 @@ static void test_cpus(void)
 		}
 		if (dir)
 			closedir(dir);
-		/* 3 workers, and the batcher unless the direct path serves */
+		/* 3 workers, and the batcher unless the placed path serves */
 		CHECK(threads >= 3 && threads <= 4, "%s: %zu loader threads found, want 3 or 4",
 		      rio_shuffle_name(o.shuffle), threads);
 		CU_ASSERT_EQUAL(lu_drain_through(l, &placed, d, 1), 0);

@@ -1966,7 +1966,7 @@ static void test_cache_views(void)
 }
 
 /* Plain and compressed shards in one set: with map, the compressed ones
- * are cached and the plain ones mapped, the direct path serves both;
+ * are cached and the plain ones mapped, the placed path serves both;
  * without map the plain ones would be read, so nothing is cached. The
  * same sequence every way. */
 static void test_cache_mixed(void)

@@ -221,7 +221,7 @@ static void test_matrix_plain(void)
 	matrix(RIO_COMPRESSION_NONE);
 }
 
-/* opts.map (buffer shuffling then takes the direct path): every record
+/* opts.map (buffer shuffling then takes the placed path): every record
  * once, with map on both sides of the resume and on either one alone (map
  * is not part of the saved state: the order a stage ran in must not
  * depend on it) */

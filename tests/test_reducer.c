@@ -7,14 +7,17 @@
  * buffer, and that hold it whole; every bucket is handed back once per
  * step, over several steps (the buffers reused); the head's sums are in
  * rank order too; a NaN on one rank marks its bucket, and only it, not
- * finite; on 2 ranks Open MPI's allreduce (mpi) gives the same bits. The
- * values have exponents spread over 2^-20..2^20, so that on 3 and more
- * ranks another order gives other bits (checked: the test can fail).
+ * finite; on 2 ranks Open MPI's allreduce (mpi) gives the same bits; under
+ * shm the parameter store's shared regions (trainer/store.h) are laid out
+ * alike on every rank, zeroed, and seen by all. The values have exponents
+ * spread over 2^-20..2^20, so that on 3 and more ranks another order gives
+ * other bits (checked: the test can fail).
  * Prints one line per failure and "test_reducer: N checks, F failed" on
  * rank 0; exit 1 on any failure.
  */
 #include "config.h"
 #include "reducer.h"
+#include "store.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -46,15 +49,79 @@ static float value(int q, size_t i, int step)
 	return ldexpf(m, (int)((h >> 24) % 41) - 20);
 }
 
+/* The store's rank-shared region `id`: zeroed, at the same offset in every
+ * rank's part, and what a rank writes there seen by the others after a
+ * fence. */
+static void check_store(const tr_store *st, int id, const char *mode, size_t bucket)
+{
+	const tr_shm_window *w = tr_store_window(st);
+	float *mine = tr_store_floats(st, id);
+	check(w && mine == (float *)(w->part[w->me] + tr_store_offset(st, id)),
+	      "the store's region in this rank's part", mode, bucket, 0);
+	check(mine[0] == 0.0f, "the store's region zeroed", mode, bucket, 0);
+	mine[0] = (float)(w->me + 1);
+	tr_store_fence(st);
+	int seen = 1;
+	for (int q = 0; q < w->k; q++)
+		seen &= ((const float *)(w->part[q] + tr_store_offset(st, id)))[0] == (float)(q + 1);
+	check(seen, "each rank's part seen by the others", mode, bucket, 0);
+	tr_store_fence(st); /* every rank read before the region is written again */
+	mine[0] = 0.0f;
+}
+
+/* More regions than the store holds: refused at its opening, in one line,
+ * and nothing written past its table. */
+static void check_store_full(void)
+{
+	tr_store st;
+	tr_store_init(&st, NULL);
+	int last = 0;
+	for (int i = 0; i <= TR_STORE_MAX_REGIONS + 2; i++)
+		last = tr_store_add(&st, "a region", 1, 1, TR_PLACE_RANK_SHARED);
+	char err[256] = "";
+	check(last == -1 && tr_store_open(&st, MPI_COMM_NULL, err, sizeof err) < 0 &&
+	      strstr(err, "regions asked for") != NULL,
+	      "a store asked for too many regions refused", "store", 0, 0);
+	tr_store_close(&st);
+}
+
 static void run(tr_reduce_mode mode, size_t bucket_bytes, size_t n)
 {
 	const char *name = tr_reduce_mode_name(mode);
 	enum { NHEAD = 5 };
 	float *own = calloc(n + NHEAD, sizeof *own), *ref = malloc(n * sizeof *ref);
 	float *rev = malloc(n * sizeof *rev);
+	/* shm: the gradients and the counters in each rank's part of the
+	 * host's window, the sums in the host's part: the parameter store lays
+	 * them out, as in a run */
+	MPI_Comm node;
+	int got = tr_reducer_mode(MPI_COMM_WORLD, mode, 1, &node);
+	tr_store st;
+	tr_store_init(&st, NULL);
+	tr_reducer_shm_mem shm = {0};
+	float *buf = own;
+	if (node != MPI_COMM_NULL) {
+		int ctl = tr_store_add(&st, "counters", tr_reducer_shm_bytes(n, bucket_bytes), 1,
+		                       TR_PLACE_RANK_SHARED);
+		int grads = tr_store_add(&st, "gradients", n + NHEAD, sizeof(float),
+		                         TR_PLACE_RANK_SHARED);
+		int sum = tr_store_add(&st, "sums", n, sizeof(float), TR_PLACE_HOST_SHARED);
+		char err[256];
+		if (tr_store_open(&st, node, err, sizeof err) < 0)
+			got = -1;
+		MPI_Comm_free(&node);
+		if (got >= 0) {
+			check_store(&st, grads, name, bucket_bytes);
+			shm = (tr_reducer_shm_mem){tr_store_window(&st), tr_store_offset(&st, ctl),
+			                           tr_store_offset(&st, grads), tr_store_floats(&st, sum),
+			                           0};
+			buf = tr_store_floats(&st, grads);
+		}
+	}
 	tr_reducer r;
-	if (!own || !ref || !rev ||
-	    tr_reducer_init(&r, MPI_COMM_WORLD, mode, 1, own, n, bucket_bytes, own + n, NHEAD, 0) < 0) {
+	if (!own || !ref || !rev || got != (int)mode ||
+	    tr_reducer_init(&r, MPI_COMM_WORLD, mode, buf, n, bucket_bytes, buf + n, NHEAD,
+	                    shm.win ? &shm : NULL) < 0) {
 		check(0, "set up", name, bucket_bytes, 0);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
@@ -127,6 +194,7 @@ static void run(tr_reduce_mode mode, size_t bucket_bytes, size_t n)
 	if (size >= 3)
 		check(differs > 0, "no element where the order matters", name, bucket_bytes, 0);
 	tr_reducer_free(&r);
+	tr_store_close(&st);
 	free(own);
 	free(ref);
 	free(rev);
@@ -142,6 +210,7 @@ int main(int argc, char **argv)
 	 * divisor of the buffer; 256K: all of it in one bucket */
 	const size_t buckets[] = {64, 1000, 256 * 1024};
 	const tr_reduce_mode modes[] = {TR_REDUCE_SHM, TR_REDUCE_ALLTOALL, TR_REDUCE_MPI};
+	check_store_full();
 	for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
 		for (size_t b = 0; b < sizeof buckets / sizeof *buckets; b++)
 			run(modes[m], buckets[b], n);

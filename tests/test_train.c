@@ -5,8 +5,9 @@
  * steps against values worked out by hand, the learning-rate schedule,
  * checkpoints (round trip, damage refused, a failed write leaving the
  * previous checkpoint whole, older versions read, the clock beside them),
- * the memory limit read from a fake /proc and cgroup tree, and denormals
- * flushed to zero in every thread that computes.
+ * the memory limit read from a fake /proc and cgroup tree, denormals
+ * flushed to zero in every thread that computes, and the resume plan
+ * (what a resume keeps and refuses, without MPI).
  */
 #include "testutil.h"
 
@@ -15,12 +16,15 @@
 #include "../trainer/memory.h"
 #include "../trainer/mlp.h"
 #include "../trainer/optim.h"
+#include "../trainer/resume.h"
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +34,37 @@ static tr_math *cpu(void)
 	char err[256];
 	CU_ASSERT_FATAL(tr_math_open(&m, TR_DEVICE_CPU, 0, 1, err, sizeof err) == 0);
 	return m;
+}
+
+/* A model and an optimizer over memory the test allocates, as the
+ * parameter store (trainer/store.h) lends it in a run. */
+static void mlp_open(tr_mlp *net, tr_math *m, const int *sizes, int nlayers, int rows)
+{
+	size_t n = tr_mlp_param_count(sizes, nlayers);
+	float *params = tr_math_alloc(m, n), *grads = tr_math_alloc(m, n + TR_MLP_EXTRA);
+	CU_ASSERT_FATAL(tr_mlp_init(net, m, sizes, nlayers, rows, params, grads) == 0);
+}
+
+static void mlp_close(tr_mlp *net)
+{
+	tr_math *m = net->math;
+	float *params = net->params, *grads = net->grads;
+	tr_mlp_free(net);
+	tr_math_free(m, params);
+	tr_math_free(m, grads);
+}
+
+static void optim_open(tr_optim *o, tr_math *m, size_t n, const tr_optim_config *c)
+{
+	float *s1 = tr_math_alloc(m, n);
+	float *s2 = tr_optim_states(c->kind) == 2 ? tr_math_alloc(m, n) : NULL;
+	CU_ASSERT_FATAL(tr_optim_init(o, m, n, c, s1, s2) == 0);
+}
+
+static void optim_close(tr_optim *o)
+{
+	tr_math_free(o->math, o->state1);
+	tr_math_free(o->math, o->state2);
 }
 
 static float frand(uint64_t *s)
@@ -57,7 +92,7 @@ static void gc_init(gc_net *g)
 {
 	static const int sizes[] = {5, 4, 3, 3};
 	g->m = cpu();
-	CU_ASSERT_FATAL(tr_mlp_init(&g->net, g->m, sizes, 3, ROWS) == 0);
+	mlp_open(&g->net, g->m, sizes, 3, ROWS);
 	tr_mlp_init_params(&g->net, 31, g->net.params); /* no ReLU within h of its kink */
 	uint64_t s = 88172645463325252ull;
 	for (int i = 0; i < ROWS * 3; i++)
@@ -135,7 +170,7 @@ static void test_gradient_check(void)
 	CU_ASSERT_EQUAL(log.ends[0], (size_t)(3 * 3 + 3));
 	CU_ASSERT_EQUAL(log.ends[1], (size_t)(3 * 3 + 3 + 4 * 3 + 3));
 	CU_ASSERT_EQUAL(log.ends[2], n);
-	tr_mlp_free(&g.net);
+	mlp_close(&g.net);
 	tr_math_close(g.m);
 }
 
@@ -182,9 +217,34 @@ static void test_input_gradient_check(void)
 		}
 	CU_ASSERT(worst < 2e-2);
 	CU_ASSERT(norm > 0.1);
-	tr_mlp_free(&g.net);
+	mlp_close(&g.net);
 	CU_ASSERT_PTR_NULL(g.net.dinput);
 	tr_math_close(g.m);
+}
+
+/* The model and the optimizer compute in memory lent to them (the
+ * parameter store's) and refuse to start without it. */
+static void test_lent_buffers(void)
+{
+	static const int sizes[] = {4, 3, 2};
+	tr_math *m = cpu();
+	tr_mlp net;
+	float *grads = tr_math_alloc(m, tr_mlp_param_count(sizes, 2) + TR_MLP_EXTRA);
+	CU_ASSERT_EQUAL(tr_mlp_init(&net, m, sizes, 2, 4, NULL, grads), -EINVAL);
+	CU_ASSERT_PTR_NULL(net.math);
+	tr_math_free(m, grads);
+	mlp_open(&net, m, sizes, 2, 4);
+	CU_ASSERT_PTR_NOT_NULL(net.out[0]); /* its activations are its own */
+	mlp_close(&net); /* frees the lent buffers once: ASan would see a second free */
+	tr_optim o;
+	float s1[4];
+	tr_optim_config adam = {.kind = TR_OPT_ADAM, .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f,
+	                        .eps = 1e-8f, .scale = 1};
+	CU_ASSERT_EQUAL(tr_optim_init(&o, m, 4, &adam, s1, NULL), -EINVAL); /* Adam: m and v */
+	CU_ASSERT_EQUAL(tr_optim_states(TR_OPT_ADAM), 2);
+	CU_ASSERT_EQUAL(tr_optim_states(TR_OPT_SGD), 1);
+	CU_ASSERT_EQUAL(tr_optim_states(TR_OPT_LARS), 1);
+	tr_math_close(m);
 }
 
 static void test_loss_known_values(void)
@@ -298,9 +358,10 @@ static void test_softmax_xent_fused(void)
 static void test_init_seeded(void)
 {
 	static const int sizes[] = {100, 10, 2};
-	tr_math *m = cpu();
-	tr_mlp net;
-	CU_ASSERT_FATAL(tr_mlp_init(&net, m, sizes, 2, 4) == 0);
+	tr_mlp net; /* the layout alone is enough */
+	CU_ASSERT_FATAL(tr_mlp_layout(&net, sizes, 2) == 0);
+	CU_ASSERT_EQUAL(net.nparams, tr_mlp_param_count(sizes, 2));
+	CU_ASSERT_PTR_NULL(net.params);
 	float *a = calloc(net.nparams, sizeof *a), *b = calloc(net.nparams, sizeof *b);
 	tr_mlp_init_params(&net, 5, a);
 	tr_mlp_init_params(&net, 5, b);
@@ -314,8 +375,6 @@ static void test_init_seeded(void)
 	CU_ASSERT(max <= 0.1f && max > 0.09f);
 	free(a);
 	free(b);
-	tr_mlp_free(&net);
-	tr_math_close(m);
 }
 
 /* ---- optimizers and schedule ------------------------------------------------ */
@@ -326,7 +385,7 @@ static void test_sgd_known_values(void)
 	tr_optim o;
 	tr_optim_config c = {.kind = TR_OPT_SGD, .lr = 0.1f, .momentum = 0.9f, .weight_decay = 0.1f,
 	                     .scale = 1};
-	CU_ASSERT_FATAL(tr_optim_init(&o, m, 2, &c) == 0);
+	optim_open(&o, m, 2, &c);
 	float p[2] = {1.0f, -2.0f}, g[2] = {0.5f, 1.0f};
 	tr_optim_step(&o, p, g, 0.5f, 0);
 	CU_ASSERT_DOUBLE_EQUAL(p[0], 0.965, 1e-6);
@@ -335,7 +394,7 @@ static void test_sgd_known_values(void)
 	CU_ASSERT_DOUBLE_EQUAL(p[0], 0.89885, 1e-6);
 	CU_ASSERT_DOUBLE_EQUAL(p[1], -2.0867, 1e-6);
 	CU_ASSERT_EQUAL(o.t, 2);
-	tr_optim_free(&o);
+	optim_close(&o);
 	tr_math_close(m);
 }
 
@@ -345,7 +404,7 @@ static void test_adam_known_values(void)
 	tr_optim o;
 	tr_optim_config c = {.kind = TR_OPT_ADAM, .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f,
 	                     .eps = 1e-8f, .scale = 1};
-	CU_ASSERT_FATAL(tr_optim_init(&o, m, 1, &c) == 0);
+	optim_open(&o, m, 1, &c);
 	float p = 1.0f, g = 2.0f;
 	tr_optim_step(&o, &p, &g, 1.0f, 0);
 	CU_ASSERT_DOUBLE_EQUAL(p, 0.99, 1e-6);
@@ -353,7 +412,7 @@ static void test_adam_known_values(void)
 	tr_optim_step(&o, &p, &g, 1.0f, 1);
 	CU_ASSERT_DOUBLE_EQUAL(p, 0.98733663, 2e-6);
 	CU_ASSERT_EQUAL(tr_optim_state_count(&o), 2);
-	tr_optim_free(&o);
+	optim_close(&o);
 	tr_math_close(m);
 }
 
@@ -371,8 +430,8 @@ static void test_update_in_buckets(void)
 		tr_optim_config c = {.kind = kind ? TR_OPT_ADAM : TR_OPT_SGD, .lr = 0.01f,
 		                     .momentum = 0.9f, .weight_decay = 0.01f, .beta1 = 0.9f,
 		                     .beta2 = 0.999f, .eps = 1e-8f, .scale = 1};
-		CU_ASSERT_FATAL(tr_optim_init(&a, m, N, &c) == 0);
-		CU_ASSERT_FATAL(tr_optim_init(&b, m, N, &c) == 0);
+		optim_open(&a, m, N, &c);
+		optim_open(&b, m, N, &c);
 		static float pa[N], pb[N], g[N];
 		uint64_t s = 0x853c49e6748fea9bull;
 		for (int i = 0; i < N; i++)
@@ -391,8 +450,8 @@ static void test_update_in_buckets(void)
 			CU_ASSERT(memcmp(a.state2, b.state2, N * sizeof(float)) == 0);
 		CU_ASSERT_EQUAL(a.t, b.t);
 		CU_ASSERT_EQUAL(tr_optim_bucketwise(&b), 1);
-		tr_optim_free(&a);
-		tr_optim_free(&b);
+		optim_close(&a);
+		optim_close(&b);
 	}
 	tr_math_close(m);
 }
@@ -405,7 +464,7 @@ static void test_lars_known_values(void)
 	tr_optim o;
 	tr_optim_config c = {.kind = TR_OPT_LARS, .lr = 2.0f, .momentum = 0.9f,
 	                     .weight_decay = 0.1f, .trust = 0.01f, .scale = 1};
-	CU_ASSERT_FATAL(tr_optim_init(&o, m, 3, &c) == 0);
+	optim_open(&o, m, 3, &c);
 	tr_param_block b[2] = {{0, 2, 1}, {2, 1, 0}};
 	CU_ASSERT_FATAL(tr_optim_set_blocks(&o, b, 2) == 0);
 	tr_param_block past_end = {2, 2, 1};
@@ -422,7 +481,7 @@ static void test_lars_known_values(void)
 	CU_ASSERT_DOUBLE_EQUAL(p[1], 3.7696, 1e-5);
 	CU_ASSERT_DOUBLE_EQUAL(p[2], -1.9, 1e-5);
 	CU_ASSERT_EQUAL(tr_optim_state_count(&o), 1);
-	tr_optim_free(&o);
+	optim_close(&o);
 	tr_math_close(m);
 }
 
@@ -589,9 +648,9 @@ static void test_checkpoint_round_trip(void)
 	ckpt_expect_equal(&a, &b);
 	tr_ckpt_free(&b);
 	/* a stale temporary file (a crash mid-write) is not read, and the next
-	 * write replaces the checkpoint whole */
+	 * write replaces the checkpoint whole, beside it */
 	char tmp[1024];
-	snprintf(tmp, sizeof tmp, "%s/.checkpoint.tmp", dir);
+	snprintf(tmp, sizeof tmp, "%s/.checkpoint.a1B2c3.tmp", dir);
 	tu_write_file(tmp, "garbage", 7);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &b);
@@ -603,7 +662,8 @@ static void test_checkpoint_round_trip(void)
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &b);
 	CU_ASSERT_EQUAL(b.seconds, 12.25);
-	CU_ASSERT_EQUAL(tu_count_entries(dir), 2); /* checkpoint, clock */
+	/* checkpoint, clock and the stale file: the writes left no temporary */
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 3);
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
 	/* a parameter-server run's: the workers' clocks, the servers' counts */
@@ -793,21 +853,27 @@ static void test_checkpoint_version1_reads(void)
 static void test_checkpoint_failed_write_keeps_previous(void)
 {
 	const char *dir = tu_path("ckpt-fail");
-	char err[512], tmp[1024];
+	char err[512];
 	tr_ckpt a, b, c;
 	ckpt_fill(&a, 1.0f);
 	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
-	/* the temporary name cannot be created: the write fails, says where,
-	 * and the previous checkpoint is still there, whole */
-	snprintf(tmp, sizeof tmp, "%s/.checkpoint.tmp", dir);
-	CU_ASSERT_FATAL(mkdir(tmp, 0700) == 0);
+	/* the file cannot grow past 64 bytes (root or not): the write fails,
+	 * says where and at which step, leaves no temporary, and the previous
+	 * checkpoint is still there, whole */
+	struct rlimit was, small = {64, 64};
+	CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &was) == 0);
+	small.rlim_max = was.rlim_max;
+	void (*handler)(int) = signal(SIGXFSZ, SIG_IGN);
+	CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &small) == 0);
 	ckpt_fill(&b, 9.0f);
 	int rc = tr_ckpt_write(dir, &b, err, sizeof err);
-	CU_ASSERT(rc < 0);
-	CU_ASSERT(strstr(err, ".checkpoint.tmp") != NULL);
+	setrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, handler);
+	CU_ASSERT(rc == -EFBIG);
+	CU_ASSERT(strstr(err, "ckpt-fail/checkpoint: write failed: ") != NULL);
+	CU_ASSERT_EQUAL(tu_count_entries(dir), 2); /* checkpoint, clock */
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &c, err, sizeof err) == 0);
 	ckpt_expect_equal(&a, &c);
-	rmdir(tmp);
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
 	tr_ckpt_free(&c);
@@ -942,6 +1008,171 @@ static void test_denormals_flushed(void)
 	tr_math_close(m);
 }
 
+/* ---- the resume plan (trainer/resume.h): no MPI, no files ------------------ */
+
+/* A checkpoint of 2 ranks under allreduce, global batch 32, an epoch in
+ * progress sharded by records over 10 shards; and the run resuming it, on
+ * `world` ranks. */
+static tr_ckpt_summary plan_ckpt(void)
+{
+	return (tr_ckpt_summary){.have = 1, .world = 2, .global_batch = 32, .lr_scale = 2.0f,
+	                         .strategy = 0, .strategy_name = "allreduce", .servers = 0,
+	                         .sharding = RIO_SHARD_RECORDS, .nshards = 10, .mid_epoch = 1};
+}
+
+static tr_resume_run plan_run(int world)
+{
+	return (tr_resume_run){.path = "ck/checkpoint", .strategy = 0, .servers = 0, .world = world,
+	                       .data_world = world, .data_unit = "ranks", .global_batch = 0,
+	                       .sharding = RIO_SHARD_AUTO};
+}
+
+/* The plan, or the refusal's message (NULL when planned). */
+static const char *plan(const tr_ckpt_summary *ck, const tr_resume_run *run, tr_resume_plan *p)
+{
+	static char err[512];
+	err[0] = '\0';
+	return tr_resume_plan_make(ck, run, p, err, sizeof err) < 0 ? err : NULL;
+}
+
+static void test_plan_same_layout(void)
+{
+	tr_resume_plan p;
+	tr_ckpt_summary none = {0}, ck = plan_ckpt();
+	tr_resume_run run = plan_run(2);
+	CU_ASSERT_PTR_NULL(plan(&none, &run, &p));
+	CU_ASSERT_EQUAL(p.resume, 0); /* nothing to resume: the run's own settings */
+	CU_ASSERT_EQUAL(p.batch, 0);
+	CU_ASSERT_EQUAL(p.sharding, RIO_SHARD_AUTO);
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p));
+	CU_ASSERT_EQUAL(p.resume, 1);
+	CU_ASSERT_EQUAL(p.batch, 16); /* the global batch kept */
+	CU_ASSERT_EQUAL(p.keep_scale, 1);
+	CU_ASSERT_EQUAL(p.scale, 2.0f);
+	CU_ASSERT_EQUAL(p.elastic_from, 0);
+	CU_ASSERT_EQUAL(p.sharding, RIO_SHARD_RECORDS); /* auto keeps the checkpoint's */
+	CU_ASSERT_EQUAL(p.ckpt_sharding, RIO_SHARD_RECORDS);
+	/* --global-batch the checkpoint's: the same plan */
+	run.global_batch = 32;
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p));
+	CU_ASSERT_EQUAL(p.batch, 16);
+}
+
+static void test_plan_elastic(void)
+{
+	tr_resume_plan p;
+	tr_ckpt_summary ck = plan_ckpt();
+	tr_resume_run run = plan_run(4);
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p)); /* 2 -> 4 */
+	CU_ASSERT_EQUAL(p.batch, 8);
+	CU_ASSERT_EQUAL(p.elastic_from, 2);
+	CU_ASSERT_EQUAL(p.keep_scale, 1);
+	CU_ASSERT_EQUAL(p.scale, 2.0f); /* the rate of the global batch, not of 4 ranks */
+	ck.world = 4;
+	run = plan_run(2);
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p)); /* 4 -> 2 */
+	CU_ASSERT_EQUAL(p.batch, 16);
+	CU_ASSERT_EQUAL(p.elastic_from, 4);
+	/* a world that does not divide the global batch */
+	run = plan_run(3);
+	const char *e = plan(&ck, &run, &p);
+	CU_ASSERT_STRING_EQUAL(e, "ck/checkpoint: its global batch of 32 records (4 ranks x 8) "
+	                          "does not split evenly over 3 ranks: resume with a world size "
+	                          "that divides it");
+	/* --global-batch other than the checkpoint's */
+	run = plan_run(2);
+	run.global_batch = 64;
+	CU_ASSERT_STRING_EQUAL(plan(&ck, &run, &p), "--global-batch 64: ck/checkpoint was written "
+	                                              "with a global batch of 32, which a resume "
+	                                              "keeps");
+}
+
+/* A version 1 file (no global batch) resumes at its own world size only,
+ * with the run's own batch and rate. */
+static void test_plan_version1(void)
+{
+	tr_resume_plan p;
+	tr_ckpt_summary ck = plan_ckpt();
+	ck.global_batch = 0;
+	ck.sharding = 0; /* not known either */
+	tr_resume_run run = plan_run(2);
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p));
+	CU_ASSERT_EQUAL(p.resume, 1);
+	CU_ASSERT_EQUAL(p.batch, 0);
+	CU_ASSERT_EQUAL(p.keep_scale, 0);
+	CU_ASSERT_EQUAL(p.ckpt_sharding, 0);
+	CU_ASSERT_EQUAL(p.sharding, RIO_SHARD_AUTO);
+	run = plan_run(4);
+	CU_ASSERT_STRING_EQUAL(plan(&ck, &run, &p), "ck/checkpoint was written by 2 ranks, by a "
+	                                             "recordio-train too old to resume at another "
+	                                             "world size; this run has 4");
+}
+
+/* Another strategy, or with servers another number of servers or workers:
+ * refused, naming the checkpoint's. */
+static void test_plan_strategy(void)
+{
+	tr_resume_plan p;
+	tr_ckpt_summary ck = plan_ckpt();
+	tr_resume_run run = plan_run(3);
+	run.strategy = 1;
+	run.servers = 1;
+	run.data_world = 2;
+	run.data_unit = "workers";
+	CU_ASSERT_STRING_EQUAL(plan(&ck, &run, &p), "ck/checkpoint was written by --strategy "
+	                                             "allreduce; resume with the same");
+	ck.strategy = 1;
+	ck.strategy_name = "ps";
+	ck.servers = 1;
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p)); /* ps, 1 server, 2 workers */
+	CU_ASSERT_EQUAL(p.batch, 16);
+	CU_ASSERT_EQUAL(p.elastic_from, 0);
+	run.servers = 2; /* 4 ranks: 2 servers, 2 workers */
+	run.world = 4;
+	CU_ASSERT_STRING_EQUAL(plan(&ck, &run, &p), "ck/checkpoint was written by --strategy ps "
+	                                             "with 1 server and 2 workers; resume with "
+	                                             "the same");
+	run.servers = 1; /* 1 server, 3 workers: no elastic resume with servers */
+	run.data_world = 3;
+	CU_ASSERT_PTR_NOT_NULL(plan(&ck, &run, &p));
+	run = plan_run(2);
+	CU_ASSERT_PTR_NOT_NULL(plan(&ck, &run, &p)); /* ps's checkpoint under allreduce */
+}
+
+/* The epoch in progress keeps the checkpoint's sharding: kept by auto,
+ * chosen anew between epochs where files cannot serve the world, refused
+ * mid-epoch. */
+static void test_plan_sharding(void)
+{
+	tr_resume_plan p;
+	tr_ckpt_summary ck = plan_ckpt();
+	ck.sharding = RIO_SHARD_FILES;
+	ck.nshards = 2;
+	tr_resume_run run = plan_run(2);
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p)); /* 2 shards serve 2 ranks */
+	CU_ASSERT_EQUAL(p.sharding, RIO_SHARD_FILES);
+	run = plan_run(4);
+	CU_ASSERT_STRING_EQUAL(plan(&ck, &run, &p),
+	                       "ck/checkpoint: its epoch in progress is sharded by files, and 2 "
+	                       "shards cannot serve 4 ranks by files: resume it on 2 or fewer (the "
+	                       "next epochs may then run on more), or from a checkpoint at an "
+	                       "epoch's end");
+	ck.mid_epoch = 0; /* at an epoch's end: auto chooses anew */
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p));
+	CU_ASSERT_EQUAL(p.sharding, RIO_SHARD_AUTO);
+	CU_ASSERT_EQUAL(p.ckpt_sharding, RIO_SHARD_FILES);
+	/* another --sharding: at an epoch's end it is the run's, mid-epoch refused */
+	run = plan_run(2);
+	run.sharding = RIO_SHARD_RECORDS;
+	CU_ASSERT_PTR_NULL(plan(&ck, &run, &p));
+	CU_ASSERT_EQUAL(p.sharding, RIO_SHARD_RECORDS);
+	ck.mid_epoch = 1;
+	CU_ASSERT_STRING_EQUAL(plan(&ck, &run, &p),
+	                       "--sharding records: ck/checkpoint's epoch in progress is sharded by "
+	                       "files; resume with --sharding files (or auto), or from a checkpoint "
+	                       "at an epoch's end");
+}
+
 static const tu_test model_tests[] = {
 	{"gradients match finite differences", test_gradient_check},
 	{"input gradient matches finite differences", test_input_gradient_check},
@@ -949,6 +1180,7 @@ static const tu_test model_tests[] = {
 	{"ReLU mask and bias gradient in one pass", test_relu_bias_backward},
 	{"softmax, loss, gradient and bias gradient in one pass", test_softmax_xent_fused},
 	{"seeded initialisation", test_init_seeded},
+	{"parameters, gradients and state lent to the model and the optimizer", test_lent_buffers},
 	{NULL, NULL},
 };
 
@@ -981,12 +1213,22 @@ static const tu_test memory_tests[] = {
 	{NULL, NULL},
 };
 
+static const tu_test plan_tests[] = {
+	{"the same layout, or nothing to resume", test_plan_same_layout},
+	{"elastic: 2 to 4 and 4 to 2 ranks, the global batch kept", test_plan_elastic},
+	{"a version 1 checkpoint: its own world size only", test_plan_version1},
+	{"another strategy, servers or workers refused", test_plan_strategy},
+	{"the sharding kept, chosen anew or refused", test_plan_sharding},
+	{NULL, NULL},
+};
+
 static const tu_suite suites[] = {
 	{"math", math_tests},
 	{"mlp", model_tests},
 	{"optimizer", optim_tests},
 	{"checkpoint", checkpoint_tests},
 	{"memory", memory_tests},
+	{"resume plan", plan_tests},
 	{NULL, NULL},
 };
 

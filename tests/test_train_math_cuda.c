@@ -429,7 +429,13 @@ static void test_mlp_dinput(void)
 	enum { ROWS = 64, W1 = 24, W2 = 16 };
 	static const int sizes[] = {W1 + W2, 32, 16, 10};
 	tr_mlp nc, ng;
-	if (tr_mlp_init(&nc, cpu, sizes, 3, ROWS) < 0 || tr_mlp_init(&ng, gpu, sizes, 3, ROWS) < 0 ||
+	/* the parameters and gradients, lent (in a run: the parameter store's) */
+	size_t np = tr_mlp_param_count(sizes, 3);
+	float *pz = calloc(np + TR_MLP_EXTRA, sizeof *pz);
+	pair P = upload(pz, np), GR = upload(pz, np + TR_MLP_EXTRA);
+	free(pz);
+	if (tr_mlp_init(&nc, cpu, sizes, 3, ROWS, P.c, GR.c) < 0 ||
+	    tr_mlp_init(&ng, gpu, sizes, 3, ROWS, P.g, GR.g) < 0 ||
 	    tr_mlp_want_dinput(&nc, 8, W1) < 0 || tr_mlp_want_dinput(&ng, 8, W1) < 0) {
 		printf("FAIL setup: mlp\n");
 		exit(1);
@@ -473,6 +479,8 @@ static void test_mlp_dinput(void)
 	tr_math_free(gpu, lg);
 	tr_mlp_free(&nc);
 	tr_mlp_free(&ng);
+	release(P);
+	release(GR);
 	free(hp);
 	free(hx1);
 	free(hx2);

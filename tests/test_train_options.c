@@ -125,6 +125,7 @@ static const refusal_case value_refusals[] = {
 	{BASE "--hidden 12,,3", "--hidden: '12,,3' is not a list of layer sizes (e.g. 256,128)"},
 	{BASE "--hidden 65537", "--hidden: '65537' is not a list of layer sizes (e.g. 256,128)"},
 	{BASE "--hidden 0", "--hidden: '0' is not a list of layer sizes (e.g. 256,128)"},
+	{BASE "--hidden ''", "--hidden: '' is not a list of layer sizes (e.g. 256,128)"}, /* none */
 	{BASE "--batch 0", "--batch: '0' is not a batch size (1 to 16777216)"},
 	{BASE "--batch 16777217", "--batch: '16777217' is not a batch size (1 to 16777216)"},
 	{BASE "--global-batch 16777217",
@@ -146,6 +147,8 @@ static const refusal_case value_refusals[] = {
 	{BASE "--weight-decay 1.5", "--weight-decay: '1.5' is not in [0, 1]"},
 	{BASE "--optimizer lars --lars-trust 0", "--lars-trust: '0' is not a positive coefficient"},
 	{BASE "--seed -1", "--seed: '-1' is not a seed"},
+	{BASE "--seed ~-1", "--seed: ' -1' is not a seed"}, /* strtoull: 2^64 - 1 */
+	{BASE "--epochs ~2", "--epochs: ' 2' is not a number of epochs"},
 	{BASE "--seed 18446744073709551616", "--seed: '18446744073709551616' is not a seed"},
 	{BASE "--device gpu", "--device: 'gpu': want cpu or cuda"},
 	{BASE "--threads 1025", "--threads: '1025' is not 1 to 1024"},
@@ -429,6 +432,14 @@ static const refusal_case check_refusals[] = {
 	{BASE "--optimizer adam --momentum 0.5",
 	 "--momentum: not with --optimizer adam (its moments have their own decay)"},
 	{BASE "--shuffle global --shuffle-buffer 100", "--shuffle-buffer needs --shuffle buffer"},
+	{BASE "--batch 16 --global-batch 64",
+	 "--batch: not with --global-batch, which sets each rank's batch"},
+	{BASE "--lr-scaling linear --global-batch 64",
+	 "--lr-scaling: not with --global-batch, whose --lr is the global batch's (nothing is "
+	 "scaled)"},
+	{"--train t --x a,b,a --y label", "--x a: the feature is named twice"},
+	{"--train t --x a --x a --y label", "--x a: the feature is named twice"},
+	{"--train t --x a --embed c:9:2,c:9:2 --y label", "--embed c: the feature is named twice"},
 	{"--train t --y label", "--x FEATURE[,FEATURE...] is required"},
 	{"--train t --x a", "--y FEATURE is required"},
 	{"--train t --x a --y label --resume", "--resume needs --checkpoint DIR"},

@@ -94,7 +94,8 @@ expect_exit 0 close_to "$(json full-buffer.json test_accuracy)" \
 expect_exit 2 mpi 3 $COMMON $O --checkpoint twice --resume
 expect_match 'global batch of 32 records .2 ranks x 16. does not split evenly over 3 ranks' err \
 	"a world size that does not divide the global batch named"
-expect_exit 2 mpi 4 $COMMON $O --global-batch 64 --checkpoint twice --resume
+expect_exit 2 mpi 4 $(echo "$COMMON" | sed 's/--batch 16 //') $O --global-batch 64 \
+	--checkpoint twice --resume # (not with --batch, which --global-batch sets)
 expect_match 'global-batch 64: .* was written with a global batch of 32' err \
 	"another --global-batch named"
 

@@ -92,6 +92,9 @@ expect_exit 2 mpi 1 $RUN $EMBED --eval-every 5
 expect_match "^recordio-train: --embed: not with --eval-every yet" err "copies of tables"
 expect_exit 2 mpi 2 $RUN --strategy hybrid
 expect_match "^recordio-train: --strategy hybrid needs --embed" err "hybrid without tables"
+expect_exit 2 mpi 1 $RUN $EMBED --strategy hybrid
+expect_match "^recordio-train: --strategy hybrid with 1 server needs at least 2 ranks" err \
+	"hybrid on one rank: says hybrid"
 expect_exit 2 mpi 1 $RUN --embed cat0:5000
 expect_match "^recordio-train: --embed: 'cat0:5000': want FEATURE:VOCAB:DIM" err "no DIM"
 expect_exit 2 mpi 1 $RUN --embed dense:10:4 --x dense

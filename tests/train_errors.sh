@@ -5,9 +5,13 @@
 # split, an option that would have no effect (--eval-every without --test,
 # a straggler that is no worker, ...), a size that is not one (--cache nan),
 # a table that cannot fit in memory, a checkpoint directory, metrics file
-# or TensorBoard directory that cannot be written, an --x feature whose
-# length varies, a damaged shard found mid-epoch by one rank: each gives
-# one clear message
+# or TensorBoard directory that cannot be written (a checkpoint whose
+# directory's fsync fails), a checkpoint or clock
+# that is a FIFO, metrics in the checkpoint's files, --batch or
+# --lr-scaling with --global-batch, an input
+# named twice, a rank (a hybrid worker) with fewer records than a batch, an
+# --x feature whose length varies, a damaged shard found mid-epoch by one
+# rank: each gives one clear message
 # (one line of ours, no Open MPI abort banner) and a non-zero exit from
 # every rank, on 2 ranks under mpirun (within the timeout: 124 would be a
 # hang) and on one rank without it. --help exits 0.
@@ -86,6 +90,39 @@ if [ "$(id -u)" -ne 0 ]; then # root writes anywhere
 fi
 expect_fail 1 "--metrics $T/no/such/m.json: No such file" \
 	--train "$TRAIN_SET" $MNIST_X --metrics "$T/no/such/m.json"
+# a checkpoint whose directory's fsync fails is not saved (its name may
+# not survive a power cut): the run says so and fails (one rank, the 2nd
+# fsync failing through the tests/fail_at.so shim, after libasan's runtime
+# where there is one; the checkpoint's writes are the run's only fsyncs)
+SHIM="$BIN/tests/fail_at.so"
+if [ -f "$SHIM" ]; then
+	if [ -x "$BIN/libtool" ]; then RUN="$BIN/libtool --mode=execute"; else RUN=""; fi
+	ASAN_LIB=$($RUN ldd "$TRAIN" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+	# shellcheck disable=SC2086
+	expect_exit 1 $RUN env LD_PRELOAD="${ASAN_LIB:+$ASAN_LIB }$SHIM" FAIL_AT=fsync:2 "$TRAIN" \
+		--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 --quiet --checkpoint dirsync
+	expect_match "^recordio-train: dirsync/checkpoint: directory fsync failed: Input/output error\$" \
+		err "a failed directory fsync of the checkpoint"
+fi
+# --metrics in the checkpoint's own files: the next checkpoint's rename
+# replaced the metrics (lost, exit 0), and on --resume they were appended to
+# the checkpoint; by identity, not spelling (a link to it too)
+ln -s mck/checkpoint mlink.json
+for m in mck/checkpoint mck/./clock mck/.checkpoint.a1B2c3.tmp mlink.json; do
+	expect_fail 2 "^recordio-train: --metrics $m: a file of --checkpoint mck, which writes it" \
+		--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 --checkpoint mck --metrics "$m"
+done
+# --resume reads the checkpoint and its clock only when each is a regular
+# file: a FIFO there was opened, and the run waited for a writer for good
+mkdir -p ckfifo clockfifo
+mkfifo ckfifo/checkpoint
+expect_fail 1 "^recordio-train: --checkpoint ckfifo: ckfifo/checkpoint is not a regular file\$" \
+	--train "$TRAIN_SET" $MNIST_X --checkpoint ckfifo --resume
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" --train "$TRAIN_SET" $MNIST_X --hidden 8 \
+	--epochs 1 --quiet --checkpoint clockfifo
+rm clockfifo/clock && mkfifo clockfifo/clock
+expect_fail 1 "^recordio-train: --checkpoint clockfifo: clockfifo/clock is not a regular file\$" \
+	--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 2 --checkpoint clockfifo --resume
 
 # the label among the inputs: a model that reads its answer (it reached test
 # accuracy 1.0) is refused, as an --x that is also an --embed is
@@ -106,6 +143,15 @@ if [ -x "$GEN" ]; then
 	expect_match "^recordio-train: --embed cat0:1099511627776:4096 \(a server's rows, with their optimizer state\) needs [0-9.]+ TiB on rank 0; this host's 3 ranks would hold" err \
 		"a server's rows that cannot fit"
 	one_message a table too large under ps
+	# hybrid's workers step together: one with fewer records than a batch
+	# (files sharding: shards 0 and 2 for worker 0, 267 records; shard 1,
+	# 133, for worker 1) left no step, and every epoch trained nothing
+	expect_exit 0 "$GEN" -o ctr3 -n 400 -s 3 -f 2 -V 100 -k 2 -d 4 --seed 3
+	expect_exit 1 mpi 3 --train ctr3 --x dense --y label --classes 2 --hidden 8 --epochs 1 \
+		--embed cat0:100:4 --strategy hybrid --sharding files --batch 150
+	expect_match "^recordio-train: --train ctr3: a worker has fewer records \(133\) than one batch of 150, and under hybrid the workers step together\$" \
+		err "hybrid: a worker without a batch"
+	one_message hybrid worker without a batch
 else
 	echo "SKIP: $GEN not built: the --embed cases"
 fi
@@ -133,6 +179,23 @@ expect_match "^recordio-train: --straggler 0:2: rank 0 is a parameter server; th
 one_message a server as a straggler
 expect_fail 2 "^recordio-train: --straggler: '1:2,1:3': want RANK:FACTOR.*each rank once" \
 	--train "$TRAIN_SET" $MNIST_X --straggler 1:2,1:3
+# --batch or --lr-scaling with --global-batch (which sets the one and makes
+# the other do nothing), an input named twice, no layers said as '', and a
+# number that strtoull would have wrapped (' -1' was the seed 2^64 - 1)
+expect_fail 2 "^recordio-train: --batch: not with --global-batch" \
+	--train "$TRAIN_SET" $MNIST_X --batch 16 --global-batch 32
+expect_fail 2 "^recordio-train: --lr-scaling: not with --global-batch" \
+	--train "$TRAIN_SET" $MNIST_X --lr-scaling none --global-batch 32
+expect_fail 2 "^recordio-train: --x image_floats: the feature is named twice\$" \
+	--train "$TRAIN_SET" --x image_floats,image_floats --y image_class
+expect_fail 2 "^recordio-train: --x image_floats: the feature is named twice\$" \
+	--train "$TRAIN_SET" $MNIST_X --x image_floats
+expect_fail 2 "^recordio-train: --hidden: '' is not a list of layer sizes" \
+	--train "$TRAIN_SET" $MNIST_X --hidden ''
+for n in ' -1' ' 5' '-0'; do
+	expect_fail 2 "^recordio-train: --seed: '$n' is not a seed" --train "$TRAIN_SET" $MNIST_X \
+		--seed "$n"
+done
 # a size is lib/size.h's (--help, Sizes): digits, a fraction with a unit, a
 # unit spelled exactly; not nan, inf, a sign, hex, an exponent, blanks, a
 # lower-case unit or junk (nan had meant "cache everything"), nor a size
@@ -170,13 +233,16 @@ for i in 0 1; do
 	cp "$(shard $i)" bad-0000$i-of-00002.tfrecord
 	cp "$(shard $i).idx" bad-0000$i-of-00002.tfrecord.idx
 done
-python3 - <<'PY'
-with open("bad-00001-of-00002.tfrecord", "r+b") as f:
-    f.seek(3203 * 60 + 500)   # inside record 60's payload
-    b = f.read(1)
-    f.seek(-1, 1)
-    f.write(bytes([b[0] ^ 0x40]))
-PY
+damage bad-00001-of-00002.tfrecord 60
+# a rank with fewer records than a batch: the fewest named (each rank said
+# its own, and rank 0's was printed: 100 records, where rank 1 has 3)
+head -c $((3203 * 3)) "$(shard 1)" >few-00001-of-00002.tfrecord
+cp "$(shard 0)" few-00000-of-00002.tfrecord
+expect_exit 1 mpi 2 --train few $MNIST_X --batch 8 --sharding files
+expect_match "^recordio-train: --train few: a rank has fewer records \(3\) than one batch of 8\$" err \
+	"the rank that is short, its count"
+one_message few records
+
 expect_exit 1 mpi 2 --train 'bad-*.tfrecord' $MNIST_X --batch 10 --epochs 2 --shuffle none \
 	--sharding files
 expect_match "bad-00001-of-00002.tfrecord: offset [0-9]+ \\(record 60\\).*CRC" err \

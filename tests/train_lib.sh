@@ -6,7 +6,8 @@
 # FILE KEY` (KEY of the last JSON line of a metrics file), and test data made
 # from the TensorFlow-written tfx-mnist file (1000 Examples, 784 floats
 # 'image_floats', label 'image_class'): $D/mnist-0000N-of-00010.tfrecord,
-# 100 records each, with .idx sidecars.
+# 100 records each, with .idx sidecars; `damage FILE R` flips a bit inside
+# record R's payload of such a shard (its data CRC then fails).
 . "$(dirname "$0")/cli_lib.sh"
 
 TRAIN="$BIN/recordio-train"
@@ -88,3 +89,15 @@ shards() {
 	printf '%s' "$list"
 }
 MNIST_X="--x image_floats --y image_class"
+
+# damage FILE R: a bit of record R's payload flipped (3203-byte records)
+damage() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(3203 * int(sys.argv[2]) + 500)
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 0x40]))
+PY
+}

@@ -13,6 +13,8 @@
 # adding or removing the .idx files changes nothing; a resume is refused
 # only for a real difference, named: a shard of other records, another
 # number of shards, --embed on another feature, a ps model of another size.
+# A run that fails after a --checkpoint-every checkpoint has written the
+# copies taken before it: resumed, it loses none (allreduce, ps).
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 TRAIN_SET=$(shards 0 7)
@@ -111,6 +113,44 @@ for key in updates gradients samples; do
 	expect_eq "$(py psfull.json 'print(*[s[sys.argv[2]] for s in snaps])' "$key" 2>&1)" \
 		"$(py pscut.json 'print(*[s[sys.argv[2]] for s in snaps])' "$key" 2>&1)" \
 		"ps, cut at 30: each copy's $key"
+done
+
+# -- a run that fails after a --checkpoint-every checkpoint: the copies
+# taken before it were kept in memory until the epoch's end, and the run
+# resumed from it took only the later ones (those before were lost, with
+# exit 0 at the end). Record 608 (shard 6's 9th) damaged: the run fails at
+# allreduce's step 39 (batch 16), ps's worker 1's step 27 (batch 8); with
+# the shard restored the resumed run writes what the run never cut writes.
+mkdir -p fail
+for i in 0 1 2 3 4 5 6 7; do cp "$(shard $i)" "$(shard $i).idx" fail/; done
+FAIL_SET=$(echo "$TRAIN_SET" | sed "s|$D/|fail/|g")
+cp fail/mnist-00006-of-00010.tfrecord good6
+damage fail/mnist-00006-of-00010.tfrecord 8
+cp fail/mnist-00006-of-00010.tfrecord bad6
+for how in "1 --batch 16" "3 --batch 8 --strategy ps"; do
+	np=${how%% *}
+	before="5 10 15 20 25 30 35" # checkpoints at 12, 24, 36; the failure at 39
+	[ "$np" = 3 ] && before="5 10 15 20" # at 12 and 24; at 27
+	CF="--train $FAIL_SET --test $TEST_SET $MNIST_X --hidden 16 --seed 3 --quiet --shuffle none \
+--epochs 2 --eval-every 5 --checkpoint-every 12 ${how#* }"
+	rm -rf cf-whole cf-cut cf-whole.json cf-cut.json
+	cp good6 fail/mnist-00006-of-00010.tfrecord
+	expect_exit 0 mpi "$np" $CF --checkpoint cf-whole --metrics cf-whole.json
+	cp bad6 fail/mnist-00006-of-00010.tfrecord
+	expect_exit 1 mpi "$np" $CF --checkpoint cf-cut --metrics cf-cut.json
+	expect_eq "$before" "$(py cf-cut.json 'print(*[s["updates"] for s in snaps])')" \
+		"$how: the copies before the last checkpoint written by the run that failed"
+	cp good6 fail/mnist-00006-of-00010.tfrecord
+	expect_exit 0 mpi "$np" $CF --checkpoint cf-cut --resume --metrics cf-cut.json
+	expect_exit 0 cmp cf-whole/checkpoint cf-cut/checkpoint
+	for key in epoch updates gradients samples test_accuracy; do
+		expect_eq "$(py cf-whole.json 'print(*[s[sys.argv[2]] for s in snaps])' "$key" 2>&1)" \
+			"$(py cf-cut.json 'print(*[s[sys.argv[2]] for s in snaps])' "$key" 2>&1)" \
+			"$how, failed at a damaged record and resumed: each copy's $key"
+	done
+	expect_eq "$(py cf-whole.json 'print(*[(e["epoch"], e["samples"]) for e in epochs])')" \
+		"$(py cf-cut.json 'print(*[(e["epoch"], e["samples"]) for e in epochs])')" \
+		"$how, failed and resumed: the epochs"
 done
 
 # -- --sharding auto on 2 shards without .idx: files on 2 ranks, records on 4

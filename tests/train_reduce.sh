@@ -12,7 +12,8 @@
 # ends the job, no rank left; --shard-optimizer where it cannot be is a
 # one-line error;
 # an elastic resume from 3 ranks (shm) onto 2 and back works; mpi still
-# trains; a bad --reduce is a one-line usage error.
+# trains; shm on one rank trains as mpi does; a bad --reduce is a one-line
+# usage error.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 REDUCER="$BIN/tests/test_reducer"
@@ -77,15 +78,23 @@ expect_exit 0 cmp shm-3-adam/checkpoint cross/checkpoint
 
 # -- elastic: 3 ranks (shm) stopped, resumed on 2 (the global batch of 48 kept
 # would need 24 a rank: fine), then the end has every step done
-expect_exit 0 mpi 3 $COMMON --quiet --global-batch 48 --checkpoint el --max-steps 7
-expect_exit 0 mpi 2 $COMMON --quiet --global-batch 48 --checkpoint el --resume \
-	--metrics el.json
+EL=$(echo "$COMMON" | sed 's/--batch 16 //') # --global-batch sets it
+expect_exit 0 mpi 3 $EL --quiet --global-batch 48 --checkpoint el --max-steps 7
+expect_exit 0 mpi 2 $EL --quiet --global-batch 48 --checkpoint el --resume --metrics el.json
 expect_lines 2 el.json "both epochs reported after the elastic resume"
 
 # -- the old way still trains
 expect_exit 0 mpi 2 $COMMON --reduce mpi --metrics mpi.json
 expect_match 'gradients summed by mpi$' out "--reduce mpi"
 expect_lines 2 mpi.json "two epochs under mpi"
+
+# -- --reduce shm on one rank (nothing to sum, no shared memory made): it
+# read the NaN check of a window that was never made (a NULL dereference)
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" $COMMON --quiet --epochs 1 --reduce shm \
+	--checkpoint one-shm
+expect_exit 0 timeout "$TRAIN_TIMEOUT" "$TRAIN" $COMMON --quiet --epochs 1 --reduce mpi \
+	--checkpoint one-mpi
+expect_exit 0 cmp one-shm/checkpoint one-mpi/checkpoint
 
 # -- a rank killed (SIGKILL) while the others wait for it in shared memory:
 # mpirun ends them all, non-zero, and none is left spinning (no -k: 124 is

@@ -203,14 +203,14 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	rio__json_member(stdout, "wait_s", r->st.wait_seconds, 9);
 	rio__json_member(stdout, "wait_fraction", r->st.wait_seconds / s, 4);
 	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, "
-	       "\"index_mismatches\": %llu, \"cache_bytes\": %llu, \"io\": \"%s\", "
+	       "\"index_mismatches\": %llu, \"cache_bytes\": %llu, \"io\": \"%s\", \"route\": \"%s\", "
 	       "\"workers\": %d, \"shuffle\": \"%s\", "
 	       "\"batch\": %zu, \"shards\": %zu, \"records_per_epoch\": %llu, \"rank\": %d, "
 	       "\"world\": %d, \"columns\": %zu}\n",
 	       (unsigned long long)r->st.file_bytes, r->peak_rss, (unsigned long long)r->st.skipped,
 	       (unsigned long long)r->st.index_mismatches,
 	       (unsigned long long)r->st.cache_bytes, rio_io_name(r->st.io_uring ? RIO_IO_URING : RIO_IO_PREAD),
-	       o->workers, rio_shuffle_name(o->shuffle),
+	       rio_loader_route(l), o->workers, rio_shuffle_name(o->shuffle),
 	       o->batch_size, rio_loader_shards(l)->count,
 	       (unsigned long long)rio_loader_records(l), rio_loader_rank(l), rio_loader_world(l),
 	       o->ncolumns);
@@ -238,6 +238,7 @@ static void print_table(const rio_loader *l, const rio_loader_opts *o, const res
 	printf("wait:         %.3f s (%.1f%% of wall time)\n", r->st.wait_seconds,
 	       100.0 * r->st.wait_seconds / s);
 	printf("io:           %s\n", rio_io_name(r->st.io_uring ? RIO_IO_URING : RIO_IO_PREAD));
+	printf("route:        %s (the last epoch's path/reading: doc/loader.md)\n", rio_loader_route(l));
 	if (o->cache)
 		printf("cache:        %s\n",
 		       r->st.cache_bytes ? rio__format_bytes(b3, sizeof b3, r->st.cache_bytes)

@@ -7,11 +7,13 @@
  * size keeps (the global batch, the learning rate's scale). Nothing that depends on timing is kept, so two
  * runs that did the same work write the same bytes.
  *
- * Writing is atomic: the bytes go to DIR/.checkpoint.tmp, are fsync'd, and
- * are renamed over DIR/checkpoint, then DIR is fsync'd. A crash at any
- * moment leaves the previous checkpoint whole; a stale temporary file is
- * ignored and overwritten. The file ends with a CRC-32C of all before it,
- * so a damaged file is refused rather than half-loaded.
+ * Writing is atomic: the bytes go to a temporary file beside it
+ * (DIR/.checkpoint.XXXXXX.tmp), are fsync'd, and are renamed over
+ * DIR/checkpoint, then DIR is fsync'd; a failure of any step, the
+ * directory's fsync too, fails the write. A crash at any moment leaves the
+ * previous checkpoint whole; a stale temporary file is never read. The
+ * file ends with a CRC-32C of all before it, so a damaged file is refused
+ * rather than half-loaded.
  *
  * The one figure that depends on timing, the training seconds so far (the
  * metrics' wall_seconds), lives beside it in DIR/clock, written the same
@@ -113,6 +115,12 @@ int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen);
  * or DIR/clock that is not a regular file (the rename would fail). 0, or a negative
  * errno with a one-line message naming the path in err. */
 int tr_ckpt_probe(const char *dir, char *err, size_t errlen);
+
+/* Whether `path` is, or would be made as, a file DIR keeps: its checkpoint,
+ * its clock or their temporaries (by the directory's and the file's
+ * identity, not their spelling): an output given there would be replaced
+ * by the next checkpoint, or write into it. */
+int tr_ckpt_owns(const char *dir, const char *path);
 
 /* Reads DIR/checkpoint into `c` (allocating its arrays; tr_ckpt_free),
  * and c->seconds from DIR/clock (NAN when it is missing, damaged or of

@@ -1,6 +1,7 @@
 /*
- * cpus.h — where a rank's loader threads run (--loader-cpus), and how many
- * CPUs the rank itself may use (the default of --threads).
+ * cpus.h — where a rank's loader threads run (--loader-cpus), how many
+ * CPUs the rank itself may use (the default of --threads), and which
+ * OpenBLAS kernels its CPU can run.
  */
 #ifndef RIO_TRAINER_CPUS_H
 #define RIO_TRAINER_CPUS_H
@@ -18,5 +19,12 @@ int tr_loader_cpus(MPI_Comm comm, int *cpus, int max);
 /* How many CPUs this process may run on (its affinity mask: one where
  * the launcher bound the rank to a core), or 0 when that is not known. */
 int tr_own_cpus(void);
+
+/* OpenBLAS picks its kernels from the CPU's model; virtual machines that
+ * hide it get a slow fallback. When the user has not chosen
+ * (OPENBLAS_CORETYPE), restarts the program once (execv, before MPI_Init)
+ * with the kernels the CPU's flags allow; returns when there is nothing
+ * to do or the restart failed. */
+void tr_choose_blas_kernels(char **argv);
 
 #endif /* RIO_TRAINER_CPUS_H */

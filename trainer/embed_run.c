@@ -1,7 +1,7 @@
 /*
  * embed_run.c — a run's embedding tables on the training side (see
- * embed_run.h): ids, pooling, row gradients, and the dense allreduce of
- * the allreduce strategy.
+ * embed_run.h): ids, pooling, row gradients, and the dense gradient and
+ * update of the allreduce strategy.
  */
 #include "config.h"
 #include "embed_run.h"
@@ -36,8 +36,7 @@ size_t tr_embed_run_tables(tr_embed_table *t, const tr_embed_option *opt, int n,
 }
 
 int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
-                      const rio_column_spec *ids, int max_rows, int whole, tr_math *math,
-                      const tr_optim_config *cfg, uint64_t seed)
+                      const rio_column_spec *ids, int max_rows, int whole)
 {
 	memset(e, 0, sizeof *e);
 	e->n = n;
@@ -58,18 +57,22 @@ int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
 		ok = e->uniq[i] && e->pos[i] && e->rowgrad[i] && (whole || e->rows[i]);
 	}
 	e->block = ok ? calloc((size_t)max_rows * (size_t)e->width, sizeof(float)) : NULL;
-	ok = ok && e->block;
-	if (ok && whole) {
-		e->params = malloc(e->floats * sizeof(float));
-		e->grads = malloc(e->floats * sizeof(float));
-		ok = e->params && e->grads && tr_optim_init(&e->opt, math, e->floats, cfg) == 0;
-		for (int i = 0; ok && i < n; i++)
-			tr_embed_init_params(&e->t[i], seed, (uint64_t)i, e->params);
-	}
-	if (!ok) {
+	if (!ok || !e->block) {
 		tr_embed_run_free(e);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int tr_embed_run_lend(tr_embed_run *e, tr_math *math, const tr_optim_config *cfg,
+                      uint64_t seed, float *params, float *grads, float *state1, float *state2)
+{
+	e->params = params;
+	e->grads = grads;
+	if (tr_optim_init(&e->opt, math, e->floats, cfg, state1, state2) < 0 || !params || !grads)
+		return -EINVAL;
+	for (int i = 0; i < e->n; i++)
+		tr_embed_init_params(&e->t[i], seed, (uint64_t)i, e->params);
 	return 0;
 }
 
@@ -82,9 +85,6 @@ void tr_embed_run_free(tr_embed_run *e)
 		free(e->rowgrad[i]);
 	}
 	free(e->block);
-	free(e->params);
-	free(e->grads);
-	tr_optim_free(&e->opt);
 	memset(e, 0, sizeof *e);
 }
 
@@ -138,19 +138,16 @@ void tr_embed_run_backward(tr_embed_run *e, const float *dblock, int rows)
 	}
 }
 
-void tr_embed_run_allreduce(tr_embed_run *e, MPI_Comm comm, int apply, float grad_scale,
-                            uint64_t step)
+void tr_embed_run_dense_grad(tr_embed_run *e)
 {
 	/* dense: the whole tables' gradient, zero but for the batch's rows */
 	memset(e->grads, 0, e->floats * sizeof(float));
 	for (int i = 0; i < e->n; i++)
 		tr_embed_scatter_grad(&e->t[i], e->uniq[i], e->nuniq[i], e->rowgrad[i], e->grads);
-	int size;
-	MPI_Comm_size(comm, &size);
-	if (size > 1)
-		MPI_Allreduce(MPI_IN_PLACE, e->grads, (int)e->floats, MPI_FLOAT, MPI_SUM, comm);
-	if (!apply)
-		return;
+}
+
+void tr_embed_run_update(tr_embed_run *e, const float *sum, float grad_scale, uint64_t step)
+{
 	tr_optim_begin(&e->opt, grad_scale, step);
-	tr_optim_update(&e->opt, e->params, e->grads, 0, e->floats);
+	tr_optim_update(&e->opt, e->params, sum, 0, e->floats);
 }

@@ -7,11 +7,12 @@
  * and from the MLP's input gradient the rows' sparse gradients.
  *
  * Under allreduce every rank holds every table and their gradients travel
- * densely: each step zeroes, fills and allreduces a gradient as large as
- * the tables (MPI_Allreduce), and the optimizer updates every row, as a
- * dense embedding in PyTorch's DDP does: its cost grows with the
- * vocabulary, not with the batch. Under ps and hybrid only the batch's rows
- * move (embed_ps.c, ps.h), and the servers update only those (lazily).
+ * densely: each step zeroes and fills a gradient as large as the tables,
+ * which the strategy sums over the ranks (a reducer, as the dense layers'),
+ * and the optimizer updates every row, as a dense embedding in PyTorch's
+ * DDP does: its cost grows with the vocabulary, not with the batch. Under
+ * ps and hybrid only the batch's rows move (ps_worker.c, ps.h), and the
+ * servers update only those (lazily).
  */
 #ifndef RIO_TRAINER_EMBED_RUN_H
 #define RIO_TRAINER_EMBED_RUN_H
@@ -21,7 +22,6 @@
 #include "optim.h"
 #include "strategy.h"
 
-#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,7 +37,8 @@ typedef struct tr_embed_run {
 	const int64_t *ids[TR_MAX_EMBED]; /* ... its ids (the batch's memory)   */
 	float *rows[TR_MAX_EMBED];     /* ps: the pulled rows, nuniq x dim      */
 	float *rowgrad[TR_MAX_EMBED];  /* nuniq x dim                           */
-	/* allreduce: every table whole, concatenated (t[i].offset) */
+	/* allreduce: every table whole, concatenated (t[i].offset), in memory
+	 * lent by the parameter store */
 	size_t floats;
 	float *params, *grads;
 	tr_optim opt;
@@ -50,13 +51,20 @@ typedef struct tr_embed_run {
 size_t tr_embed_run_tables(tr_embed_table *t, const tr_embed_option *opt, int n,
                            const rio_column_spec *ids);
 
-/* Tables for the features of o->embed, whose k comes from ids[i].length;
- * `whole`: this rank holds them whole (allreduce: made from `seed`, as the
- * servers make their rows), else only the scratch to pull rows into. 0 or
- * -ENOMEM. */
+/* The tables of the features of opt[0..n), whose k comes from
+ * ids[i].length, and the scratch of batches of up to max_rows records;
+ * `whole`: this rank holds them whole (allreduce, then
+ * tr_embed_run_lend), else only room for the rows pulled from the servers.
+ * 0 or -ENOMEM. */
 int tr_embed_run_init(tr_embed_run *e, const tr_embed_option *opt, int n,
-                      const rio_column_spec *ids, int max_rows, int whole, tr_math *math,
-                      const tr_optim_config *cfg, uint64_t seed);
+                      const rio_column_spec *ids, int max_rows, int whole);
+/* Whole tables: their parameters and dense gradient (e->floats each) and
+ * the optimizer's state (cfg's kind; state2 for Adam), lent; the
+ * parameters made from `seed`, as the servers make their rows. 0 or
+ * -EINVAL. */
+int tr_embed_run_lend(tr_embed_run *e, tr_math *math, const tr_optim_config *cfg,
+                      uint64_t seed, float *params, float *grads, float *state1, float *state2);
+/* Frees the scratch (not the lent tables). */
 void tr_embed_run_free(tr_embed_run *e);
 
 /* The batch's ids (columns ids[0..n) of b): checked against each vocabulary
@@ -73,11 +81,12 @@ void tr_embed_run_pool(tr_embed_run *e, int rows);
  * width). */
 void tr_embed_run_backward(tr_embed_run *e, const float *dblock, int rows);
 
-/* allreduce, collective: the tables' dense gradient summed over comm and,
- * when `apply`, one update of every row (grad_scale and step as the dense
+/* Whole tables: their dense gradient, zero but for the batch's rows, into
+ * e->grads; then, once it is summed over the ranks (into `sum`, which may
+ * be e->grads), one update of every row (grad_scale and step as the dense
  * layers'). */
-void tr_embed_run_allreduce(tr_embed_run *e, MPI_Comm comm, int apply, float grad_scale,
-                            uint64_t step);
+void tr_embed_run_dense_grad(tr_embed_run *e);
+void tr_embed_run_update(tr_embed_run *e, const float *sum, float grad_scale, uint64_t step);
 
 /* Server s's rows of a table of `vocab` ids: balanced, contiguous. */
 void tr_embed_rows_of(int64_t vocab, int servers, int s, int64_t *lo, int64_t *hi);

@@ -1,22 +1,29 @@
 /*
  * fit.h — whether a run's model and --embed tables fit the memory of its
  * hosts, measured before anything is allocated: what each rank would hold
- * (an allreduce rank the model and every table whole, each with its
- * gradient and optimizer state; a parameter server its slices; a worker
- * the model and a batch's rows), summed over the ranks of each host,
- * against the memory they may use (memory.h). A run that cannot fit is
- * refused in one line with the numbers, rather than allocating until the
- * kernel kills it.
+ * (its strategy says: tr_strategy_ops.memory_need), summed over the ranks
+ * of each host, against the memory they may use (memory.h). A run that
+ * cannot fit is refused in one line with the numbers, rather than
+ * allocating until the kernel kills it.
  */
 #ifndef RIO_TRAINER_FIT_H
 #define RIO_TRAINER_FIT_H
 
-#include "run.h"
+#include "run_config.h"
+
+/* What a rank holds of the model and the --embed tables, in bytes: in
+ * all, and the largest part, named. */
+typedef struct tr_need {
+	double total, part;
+	char what[320];
+} tr_need;
+
+/* Adds `bytes` of the part `what`. */
+void tr_need_add(tr_need *n, double bytes, const char *what);
 
 /* Collective: returns when the ranks of every host fit; else the lowest
  * rank that does not says what needs how much, and every rank exits
- * (tr_world_agree). sizes[0..nlayers]: the model's layers; rows: the
- * largest batch a rank takes. */
-void tr_run_check_memory(tr_run *r, const int *sizes, int nlayers, int rows);
+ * (tr_world_agree). */
+void tr_fit_check(const tr_config *c, const tr_need *n);
 
 #endif /* RIO_TRAINER_FIT_H */

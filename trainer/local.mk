@@ -7,12 +7,14 @@ EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
-	trainer/backend.h trainer/math_cpu.c trainer/clock.h \
+	trainer/backend.h trainer/math_cpu.c \
 	trainer/mlp.c trainer/mlp.h trainer/mlp_shape.c \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \
 	trainer/synthetic.c trainer/synthetic.h \
-	trainer/checkpoint.c trainer/checkpoint.h \
+	trainer/checkpoint.h trainer/checkpoint_format.h \
+	trainer/checkpoint_write.c trainer/checkpoint_read.c \
+	trainer/resume.c trainer/resume.h \
 	trainer/memory.c trainer/memory.h
 # no errno from sqrtf & co., so that the optimizer's loops vectorise; no FMA
 # contraction, so that a vector body and its scalar tail round alike
@@ -34,21 +36,27 @@ endif
 
 bin_PROGRAMS += recordio-train
 recordio_train_SOURCES = \
-	trainer/main.c trainer/run.h trainer/step.c \
+	trainer/main.c trainer/run_config.c trainer/run_config.h \
 	trainer/options.c trainer/options.h trainer/options_table.h trainer/options_check.c \
-	trainer/options_value.c trainer/options_value.h \
-	trainer/feature_spec.c trainer/feature_spec.h \
-	trainer/world.c trainer/world.h \
-	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c \
-	trainer/strategy.h trainer/ps.h trainer/ps_server.c trainer/ps_worker.c \
-	trainer/ps_run.c trainer/ps_run.h trainer/embed_run.c trainer/embed_run.h trainer/part.h \
+	trainer/options_value.c trainer/options_value.h trainer/world.c trainer/world.h \
+	trainer/start.c trainer/start.h trainer/save.c trainer/save.h \
+	trainer/train.c trainer/train.h trainer/cursor.h \
+	trainer/data.c trainer/data.h trainer/feature_spec.c trainer/feature_spec.h \
+	trainer/model.c trainer/model.h trainer/embed_run.c trainer/embed_run.h \
+	trainer/store.c trainer/store.h trainer/shm_window.c trainer/shm_window.h \
+	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c trainer/part.h \
+	trainer/strategy.h trainer/strategy_ops.h trainer/strategy.c trainer/step.c trainer/step.h \
+	trainer/strategy_allreduce.c trainer/strategy_ps.c trainer/strategy_hybrid.c \
+	trainer/ps.h trainer/ps_run.c trainer/ps_run.h trainer/ps_ckpt.c \
+	trainer/ps_server.c trainer/ps_worker.c \
+	trainer/copies.c trainer/copies.h \
 	trainer/report.c trainer/report.h \
 	trainer/resume_match.c trainer/resume_match.h trainer/fit.c trainer/fit.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \
 	trainer/cpus.c trainer/cpus.h
-recordio_train_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
+recordio_train_CPPFLAGS = $(AM_CPPFLAGS)
 recordio_train_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS)
-recordio_train_LDADD = $(TRAINER_LIBS) tools/libtoolcommon.la $(MPI_LIBS)
+recordio_train_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
 EXTRA_recordio_train_DEPENDENCIES = $(TRAINER_CUDA_OBJ)
 endif

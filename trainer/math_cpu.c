@@ -210,11 +210,11 @@ void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float al
 	m->stats.gemm_flops += 2.0 * M * N * K;
 	CUDA_DISPATCH(m, tr_cuda_gemm(m->cuda, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb,
 	                              beta, C, ldc));
-	double t0 = tr_now();
+	double t0 = rio__now();
 	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	            trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C,
 	            ldc);
-	m->stats.gemm_seconds += tr_now() - t0;
+	m->stats.gemm_seconds += rio__now() - t0;
 }
 
 VECTOR_CLONES

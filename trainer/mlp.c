@@ -15,21 +15,16 @@
 #include <math.h>
 #include <string.h>
 
-int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows)
+int tr_mlp_layout(tr_mlp *net, const int *sizes, int nlayers)
 {
 	memset(net, 0, sizeof *net);
-	if (nlayers < 1 || nlayers > TR_MLP_MAX_LAYERS || max_rows < 1)
+	if (nlayers < 1 || nlayers > TR_MLP_MAX_LAYERS)
 		return -EINVAL;
-	net->math = math;
 	net->nlayers = nlayers;
-	net->max_rows = max_rows;
-	int widest = 0;
 	for (int l = 0; l <= nlayers; l++) {
 		if (sizes[l] < 1)
 			return -EINVAL;
 		net->sizes[l] = sizes[l];
-		if (l > 0 && sizes[l] > widest)
-			widest = sizes[l];
 	}
 	/* last layer first: backward completes the buffer front to back */
 	size_t off = 0;
@@ -41,9 +36,26 @@ int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int m
 		net->ready[l] = off;
 	}
 	net->nparams = off;
-	net->params = tr_math_alloc(math, net->nparams);
-	net->grads = tr_math_alloc(math, net->nparams + TR_MLP_EXTRA);
-	int ok = net->params && net->grads;
+	return 0;
+}
+
+int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows,
+                float *params, float *grads)
+{
+	int rc = tr_mlp_layout(net, sizes, nlayers);
+	if (rc < 0 || max_rows < 1 || !params || !grads) {
+		memset(net, 0, sizeof *net);
+		return rc < 0 ? rc : -EINVAL;
+	}
+	net->math = math;
+	net->max_rows = max_rows;
+	net->params = params;
+	net->grads = grads;
+	int widest = 0;
+	for (int l = 1; l <= nlayers; l++)
+		if (sizes[l] > widest)
+			widest = sizes[l];
+	int ok = 1;
 	for (int l = 0; l < nlayers && ok; l++)
 		ok = (net->out[l] = tr_math_alloc(math, (size_t)max_rows * sizes[l + 1])) != NULL;
 	for (int i = 0; i < 2 && ok; i++)
@@ -59,8 +71,6 @@ void tr_mlp_free(tr_mlp *net)
 {
 	if (!net->math)
 		return;
-	tr_math_free(net->math, net->params);
-	tr_math_free(net->math, net->grads);
 	for (int l = 0; l < net->nlayers; l++)
 		tr_math_free(net->math, net->out[l]);
 	for (int i = 0; i < 2; i++)

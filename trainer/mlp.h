@@ -53,8 +53,9 @@ typedef struct tr_mlp {
 	size_t b_off[TR_MLP_MAX_LAYERS];
 	size_t ready[TR_MLP_MAX_LAYERS];    /* grads [0, ready[l]) are final
 	                                     * once layer l's backward ran */
-	float *params;                      /* backend, nparams            */
-	float *grads;                       /* backend, nparams + EXTRA    */
+	float *params;                      /* backend, nparams (lent)     */
+	float *grads;                       /* backend, nparams + EXTRA
+	                                     * (lent)                      */
 	float *out[TR_MLP_MAX_LAYERS];      /* each layer's output, max_rows
 	                                     * x sizes[l + 1]; the last is
 	                                     * the logits                  */
@@ -65,9 +66,20 @@ typedef struct tr_mlp {
 	int dinput_col, dinput_cols;
 } tr_mlp;
 
-/* Sizes of a model: inputs, then the hidden sizes, then classes; `nlayers`
- * dense layers (1 + number of hidden sizes). */
-int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows);
+/* The layout alone of a model of these sizes (inputs, then the hidden
+ * sizes, then classes; `nlayers` dense layers, 1 + number of hidden
+ * sizes): nlayers, sizes, nparams and the offsets, no memory (enough for
+ * tr_mlp_init_params). 0 or -EINVAL. */
+int tr_mlp_layout(tr_mlp *net, const int *sizes, int nlayers);
+
+/* A model to compute with: its layout, and its activations for up to
+ * max_rows rows (backend memory, its own). The parameters (nparams
+ * floats) and the gradients (nparams + TR_MLP_EXTRA floats) are backend
+ * memory lent by the caller (the parameter store, store.h): the model
+ * computes in them and never frees them. 0, -EINVAL or -ENOMEM. */
+int tr_mlp_init(tr_mlp *net, tr_math *math, const int *sizes, int nlayers, int max_rows,
+                float *params, float *grads);
+/* Frees what the model allocated (not the lent parameters and gradients). */
 void tr_mlp_free(tr_mlp *net);
 
 /* Parameters a model of these sizes has. */

@@ -11,32 +11,23 @@
 #include <math.h>
 #include <string.h>
 
-int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg)
+int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg,
+                  float *state1, float *state2)
 {
 	memset(o, 0, sizeof *o);
+	if (!state1 || (cfg->kind == TR_OPT_ADAM && !state2))
+		return -EINVAL;
 	o->cfg = *cfg;
 	o->math = math;
 	o->n = n;
-	o->state1 = tr_math_alloc(math, n);
-	if (cfg->kind == TR_OPT_ADAM)
-		o->state2 = tr_math_alloc(math, n);
-	if (!o->state1 || (cfg->kind == TR_OPT_ADAM && !o->state2)) {
-		tr_optim_free(o);
-		return -ENOMEM;
-	}
+	o->state1 = state1;
+	o->state2 = cfg->kind == TR_OPT_ADAM ? state2 : NULL;
 	return 0;
 }
 
-void tr_optim_free(tr_optim *o)
-{
-	if (!o->math)
-		return;
-	tr_math_free(o->math, o->state1);
-	tr_math_free(o->math, o->state2);
-	memset(o, 0, sizeof *o);
-}
+int tr_optim_states(tr_opt_kind kind) { return kind == TR_OPT_ADAM ? 2 : 1; }
 
-int tr_optim_state_count(const tr_optim *o) { return o->cfg.kind == TR_OPT_ADAM ? 2 : 1; }
+int tr_optim_state_count(const tr_optim *o) { return tr_optim_states(o->cfg.kind); }
 
 float tr_optim_lr(const tr_optim_config *c, uint64_t step)
 {

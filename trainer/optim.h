@@ -51,16 +51,23 @@ typedef struct tr_optim {
 	tr_optim_config cfg;
 	tr_math *math;
 	size_t n;
-	float *state1, *state2; /* backend: SGD velocity; Adam m and v      */
+	float *state1, *state2; /* backend (lent): SGD velocity; Adam m, v  */
 	uint64_t t;             /* updates applied                          */
 	float lr, grad_scale;   /* of the update begun                      */
 	tr_param_block block[TR_OPT_MAX_BLOCKS]; /* LARS: the tensors      */
 	int nblocks;
 } tr_optim;
 
-int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg);
-void tr_optim_free(tr_optim *o);
-/* How many state buffers of n floats the optimizer keeps (1 or 2). */
+/* An optimizer over n parameters with the configuration cfg; its state
+ * (tr_optim_states(cfg->kind) buffers of n floats, zeroed: SGD's
+ * velocity; Adam's m, then v) is backend memory lent by the caller (the
+ * parameter store, store.h, or a server's own): the optimizer updates it
+ * and never frees it. 0, or -EINVAL when a buffer is missing. */
+int tr_optim_init(tr_optim *o, tr_math *math, size_t n, const tr_optim_config *cfg,
+                  float *state1, float *state2);
+/* How many state buffers of n floats an optimizer of this kind keeps
+ * (1 or 2), and `o` keeps. */
+int tr_optim_states(tr_opt_kind kind);
 int tr_optim_state_count(const tr_optim *o);
 
 /* What a checkpoint keeps of a buffer `params` that `o` updates: the

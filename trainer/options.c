@@ -180,8 +180,9 @@ static const tr_option_row table[OPT_COUNT] = {
 	                    .hi = STEPS_MAX, .refusal = NOT_STEPS, .arg = "S",
 	                    .help = "also copy the parameters every S steps (under ps: every S x "
 	                            "workers gradients applied) and evaluate each copy on --test "
-	                            "(required) at the epoch's end or the stop, off the clock: a "
-	                            "learning curve in --metrics"},
+	                            "(required) at the epoch's end, the stop or a "
+	                            "--checkpoint-every checkpoint, off the clock: a learning "
+	                            "curve in --metrics"},
 	[OPT_METRICS] = {"metrics", .kind = TR_KIND_STRING, AT(metrics, STRING), .arg = "FILE",
 	                 .help = "one JSON object per epoch (appended on resume)"},
 	[OPT_TENSORBOARD] = {"tensorboard", .kind = TR_KIND_STRING, AT(tensorboard, STRING),

@@ -28,10 +28,16 @@ static int refuse(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* Input i's feature: --x's, then --embed's. */
+static const char *input_name(const tr_options *o, int i)
+{
+	return i < o->nx ? o->x[i] : o->embed[i - o->nx].feature;
+}
+
 /* Where the data comes from: --train, or --synthetic (which takes its width
  * from the data when given); --embed's tables are trained from the data on
  * the CPU, and each input is an --x or an --embed, never both, nor the
- * label. */
+ * label, and named once. */
 static int check_data(tr_options *o, char *err, size_t errlen)
 {
 	if (!o->train && !o->synthetic)
@@ -55,11 +61,15 @@ static int check_data(tr_options *o, char *err, size_t errlen)
 			if (!strcmp(o->embed[i].feature, o->x[j]))
 				return refuse(err, errlen, "--embed %s: the feature is also in --x; an "
 				              "input is one or the other", o->x[j]);
-	for (int i = 0; o->y && i < o->nx + o->nembed; i++) {
-		int x = i < o->nx;
-		if (!strcmp(o->y, x ? o->x[i] : o->embed[i - o->nx].feature))
+	for (int i = 0; i < o->nx + o->nembed; i++) {
+		const char *opt = i < o->nx ? "x" : "embed";
+		if (o->y && !strcmp(o->y, input_name(o, i)))
 			return refuse(err, errlen, "--y %s: the label is also in --%s; the model would "
-			              "read its answer: leave it out of the inputs", o->y, x ? "x" : "embed");
+			              "read its answer: leave it out of the inputs", o->y, opt);
+		for (int j = 0; j < i; j++)
+			if (!strcmp(input_name(o, i), input_name(o, j)))
+				return refuse(err, errlen, "--%s %s: the feature is named twice", opt,
+				              input_name(o, i));
 	}
 	return 0;
 }
@@ -81,6 +91,11 @@ static int check_no_effect(const tr_options *o, tr_options_given given, char *er
 		what = "--momentum: not with --optimizer adam (its moments have their own decay)";
 	else if (GIVEN(OPT_SHUFFLE_BUFFER) && o->shuffle != RIO_SHUFFLE_BUFFER)
 		what = "--shuffle-buffer needs --shuffle buffer";
+	else if (GIVEN(OPT_BATCH) && o->global_batch)
+		what = "--batch: not with --global-batch, which sets each rank's batch";
+	else if (GIVEN(OPT_LR_SCALING) && o->global_batch)
+		what = "--lr-scaling: not with --global-batch, whose --lr is the global batch's "
+		       "(nothing is scaled)";
 	return what ? refuse(err, errlen, "%s", what) : 0;
 }
 

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "options_value.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 
 int tr_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	if (!*s || *s == '-' || *s == '+')
+	if (!isdigit((unsigned char)*s)) /* strtoull would take " -1" as 2^64 - 1 */
 		return -1;
 	char *end;
 	errno = 0;
@@ -55,11 +56,13 @@ int tr_parse_names(const char *s, tr_options *o)
 	return o->nx ? 0 : -1;
 }
 
-/* "256,128", or none (or nothing): no hidden layer. */
+/* "256,128", or none: no hidden layer (said so, never an empty word). */
 int tr_parse_hidden(const char *s, tr_options *o)
 {
+	if (!*s)
+		return -1;
 	o->nhidden = 0;
-	if (!strcmp(s, "none") || !*s)
+	if (!strcmp(s, "none"))
 		return 0;
 	const char *p = s;
 	while (*p) {

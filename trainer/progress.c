@@ -38,7 +38,7 @@ void tr_progress_init(tr_progress *p, int want)
 
 void tr_progress_begin(tr_progress *p, uint64_t step)
 {
-	p->t0 = p->last = tr_now();
+	p->t0 = p->last = rio__now();
 	p->step0 = step;
 }
 
@@ -47,7 +47,7 @@ void tr_progress_update(tr_progress *p, uint64_t epoch, uint64_t epochs, uint64_
 {
 	if (!p->f)
 		return;
-	double now = tr_now();
+	double now = rio__now();
 	if (now - p->last < p->interval || step <= p->step0 || steps == 0)
 		return;
 	p->last = now;

@@ -42,6 +42,7 @@
 #define RIO_TRAINER_PS_H
 
 #include "backend.h"
+#include "copies.h"
 #include "embed_run.h"
 #include "optim.h"
 #include "strategy.h"
@@ -94,14 +95,6 @@ typedef struct tr_ps_stats {
 	double samples;          /* records in the gradients applied            */
 } tr_ps_stats;
 
-/* A copy of the server's slice every eval_every x W gradients (--eval-every). */
-typedef struct tr_ps_snapshot {
-	float *params;           /* the slice, host                            */
-	uint64_t gradients, updates;
-	double samples, seconds; /* ... applied since the start, and the
-	                          * training seconds then (no evaluations)    */
-} tr_ps_snapshot;
-
 /* A server's rows of one embedding table (--embed), [lo, hi) of its ids
  * (tr_embed_rows_of), and what it keeps to update them. */
 typedef struct tr_ps_table {
@@ -109,6 +102,7 @@ typedef struct tr_ps_table {
 	int dim;
 	float *params;           /* (hi - lo) x dim                            */
 	tr_optim opt;            /* over them (lazily: the rows pushed)        */
+	float *opt_state[2];     /* ... its state                              */
 	float *acc;              /* K = 0: the version's summed rows, compact:
 	                          * acc row i is local row list[i]            */
 	uint32_t *touched;       /* ... per local row, 1 + its place in acc, 0
@@ -128,6 +122,7 @@ typedef struct tr_ps_server {
 	tr_math *math;           /* the CPU backend                            */
 	float *params;           /* n floats                                   */
 	tr_optim opt;            /* over the slice                             */
+	float *opt_state[2];     /* ... its state                              */
 	int64_t staleness;       /* K                                          */
 	int staleness_lr, backups;
 	uint64_t version;        /* K = 0: updates made (skipped ones too), all
@@ -146,10 +141,10 @@ typedef struct tr_ps_server {
 	tr_ps_stats st;          /* this segment's                             */
 	uint64_t total_gradients, total_updates; /* all segments            */
 	double total_samples;
-	/* --eval-every */
+	/* --eval-every: a copy of the slice every eval_every x W gradients,
+	 * with what had been applied */
 	uint64_t eval_every;
-	tr_ps_snapshot *snap;
-	int nsnap, capsnap;
+	tr_copies copies;
 	double seconds_before;   /* training seconds of the earlier segments   */
 	int ntables;             /* --embed                                    */
 	tr_ps_table tab[TR_MAX_EMBED];
@@ -174,17 +169,10 @@ int tr_ps_server_add_table(tr_ps_server *s, const tr_embed_table *t, int index, 
 
 /* Serves one segment, from the workers' first pulls to the reply to their
  * last messages. Returns the lowest rank of a worker that failed, or -1.
- * -ENOMEM when a snapshot or pushed rows could not be kept (the run ends,
+ * -ENOMEM when a copy or pushed rows could not be kept (the run ends,
  * told by the caller). s->st holds the segment's counts. `training` 0: an
  * evaluation's (the workers pull --embed rows only), off the clock. */
 int tr_ps_serve(tr_ps_server *s, int training);
-
-/* Appends a copy to v[0, *n) (growing *cap): its params allocated for
- * `floats`, the rest zero; NULL when out of memory. */
-tr_ps_snapshot *tr_ps_snapshot_add(tr_ps_snapshot **v, int *n, int *cap, size_t floats);
-
-/* Drops the snapshots (after they were evaluated). */
-void tr_ps_snapshots_clear(tr_ps_server *s);
 
 /* The worker's side. */
 typedef struct tr_ps_worker {

@@ -45,7 +45,9 @@ int tr_ps_server_init(tr_ps_server *s, MPI_Comm comm, int servers, int workers,
 	tr_optim_config c = *cfg;
 	if (staleness) /* a gradient applied alone is one worker's share */
 		c.weight_decay /= (float)workers;
-	int rc = tr_optim_init(&s->opt, math, n, &c);
+	for (int i = 0; i < tr_optim_states(c.kind); i++)
+		s->opt_state[i] = tr_math_alloc(math, n);
+	int rc = tr_optim_init(&s->opt, math, n, &c, s->opt_state[0], s->opt_state[1]);
 	s->params = tr_math_alloc(math, n);
 	s->grad = tr_math_alloc(math, n);
 	s->clock = calloc(W, sizeof *s->clock);
@@ -90,8 +92,10 @@ int tr_ps_server_add_table(tr_ps_server *s, const tr_embed_table *t, int index, 
 		tb->touched = calloc(rows ? rows : 1, sizeof *tb->touched);
 		tb->list = malloc((rows ? rows : 1) * sizeof *tb->list);
 	}
+	for (int i = 0; i < tr_optim_states(c.kind); i++)
+		tb->opt_state[i] = tr_math_alloc(s->math, n ? n : 1);
 	if (!tb->params || !tb->ids || !tb->grads || !tb->count || !tb->cap ||
-	    tr_optim_init(&tb->opt, s->math, n ? n : 1, &c) < 0 ||
+	    tr_optim_init(&tb->opt, s->math, n ? n : 1, &c, tb->opt_state[0], tb->opt_state[1]) < 0 ||
 	    (!s->staleness && (!tb->acc || !tb->touched || !tb->list)))
 		return -ENOMEM;
 	tr_embed_init_rows(t, seed, (uint64_t)index, tb->lo, tb->hi, tb->params);
@@ -114,7 +118,8 @@ static void free_tables(tr_ps_server *s)
 		free(tb->acc);
 		free(tb->touched);
 		free(tb->list);
-		tr_optim_free(&tb->opt);
+		tr_math_free(s->math, tb->opt_state[0]);
+		tr_math_free(s->math, tb->opt_state[1]);
 		free(s->rx_ids[i]);
 		free(s->rx_rows[i]);
 	}
@@ -180,18 +185,12 @@ static void update_rows(tr_ps_table *tb, int64_t *ids, size_t n, const float *g)
 	tr_optim_update_rows(&tb->opt, tb->params, 0, (size_t)tb->dim, ids, n, g);
 }
 
-void tr_ps_snapshots_clear(tr_ps_server *s)
-{
-	for (int i = 0; i < s->nsnap; i++)
-		free(s->snap[i].params);
-	s->nsnap = 0;
-}
-
 void tr_ps_server_free(tr_ps_server *s)
 {
 	if (!s->math)
 		return;
-	tr_optim_free(&s->opt);
+	tr_math_free(s->math, s->opt_state[0]);
+	tr_math_free(s->math, s->opt_state[1]);
 	tr_math_free(s->math, s->params);
 	tr_math_free(s->math, s->grad);
 	tr_math_free(s->math, s->slots);
@@ -203,8 +202,7 @@ void tr_ps_server_free(tr_ps_server *s)
 	free(s->have);
 	free(s->have_bad);
 	free(s->have_rows);
-	tr_ps_snapshots_clear(s);
-	free(s->snap);
+	tr_copies_free(&s->copies);
 	free_tables(s);
 	memset(s, 0, sizeof *s);
 }
@@ -220,27 +218,9 @@ static uint64_t slowest(const tr_ps_server *s)
 	return m;
 }
 
-tr_ps_snapshot *tr_ps_snapshot_add(tr_ps_snapshot **v, int *n, int *cap, size_t floats)
-{
-	if (*n == *cap) {
-		int c = *cap ? 2 * *cap : 64;
-		tr_ps_snapshot *p = realloc(*v, (size_t)c * sizeof *p);
-		if (!p)
-			return NULL;
-		*v = p;
-		*cap = c;
-	}
-	tr_ps_snapshot *p = &(*v)[*n];
-	memset(p, 0, sizeof *p);
-	if (!(p->params = malloc((floats ? floats : 1) * sizeof(float))))
-		return NULL;
-	(*n)++;
-	return p;
-}
-
 static int snapshot(tr_ps_server *s, double seconds)
 {
-	tr_ps_snapshot *p = tr_ps_snapshot_add(&s->snap, &s->nsnap, &s->capsnap, s->n);
+	tr_copy *p = tr_copies_add(&s->copies, s->n);
 	if (!p)
 		return -ENOMEM;
 	tr_math_to_host(s->math, p->params, s->params, s->n);
@@ -265,7 +245,7 @@ static int applied(tr_ps_server *s, int k, double rows, uint64_t gap, double t0)
 	s->total_gradients += (uint64_t)k;
 	s->total_samples += rows;
 	if (every && s->total_gradients / every > before / every)
-		return snapshot(s, s->seconds_before + (tr_now() - t0));
+		return snapshot(s, s->seconds_before + (rio__now() - t0));
 	return 0;
 }
 
@@ -426,7 +406,7 @@ int tr_ps_serve(tr_ps_server *s, int training)
 	memset(s->have, 0, W * sizeof *s->have);
 	s->ndone = s->nhave = 0;
 	int failed = -1, rc = 0;
-	double t0 = tr_now();
+	double t0 = rio__now();
 	while (s->ndone < s->workers) {
 		tr_ps_msg m;
 		MPI_Status st;
@@ -482,7 +462,7 @@ int tr_ps_serve(tr_ps_server *s, int training)
 	if (!s->staleness && !s->stop && rc == 0)
 		rc = complete_version(s, t0); /* what the last ones left */
 	if (training)
-		s->seconds_before += tr_now() - t0;
+		s->seconds_before += rio__now() - t0;
 	for (int w = 0; w < s->workers; w++)
 		reply(s, w); /* the end of the segment */
 	s->stop = 0;

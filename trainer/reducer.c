@@ -198,15 +198,36 @@ static MPI_Comm whole_node(MPI_Comm comm, int size)
 	return all ? node : MPI_COMM_NULL;
 }
 
-int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
-                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared)
+int tr_reducer_mode(MPI_Comm comm, tr_reduce_mode asked, int shm_ok, MPI_Comm *node)
+{
+	int size;
+	MPI_Comm_size(comm, &size);
+	*node = MPI_COMM_NULL;
+	/* collective decisions, the same on every rank */
+	if (size > 1 && (asked == TR_REDUCE_SHM || asked == TR_REDUCE_AUTO))
+		*node = whole_node(comm, size);
+	int ok_all = shm_ok;
+	if (size > 1)
+		MPI_Allreduce(&shm_ok, &ok_all, 1, MPI_INT, MPI_LAND, comm);
+	tr_reduce_mode mode = asked;
+	if (mode == TR_REDUCE_AUTO)
+		mode = *node != MPI_COMM_NULL && ok_all ? TR_REDUCE_SHM : TR_REDUCE_ALLTOALL;
+	if (mode != TR_REDUCE_SHM && *node != MPI_COMM_NULL)
+		MPI_Comm_free(node);
+	if (mode == TR_REDUCE_SHM && size > 1 && *node == MPI_COMM_NULL)
+		return -EINVAL;
+	return (int)mode;
+}
+
+int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf, size_t n,
+                    size_t bucket_bytes, float *head, int nhead, const tr_reducer_shm_mem *shm)
 {
 	*r = (tr_reducer){.comm = comm, .buf = buf, .sum = buf, .n = n, .head = head,
-	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL};
+	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL,
+	                  .mode = mode};
 	MPI_Comm_size(comm, &r->size);
 	MPI_Comm_rank(comm, &r->rank);
-	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || nshared < 0 ||
-	    nshared > TR_REDUCER_MAX_SHARED)
+	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || mode == TR_REDUCE_AUTO)
 		return -EINVAL;
 	r->bucket = bucket_bytes / sizeof(float);
 	if (r->bucket < 1)
@@ -225,38 +246,20 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_o
 	}
 	for (size_t i = 0; i < cap; i++)
 		r->reqs[i] = MPI_REQUEST_NULL;
-	/* the mode: collective decisions, the same on every rank */
-	MPI_Comm node = MPI_COMM_NULL;
-	if (r->size > 1 && (mode == TR_REDUCE_SHM || mode == TR_REDUCE_AUTO))
-		node = whole_node(comm, r->size);
-	int ok_all = shm_ok;
-	if (r->size > 1)
-		MPI_Allreduce(&shm_ok, &ok_all, 1, MPI_INT, MPI_LAND, comm);
-	if (mode == TR_REDUCE_AUTO)
-		mode = node != MPI_COMM_NULL && ok_all ? TR_REDUCE_SHM : TR_REDUCE_ALLTOALL;
-	r->mode = mode;
 	int rc = 0;
 	if (r->size == 1) {
 		/* nothing to sum */
 	} else if (mode == TR_REDUCE_SHM) {
-		rc = node == MPI_COMM_NULL ? -EINVAL : tr_shm_init(r, node, nshared);
+		rc = shm ? tr_shm_init(r, shm) : -EINVAL;
 	} else if (mode == TR_REDUCE_ALLTOALL) {
 		r->head_out = r->head_sum;
 		rc = alltoall_init(r);
 	} else {
 		rc = mpi_init(r);
 	}
-	if (node != MPI_COMM_NULL)
-		MPI_Comm_free(&node);
 	if (rc < 0)
 		tr_reducer_free(r);
 	return rc;
-}
-
-void tr_reducer_shared_sync(tr_reducer *r)
-{
-	if (r->sharded)
-		tr_shm_shared_sync(r);
 }
 
 void tr_reducer_free(tr_reducer *r)
@@ -309,7 +312,7 @@ void tr_reducer_head(tr_reducer *r)
 		r->head_in = 1;
 		return;
 	}
-	double t0 = tr_now();
+	double t0 = rio__now();
 	if (r->mode == TR_REDUCE_SHM)
 		tr_shm_head(r);
 	else if (r->persistent)
@@ -321,7 +324,7 @@ void tr_reducer_head(tr_reducer *r)
 		MPI_Iallreduce(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm,
 		               &r->head_req);
 	r->collectives++;
-	r->seconds += tr_now() - t0;
+	r->seconds += rio__now() - t0;
 }
 
 /* alltoall: every rank's head is in; their sum in rank order */
@@ -337,7 +340,7 @@ int tr_reducer_head_in(tr_reducer *r, int wait)
 {
 	if (r->head_in)
 		return 1;
-	double t0 = tr_now();
+	double t0 = rio__now();
 	if (r->mode == TR_REDUCE_SHM) {
 		r->head_in = tr_shm_head_in(r, wait);
 	} else if (wait) {
@@ -348,7 +351,7 @@ int tr_reducer_head_in(tr_reducer *r, int wait)
 	}
 	if (r->head_in && r->mode == TR_REDUCE_ALLTOALL)
 		sum_heads(r);
-	r->seconds += tr_now() - t0;
+	r->seconds += rio__now() - t0;
 	return r->head_in;
 }
 
@@ -444,21 +447,21 @@ void tr_reducer_ready(tr_reducer *r, size_t end)
 {
 	if (end > r->n)
 		end = r->n;
-	double t0 = tr_now(), u0 = r->update_seconds;
+	double t0 = rio__now(), u0 = r->update_seconds;
 	while (r->posted + r->bucket <= end)
 		post(r, r->posted + r->bucket);
 	collect(r, 0);
-	r->seconds += tr_now() - t0 - (r->update_seconds - u0);
+	r->seconds += rio__now() - t0 - (r->update_seconds - u0);
 }
 
 void tr_reducer_flush(tr_reducer *r)
 {
-	double t0 = tr_now();
+	double t0 = rio__now();
 	while (r->posted < r->n) {
 		size_t end = r->posted + r->bucket;
 		post(r, end < r->n ? end : r->n);
 	}
-	r->seconds += tr_now() - t0;
+	r->seconds += rio__now() - t0;
 }
 
 /* 1 when any of v[0, n) is a NaN or an infinity: an all-ones exponent.
@@ -484,16 +487,17 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	if (r->taken == r->nbuckets)
 		return 0;
 	if (r->taken == r->ndone) {
-		double t0 = tr_now(), u0 = r->update_seconds;
+		double t0 = rio__now(), u0 = r->update_seconds;
 		collect(r, wait);
-		r->seconds += tr_now() - t0 - (r->update_seconds - u0);
+		r->seconds += rio__now() - t0 - (r->update_seconds - u0);
 		if (r->taken == r->ndone)
 			return 0;
 	}
 	int i = r->done[r->taken++];
 	bucket_range(r, i, begin, end);
-	/* shm: the slices' owners checked them as they summed */
-	*finite = r->mode == TR_REDUCE_SHM ? !tr_shm_bad(r, i)
+	/* shm: the slices' owners checked them as they summed (one rank
+	 * sums nothing: no shared memory was made) */
+	*finite = r->mode == TR_REDUCE_SHM && r->size > 1 ? !tr_shm_bad(r, i)
 	                                   : !tr_nonfinite(r->sum + *begin, *end - *begin);
 	return 1;
 }

@@ -6,8 +6,9 @@
  * rank, while the gradients are still in cache).
  *
  * Three ways to sum (tr_reduce_mode; --reduce):
- *   shm      every rank on one host: the ranks' gradient buffers are one
- *            MPI-3 shared-memory window (reducer_shm.c), so backward writes
+ *   shm      every rank on one host: the ranks' gradient buffers are in
+ *            the host's MPI-3 shared-memory window (shm_window.h, laid
+ *            out by the parameter store, store.h), so backward writes
  *            straight into it; each bucket is cut into one slice per rank,
  *            and rank r sums slice r over all the ranks' buffers into a
  *            node-wide sum buffer, signalled by per-bucket counters in the
@@ -16,7 +17,7 @@
  *            among the ranks. With an elementwise optimizer the update may
  *            be sharded too (--shard-optimizer): each rank updates its
  *            slices of the host's one copy of the parameters and optimizer
- *            state (nshared).
+ *            state (the store's, in the window too).
  *   alltoall any hosts: the same slices over MPI (reduce-scatter as an
  *            all-to-all of slices, rank r summing slice r, then an
  *            allgather of the summed slices), persistent collectives.
@@ -45,6 +46,8 @@
 #ifndef RIO_TRAINER_REDUCER_H
 #define RIO_TRAINER_REDUCER_H
 
+#include "shm_window.h"
+
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,7 +68,18 @@ typedef struct tr_reducer_shm tr_reducer_shm; /* reducer_shm.c */
  * and the head is in; finite 0 when some sum of the bucket is a NaN or an
  * infinity. */
 typedef void (*tr_reducer_update_fn)(void *ctx, size_t begin, size_t end, int finite);
-enum { TR_REDUCER_MAX_SHARED = 3 };
+
+/* shm: the reducer's memory in the host's window, lent by its owner (the
+ * parameter store), which sized it with tr_reducer_shm_bytes(): at the
+ * same offsets in every rank's part, the rank's control block (counters
+ * and head slots) and its gradients (n + nhead floats: buf, then head);
+ * in the host's part, the sums (n floats). */
+typedef struct tr_reducer_shm_mem {
+	const tr_shm_window *win;
+	size_t ctl_at, buf_at;  /* offsets in each rank's part               */
+	float *sum;             /* n floats in the host's part               */
+	int sharded;            /* the update is sharded (r->update)         */
+} tr_reducer_shm_mem;
 
 typedef struct tr_reducer {
 	MPI_Comm comm;
@@ -97,10 +111,6 @@ typedef struct tr_reducer {
 	float *head_all;       /* alltoall: every rank's head                */
 	tr_reducer_shm *shm;   /* shm: the window and its counters           */
 	int sharded;           /* shm: each rank updates its slices (below)  */
-	float *shared[TR_REDUCER_MAX_SHARED]; /* sharded: n floats each, one
-	                        * copy for the node (parameters, optimizer
-	                        * state), in the window                     */
-	int nshared;
 	tr_reducer_update_fn update; /* sharded: set by the step, after begin */
 	void *update_ctx;
 	double update_seconds; /* time in update (not counted in seconds)   */
@@ -113,26 +123,30 @@ typedef struct tr_reducer {
 	unsigned long long collectives;
 } tr_reducer;
 
-/* Everything is allocated here, once: a step allocates nothing. `mode`
- * auto picks shm when every rank of comm shares this host's memory and
- * `shm_ok` (the gradients are host memory written by the CPU), else
- * alltoall; on one rank nothing is summed. Under shm the reducer allocates
- * the gradient buffer and the head itself (buf and head are then ignored
- * and may be NULL): the caller computes into r->buf and r->head, which
- * are r->head == r->buf + n, contiguous like the caller's. With nshared
- * > 0 (at most TR_REDUCER_MAX_SHARED) and shm, the update is sharded: the
- * window also holds nshared buffers of n floats (zeroed) shared by the
- * node's ranks, r->shared[], for the parameters and the optimizer's state,
- * and the reducer calls r->update for this rank's slices (then r->sharded
- * is 1; the caller makes its parameters and state those buffers, writes
- * them from one rank only, and calls tr_reducer_shared_sync after). 0; -ENOMEM;
- * -EINVAL when shm was asked for and the ranks are not on one host, or
- * nhead > TR_REDUCER_MAX_HEAD. Collective. */
-int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, int shm_ok, float *buf,
-                    size_t n, size_t bucket_bytes, float *head, int nhead, int nshared);
+/* Collective over comm: the way the gradients will be summed, `asked`
+ * (--reduce) made definite: auto picks shm when every rank of comm shares
+ * this host's memory and `shm_ok` (the gradients are host memory written
+ * by the CPU) on every rank, else alltoall. With shm and more than one
+ * rank, *node is the host's communicator (the caller frees it), else
+ * MPI_COMM_NULL. Returns the mode, or -EINVAL when shm was asked for and
+ * the ranks are not on one host. */
+int tr_reducer_mode(MPI_Comm comm, tr_reduce_mode asked, int shm_ok, MPI_Comm *node);
+
+/* The bytes of a rank's control block under shm (tr_reducer_shm_mem). */
+size_t tr_reducer_shm_bytes(size_t n, size_t bucket_bytes);
+
+/* Sets up the sums of buf[0, n) (host memory, the caller's, lent) in
+ * buckets of bucket_bytes, with a head of nhead floats (at most
+ * TR_REDUCER_MAX_HEAD); `mode` as tr_reducer_mode() made it. Under shm on
+ * more than one rank, `shm` lends the window's memory, and buf and head
+ * must be this rank's gradients there (head == buf + n); with
+ * shm->sharded the reducer calls r->update for this rank's slices (the
+ * caller's parameters and state being the host's one copy, written by one
+ * rank and then fenced, tr_shm_window_fence). A step allocates nothing.
+ * 0, -ENOMEM or -EINVAL. Collective. */
+int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf, size_t n,
+                    size_t bucket_bytes, float *head, int nhead, const tr_reducer_shm_mem *shm);
 void tr_reducer_free(tr_reducer *r);
-/* Collective: what one rank wrote into r->shared is seen by all. */
-void tr_reducer_shared_sync(tr_reducer *r);
 /* "mpi", "shm", "alltoall" or "auto". */
 const char *tr_reduce_mode_name(tr_reduce_mode m);
 
@@ -167,13 +181,12 @@ int tr_sum_ranked(float *out, const float *const *in, int k, size_t len);
 void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *end);
 
 /* reducer_shm.c: the shared-memory way (reducer.c dispatches). */
-int tr_shm_init(tr_reducer *r, MPI_Comm node, int nshared);
+int tr_shm_init(tr_reducer *r, const tr_reducer_shm_mem *m);
 void tr_shm_free(tr_reducer *r);
 void tr_shm_head(tr_reducer *r);
 int tr_shm_head_in(tr_reducer *r, int wait);
 void tr_shm_post(tr_reducer *r, int bucket);
 void tr_shm_collect(tr_reducer *r, int wait);
-void tr_shm_shared_sync(tr_reducer *r);
 /* 1 when a slice of bucket i (whose sum is in) is not finite. */
 int tr_shm_bad(const tr_reducer *r, int i);
 

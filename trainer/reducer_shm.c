@@ -2,10 +2,10 @@
  * reducer_shm.c — the gradient sum of ranks that share one host's memory
  * (reducer.h, mode shm), without MPI in the step.
  *
- * One MPI-3 shared-memory window (MPI_Win_allocate_shared) holds, for
- * each rank, a control block and its gradient buffer (r->buf: backward
- * writes into it, so nothing is copied), and in rank 0's part the node's
- * sum buffer (r->sum). Bucket i is cut into one slice per rank
+ * The host's MPI-3 shared-memory window (shm_window.h, the parameter
+ * store's, lent) holds, for each rank, a control block and its gradient
+ * buffer (r->buf: backward writes into it, so nothing is copied), and in
+ * the host's part the sum buffer (r->sum). Bucket i is cut into one slice per rank
  * (tr_reducer_slice); a step, numbered seq (the same on every rank):
  *   - a rank whose bucket i is final publishes ready[i] = seq;
  *   - rank s, once every rank's ready[i] is seq, sums slice s of bucket i
@@ -13,8 +13,8 @@
  *     buffer, checking it for NaN and infinities as it goes, and publishes
  *     done[i] = seq << 1 | (1 if not finite);
  *   - sharded (--shard-optimizer: an optimizer that updates element by
- *     element, on the CPU): the parameters and the optimizer's state are one copy for the
- *     host, in rank 0's part of the window too; once every slice of
+ *     element, on the CPU): the parameters and the optimizer's state are
+ *     one copy for the host, in the host's part of the window too; once every slice of
  *     bucket i is summed and the head is in, rank s updates its own slice
  *     of them (r->update) and publishes upd[i] = seq: the optimizer's
  *     work is shared out like the sum's, and no rank copies parameters;
@@ -46,6 +46,7 @@
  */
 #include "config.h"
 #include "reducer.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -72,8 +73,7 @@ typedef struct shm_ctl {
 } shm_ctl;
 
 struct tr_reducer_shm {
-	MPI_Comm node;
-	MPI_Win win;
+	const tr_shm_window *win;   /* lent                                 */
 	int k, me;
 	shm_ctl **ctl;              /* each rank's control block            */
 	_Atomic uint64_t **ready, **done, **upd; /* each rank's counters    */
@@ -89,16 +89,25 @@ struct tr_reducer_shm {
 
 static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
-int tr_shm_init(tr_reducer *r, MPI_Comm node, int nshared)
+/* The counters' bytes of each kind: one per bucket, 64-aligned. */
+static size_t counter_bytes(int nbuckets) { return round_up((size_t)nbuckets * sizeof(uint64_t), 64); }
+
+size_t tr_reducer_shm_bytes(size_t n, size_t bucket_bytes)
+{
+	size_t bucket = bucket_bytes / sizeof(float) ? bucket_bytes / sizeof(float) : 1;
+	size_t nb = (n + bucket - 1) / bucket;
+	return round_up(sizeof(shm_ctl), 64) + 3 * counter_bytes((int)nb);
+}
+
+int tr_shm_init(tr_reducer *r, const tr_reducer_shm_mem *m)
 {
 	tr_reducer_shm *s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
 	r->shm = s;
-	s->win = MPI_WIN_NULL;
-	MPI_Comm_dup(node, &s->node);
-	MPI_Comm_size(s->node, &s->k);
-	MPI_Comm_rank(s->node, &s->me);
+	s->win = m->win;
+	s->k = m->win->k;
+	s->me = m->win->me;
 	/* a core per rank: a waiting rank keeps its core, spinning (a yield
 	 * under load loses it for a time slice, several steps); more ranks
 	 * than cores: it yields at once, to the rank it waits for */
@@ -117,69 +126,29 @@ int tr_shm_init(tr_reducer *r, MPI_Comm node, int nshared)
 	s->bad = calloc(nb ? nb : 1, sizeof *s->bad);
 	int bad = !s->ctl || !s->ready || !s->done || !s->upd || !s->grads || !s->in ||
 	          !s->summed || !s->updated || !s->collected || !s->bad;
-	/* every rank's part has the same layout; rank 0's also the sums and
-	 * the shared buffers of a sharded update */
-	const size_t page = 4096;
-	size_t counters = round_up(nb * sizeof(uint64_t), 64);
-	size_t ctl_bytes = round_up(sizeof(shm_ctl), 64) + 3 * counters;
-	size_t grads_at = round_up(ctl_bytes, page);
-	size_t grads_bytes = round_up((r->n + (size_t)r->nhead) * sizeof(float), page);
-	/* + a page: Open MPI's segments start after a header, not on a page
-	 * (at the same offset within a page in every process: one mapping) */
-	size_t vec = round_up(r->n * sizeof(float), page);
-	size_t bytes = page + grads_at + grads_bytes + (s->me == 0 ? vec * (1 + (size_t)nshared) : 0);
-	MPI_Info info;
-	MPI_Info_create(&info);
-	MPI_Info_set(info, "alloc_shared_noncontig", "true");
-	char *mine = NULL;
-	int rc = bad ? MPI_ERR_NO_MEM
-	             : MPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, s->node, &mine, &s->win);
-	MPI_Info_free(&info);
-	int ok = rc == MPI_SUCCESS, all;
-	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, s->node);
-	if (!all)
-		return -ENOMEM;
-	memset(mine, 0, bytes);
-	mine += (page - ((uintptr_t)mine & (page - 1))) & (page - 1);
-	for (int q = 0; q < s->k; q++) {
-		MPI_Aint size;
-		int unit;
-		char *base;
-		MPI_Win_shared_query(s->win, q, &size, &unit, &base);
-		base += (page - ((uintptr_t)base & (page - 1))) & (page - 1);
+	/* the window is the host's ranks' (the lender checked): no MPI here
+	 * but the agreement on memory */
+	size_t counters = counter_bytes(r->nbuckets);
+	for (int q = 0; q < s->k && !bad; q++) {
+		char *base = m->win->part[q] + m->ctl_at;
 		s->ctl[q] = (shm_ctl *)base;
 		s->ready[q] = (_Atomic uint64_t *)(base + round_up(sizeof(shm_ctl), 64));
 		s->done[q] = (_Atomic uint64_t *)((char *)s->ready[q] + counters);
 		s->upd[q] = (_Atomic uint64_t *)((char *)s->done[q] + counters);
-		s->grads[q] = (const float *)(base + grads_at);
-		if (q == 0) {
-			r->sum = (float *)(base + grads_at + grads_bytes);
-			for (int j = 0; j < nshared; j++)
-				r->shared[j] = (float *)((char *)r->sum + vec * (size_t)(j + 1));
-		}
+		s->grads[q] = (const float *)(m->win->part[q] + m->buf_at);
 	}
-	r->buf = (float *)(mine + grads_at);
-	r->head = r->buf + r->n;
+	r->sum = m->sum;
 	r->head_out = r->head_sum;
-	r->nshared = nshared;
-	r->sharded = nshared > 0;
-	MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
-	MPI_Win_sync(s->win);
-	MPI_Barrier(s->node); /* every part zeroed before any is read */
-	MPI_Win_sync(s->win);
-	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, s->node);
+	r->sharded = m->sharded;
+	if (r->buf != (float *)(m->win->part[s->me] + m->buf_at) || r->head != r->buf + r->n)
+		bad = 1; /* the gradients must be this rank's in the window */
+	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, m->win->node);
 	return bad ? -EINVAL : 0;
 }
 
 void tr_shm_free(tr_reducer *r)
 {
 	tr_reducer_shm *s = r->shm;
-	if (s->win != MPI_WIN_NULL) {
-		MPI_Win_unlock_all(s->win);
-		MPI_Win_free(&s->win);
-	}
-	if (s->node != MPI_COMM_NULL)
-		MPI_Comm_free(&s->node);
 	free(s->ctl);
 	free(s->ready);
 	free(s->done);
@@ -192,29 +161,24 @@ void tr_shm_free(tr_reducer *r)
 	free(s->bad);
 	free(s);
 	r->shm = NULL;
-	r->buf = r->sum = NULL;
-	r->head = NULL;
-	for (int j = 0; j < TR_REDUCER_MAX_SHARED; j++)
-		r->shared[j] = NULL;
-	r->nshared = r->sharded = 0;
+	r->sharded = 0;
 }
 
 /* Waiting: pauses for up to spin_ns, then yields the core, then (a rank
- * held up for long: its data, a checkpoint) sleeps in short naps. */
-static void backoff(const tr_reducer_shm *s, unsigned *spins, struct timespec *t0)
+ * held up for long: its data, a checkpoint) sleeps in short naps. *t0:
+ * when the wait began (its first call sets it). */
+static void backoff(const tr_reducer_shm *s, unsigned *spins, double *t0)
 {
 	unsigned n = ++*spins;
 	if (n == 1) {
-		clock_gettime(CLOCK_MONOTONIC, t0);
+		*t0 = rio__now();
 		return;
 	}
 	if ((n & 63) != 0) {
 		cpu_relax();
 		return;
 	}
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	double ns = (double)(t.tv_sec - t0->tv_sec) * 1e9 + (double)(t.tv_nsec - t0->tv_nsec);
+	double ns = (rio__now() - *t0) * 1e9;
 	if (ns < s->spin_ns) {
 		cpu_relax();
 	} else if (ns < 1e8) {
@@ -230,7 +194,7 @@ void tr_shm_head(tr_reducer *r)
 	tr_reducer_shm *s = r->shm;
 	shm_ctl *c = s->ctl[s->me];
 	memcpy(c->head[r->seq & 1], r->head, (size_t)r->nhead * sizeof(float));
-	MPI_Win_sync(s->win);
+	tr_shm_window_sync(s->win);
 	atomic_store_explicit(&c->head_seq, r->seq, memory_order_release);
 }
 
@@ -238,7 +202,7 @@ int tr_shm_head_in(tr_reducer *r, int wait)
 {
 	tr_reducer_shm *s = r->shm;
 	unsigned spins = 0;
-	struct timespec t0;
+	double t0 = 0;
 	for (;;) {
 		int q = 0;
 		while (q < s->k &&
@@ -250,7 +214,7 @@ int tr_shm_head_in(tr_reducer *r, int wait)
 			return 0;
 		backoff(s, &spins, &t0);
 	}
-	MPI_Win_sync(s->win);
+	tr_shm_window_sync(s->win);
 	for (int q = 0; q < s->k; q++)
 		s->in[q] = s->ctl[q]->head[r->seq & 1];
 	(void)tr_sum_ranked(r->head_sum, s->in, s->k, (size_t)r->nhead);
@@ -260,7 +224,7 @@ int tr_shm_head_in(tr_reducer *r, int wait)
 void tr_shm_post(tr_reducer *r, int bucket)
 {
 	tr_reducer_shm *s = r->shm;
-	MPI_Win_sync(s->win); /* the gradients written before the counter */
+	tr_shm_window_sync(s->win); /* the gradients written before the counter */
 	atomic_store_explicit(&s->ready[s->me][bucket], r->seq, memory_order_release);
 }
 
@@ -278,13 +242,13 @@ static void sum_slices(tr_reducer *r)
 			q++;
 		if (q < s->k)
 			continue;
-		MPI_Win_sync(s->win);
+		tr_shm_window_sync(s->win);
 		size_t lo, hi;
 		tr_reducer_slice(r, i, s->me, &lo, &hi);
 		for (q = 0; q < s->k; q++)
 			s->in[q] = s->grads[q] + lo;
 		int bad = tr_sum_ranked(r->sum + lo, s->in, s->k, hi - lo);
-		MPI_Win_sync(s->win);
+		tr_shm_window_sync(s->win);
 		atomic_store_explicit(&s->done[s->me][i], r->seq << 1 | (uint64_t)bad,
 		                      memory_order_release);
 		s->summed[i] = r->seq;
@@ -314,7 +278,7 @@ void tr_shm_collect(tr_reducer *r, int wait)
 	tr_reducer_shm *s = r->shm;
 	int posted = (int)((r->posted + r->bucket - 1) / r->bucket);
 	unsigned spins = 0;
-	struct timespec t0;
+	double t0 = 0;
 	for (;;) {
 		sum_slices(r);
 		int found = 0;
@@ -328,18 +292,15 @@ void tr_shm_collect(tr_reducer *r, int wait)
 				if (r->sharded) {
 					if (!r->head_in && !(r->head_in = tr_shm_head_in(r, 0)))
 						continue;
-					MPI_Win_sync(s->win); /* the others' sums */
+					tr_shm_window_sync(s->win); /* the others' sums */
 					size_t lo, hi;
 					tr_reducer_slice(r, i, s->me, &lo, &hi);
 					if (r->update) {
-						struct timespec a, b;
-						clock_gettime(CLOCK_MONOTONIC, &a);
+						double a = rio__now();
 						r->update(r->update_ctx, lo, hi, !bad);
-						clock_gettime(CLOCK_MONOTONIC, &b);
-						r->update_seconds += (double)(b.tv_sec - a.tv_sec) +
-						                     (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+						r->update_seconds += rio__now() - a;
 					}
-					MPI_Win_sync(s->win);
+					tr_shm_window_sync(s->win);
 					atomic_store_explicit(&s->upd[s->me][i], r->seq,
 					                      memory_order_release);
 				}
@@ -353,20 +314,13 @@ void tr_shm_collect(tr_reducer *r, int wait)
 			found = 1;
 		}
 		if (found) {
-			MPI_Win_sync(s->win); /* the sums and updates, after the counters */
+			tr_shm_window_sync(s->win); /* the sums and updates, after the counters */
 			return;
 		}
 		if (!wait)
 			return;
 		backoff(s, &spins, &t0);
 	}
-}
-
-void tr_shm_shared_sync(tr_reducer *r)
-{
-	MPI_Win_sync(r->shm->win);
-	MPI_Barrier(r->shm->node);
-	MPI_Win_sync(r->shm->win);
 }
 
 int tr_shm_bad(const tr_reducer *r, int i) { return r->shm->bad[i]; }

@@ -5,7 +5,7 @@
  */
 #include "config.h"
 #include "report.h"
-#include "common.h"
+#include "json.h"
 
 #include <math.h>
 
@@ -32,8 +32,8 @@ void tr_report_line(FILE *f, const tr_epoch_report *r)
 		fprintf(f, "test loss %s  test accuracy %s  ", readable(b1, sizeof b1, r->test_loss),
 		        readable(b2, sizeof b2, r->test_accuracy));
 	fprintf(f, "%.0f samples/s  data wait %.2f%%  %s %.3fs", r->samples_per_s, 100.0 * wait,
-	        r->strategy ? "exchange" : "allreduce", r->allreduce_seconds);
-	if (r->strategy)
+	        r->servers ? "exchange" : "allreduce", r->allreduce_seconds);
+	if (r->servers)
 		fprintf(f, "  updates %llu  staleness max %llu mean %.2f  dropped %llu",
 		        (unsigned long long)r->updates, (unsigned long long)r->staleness_max,
 		        r->staleness_mean, (unsigned long long)r->dropped_gradients);
@@ -52,30 +52,30 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 	        (unsigned long long)r->epoch, r->partial ? "\"partial\": true, " : "",
 	        (unsigned long long)r->steps, (unsigned long long)r->skipped_steps,
 	        (unsigned long long)r->samples);
-	tool_json_member(f, "train_loss", r->train_loss, 6);
-	tool_json_member(f, "train_accuracy", r->train_accuracy, 6);
-	tool_json_member(f, "test_loss", r->has_test ? r->test_loss : NAN, 6);
-	tool_json_member(f, "test_accuracy", r->has_test ? r->test_accuracy : NAN, 6);
+	rio__json_member(f, "train_loss", r->train_loss, 6);
+	rio__json_member(f, "train_accuracy", r->train_accuracy, 6);
+	rio__json_member(f, "test_loss", r->has_test ? r->test_loss : NAN, 6);
+	rio__json_member(f, "test_accuracy", r->has_test ? r->test_accuracy : NAN, 6);
 	fprintf(f, "\"test_records\": %llu, ",
 	        (unsigned long long)(r->has_test ? r->test_records : 0));
-	tool_json_member(f, "samples_per_s", r->samples_per_s, 6);
-	tool_json_member(f, "seconds", r->seconds, 6);
-	tool_json_member(f, "data_wait_seconds", r->data_wait_seconds, 6);
-	tool_json_member(f, "data_wait_fraction", wait, 6);
-	tool_json_member(f, "gemm_seconds", r->gemm_seconds, 6);
-	tool_json_member(f, "gemm_gflops", r->gemm_gflops, 6);
-	tool_json_member(f, "allreduce_seconds", r->allreduce_seconds, 6);
-	tool_json_member(f, "optimizer_seconds", r->optimizer_seconds, 6);
-	tool_json_member(f, "lr", r->lr, 6);
-	tool_json_member(f, "wall_seconds", r->wall_seconds, 6);
-	tool_json_member(f, "bytes_per_step", r->bytes_per_step, 6);
-	if (r->strategy) {
-		tool_json_member(f, "server_bytes_per_step", r->server_bytes_per_step, 6);
+	rio__json_member(f, "samples_per_s", r->samples_per_s, 6);
+	rio__json_member(f, "seconds", r->seconds, 6);
+	rio__json_member(f, "data_wait_seconds", r->data_wait_seconds, 6);
+	rio__json_member(f, "data_wait_fraction", wait, 6);
+	rio__json_member(f, "gemm_seconds", r->gemm_seconds, 6);
+	rio__json_member(f, "gemm_gflops", r->gemm_gflops, 6);
+	rio__json_member(f, "allreduce_seconds", r->allreduce_seconds, 6);
+	rio__json_member(f, "optimizer_seconds", r->optimizer_seconds, 6);
+	rio__json_member(f, "lr", r->lr, 6);
+	rio__json_member(f, "wall_seconds", r->wall_seconds, 6);
+	rio__json_member(f, "bytes_per_step", r->bytes_per_step, 6);
+	if (r->servers) {
+		rio__json_member(f, "server_bytes_per_step", r->server_bytes_per_step, 6);
 		fprintf(f, "\"strategy\": \"%s\", \"updates\": %llu, \"gradients\": %llu, "
 		        "\"dropped_gradients\": %llu, \"staleness_max\": %llu, ",
-		        r->strategy == 2 ? "hybrid" : "ps", (unsigned long long)r->updates, (unsigned long long)r->gradients,
+		        r->servers, (unsigned long long)r->updates, (unsigned long long)r->gradients,
 		        (unsigned long long)r->dropped_gradients, (unsigned long long)r->staleness_max);
-		tool_json_member(f, "staleness_mean", r->staleness_mean, 6);
+		rio__json_member(f, "staleness_mean", r->staleness_mean, 6);
 		fprintf(f, "\"worker_steps\": [");
 		for (int i = 0; i < r->workers; i++)
 			fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)r->worker_steps[i]);
@@ -90,12 +90,12 @@ int tr_report_snapshot_json(FILE *f, const tr_snapshot_report *s)
 	fprintf(f, "{\"snapshot\": true, \"epoch\": %llu, \"updates\": %llu, \"gradients\": %llu, ",
 	        (unsigned long long)s->epoch, (unsigned long long)s->updates,
 	        (unsigned long long)s->gradients);
-	tool_json_member(f, "samples", s->samples, 6);
-	tool_json_member(f, "wall_seconds", s->wall_seconds, 6);
-	tool_json_member(f, "test_loss", s->test_loss, 6);
+	rio__json_member(f, "samples", s->samples, 6);
+	rio__json_member(f, "wall_seconds", s->wall_seconds, 6);
+	rio__json_member(f, "test_loss", s->test_loss, 6);
 	/* the last member: no trailing comma */
 	fprintf(f, "\"test_accuracy\": ");
-	tool_json_number(f, s->test_accuracy, 6);
+	rio__json_number(f, s->test_accuracy, 6);
 	fputs("}\n", f);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

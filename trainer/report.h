@@ -41,8 +41,8 @@ typedef struct tr_epoch_report {
 	double server_bytes_per_step; /* ps, hybrid: the workers' messages a
 	                              * step, all of which cross the servers'
 	                              * links (W x a worker's)                */
-	/* --strategy ps (strategy 1): what the servers counted */
-	int strategy;
+	/* with parameter servers (--strategy ps, hybrid): what they counted */
+	const char *servers;         /* the strategy's name; NULL: no servers */
 	uint64_t updates, gradients, dropped_gradients;
 	uint64_t staleness_max;
 	double staleness_mean;

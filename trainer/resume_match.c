@@ -9,31 +9,15 @@
 #include <string.h>
 
 /* The checkpoint's --embed tables are this run's, shape for shape. */
-static int same_tables(const tr_run *r, const tr_ckpt *c)
+static int same_tables(const tr_options *o, const tr_ckpt *c)
 {
-	if (c->ntables != (uint32_t)r->o.nembed)
+	if (c->ntables != (uint32_t)o->nembed)
 		return 0;
-	for (int t = 0; t < r->o.nembed; t++)
-		if (c->table_vocab[t] != r->o.embed[t].vocab ||
-		    c->table_dim[t] != (uint32_t)r->o.embed[t].dim)
+	for (int t = 0; t < o->nembed; t++)
+		if (c->table_vocab[t] != o->embed[t].vocab ||
+		    c->table_dim[t] != (uint32_t)o->embed[t].dim)
 			return 0;
 	return 1;
-}
-
-uint32_t tr_run_columns(const tr_run *r, tr_ckpt_column *cols)
-{
-	const tr_options *o = &r->o;
-	if (!o->train && !o->test)
-		return 0;
-	uint32_t n = (uint32_t)(o->nx + o->nembed) + 1;
-	for (uint32_t i = 0; i < n; i++) {
-		int x = (int)i < o->nx, embed = !x && i + 1 < n;
-		cols[i].role = x ? TR_CKPT_X : embed ? TR_CKPT_EMBED : TR_CKPT_Y;
-		cols[i].length = r->specs[i].length;
-		snprintf(cols[i].name, sizeof cols[i].name, "%s",
-		         x ? o->x[i] : embed ? o->embed[i - (uint32_t)o->nx].feature : o->y);
-	}
-	return n;
 }
 
 /* "--embed cat0 (3 values), cat1 (1 value)", or "no --embed": the columns
@@ -57,11 +41,11 @@ static void describe_columns(char *buf, size_t size, const tr_ckpt_column *c, ui
 
 /* Rank 0: the checkpoint's columns are this run's, name for name and
  * length for length (a checkpoint before version 4 does not say). */
-static int same_columns(const tr_run *r, const tr_ckpt *c, const char *path, char *err,
-                        size_t errlen)
+static int same_columns(const tr_config *cfg, const tr_data *d, const tr_ckpt *c,
+                        const char *path, char *err, size_t errlen)
 {
 	tr_ckpt_column mine[TR_CKPT_MAX_COLUMNS];
-	uint32_t n = tr_run_columns(r, mine);
+	uint32_t n = tr_data_ckpt_columns(d, cfg, mine);
 	if (!c->ncolumns || !n)
 		return 0;
 	for (uint32_t role = TR_CKPT_X; role <= TR_CKPT_Y; role++) {
@@ -80,42 +64,42 @@ static int same_columns(const tr_run *r, const tr_ckpt *c, const char *path, cha
 /* Rank 0: --train names as many shards as the checkpoint's data had
  * (before the loaders open: their sharding is the checkpoint's); `n` of
  * them, or -1 to count them here. */
-static int same_shard_count(const tr_run *r, const tr_ckpt *c, const char *path, int64_t n,
+static int same_shard_count(const tr_options *o, const tr_ckpt *c, const char *path, int64_t n,
                             char *err, size_t errlen)
 {
-	if (!c->nshards || !r->o.train || r->o.synthetic)
+	if (!c->nshards || !o->train || o->synthetic)
 		return 0; /* not known: an older checkpoint, --synthetic */
 	rio_shardset set = {0};
 	rio_error e;
-	if (n < 0 && rio_shardset_expand(r->o.train, &set, &e) == 0)
+	if (n < 0 && rio_shardset_expand(o->train, &set, &e) == 0)
 		n = (int64_t)set.count;
 	rio_shardset_free(&set);
 	if (n < 0 || n == (int64_t)c->nshards)
 		return 0; /* (a --train that names nothing is the loader's to say) */
 	snprintf(err, errlen, "--train %s: %lld shard%s, %s was written on %u: resume on the "
-	         "same data", r->o.train, (long long)n, n == 1 ? "" : "s", path, c->nshards);
+	         "same data", o->train, (long long)n, n == 1 ? "" : "s", path, c->nshards);
 	return -1;
 }
 
 /* Rank 0: the checkpoint's data are this run's: as many shards, each of
  * as many records (where both were counted). */
-static int same_data(const tr_run *r, const tr_ckpt *c, const char *path, char *err,
-                     size_t errlen)
+static int same_data(const tr_options *o, const tr_data *d, const tr_ckpt *c, const char *path,
+                     char *err, size_t errlen)
 {
-	if (!c->nshards || !r->nshards)
+	if (!c->nshards || !d->nshards)
 		return 0; /* not known: an older checkpoint, --synthetic */
-	if (same_shard_count(r, c, path, (int64_t)r->nshards, err, errlen) < 0)
+	if (same_shard_count(o, c, path, (int64_t)d->nshards, err, errlen) < 0)
 		return -1;
 	for (uint32_t i = 0; i < c->nshards; i++) {
-		uint64_t was = c->shard_records[i], now = r->shard_records[i];
+		uint64_t was = c->shard_records[i], now = d->shard_records[i];
 		if (was == now || was == UINT64_MAX || now == UINT64_MAX)
 			continue;
 		rio_shardset set = {0};
 		rio_error e;
-		int named = rio_shardset_expand(r->o.train, &set, &e) == 0 && i < set.count;
+		int named = rio_shardset_expand(o->train, &set, &e) == 0 && i < set.count;
 		snprintf(err, errlen, "--train: %s (shard %u) has %llu records, %s was written "
 		         "when it had %llu: resume on the same data",
-		         named ? set.paths[i] : r->o.train, i, (unsigned long long)now, path,
+		         named ? set.paths[i] : o->train, i, (unsigned long long)now, path,
 		         (unsigned long long)was);
 		rio_shardset_free(&set);
 		return -1;
@@ -123,22 +107,30 @@ static int same_data(const tr_run *r, const tr_ckpt *c, const char *path, char *
 	return 0;
 }
 
-int tr_resume_match(const tr_run *r, const tr_ckpt *c, const char *path, int model, char *err,
-                    size_t errlen)
+int tr_resume_match_options(const tr_config *cfg, const tr_ckpt *c, const char *path, char *err,
+                            size_t errlen)
+{
+	const tr_options *o = &cfg->o;
+	const char *what = c->seed != o->seed                       ? "--seed"
+	                   : c->optimizer != (uint32_t)o->optim.kind ? "--optimizer"
+	                                                            : NULL;
+	if (!what)
+		return same_shard_count(o, c, path, -1, err, errlen);
+	snprintf(err, errlen, "%s was written with another %s; resume with the same", path, what);
+	return -1;
+}
+
+int tr_resume_match_model(const tr_config *cfg, const tr_data *d, const tr_model *m,
+                          const tr_ckpt *c, const char *path, char *err, size_t errlen)
 {
 	const char *what = NULL;
-	if (!model && c->seed != r->o.seed)
-		what = "--seed";
-	else if (!model && c->optimizer != (uint32_t)r->o.optim.kind)
-		what = "--optimizer";
-	else if (!model)
-		return same_shard_count(r, c, path, -1, err, errlen);
-	else if (same_columns(r, c, path, err, errlen) < 0 || same_data(r, c, path, err, errlen) < 0)
+	if (same_columns(cfg, d, c, path, err, errlen) < 0 ||
+	    same_data(&cfg->o, d, c, path, err, errlen) < 0)
 		return -1;
-	else if (!same_tables(r, c)) /* (their dims are in the model's inputs) */
+	if (!same_tables(&cfg->o, c)) /* (their dims are in the model's inputs) */
 		what = "--embed tables";
-	else if (c->nlayers != (uint32_t)r->net.nlayers ||
-	         memcmp(c->sizes, r->net.sizes, sizeof(int) * (c->nlayers + 1)) != 0)
+	else if (c->nlayers != (uint32_t)m->nlayers ||
+	         memcmp(c->sizes, m->sizes, sizeof(int) * (c->nlayers + 1)) != 0)
 		what = "model (--x, --hidden, --classes)";
 	else
 		return 0;

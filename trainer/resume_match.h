@@ -10,21 +10,23 @@
 #define RIO_TRAINER_RESUME_MATCH_H
 
 #include "checkpoint.h"
-#include "run.h"
+#include "data.h"
+#include "model.h"
+#include "run_config.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* The run's columns as a checkpoint keeps them: the --x inputs, the
- * --embed ids and the --y label, each with its values per record, into
- * cols (TR_CKPT_MAX_COLUMNS); their number (0 under --synthetic without
- * data). */
-uint32_t tr_run_columns(const tr_run *r, tr_ckpt_column *cols);
+/* Rank 0, before the loaders open: checkpoint c (read from `path`)
+ * against the run's options: the seed, the optimizer, the number of
+ * shards. 0, or -1 with a one-line message in err naming what differs and
+ * how. */
+int tr_resume_match_options(const tr_config *cfg, const tr_ckpt *c, const char *path, char *err,
+                            size_t errlen);
 
-/* Rank 0: checkpoint c (read from `path`) against the run: `model` 0
- * before the loaders open, 1 once the model is built and the data counted.
- * 0, or -1 with a one-line message in err naming what differs and how. */
-int tr_resume_match(const tr_run *r, const tr_ckpt *c, const char *path, int model, char *err,
-                    size_t errlen);
+/* Rank 0, once the model is built and the data counted: the columns, each
+ * shard's records, the --embed tables' shapes, the model's sizes. */
+int tr_resume_match_model(const tr_config *cfg, const tr_data *d, const tr_model *m,
+                          const tr_ckpt *c, const char *path, char *err, size_t errlen);
 
 #endif /* RIO_TRAINER_RESUME_MATCH_H */

@@ -30,9 +30,9 @@ int tr_world_init(tr_world *w, int *argc, char ***argv)
 	return 0;
 }
 
-void tr_world_finish(tr_world *w) { MPI_Finalize(); }
+void tr_world_finish(const tr_world *w) { MPI_Finalize(); }
 
-int tr_world_first_failure(tr_world *w, int failed)
+int tr_world_first_failure(const tr_world *w, int failed)
 {
 	int mine = failed ? w->rank : w->size, first = w->size;
 	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, w->comm);
@@ -49,7 +49,7 @@ static void __attribute__((noreturn)) leave(int code)
 	exit(code);
 }
 
-void tr_world_agree(tr_world *w, int failed, const char *message, int code)
+void tr_world_agree(const tr_world *w, int failed, const char *message, int code)
 {
 	int first = tr_world_first_failure(w, failed);
 	if (first < 0)
@@ -59,7 +59,7 @@ void tr_world_agree(tr_world *w, int failed, const char *message, int code)
 	leave(code);
 }
 
-void tr_world_abort(tr_world *w, const char *message, int code)
+void tr_world_abort(const tr_world *w, const char *message, int code)
 {
 	if (w->size > 1)
 		fprintf(stderr, "recordio-train: rank %d: %s\n", w->rank, message);
@@ -72,7 +72,7 @@ void tr_world_abort(tr_world *w, const char *message, int code)
 	leave(code);
 }
 
-uint64_t tr_world_node_sum_u64(tr_world *w, uint64_t v)
+uint64_t tr_world_node_sum_u64(const tr_world *w, uint64_t v)
 {
 	uint64_t out = v;
 	MPI_Comm node;
@@ -82,21 +82,21 @@ uint64_t tr_world_node_sum_u64(tr_world *w, uint64_t v)
 	return out;
 }
 
-uint64_t tr_world_min_u64(tr_world *w, uint64_t v)
+uint64_t tr_world_min_u64(const tr_world *w, uint64_t v)
 {
 	uint64_t out = v;
 	MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MIN, w->comm);
 	return out;
 }
 
-uint64_t tr_world_max_u64(tr_world *w, uint64_t v)
+uint64_t tr_world_max_u64(const tr_world *w, uint64_t v)
 {
 	uint64_t out = v;
 	MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MAX, w->comm);
 	return out;
 }
 
-void tr_world_bcast(tr_world *w, void *buf, size_t bytes)
+void tr_world_bcast(const tr_world *w, void *buf, size_t bytes)
 {
 	/* in pieces: MPI counts are int */
 	uint8_t *p = buf;
@@ -108,7 +108,7 @@ void tr_world_bcast(tr_world *w, void *buf, size_t bytes)
 	}
 }
 
-int tr_world_bcast_checked(tr_world *w, float *host, size_t n)
+int tr_world_bcast_checked(const tr_world *w, float *host, size_t n)
 {
 	tr_world_bcast(w, host, n * sizeof *host);
 	uint32_t crc = rio_crc32c(0, host, n * sizeof *host);
@@ -118,7 +118,7 @@ int tr_world_bcast_checked(tr_world *w, float *host, size_t n)
 	return lo == hi ? 0 : -1;
 }
 
-void tr_world_sum_to_root(tr_world *w, double *v, int n)
+void tr_world_sum_to_root(const tr_world *w, double *v, int n)
 {
 	if (w->size == 1)
 		return;
@@ -128,7 +128,7 @@ void tr_world_sum_to_root(tr_world *w, double *v, int n)
 		MPI_Reduce(v, NULL, n, MPI_DOUBLE, MPI_SUM, 0, w->comm);
 }
 
-int tr_world_gather_blobs(tr_world *w, const void *blob, uint32_t size, uint32_t **sizes,
+int tr_world_gather_blobs(const tr_world *w, const void *blob, uint32_t size, uint32_t **sizes,
                           uint8_t ***blobs)
 {
 	*sizes = NULL;
@@ -180,7 +180,7 @@ int tr_world_gather_blobs(tr_world *w, const void *blob, uint32_t size, uint32_t
 	return ok ? 0 : -1;
 }
 
-uint8_t *tr_world_scatter_blobs(tr_world *w, uint32_t *const sizes, uint8_t *const *blobs,
+uint8_t *tr_world_scatter_blobs(const tr_world *w, uint32_t *const sizes, uint8_t *const *blobs,
                                 uint32_t *size)
 {
 	uint32_t mine = 0;

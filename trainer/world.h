@@ -20,48 +20,48 @@ typedef struct tr_world {
 } tr_world;
 
 int tr_world_init(tr_world *w, int *argc, char ***argv);
-void tr_world_finish(tr_world *w);
+void tr_world_finish(const tr_world *w);
 
 /* Collective: the lowest rank that passes failed != 0, or -1 when none
  * does. */
-int tr_world_first_failure(tr_world *w, int failed);
+int tr_world_first_failure(const tr_world *w, int failed);
 
 /* Collective: when any rank passes failed != 0, the lowest such rank prints
  * "recordio-train: MESSAGE" (one line) and every rank calls MPI_Finalize
  * and exits with `code` (the same on every rank): no MPI_Abort, so no
  * Open MPI abort banner; else returns. */
-void tr_world_agree(tr_world *w, int failed, const char *message, int code);
+void tr_world_agree(const tr_world *w, int failed, const char *message, int code);
 
 /* Not collective: this rank hit an error the others cannot know of, in
  * the middle of a collective (out of memory while gathering, a failed
  * write of the metrics); prints it and takes the whole job down with
  * MPI_Abort. */
-void tr_world_abort(tr_world *w, const char *message, int code)
+void tr_world_abort(const tr_world *w, const char *message, int code)
 	__attribute__((noreturn));
 
 /* The minimum, and the maximum, over the ranks. */
-uint64_t tr_world_min_u64(tr_world *w, uint64_t v);
-uint64_t tr_world_max_u64(tr_world *w, uint64_t v);
+uint64_t tr_world_min_u64(const tr_world *w, uint64_t v);
+uint64_t tr_world_max_u64(const tr_world *w, uint64_t v);
 /* The sum over the ranks of this rank's node (collective over all). */
-uint64_t tr_world_node_sum_u64(tr_world *w, uint64_t v);
+uint64_t tr_world_node_sum_u64(const tr_world *w, uint64_t v);
 
 /* Rank 0's n floats to every rank, then a CRC-32C of each rank's copy
  * compared across the ranks: 0 when all agree, -1 when not. */
-int tr_world_bcast_checked(tr_world *w, float *host, size_t n);
+int tr_world_bcast_checked(const tr_world *w, float *host, size_t n);
 
-void tr_world_bcast(tr_world *w, void *buf, size_t bytes);
+void tr_world_bcast(const tr_world *w, void *buf, size_t bytes);
 
 /* Sums n doubles onto rank 0. */
-void tr_world_sum_to_root(tr_world *w, double *v, int n);
+void tr_world_sum_to_root(const tr_world *w, double *v, int n);
 
 /* Gathers each rank's blob (size bytes) on rank 0: sizes[] and blobs[]
  * (malloc'd there; NULL elsewhere). 0 or -ENOMEM (on rank 0). */
-int tr_world_gather_blobs(tr_world *w, const void *blob, uint32_t size, uint32_t **sizes,
+int tr_world_gather_blobs(const tr_world *w, const void *blob, uint32_t size, uint32_t **sizes,
                           uint8_t ***blobs);
 
 /* Rank 0's blobs[r] (sizes[r] bytes) to rank r: returns a malloc'd copy and
  * its size. */
-uint8_t *tr_world_scatter_blobs(tr_world *w, uint32_t *const sizes, uint8_t *const *blobs,
+uint8_t *tr_world_scatter_blobs(const tr_world *w, uint32_t *const sizes, uint8_t *const *blobs,
                                 uint32_t *size);
 
 #endif /* RIO_TRAINER_WORLD_H */

@@ -62,7 +62,8 @@ class SystemCallError(Error, OSError):
         # str() is OSError's "[Errno N] TEXT: 'FILE'": TEXT without the file
         prefix = "%s: " % file if file else None
         self.strerror = message[len(prefix):] if prefix and message.startswith(prefix) else message
-        self.filename = file
+        if file is not None:  # None would be shown: "[Errno 19] TEXT: None"
+            self.filename = file
         self.args = (message,)
 
 

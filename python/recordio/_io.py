@@ -4,7 +4,10 @@ import bisect
 import operator
 import os
 
+import numpy as np
+
 from . import _core
+from ._errors import make_error
 from ._size import size_arg
 
 __all__ = ["Reader", "Writer", "expand"]
@@ -33,7 +36,30 @@ def _paths(path_or_shards):
 
 
 def _uint64s(buf):
-    return memoryview(buf).cast("Q")
+    """A bytearray of native uint64s, or an array("Q"), as a uint64 view."""
+    return memoryview(buf).cast("B").cast("Q")
+
+
+def _is_int(x):
+    """An int or a NumPy integer; never a bool (True is not a size)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+# the names the C library takes for each codec (any case), and their own
+_CODECS = {"none": "none", "": "none", "gzip": "gzip", "gz": "gzip", "zlib": "zlib",
+           "zz": "zlib", "lz4": "lz4"}
+
+
+def _codec(who, compression, auto):
+    """The codec's name ("none", "gzip", "zlib", "lz4", or "auto" where
+    `auto`), else ValueError naming the argument."""
+    name = _CODECS.get(compression.lower()) if isinstance(compression, str) else None
+    if name is None and auto and isinstance(compression, str) and compression.lower() == "auto":
+        name = "auto"
+    if name is None:
+        raise ValueError("%s: compression=%r: want %s'none', 'gzip', 'zlib' or 'lz4'"
+                         % (who, compression, "'auto', " if auto else ""))
+    return name
 
 
 class Reader:
@@ -60,21 +86,26 @@ class Reader:
     to record i (slow: keep .idx-backed random access to uncompressed
     shards). A damaged record raises CorruptRecordError naming the file,
     offset and record; with skip_damaged=True damaged records are skipped
-    while iterating (and counted in `skipped`). max_record_size: the longest
-    record accepted, an int of bytes or a size such as "64M" (K, M, G, T
-    powers of 1024, KB, MB, GB, TB of 1000); 0, the default, is the
-    library's limit (256 MiB).
+    while iterating (and counted in `skipped`). An uncompressed shard's
+    .idx whose records do not end where the shard does (the shard was
+    replaced, cut or grown since it was indexed) raises
+    IndexFileError naming it, or with skip_damaged=True is replaced by a
+    scan; a compressed shard's .idx is trusted for len(). max_record_size:
+    the longest record accepted, an int of bytes or a size such as "64M"
+    (K, M, G, T powers of 1024, KB, MB, GB, TB of 1000); 0, the default, is
+    the library's limit (256 MiB).
     """
 
     def __init__(self, path_or_shards, compression="auto", verify_crc=True,
                  skip_damaged=False, max_record_size=0):
         max_record_size = size_arg("Reader", "max_record_size", max_record_size, (1 << 64) - 1)
-        if not isinstance(max_record_size, int) or not 0 <= max_record_size < 1 << 64:
+        if not _is_int(max_record_size) or not 0 <= max_record_size < 1 << 64:
             raise ValueError("Reader: max_record_size=%r: want an integer or a size such as "
                              "'64M', from 0 (the default limit) to 2**64-1" % (max_record_size,))
+        compression = _codec("Reader", compression, auto=True)
         self.paths = _paths(path_or_shards)
         self._opts = dict(compression=compression, verify_crc=verify_crc,
-                          skip_damaged=skip_damaged, max_record_size=max_record_size)
+                          skip_damaged=skip_damaged, max_record_size=int(max_record_size))
         self._indexes = [None] * len(self.paths)
         self._ends = None
         self._random = {}
@@ -98,12 +129,40 @@ class Reader:
             finally:
                 r.close()
 
+    def _sidecar(self, path):
+        """The shard's .idx as (offsets, sizes), or None where it has none.
+        An uncompressed shard's .idx whose records end elsewhere than the
+        shard does lists another file's records: IndexFileError, or with
+        skip_damaged None (the shard is scanned instead)."""
+        idx = path + ".idx"
+        if not os.path.exists(idx):
+            return None
+        off, size = _core.index_read(idx)
+        n = len(off) // 8
+        end = _uint64s(off)[n - 1] + _uint64s(size)[n - 1] if n else 0
+        have = os.path.getsize(path)
+        if end == have:
+            return off, size
+        r = self._open(path)
+        try:
+            compressed = r.compression != "none"  # its offsets are in the stream
+        finally:
+            r.close()
+        if compressed:
+            return off, size
+        if self._opts["skip_damaged"]:
+            return None
+        raise make_error(_core.RIO_EBADINDEX, "%s: malformed or mismatched index: its %d "
+                         "records end at byte %d, the shard is %d bytes (replaced, cut or "
+                         "grown since it was indexed): rebuild it with recordio-index"
+                         % (idx, n, end, have), idx, None, None)
+
     def _index(self, i):
         if self._indexes[i] is None:
             path = self.paths[i]
-            idx = path + ".idx"
-            if os.path.exists(idx):
-                off, size = _core.index_read(idx)
+            got = self._sidecar(path)
+            if got is not None:
+                off, size = got
             elif not self._opts["skip_damaged"]:
                 off, size = _core.index_build(path)
             else:  # the places of the records that are whole
@@ -209,6 +268,9 @@ class Writer:
     index=True: also writes the .idx sidecar on close (for random access
     and the loader's record sharding). write() returns the record's offset.
 
+    The .idx of the file replaced (and one that close() could not write)
+    is removed: an index never outlives its file.
+
     Only a regular file is ever replaced. A `path` (or, with index=True,
     its .idx) that exists and is anything else is refused here, at open,
     with a recordio.Error naming it: a directory (IsADirectoryError), a
@@ -223,11 +285,12 @@ class Writer:
         self.path = os.fsdecode(path)
         if compression is None:
             compression = next((c for s, c in _SUFFIXES if self.path.endswith(s)), "none")
-        self.compression = compression
+        self.compression = compression = _codec("Writer", compression, auto=False)
         top = _LEVELS.get(compression, 0)
-        if not isinstance(level, int) or not 0 <= level <= top:
+        if not _is_int(level) or not 0 <= level <= top:
             raise ValueError("Writer: level=%r: want 0 to %d for compression %r" %
                              (level, top, compression))
+        level = int(level)
         self._w = _core.Writer(self.path, compression=compression, level=level, fsync=fsync,
                                overwrite=overwrite, index=index)
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _core
 from ._errors import HoldError
+from ._io import _is_int
 from ._size import size_arg
 
 __all__ = ["Loader"]
@@ -22,7 +23,7 @@ def _columns(decode):
     read otherwise (a name that is not a str, holds a NUL or is too long),
     a shape that is not positive integers, a record of more values than
     the loader takes (batch_size * its bytes wrapped around: SIGBUS), and
-    a scale that is not a finite non-zero float32."""
+    a scale that is not a finite non-zero float32 number."""
     cols, shapes = [], []
     for name, spec in decode.items():
         if not isinstance(name, str) or "\0" in name or not 0 < _utf8_len(name) < 128:
@@ -56,10 +57,6 @@ def _utf8_len(name):
         return -1
 
 
-def _is_int(x):
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
 def _shape(name, spec):
     """A record's shape: an int n is (n,), () a scalar; dimensions >= 1."""
     shape = (spec,) if _is_int(spec) else spec
@@ -74,7 +71,9 @@ def _shape(name, spec):
 def _scale(name, dtype, scale):
     if dtype != "f32":
         raise ValueError("decode[%r]: a scale applies to f32 only" % name)
-    try:
+    try:  # a number: not a bool, nor a str that NumPy would read as one
+        if isinstance(scale, (bool, np.bool_, str, bytes)):
+            raise TypeError
         with np.errstate(over="ignore"):
             f = float(np.float32(scale))
     except (TypeError, ValueError, OverflowError):
@@ -252,8 +251,14 @@ class Loader:
                  max_record_size=0, device=0, cache=0):
         if isinstance(shards, (str, bytes, os.PathLike)):
             spec = os.fsdecode(shards)
-        else:
-            spec = ",".join(os.fsdecode(p) for p in shards)
+        else:  # the C loader takes one comma-separated specification
+            paths = [os.fsdecode(p) for p in shards]
+            for p in paths:
+                if "," in p:
+                    raise ValueError("Loader: shards: %r: a path with a comma cannot be one "
+                                     "of a list (it would be split there); give it alone"
+                                     % (p,))
+            spec = ",".join(paths)
         if rank is None or world is None:
             r, w = _dist_rank_world()
             rank = r if rank is None else rank
@@ -307,7 +312,10 @@ class Loader:
     def set_epoch(self, epoch):
         """Ends the current epoch where it is and makes the next batch the
         first of `epoch` (its reading starts at once)."""
-        self._c.set_epoch(epoch)
+        if not _is_int(epoch) or not 0 <= epoch < 1 << 64:
+            raise ValueError("Loader: set_epoch(%r): want an integer from 0 to 2**64-1"
+                             % (epoch,))
+        self._c.set_epoch(int(epoch))
 
     def state_dict(self):
         """The position as a small picklable dict: the next batch after a

@@ -20,6 +20,8 @@ state_dict()/load_state_dict() follow torchdata's StatefulDataLoader
 protocol: StatefulDataLoader(ds, batch_size=None) saves and restores the
 exact mid-epoch position, shuffle state included.
 """
+import os
+
 import torch
 import torch.utils.data
 
@@ -34,7 +36,11 @@ class IterableDataset(torch.utils.data.IterableDataset):
     (lists of bytes in undecoded mode). The loader opens at the first
     iteration, in the process that iterates. equal_steps (default: on under
     torch.distributed) makes every rank take the same number of steps per
-    epoch, the smallest rank's full batches (see _agree_on_steps)."""
+    epoch, the smallest rank's full batches (see _agree_on_steps). A
+    process forked from one whose dataset had opened its loader (len(dl)
+    before DataLoader(num_workers=N) forked its workers) opens a loader of
+    its own; pickled (the spawn start method), the dataset leaves its
+    loader behind."""
 
     def __init__(self, shards, batch_size=32, as_tensors=True, equal_steps=None, **options):
         super().__init__()
@@ -47,10 +53,17 @@ class IterableDataset(torch.utils.data.IterableDataset):
         self._steps = None
         self._pending_state = None
         self._pending_epoch = None
+        self._pid = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(_loader=None, _steps=None, _pid=None)
+        return state
 
     def _open(self):
-        if self._loader is not None:
+        if self._loader is not None and self._pid == os.getpid():
             return self._loader
+        self._loader = None  # none yet, or the parent's: its threads are not here
         opts = dict(self.options)
         rank, world = opts.pop("rank", None), opts.pop("world", None)
         if rank is None or world is None:
@@ -65,6 +78,7 @@ class IterableDataset(torch.utils.data.IterableDataset):
                 probe.close()
             rank, world = rank * info.num_workers + info.id, world * info.num_workers
         self._loader = Loader(self.shards, self.batch_size, rank=rank, world=world, **opts)
+        self._pid = os.getpid()
         self._steps = self._agree_on_steps(self._loader)
         if self._pending_state is not None:
             self._loader.load_state_dict(self._pending_state)

@@ -14,12 +14,18 @@
  *
  * Waiting: next() releases the GIL and waits in slices of WAIT_SLICE_MS,
  * checking for signals between them, so Ctrl-C stops it promptly.
+ *
+ * fork(): a child has a copy of the loader's memory but none of its
+ * threads. There every call is a RuntimeError, and freeing the loader or a
+ * batch touches nothing (closing would wait for threads that are not
+ * there, or crash on their state): the child opens a loader of its own.
  */
 #include "core.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { WAIT_SLICE_MS = 100 };
 
@@ -33,6 +39,7 @@ typedef struct {
 	int closed;
 	size_t hold;
 	rio_column_spec *specs; /* opts.columns: kept while the loader lives */
+	pid_t pid;              /* the process that opened it (see fork() above) */
 } LoaderObject;
 
 typedef struct {
@@ -50,9 +57,17 @@ typedef struct {
 
 /* ---- Loader ----------------------------------------------------------- */
 
+/* Whether this is the process that opened the loader (its threads run). */
+static int loader_ours(const LoaderObject *self)
+{
+	return self->pid == getpid();
+}
+
 static void loader_free_now(LoaderObject *self)
 {
-	if (self->l) {
+	if (self->l && !loader_ours(self)) {
+		self->l = NULL; /* a forked child's copy: the parent's to free */
+	} else if (self->l) {
 		rio_loader *l = self->l;
 		self->l = NULL;
 		Py_BEGIN_ALLOW_THREADS
@@ -217,6 +232,7 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	if (max_record)
 		o.max_record_size = max_record;
 	self->hold = o.hold;
+	self->pid = getpid();
 	int rc;
 	rio_loader *l = NULL;
 	Py_BEGIN_ALLOW_THREADS
@@ -249,6 +265,13 @@ static void loader_dealloc(LoaderObject *self)
 
 static int loader_check(LoaderObject *self)
 {
+	if (self->l && !loader_ours(self)) {
+		PyErr_Format(PyExc_RuntimeError,
+		             "the loader was opened in process %ld, and this process (%ld) is a "
+		             "fork() of it, without its threads: open a new Loader here",
+		             (long)self->pid, (long)getpid());
+		return -1;
+	}
 	if (!self->l || self->closed) {
 		PyErr_SetString(PyExc_ValueError, "the loader is closed");
 		return -1;
@@ -490,7 +513,7 @@ static void batch_dealloc(BatchObject *self)
 {
 	LoaderObject *lo = self->loader;
 	if (lo) {
-		if (lo->l)
+		if (lo->l && loader_ours(lo))
 			rio_loader_release(lo->l, self->b);
 		lo->live--;
 		loader_maybe_free(lo);

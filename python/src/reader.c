@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Replaces *dst with a PyMem copy of the bytes path `pathobj` (from
  * PyUnicode_FSConverter), whose reference it consumes; -1 with
@@ -323,8 +325,20 @@ static PyObject *writer_write(WriterObject *self, PyObject *args)
 	return PyLong_FromUnsignedLongLong(off);
 }
 
-/* close(): finishes the file and renames it into place (then writes the
- * .idx when asked). */
+/* Removes the .idx at `ip` when it is a regular file: it lists the records
+ * of the file that was just replaced, so a reader would count and seek by
+ * it. 0, or a negative errno. */
+static int remove_stale_index(const char *ip)
+{
+	struct stat st;
+	if (lstat(ip, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return unlink(ip) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* close(): finishes the file and renames it into place, then writes its
+ * .idx when asked; otherwise removes the .idx of the file it replaced
+ * (and one that could not be written): an index never outlives its file. */
 static PyObject *writer_close(WriterObject *self, PyObject *unused)
 {
 	(void)unused;
@@ -342,19 +356,21 @@ static PyObject *writer_close(WriterObject *self, PyObject *unused)
 			return rio_py_raise_msg(rc, self->path, "%s", rio_strerror(rc));
 		return rio_py_raise(rc, &e, self->path, NULL, 0);
 	}
-	if (self->want_index) {
-		char *ip = rio_index_path(self->path);
-		if (!ip)
-			return PyErr_NoMemory();
-		rio_error ie = {0};
-		rc = rio_index_write(ip, &self->idx, &ie);
-		if (rc < 0) {
-			PyObject *r = rio_py_raise(rc, &ie, ip, NULL, 0);
-			free(ip);
-			return r;
-		}
-		free(ip);
+	char *ip = rio_index_path(self->path);
+	if (!ip)
+		return PyErr_NoMemory();
+	rio_error ie = {0};
+	rc = self->want_index ? rio_index_write(ip, &self->idx, &ie) : 0;
+	if (rc < 0) {
+		remove_stale_index(ip);
+		rio_py_raise(rc, &ie, ip, NULL, 0);
+	} else if (!self->want_index && (rc = remove_stale_index(ip)) < 0) {
+		rio_py_raise_msg(rc, ip, "%s: the index of the file %s replaced, which could not "
+		                 "be removed", strerror(-rc), self->path);
 	}
+	free(ip);
+	if (rc < 0)
+		return NULL;
 	Py_RETURN_NONE;
 }
 

@@ -401,22 +401,28 @@ def test_index_file_error(tmp_path):
     with pytest.raises(recordio.IndexFileError) as e:
         recordio.Reader(path)[3]
     assert e.value.file == path + ".idx" and path + ".idx" in str(e.value)
-    other = str(tmp_path / "other.tfrecord")  # its last record is longer
+    other = str(tmp_path / "other.tfrecord")  # as long, its last two records split unlike
     with recordio.Writer(other, index=True) as w:
         for i in range(10):
-            w.write(b"r%d" % i if i < 9 else b"longer")
+            w.write(b"r%d" % i if i < 8 else b"x" if i == 8 else b"r9x")
     os.replace(other + ".idx", path + ".idx")  # well formed, but not this shard's
     r = recordio.Reader(path)
-    assert r[8] == b"r8"
+    assert r[7] == b"r7"
     with pytest.raises(recordio.IndexFileError) as e:
-        r[9]
-    assert e.value.file == path and e.value.record == 9 and "index says" in str(e.value)
+        r[8]
+    assert e.value.file == path and e.value.record == 8 and "index says" in str(e.value)
 
 
 def test_unsupported_error(gz_shards):
     with pytest.raises(recordio.UnsupportedError) as e:
         recordio.Loader(gz_shards, batch_size=8, shuffle="global")
     assert e.value.file is not None and e.value.file in str(e.value)
+
+
+def test_system_call_error_without_a_file():
+    with pytest.raises(recordio.SystemCallError) as e:  # the C loader names no file here
+        recordio.Loader("/nonexistent-dir/x.tfrecord,/nonexistent-dir/y.tfrecord")
+    assert e.value.filename is None and not str(e.value).endswith("None"), str(e.value)
 
 
 def test_system_call_error(tmp_path):
@@ -434,3 +440,79 @@ def test_system_call_error(tmp_path):
     with pytest.raises(IsADirectoryError) as e:
         list(recordio.Reader([str(tmp_path)]))
     assert isinstance(e.value, recordio.SystemCallError)
+
+
+# ---- an index never counts another file's records ------------------------
+
+def test_writer_removes_the_index_of_the_file_it_replaces(tmp_path):
+    path = str(tmp_path / "s.tfrecord")
+    with recordio.Writer(path, index=True) as w:
+        for i in range(10):
+            w.write(b"old%d" % i)
+    with recordio.Writer(path) as w:  # index=False: the old .idx listed 10 records
+        for i in range(20):
+            w.write(b"new%02d" % i)
+    assert os.listdir(str(tmp_path)) == ["s.tfrecord"]
+    r = recordio.Reader(path)
+    assert len(r) == 20 and r[15] == b"new15"  # len() was 10, from the old .idx
+    os.mkfifo(path + ".idx")  # what is not a regular file is never removed
+    with recordio.Writer(path) as w:
+        w.write(b"x")
+    assert stat.S_ISFIFO(os.lstat(path + ".idx").st_mode)
+
+
+def test_reader_refuses_an_index_of_another_file(tmp_path):
+    path, other = str(tmp_path / "s.tfrecord"), str(tmp_path / "o.tfrecord")
+    with recordio.Writer(path, index=True) as w:
+        for i in range(10):
+            w.write(b"A%03d" % i)
+    with recordio.Writer(other) as w:
+        for i in range(20):
+            w.write(b"B%03d" % i)
+    os.replace(other, path)  # the shard replaced by another program: its .idx stays
+    with pytest.raises(recordio.IndexFileError) as e:
+        len(recordio.Reader(path))  # it said 10 records
+    assert e.value.file == path + ".idx"
+    assert "10 records end at byte 200, the shard is 400 bytes" in str(e.value)
+    skip = recordio.Reader(path, skip_damaged=True)  # the shard scanned instead
+    assert len(skip) == 20 and skip[19] == b"B019"
+
+
+def test_reader_skip_damaged_random_access_without_idx(tmp_path):
+    """The scan of a shard without .idx under skip_damaged lists its whole
+    records (it raised TypeError: its array could not be viewed)."""
+    path = str(tmp_path / "d.tfrecord")
+    with recordio.Writer(path) as w:
+        for i in range(10):
+            w.write(b"%04d" % i)
+    data = bytearray(open(path, "rb").read())
+    data[3 * 20 + 12] ^= 0xFF  # record 3's data (20-byte frames)
+    open(path, "wb").write(bytes(data))
+    r = recordio.Reader(path, skip_damaged=True)
+    assert len(r) == 9 and r[3] == b"0004" and r[-1] == b"0009"
+
+
+def test_integer_options_take_numpy_integers_not_bools(tmp_path):
+    path = str(tmp_path / "a.tfrecord.gz")
+    with recordio.Writer(path, level=np.int64(5)) as w:  # was "level=5: want 0 to 9"
+        w.write(b"x")
+    assert list(recordio.Reader(path, max_record_size=np.uint32(100))) == [b"x"]
+    for bad in (True, 1.0):
+        with pytest.raises(ValueError, match="level=%r" % (bad,)):
+            recordio.Writer(path, level=bad)
+        with pytest.raises(ValueError, match="max_record_size=%r" % (bad,)):
+            recordio.Reader(path, max_record_size=bad)
+
+
+def test_compression_names_checked_at_construction(tmp_path):
+    path = str(tmp_path / "a.tfrecord")
+    w = recordio.Writer(path, compression="GZ", level=5)  # the C library's alias, any case
+    assert w.compression == "gzip"
+    w.abort()
+    for bad in ("bogus", 5, b"gzip", "auto"):  # None: from the name
+        with pytest.raises(ValueError, match="Writer: compression="):
+            recordio.Writer(path, compression=bad)
+    for bad in ("bogus", None, b"none"):
+        with pytest.raises(ValueError, match="Reader: compression="):
+            recordio.Reader(path, compression=bad)  # it was said only when reading
+    assert os.listdir(str(tmp_path)) == []

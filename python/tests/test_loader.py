@@ -409,3 +409,60 @@ def test_ctrl_c_stops_an_iteration(shards):
     p = subprocess.run([sys.executable, "-c", code, shards], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ))
     assert p.returncode == 3 and "interrupted" in p.stdout, p.stderr
+
+
+def test_set_epoch_takes_numpy_integers_not_bools(shards):
+    loader = recordio.Loader(shards, batch_size=50)
+    loader.set_epoch(np.int64(3))  # TypeError "an integer is required" before
+    assert loader.epoch == 3
+    for bad in (True, -1, 1.0, 2 ** 64):
+        with pytest.raises(ValueError, match=r"set_epoch\(%r\)" % (bad,)):
+            loader.set_epoch(bad)
+
+
+@pytest.mark.parametrize("scale", [True, "2", b"2"], ids=["bool", "str", "bytes"])
+def test_a_scale_is_a_number(shards, scale):
+    with pytest.raises(ValueError, match="scale %r" % (scale,)):  # "2" was 2.0, True 1.0
+        recordio.Loader(shards, decode={"image": ("f32", 784, scale)})
+
+
+FORKED = """
+import os, sys, recordio
+loader = recordio.Loader(sys.argv[1], batch_size=50, decode=%r, shuffle="none")
+batch = next(loader)
+pid = os.fork()
+if pid == 0:  # the child: the loader's threads are not here
+    try:
+        next(loader)
+        os._exit(3)
+    except RuntimeError as e:
+        assert "fork()" in str(e) and "open a new Loader" in str(e), e
+    del batch
+    loader.close()
+    del loader  # freed without waiting for threads that are not there (SIGSEGV)
+    fresh = recordio.Loader(sys.argv[1], batch_size=50, shuffle="none")
+    os._exit(0 if sum(len(b) for b in fresh) == %d else 4)
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+print(1 + sum(1 for _ in loader))  # the parent's loader goes on
+"""
+
+
+def test_a_forked_child_neither_hangs_nor_crashes(shards):
+    """A loader used in a fork()ed child waited forever for batches (its
+    threads are the parent's), and freeing it there crashed."""
+    code = FORKED % (DECODE, N_RECORDS)
+    p = subprocess.run([sys.executable, "-c", code, shards], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [str(N_RECORDS // 50)]
+
+
+def test_a_listed_path_with_a_comma_is_refused(shards, tmp_path):
+    """The C loader takes one comma-separated specification: a listed
+    'a,b.tfrecord' was read as the files 'a' and 'b.tfrecord'."""
+    odd = str(tmp_path / "a,b.tfrecord")
+    shutil.copy(recordio.expand(shards)[0], odd)
+    with pytest.raises(ValueError, match="a,b.tfrecord"):
+        recordio.Loader([odd, recordio.expand(shards)[1]], batch_size=10)
+    assert recordio.Loader(odd, batch_size=10).shards == [odd]  # alone, it is one file

@@ -67,6 +67,27 @@ def test_dataloader_worker_processes_split_the_data(shards, dataset):
     assert got_labels == labels[ids].tolist()  # each label with its own image
 
 
+WORKERS_AFTER_LEN = """
+import pickle, sys, torch, recordio.torch
+ds = recordio.torch.IterableDataset(sys.argv[1], batch_size=50, decode=%r, shuffle="none",
+                                    rank=0, world=1)
+dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+n = len(dl)  # opens the dataset's loader here, before the workers fork
+labels = [int(x) for b in dl for x in b["label"]]
+assert pickle.loads(pickle.dumps(ds))._loader is None  # spawn's workers open their own
+print(n, len(labels))
+"""
+
+
+def test_dataloader_workers_after_len(shards):
+    """len(dl) before DataLoader(num_workers=2): each worker forked with the
+    parent's loader, whose threads it has not, and waited for good."""
+    p = subprocess.run([sys.executable, "-c", WORKERS_AFTER_LEN % (DECODE,), shards],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [str(N_RECORDS // 50), str(N_RECORDS)]
+
+
 def test_stateful_protocol_resumes_mid_epoch(shards):
     opts = dict(batch_size=64, decode=DECODE, shuffle="buffer", seed=9, shuffle_buffer=300)
     a = recordio.torch.IterableDataset(shards, **opts)

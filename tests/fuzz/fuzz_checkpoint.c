@@ -1,7 +1,7 @@
 /*
  * fuzz_checkpoint.c — libFuzzer target for recordio-train's checkpoint
- * parser (tr_ckpt_read, trainer/checkpoint.c).
- * fuzz-sources: trainer/checkpoint.c trainer/mlp_shape.c
+ * parser (tr_ckpt_read, trainer/checkpoint_read.c).
+ * fuzz-sources: trainer/checkpoint_read.c trainer/checkpoint_write.c trainer/mlp_shape.c
  *
  * A valid checkpoint is hard to reach by mutation (a CRC-32C guards it), so
  * the input edits one of three valid checkpoints written at start-up by

@@ -1,11 +1,12 @@
 /*
- * direct.c — the direct path: workers read each batch straight into its
- * pool slot, with no copy and no batcher thread.
+ * placed.c — the placed path (named for its records' places, all known in
+ * advance): workers read each batch straight into its pool slot, with no
+ * copy and no batcher thread. ("direct" means O_DIRECT only: opts.direct.)
  *
  * When every record's place is known in advance — uncompressed shards, with
- * no shuffle or a global one (or buffer shuffling from mappings, opts.map,
- * whose order plan.c works out as a permutation), and damage failing the
- * epoch (so no record drops out and shifts the rest) — batch b holds
+ * no shuffle or a global one (or buffer shuffling from mappings, whose
+ * order plan.c works out as a permutation), and damage failing the epoch
+ * (so no record drops out and shifts the rest) — batch b holds
  * exactly the records at positions [b * batch_size, (b + 1) * batch_size)
  * of the epoch's sequence.
  * A worker then takes a free slot and the next batch number together (so
@@ -14,11 +15,13 @@
  * where the views point; decoded: into a scratch buffer, decoded straight
  * into the slot's columns), checks the CRCs and files the slot as done. The
  * consumer takes done slots strictly by batch number, so the order is the
- * plan's whatever the number of workers. With opts.map (shuffled) nothing
- * is read or copied: the batches are views into the mappings (fill_mapped); so too
- * with opts.cache, from the decompressed copies (cache.c). Everything
- * else (compressed shards, buffer shuffling with reads, skipping damage)
- * takes the pipeline of worker.c and batcher.c.
+ * plan's whatever the number of workers. Read from mappings (the route's
+ * MAP: route.c) nothing is read or copied: the batches are views into the
+ * mappings (fill_mapped); so too with opts.cache, from the decompressed
+ * copies (cache.c); with O_DIRECT, run_direct reads ahead itself. Which of
+ * these serves an epoch, and whether this path does at all (compressed
+ * shards, buffer shuffling with reads and skipping damage take the
+ * pipeline of worker.c and batcher.c), is route.c's choice.
  */
 #include "config.h"
 #include "loader_internal.h"
@@ -26,13 +29,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-int rio__direct_eligible(const rio_loader_opts *o)
-{
-	return (o->shuffle == RIO_SHUFFLE_NONE || o->shuffle == RIO_SHUFFLE_GLOBAL ||
-	        (o->shuffle == RIO_SHUFFLE_BUFFER && o->map)) &&
-	       o->on_damage == RIO_DAMAGE_FAIL;
-}
 
 typedef struct place {
 	uint32_t shard;
@@ -94,10 +90,10 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
 		rio__io_req *last = *nreq > first_req ? &reqs[*nreq - 1] : NULL;
-		int fd = sh->fd_direct >= 0 ? sh->fd_direct : sh->fd;
+		int fd = rio__shard_fd(l, sh);
 		uint64_t end = pl[i].offset + pl[i].framed;
 		if (last && last->fd == fd && run_end == pl[i].offset) {
-			uint64_t len = fd == sh->fd_direct
+			uint64_t len = fd != sh->src.fd
 			                   ? ((end + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1)) -
 			                         last->offset
 			                   : last->len + pl[i].framed;
@@ -112,12 +108,13 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 			}
 		}
 		uint64_t off = pl[i].offset, len = pl[i].framed;
-		if (fd == sh->fd_direct)
+		if (fd != sh->src.fd)
 			pl[i].at = rio__io_align(&off, &len, total);
 		else
 			pl[i].at = *total;
 		pl[i].req = *nreq;
-		reqs[(*nreq)++] = (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)*total, 0};
+		reqs[(*nreq)++] =
+		        (rio__io_req){fd, off, (size_t)len, (void *)(uintptr_t)*total, 0, &sh->src};
 		*total += (size_t)len;
 		run_end = end;
 	}
@@ -147,7 +144,7 @@ static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, siz
 		int d = rio__frame_check_entry(base + pl[i].at, avail, pl[i].framed,
 		                               l->o.max_record_size, l->o.verify_crc && !sh->cache,
 		                               &len);
-		if (d < 0) /* the direct path runs under FAIL only */
+		if (d < 0) /* the placed path runs under FAIL only */
 			return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec, avail, len,
 			                        l->o.max_record_size);
 		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
@@ -408,8 +405,8 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t got = off < sh->map_len ? sh->map_len - (size_t)off : 0;
 		if (got > pl[i].framed)
 			got = pl[i].framed;
-		reqs[i] = (rio__io_req){sh->fd, off, got, (void *)(uintptr_t)(sh->map + off),
-		                        (ssize_t)got};
+		reqs[i] = (rio__io_req){sh->src.fd, off, got, (void *)(uintptr_t)(sh->map + off),
+		                        (ssize_t)got, &sh->src};
 		file_bytes += sh->cache ? 0 : got; /* a decompressed copy: no file read */
 		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
 			return rc;
@@ -417,32 +414,17 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 	return finish(w, s, b, n, bytes, file_bytes);
 }
 
-/* Files slot `s` of batch `b` as done, or its error (the earliest batch's
- * error is the one reported); under l->mu. Returns 1 when the consumer is
- * to be woken (ready_cv, best after unlocking: the woken thread then does
- * not block on the mutex at once). */
-static int file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, int rc)
+/* Files the slots of batches b0 .. b0 + k - 1 with the pool: those before
+ * `failed` filled, the one at `failed` (when < k) failed with rc (its
+ * place in w->err), the rest not filled; and counts the bytes read. */
+static void file_batches(rio__worker *w, rio__slot *const *slots, size_t k, uint64_t b0,
+                         size_t failed, int rc)
 {
-	l->stats.file_bytes += w->file_bytes;
+	rio__count_file_bytes(w->l, w->file_bytes);
 	w->file_bytes = 0;
 	if (rc < 0 && w->err.code == 0)
 		rio__error_set(&w->err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	if (rc < 0) {
-		if (l->error == 0 || b < l->error_batch) {
-			l->error = rc;
-			l->error_batch = b;
-			l->batch_err = w->err;
-		}
-		s->next = l->pool.free_list;
-		l->pool.free_list = s;
-		pthread_cond_broadcast(&l->slot_cv);
-	} else {
-		s->next = l->direct_done;
-		l->direct_done = s;
-		l->direct_ndone++;
-	}
-	/* the consumer, when it waits, waits for several batches at once */
-	return rc < 0 || l->error < 0 || l->direct_ndone >= l->wake_ndone || !l->pool.free_list;
+	rio__pool_file(&w->l->pool, slots, k, b0, failed, rc, &w->err);
 }
 
 /* ---- O_DIRECT: batches read ahead --------------------------------------
@@ -454,7 +436,7 @@ static int file_batch(rio_loader *l, rio__worker *w, rio__slot *s, uint64_t b, i
  * flight into its other scratch buffer (two claims, w->chunks[0] and [1],
  * taking turns), so the device is not idle while batches are checked and
  * copied. Batches claimed ahead have no slot yet, so slots go to batches
- * strictly in batch order (l->slot_turn): the earliest unfinished batch
+ * strictly in batch order (the pool's TURNS): the earliest unfinished batch
  * is always the next to get one, and every batch holding a slot is an
  * earlier one, which the consumer takes and releases. */
 #define RIO__DIRECT_AHEAD 1024
@@ -471,17 +453,10 @@ typedef struct claim {
 } claim;
 
 /* Takes the next claim of up to `ahead` batches into *cl (cl->k 0 when
- * there is none left, or on stop); under l->mu. */
+ * there is none left, or on stop). */
 static void take_claim(rio_loader *l, uint64_t ahead, claim *cl)
 {
-	cl->k = 0;
-	if (l->stop || l->next_task >= l->plan.ntasks)
-		return;
-	cl->b0 = l->next_task;
-	cl->k = ahead;
-	if (cl->k > l->plan.ntasks - cl->b0)
-		cl->k = l->plan.ntasks - cl->b0;
-	l->next_task += cl->k;
+	cl->k = rio__pool_claim_batches(&l->pool, ahead, &cl->b0);
 }
 
 /* Plans claim `cl`'s reads and starts them (the scratch buffers then
@@ -540,7 +515,7 @@ static void finish_claim(rio__worker *w, claim *cl)
 }
 
 /* Fills the slots of claim `cl`'s batches (read: finish_claim) one by one,
- * in batch order. Returns 1 on stop, else 0; without l->mu either way. */
+ * in batch order. Returns 1 on stop, else 0. */
 static int deliver_claim(rio__worker *w, claim *cl)
 {
 	rio_loader *l = w->l;
@@ -548,18 +523,9 @@ static int deliver_claim(rio__worker *w, claim *cl)
 	rio__io_req *reqs = cl->reqs;
 	for (uint64_t j = 0; j < cl->k; j++) {
 		uint64_t b = cl->b0 + j;
-		pthread_mutex_lock(&l->mu);
-		while (!l->stop && (l->slot_turn != b || !l->pool.free_list))
-			pthread_cond_wait(&l->slot_cv, &l->mu);
-		if (l->stop) {
-			pthread_mutex_unlock(&l->mu);
-			return 1;
-		}
-		rio__slot *s = l->pool.free_list;
-		l->pool.free_list = s->next;
-		l->slot_turn++;
-		pthread_cond_broadcast(&l->slot_cv); /* the next batch's turn */
-		pthread_mutex_unlock(&l->mu);
+		rio__slot *s = rio__pool_take_turn(&l->pool, b);
+		if (!s)
+			return 1; /* stop */
 
 		rio__error_clear(&w->err);
 		int brc = cl->rc;
@@ -591,18 +557,13 @@ static int deliver_claim(rio__worker *w, claim *cl)
 			brc = deliver(w, s, pl + f0, 0, f1 - f0, reqs, cl->c->buf, !l->cols.ncols, &bytes);
 		if (brc == 0)
 			brc = finish(w, s, b, f1 - f0, bytes, file_bytes);
-		pthread_mutex_lock(&l->mu);
-		int wake = file_batch(l, w, s, b, brc);
-		pthread_mutex_unlock(&l->mu);
-		if (wake)
-			pthread_cond_broadcast(&l->ready_cv);
+		file_batches(w, &s, 1, b, brc < 0 ? 0 : 1, brc);
 	}
 	return 0;
 }
 
 /* The O_DIRECT worker: claims taken two at a time, the next one's reads
- * in flight while the current one's batches are filled. Called and
- * returns with l->mu held. */
+ * in flight while the current one's batches are filled. */
 static void run_direct(rio__worker *w)
 {
 	rio_loader *l = w->l;
@@ -611,27 +572,18 @@ static void run_direct(rio__worker *w)
 	size_t nmax = (size_t)(ahead * l->o.batch_size); /* places per claim */
 	claim cl[2];
 	memset(cl, 0, sizeof cl);
-	pthread_mutex_unlock(&l->mu);
 	int rc = grow_places(w, 2 * nmax);
 	size_t *idx = malloc(4 * ((size_t)ahead + 1) * sizeof *idx);
 	void *ord = malloc(2 * nmax * (sizeof(rio__io_req *) + sizeof(rio__io_req)));
 	if (rc == 0 && (!idx || !ord))
 		rc = -ENOMEM;
-	pthread_mutex_lock(&l->mu);
 	if (rc < 0) { /* no memory: the next batch fails, in its turn */
 		claim one;
 		take_claim(l, 1, &one);
-		while (one.k && !l->stop && l->slot_turn != one.b0)
-			pthread_cond_wait(&l->slot_cv, &l->mu);
-		if (one.k && !l->stop) {
-			l->slot_turn++;
-			pthread_cond_broadcast(&l->slot_cv);
-			if (l->error == 0 || one.b0 < l->error_batch) {
-				l->error = rc;
-				l->error_batch = one.b0;
-				rio__error_set(&l->batch_err, rc, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-			}
-			pthread_cond_broadcast(&l->ready_cv);
+		rio__slot *s = one.k ? rio__pool_take_turn(&l->pool, one.b0) : NULL;
+		if (s) {
+			rio__error_clear(&w->err);
+			file_batches(w, &s, 1, one.b0, 0, rc);
 		}
 		free(idx);
 		free(ord);
@@ -648,14 +600,11 @@ static void run_direct(rio__worker *w)
 	}
 	int cur = 0;
 	take_claim(l, ahead, &cl[cur]);
-	pthread_mutex_unlock(&l->mu);
 	if (cl[cur].k)
 		start_claim(w, &cl[cur]);
 	while (cl[cur].k) {
 		claim *c = &cl[cur], *n = &cl[1 - cur];
-		pthread_mutex_lock(&l->mu);
 		take_claim(l, ahead, n);
-		pthread_mutex_unlock(&l->mu);
 		finish_claim(w, c);
 		if (n->k)
 			start_claim(w, n); /* in flight while c's batches are filled */
@@ -669,21 +618,18 @@ static void run_direct(rio__worker *w)
 	}
 	free(idx);
 	free(ord);
-	pthread_mutex_lock(&l->mu);
 }
 #define RIO__CLAIM_RECORDS 128
 #define RIO__CLAIM_MAX 8
 
-void *rio__direct_main(void *arg)
+void *rio__placed_main(void *arg)
 {
 	rio__worker *w = arg;
 	rio_loader *l = w->l;
 	if (l->pool.device_copy)
 		rio__cuda_set_device(l->o.device);
-	pthread_mutex_lock(&l->mu);
-	if (l->o.direct) {
+	if (l->route.reading == RIO__READ_DIRECT) {
 		run_direct(w);
-		pthread_mutex_unlock(&l->mu);
 		return NULL;
 	}
 	/* small batches are claimed a few at a time (about RIO__CLAIM_RECORDS
@@ -697,76 +643,24 @@ void *rio__direct_main(void *arg)
 	if (most < 1)
 		most = 1;
 	rio__slot *slot[RIO__CLAIM_MAX];
-	for (;;) {
-		while (!l->stop && l->next_task < l->plan.ntasks && !l->pool.free_list)
-			pthread_cond_wait(&l->slot_cv, &l->mu);
-		if (l->stop || l->next_task >= l->plan.ntasks)
-			break;
-		uint64_t b0 = l->next_task;
-		size_t k = 0;
-		while (k < most && l->pool.free_list && l->next_task < l->plan.ntasks) {
-			slot[k] = l->pool.free_list;
-			l->pool.free_list = slot[k++]->next;
-			l->next_task++;
-		}
-		pthread_mutex_unlock(&l->mu);
-
+	uint64_t b0;
+	size_t k;
+	while ((k = rio__pool_claim(&l->pool, most, slot, &b0)) > 0) {
 		/* filled in order; a failed batch stops the claim (its error
 		 * stays in w->err), the later ones are not filled */
-		size_t j, failed = k;
+		size_t failed = k;
 		int rc = 0;
-		for (j = 0; j < k && rc == 0; j++) {
+		for (size_t j = 0; j < k && rc == 0; j++) {
 			rio__error_clear(&w->err);
-			/* in shard order reads into the slot beat views of the
-			 * mappings (doc/loader.md): files are mapped only when
-			 * shuffled (plan.c); the cache's copies are views always */
-			rc = (l->o.map && l->plan.perm) || l->ds.cache_bytes
+			/* views of the mappings or of the cache's copies, or
+			 * reads into the slot: as the route says (route.c) */
+			rc = l->route.reading == RIO__READ_MAP || l->route.reading == RIO__READ_MEMORY
 			         ? fill_mapped(w, slot[j], b0 + j)
 			         : fill(w, slot[j], b0 + j);
 			if (rc < 0)
 				failed = j;
 		}
-
-		int wake = 0;
-		pthread_mutex_lock(&l->mu);
-		for (j = 0; j < k; j++) {
-			if (j < failed) {
-				wake |= file_batch(l, w, slot[j], b0 + j, 0);
-			} else if (j == failed) {
-				wake |= file_batch(l, w, slot[j], b0 + j, rc);
-			} else { /* not filled: the epoch fails at an earlier one */
-				slot[j]->next = l->pool.free_list;
-				l->pool.free_list = slot[j];
-			}
-		}
-		if (wake) {
-			pthread_mutex_unlock(&l->mu);
-			pthread_cond_broadcast(&l->ready_cv);
-			pthread_mutex_lock(&l->mu);
-		}
+		file_batches(w, slot, k, b0, failed, rc);
 	}
-	pthread_mutex_unlock(&l->mu);
 	return NULL;
-}
-
-int rio__direct_plan(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
-                     uint64_t epoch)
-{
-	uint64_t n = ds->rank_records, bs = o->batch_size;
-	int rc;
-	/* buffer shuffling (with opts.map only): the order the shuffle buffer
-	 * gives, as a permutation; the shuffle buffer itself is not needed */
-	if (o->shuffle == RIO_SHUFFLE_BUFFER && (rc = rio__plan_buffer_perm(p, ds, o, epoch)) < 0)
-		return rc;
-	uint64_t nb = n / bs + (!o->drop_remainder && n % bs ? 1 : 0);
-	rio__plan_free_tasks(p);
-	p->tasks = malloc((nb ? nb : 1) * sizeof *p->tasks);
-	if (!p->tasks)
-		return -ENOMEM;
-	for (uint64_t b = 0; b < nb; b++) {
-		uint64_t first = b * bs;
-		p->tasks[b] = (rio__task){0, 0, first, n - first < bs ? n - first : bs, b};
-	}
-	p->ntasks = nb;
-	return 0;
 }

@@ -1,0 +1,91 @@
+/*
+ * source.h — where a shard's bytes come from: the one interface between the
+ * loader and its storage. The dataset (dataset.c) opens each shard through
+ * a source and keeps it in rio__shard.src; the plan, the workers and the
+ * batcher read through what the source gives (a descriptor for positional
+ * reads, a mapping, a stream) and never ask what kind it is. Local files
+ * (source_file.c) are the one kind today; object storage plugs in here.
+ *
+ * The contract, for every kind:
+ *   - open:     src->path set by the caller; fills src->size (the object's
+ *               bytes, fixed for the loader's life: a source whose object
+ *               changes while open must fail its reads, never return other
+ *               bytes) and src->fd. Fails with a one-line rio_error naming
+ *               the path. src->fd_direct stays -1.
+ *   - direct:   optional (NULL: never). Opens src->fd_direct, a descriptor
+ *               whose reads bypass the page cache (O_DIRECT: offsets,
+ *               lengths and buffers aligned to 4 KiB, io.h); where the
+ *               storage refuses it, -1 and 0 returned, or with `required`
+ *               an error.
+ *   - fd:       a descriptor that pread() and io_uring read at offsets
+ *               (io.c), from any thread at once; or -1 when the source has
+ *               none: the loader then reads through read_at with the pread
+ *               backend (io_uring needs descriptors).
+ *   - read_at:  up to `len` bytes at `offset` into buf, from any thread at
+ *               once: the count (short only at the end of the object) or a
+ *               negative errno. Every source has it.
+ *   - stream:   a new descriptor that read() takes the whole object
+ *               through, in order from its first byte (a pipe will do): a
+ *               compressed shard is read this way (its offsets are in the
+ *               decompressed stream). The caller closes it. A negative
+ *               errno, the message in *err, when it cannot be had.
+ *   - map:      optional (NULL: never mapped). Maps the object read-only
+ *               into src->map (src->size bytes), for views and copies of
+ *               shuffled records without a read each (route.h: MAP);
+ *               unmap undoes it.
+ *   - resident: optional (NULL: unknown, taken as not resident). The share
+ *               of the object's bytes that reading would not take from the
+ *               device (the page cache), 0 to 1: route.h picks how to read
+ *               from it. Cheap enough for every epoch's start.
+ *   - close:    frees what open and map took; src is left closed (fd -1).
+ *
+ * None of these prints or exits; errors are returned, with rio_error's
+ * one line where the operation takes one.
+ */
+#ifndef RIO_LOADER_SOURCE_H
+#define RIO_LOADER_SOURCE_H
+
+#include "loader.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct rio__source rio__source;
+
+typedef struct rio__source_ops {
+	const char *name; /* the kind, e.g. "file" */
+	int (*open)(rio__source *src, rio_error *err);
+	ssize_t (*read_at)(const rio__source *src, void *buf, size_t len, uint64_t offset);
+	int (*stream)(const rio__source *src, rio_error *err);
+	int (*direct)(rio__source *src, int required, rio_error *err);
+	int (*map)(rio__source *src, rio_error *err);
+	void (*unmap)(rio__source *src);
+	double (*resident)(const rio__source *src);
+	void (*close)(rio__source *src);
+} rio__source_ops;
+
+struct rio__source {
+	const rio__source_ops *ops;
+	const char *path;     /* the caller's, kept while open              */
+	uint64_t size;        /* the object's bytes, at open               */
+	int fd;               /* positional reads, or -1 (read_at)         */
+	int fd_direct;        /* O_DIRECT reads, or -1                     */
+	const uint8_t *map;   /* map: the object, size bytes; or NULL     */
+	void *priv;           /* the kind's own state                      */
+};
+
+/* The local files' kind (source_file.c). */
+extern const rio__source_ops rio__source_file;
+
+/* The kind that serves `path` (local files for every path today). */
+const rio__source_ops *rio__source_kind(const char *path);
+
+/* Opens `path` with the kind that serves it: src->ops, src->path and the
+ * rest set (src closed again on an error). */
+int rio__source_open(rio__source *src, const char *path, rio_error *err);
+/* Closes src (a closed or zeroed one too: fd and fd_direct -1 or 0 with
+ * ops NULL). */
+void rio__source_close(rio__source *src);
+
+#endif /* RIO_LOADER_SOURCE_H */

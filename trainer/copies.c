@@ -1,0 +1,40 @@
+/*
+ * copies.c — the --eval-every copies (copies.h).
+ */
+#include "config.h"
+#include "copies.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tr_copy *tr_copies_add(tr_copies *c, size_t floats)
+{
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 64;
+		tr_copy *v = realloc(c->v, (size_t)cap * sizeof *v);
+		if (!v)
+			return NULL;
+		c->v = v;
+		c->cap = cap;
+	}
+	tr_copy *p = &c->v[c->n];
+	memset(p, 0, sizeof *p);
+	if (!(p->params = malloc((floats ? floats : 1) * sizeof(float))))
+		return NULL;
+	c->n++;
+	return p;
+}
+
+void tr_copies_clear(tr_copies *c)
+{
+	for (int i = 0; i < c->n; i++)
+		free(c->v[i].params);
+	c->n = 0;
+}
+
+void tr_copies_free(tr_copies *c)
+{
+	tr_copies_clear(c);
+	free(c->v);
+	memset(c, 0, sizeof *c);
+}

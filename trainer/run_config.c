@@ -1,0 +1,90 @@
+/*
+ * run_config.c — a run's configuration (run_config.h): the options, the
+ * strategy's roles, and the checks that need the world.
+ */
+#include "config.h"
+#include "exit_status.h"
+#include "run_config.h"
+#include "strategy_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MSG = 2048 };
+
+/* --straggler R:F: R is a rank of this run that steps (with parameter
+ * servers a worker: the ranks after them), else the option would do
+ * nothing. */
+static void check_stragglers(const tr_config *c)
+{
+	const tr_options *o = &c->o;
+	int first = c->w.size - c->roles.data_world, bad = 0;
+	char msg[MSG] = "";
+	for (int i = 0; i < o->nstraggler && !bad; i++) {
+		int k = o->straggler[i].rank;
+		double f = o->straggler[i].factor;
+		if (k >= c->w.size)
+			snprintf(msg, sizeof msg, "--straggler %d:%g: there is no rank %d (this run has "
+			         "ranks 0 to %d)", k, f, k, c->w.size - 1);
+		else if (k < first)
+			snprintf(msg, sizeof msg, "--straggler %d:%g: rank %d is a parameter server; the "
+			         "workers, which step, are ranks %d to %d", k, f, k, first, c->w.size - 1);
+		bad = k >= c->w.size || k < first;
+	}
+	tr_world_agree(&c->w, bad, msg, EXIT_USAGE);
+}
+
+/* The records per rank and step: --global-batch split over the ranks that
+ * read the data, evenly, or --batch. */
+static void choose_batch(tr_config *c)
+{
+	const tr_options *o = &c->o;
+	c->batch = o->batch;
+	if (!o->global_batch)
+		return;
+	char msg[MSG] = "";
+	int W = c->roles.data_world, bad = o->global_batch % W != 0;
+	if (bad)
+		snprintf(msg, sizeof msg, "--global-batch %d does not split evenly over %d %s",
+		         o->global_batch, W, c->ops->data_unit);
+	tr_world_agree(&c->w, bad, msg, EXIT_USAGE);
+	c->batch = o->global_batch / W;
+}
+
+void tr_config_init(tr_config *c, int argc, char **argv)
+{
+	char msg[MSG] = "";
+	int rc = tr_options_parse(argc, argv, &c->o, msg, sizeof msg);
+	if (rc == 1 || rc == 2) {
+		if (c->w.rank == 0) {
+			if (rc == 1)
+				tr_options_usage(stdout);
+			else
+				printf("recordio-train (recordio %s)\n", rio_version());
+		}
+		tr_world_finish(&c->w);
+		exit(0);
+	}
+	if (rc < 0) {
+		size_t n = strlen(msg);
+		snprintf(msg + n, sizeof msg - n, "\nTry 'recordio-train --help'.");
+	}
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
+	c->ops = tr_strategy_get(c->o.strategy);
+	rc = c->ops->roles(&c->o, &c->w, &c->roles, msg, sizeof msg);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
+	check_stragglers(c);
+	choose_batch(c);
+	c->plan = (tr_resume_plan){.sharding = c->o.sharding};
+}
+
+void tr_config_apply_plan(tr_config *c, const tr_resume_plan *p)
+{
+	c->plan = *p;
+	c->o.sharding = p->sharding;
+	if (p->batch)
+		c->batch = p->batch;
+}
+
+void tr_config_free(tr_config *c) { tr_options_free(&c->o); }

@@ -1,0 +1,50 @@
+/*
+ * run_config.h — a run's configuration: the options as parsed, the MPI
+ * world, and what the world and the resume plan decide: who reads the data
+ * (a rank's index among the readers and their number), whether this rank
+ * serves parameters, the records per rank and step, the strategy's
+ * operations. Built once, at the start (main.c), then read only: every
+ * part takes a const tr_config *. (Not "config.h": that is the build's.)
+ */
+#ifndef RIO_TRAINER_RUN_CONFIG_H
+#define RIO_TRAINER_RUN_CONFIG_H
+
+#include "options.h"
+#include "resume.h"
+#include "world.h"
+
+#include <stdint.h>
+
+typedef struct tr_strategy_ops tr_strategy_ops;
+
+/* What the strategy makes of each rank (tr_strategy_ops.roles). */
+typedef struct tr_roles {
+	int data_rank;   /* this rank's index among those that read the data,
+	                  * -1 on a rank that does not (a parameter server)  */
+	int data_world;  /* how many read it                                 */
+	int server;      /* this rank serves parameters                      */
+} tr_roles;
+
+typedef struct tr_config {
+	tr_options o;
+	tr_world w;
+	const tr_strategy_ops *ops;  /* --strategy's                          */
+	tr_roles roles;
+	int batch;                   /* records per rank and step              */
+	tr_resume_plan plan;         /* --resume's (plan.resume 0: afresh)     */
+} tr_config;
+
+/* Collective, once the world is up (c->w): the options parsed (--help and
+ * --version printed by rank 0, then every rank exits 0), the strategy's
+ * operations and roles, and the checks that need the world: the
+ * strategy's, --straggler naming ranks that step, --global-batch splitting
+ * evenly. A usage error: one line, and every rank exits 2. */
+void tr_config_init(tr_config *c, int argc, char **argv);
+
+/* The resume plan's decisions: the batch, the loaders' sharding (before
+ * the loaders open). */
+void tr_config_apply_plan(tr_config *c, const tr_resume_plan *p);
+
+void tr_config_free(tr_config *c);
+
+#endif /* RIO_TRAINER_RUN_CONFIG_H */

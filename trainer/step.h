@@ -1,0 +1,45 @@
+/*
+ * step.h — what every strategy's training step and evaluation share: the
+ * next batch as the model's input, its --embed ids checked and their rows
+ * pooled in (pulled from the servers first under ps and hybrid, by the
+ * strategy's hook), --straggler's slowdown, and a rank's evaluation pass
+ * over its part of the test data.
+ */
+#ifndef RIO_TRAINER_STEP_H
+#define RIO_TRAINER_STEP_H
+
+#include "strategy_ops.h"
+
+#include <stdint.h>
+
+/* Pulls the rows of the batch's --embed ids into the tables' scratch. */
+typedef void (*tr_pull_fn)(void *ctx);
+
+/* The step's batch (tr_data_next) with its --embed ids checked and made
+ * unique: 1, or 0 when this rank's epoch ended early (with `must`, a
+ * failure), *failed set with a message when the data failed. */
+int tr_step_batch(const tr_parts *p, rio_batch **b, tr_input *in, int must, int *failed,
+                  double *wait, char *err, size_t errlen);
+
+/* --embed: the batch's rows (pull: from the servers; NULL: the whole
+ * tables) pooled into the model's last input block. */
+void tr_step_embed_input(tr_model *m, tr_input *in, tr_pull_fn pull, void *ctx);
+
+/* 1 when the model runs on a GPU. */
+int tr_step_on_gpu(const tr_model *m);
+
+/* --straggler, --straggler-random: how many times its compute time this
+ * rank takes at global step `step` (1: not slowed); deterministic: the
+ * random draw depends only on the seed, the rank and the step. And the
+ * sleep that makes a step of `compute` seconds take f times as long. */
+double tr_step_slowdown(const tr_config *c, uint64_t step);
+void tr_step_straggle(double f, double compute);
+
+/* This rank's evaluation pass: every batch of its part of the test data
+ * (none on a rank without), forward and loss, into sums (loss, correct,
+ * records; not yet summed over the ranks). 0, or -1 with a message in err
+ * when the data or the GPU failed. */
+int tr_step_evaluate(const tr_parts *p, tr_pull_fn pull, void *ctx, double sums[3], char *err,
+                     size_t errlen);
+
+#endif /* RIO_TRAINER_STEP_H */

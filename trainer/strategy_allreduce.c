@@ -1,0 +1,750 @@
+/*
+ * strategy_allreduce.c — --strategy allreduce (the default): every rank
+ * holds the whole model and trains on its part of the data; the gradients
+ * are summed over the ranks by the reducer (reducer.h).
+ *
+ * A step: take the next batch (timing the wait), forward, loss; the
+ * step's loss, correct count, record count and flags (a NaN or an
+ * infinity in the rank's input or loss, a data error) are summed over the
+ * ranks ahead of the gradients (the reducer's head), while backward runs.
+ * As each layer's gradients are final they are staged to host memory (on
+ * a GPU) and handed to the reducer, whose buckets are summed over the
+ * ranks while backward goes on; each bucket is updated by the optimizer as
+ * soon as its sum is in (on one rank: at once, while it is in cache), in
+ * one pass. When any rank saw a non-finite value, all skip the update; a
+ * bucket whose sum is not finite (backward overflowed) is not applied, and
+ * the step counts as skipped. The --embed tables' dense gradient is summed
+ * by a second reducer, and applied with the step. A rank whose data fails
+ * (damage, a label outside --classes) still takes part in the step's
+ * collectives, with nothing to add and a flag set, so that every rank
+ * learns of it at the same moment and none is left waiting.
+ *
+ * With --reduce shm (auto on one host) the gradients are in the host's
+ * shared window, and with --shard-optimizer the parameters and the
+ * optimizer's state too: one copy for the host, each rank updating its
+ * slices (the parameter store places them; nothing is copied).
+ */
+#include "config.h"
+#include "exit_status.h"
+#include "clock.h"
+#include "reducer.h"
+#include "save.h"
+#include "start.h"
+#include "step.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MSG = 2048 };
+
+typedef struct allreduce {
+	tr_strategy_state base;
+	const tr_parts *p;
+	tr_reducer red;          /* the gradients                             */
+	tr_reducer tables;       /* --embed: the tables' dense gradient       */
+	int sharded;             /* --shard-optimizer: the host's one copy    */
+	uint64_t steps_per_epoch;
+	tr_copies copies;        /* --eval-every: this epoch's                 */
+	/* this epoch's time on this rank */
+	double t_wait, t_optimizer, t_tables;
+} allreduce;
+
+static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
+{
+	*r = (tr_roles){.data_rank = w->rank, .data_world = w->size};
+	return 0;
+}
+
+/* Every rank holds the model and every table whole, each with its
+ * gradient and optimizer state. */
+static void memory_need(const tr_parts *p, tr_need *n)
+{
+	const tr_options *o = &p->cfg->o;
+	double states = tr_optim_states(o->optim.kind), f = sizeof(float);
+	double P = (double)p->model->nparams;
+	char what[320];
+	snprintf(what, sizeof what, "the model of %.0f parameters (its values, gradient and "
+	         "optimizer state)", P);
+	tr_need_add(n, P * f * (2 + states), what);
+	for (int i = 0; i < o->nembed; i++) {
+		const tr_embed_option *e = &o->embed[i];
+		snprintf(what, sizeof what, "--embed %s:%lld:%d (the whole table, its gradient and "
+		         "optimizer state)", e->feature, (long long)e->vocab, e->dim);
+		tr_need_add(n, (double)e->vocab * e->dim * f * (2 + states), what);
+	}
+}
+
+/* ---- open --------------------------------------------------------------------- */
+
+/* The reducers' memory in the host's window (shm), asked of the store. */
+typedef struct shm_regions {
+	int ctl, sum, tables_ctl, tables_sum;
+} shm_regions;
+
+static void plan_buffers(allreduce *a, int shm, shm_regions *g)
+{
+	const tr_parts *p = a->p;
+	const tr_options *o = &p->cfg->o;
+	tr_model *m = p->model;
+	int cpu = o->device == TR_DEVICE_CPU;
+	tr_model_places at = {
+		.params = a->sharded ? TR_PLACE_HOST_SHARED : TR_PLACE_BACKEND,
+		/* shm: the gradients (CPU) or their staging copy (GPU) live in the
+		 * host's shared window, where the other ranks read them */
+		.grads = shm && cpu ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
+		.staging = cpu ? -1 : shm ? TR_PLACE_RANK_SHARED : TR_PLACE_HOST,
+		.state = a->sharded ? TR_PLACE_HOST_SHARED : TR_PLACE_BACKEND,
+		.tables = TR_PLACE_BACKEND,
+		.table_grads = shm ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
+	};
+	tr_model_plan(m, p->cfg, p->data, p->store, &at);
+	*g = (shm_regions){-1, -1, -1, -1};
+	if (!shm)
+		return;
+	g->ctl = tr_store_add(p->store, "the reducer's counters",
+	                      tr_reducer_shm_bytes(m->nparams, o->bucket_bytes), 1,
+	                      TR_PLACE_RANK_SHARED);
+	g->sum = tr_store_add(p->store, "the gradients' sum", m->nparams, sizeof(float),
+	                      TR_PLACE_HOST_SHARED);
+	if (m->r_tables < 0)
+		return;
+	size_t floats = m->table_floats;
+	g->tables_ctl = tr_store_add(p->store, "the tables' reducer's counters",
+	                             tr_reducer_shm_bytes(floats, o->bucket_bytes), 1,
+	                             TR_PLACE_RANK_SHARED);
+	g->tables_sum = tr_store_add(p->store, "the tables' gradient's sum", floats, sizeof(float),
+	                             TR_PLACE_HOST_SHARED);
+}
+
+/* The reducers over the store's buffers. 0, -ENOMEM or -EINVAL. */
+static int open_reducers(allreduce *a, tr_reduce_mode mode, const shm_regions *g)
+{
+	const tr_parts *p = a->p;
+	const tr_options *o = &p->cfg->o;
+	tr_model *m = p->model;
+	const tr_store *s = p->store;
+	size_t n = m->nparams;
+	int at = m->r_staging >= 0 ? m->r_staging : m->r_grads;
+	tr_reducer_shm_mem shm = {tr_store_window(s), g->ctl >= 0 ? tr_store_offset(s, g->ctl) : 0,
+	                          tr_store_offset(s, at), tr_store_floats(s, g->sum), a->sharded};
+	int rc = tr_reducer_init(&a->red, p->cfg->w.comm, mode, m->staging, n, o->bucket_bytes,
+	                         m->staging + n, TR_MLP_EXTRA, g->ctl >= 0 ? &shm : NULL);
+	if (rc < 0 || !m->embed.n)
+		return rc;
+	tr_embed_run *e = &m->embed;
+	tr_reducer_shm_mem tshm = {
+		tr_store_window(s), g->tables_ctl >= 0 ? tr_store_offset(s, g->tables_ctl) : 0,
+		tr_store_offset(s, m->r_table_grads), tr_store_floats(s, g->tables_sum), 0};
+	return tr_reducer_init(&a->tables, p->cfg->w.comm, mode, e->grads, e->floats,
+	                       o->bucket_bytes, e->grads + e->floats, 0,
+	                       g->tables_ctl >= 0 ? &tshm : NULL);
+}
+
+/* Collective: how the gradients are summed, and whether the update is
+ * sharded; the host's communicator for the window (MPI_COMM_NULL: none). */
+static tr_reduce_mode choose_mode(allreduce *a, MPI_Comm *node)
+{
+	const tr_config *c = a->p->cfg;
+	const tr_options *o = &c->o;
+	char msg[MSG] = "";
+	int cpu = o->device == TR_DEVICE_CPU;
+	int mode = tr_reducer_mode(c->w.comm, (tr_reduce_mode)o->reduce, cpu, node);
+	if (mode < 0)
+		snprintf(msg, sizeof msg, "--reduce shm: the ranks are not all on one host (or "
+		         "cannot share memory); use --reduce alltoall or mpi");
+	tr_world_agree(&c->w, mode < 0, msg, EXIT_DATA);
+	int shm = mode == TR_REDUCE_SHM && c->w.size > 1;
+	/* shm: the parameters and the optimizer's state, one copy per host,
+	 * each rank updating its slices */
+	a->sharded = o->shard_optimizer && cpu && o->optim.kind != TR_OPT_LARS && shm;
+	if (o->shard_optimizer && !a->sharded)
+		snprintf(msg, sizeof msg, "--shard-optimizer: needs the sums in shared memory (every "
+		         "rank on one host, more than one), the CPU and SGD or Adam");
+	tr_world_agree(&c->w, o->shard_optimizer && !a->sharded, msg, EXIT_DATA);
+	return (tr_reduce_mode)mode;
+}
+
+static void open_allreduce(tr_strategy_state **out, const tr_parts *p)
+{
+	const tr_config *c = p->cfg;
+	const tr_options *o = &c->o;
+	tr_model *m = p->model;
+	allreduce *a = calloc(1, sizeof *a);
+	tr_world_agree(&c->w, !a, "out of memory", EXIT_DATA);
+	a->base.p = a->p = p;
+	*out = &a->base;
+	MPI_Comm node;
+	tr_reduce_mode mode = choose_mode(a, &node);
+	shm_regions g;
+	plan_buffers(a, node != MPI_COMM_NULL, &g);
+	char msg[MSG] = "";
+	snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters", m->nparams);
+	int rc = tr_store_open(p->store, node, msg, sizeof msg);
+	if (rc == 0 && o->synthetic)
+		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	/* steps per epoch: what every rank can do with full batches */
+	a->steps_per_epoch = tr_world_min_u64(&c->w, tr_data_full_batches(p->data, c));
+	tr_model_schedule(m, c, a->steps_per_epoch);
+	rc = tr_model_build(m, c, p->data, p->store);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	rc = open_reducers(a, mode, &g);
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	if (a->steps_per_epoch == 0) { /* every rank says so: the fewest records, not its own */
+		uint64_t fewest = tr_world_min_u64(&c->w, rio_loader_records(p->data->train));
+		snprintf(msg, sizeof msg,
+		         "--train %s: a rank has fewer records (%llu) than one batch of %d", o->train,
+		         (unsigned long long)fewest, c->batch);
+	}
+	tr_world_agree(&c->w, a->steps_per_epoch == 0, msg, EXIT_DATA);
+	p->cursor->epoch_steps = a->steps_per_epoch;
+}
+
+/* ---- the starting point ---------------------------------------------------------- */
+
+/* Parameters or optimizer state from the host: under a sharded update they
+ * are the host's one copy, written by one rank (then fenced). */
+static void load(allreduce *a, float *dst, const float *host)
+{
+	const tr_parts *p = a->p;
+	if (!a->sharded || p->cfg->w.rank == 0)
+		tr_math_from_host(p->model->math, dst, host, p->model->nparams);
+}
+
+static void place_fresh(tr_strategy_state *s, const float *host)
+{
+	allreduce *a = (allreduce *)s;
+	load(a, a->p->model->net.params, host);
+}
+
+static void place_tensor(void *ctx, int which, const float *host)
+{
+	allreduce *a = ctx;
+	tr_model *m = a->p->model;
+	load(a, tr_optim_buffer(&m->opt, m->net.params, which), host);
+}
+
+static void place_table(void *ctx, int t, int which, const float *host)
+{
+	tr_model *m = ctx;
+	tr_embed_run *e = &m->embed;
+	memcpy(tr_optim_buffer(&e->opt, e->params, which) + e->t[t].offset, host,
+	       tr_embed_param_count(&e->t[t]) * sizeof *host);
+}
+
+/* Collective: the cursor and the optimizer's step count from rank 0's c. */
+static void place_counters(allreduce *a, const tr_ckpt *c)
+{
+	const tr_parts *p = a->p;
+	tr_cursor *k = p->cursor;
+	uint64_t u[7];
+	double d[4];
+	if (p->cfg->w.rank == 0) {
+		uint64_t v[7] = {c->epoch,       c->step_in_epoch,   c->global_step,  c->skipped_steps,
+		                 c->optimizer_t, c->total_gradients, c->epoch_skipped};
+		memcpy(u, v, sizeof u);
+		d[0] = c->epoch_loss;
+		d[1] = c->epoch_correct;
+		d[2] = c->epoch_count;
+		d[3] = c->total_samples;
+	}
+	tr_world_bcast(&p->cfg->w, u, sizeof u);
+	tr_world_bcast(&p->cfg->w, d, sizeof d);
+	k->epoch = u[0];
+	k->step_in_epoch = u[1];
+	k->global_step = u[2];
+	k->skipped_steps = u[3];
+	p->model->opt.t = u[4];
+	k->total_gradients = u[5];
+	k->ep_skipped = u[6];
+	k->ep_loss = d[0];
+	k->ep_correct = d[1];
+	k->ep_count = d[2];
+	k->total_samples = d[3];
+}
+
+/* Collective, on resume: the counters, then the tensors, then each rank's
+ * loader position. */
+static void place(tr_strategy_state *s, const tr_ckpt *c)
+{
+	allreduce *a = (allreduce *)s;
+	const tr_parts *p = a->p;
+	const tr_config *cfg = p->cfg;
+	tr_cursor *k = p->cursor;
+	tr_model *m = p->model;
+	place_counters(a, c);
+	tr_start_tensors(p, c, place_tensor, a);
+	tr_store_fence(p->store);
+	tr_start_tables(p, c, place_table, m);
+	m->embed.opt.t = m->opt.t;
+	uint32_t from = cfg->plan.elastic_from;
+	if (p->data->train && !tr_data_resharded(p->data, cfg, k->epoch))
+		tr_data_restore(p->data, cfg, c, 0, from != 0, "rank");
+	/* the steps of the epoch in progress: those done, and what every rank
+	 * can do with full batches of its rest (after an elastic resume, its
+	 * share of the rest re-sharded over this world, at any world size
+	 * after one) */
+	k->epoch_steps = !p->data->train
+	                         ? a->steps_per_epoch
+	                         : k->step_in_epoch +
+	                                   tr_world_min_u64(&cfg->w,
+	                                                    rio_loader_remaining(p->data->train) /
+	                                                            (uint64_t)cfg->batch);
+	if (cfg->w.rank != 0 || cfg->o.quiet)
+		return;
+	if (from)
+		printf("resumed from %s/checkpoint written by %u ranks: epoch %llu, step %llu of %llu; "
+		       "the global batch of %d kept (%d per rank), the rest of the epoch re-sharded\n",
+		       cfg->o.checkpoint, from, (unsigned long long)k->epoch + 1,
+		       (unsigned long long)k->step_in_epoch, (unsigned long long)k->epoch_steps,
+		       cfg->batch * cfg->w.size, cfg->batch);
+	else
+		printf("resumed from %s/checkpoint: epoch %llu, step %llu of %llu\n", cfg->o.checkpoint,
+		       (unsigned long long)k->epoch + 1, (unsigned long long)k->step_in_epoch,
+		       (unsigned long long)a->steps_per_epoch);
+}
+
+/* ---- a step -------------------------------------------------------------------- */
+
+typedef struct step_ctx {
+	allreduce *a;
+	size_t staged;      /* GPU: grads [0, staged) copied to the host      */
+	int decided;        /* the head's sums are in and were read           */
+	int apply;          /* ... and say the step is to be applied          */
+	int partial;        /* a bucket's sum was not finite: not applied     */
+} step_ctx;
+
+/* Once the head's sums are in: whether the step is applied, and how. */
+static int decide(step_ctx *s, int wait)
+{
+	allreduce *a = s->a;
+	if (s->decided)
+		return 1;
+	if (!tr_reducer_head_in(&a->red, wait))
+		return 0;
+	const float *sum = a->red.head_out;
+	s->decided = 1;
+	s->apply = sum[TR_EXTRA_FAILED] == 0 && sum[TR_EXTRA_NONFINITE] == 0 &&
+	           sum[TR_EXTRA_COUNT] >= 1;
+	if (s->apply)
+		tr_optim_begin(&a->p->model->opt, 1.0f / sum[TR_EXTRA_COUNT],
+		               a->p->cursor->global_step);
+	return 1;
+}
+
+/* A sharded update (reducer.h, shm): the reducer hands this rank its
+ * slice of a bucket, the parameters and state being the host's one copy. */
+static void update_slice(void *ctx, size_t begin, size_t end, int finite)
+{
+	step_ctx *s = ctx;
+	allreduce *a = s->a;
+	decide(s, 1); /* the reducer calls once the head is in */
+	if (!s->apply || !finite || begin == end)
+		return;
+	double t0 = rio__now();
+	tr_model *m = a->p->model;
+	tr_optim_update(&m->opt, m->net.params, a->red.sum, begin, end);
+	a->t_optimizer += rio__now() - t0;
+}
+
+/* Updates every bucket whose sum is in (with wait: every bucket, waiting
+ * for them), once the head says whether and how: a bucket is updated when
+ * the step is applied and its own sum is finite, whatever the order the
+ * buckets come in, so the result is the same on every rank and run. (A
+ * sharded reducer has updated this rank's slices itself.) */
+static void update_buckets(step_ctx *s, int wait)
+{
+	allreduce *a = s->a;
+	tr_model *m = a->p->model;
+	size_t np = m->nparams;
+	int gpu = tr_step_on_gpu(m), ranks = a->p->cfg->w.size;
+	if (!decide(s, wait))
+		return;
+	int whole = !tr_optim_bucketwise(&m->opt);
+	size_t begin, end;
+	int finite;
+	while (tr_reducer_take(&a->red, wait, &begin, &end, &finite)) {
+		if (!finite)
+			s->partial = 1;
+		if (!s->apply || !finite || whole || a->red.sharded)
+			continue;
+		double t0 = rio__now();
+		/* on a GPU, the sum goes back (on one rank the device has it) */
+		if (gpu && ranks > 1)
+			tr_math_from_host(m->math, m->net.grads + begin, a->red.sum + begin, end - begin);
+		tr_optim_update(&m->opt, m->net.params, gpu ? m->net.grads : a->red.sum, begin, end);
+		a->t_optimizer += rio__now() - t0;
+	}
+	/* an optimizer that needs whole layers: one pass once all are in */
+	if (wait && whole && s->apply && !s->partial) {
+		double t0 = rio__now();
+		if (gpu && ranks > 1)
+			tr_math_from_host(m->math, m->net.grads, a->red.sum, np);
+		tr_optim_update(&m->opt, m->net.params, gpu ? m->net.grads : a->red.sum, 0, np);
+		a->t_optimizer += rio__now() - t0;
+	}
+}
+
+/* Called by backward after each layer: grads [0, end) are final, and
+ * params [0, end) are read no more by this step. */
+static void grads_ready(void *ctx, size_t end)
+{
+	step_ctx *s = ctx;
+	tr_model *m = s->a->p->model;
+	if (tr_step_on_gpu(m) && end > s->staged) {
+		tr_math_to_host(m->math, m->staging + s->staged, m->net.grads + s->staged,
+		                end - s->staged);
+		s->staged = end;
+	}
+	tr_reducer_ready(&s->a->red, end);
+	update_buckets(s, 0);
+}
+
+/* --embed: the tables' dense gradient summed over the ranks (every rank,
+ * failed or not), applied when the step is, whole. */
+static void tables_step(allreduce *a, const step_ctx *s)
+{
+	tr_model *m = a->p->model;
+	tr_embed_run *e = &m->embed;
+	double t0 = rio__now();
+	tr_embed_run_dense_grad(e);
+	tr_reducer_begin(&a->tables);
+	tr_reducer_head(&a->tables);
+	tr_reducer_flush(&a->tables);
+	size_t begin, end;
+	int finite;
+	while (tr_reducer_take(&a->tables, 1, &begin, &end, &finite)) {
+	}
+	const float *sum = a->red.head_out;
+	if (s->apply && !s->partial)
+		tr_embed_run_update(e, a->tables.sum, 1.0f / sum[TR_EXTRA_COUNT],
+		                    a->p->cursor->global_step);
+	a->t_tables += rio__now() - t0;
+}
+
+/* The rank's forward and loss of its batch (when it has one: go), the
+ * head written and started: 1 when the rank goes on to backward, 0 when
+ * it only takes part (a GPU that failed is this rank's failure, told in
+ * the head). */
+static int forward(allreduce *a, const rio_batch *b, tr_input *in, int go, int *failed,
+                   int *rows, char *err, size_t errlen)
+{
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	size_t np = m->nparams;
+	float *extras = m->net.grads + np, *head = m->staging + np;
+	int nonfinite = 0;
+	*rows = 0;
+	if (go) {
+		*rows = in->rows;
+		nonfinite = b && tr_data_nonfinite(p->cfg, p->data, b);
+		tr_step_embed_input(m, in, NULL, NULL);
+		tr_mlp_forward(&m->net, in);
+		tr_mlp_loss(&m->net, in, extras, 1);
+		/* the loss and correct count (on a GPU, the wait for forward) */
+		if (tr_math_to_host(m->math, head, extras, TR_MLP_EXTRA) < 0) {
+			snprintf(err, errlen, "the GPU failed during a training step");
+			*failed = 1;
+			go = 0;
+			*rows = 0;
+		}
+		nonfinite |= !isfinite(head[TR_EXTRA_LOSS]);
+	}
+	if (!go)
+		memset(head, 0, TR_MLP_EXTRA * sizeof *head);
+	/* the head goes ahead of the gradients: by the time the first bucket is
+	 * in, every rank knows the global batch and whether to apply the step */
+	head[TR_EXTRA_COUNT] = (float)*rows;
+	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
+	head[TR_EXTRA_FAILED] = (float)*failed;
+	tr_reducer_head(&a->red);
+	return go;
+}
+
+/* The rank's backward, its gradients handed to the reducer as each layer
+ * is done (or, when it has no batch, its part: nothing); then the rest
+ * summed and applied. */
+static void backward(allreduce *a, step_ctx *s, int go, rio_batch **b, const tr_input *in,
+                     int rows, double t1)
+{
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	size_t np = m->nparams;
+	if (go) {
+		tr_mlp_backward(&m->net, in, grads_ready, s);
+		if (m->embed.n)
+			tr_embed_run_backward(&m->embed, m->net.dinput, rows);
+		/* --straggler: this rank's gradients come late */
+		double f = tr_step_slowdown(p->cfg, p->cursor->global_step);
+		if (f > 1) {
+			tr_math_sync(m->math);
+			tr_step_straggle(f, rio__now() - t1);
+		}
+		/* on the CPU the batch is read no more: back to the loader now,
+		 * so that its worker fills the next one while this rank waits
+		 * for the others' gradients rather than after (on a core per
+		 * rank, that fill had cost real data 3% against --synthetic) */
+		if (*b && !tr_step_on_gpu(m)) {
+			rio_loader_release(p->data->train, *b);
+			*b = NULL;
+		}
+	} else {
+		/* this rank failed, or its epoch ended early (damaged records
+		 * were skipped): it still takes part, adding nothing */
+		memset(m->staging, 0, np * sizeof *m->staging);
+		tr_reducer_ready(&a->red, np);
+	}
+	tr_reducer_flush(&a->red);
+	update_buckets(s, 1);
+	if (m->embed.n) /* the tables, densely: every rank, failed or not */
+		tables_step(a, s);
+}
+
+/* One training step on every rank (collective). 0; or, when some rank's
+ * data failed, -1 on those ranks (with a message in err) and 1 on the
+ * others: then every rank agrees on it, which ends the job. */
+static int step(allreduce *a, char *err, size_t errlen)
+{
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	tr_cursor *k = p->cursor;
+	rio_batch *b = NULL;
+	tr_input in;
+	int failed = 0, rows;
+	int rc = tr_step_batch(p, &b, &in, 0, &failed, &a->t_wait, err, errlen);
+	double t1 = rio__now();
+	tr_math_zero(m->math, m->net.grads + m->nparams, TR_MLP_EXTRA);
+	tr_reducer_begin(&a->red);
+	step_ctx s = {.a = a};
+	a->red.update = update_slice;
+	a->red.update_ctx = &s;
+	int go = rc == 1 && !failed;
+	for (int t = 0; t < m->embed.n && !go; t++)
+		m->embed.nuniq[t] = 0; /* no rows of this rank's in the tables' sum */
+	go = forward(a, b, &in, go, &failed, &rows, err, errlen);
+	backward(a, &s, go, &b, &in, rows, t1);
+	if (tr_math_sync(m->math) < 0 && !failed) {
+		snprintf(err, errlen, "the GPU failed during a training step");
+		failed = 1;
+	}
+	if (b)
+		rio_loader_release(p->data->train, b);
+	if (failed)
+		return -1;
+	const float *sum = a->red.head_out;
+	if (sum[TR_EXTRA_FAILED] > 0)
+		return 1;
+	if (!s.apply || s.partial) {
+		k->skipped_steps++;
+		k->ep_skipped++;
+	} else {
+		k->ep_loss += sum[TR_EXTRA_LOSS];
+		k->ep_correct += sum[TR_EXTRA_CORRECT];
+		k->ep_count += sum[TR_EXTRA_COUNT];
+	}
+	k->global_step++;
+	k->step_in_epoch++;
+	return 0;
+}
+
+/* ---- segments, evaluation, figures ------------------------------------------- */
+
+/* --eval-every: a copy of the parameters (every rank), trained `seconds`
+ * so far. 0 or -ENOMEM. */
+static int take_copy(allreduce *a, double seconds)
+{
+	tr_model *m = a->p->model;
+	const tr_cursor *k = a->p->cursor;
+	tr_copy *c = tr_copies_add(&a->copies, m->nparams);
+	if (!c)
+		return -ENOMEM;
+	tr_math_to_host(m->math, c->params, m->net.params, m->nparams);
+	c->updates = k->global_step;
+	c->gradients = k->total_gradients;
+	c->samples = k->total_samples;
+	c->seconds = seconds;
+	return 0;
+}
+
+static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
+{
+	allreduce *a = (allreduce *)s;
+	const tr_parts *p = a->p;
+	const tr_config *c = p->cfg;
+	const tr_options *o = &c->o;
+	tr_cursor *k = p->cursor;
+	seg->stopped = seg->mid_epoch = 0;
+	while (k->step_in_epoch < k->epoch_steps) {
+		if (o->max_steps && k->global_step >= o->max_steps) {
+			seg->stopped = seg->mid_epoch = 1;
+			return 0;
+		}
+		double loss0 = k->ep_loss, count0 = k->ep_count;
+		int rc = step(a, err, errlen);
+		if (rc != 0)
+			tr_world_agree(&c->w, rc < 0, err, EXIT_DATA);
+		k->total_samples += k->ep_count - count0;
+		k->total_gradients += (uint64_t)c->w.size;
+		if (seg->stepped)
+			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
+		int cut = o->checkpoint_every && k->global_step % o->checkpoint_every == 0;
+		if (o->eval_every && k->global_step % o->eval_every == 0) {
+			rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
+			tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters "
+			               "(--eval-every)", EXIT_DATA);
+		}
+		if (cut) {
+			seg->mid_epoch = 1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errlen)
+{
+	allreduce *a = (allreduce *)s;
+	int rc = tr_step_evaluate(a->p, NULL, NULL, sums, err, errlen);
+	tr_world_sum_to_root(&a->p->cfg->w, sums, 3);
+	return rc;
+}
+
+static void epoch_begin(tr_strategy_state *s)
+{
+	allreduce *a = (allreduce *)s;
+	a->t_wait = a->t_optimizer = a->t_tables = 0;
+	a->red.seconds = 0;
+}
+
+static void figures(tr_strategy_state *s, tr_epoch_figures *f)
+{
+	allreduce *a = (allreduce *)s;
+	const tr_parts *p = a->p;
+	const tr_cursor *k = p->cursor;
+	int W = p->cfg->w.size;
+	memset(f, 0, sizeof *f);
+	f->loss = k->ep_loss;
+	f->correct = k->ep_correct;
+	f->count = k->ep_count;
+	f->count_before = k->ep_count0;
+	f->skipped = k->ep_skipped;
+	f->steps = k->step_in_epoch;
+	f->last_step = k->global_step;
+	f->data_wait = a->t_wait;
+	f->exchange = a->red.seconds + a->t_tables;
+	f->optimizer = a->t_optimizer;
+	/* what a ring allreduce of a step's gradients moves through one rank,
+	 * sent and received: 2 (W - 1) / W x their bytes (the dense layers and
+	 * the --embed tables, densely) */
+	double floats = (double)p->model->nparams + (double)p->model->embed.floats;
+	f->bytes_per_step = W > 1 ? 2.0 * (W - 1) / W * floats * sizeof(float) * 2 : 0;
+}
+
+/* Collective: every copy kept this epoch evaluated (each rank its own, all
+ * alike), then the epoch's own parameters back. */
+static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
+{
+	allreduce *a = (allreduce *)s;
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	size_t n = m->nparams;
+	float *keep = malloc(n * sizeof *keep);
+	tr_world_agree(&p->cfg->w, !keep, "out of memory", EXIT_DATA);
+	tr_math_to_host(m->math, keep, m->net.params, n);
+	int count = 0, failed = 0;
+	MPI_Allreduce(&a->copies.n, &count, 1, MPI_INT, MPI_MIN, p->cfg->w.comm);
+	for (int i = 0; i < count; i++) {
+		const tr_copy *c = &a->copies.v[i];
+		tr_math_from_host(m->math, m->net.params, c->params, n);
+		char later[256];
+		if (fn(ctx, c, failed, failed ? later : err, failed ? sizeof later : errlen) < 0)
+			failed = 1;
+	}
+	tr_copies_clear(&a->copies);
+	tr_math_from_host(m->math, m->net.params, keep, n);
+	free(keep);
+	return failed ? -1 : 0;
+}
+
+static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((allreduce *)s)->steps_per_epoch; }
+
+static void fetch_table(void *ctx, int t, int which, float *host)
+{
+	tr_embed_run *e = ctx;
+	memcpy(host, tr_optim_buffer(&e->opt, e->params, which) + e->t[t].offset,
+	       tr_embed_param_count(&e->t[t]) * sizeof(float));
+}
+
+/* Rank 0: the model, the optimizer's state and the tables, its own. */
+static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
+{
+	allreduce *a = (allreduce *)s;
+	const tr_parts *p = a->p;
+	if (!c)
+		return 0;
+	tr_model *m = p->model;
+	const tr_cursor *k = p->cursor;
+	size_t n = m->nparams;
+	c->optimizer_t = m->opt.t;
+	c->epoch_loss = k->ep_loss;
+	c->epoch_correct = k->ep_correct;
+	c->epoch_count = k->ep_count;
+	c->params = malloc(n * sizeof(float));
+	c->state1 = malloc(n * sizeof(float));
+	if (tr_optim_state_count(&m->opt) == 2)
+		c->state2 = malloc(n * sizeof(float));
+	if (!c->params || !c->state1 || (tr_optim_state_count(&m->opt) == 2 && !c->state2)) {
+		snprintf(err, errlen, "out of memory writing a checkpoint");
+		return -1;
+	}
+	tr_math_to_host(m->math, c->params, m->net.params, n);
+	tr_math_to_host(m->math, c->state1, m->opt.state1, n);
+	if (c->state2)
+		tr_math_to_host(m->math, c->state2, m->opt.state2, n);
+	return tr_save_tables(p, c, fetch_table, &m->embed, 0, err, errlen);
+}
+
+static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, size_t tlen)
+{
+	allreduce *a = (allreduce *)s;
+	const tr_config *c = a->p->cfg;
+	snprintf(line, len, "%d records per rank and step, %llu steps per epoch%s", c->batch,
+	         (unsigned long long)a->steps_per_epoch,
+	         a->p->data->synth ? " of synthetic data" : "");
+	if (c->w.size > 1)
+		snprintf(tail, tlen, ", gradients summed by %s", tr_reduce_mode_name(a->red.mode));
+}
+
+static void close_allreduce(tr_strategy_state *s)
+{
+	allreduce *a = (allreduce *)s;
+	tr_reducer_free(&a->red);
+	tr_reducer_free(&a->tables);
+	tr_copies_free(&a->copies);
+	free(a);
+}
+
+const tr_strategy_ops tr_allreduce_ops = {
+	.name = "allreduce",
+	.data_unit = "ranks",
+	.roles = roles,
+	.memory_need = memory_need,
+	.open = open_allreduce,
+	.place_fresh = place_fresh,
+	.place = place,
+	.epoch_begin = epoch_begin,
+	.segment = segment,
+	.evaluate = evaluate,
+	.figures = figures,
+	.eval_copies = eval_copies,
+	.next_epoch_steps = next_epoch_steps,
+	.collect = collect,
+	.describe = describe,
+	.close = close_allreduce,
+};
