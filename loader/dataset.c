@@ -241,11 +241,20 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 	if (!ipath)
 		return -ENOMEM;
 	rio_index idx = {0}, scan = {0};
-	int have_idx = access(ipath, F_OK) == 0, idx_ok = 0, rc = 0;
+	/* a URL's sidecar: its GET says whether it is there */
+	int url = rio_is_url(s->path);
+	int have_idx = url || rio__source_exists(ipath), idx_ok = 0, rc = 0;
 	rio_error ierr;
 	rio__error_clear(&ierr);
 	if (have_idx) {
 		rc = rio_index_read(ipath, &idx, &ierr);
+		if (url && rc == -ENOENT) {
+			have_idx = 0;
+			rc = 0;
+			rio__error_clear(&ierr);
+		}
+	}
+	if (have_idx) {
 		if (rc < 0 && (o->on_damage == RIO_DAMAGE_FAIL || rc == -ENOMEM)) {
 			*err = ierr;
 			free(ipath);
@@ -465,7 +474,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		char *ipath = rio_index_path(sh->path);
 		if (!ipath)
 			return -ENOMEM;
-		if (access(ipath, F_OK) != 0)
+		if (!rio__source_exists(ipath))
 			all_indexed = 0;
 		free(ipath);
 	}

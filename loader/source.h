@@ -77,9 +77,17 @@ struct rio__source {
 
 /* The local files' kind (source_file.c). */
 extern const rio__source_ops rio__source_file;
+/* s3:// and http(s):// URLs (source_remote.c). */
+extern const rio__source_ops rio__source_remote;
 
-/* The kind that serves `path` (local files for every path today). */
+/* The kind that serves `path`: remote for a URL, else local files. */
 const rio__source_ops *rio__source_kind(const char *path);
+
+/* 1 when there is a file (an object) at `path`, of whichever kind serves
+ * it (a sidecar's probe: an error is taken as not there). */
+int rio__source_exists(const char *path);
+/* The remote kind's (source_remote.c). */
+int rio__source_remote_exists(const char *url);
 
 /* Opens `path` with the kind that serves it: src->ops, src->path and the
  * rest set (src closed again on an error). */

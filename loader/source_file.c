@@ -158,8 +158,12 @@ const rio__source_ops rio__source_file = {
 
 const rio__source_ops *rio__source_kind(const char *path)
 {
-	(void)path;
-	return &rio__source_file;
+	return rio_is_url(path) ? &rio__source_remote : &rio__source_file;
+}
+
+int rio__source_exists(const char *path)
+{
+	return rio_is_url(path) ? rio__source_remote_exists(path) : access(path, F_OK) == 0;
 }
 
 int rio__source_open(rio__source *src, const char *path, rio_error *err)

@@ -75,6 +75,26 @@ for k in 0 1 2; do
 		fail "shard $k's .idx written to S3 differs from the local one"; fi
 done
 
+# ---- the loader (recordio-bench --dump-order): the same records in the same
+# order from S3 as from the local copy, in every shuffle mode and world size,
+# plain (read at offsets) and gzip (read as a stream)
+expect_exit 0 "$PACK" --from lines --output "$T/loc/gz" --shards 3 --compression gzip "$T/in.txt"
+expect_exit 0 "$PACK" --from lines --output "$B/sets/gz" --shards 3 --compression gzip "$T/in.txt"
+for set in train gz; do
+	for mode in none buffer global; do
+		[ $set = gz ] && [ $mode = global ] && continue # offsets need uncompressed shards
+		for ranks in "0 1" "0 2" "1 2"; do
+			set -- $ranks
+			o="--shuffle $mode --seed 7 --batch 16 --epochs 2 --rank $1 --world $2"
+			expect_exit 0 "$BENCH" $o --dump-order "$T/order.local" "$T/loc/$set"
+			expect_exit 0 "$BENCH" $o --dump-order "$T/order.s3" "$B/sets/$set"
+			if [ -s "$T/order.s3" ] && cmp -s "$T/order.local" "$T/order.s3"; then pass; else
+				fail "bench $o on $set: the order from S3 differs from the local one"; fi
+		done
+	done
+done
+expect_eq 3000 "$(wc -l <"$T/order.s3" | tr -d ' ')" "2 epochs of rank 1 of 2 (records sharding: .idx found in S3): 1500 records each"
+
 # ---- a set in force is refused without --force, replaced with it -------------
 expect_exit 1 "$PACK" --from lines --output "$B/sets/train" --shards 2 "$T/in.txt"
 expect_match "sets/train.manifest, generation 1.*--force" "$T/err" "an existing set refused"
