@@ -14,6 +14,7 @@
 #include "frame_scan.h"
 #include "internal.h"
 #include "route.h"
+#include "shard_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -466,11 +467,16 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	ds->shards = calloc(ds->nshards, sizeof *ds->shards);
 	if (!ds->shards)
 		return -ENOMEM;
+	if (o->shard_cache &&
+	    (rc = rio__shard_cache_open(&ds->shard_cache, o->shard_cache, o->shard_cache_limit,
+	                                err)) < 0)
+		return rc;
 	int all_indexed = 1;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		sh->path = ds->set.paths[s];
 		sh->src.fd = sh->src.fd_direct = -1;
+		sh->src.cache = ds->shard_cache;
 		char *ipath = rio_index_path(sh->path);
 		if (!ipath)
 			return -ENOMEM;
@@ -600,6 +606,7 @@ void rio__dataset_close(rio__dataset *ds)
 	free(ds->shards);
 	free(ds->pieces);
 	rio_shardset_free(&ds->set);
+	rio__shard_cache_close(ds->shard_cache);
 	memset(ds, 0, sizeof *ds);
 }
 

@@ -351,6 +351,18 @@ typedef struct rio_loader_opts {
 	                  * use are ignored; when none is left, the epoch
 	                  * fails to start (-EINVAL)                      */
 	size_t ncpus;
+	const char *shard_cache; /* a directory (NULL, the default: none):
+	                  * remote shards (s3://, http(s)://) are
+	                  * downloaded whole there once, verified, and read
+	                  * from the local disk after; shared by the ranks
+	                  * and processes of a host (loader/shard_cache.h
+	                  * has the rules). Not the in-memory `cache`.
+	                  * Local shards are read where they are        */
+	uint64_t shard_cache_limit; /* bytes of copies in shard_cache (0,
+	                  * the default: no limit). The least recently
+	                  * used copies no loader holds are deleted to make
+	                  * room; a shard that does not fit is read from
+	                  * the network instead (never a wait)            */
 } rio_loader_opts;
 
 RIO_API void rio_loader_opts_init(rio_loader_opts *opts);

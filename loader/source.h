@@ -73,6 +73,9 @@ struct rio__source {
 	int fd_direct;        /* O_DIRECT reads, or -1                     */
 	const uint8_t *map;   /* map: the object, size bytes; or NULL     */
 	void *priv;           /* the kind's own state                      */
+	struct rio__shard_cache *cache; /* the remote kind's copies on local
+	                       * disk (shard_cache.h), or NULL: kept by
+	                       * rio__source_open from the caller's src    */
 };
 
 /* The local files' kind (source_file.c). */

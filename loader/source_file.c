@@ -168,7 +168,7 @@ int rio__source_exists(const char *path)
 
 int rio__source_open(rio__source *src, const char *path, rio_error *err)
 {
-	*src = (rio__source){rio__source_kind(path), path, 0, -1, -1, NULL, NULL};
+	*src = (rio__source){rio__source_kind(path), path, 0, -1, -1, NULL, NULL, src->cache};
 	int rc = src->ops->open(src, err);
 	if (rc < 0)
 		rio__source_close(src);

@@ -12,6 +12,12 @@
  * (rio__rstream); the source joins its feeders when it closes. No mapping,
  * no O_DIRECT, no page cache to ask about.
  *
+ * With a shard cache (src->cache, shard_cache.h), open takes the shard's
+ * local copy (downloaded then when missing) and holds it until close:
+ * src->fd is the copy, read at offsets as a local file (io_uring too), a
+ * stream is the copy opened again. A shard the cache cannot take is read
+ * from the network as above.
+ *
  * Each source has its own client (its settings and credentials read once
  * per shard, its engine thread started at the first read).
  */
@@ -19,7 +25,9 @@
 #include "source.h"
 #include "internal.h"
 #include "../recordio/remote/remote.h"
+#include "shard_cache.h"
 
+#include <fcntl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -39,6 +47,7 @@ typedef struct feeder {
 typedef struct remote_src {
 	rio__remote *r;
 	rio__robj *o;
+	char *copy;         /* the shard cache's copy (src->fd is it), or NULL */
 	pthread_mutex_t mu;
 	feeder *feeders;
 } remote_src;
@@ -55,12 +64,19 @@ static int remote_open(rio__source *src, rio_error *err)
 		rc = rio__robj_open(&p->o, p->r, src->path, err);
 	if (rc == 0)
 		src->size = rio__robj_size(p->o);
+	/* with a shard cache: read from its copy, held while open */
+	if (rc == 0 && src->cache &&
+	    (rc = rio__shard_cache_get(src->cache, p->o, &src->fd, &p->copy, err)) ==
+	        RIO__SHARD_CACHE_STREAM)
+		rc = 0;
 	return rc;
 }
 
 static ssize_t remote_read_at(const rio__source *src, void *buf, size_t len, uint64_t offset)
 {
 	const remote_src *p = src->priv;
+	if (src->fd >= 0)
+		return rio__source_file.read_at(src, buf, len, offset); /* the copy */
 	rio_error e;
 	return rio__robj_read(p->o, buf, len, offset, &e);
 }
@@ -102,6 +118,10 @@ static void feeder_free(feeder *f)
 static int remote_stream(const rio__source *src, rio_error *err)
 {
 	remote_src *p = src->priv;
+	if (p->copy) {
+		int fd = open(p->copy, O_RDONLY | O_CLOEXEC); /* held: not deleted */
+		return fd >= 0 ? fd : rio__error_set(err, -errno, p->copy, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return rio__error_set(err, -errno, src->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
@@ -136,6 +156,9 @@ static void remote_close(rio__source *src)
 		}
 		rio__robj_close(p->o);
 		rio__remote_close(p->r);
+		free(p->copy);
+		if (src->fd >= 0)
+			close(src->fd); /* the copy's hold goes with it */
 		pthread_mutex_destroy(&p->mu);
 		free(p);
 	}

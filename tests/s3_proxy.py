@@ -5,7 +5,7 @@ and the test's S3 server (tests/s3_faults.sh).
     s3_proxy.py --upstream PORT --port-file FILE --log FILE
                 [--faults KIND,KIND,...] [--every N] [--region R] [--stall S]
 
-                [--methods GET,PUT,...]
+                [--methods GET,PUT,...] [--min-bytes N]
 
 Listens on a free port of 127.0.0.1 (written to --port-file once it
 listens) and forwards each request to 127.0.0.1:UPSTREAM as it came, the
@@ -20,6 +20,9 @@ gets the next fault of --faults, in turn:
             (the client's --remote-stall must break it off), then closed
   503       503 with S3's SlowDown error document
   500       500 with S3's InternalError error document
+
+With --min-bytes N, a reset, truncate or stall only falls on an answer of
+N bytes or more (a whole shard's download, not a probe of its first bytes).
 
 With --region R, a signed request whose credential scope names another
 region is answered 400 AuthorizationHeaderMalformed, as AWS answers
@@ -143,6 +146,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._error(500, "InternalError", "We encountered an internal error.")
             return
         status, reason, headers, data = self._forward()
+        if fault is not None and len(data) < self.state.args.min_bytes:
+            fault = None
         if fault is None or status >= 300 or len(data) < 2:
             self._send(status, reason, headers, data)
             return
@@ -166,6 +171,7 @@ def main():
     p.add_argument("--faults", default="")
     p.add_argument("--every", type=int, default=3)
     p.add_argument("--methods", default="GET")
+    p.add_argument("--min-bytes", type=int, default=0)
     p.add_argument("--region", default="")
     p.add_argument("--stall", type=float, default=5.0)
     args = p.parse_args()

@@ -76,6 +76,13 @@ static void usage(FILE *out)
 	        "                           when the rank's fit SIZE bytes (e.g. 1G), and\n"
 	        "                           serve every epoch from there; with --decode,\n"
 	        "                           each record decoded once too (default 0: off)\n"
+	        "      --shard-cache DIR    remote shards (s3://, http(s)://) downloaded whole\n"
+	        "                           into DIR once, verified, and read from there;\n"
+	        "                           DIR may be shared by the processes of a host\n"
+	        "      --shard-cache-limit SIZE  bytes of copies in DIR (default 0: no\n"
+	        "                           limit); the least recently used copies no\n"
+	        "                           process reads are deleted to make room, and a\n"
+	        "                           shard that does not fit is read from the network\n"
 	        "      --queue-depth N      io_uring entries per worker (default 128)\n"
 	        "      --read-size SIZE     bytes per read request, 4K to 1G (default 256K)\n"
 	        "      --prefetch N         ready batches queued ahead (default: 4, more\n"
@@ -263,7 +270,8 @@ typedef struct bench_args {
 enum {
 	OPT_SHUFFLE_BUFFER = 256, OPT_INTERLEAVE, OPT_SEED, OPT_IO, OPT_DIRECT, OPT_MAP,
 	OPT_CACHE, OPT_QUEUE_DEPTH, OPT_READ_SIZE, OPT_PREFETCH, OPT_RANK, OPT_WORLD, OPT_SHARDING,
-	OPT_SKIP_DAMAGED, OPT_NO_CRC, OPT_DROP_REMAINDER, OPT_DUMP_ORDER,
+	OPT_SKIP_DAMAGED, OPT_NO_CRC, OPT_DROP_REMAINDER, OPT_DUMP_ORDER, OPT_SHARD_CACHE,
+	OPT_SHARD_CACHE_LIMIT,
 };
 
 static const struct option longopts[] = {
@@ -278,6 +286,8 @@ static const struct option longopts[] = {
 	{"direct", no_argument, NULL, OPT_DIRECT},
 	{"map", no_argument, NULL, OPT_MAP},
 	{"cache", required_argument, NULL, OPT_CACHE},
+	{"shard-cache", required_argument, NULL, OPT_SHARD_CACHE},
+	{"shard-cache-limit", required_argument, NULL, OPT_SHARD_CACHE_LIMIT},
 	{"queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH},
 	{"read-size", required_argument, NULL, OPT_READ_SIZE},
 	{"prefetch", required_argument, NULL, OPT_PREFETCH},
@@ -328,6 +338,9 @@ static void parse_number(bench_args *a, int opt, const char *value)
 	case OPT_SEED: o->seed = tool_parse_u64("--seed", value); break;
 	case 'e': a->epochs = parse_range("--epochs", value, 1, 1u << 30); break;
 	case OPT_CACHE: o->cache = tool_parse_size("--cache", value); break; /* 0: off */
+	case OPT_SHARD_CACHE_LIMIT:
+		o->shard_cache_limit = tool_parse_size("--shard-cache-limit", value); /* 0: none */
+		break;
 	case OPT_QUEUE_DEPTH:
 		o->queue_depth = (unsigned)parse_range("--queue-depth", value, 1, RIO_LOADER_MAX_QUEUE_DEPTH);
 		break;
@@ -364,8 +377,14 @@ static void parse_options(int argc, char **argv, bench_args *a)
 		case 's': case OPT_IO: case OPT_SHARDING: parse_names(a, opt, optarg); break;
 		case 'b': case 'w': case 'e': case OPT_SHUFFLE_BUFFER: case OPT_INTERLEAVE:
 		case OPT_SEED: case OPT_CACHE: case OPT_QUEUE_DEPTH: case OPT_READ_SIZE:
+		case OPT_SHARD_CACHE_LIMIT:
 		case OPT_PREFETCH: case OPT_RANK: case OPT_WORLD:
 			parse_number(a, opt, optarg);
+			break;
+		case OPT_SHARD_CACHE:
+			if (!*optarg)
+				tool_usage_error("--shard-cache: an empty DIR ('')");
+			a->o.shard_cache = optarg;
 			break;
 		case OPT_DIRECT: a->o.direct = 1; break;
 		case OPT_MAP: a->o.map = 1; break;
@@ -391,6 +410,8 @@ static void parse_options(int argc, char **argv, bench_args *a)
 		                 a->have_rank ? "--world" : "--rank");
 	if (a->have_rank && a->o.rank >= a->o.world)
 		tool_usage_error("--rank: %d is not below --world %d", a->o.rank, a->o.world);
+	if (a->o.shard_cache_limit && !a->o.shard_cache)
+		tool_usage_error("--shard-cache-limit needs --shard-cache DIR");
 }
 
 /* --decode's columns (malloc'd, *n of them; NULL without --decode); a usage
