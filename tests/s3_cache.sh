@@ -24,8 +24,13 @@ for s in x:3 y:2 z:1; do
 	expect_exit 0 "$PACK" --from lines --output "$T/loc/$n" --shards ${s#*:} "$T/$n.txt"
 	expect_exit 0 "$PACK" --from lines --output "$B/$n" --shards ${s#*:} "$T/$n.txt"
 done
-ORDER="--shuffle global --seed 3 --epochs 2"
-for n in x y z; do "$BENCH" $ORDER --dump-order "$T/$n.local" "$T/loc/$n" >/dev/null; done
+# x globally shuffled (from the copies); y and z, of which some shards are
+# read from the network, buffer-shuffled (a global shuffle from the
+# network reads record by record)
+ORDER_X="--shuffle global --seed 3 --epochs 2"
+ORDER="--shuffle buffer --seed 3 --epochs 2"
+"$BENCH" $ORDER_X --dump-order "$T/x.local" "$T/loc/x" >/dev/null
+for n in y z; do "$BENCH" $ORDER --dump-order "$T/$n.local" "$T/loc/$n" >/dev/null; done
 
 # same_order NAME WHAT: $T/order is NAME's local order
 same_order() {
@@ -39,12 +44,12 @@ shard_gets() { grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG"; }
 
 # ---- downloaded once, then read from the local disk ------------------------------
 proxy_start
-expect_exit 0 "$BENCH" $ORDER --dump-order "$T/order" --shard-cache "$C" "$B/x"
+expect_exit 0 "$BENCH" $ORDER_X --dump-order "$T/order" --shard-cache "$C" "$B/x"
 same_order x "first run through the cache"
 expect_eq 3 "$(copies)" "3 copies"
 first=$(shard_gets)
 proxy_start
-expect_exit 0 "$BENCH" $ORDER --dump-order "$T/order" --shard-cache "$C" "$B/x"
+expect_exit 0 "$BENCH" $ORDER_X --dump-order "$T/order" --shard-cache "$C" "$B/x"
 same_order x "second run from the cache"
 # the second run only opens each shard (its size and ETag): no download
 expect_eq 3 "$(shard_gets)" "second run: one GET per shard (the open), no download"
