@@ -88,6 +88,8 @@ static int open_loader(tr_data *d, const tr_config *c, rio_loader **l, const cha
 	lo.cpus = d->loader_cpus;
 	lo.ncpus = (size_t)d->nloader_cpus;
 	lo.cache = budget;
+	lo.shard_cache = o->shard_cache;
+	lo.shard_cache_limit = (uint64_t)o->shard_cache_limit;
 	if (train) {
 		lo.batch_size = (size_t)c->batch;
 		lo.drop_remainder = 1;

@@ -84,6 +84,18 @@ static const tr_option_row table[OPT_COUNT] = {
 	                       "SIZE bytes, and serve every epoch from there (same batches); auto "
 	                       "(default): SIZE = min(1G, a quarter of RAM); off, or 0: read the "
 	                       "files every epoch"},
+	[OPT_SHARD_CACHE] = {"shard-cache", .kind = TR_KIND_STRING, AT(shard_cache, STRING),
+	                     .arg = "DIR",
+	                     .help = "remote shards (s3://, http(s)://) downloaded whole into DIR "
+	                             "once, verified, and read from there; the ranks and processes "
+	                             "of a host may share DIR (not --cache)"},
+	[OPT_SHARD_CACHE_LIMIT] = {"shard-cache-limit", .kind = TR_KIND_SIZE,
+	                           AT(shard_cache_limit, I64), .lo = 0, .hi = INT64_MAX,
+	                           .refusal = ": want a size (e.g. 50G)", .arg = "SIZE",
+	                           .help = "bytes of copies in --shard-cache DIR (default 0: no "
+	                                   "limit); the least recently used copies no process "
+	                                   "reads are deleted to make room, and a shard that does "
+	                                   "not fit is read from the network"},
 	[OPT_LOADER_CPUS] = {"loader-cpus", .kind = TR_KIND_KEYWORD, AT(loader_cpus_spare, INT),
 	                     .words = WORDS({"spare", 1}, {"rank", 0}), .arg = "MODE",
 	                     .help = "where they run: spare (default): on the node's CPUs no rank is "

@@ -41,6 +41,8 @@ typedef struct tr_options {
 	rio_sharding sharding;
 	size_t shuffle_buffer;
 	int64_t cache;                 /* --cache: bytes, 0 off, -1 auto      */
+	const char *shard_cache;       /* --shard-cache DIR, or NULL          */
+	int64_t shard_cache_limit;     /* --shard-cache-limit: bytes, 0 none  */
 	const char *metrics;
 	const char *checkpoint;
 	uint64_t checkpoint_every;     /* steps; 0: at the end of each epoch */

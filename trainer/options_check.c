@@ -85,6 +85,8 @@ static int check_no_effect(const tr_options *o, tr_options_given given, char *er
 		what = "--eval-batch needs --test (it is the evaluation's batch)";
 	else if (GIVEN(OPT_TENSORBOARD_EVERY) && !o->tensorboard)
 		what = "--tensorboard-every needs --tensorboard DIR";
+	else if (GIVEN(OPT_SHARD_CACHE_LIMIT) && !o->shard_cache)
+		what = "--shard-cache-limit needs --shard-cache DIR";
 	else if (GIVEN(OPT_LARS_TRUST) && o->optim.kind != TR_OPT_LARS)
 		what = "--lars-trust needs --optimizer lars";
 	else if (GIVEN(OPT_MOMENTUM) && o->optim.kind == TR_OPT_ADAM)
