@@ -92,7 +92,9 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 		rio__io_req *last = *nreq > first_req ? &reqs[*nreq - 1] : NULL;
 		int fd = rio__shard_fd(l, sh);
 		uint64_t end = pl[i].offset + pl[i].framed;
-		if (last && last->fd == fd && run_end == pl[i].offset) {
+		/* the same file: the same descriptor and, for sources that have
+		 * none (fd -1: every remote shard), the same source */
+		if (last && last->fd == fd && last->src == &sh->src && run_end == pl[i].offset) {
 			uint64_t len = fd != sh->src.fd
 			                   ? ((end + RIO__IO_ALIGN - 1) & ~(uint64_t)(RIO__IO_ALIGN - 1)) -
 			                         last->offset
