@@ -34,10 +34,28 @@ def pkg_config(*args):
     return out.stdout.split()
 
 
-def automake_sources(local_mk, prefix):
-    """The .c files a local.mk lists (what the autotools build compiles)."""
+def automake_sources(local_mk, prefix, conditions=None):
+    """The .c files a local.mk lists (what the autotools build compiles).
+    Inside `if NAME ... [else ...] endif`, with NAME in `conditions`, only
+    the branch that the condition's value picks; other conditionals' files
+    are all listed."""
+    conditions = conditions or {}
     text = open(local_mk).read().replace("\\\n", " ")
-    found = re.findall(r"\b(%s/[\w/]+\.c)\b" % re.escape(prefix), text)
+    kept, stack = [], []  # stack: (name, in the else branch)
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == ["if"] and len(words) > 1:
+            stack.append([words[1], False])
+            continue
+        if words[:1] == ["else"] and stack:
+            stack[-1][1] = True
+            continue
+        if words[:1] == ["endif"] and stack:
+            stack.pop()
+            continue
+        if all(name not in conditions or conditions[name] != in_else for name, in_else in stack):
+            kept.append(line)
+    found = re.findall(r"\b(%s/[\w/]+\.c)\b" % re.escape(prefix), "\n".join(kept))
     return [os.path.join(TOP, f) for f in dict.fromkeys(found)]
 
 
@@ -48,12 +66,20 @@ def version():
 
 def source_build():
     """Extension arguments for compiling librecordio's sources in."""
+    # libcurl: S3 and HTTP(S) shards (recordio/remote/), else its stubs
+    curl_c, curl_l = pkg_config("--cflags", "libcurl"), pkg_config("--libs", "libcurl")
+    have_curl = curl_c is not None and curl_l is not None
     sources = (automake_sources(os.path.join(TOP, "lib", "local.mk"), "lib")
-               + automake_sources(os.path.join(TOP, "recordio", "local.mk"), "recordio")
+               + automake_sources(os.path.join(TOP, "recordio", "local.mk"), "recordio",
+                                  {"HAVE_CURL": have_curl})
                + [f for f in automake_sources(os.path.join(TOP, "loader", "local.mk"), "loader")
                   if not f.endswith("cuda.c")])
     defines = {"PACKAGE_VERSION": '"%s"' % version(), "_GNU_SOURCE": "1"}
     cflags, libs = [], []
+    if have_curl:
+        cflags += curl_c
+        libs += curl_l
+        defines["HAVE_CURL"] = "1"
     for mod, need, define in (("zlib", True, None), ("liblz4", True, None),
                               ("libisal", False, "HAVE_ISAL"), ("liburing", False, "HAVE_LIBURING")):
         c, l = pkg_config("--cflags", mod), pkg_config("--libs", mod)
