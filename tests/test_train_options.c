@@ -23,7 +23,7 @@
 /* The data options every command line below starts with (the checks
  * between options need them); --test, --tensorboard and --checkpoint so
  * that the options that need them are taken. */
-#define BASE "--train t --x a --y label --test u --tensorboard tb --checkpoint ck "
+#define BASE "--train t --x a --y label --test u --tensorboard tb --checkpoint ck --shard-cache sc "
 
 enum { MAX_ARGS = 64, ERR_LEN = 512 };
 
@@ -119,6 +119,8 @@ static const refusal_case value_refusals[] = {
 	{BASE "--cache 9223372036854775808",
 	 "--cache: '9223372036854775808': want a size (e.g. 512M, 2G), auto or off"},
 	{BASE "--cache AUTO", "--cache: 'AUTO': want a size (e.g. 512M, 2G), auto or off"},
+	{BASE "--shard-cache-limit 1e9", "--shard-cache-limit: '1e9': want a size (e.g. 50G)"},
+	{BASE "--shard-cache-limit -1", "--shard-cache-limit: '-1': want a size (e.g. 50G)"},
 	{BASE "--loader-cpus all", "--loader-cpus: 'all': want spare or rank"},
 	{BASE "--synthetic=0", "--synthetic: '0' is not a number of inputs"},
 	{BASE "--synthetic=16777217", "--synthetic: '16777217' is not a number of inputs"},
@@ -244,6 +246,8 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--cache 1MB", o->cache == 1000000);
 	ACCEPT(BASE "--cache 1T", o->cache == 1099511627776);
 	ACCEPT(BASE "--loader-cpus rank", o->loader_cpus_spare == 0);
+	ACCEPT(BASE "--shard-cache-limit 50G",
+	       !strcmp(o->shard_cache, "sc") && o->shard_cache_limit == 53687091200);
 	ACCEPT("--synthetic", o->synthetic == 1 && o->synthetic_inputs == 784);
 	ACCEPT("--synthetic=16777216", o->synthetic == 1 && o->synthetic_inputs == 16777216);
 	ACCEPT(BASE "--hidden none", o->nhidden == 0);
@@ -428,6 +432,8 @@ static const refusal_case check_refusals[] = {
 	 "--eval-batch needs --test (it is the evaluation's batch)"},
 	{"--train t --x a --y label --tensorboard-every 5",
 	 "--tensorboard-every needs --tensorboard DIR"},
+	{"--train t --x a --y label --shard-cache-limit 1G",
+	 "--shard-cache-limit needs --shard-cache DIR"},
 	{BASE "--lars-trust 0.01", "--lars-trust needs --optimizer lars"},
 	{BASE "--optimizer adam --momentum 0.5",
 	 "--momentum: not with --optimizer adam (its moments have their own decay)"},
