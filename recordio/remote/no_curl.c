@@ -1,8 +1,9 @@
 /*
  * no_curl.c — the remote client in a build without libcurl: every URL is
- * RIO_EUNSUPPORTED, with a message that says how to get it. Only the
- * entry points that open something fail; the others cannot be reached
- * without an open client or object, and do nothing.
+ * RIO_EUNSUPPORTED, with a message that names it and says how to get
+ * it. A client "opens" (NULL: there is none) so that the first request,
+ * which knows its URL, is what fails; the entry points that need an open
+ * object cannot be reached and do nothing.
  */
 #include "config.h"
 #include "remote.h"
@@ -20,9 +21,10 @@ static int unsupported(const char *url, rio_error *err)
 
 int rio__remote_open(rio__remote **out, const rio_remote_opts *opts, rio_error *err)
 {
+	/* no client (NULL), and no error yet: the first request fails,
+	 * naming its URL */
 	*out = NULL;
-	int rc = rio_remote_opts_check(opts, err);
-	return rc < 0 ? rc : unsupported(NULL, err);
+	return opts ? rio_remote_opts_check(opts, err) : 0; /* NULL: the defaults */
 }
 
 void rio__remote_close(rio__remote *r)
