@@ -50,7 +50,7 @@
 # shards. Needs root (namespaces, tc, drop_caches, FUSE).
 #
 # Usage: bench/storage.sh [BUILD_DIR]   (default build-bench/, built if missing)
-# Env: RUNS (default 3), EPOCHS (trainer, default 4), FM_EPOCHS (default 3),
+# Env: RUNS (default 3), EPOCHS (trainer, default 4), FM_EPOCHS (default 1),
 #      BENCH_MIB (the 4 KiB set, default 512), LINKS (default "none 10gbit
 #      1gbit"), BURST_10gbit, BURST_1gbit (tbf bursts, default 4mb and 1mb),
 #      KINDS (default all: local sshfs s3 s3fs tfdata curl synthetic),
@@ -66,7 +66,7 @@ bench_build recordio-train
 make -C "$B" -s bench/mkshards >/dev/null
 RUNS=${RUNS:-3}
 EPOCHS=${EPOCHS:-4}
-FM_EPOCHS=${FM_EPOCHS:-3}
+FM_EPOCHS=${FM_EPOCHS:-1}
 MIB=${BENCH_MIB:-512}
 LINKS=${LINKS:-none 10gbit 1gbit}
 BURST_10gbit=${BURST_10gbit:-4mb}
@@ -209,6 +209,39 @@ EOF
 	result trainer buffer "$st" "$link" "$@"
 }
 
+# try NAME FUNCTION: run FUNCTION here (its servers' pids and exports
+# kept); ok_NAME=yes, or no with why_NAME its last line of output
+try() {
+	if $2 >"$W/why" 2>&1; then eval "ok_$1=yes why_$1=''"
+	else eval "ok_$1=no"; eval "why_$1=\$(tail -1 \"\$W/why\")"; fi
+}
+# a python with tensorflow-io, or none (tf.data not measured)
+find_tfio() {
+	[ "${TFIO:-}" != skip ] || { echo "TFIO=skip"; return 1; }
+	TFPY=${TFIO_PYTHON:-$W/tfio/bin/python}
+	if ! "$TFPY" -c 'import tensorflow_io' >/dev/null 2>&1; then
+		python3 -m venv "$W/tfio" && "$W/tfio/bin/pip" install -q 'tensorflow-io[tensorflow-cpu]' \
+			>"$W/pip-tfio.out" 2>&1 || { echo "tensorflow-io did not install: $(tail -1 "$W/pip-tfio.out")"; return 1; }
+		TFPY=$W/tfio/bin/python
+	fi
+}
+
+# tfdata LINK PREFIX: tf.data over the 4 KiB shards PREFIX/plain-* (s3://
+# or local), one stream and AUTOTUNE's parallel reads
+tfdata_kind() {
+	for par in 1 auto; do
+		runs=""
+		for i in $(seq "$RUNS"); do
+			[ "$1" != local ] || warm_local
+			runs="$runs $(timeout -k 5 "$RUN_TIMEOUT" "$TFPY" "$RIO_TOP/bench/storage_tfdata.py" \
+				--parallel $par $(for f in "$D"/plain-*.tfrecord; do echo "$2/$(basename "$f")"; done) \
+				2>"$W/err" || { echo fail; tail -1 "$W/err" >&2; })"
+		done
+		st=tfdata; [ $par = 1 ] || st=tfdata-par
+		result loader-4k none "$st" "$1" "$(echo "$runs" | median)" - - "$runs"
+	done
+}
+
 # ---- the data ------------------------------------------------------------------
 
 echo "recordio storage study, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), median of $RUNS runs; load $(load)"
@@ -233,7 +266,13 @@ synthetic_kind() {
 	echo "== the trainer on --synthetic batches (load $(load))"
 	trainer synthetic local noop "$D/fm" --synthetic
 }
+ok_tfio=no why_tfio="not asked (KINDS)"
+has_kind tfdata && try tfio find_tfio
 has_kind local && local_kind
+if has_kind local && has_kind tfdata; then
+	echo "== tf.data on the local disk, warm (load $(load))"
+	if [ $ok_tfio = yes ]; then tfdata_kind local "$D"; else notmeasured loader-4k tfdata local "$why_tfio"; fi
+fi
 has_kind synthetic && synthetic_kind
 
 # ---- the namespace host: its servers and mounts ---------------------------------------
@@ -335,17 +374,6 @@ start_s3fs() {
 	done
 }
 
-# a python with tensorflow-io, or none (tf.data not measured)
-find_tfio() {
-	[ "${TFIO:-}" != skip ] || { echo "TFIO=skip"; return 1; }
-	TFPY=${TFIO_PYTHON:-$W/tfio/bin/python}
-	if ! "$TFPY" -c 'import tensorflow_io' >/dev/null 2>&1; then
-		python3 -m venv "$W/tfio" && "$W/tfio/bin/pip" install -q 'tensorflow-io[tensorflow-cpu]' \
-			>"$W/pip-tfio.out" 2>&1 || { echo "tensorflow-io did not install: $(tail -1 "$W/pip-tfio.out")"; return 1; }
-		TFPY=$W/tfio/bin/python
-	fi
-}
-
 # does recordio read s3:// here? (the S3 client and, for s3-cache, the cache)
 s3_support() {
 	"$RB" --help | grep -q -- '--remote-part-size' || { echo "recordio-bench has no S3 reading (no --remote-part-size in --help)"; return 1; }
@@ -356,20 +384,13 @@ cache_support() {
 	"$RB" --help | grep -q -- '--shard-cache' || { echo "recordio-bench has no --shard-cache"; return 1; }
 }
 
-# try NAME FUNCTION: run FUNCTION here (its servers' pids and exports
-# kept); ok_NAME=yes, or no with why_NAME its last line of output
-try() {
-	if $2 >"$W/why" 2>&1; then eval "ok_$1=yes why_$1=''"
-	else eval "ok_$1=no"; eval "why_$1=\$(tail -1 \"\$W/why\")"; fi
-}
-ok_sshfs=no ok_s3=no ok_s3fs=no ok_tfio=no ok_rio=no ok_cache=no
+ok_sshfs=no ok_s3=no ok_s3fs=no ok_rio=no ok_cache=no
 why_sshfs="not asked (KINDS)" why_s3="not asked (KINDS)" why_s3fs="not asked (KINDS)"
-why_tfio="not asked (KINDS)" why_rio="no S3 server" why_cache="no S3 server"
+why_rio="no S3 server" why_cache="no S3 server"
 has_kind sshfs && try sshfs start_sshfs
 if has_kind s3 || has_kind s3fs || has_kind tfdata || has_kind curl; then try s3 start_s3; fi
 if [ $ok_s3 = yes ]; then
 	has_kind s3fs && try s3fs start_s3fs
-	has_kind tfdata && try tfio find_tfio
 	try rio s3_support
 	try cache cache_support
 fi
@@ -407,14 +428,21 @@ curl_kind() { # LINK
 	result ceiling none curl-16 "$1" "$(echo "$runs" | median)" - - "$runs"
 }
 
+# the client's page cache of a mount dropped (POSIX_FADV_DONTNEED on each
+# file: dd's nocache), not the server's: every run reads over the link
+# from a server that has the shards in memory (s3fs keeps a file's pages
+# from one open to the next, so without this a run can read none)
+evict() { for f in "$1"/*; do dd if="$f" iflag=nocache count=0 status=none; done; }
+evict_sshfs() { evict "$W/mnt-sshfs"; }
+evict_s3fs() { evict "$W/mnt-s3fs"; }
 sshfs_kind() { # LINK
-	loader sshfs "$1" noop "$W/mnt-sshfs/plain" "$W/mnt-sshfs/fm"
-	trainer sshfs "$1" noop "$W/mnt-sshfs/fm"
+	loader sshfs "$1" evict_sshfs "$W/mnt-sshfs/plain" "$W/mnt-sshfs/fm"
+	trainer sshfs "$1" evict_sshfs "$W/mnt-sshfs/fm"
 }
 
 s3fs_kind() { # LINK
-	loader s3fs "$1" noop "$W/mnt-s3fs/plain" "$W/mnt-s3fs/fm"
-	trainer s3fs "$1" noop "$W/mnt-s3fs/fm"
+	loader s3fs "$1" evict_s3fs "$W/mnt-s3fs/plain" "$W/mnt-s3fs/fm"
+	trainer s3fs "$1" evict_s3fs "$W/mnt-s3fs/fm"
 }
 
 s3_kind() { # LINK
@@ -440,19 +468,6 @@ s3_cache_kind() { # LINK
 	trainer s3-cache "$1" empty_cache "s3://$BUCKET/fm" --shard-cache "$W/shard-cache"
 }
 
-tfdata_kind() { # LINK
-	for par in 1 auto; do
-		runs=""
-		for i in $(seq "$RUNS"); do
-			runs="$runs $(timeout -k 5 "$RUN_TIMEOUT" "$TFPY" "$RIO_TOP/bench/storage_tfdata.py" \
-				--parallel $par $(for f in "$D"/plain-*.tfrecord; do echo "s3://$BUCKET/$(basename "$f")"; done) \
-				2>"$W/err" || { echo fail; tail -1 "$W/err" >&2; })"
-		done
-		st=tfdata; [ $par = 1 ] || st=tfdata-par
-		result loader-4k none "$st" "$1" "$(echo "$runs" | median)" - - "$runs"
-	done
-}
-
 for link in $LINKS; do
 	case $link in
 	none) sh "$CLUSTER" shape "$C" none; burst="" ;;
@@ -474,7 +489,7 @@ for link in $LINKS; do
 		if [ $ok_s3fs = yes ]; then s3fs_kind "$link"; else notmeasured all s3fs "$link" "${why_s3:-$why_s3fs}"; fi
 	fi
 	if has_kind tfdata; then
-		if [ $ok_tfio = yes ]; then tfdata_kind "$link"; else notmeasured loader-4k tfdata "$link" "${why_s3:-$why_tfio}"; fi
+		if [ $ok_tfio = yes ]; then tfdata_kind "$link" "s3://$BUCKET"; else notmeasured loader-4k tfdata "$link" "${why_s3:-$why_tfio}"; fi
 	fi
 done
 echo "== done (load $(load))"

@@ -121,11 +121,11 @@ def plot(rows, outdir, name, series, title, ylabel):
                 vals.append("?" if v is None else "%.4f" % v)
             f.write(f'"{st}\\n{link}" ' + " ".join(vals) + "\n")
     png = os.path.join(outdir, f"{name}.png")
-    g = ["set terminal pngcairo size 1200,480 font ',10'", f"set output '{png}'",
+    g = ["set terminal pngcairo size 1300,520 font ',10'", f"set output '{png}'",
          f"set title '{title}'", f"set ylabel '{ylabel}'", "set style data histograms",
          "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
          "set boxwidth 0.9", "set yrange [0:*]", "set grid ytics", "set key top right",
-         "set datafile missing '?'", "set xtics nomirror",
+         "set datafile missing '?'", "set xtics nomirror", "set bmargin 5",
          "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2",
          "plot " + ", ".join(f"'{dat}' using {i + 2}:xtic(1) title '{s[2]}'"
                              for i, s in enumerate(series))]
