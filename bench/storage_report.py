@@ -105,10 +105,11 @@ def ceiling_table(rows, out):
                        f"| {a['runs'] if a else ''}; {b['runs'] if b else ''} |")
 
 
-def plot(rows, outdir, name, series, title, ylabel):
+def plot(rows, outdir, name, series, title, ylabel, log=False):
     """series: [(workload, order, label)]; one cluster per storage kind and
-    link, one bar per series, each relative to local-warm"""
-    keys = [k for k in order_keys(rows, {s[0] for s in series}) if k[0] != "synthetic"]
+    link, one bar per series, each relative to local-warm; log: a
+    logarithmic axis (the loader's ratios span 0.01 to 1)"""
+    keys = order_keys(rows, {s[0] for s in series})
     if not keys:
         return None
     dat = os.path.join(outdir, f".{name}.dat")
@@ -124,7 +125,8 @@ def plot(rows, outdir, name, series, title, ylabel):
     g = ["set terminal pngcairo size 1300,520 font ',10'", f"set output '{png}'",
          f"set title '{title}'", f"set ylabel '{ylabel}'", "set style data histograms",
          "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
-         "set boxwidth 0.9", "set yrange [0:*]", "set grid ytics", "set key top right",
+         "set boxwidth 0.9",
+         "set logscale y; set yrange [0.005:2]" if log else "set yrange [0:*]", "set grid ytics", "set key top right opaque",
          "set datafile missing '?'", "set xtics nomirror", "set bmargin 5",
          "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2",
          "plot " + ", ".join(f"'{dat}' using {i + 2}:xtic(1) title '{s[2]}'"
@@ -156,7 +158,8 @@ def main():
         out += [f"- {wl} from {st} ({link}): {why[len('not measured: '):]}" for wl, st, link, why in missing]
     print("\n".join(out))
     for png in (plot(rows, outdir, "storage-loader", LOADER,
-                     "recordio-bench: throughput relative to the local disk (warm)", "x local disk, warm"),
+                     "recordio-bench: throughput relative to the local disk (warm)", "x local disk, warm (log scale)",
+                     log=True),
                 plot(rows, outdir, "storage-trainer", [("trainer", "buffer", "samples/s, epochs 2+")],
                      "recordio-train: samples/s relative to the local disk (warm)", "x local disk, warm")):
         if png:
