@@ -126,7 +126,7 @@ def plot(rows, outdir, name, series, title, ylabel, log=False):
          f"set title '{title}'", f"set ylabel '{ylabel}'", "set style data histograms",
          "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
          "set boxwidth 0.9",
-         "set logscale y; set yrange [0.005:2]" if log else "set yrange [0:*]", "set grid ytics", "set key top right opaque",
+         "set logscale y; set yrange [0.005:2]" if log else "set yrange [0:*]; set offsets 0, 0, graph 0.08, 0", "set grid ytics", "set key top right opaque",
          "set datafile missing '?'", "set xtics nomirror", "set bmargin 5",
          "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2",
          "plot " + ", ".join(f"'{dat}' using {i + 2}:xtic(1) title '{s[2]}'"
