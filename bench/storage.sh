@@ -127,10 +127,11 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 # median: the median of the numbers in its input ("fail" and the like left out)
 median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.4g", v[int((NR + 1) / 2)]; else printf "NA"}'; }
-# result WORKLOAD ORDER STORAGE LINK MEDIAN FIRST WAIT ALL: one line of $RES
+# result WORKLOAD ORDER STORAGE LINK MEDIAN FIRST NOTE ALL: one line of $RES
+# (NOTE: the trainer's data wait, the loader's route)
 result() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"
-	printf '   %-10s %-7s %-11s %-7s %10s   first %-9s wait %-6s runs: %s\n' "$@"
+	printf '   %-10s %-7s %-11s %-7s %10s   first %-9s %-18s runs: %s\n' "$@"
 }
 notmeasured() { # WORKLOAD STORAGE LINK WHY
 	printf '%s\t-\t%s\t%s\tNA\tNA\tNA\tnot measured: %s\n' "$1" "$2" "$3" "$4" >>"$RES"
@@ -140,19 +141,24 @@ notmeasured() { # WORKLOAD STORAGE LINK WHY
 # bench_gbps BEFORE ARGS...: recordio-bench --json ARGS, RUNS times (the
 # command BEFORE, untimed, before each); prints each run's GB/s of shard
 # bytes read (file_bytes x epochs over the process's wall time), or
-# "fail" for a run that failed or took over RUN_TIMEOUT
+# "timeout" for a run that took over RUN_TIMEOUT, "fail" for one that
+# failed; the route the loader took (its JSON's "route") in $W/route
 bench_gbps() {
 	before=$1; shift
 	i=0
+	echo - >"$W/route"
 	while [ $i -lt "$RUNS" ]; do
 		$before
 		s=$(now)
-		if timeout -k 5 "$RUN_TIMEOUT" "$RB" --json "$@" >"$W/one.json" 2>"$W/err"; then
-			e=$(now)
+		rc=0
+		timeout -k 5 "$RUN_TIMEOUT" "$RB" --json "$@" >"$W/one.json" 2>"$W/err" || rc=$?
+		e=$(now)
+		if [ $rc -eq 0 ]; then
 			python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
-print("%.4f" % (j["file_bytes"] * j["epochs"] / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9))' \
-				"$W/one.json" "$s" "$e"
-			grep -o '"route": "[^"]*"' "$W/one.json" >"$W/route"
+print("%.4f" % (j["file_bytes"] * j["epochs"] / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9))
+open(sys.argv[4], "w").write(j.get("route", "-") + "\n")' "$W/one.json" "$s" "$e" "$W/route"
+		elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			echo timeout
 		else
 			echo fail; sed 's/^/      /' "$W/err" | tail -2 >&2
 		fi
@@ -162,16 +168,16 @@ print("%.4f" % (j["file_bytes"] * j["epochs"] / (float(sys.argv[3]) - float(sys.
 noop() { :; }
 
 # loader STORAGE LINK BEFORE SRC4K SRCFM: the two loader workloads on the
-# shards at SRC4K and SRCFM (paths, PREFIXes or URLs), EXTRA_ARGS added
+# shards at SRC4K and SRCFM (paths, PREFIXes or URLs)
 loader() {
 	st=$1 link=$2 before=$3 src4k=$4 srcfm=$5
 	for order in none global; do
-		runs=$(bench_gbps "$before" --batch 256 --shuffle "$order" --seed 1 ${EXTRA_ARGS:-} "$src4k")
-		result loader-4k "$order" "$st" "$link" "$(echo "$runs" | median)" - - "$runs"
+		runs=$(bench_gbps "$before" --batch 256 --shuffle "$order" --seed 1 "$src4k")
+		result loader-4k "$order" "$st" "$link" "$(echo "$runs" | median)" - "$(cat "$W/route")" "$runs"
 	done
 	runs=$(bench_gbps "$before" --batch 128 --shuffle buffer --seed 1 --cache 0 --epochs "$FM_EPOCHS" \
-		--decode "$DEC" ${EXTRA_ARGS:-} "$srcfm")
-	result loader-fm buffer "$st" "$link" "$(echo "$runs" | median)" - - "$runs"
+		--decode "$DEC" "$srcfm")
+	result loader-fm buffer "$st" "$link" "$(echo "$runs" | median)" - "$(cat "$W/route")" "$runs"
 }
 
 # trainer STORAGE LINK BEFORE SRC [ARGS...]: recordio-train on SRC, EPOCHS
@@ -470,7 +476,7 @@ s3_cache_kind() { # LINK
 		esac
 		first=$(RUNS=1 bench_gbps empty_cache $args --shard-cache "$W/shard-cache" "s3://$BUCKET/$name")
 		runs=$(bench_gbps noop $args --shard-cache "$W/shard-cache" "s3://$BUCKET/$name")
-		result "$wl" "$order" s3-cache "$1" "$(echo "$runs" | median)" "$first" - "$runs"
+		result "$wl" "$order" s3-cache "$1" "$(echo "$runs" | median)" "$first" "$(cat "$W/route")" "$runs"
 	done
 	empty_cache
 	trainer s3-cache "$1" empty_cache "s3://$BUCKET/fm" --shard-cache "$W/shard-cache"

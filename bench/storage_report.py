@@ -1,6 +1,7 @@
 """storage_report.py — the tables and bar charts of bench/storage.sh, from
 its results file (one tab-separated line per measurement: workload, order,
-storage, link, median, first run or epoch, data wait, every run).
+storage, link, median, first run or epoch, a note (the trainer's data
+wait, the loader's route), every run).
 
 Prints Markdown: the loader's GB/s and the trainer's samples/s for every
 storage kind and link, each against the local disk (warm), S3 against the
@@ -34,11 +35,11 @@ def load(path):
         f = line.rstrip("\n").split("\t")
         if len(f) < 8:
             continue
-        wl, order, st, link, med, first, wait, runs = f[:8]
+        wl, order, st, link, med, first, note, runs = f[:8]
         if runs.startswith("not measured"):
             missing.append((wl, st, link, runs))
             continue
-        rows[wl, order, st, link] = dict(med=num(med), first=num(first), wait=wait, runs=runs)
+        rows[wl, order, st, link] = dict(med=num(med), first=num(first), note=note, runs=runs)
     return rows, missing
 
 
@@ -61,8 +62,8 @@ def loader_table(rows, out):
     base = {(wl, o): rows.get((wl, o, "local-warm", "local"), {}).get("med") for wl, o, _ in LOADER}
     ceil = {link: rows.get(("ceiling", "none", "curl-16", link), {}).get("med") for link in LINKS}
     out.append("| storage | link | " + " | ".join(f"{t} GB/s (x local warm)" for _, _, t in LOADER)
-               + " | shard order: of curl-16 | x s3fs (order, global) |")
-    out.append("|---|---|" + "---|" * (len(LOADER) + 2))
+               + " | shard order: of curl-16 | x s3fs (order, global) | route (each column) |")
+    out.append("|---|---|" + "---|" * (len(LOADER) + 3))
     for st, link in order_keys(rows, {"loader-4k", "loader-fm"}):
         cells = []
         for wl, o, _ in LOADER:
@@ -75,13 +76,14 @@ def loader_table(rows, out):
                 c += f", first run {fmt(r['first'])}"
             cells.append(c)
         r = rows.get(("loader-4k", "none", st, link))
-        of_ceil = fmt(ratio(r["med"], ceil.get(link)), "%.2f") if r and st.startswith(("s3", "tfdata")) else ""
+        of_ceil = fmt(ratio(r["med"], ceil.get(link)), "%.2f") if r and link != "local" and st.startswith(("s3", "tfdata")) else ""
         vs = ""
         if st in ("s3", "s3-cache"):
             vs = ", ".join(fmt(ratio(rows.get(("loader-4k", o, st, link), {}).get("med"),
                                      rows.get(("loader-4k", o, "s3fs", link), {}).get("med")), "%.2f")
                            for o in ("none", "global"))
-        out.append(f"| {st} | {link} | " + " | ".join(cells) + f" | {of_ceil} | {vs} |")
+        route = " / ".join(rows.get((wl, o, st, link), {}).get("note", "") for wl, o, _ in LOADER)
+        out.append(f"| {st} | {link} | " + " | ".join(cells) + f" | {of_ceil} | {vs} | {route} |")
 
 
 def trainer_table(rows, out):
@@ -92,7 +94,7 @@ def trainer_table(rows, out):
     for st, link in order_keys(rows, {"trainer"}):
         r = rows[("trainer", "buffer", st, link)]
         out.append(f"| {st} | {link} | {fmt(r['med'], '%.0f')} | {fmt(ratio(r['med'], base), '%.2f')} "
-                   f"| {fmt(r['first'], '%.0f')} | {r['wait']} | {r['runs']} |")
+                   f"| {fmt(r['first'], '%.0f')} | {r['note']} | {r['runs']} |")
 
 
 def ceiling_table(rows, out):
