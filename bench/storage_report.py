@@ -71,14 +71,17 @@ def loader_table(rows, out):
             if r is None:
                 cells.append("")
                 continue
+            if r["med"] is None:  # no run gave a figure: say what they gave
+                cells.append(" ".join(sorted(set(r["runs"].split()))) + f" (x{len(r['runs'].split())})")
+                continue
             c = f"{fmt(r['med'])} ({fmt(ratio(r['med'], base[wl, o]), '%.2f')})"
             if r["first"] is not None:
                 c += f", first run {fmt(r['first'])}"
             cells.append(c)
         r = rows.get(("loader-4k", "none", st, link))
-        of_ceil = fmt(ratio(r["med"], ceil.get(link)), "%.2f") if r and link != "local" and st.startswith(("s3", "tfdata")) else ""
+        of_ceil = fmt(ratio(r["med"], ceil.get(link)), "%.2f") if r and link != "local" and st in ("s3", "s3fs", "tfdata", "tfdata-par") else ""
         vs = ""
-        if st in ("s3", "s3-cache"):
+        if st == "s3":
             vs = ", ".join(fmt(ratio(rows.get(("loader-4k", o, st, link), {}).get("med"),
                                      rows.get(("loader-4k", o, "s3fs", link), {}).get("med")), "%.2f")
                            for o in ("none", "global"))
@@ -112,7 +115,8 @@ def plot(rows, outdir, name, series, title, ylabel, log=False):
     link, one bar per series, each relative to local-warm; log: a
     logarithmic axis (the loader's ratios span 0.01 to 1)"""
     keys = order_keys(rows, {s[0] for s in series})
-    if not keys:
+    if not keys or not any(("local-warm", "local") == k for k in keys):
+        print(f"{name}: no local-warm figures to relate to (KINDS without local): no plot")
         return None
     dat = os.path.join(outdir, f".{name}.dat")
     with open(dat, "w") as f:
