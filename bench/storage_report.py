@@ -153,6 +153,7 @@ def plot(rows, outdir, name, series, title, ylabel, log=False):
 def main():
     rows, missing = load(sys.argv[1])
     outdir = sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
     out = ["### The loader (recordio-bench), GB/s of shard bytes, median of the runs", ""]
     loader_table(rows, out)
     out += ["", "### The trainer (recordio-train, 1 rank, --cache off), samples/s", ""]
