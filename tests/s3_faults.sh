@@ -38,6 +38,21 @@ for kind in reset truncate stall 503 500; do
 	if [ "$n" -ge 1 ]; then pass; else fail "no '$kind' fault was injected"; fi
 done
 
+# the loader (recordio-bench): the same records in the same order as the
+# local copy, read at offsets (plain) and as a stream (gzip); no stalls
+# (its stall limit is the default 30 s: the tools above show them retried)
+proxy_start --faults reset,truncate,503,500 --every 3
+for c in none gzip; do
+	"$BENCH" --shuffle buffer --seed 9 --dump-order "$T/$c.order.local" "$T/loc/$c" >/dev/null
+	expect_exit 0 "$BENCH" --shuffle buffer --seed 9 --dump-order "$T/$c.order" "$B/$c"
+	if [ -s "$T/$c.order" ] && cmp -s "$T/$c.order.local" "$T/$c.order"; then pass; else
+		fail "$c: the loader's order through the faults differs from the local one"; fi
+	expect_match "skipped: +0" "$T/out" "$c: nothing skipped"
+done
+n=$(proxy_count request)
+if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass; else
+	fail "no faults reached the loader ($n requests)"; fi
+
 # ---- the attempts run out: one line naming the URL and the last error ----------
 proxy_start --faults 503 --every 1
 S="$B/none.g000001/none-00000-of-00003.tfrecord"
