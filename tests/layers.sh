@@ -4,8 +4,8 @@
 # the layers below it, and above recordio/ and loader/ only their public
 # headers (recordio.h, loader.h):
 #   lib       (internal helpers)         lib
-#   recordio  (the format)               lib recordio
-#   loader    (reading for training)     lib recordio loader
+#   recordio  (the format; remote/: S3)  lib recordio (and recordio/remote)
+#   loader    (reading for training)     lib recordio (and recordio/remote) loader
 #   tools     (recordio-* commands)      lib, recordio.h, loader.h, tools
 #   trainer   (recordio-train)           lib, recordio.h, loader.h, trainer
 #   python/src (the extension)           recordio.h, loader.h, python/src
@@ -17,7 +17,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-dirs="lib recordio loader tools trainer python/src bench examples"
+dirs="lib recordio recordio/remote loader tools trainer python/src bench examples"
 
 # the folder of each header name
 owners=$(for d in $dirs; do
@@ -35,8 +35,8 @@ fi
 allowed() {
 	case $1 in
 	lib) echo "lib" ;;
-	recordio) echo "lib recordio" ;;
-	loader) echo "lib recordio loader" ;;
+	recordio | recordio/remote) echo "lib recordio recordio/remote" ;;
+	loader) echo "lib recordio recordio/remote loader" ;;
 	tools) echo "lib recordio.h loader.h tools" ;;
 	trainer) echo "lib recordio.h loader.h trainer" ;;
 	python/src) echo "recordio.h loader.h python/src" ;;
