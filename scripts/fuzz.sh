@@ -37,7 +37,7 @@ if [ ! -f Makefile ]; then
 fi
 make -j"$(nproc)" lib/librio_internal.la recordio/librecordio.la >make.out 2>&1 ||
 	{ tail -40 make.out; exit 1; }
-LIBS=$(sed -n 's/^LIBS = //p; s/^\(ZLIB\|LZ4\|LIBURING\|ISAL\)_LIBS = //p' Makefile | tr '\n' ' ')
+LIBS=$(sed -n 's/^LIBS = //p; s/^\(ZLIB\|LZ4\|LIBURING\|ISAL\|CURL\)_LIBS = //p' Makefile | tr '\n' ' ')
 
 targets=${FUZZ_TARGETS:-$(cd "$RIO_TOP/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//' | grep -v fuzz_util)}
 mkdir -p artifacts corpus
