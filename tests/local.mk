@@ -126,7 +126,7 @@ EXTRA_DIST += tests/fuzz/README.md tests/fuzz/make_seeds.py tests/fuzz/fuzz_util
 	tests/fuzz/fuzz_util.c tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_index.c \
 	tests/fuzz/fuzz_example.c tests/fuzz/fuzz_loader.c tests/fuzz/fuzz_pack_lines.c \
 	tests/fuzz/fuzz_pack_csv.c tests/fuzz/fuzz_sequence_example.c tests/fuzz/fuzz_event.c \
-	tests/fuzz/fuzz_frame_scan.c tests/fuzz/fuzz_checkpoint.c tests/fuzz/seeds
+	tests/fuzz/fuzz_frame_scan.c tests/fuzz/fuzz_checkpoint.c tests/fuzz/fuzz_remote.c tests/fuzz/seeds
 
 # tests/fail_at.so: an LD_PRELOAD shim that fails or kills the Nth rename,
 # fsync, write, unlink or open (tests/cli_setcommit.sh). Plain $(CC), none
