@@ -98,8 +98,14 @@ SHIM="$BIN/tests/fail_at.so"
 if [ -f "$SHIM" ]; then
 	if [ -x "$BIN/libtool" ]; then RUN="$BIN/libtool --mode=execute"; else RUN=""; fi
 	ASAN_LIB=$($RUN ldd "$TRAIN" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+	# Leaks are not checked in this run: the preloaded ASan runtime also
+	# loads into the daemon Open MPI's singleton starts, which outlives the
+	# run and, at its own exit, wrote a leak report of Open MPI's (its
+	# plugins unloaded: no tests/no_dlclose.so here) into this run's err
+	# file after the next test had begun writing it
 	# shellcheck disable=SC2086
-	expect_exit 1 $RUN env LD_PRELOAD="${ASAN_LIB:+$ASAN_LIB }$SHIM" FAIL_AT=fsync:2 "$TRAIN" \
+	expect_exit 1 $RUN env LD_PRELOAD="${ASAN_LIB:+$ASAN_LIB }$SHIM" FAIL_AT=fsync:2 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$TRAIN" \
 		--train "$TRAIN_SET" $MNIST_X --hidden 8 --epochs 1 --quiet --checkpoint dirsync
 	expect_match "^recordio-train: dirsync/checkpoint: directory fsync failed: Input/output error\$" \
 		err "a failed directory fsync of the checkpoint"
