@@ -469,7 +469,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
                       const struct rio__colplan *cols, rio_error *err)
 {
 	memset(ds, 0, sizeof *ds);
-	int rc = rio_shardset_expand(spec, &ds->set, err);
+	int rc = rio_shardset_expand_remote(spec, &ds->set, &o->remote, err);
 	if (rc < 0)
 		return rc;
 	ds->rank = o->rank;
@@ -500,7 +500,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	/* one client for every remote shard (source.h's context) */
 	for (size_t s = 0; s < ds->nshards && !ds->sources.remote; s++)
 		if (rio_is_url(ds->set.paths[s]) &&
-		    (rc = rio__remote_open(&ds->sources.remote, NULL, err)) < 0)
+		    (rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
 			return rc;
 	int all_indexed = 1;
 	for (size_t s = 0; s < ds->nshards; s++) {

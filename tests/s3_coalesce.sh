@@ -4,8 +4,9 @@
 # within 256 KiB of each other in one shard come in one ranged GET
 # (loader/source.h's read_many, rio__remote_read_many), not a GET a record,
 # and the batches and their order stay the local copy's, through faults
-# too. A loader's shards share one remote client: one engine thread however
-# many shards (tests/s3_engines). Against a real S3 server on 127.0.0.1
+# too; a read that runs out of attempts is one line naming the URL. A
+# loader's shards share one remote client: one engine thread however many
+# shards (tests/s3_engines). Against a real S3 server on 127.0.0.1
 # (tests/s3_lib.sh), the requests counted by tests/s3_proxy.py.
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
@@ -46,6 +47,18 @@ if [ -s "$T/order.faults" ] && cmp -s "$T/order.local" "$T/order.faults"; then p
 expect_match "skipped: +0" "$T/out" "nothing skipped through faults"
 if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass; else
 	fail "no faults reached the loader"; fi
+
+# ---- the loader's remote options (recordio-bench --remote-*), and a read
+# that runs out of attempts mid-epoch: one line naming the shard's URL, the
+# HTTP status and S3's code, as the tools say it (the 40th GET answers 503:
+# opening the set takes 13, the epoch about 360; it is tried once)
+proxy_start --faults 503 --every 40
+expect_exit 1 "$BENCH" $o --remote-attempts 1 "$B/c"
+expect_lines 1 "$T/err" "a read that ran out of attempts: one line"
+expect_match "s3://$S3_BUCKET/c\.g000001/c-0000[0-2]-of-00003\.tfrecord: offset [0-9]+: remote storage error: HTTP 503 \(SlowDown\)" \
+	"$T/err" "the read's line names the URL, the offset, the status and the code"
+expect_exit 2 "$BENCH" --remote-inflight 0 "$B/c"
+expect_match "remote-inflight" "$T/err" "--remote-inflight 0 refused"
 proxy_stop
 export AWS_ENDPOINT_URL="$S3_ENDPOINT"
 
