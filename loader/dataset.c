@@ -13,8 +13,10 @@
 #include "decode.h"
 #include "frame_scan.h"
 #include "internal.h"
+#include "io.h"
 #include "route.h"
 #include "shard_cache.h"
+#include "../recordio/remote/remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -149,24 +151,47 @@ static int scan_entries(rio__shard *s, const rio_loader_opts *o, rio_index *idx,
 	return rc < 0 ? rc : 0;
 }
 
+/* The entries index_plausible checks: the first, the last and about 64
+ * between. */
+#define PLAUSIBLE_MAX 68
+
 /* 1 when what can be checked of an uncompressed shard without reading it
  * agrees with its index: its records end where the file ends, and the
  * header of the first, the last and about 64 entries between is valid and
- * gives the entry's size. */
+ * gives the entry's size. The headers are read together where the source
+ * reads many at once (a remote shard: nearby ones in one request, the
+ * requests in parallel, not a round trip each). */
 static int index_plausible(const rio__shard *s, const rio_index *idx, const rio_loader_opts *o)
 {
 	uint64_t n = idx->count;
 	uint64_t end = n ? idx->offset[n - 1] + idx->framed_size[n - 1] : 0;
 	if (end != s->src.size)
 		return 0;
-	uint64_t step = n / 64 + 1;
-	for (uint64_t i = 0; i < n; i = (i + step < n || i == n - 1) ? i + step : n - 1) {
-		uint8_t hdr[RIO_HEADER_SIZE];
+	uint64_t step = n / 64 + 1, at[PLAUSIBLE_MAX];
+	size_t k = 0;
+	for (uint64_t i = 0; i < n && k < PLAUSIBLE_MAX;
+	     i = (i + step < n || i == n - 1) ? i + step : n - 1)
+		at[k++] = i;
+	uint8_t hdr[PLAUSIBLE_MAX][RIO_HEADER_SIZE];
+	rio__io_req req[PLAUSIBLE_MAX];
+	for (size_t j = 0; j < k; j++)
+		req[j] = (rio__io_req){s->src.fd, idx->offset[at[j]], RIO_HEADER_SIZE, hdr[j], 0,
+		                       &s->src};
+	rio_error e;
+	if (s->src.fd < 0 && s->src.ops->read_many) {
+		if (s->src.ops->read_many(req, k, &e) < 0)
+			return 0;
+	} else {
+		for (size_t j = 0; j < k; j++)
+			req[j].result = s->src.ops->read_at(&s->src, hdr[j], RIO_HEADER_SIZE,
+			                                    req[j].offset);
+	}
+	for (size_t j = 0; j < k; j++) {
 		uint64_t len;
-		ssize_t got = s->src.ops->read_at(&s->src, hdr, sizeof hdr, idx->offset[i]);
-		if (got < 0 ||
-		    rio__frame_head(hdr, (size_t)got, 1, o->max_record_size, &len) != RIO__FRAME_OK ||
-		    rio__frame_size(len) != idx->framed_size[i])
+		if (req[j].result < 0 ||
+		    rio__frame_head(hdr[j], (size_t)req[j].result, 1, o->max_record_size, &len) !=
+		            RIO__FRAME_OK ||
+		    rio__frame_size(len) != idx->framed_size[at[j]])
 			return 0;
 	}
 	return 1;
@@ -200,9 +225,10 @@ static int index_matches_scan(const rio_index *idx, const rio_index *scan)
 	return 1;
 }
 
-static int shard_open(rio__shard *s, const rio_loader_opts *o, rio_error *err)
+static int shard_open(rio__shard *s, const rio__source_ctx *ctx, const rio_loader_opts *o,
+                      rio_error *err)
 {
-	int rc = rio__source_open(&s->src, s->path, err);
+	int rc = rio__source_open(&s->src, s->path, ctx, err);
 	if (rc < 0)
 		return rc;
 	uint8_t head[16];
@@ -244,7 +270,7 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_er
 	rio_index idx = {0}, scan = {0};
 	/* a URL's sidecar: its GET says whether it is there */
 	int url = rio_is_url(s->path);
-	int have_idx = url || rio__source_exists(ipath), idx_ok = 0, rc = 0;
+	int have_idx = url || rio__source_exists(ipath, NULL), idx_ok = 0, rc = 0;
 	rio_error ierr;
 	rio__error_clear(&ierr);
 	if (have_idx) {
@@ -443,7 +469,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
                       const struct rio__colplan *cols, rio_error *err)
 {
 	memset(ds, 0, sizeof *ds);
-	int rc = rio_shardset_expand(spec, &ds->set, err);
+	int rc = rio_shardset_expand_remote(spec, &ds->set, &o->remote, err);
 	if (rc < 0)
 		return rc;
 	ds->rank = o->rank;
@@ -468,19 +494,23 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 	if (!ds->shards)
 		return -ENOMEM;
 	if (o->shard_cache &&
-	    (rc = rio__shard_cache_open(&ds->shard_cache, o->shard_cache, o->shard_cache_limit,
+	    (rc = rio__shard_cache_open(&ds->sources.cache, o->shard_cache, o->shard_cache_limit,
 	                                err)) < 0)
 		return rc;
+	/* one client for every remote shard (source.h's context) */
+	for (size_t s = 0; s < ds->nshards && !ds->sources.remote; s++)
+		if (rio_is_url(ds->set.paths[s]) &&
+		    (rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
+			return rc;
 	int all_indexed = 1;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		sh->path = ds->set.paths[s];
 		sh->src.fd = sh->src.fd_direct = -1;
-		sh->src.cache = ds->shard_cache;
 		char *ipath = rio_index_path(sh->path);
 		if (!ipath)
 			return -ENOMEM;
-		if (!rio__source_exists(ipath))
+		if (!rio__source_exists(ipath, &ds->sources))
 			all_indexed = 0;
 		free(ipath);
 	}
@@ -505,7 +535,7 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		             s % (size_t)ds->world == (size_t)ds->rank;
 		if (!sh->needed)
 			continue;
-		if ((rc = shard_open(sh, o, err)) < 0)
+		if ((rc = shard_open(sh, &ds->sources, o, err)) < 0)
 			return rc;
 		all_plain &= sh->comp == RIO_COMPRESSION_NONE;
 		plain_shards |= sh->comp == RIO_COMPRESSION_NONE && sh->src.size > 0;
@@ -563,7 +593,7 @@ int rio__dataset_count_every_shard(rio__dataset *ds, const rio_loader_opts *o, r
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		if (!sh->needed) {
-			if ((rc = shard_open(sh, o, err)) < 0)
+			if ((rc = shard_open(sh, &ds->sources, o, err)) < 0)
 				return rc;
 			if (o->shuffle == RIO_SHUFFLE_GLOBAL && sh->comp != RIO_COMPRESSION_NONE)
 				return rio__error_set(err, RIO_EUNSUPPORTED, sh->path, RIO__UNKNOWN,
@@ -606,7 +636,8 @@ void rio__dataset_close(rio__dataset *ds)
 	free(ds->shards);
 	free(ds->pieces);
 	rio_shardset_free(&ds->set);
-	rio__shard_cache_close(ds->shard_cache);
+	rio__shard_cache_close(ds->sources.cache);
+	rio__remote_close(ds->sources.remote); /* after every source using it */
 	memset(ds, 0, sizeof *ds);
 }
 

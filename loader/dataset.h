@@ -91,7 +91,10 @@ typedef struct rio__dataset {
 	                         * shards or their rows held (0: none,
 	                         * cache.c)                                  */
 	uint64_t cache_file_bytes; /* the compressed bytes read to fill it    */
-	struct rio__shard_cache *shard_cache; /* opts.shard_cache, or NULL  */
+	rio__source_ctx sources; /* what the shards' sources share: the
+	                         * opts.shard_cache (or NULL) and the one
+	                         * remote client, made when a shard is a URL
+	                         * (or NULL)                                 */
 } rio__dataset;
 
 struct rio__colplan;

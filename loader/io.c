@@ -8,7 +8,10 @@
  * bytes read contiguously from its start. rio__io_start puts a run's first
  * queue_depth pieces in flight and returns (pread: nothing yet), so that the
  * caller can work while they are read; rio__io_finish reads the rest and
- * waits for them all.
+ * waits for them all. On pread, the pieces of sources that read many at
+ * once (source.h: read_many, the remote kind) are read in one call per
+ * kind, so that a shuffled batch's records are fetched together and in
+ * parallel rather than one round trip each.
  */
 #include "config.h"
 #include "io.h"
@@ -50,6 +53,11 @@ struct rio__io {
 	int rc;
 	int *file_slot;  /* registered files: fd -> its slot, or -1 */
 	size_t nfile_slot;
+	rio__io_req *many; /* pieces given to a source's read_many */
+	size_t *many_piece; /* and which piece each is */
+	size_t many_cap;
+	rio_error err;   /* the last run's first failure's line, if a source
+	                  * gave one (code 0: none)                        */
 #ifdef HAVE_LIBURING
 	struct io_uring ring;
 #endif
@@ -91,6 +99,8 @@ void rio__io_close(rio__io *io)
 	free(io->pieces);
 	free(io->retry);
 	free(io->file_slot);
+	free(io->many);
+	free(io->many_piece);
 	free(io);
 }
 
@@ -189,11 +199,60 @@ static int split(rio__io *io, const rio__io_req *reqs, size_t n, size_t *npieces
 	return 0;
 }
 
+/* The pieces whose source reads many at once (source.h), in one read_many
+ * call per kind of source: each piece read, short (eof) or failed. */
+static int read_many(rio__io *io, const rio__io_req *reqs, size_t np)
+{
+	if (np > io->many_cap) {
+		rio__io_req *m = realloc(io->many, np * sizeof *m);
+		if (m)
+			io->many = m;
+		size_t *mp = m ? realloc(io->many_piece, np * sizeof *mp) : NULL;
+		if (!mp)
+			return -ENOMEM;
+		io->many_piece = mp;
+		io->many_cap = np;
+	}
+	for (size_t k0 = 0; k0 < np; k0++) {
+		const piece *p0 = &io->pieces[k0];
+		const rio__io_req *q0 = &reqs[p0->req];
+		if (q0->fd >= 0 || !q0->src->ops->read_many || p0->done || p0->eof || p0->err)
+			continue;
+		const rio__source_ops *ops = q0->src->ops;
+		size_t m = 0;
+		for (size_t k = k0; k < np; k++) {
+			const piece *p = &io->pieces[k];
+			const rio__io_req *q = &reqs[p->req];
+			if (q->fd < 0 && q->src->ops == ops && !p->done && !p->eof && !p->err) {
+				io->many[m] = (rio__io_req){-1, p->offset, p->len, p->buf, 0, q->src};
+				io->many_piece[m++] = k;
+			}
+		}
+		rio_error e = {0};
+		ops->read_many(io->many, m, &e);
+		if (e.code && !io->err.code)
+			io->err = e;
+		for (size_t i = 0; i < m; i++) {
+			piece *p = &io->pieces[io->many_piece[i]];
+			ssize_t r = io->many[i].result;
+			if (r < 0)
+				p->err = (int)r;
+			else
+				p->done = (size_t)r;
+			p->eof = r >= 0 && p->done < p->len;
+		}
+	}
+	return 0;
+}
+
 static int read_pread(rio__io *io, const rio__io_req *reqs, size_t np)
 {
+	int rc = read_many(io, reqs, np);
+	if (rc < 0)
+		return rc;
 	for (size_t k = 0; k < np; k++) {
 		piece *p = &io->pieces[k];
-		while (p->done < p->len) {
+		while (p->done < p->len && !p->eof && !p->err) {
 			const rio__io_req *q = &reqs[p->req];
 			ssize_t r = q->fd >= 0 ? pread(q->fd, p->buf + p->done, p->len - p->done,
 			                               (off_t)(p->offset + p->done))
@@ -312,6 +371,8 @@ int rio__io_start(rio__io *io, rio__io_req *reqs, size_t n)
 	io->nreqs = n;
 	io->next = io->inflight = io->nretry = 0;
 	io->np = 0;
+	io->err.code = 0;
+	io->err.message[0] = 0;
 	io->rc = split(io, reqs, n, &io->np);
 #ifdef HAVE_LIBURING
 	if (io->rc == 0 && io->use_uring)
@@ -360,6 +421,15 @@ int rio__io_finish(rio__io *io)
 		}
 	}
 	return rc;
+}
+
+int rio__io_failed(const rio__io *io, rio_error *err, int rc, const char *path, uint64_t offset)
+{
+	if (io->err.code) {
+		*err = io->err;
+		return io->err.code;
+	}
+	return rio__error_set(err, rc, path, offset, RIO__UNKNOWN, "read failed");
 }
 
 int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n)

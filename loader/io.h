@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 typedef struct rio__io rio__io;
+struct rio_error; /* recordio.h */
 
 typedef struct rio__io_req {
 	int fd;
@@ -34,6 +35,12 @@ int rio__io_open(rio__io **out, int use_uring, unsigned queue_depth, size_t read
  * request's `result` is set. Returns 0, or the first negative errno. */
 int rio__io_run(rio__io *io, rio__io_req *reqs, size_t n);
 void rio__io_close(rio__io *io);
+/* After a run failed with `rc`: sets *err to its first failure as the
+ * source told it (read_many, source.h: a remote read's URL, HTTP status
+ * and S3 error code), else to "read failed" naming `path` and `offset`.
+ * Returns the error's code. */
+int rio__io_failed(const rio__io *io, struct rio_error *err, int rc, const char *path,
+                   uint64_t offset);
 
 /* The same as rio__io_run in two halves: start puts the first queue_depth
  * pieces in flight (io_uring; pread reads nothing yet) and returns, finish

@@ -38,6 +38,7 @@ RIO_API void rio_loader_opts_init(rio_loader_opts *o)
 	o->verify_crc = 1;
 	o->on_damage = RIO_DAMAGE_FAIL;
 	o->max_record_size = RIO_DEFAULT_MAX_RECORD;
+	rio_remote_opts_init(&o->remote);
 }
 
 static int bad_option(rio_loader *l, const char *what)
@@ -113,6 +114,9 @@ static int check_options(rio_loader *l)
 		return bad_option(l, "map or direct disagrees with reading");
 	if (o->ncolumns && !o->columns)
 		return bad_option(l, "ncolumns is set but columns is NULL");
+	rio_error e;
+	if (rio_remote_opts_check(&o->remote, &e) < 0)
+		return bad_option(l, e.message);
 	return 0;
 }
 

@@ -363,6 +363,11 @@ typedef struct rio_loader_opts {
 	                  * used copies no loader holds are deleted to make
 	                  * room; a shard that does not fit is read from
 	                  * the network instead (never a wait)            */
+	rio_remote_opts remote; /* remote shards (s3://, http(s)://): bytes
+	                  * per ranged GET, requests in flight at once for
+	                  * the whole loader (its shards share one client),
+	                  * attempts, stall limit; rio_loader_opts_init sets
+	                  * rio_remote_opts_init's defaults (recordio.h)   */
 } rio_loader_opts;
 
 RIO_API void rio_loader_opts_init(rio_loader_opts *opts);

@@ -234,14 +234,19 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 	for (size_t r = 0; r < nreq; r++)
 		reqs[r].buf = base + (uintptr_t)reqs[r].buf;
 	uint64_t bytes = 0, file_bytes = 0;
-	size_t i = 0;
+	size_t i = 0, window = l->o.read_size;
+	/* sources that read many requests at once (remote shards: a round
+	 * trip each) get the whole batch in one window, fetched together */
+	for (size_t r = 0; r < nreq; r++)
+		if (reqs[r].fd < 0 && reqs[r].src->ops->read_many)
+			window = SIZE_MAX;
 	for (size_t r0 = 0; r0 < nreq;) {
 		size_t r1 = r0 + 1, span = reqs[r0].len;
-		while (r1 < nreq && span + reqs[r1].len <= l->o.read_size)
+		while (r1 < nreq && span + reqs[r1].len <= window)
 			span += reqs[r1++].len;
 		if ((rc = rio__io_run(w->io, reqs + r0, r1 - r0)) < 0)
-			return rio__error_set(&w->err, rc, l->ds.shards[pl[i].shard].path,
-			                      reqs[r0].offset, RIO__UNKNOWN, "read failed");
+			return rio__io_failed(w->io, &w->err, rc, l->ds.shards[pl[i].shard].path,
+			                      reqs[r0].offset);
 		for (size_t r = r0; r < r1; r++)
 			file_bytes += (uint64_t)reqs[r].result;
 		size_t i1 = i;

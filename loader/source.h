@@ -24,6 +24,15 @@
  *   - read_at:  up to `len` bytes at `offset` into buf, from any thread at
  *               once: the count (short only at the end of the object) or a
  *               negative errno. Every source has it.
+ *   - read_many: optional (NULL: each request is read through read_at).
+ *               Reads n requests at once (io.h's rio__io_req with fd -1
+ *               and src a source of this kind; any number of sources),
+ *               from any thread: where a request costs a round trip (the
+ *               remote kind), the nearby bytes of one object are fetched
+ *               together and the requests run in parallel
+ *               (rio__remote_read_many). Sets every request's result as
+ *               read_at returns it; 0 or the first error, its one line in
+ *               *err (may be NULL). The pread backend (io.c) uses it.
  *   - stream:   a new descriptor that read() takes the whole object
  *               through, in order from its first byte (a pipe will do): a
  *               compressed shard is read this way (its offsets are in the
@@ -52,6 +61,7 @@
 #include <sys/types.h>
 
 typedef struct rio__source rio__source;
+struct rio__io_req; /* io.h */
 
 typedef struct rio__source_ops {
 	const char *name; /* the kind, e.g. "file" */
@@ -63,6 +73,7 @@ typedef struct rio__source_ops {
 	void (*unmap)(rio__source *src);
 	double (*resident)(const rio__source *src);
 	void (*close)(rio__source *src);
+	int (*read_many)(struct rio__io_req *reqs, size_t n, rio_error *err);
 } rio__source_ops;
 
 struct rio__source {
@@ -73,10 +84,23 @@ struct rio__source {
 	int fd_direct;        /* O_DIRECT reads, or -1                     */
 	const uint8_t *map;   /* map: the object, size bytes; or NULL     */
 	void *priv;           /* the kind's own state                      */
-	struct rio__shard_cache *cache; /* the remote kind's copies on local
-	                       * disk (shard_cache.h), or NULL: kept by
-	                       * rio__source_open from the caller's src    */
+	const struct rio__source_ctx *ctx; /* what it shares, or NULL: given
+	                       * to rio__source_open                       */
 };
+
+/* What the sources of one loader share: made by its dataset (dataset.c),
+ * lent to each source at open and outliving them. */
+typedef struct rio__source_ctx {
+	struct rio__shard_cache *cache; /* the remote kind's copies on local
+	                       * disk (shard_cache.h), or NULL            */
+	struct rio__remote *remote; /* the remote kind's one client
+	                       * (recordio/remote/remote.h, thread-safe):
+	                       * the AWS settings read once, one engine
+	                       * thread and one `inflight` for the loader,
+	                       * and the requests of all its shards coalesced
+	                       * together (read_many); or NULL: each remote
+	                       * source opens its own                      */
+} rio__source_ctx;
 
 /* The local files' kind (source_file.c). */
 extern const rio__source_ops rio__source_file;
@@ -87,14 +111,17 @@ extern const rio__source_ops rio__source_remote;
 const rio__source_ops *rio__source_kind(const char *path);
 
 /* 1 when there is a file (an object) at `path`, of whichever kind serves
- * it (a sidecar's probe: an error is taken as not there). */
-int rio__source_exists(const char *path);
+ * it (a sidecar's probe: an error is taken as not there); `ctx` as for
+ * rio__source_open. */
+int rio__source_exists(const char *path, const rio__source_ctx *ctx);
 /* The remote kind's (source_remote.c). */
-int rio__source_remote_exists(const char *url);
+int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx);
 
 /* Opens `path` with the kind that serves it: src->ops, src->path and the
- * rest set (src closed again on an error). */
-int rio__source_open(rio__source *src, const char *path, rio_error *err);
+ * rest set (src closed again on an error), sharing what `ctx` holds (may
+ * be NULL; it must outlive src). */
+int rio__source_open(rio__source *src, const char *path, const rio__source_ctx *ctx,
+                     rio_error *err);
 /* Closes src (a closed or zeroed one too: fd and fd_direct -1 or 0 with
  * ops NULL). */
 void rio__source_close(rio__source *src);

@@ -153,7 +153,7 @@ static void file_close(rio__source *src)
 
 const rio__source_ops rio__source_file = {
 	"file", file_open, file_read_at, file_stream, file_direct, file_map, file_unmap, file_resident,
-	file_close,
+	file_close, NULL, /* read_many: a pread each costs no round trip */
 };
 
 const rio__source_ops *rio__source_kind(const char *path)
@@ -161,14 +161,15 @@ const rio__source_ops *rio__source_kind(const char *path)
 	return rio_is_url(path) ? &rio__source_remote : &rio__source_file;
 }
 
-int rio__source_exists(const char *path)
+int rio__source_exists(const char *path, const rio__source_ctx *ctx)
 {
-	return rio_is_url(path) ? rio__source_remote_exists(path) : access(path, F_OK) == 0;
+	return rio_is_url(path) ? rio__source_remote_exists(path, ctx) : access(path, F_OK) == 0;
 }
 
-int rio__source_open(rio__source *src, const char *path, rio_error *err)
+int rio__source_open(rio__source *src, const char *path, const rio__source_ctx *ctx,
+                     rio_error *err)
 {
-	*src = (rio__source){rio__source_kind(path), path, 0, -1, -1, NULL, NULL, src->cache};
+	*src = (rio__source){rio__source_kind(path), path, 0, -1, -1, NULL, NULL, ctx};
 	int rc = src->ops->open(src, err);
 	if (rc < 0)
 		rio__source_close(src);

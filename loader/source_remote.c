@@ -12,20 +12,23 @@
  * (rio__rstream); the source joins its feeders when it closes. No mapping,
  * no O_DIRECT, no page cache to ask about.
  *
- * With a shard cache (src->cache, shard_cache.h), open takes the shard's
+ * With a shard cache (src->ctx->cache, shard_cache.h), open takes the shard's
  * local copy (downloaded then when missing) and holds it until close:
  * src->fd is the copy, read at offsets as a local file (io_uring too), a
  * stream is the copy opened again. A shard the cache cannot take is read
  * from the network as above.
  *
- * Each source has its own client (its settings and credentials read once
- * per shard, its engine thread started at the first read).
+ * The sources of a loader share its client (src->ctx->remote: the AWS
+ * settings read once, one engine thread, one `inflight` for all its
+ * shards), so that read_many fetches a batch's records of every shard
+ * together; a source opened without one opens its own.
  */
 #include "config.h"
 #include "source.h"
 #include "internal.h"
 #include "../recordio/remote/remote.h"
 #include "shard_cache.h"
+#include "io.h"
 
 #include <fcntl.h>
 #include <errno.h>
@@ -45,7 +48,8 @@ typedef struct feeder {
 } feeder;
 
 typedef struct remote_src {
-	rio__remote *r;
+	rio__remote *r;     /* the context's client, or its own (own_r) */
+	int own_r;
 	rio__robj *o;
 	char *copy;         /* the shard cache's copy (src->fd is it), or NULL */
 	pthread_mutex_t mu;
@@ -59,14 +63,18 @@ static int remote_open(rio__source *src, rio_error *err)
 		return rio__error_set(err, -ENOMEM, src->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	pthread_mutex_init(&p->mu, NULL);
 	src->priv = p;
-	int rc = rio__remote_open(&p->r, NULL, err);
+	int rc = 0;
+	if (src->ctx && src->ctx->remote)
+		p->r = src->ctx->remote;
+	else if ((rc = rio__remote_open(&p->r, NULL, err)) == 0)
+		p->own_r = 1;
 	if (rc == 0)
 		rc = rio__robj_open(&p->o, p->r, src->path, err);
 	if (rc == 0)
 		src->size = rio__robj_size(p->o);
 	/* with a shard cache: read from its copy, held while open */
-	if (rc == 0 && src->cache &&
-	    (rc = rio__shard_cache_get(src->cache, p->o, &src->fd, &p->copy, err)) ==
+	if (rc == 0 && src->ctx && src->ctx->cache &&
+	    (rc = rio__shard_cache_get(src->ctx->cache, p->o, &src->fd, &p->copy, err)) ==
 	        RIO__SHARD_CACHE_STREAM)
 		rc = 0;
 	return rc;
@@ -79,6 +87,48 @@ static ssize_t remote_read_at(const rio__source *src, void *buf, size_t len, uin
 		return rio__source_file.read_at(src, buf, len, offset); /* the copy */
 	rio_error e;
 	return rio__robj_read(p->o, buf, len, offset, &e);
+}
+
+/* Requests of remote sources, at once: through rio__remote_read_many,
+ * which fetches the nearby ranges of one object together (within
+ * RIO__REMOTE_COALESCE_GAP) and runs the requests in parallel. One call per
+ * client: the requests of sources that share one (source.h's context) go
+ * together. A request whose source reads its shard cache's copy (an fd)
+ * never comes here (io.c reads it with pread). */
+static int remote_read_many(rio__io_req *reqs, size_t n, rio_error *err)
+{
+	rio__range *rg = malloc((n ? n : 1) * sizeof *rg);
+	unsigned char *done = calloc(n ? n : 1, 1);
+	int rc = 0;
+	if (!rg || !done)
+		rc = rio__error_set(err, -ENOMEM, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (done[i])
+			continue;
+		rio__remote *r = ((const remote_src *)reqs[i].src->priv)->r;
+		size_t m = 0;
+		for (size_t j = i; j < n; j++) {
+			const remote_src *q = reqs[j].src->priv;
+			if (!done[j] && q->r == r)
+				rg[m++] = (rio__range){q->o, reqs[j].offset, reqs[j].len, reqs[j].buf, 0};
+		}
+		rc = rio__remote_read_many(r, rg, m, err);
+		m = 0;
+		for (size_t j = i; j < n; j++) {
+			const remote_src *q = reqs[j].src->priv;
+			if (!done[j] && q->r == r) {
+				reqs[j].result = rc < 0 ? rc : rg[m].result;
+				done[j] = 1;
+				m++;
+			}
+		}
+	}
+	for (size_t i = 0; rc < 0 && i < n; i++)
+		if (!done || !done[i])
+			reqs[i].result = rc;
+	free(rg);
+	free(done);
+	return rc;
 }
 
 /* The feeder: the object, in order, into the socket, until its end, an
@@ -155,7 +205,8 @@ static void remote_close(rio__source *src)
 			feeder_free(f);
 		}
 		rio__robj_close(p->o);
-		rio__remote_close(p->r);
+		if (p->own_r)
+			rio__remote_close(p->r);
 		free(p->copy);
 		if (src->fd >= 0)
 			close(src->fd); /* the copy's hold goes with it */
@@ -166,8 +217,10 @@ static void remote_close(rio__source *src)
 	src->fd = src->fd_direct = -1;
 }
 
-int rio__source_remote_exists(const char *url)
+int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx)
 {
+	if (ctx && ctx->remote)
+		return rio__remote_exists(ctx->remote, url, NULL) == 1;
 	rio__remote *r = NULL;
 	int rc = rio__remote_open(&r, NULL, NULL);
 	if (rc == 0)
@@ -178,4 +231,5 @@ int rio__source_remote_exists(const char *url)
 
 const rio__source_ops rio__source_remote = {
 	"remote", remote_open, remote_read_at, remote_stream, NULL, NULL, NULL, NULL, remote_close,
+	remote_read_many,
 };

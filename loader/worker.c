@@ -120,7 +120,7 @@ static int run_uncompressed(rio__worker *w, rio__chunk *c, const rio__task *t)
 	rio__io_req req = {fd, afrom, (size_t)(ato - afrom), c->buf, 0, &s->src};
 	rc = rio__io_run(w->io, &req, 1);
 	if (rc < 0)
-		return rio__error_set(&c->err, rc, s->path, afrom, RIO__UNKNOWN, "read failed");
+		return rio__io_failed(w->io, &c->err, rc, s->path, afrom);
 	c->file_bytes += (uint64_t)req.result;
 	size_t start = (size_t)(from - afrom);
 	size_t avail = (size_t)req.result;
@@ -173,8 +173,8 @@ static int run_global(rio__worker *w, rio__chunk *c, const rio__task *t)
 	} else if (rc == 0) {
 		rc = rio__io_run(w->io, reqs, n);
 		if (rc < 0)
-			rc = rio__error_set(&c->err, rc, l->ds.shards[shard[0]].path, RIO__UNKNOWN,
-			                    RIO__UNKNOWN, "read failed");
+			rc = rio__io_failed(w->io, &c->err, rc, l->ds.shards[shard[0]].path,
+			                    RIO__UNKNOWN);
 	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const rio__shard *s = &l->ds.shards[shard[i]];

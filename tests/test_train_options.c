@@ -108,6 +108,10 @@ static const refusal_case value_refusals[] = {
 	 "--shuffle-buffer: '1073741825' is not a number of records (1 to 1073741824)"},
 	{BASE "--sharding rec", "--sharding: 'rec': want auto, files or records"},
 	{BASE "--workers 0", "--workers: '0' is not 1 to 256"},
+	{BASE "--remote-inflight 0", "--remote-inflight: '0' is not 1 to 256"},
+	{BASE "--remote-attempts 101", "--remote-attempts: '101' is not 1 to 100"},
+	{BASE "--remote-stall 0", "--remote-stall: '0' is not 1 to 3600 seconds"},
+	{BASE "--remote-part-size 1K", "--remote-part-size: '1K': want a size from 64K to 1G"},
 	{BASE "--workers 257", "--workers: '257' is not 1 to 256"},
 	{BASE "--cache nan", "--cache: 'nan': want a size (e.g. 512M, 2G), auto or off"},
 	{BASE "--cache ~5M", "--cache: ' 5M': want a size (e.g. 512M, 2G), auto or off"},
@@ -234,6 +238,9 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--shuffle-buffer 1073741824", o->shuffle_buffer == 1073741824);
 	ACCEPT(BASE "--sharding records", o->sharding == RIO_SHARD_RECORDS);
 	ACCEPT(BASE "--workers 256", o->workers == 256);
+	ACCEPT(BASE "--remote-part-size 1M --remote-inflight 4 --remote-attempts 3 --remote-stall 5",
+	       o->remote_part_size == 1048576 && o->remote_inflight == 4 &&
+	               o->remote_attempts == 3 && o->remote_stall == 5);
 	ACCEPT(BASE "--cache auto", o->cache == -1);
 	ACCEPT(BASE "--cache off", o->cache == 0);
 	/* sizes: lib/size.h's grammar (K = 1024, KB = 1000); 0 is off */

@@ -103,6 +103,8 @@ static void usage(FILE *out)
 	        "  -J, --json               print one JSON object instead of a table\n"
 	        "  -h, --help               show this help and exit\n"
 	        "\n"
+	        TOOL_REMOTE_HELP
+	        "\n"
 	        RIO__SIZE_HELP
 	        "\n"
 	        "Exit status: 0 success, 1 damaged, missing or unreadable data, 2 usage\n"
@@ -301,6 +303,7 @@ static const struct option longopts[] = {
 	{"dump-order", required_argument, NULL, OPT_DUMP_ORDER},
 	{"json", no_argument, NULL, 'J'},
 	{"help", no_argument, NULL, 'h'},
+	TOOL_REMOTE_LONGOPTS,
 	{NULL, 0, NULL, 0},
 };
 
@@ -373,6 +376,8 @@ static void parse_options(int argc, char **argv, bench_args *a)
 	rio_loader_opts_init(&a->o);
 	a->epochs = 1;
 	while ((opt = getopt_long(argc, argv, "b:w:s:e:d:Jh", longopts, NULL)) != -1) {
+		if (tool_remote_option(opt, optarg, &a->o.remote))
+			continue;
 		switch (opt) {
 		case 's': case OPT_IO: case OPT_SHARDING: parse_names(a, opt, optarg); break;
 		case 'b': case 'w': case 'e': case OPT_SHUFFLE_BUFFER: case OPT_INTERLEAVE:

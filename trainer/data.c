@@ -90,6 +90,10 @@ static int open_loader(tr_data *d, const tr_config *c, rio_loader **l, const cha
 	lo.cache = budget;
 	lo.shard_cache = o->shard_cache;
 	lo.shard_cache_limit = (uint64_t)o->shard_cache_limit;
+	lo.remote.part_size = (uint64_t)o->remote_part_size;
+	lo.remote.inflight = (unsigned)o->remote_inflight;
+	lo.remote.attempts = (unsigned)o->remote_attempts;
+	lo.remote.stall_seconds = (unsigned)o->remote_stall;
 	if (train) {
 		lo.batch_size = (size_t)c->batch;
 		lo.drop_remainder = 1;

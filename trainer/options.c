@@ -96,6 +96,27 @@ static const tr_option_row table[OPT_COUNT] = {
 	                                   "limit); the least recently used copies no process "
 	                                   "reads are deleted to make room, and a shard that does "
 	                                   "not fit is read from the network"},
+	[OPT_REMOTE_PART] = {"remote-part-size", .kind = TR_KIND_SIZE, AT(remote_part_size, I64),
+	                     .lo = RIO_REMOTE_MIN_PART, .hi = RIO_REMOTE_MAX_PART,
+	                     .refusal = ": want a size from 64K to 1G", .arg = "SIZE",
+	                     .help = "bytes per ranged GET of a remote shard (s3://, http(s)://; "
+	                             "default 8M)"},
+	[OPT_REMOTE_INFLIGHT] = {"remote-inflight", .kind = TR_KIND_COUNT, AT(remote_inflight, INT),
+	                         .lo = 1, .hi = RIO_REMOTE_MAX_INFLIGHT,
+	                         .refusal = " is not {lo} to {hi}", .arg = "N",
+	                         .help = "requests in flight at once for a loader's remote shards "
+	                                 "(default 16)"},
+	[OPT_REMOTE_ATTEMPTS] = {"remote-attempts", .kind = TR_KIND_COUNT, AT(remote_attempts, INT),
+	                         .lo = 1, .hi = RIO_REMOTE_MAX_ATTEMPTS,
+	                         .refusal = " is not {lo} to {hi}", .arg = "N",
+	                         .help = "tries of a remote request that fails for a passing reason "
+	                                 "(a broken connection, a stall, HTTP 429 or 5xx) before it "
+	                                 "is an error (default 10)"},
+	[OPT_REMOTE_STALL] = {"remote-stall", .kind = TR_KIND_COUNT, AT(remote_stall, INT), .lo = 1,
+	                      .hi = RIO_REMOTE_MAX_STALL, .refusal = " is not {lo} to {hi} seconds",
+	                      .arg = "SECONDS",
+	                      .help = "a remote transfer under 1 KiB/s this long is retried "
+	                              "(default 30)"},
 	[OPT_LOADER_CPUS] = {"loader-cpus", .kind = TR_KIND_KEYWORD, AT(loader_cpus_spare, INT),
 	                     .words = WORDS({"spare", 1}, {"rank", 0}), .arg = "MODE",
 	                     .help = "where they run: spare (default): on the node's CPUs no rank is "
@@ -480,6 +501,10 @@ static void defaults(tr_options *o)
 	o->sharding = RIO_SHARD_AUTO;
 	o->shuffle_buffer = 10000;
 	o->cache = -1;
+	o->remote_part_size = 8 << 20;
+	o->remote_inflight = 16;
+	o->remote_attempts = 10;
+	o->remote_stall = 30;
 	o->device = TR_DEVICE_CPU;
 	o->bucket_bytes = 256 * 1024;
 	o->strategy = TR_STRATEGY_ALLREDUCE;

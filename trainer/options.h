@@ -43,6 +43,10 @@ typedef struct tr_options {
 	int64_t cache;                 /* --cache: bytes, 0 off, -1 auto      */
 	const char *shard_cache;       /* --shard-cache DIR, or NULL          */
 	int64_t shard_cache_limit;     /* --shard-cache-limit: bytes, 0 none  */
+	int64_t remote_part_size;      /* --remote-part-size: bytes a GET     */
+	int remote_inflight;           /* --remote-inflight: requests at once */
+	int remote_attempts;           /* --remote-attempts                   */
+	int remote_stall;              /* --remote-stall: seconds             */
 	const char *metrics;
 	const char *checkpoint;
 	uint64_t checkpoint_every;     /* steps; 0: at the end of each epoch */

@@ -265,6 +265,9 @@ int rio__engine_open(rio__engine **out, rio__remote *r, rio_error *err)
 		rio__engine_close(e);
 		return rio__error_set(err, -rc, NULL, UNK, UNK, "cannot start the remote reads' thread");
 	}
+	/* named, for top -H and for the tests that count clients'
+	 * engines (tests/s3_coalesce.sh) */
+	pthread_setname_np(e->thread, RIO__ENGINE_THREAD_NAME);
 	e->started = 1;
 	*out = e;
 	return 0;

@@ -14,6 +14,10 @@
 
 typedef struct rio__engine rio__engine;
 
+/* The engine thread's name (pthread_setname_np): "rio-remote", one per
+ * client, in /proc/PID/task/TID/comm. */
+#define RIO__ENGINE_THREAD_NAME "rio-remote"
+
 /* One ranged GET into the caller's memory. The caller sets `http` up with
  * rio__http_init() and its range, If-Match, size and dst; the engine owns
  * the rest from rio__engine_submit() until the request is done (waited

@@ -78,8 +78,12 @@ typedef struct rio__range {
 } rio__range;
 
 /* The largest gap between two ranges of one object that
- * rio__remote_read_many fetches with one request rather than two. */
-#define RIO__REMOTE_COALESCE_GAP (64u * 1024u)
+ * rio__remote_read_many fetches with one request rather than two: the
+ * unwanted bytes between cost less than a request's round trip (S3's
+ * first byte takes tens of ms; 256 KiB at 1 Gbit/s, 2 ms). The loader's
+ * globally shuffled batches of uncompressed remote shards are read so
+ * (loader/source_remote.c). */
+#define RIO__REMOTE_COALESCE_GAP (256u * 1024u)
 
 /* Runs n reads of any objects of r: ranges of one object that lie within
  * RIO__REMOTE_COALESCE_GAP of each other are fetched together (up to

@@ -1,0 +1,69 @@
+#!/bin/sh
+# s3_coalesce.sh — the loader reads a globally shuffled epoch of
+# uncompressed S3 shards with few requests: the records of a batch that lie
+# within 256 KiB of each other in one shard come in one ranged GET
+# (loader/source.h's read_many, rio__remote_read_many), not a GET a record,
+# and the batches and their order stay the local copy's, through faults
+# too; a read that runs out of attempts is one line naming the URL. A
+# loader's shards share one remote client: one engine thread however many
+# shards (tests/s3_engines). Against a real S3 server on 127.0.0.1
+# (tests/s3_lib.sh), the requests counted by tests/s3_proxy.py.
+. "$(dirname "$0")/cli_lib.sh"
+. "$(dirname "$0")/s3_lib.sh"
+s3_start
+B="s3://$S3_BUCKET"
+export TMPDIR="$T/tmp"
+mkdir -p "$TMPDIR" "$T/loc"
+
+# 6000 records of about 170 bytes in 3 shards of about 340 KiB, with .idx
+awk 'BEGIN { for (i = 0; i < 6000; i++) printf "record %06d %0150d\n", i, i }' >"$T/in.txt"
+expect_exit 0 "$PACK" --from lines --output "$T/loc/c" --shards 3 "$T/in.txt"
+expect_exit 0 "$PACK" --from lines --output "$B/c" --shards 3 "$T/in.txt"
+
+# ---- one epoch, globally shuffled, batches of 50: the local order, and
+# about one GET per shard per batch (each shard's records of a batch are
+# within 256 KiB of each other), besides a few at each shard's open (its
+# first bytes, and the headers that check its .idx, read together); a GET a
+# record would be 6000
+proxy_start
+o="--shuffle global --seed 3 --batch 50 --epochs 1"
+expect_exit 0 "$BENCH" $o --dump-order "$T/order.local" "$T/loc/c"
+expect_exit 0 "$BENCH" $o --dump-order "$T/order.s3" "$B/c"
+if [ -s "$T/order.s3" ] && cmp -s "$T/order.local" "$T/order.s3"; then pass; else
+	fail "global shuffle from S3: the order differs from the local one"; fi
+expect_eq 6000 "$(wc -l <"$T/order.s3" | tr -d ' ')" "every record delivered"
+gets=$(grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG")
+batches=120
+most=$((batches * 3 + 3 * 5))
+if [ "$gets" -ge $batches ] && [ "$gets" -le $most ]; then pass; else
+	fail "$gets GETs of the shards for 6000 records in $batches batches (want $batches to $most)"; fi
+
+# ---- the same through resets, truncated bodies, 503 and 500: retried, every
+# record once, in the local order
+proxy_start --faults reset,truncate,503,500 --every 5
+expect_exit 0 "$BENCH" $o --dump-order "$T/order.faults" "$B/c"
+if [ -s "$T/order.faults" ] && cmp -s "$T/order.local" "$T/order.faults"; then pass; else
+	fail "global shuffle through faults: the order differs from the local one"; fi
+expect_match "skipped: +0" "$T/out" "nothing skipped through faults"
+if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass; else
+	fail "no faults reached the loader"; fi
+
+# ---- the loader's remote options (recordio-bench --remote-*), and a read
+# that runs out of attempts mid-epoch: one line naming the shard's URL, the
+# HTTP status and S3's code, as the tools say it (the 40th GET answers 503:
+# opening the set takes 13, the epoch about 360; it is tried once)
+proxy_start --faults 503 --every 40
+expect_exit 1 "$BENCH" $o --remote-attempts 1 "$B/c"
+expect_lines 1 "$T/err" "a read that ran out of attempts: one line"
+expect_match "s3://$S3_BUCKET/c\.g000001/c-0000[0-2]-of-00003\.tfrecord: offset [0-9]+: remote storage error: HTTP 503 \(SlowDown\)" \
+	"$T/err" "the read's line names the URL, the offset, the status and the code"
+expect_exit 2 "$BENCH" --remote-inflight 0 "$B/c"
+expect_match "remote-inflight" "$T/err" "--remote-inflight 0 refused"
+proxy_stop
+export AWS_ENDPOINT_URL="$S3_ENDPOINT"
+
+# ---- 12 shards, one loader: one remote client's engine thread, not 12
+expect_exit 0 "$PACK" --from lines --output "$B/many" --shards 12 "$T/in.txt"
+expect_exit 0 "$BIN/tests/s3_engines" "$B/many" 100
+expect_eq "records 6000 engines 1" "$(cat "$T/out")" "12 remote shards read by one loader"
+finish
