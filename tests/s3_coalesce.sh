@@ -11,9 +11,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
 s3_start
-B="s3://$S3_BUCKET"
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR" "$T/loc"
 
 # 6000 records of about 170 bytes in 3 shards of about 340 KiB, with .idx
 awk 'BEGIN { for (i = 0; i < 6000; i++) printf "record %06d %0150d\n", i, i }' >"$T/in.txt"

@@ -11,9 +11,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
 s3_start
-B="s3://$S3_BUCKET"
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR" "$T/loc"
 
 # s3_keys PREFIX: the bucket's keys under PREFIX, one a line
 s3_keys() {
