@@ -262,24 +262,29 @@ static int shard_open(rio__shard *s, const rio__source_ctx *ctx, const rio_loade
  * delivered + skipped = the records by the file or by the index, whichever
  * is more). Compressed shards' indexes are checked as their streams are
  * read (piece_stream.c). */
-static int shard_count(rio__shard *s, int full, const rio_loader_opts *o, rio_error *err)
+static int shard_count(rio__shard *s, int full, const rio_loader_opts *o,
+                       struct rio__remote *remote, rio_error *err)
 {
 	char *ipath = rio_index_path(s->path);
 	if (!ipath)
 		return -ENOMEM;
 	rio_index idx = {0}, scan = {0};
-	/* a URL's sidecar: its GET says whether it is there */
-	int url = rio_is_url(s->path);
-	int have_idx = url || rio__source_exists(ipath, NULL), idx_ok = 0, rc = 0;
 	rio_error ierr;
 	rio__error_clear(&ierr);
-	if (have_idx) {
-		rc = rio_index_read(ipath, &idx, &ierr);
-		if (url && rc == -ENOENT) {
-			have_idx = 0;
+	int have_idx, idx_ok = 0, rc = 0;
+	if (s->sidecar_read) { /* read already (sidecar_read) */
+		have_idx = s->sidecar_read > 0;
+		idx = s->sidecar;
+		memset(&s->sidecar, 0, sizeof s->sidecar);
+		s->sidecar_read = 0;
+	} else if (rio_is_url(s->path)) {
+		/* one GET through the loader's client says whether it is there */
+		rc = rio__index_read_remote(remote, ipath, 1, &idx, &ierr);
+		have_idx = rc != -ENOENT;
+		if (!have_idx)
 			rc = 0;
-			rio__error_clear(&ierr);
-		}
+	} else if ((have_idx = rio__source_exists(ipath, NULL))) {
+		rc = rio_index_read(ipath, &idx, &ierr);
 	}
 	if (have_idx) {
 		if (rc < 0 && (o->on_damage == RIO_DAMAGE_FAIL || rc == -ENOMEM)) {
@@ -346,7 +351,7 @@ static int count_one(void *arg, size_t s, rio_error *e)
 	rio__shard *sh = &j->ds->shards[s];
 	if (!sh->needed || sh->counted)
 		return 0;
-	int rc = shard_count(sh, j->full, j->o, e);
+	int rc = shard_count(sh, j->full, j->o, j->ds->sources.remote, e);
 	sh->counted = rc == 0;
 	return rc;
 }
@@ -502,16 +507,30 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if (rio_is_url(ds->set.paths[s]) &&
 		    (rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
 			return rc;
-	int all_indexed = 1;
+	/* auto sharding takes records when every shard has an .idx: asked
+	 * until one has none. A URL's is read whole then, with one GET that
+	 * says whether it is there, and kept for shard_count (one request
+	 * where a probe and a read were two) */
+	int all_indexed = o->sharding == RIO_SHARD_AUTO;
 	for (size_t s = 0; s < ds->nshards; s++) {
 		rio__shard *sh = &ds->shards[s];
 		sh->path = ds->set.paths[s];
 		sh->src.fd = sh->src.fd_direct = -1;
+		if (!all_indexed)
+			continue;
 		char *ipath = rio_index_path(sh->path);
 		if (!ipath)
 			return -ENOMEM;
-		if (!rio__source_exists(ipath, &ds->sources))
-			all_indexed = 0;
+		if (rio_is_url(sh->path)) {
+			rio_error e;
+			int got = rio__index_read_remote(ds->sources.remote, ipath, 1, &sh->sidecar, &e);
+			/* another error: taken as there, shard_count reads it again
+			 * and tells it */
+			sh->sidecar_read = got == 0 ? 1 : got == -ENOENT ? -1 : 0;
+			all_indexed = got != -ENOENT;
+		} else {
+			all_indexed = rio__source_exists(ipath, &ds->sources);
+		}
 		free(ipath);
 	}
 	ds->sharding = o->sharding;
@@ -632,6 +651,7 @@ void rio__dataset_close(rio__dataset *ds)
 		free(sh->ckpt);
 		free(sh->offset);
 		free(sh->framed);
+		rio_index_free(&sh->sidecar);
 	}
 	free(ds->shards);
 	free(ds->pieces);

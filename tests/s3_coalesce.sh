@@ -34,6 +34,10 @@ batches=120
 most=$((batches * 3 + 3 * 5))
 if [ "$gets" -ge $batches ] && [ "$gets" -le $most ]; then pass; else
 	fail "$gets GETs of the shards for 6000 records in $batches batches (want $batches to $most)"; fi
+# opening the set reads each shard's .idx with one GET through the loader's
+# client, which also says whether it is there: no HEAD before it
+expect_eq 0 "$(proxy_count 'request HEAD')" "no HEAD of a sidecar at open"
+expect_eq 3 "$(grep -c '^request GET .*\.tfrecord\.idx$' "$PROXY_LOG")" "one GET of each .idx"
 
 # ---- the same through resets, truncated bodies, 503 and 500: retried, every
 # record once, in the local order
@@ -48,7 +52,7 @@ if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass
 # ---- the loader's remote options (recordio-bench --remote-*), and a read
 # that runs out of attempts mid-epoch: one line naming the shard's URL, the
 # HTTP status and S3's code, as the tools say it (the 40th GET answers 503:
-# opening the set takes 13, the epoch about 360; it is tried once)
+# opening the set takes 11, the epoch about 360; it is tried once)
 proxy_start --faults 503 --every 40
 expect_exit 1 "$BENCH" $o --remote-attempts 1 "$B/c"
 expect_lines 1 "$T/err" "a read that ran out of attempts: one line"
