@@ -302,14 +302,15 @@ static int sink_text(void *arg, const char *p, size_t n)
 }
 
 /* One PUT of the whole text. */
-static int write_url(const char *url, const rio_index *idx, rio_error *err)
+static int write_url(const char *url, const rio_index *idx, const rio_remote_opts *remote,
+                     rio_error *err)
 {
 	rio__text t = {0};
 	rio__remote *r = NULL;
 	int rc = index_emit(idx, sink_text, &t);
 	if (rc < 0)
 		rc = rio__error_set(err, rc, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	else if ((rc = rio__remote_open(&r, NULL, err)) == 0)
+	else if ((rc = rio__remote_open(&r, remote, err)) == 0)
 		rc = rio__remote_put(r, url, rio__text_str(&t), t.n, err);
 	rio__remote_close(r);
 	rio__text_free(&t);
@@ -318,9 +319,15 @@ static int write_url(const char *url, const rio_index *idx, rio_error *err)
 
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
 {
+	return rio_index_write_opts(path, idx, NULL, err);
+}
+
+RIO_API int rio_index_write_opts(const char *path, const rio_index *idx,
+                                 const rio_remote_opts *remote, rio_error *err)
+{
 	char *tmp = NULL;
 	if (rio__url_is_remote(path))
-		return write_url(path, idx, err);
+		return write_url(path, idx, remote, err);
 	int fd = rio_output_check(path, err);
 	if (fd < 0)
 		return fd;
@@ -342,10 +349,16 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 
 RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *err)
 {
+	return rio_index_build_opts(shard_path, NULL, idx, err);
+}
+
+RIO_API int rio_index_build_opts(const char *shard_path, const rio_reader_opts *opts,
+                                 rio_index *idx, rio_error *err)
+{
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
 	rio_reader *r;
-	int rc = rio_reader_open_err(&r, shard_path, NULL, err);
+	int rc = rio_reader_open_err(&r, shard_path, opts, err);
 	if (rc)
 		return rc;
 	rio_record rec;
@@ -361,4 +374,23 @@ RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *e
 	}
 	rio_reader_close(r);
 	return rc < 0 ? rc : 0;
+}
+
+RIO_API int rio_path_exists(const char *path, const rio_remote_opts *remote, rio_error *err)
+{
+	rio__error_clear(err);
+	if (!rio__url_is_remote(path)) {
+		struct stat st;
+		if (stat(path, &st) == 0)
+			return 1;
+		return errno == ENOENT || errno == ENOTDIR
+		               ? 0
+		               : rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	rio__remote *r = NULL;
+	int rc = rio__remote_open(&r, remote, err);
+	if (rc == 0)
+		rc = rio__remote_exists(r, path, err);
+	rio__remote_close(r);
+	return rc;
 }
