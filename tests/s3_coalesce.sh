@@ -17,6 +17,17 @@ awk 'BEGIN { for (i = 0; i < 6000; i++) printf "record %06d %0150d\n", i, i }' >
 expect_exit 0 "$PACK" --from lines --output "$T/loc/c" --shards 3 "$T/in.txt"
 expect_exit 0 "$PACK" --from lines --output "$B/c" --shards 3 "$T/in.txt"
 
+# order_from_s3 NAME ARGS...: recordio-bench ARGS --dump-order of the local
+# copy ($T/NAME.local) and of the S3 one ($T/NAME.s3) give the same order
+order_from_s3() {
+	name=$1
+	shift
+	expect_exit 0 "$BENCH" "$@" --dump-order "$T/$name.local" "$T/loc/c"
+	expect_exit 0 "$BENCH" "$@" --dump-order "$T/$name.s3" "$B/c"
+	if [ -s "$T/$name.s3" ] && cmp -s "$T/$name.local" "$T/$name.s3"; then pass; else
+		fail "$name from S3 ($*): the order differs from the local one"; fi
+}
+
 # ---- one epoch, globally shuffled, batches of 50: the local order, and
 # about one GET per shard per batch (each shard's records of a batch are
 # within 256 KiB of each other), besides a few at each shard's open (its
@@ -24,10 +35,7 @@ expect_exit 0 "$PACK" --from lines --output "$B/c" --shards 3 "$T/in.txt"
 # record would be 6000
 proxy_start
 o="--shuffle global --seed 3 --batch 50 --epochs 1"
-expect_exit 0 "$BENCH" $o --dump-order "$T/order.local" "$T/loc/c"
-expect_exit 0 "$BENCH" $o --dump-order "$T/order.s3" "$B/c"
-if [ -s "$T/order.s3" ] && cmp -s "$T/order.local" "$T/order.s3"; then pass; else
-	fail "global shuffle from S3: the order differs from the local one"; fi
+order_from_s3 order $o
 expect_eq 6000 "$(wc -l <"$T/order.s3" | tr -d ' ')" "every record delivered"
 gets=$(grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG")
 batches=120
@@ -38,6 +46,17 @@ if [ "$gets" -ge $batches ] && [ "$gets" -le $most ]; then pass; else
 # client, which also says whether it is there: no HEAD before it
 expect_eq 0 "$(proxy_count 'request HEAD')" "no HEAD of a sidecar at open"
 expect_eq 3 "$(grep -c '^request GET .*\.tfrecord\.idx$' "$PROXY_LOG")" "one GET of each .idx"
+
+# ---- shard order reads ahead: batches claimed together (about
+# part size x inflight / 2 bytes a worker's claim), their contiguous bytes
+# fetched in part-size GETs, not a GET a batch: 3 shards of 340 KB in
+# a few GETs each (open, its .idx's check, the read), where 120 batches
+# were 120 GETs
+proxy_start
+order_from_s3 order1 --shuffle none --batch 50 --epochs 1
+gets=$(grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG")
+if [ "$gets" -le 15 ]; then pass; else
+	fail "$gets GETs of the shards for 3 shards of 340 KB in shard order (want at most 15)"; fi
 
 # ---- the same through resets, truncated bodies, 503 and 500: retried, every
 # record once, in the local order
