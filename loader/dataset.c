@@ -343,8 +343,25 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o,
 	return adopt_index(s, use, full, err);
 }
 
+/* Opening the shards: where shards are remote (each open is a few round
+ * trips), on as many threads as requests may be in flight, or with a
+ * shard cache (an open may download the shard whole) on `workers`; else
+ * on the calling thread alone (local opens are quick). */
+typedef struct open_job {
+	rio__dataset *ds;
+	const rio_loader_opts *o;
+} open_job;
+
+static int open_threads(const rio__dataset *ds, const rio_loader_opts *o)
+{
+	if (!ds->sources.remote)
+		return 1;
+	return ds->sources.cache ? o->workers : (int)o->remote.inflight;
+}
+
 /* Counting every needed shard, on `workers` threads (reading thousands of
  * sidecars, or scanning shards that have none, is the slow part of open),
+ * or on open_threads when every one is remote with its .idx read already,
  * this one among them. The error reported is that of the first failing
  * shard in order. */
 typedef struct count_job {
@@ -367,23 +384,14 @@ static int count_one(void *arg, size_t s, rio_error *e)
 static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_error *err)
 {
 	count_job j = {ds, o, full};
-	return rio__shards_run(ds->nshards, o->workers, 1, count_one, &j, err);
-}
-
-/* Opening the shards: where shards are remote (each open is a few round
- * trips), on as many threads as requests may be in flight, or with a
- * shard cache (an open may download the shard whole) on `workers`; else
- * on the calling thread alone (local opens are quick). */
-typedef struct open_job {
-	rio__dataset *ds;
-	const rio_loader_opts *o;
-} open_job;
-
-static int open_threads(const rio__dataset *ds, const rio_loader_opts *o)
-{
-	if (!ds->sources.remote)
-		return 1;
-	return ds->sources.cache ? o->workers : (int)o->remote.inflight;
+	/* remote shards whose .idx is read already cost a request or two
+	 * each (the check): on as many threads as they may be in flight; a
+	 * shard to scan, on the workers */
+	int threads = open_threads(ds, o) > o->workers ? open_threads(ds, o) : o->workers;
+	for (size_t s = 0; s < ds->nshards && threads > o->workers; s++)
+		if (ds->shards[s].needed && ds->shards[s].sidecar_read != 1)
+			threads = o->workers;
+	return rio__shards_run(ds->nshards, threads, 1, count_one, &j, err);
 }
 
 /* A remote shard's .idx, read (one GET, which says whether it is there)
