@@ -37,7 +37,8 @@ UNIT_TESTS = \
 	tests/test_loader_compressed \
 	tests/test_loader_uring \
 	tests/test_loader_damage \
-	tests/test_loader_elastic
+	tests/test_loader_elastic \
+	tests/test_loader_bf16
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -86,6 +87,9 @@ tests_test_loader_elastic_SOURCES = tests/test_loader_elastic.c tests/loadutil.c
 	tests/loadutil.h
 tests_test_loader_elastic_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_loader_elastic_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_bf16_SOURCES = tests/test_loader_bf16.c tests/loadutil.c tests/loadutil.h
+tests_test_loader_bf16_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_bf16_LDADD = $(RIO_TEST_LDADD) -lm
 endif
 
 # Shell tests of the tools (tests/cli_*.sh), sharing tests/cli_lib.sh.
