@@ -351,8 +351,9 @@ void tr_reducer_free(tr_reducer *r)
 	free(r->cbuf);
 	free(r->cparts);
 	r->cbuf = r->cparts = NULL;
-	if (r->op != MPI_OP_NULL)
+	if (r->comp && r->op != MPI_OP_NULL) /* a reducer never set up is zeros */
 		MPI_Op_free(&r->op);
+	r->comp = TR_COMP_NONE;
 	r->reqs = r->p_a2a = r->p_ag = NULL;
 	r->done = r->scratch = r->phase = r->counts = r->displs = NULL;
 	r->parts = r->head_all = NULL;
