@@ -4,7 +4,8 @@
 # no step skipped; an fp16 sum that still overflows (inputs of 1e8, whose
 # gradients fp32 holds and fp16 cannot, even divided by the ranks) skips
 # every step on every rank, counted as grad_overflows, where bf16 and
-# none apply them; with shm and with the servers it is a usage error.
+# none apply them; the same for parameter servers' pushes (pulls stay
+# fp32); with shm it is a usage error (and with hybrid: test_train_options).
 # (The sums themselves against fp32's: tests/test_reducer, run by
 # train_reduce.sh.)
 . "$(dirname "$0")/train_lib.sh"
@@ -48,11 +49,27 @@ for how in none bf16; do
 		"--grad-compression $how: the big gradients' step applied"
 done
 
+# parameter servers (1 server, 2 workers): the pushes in 16 bits, the
+# pulls fp32: a worker's bytes go from 2 x 4 to 4 + 2 bytes a parameter;
+# an overflowed fp16 push is skipped as a NaN one is, and counted
+PS="--strategy ps --servers 1"
+expect_exit 0 mpi 3 $COMMON $PS --metrics ps32.json
+for how in bf16 fp16; do
+	expect_exit 0 mpi 3 $COMMON $PS --grad-compression $how --metrics ps-$how.json
+	r=$(python3 -c "print($(json ps-$how.json bytes_per_step) / $(json ps32.json bytes_per_step))")
+	python3 -c "import sys; sys.exit(not 0.74 < $r < 0.77)" ||
+		fail "ps, $how: a worker's bytes_per_step $r of fp32's, want about 0.75"
+	expect_eq 0 "$(json ps-$how.json grad_overflows)" "ps, $how: no overflow"
+done
+expect_exit 0 mpi 3 $BIG $PS --grad-compression fp16 --metrics ps-over.json
+expect_eq "$(python3 -c "print(2 * $(json ps-over.json steps))")" \
+	"$(json ps-over.json grad_overflows)" "ps, fp16 overflow: every push counted"
+expect_exit 0 mpi 3 $BIG $PS --grad-compression bf16 --max-steps 1 --metrics ps-big.json
+expect_eq 0 "$(json ps-big.json skipped_steps)" "ps, bf16: the big gradients' step applied"
+
 # refused, one line each
 expect_exit 2 mpi 1 $COMMON --grad-compression bf16 --reduce shm
 expect_match "^recordio-train: --grad-compression: not with --reduce shm" err "shm refused"
-expect_exit 2 mpi 1 $COMMON --grad-compression fp16 --strategy ps
-expect_match "^recordio-train: --grad-compression: --strategy allreduce only" err "ps refused"
 expect_exit 2 mpi 1 $COMMON --grad-compression fp8
 expect_match "grad-compression" err "a bad value named"
 finish

@@ -212,7 +212,8 @@ static const tr_option_row table[OPT_COUNT] = {
 	                                  "fp32: none (default), bf16, or fp16 (divided by the "
 	                                  "ranks first; a step whose sum still overflows is "
 	                                  "skipped, counted as grad_overflows); half the bytes. "
-	                                  "With --reduce alltoall or mpi (auto picks alltoall)"},
+	                                  "With --reduce alltoall or mpi (auto picks alltoall), "
+	                                  "or --strategy ps (its pushes; pulls stay fp32)"},
 	[OPT_SHARD_OPTIMIZER] = {"shard-optimizer", .kind = TR_KIND_FLAG, AT(shard_optimizer, INT),
 	                         .help = "with shm: each rank updates only its slices of one shared "
 	                                 "copy of the parameters and optimizer state (SGD, Adam)"},

@@ -135,9 +135,9 @@ static int check_strategy(const tr_options *o, char *err, size_t errlen)
 			              "is sent there); use --reduce alltoall or mpi");
 		return 0;
 	}
-	if (o->grad_compression)
-		return refuse(err, errlen, "--grad-compression: --strategy allreduce only, for now "
-		              "(the servers' pushes are fp32)");
+	if (o->grad_compression && o->strategy == TR_STRATEGY_HYBRID)
+		return refuse(err, errlen, "--grad-compression: --strategy allreduce or ps (not "
+		              "hybrid, for now)");
 	const char *no = o->optim.kind == TR_OPT_LARS ? "--optimizer lars (a layer's trust "
 	                                                "ratio needs the whole layer)"
 	                 : o->shard_optimizer ? "--shard-optimizer (the servers hold the "
