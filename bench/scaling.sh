@@ -88,9 +88,12 @@ train() { # N METRICS [MPIRUN OPTIONS] -- [TRAINER OPTIONS]
 # the 1 Gbit/s link at 4 ranks, weak scaling, fp32 and --grad-compression
 # bf16 runs interleaved ROUNDS times; per run its median epoch's exposed
 # allreduce time per step and samples/s, then the medians over the rounds,
-# their ratios and the load.
+# their ratios and the load. COMPRESS_LINK=none: the same unshaped (what
+# the exchange costs with the link out of the way: on a loaded machine, the
+# ranks waiting for cores).
 if [ -n "${COMPRESS:-}" ]; then
-	sh "$CLUSTER" shape "$C" 1gbit "$BURST_1gbit"
+	link=${COMPRESS_LINK:-1gbit}
+	sh "$CLUSTER" shape "$C" "$link" $([ "$link" = none ] || echo "$BURST_1gbit")
 	echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 	for r in $(seq "$COMPRESS"); do
 		for how in none bf16; do
@@ -98,9 +101,9 @@ if [ -n "${COMPRESS:-}" ]; then
 		done
 	done
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-	python3 - "$W" "$COMPRESS" "${REDUCE:-mpi}" <<'PY'
+	python3 - "$W" "$COMPRESS" "${REDUCE:-mpi}" "$link" <<'PY'
 import json, statistics, sys
-w, rounds, reduce = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+w, rounds, reduce, link = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def run(how, r):
     eps = sorted((json.loads(l) for l in open(f"{w}/cmp-{how}-{r}.json")),
                  key=lambda e: e["allreduce_seconds"] / e["steps"])
@@ -108,7 +111,7 @@ def run(how, r):
     return 1e3 * e["allreduce_seconds"] / e["steps"], e["samples_per_s"], e["bytes_per_step"]
 res = {h: [run(h, r) for r in range(1, rounds + 1)] for h in ("none", "bf16")}
 med = {h: [statistics.median(x[i] for x in res[h]) for i in range(3)] for h in res}
-print(f"--reduce {reduce}, 1 Gbit/s, 4 ranks, batch 128 per rank, {rounds} rounds (median epoch each)")
+print(f"--reduce {reduce}, link {link}, 4 ranks, batch 128 per rank, {rounds} rounds (median epoch each)")
 print("| grad compression | allreduce per step | samples/s | bytes per step |")
 print("|---|---|---|---|")
 for h in res:
