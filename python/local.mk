@@ -8,4 +8,4 @@ EXTRA_DIST += python/.gitignore python/pyproject.toml python/setup.py python/loc
 	python/recordio/_loader.py python/recordio/_size.py python/recordio/py.typed python/recordio/torch.py \
 	python/recordio/torch.pyi \
 	python/tests/conftest.py python/tests/test_io.py python/tests/test_loader.py \
-	python/tests/test_torch.py python/tests/test_remote.py
+	python/tests/test_torch.py python/tests/test_remote.py python/tests/test_bf16.py
