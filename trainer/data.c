@@ -178,10 +178,10 @@ void tr_data_open(tr_data *d, const tr_config *c)
 	know_data(d, c);
 }
 
-int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c)
+int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c, int reader)
 {
 	d->synth = &d->synth_pool;
-	return tr_synthetic_init(d->synth, m, inputs, c->o.classes, c->batch, c->o.seed, c->w.rank);
+	return tr_synthetic_init(d->synth, m, inputs, c->o.classes, c->batch, c->o.seed, reader);
 }
 
 void tr_data_close(tr_data *d)

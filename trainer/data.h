@@ -49,8 +49,9 @@ void tr_data_columns(tr_data *d, const tr_config *c);
 void tr_data_open(tr_data *d, const tr_config *c);
 
 /* --synthetic: the pool of batches (backend memory of m) of `inputs`
- * values a record. 0 or -ENOMEM. */
-int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c);
+ * values a record, drawn for reader `reader` (the same batches for the
+ * same reader in any layout). 0 or -ENOMEM. */
+int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c, int reader);
 
 void tr_data_close(tr_data *d);
 

@@ -134,7 +134,7 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 			        net->sizes[l], net->params + net->w_off[l], net->sizes[l], 0.0f,
 			        net->out[l], units);
 		tr_bias_act(net->math, net->out[l], net->params + net->b_off[l], rows, units,
-		            l < net->nlayers - 1);
+		            l < net->nlayers - 1 || net->relu_last);
 	}
 }
 
@@ -145,6 +145,14 @@ void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
 	tr_softmax_xent(net->math, net->out[L - 1], in->labels, in->rows, net->sizes[L],
 	                backward ? net->delta[0] : NULL,
 	                backward ? net->grads + net->b_off[L - 1] : NULL, stats);
+}
+
+void tr_mlp_output_grad(tr_mlp *net, float *dout, int rows)
+{
+	int L = net->nlayers, units = net->sizes[L];
+	tr_relu_bias_backward(net->math, dout, net->out[L - 1], rows, units,
+	                      net->grads + net->b_off[L - 1]);
+	net->dz_from = dout;
 }
 
 /* Layer l's weight gradient: dz^T times the layer's input (the feature
@@ -169,7 +177,11 @@ static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz)
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx)
 {
 	int rows = in->rows;
-	float *dz = net->delta[0], *spare = net->delta[1];
+	/* from the loss's gradient, or a later stage's (tr_mlp_output_grad),
+	 * then between the two scratch buffers */
+	float *from = net->dz_from;
+	float *dz = from ? from : net->delta[0], *spare = net->delta[1];
+	net->dz_from = NULL;
 	for (int l = net->nlayers - 1; l >= 0; l--) {
 		int fan_in = net->sizes[l], units = net->sizes[l + 1];
 		/* (layer l's bias gradient is already there: from the loss's pass
@@ -199,7 +211,7 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 		if (l > 0) {
 			float *t = dz;
 			dz = spare;
-			spare = t;
+			spare = t == from ? net->delta[0] : t;
 		}
 		if (ready)
 			ready(ctx, net->ready[l]);

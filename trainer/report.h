@@ -48,6 +48,11 @@ typedef struct tr_epoch_report {
 	double staleness_mean;
 	int workers;
 	const uint64_t *worker_steps; /* workers                              */
+	/* model parallelism (--pipeline, --tensor): the layout ("D2xP2xT1";
+	 * NULL: none), the pipeline's bubble (the idle share of the stages'
+	 * schedules), a step's bytes by kind (the most any rank moves) */
+	const char *layout;
+	double bubble, pipe_bytes, tensor_bytes, data_bytes;
 } tr_epoch_report;
 
 /* --eval-every: one copy of the parameters, evaluated */

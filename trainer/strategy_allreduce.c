@@ -185,7 +185,7 @@ static void open_allreduce(tr_strategy_state **out, const tr_parts *p)
 	snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters", m->nparams);
 	int rc = tr_store_open(p->store, node, msg, sizeof msg);
 	if (rc == 0 && o->synthetic)
-		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c);
+		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c, c->w.rank);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
 	/* steps per epoch: what every rank can do with full batches */
 	a->steps_per_epoch = tr_world_min_u64(&c->w, tr_data_full_batches(p->data, c));
@@ -238,37 +238,6 @@ static void place_table(void *ctx, int t, int which, const float *host)
 	       tr_embed_param_count(&e->t[t]) * sizeof *host);
 }
 
-/* Collective: the cursor and the optimizer's step count from rank 0's c. */
-static void place_counters(allreduce *a, const tr_ckpt *c)
-{
-	const tr_parts *p = a->p;
-	tr_cursor *k = p->cursor;
-	uint64_t u[7];
-	double d[4];
-	if (p->cfg->w.rank == 0) {
-		uint64_t v[7] = {c->epoch,       c->step_in_epoch,   c->global_step,  c->skipped_steps,
-		                 c->optimizer_t, c->total_gradients, c->epoch_skipped};
-		memcpy(u, v, sizeof u);
-		d[0] = c->epoch_loss;
-		d[1] = c->epoch_correct;
-		d[2] = c->epoch_count;
-		d[3] = c->total_samples;
-	}
-	tr_world_bcast(&p->cfg->w, u, sizeof u);
-	tr_world_bcast(&p->cfg->w, d, sizeof d);
-	k->epoch = u[0];
-	k->step_in_epoch = u[1];
-	k->global_step = u[2];
-	k->skipped_steps = u[3];
-	p->model->opt.t = u[4];
-	k->total_gradients = u[5];
-	k->ep_skipped = u[6];
-	k->ep_loss = d[0];
-	k->ep_correct = d[1];
-	k->ep_count = d[2];
-	k->total_samples = d[3];
-}
-
 /* Collective, on resume: the counters, then the tensors, then each rank's
  * loader position. */
 static void place(tr_strategy_state *s, const tr_ckpt *c)
@@ -278,7 +247,7 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	const tr_config *cfg = p->cfg;
 	tr_cursor *k = p->cursor;
 	tr_model *m = p->model;
-	place_counters(a, c);
+	tr_start_counters(p, c);
 	tr_start_tensors(p, c, place_tensor, a);
 	tr_store_fence(p->store);
 	tr_start_tables(p, c, place_table, m);

@@ -1,0 +1,114 @@
+#!/bin/sh
+# train_pipeline.sh — recordio-train's model parallelism, the layout and
+# the pipeline (doc/parallelism.md): --layout prints where each rank is and
+# what it holds, and trains nothing; bad layouts are one line and exit 2 on
+# every rank; --tensor is its own option now, not --tensorboard's
+# abbreviation; pipeline training is data-parallel training on the same
+# global batch (P = 2 against 1 rank, D2 x P2 against 2 ranks, gpipe,
+# sequential at P = 3, SGD, Adam and LARS: after two steps the L2 norm of
+# the parameters' difference is at most 1e-5 of theirs), the same layout
+# twice gives the same bits, a run stopped mid-epoch and resumed ends as an
+# unbroken one, the test data goes through the pipeline, and the metrics
+# say the layout, the bubble and the bytes a step by kind.
+. "$(dirname "$0")/train_lib.sh"
+cd "$T" || exit 1
+
+MODEL="--synthetic --hidden 256,256,128 --batch 64 --quiet"
+
+# -- --layout: the placement, and no training
+expect_exit 0 mpi 4 $MODEL --pipeline 2 --layout --metrics none.json
+expect_match '^layout D2xP2xT1: 4 ranks on 1 host; tensor groups innermost, pipeline stages next, data parallelism outermost$' \
+	out "--layout's first line"
+expect_match '^rank 1  host [^ ]+  data 0  stage 1  tensor 0  layers 1-3 \(1: 256x256, 2: 128x256, 3: 10x128\)$' \
+	out "rank 1 holds the balanced split's second stage"
+expect_match '^rank 2  host [^ ]+  data 1  stage 0  tensor 0  layer 0 \(0: 256x784\)$' out \
+	"data parallelism outermost"
+[ ! -e none.json ] && pass || fail "--layout trained"
+# --stages overrides the balanced split
+expect_exit 0 mpi 2 $MODEL --stages 0-1,2-3 --layout
+expect_match '^rank 1  .*  layers 2-3 \(2: 128x256, 3: 10x128\)$' out "--stages 0-1,2-3"
+# --tensor is the option (no longer short for --tensorboard): its slices
+expect_exit 0 mpi 4 $MODEL --tensor 2 --pipeline 2 --layout
+expect_match '^rank 1  .*  stage 0  tensor 1  layer 0 \(0: 256x784\)$' out \
+	"a layer without a partner in its stage is whole"
+expect_match '^rank 3  .*  stage 1  tensor 1  layers 1-3 \(1: outputs 128-255 of 256, 2: inputs 128-255 of 256, 3: 10x128\)$' \
+	out "a Megatron-LM pair: columns, then rows"
+[ ! -d 2 ] && pass || fail "--tensor 2 was taken for --tensorboard 2"
+
+# -- bad layouts: one line from one rank, every rank exits 2
+refused() { # RANKS MESSAGE ARGS...
+	n=$1 msg=$2; shift 2
+	expect_exit 2 mpi "$n" $MODEL "$@"
+	expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one line for: $*"
+	expect_match "^recordio-train: $msg" err "$*"
+}
+refused 3 "--pipeline 2 x --tensor 1 = 2 ranks a model copy: does not divide the world of 3 ranks$" \
+	--pipeline 2
+refused 4 "--pipeline 4: the model has 3 layers \(--hidden and the output\); a stage needs one at least$" \
+	--pipeline 4 --hidden 256,128
+refused 2 "--microbatches: '0' is not 1 to 65536$" --pipeline 2 --microbatches 0
+refused 2 "--tensor 4: hidden layer 2's width 130 is not divisible by 4$" --tensor 4 --hidden 256,130
+refused 2 "--stages: the ranges end at layer 1, the model's last is 3 \(4 layers: --hidden and the output\)$" \
+	--stages 0,1
+refused 2 "--stages: '0,2-3': want contiguous ranges of layer indices from 0, e.g. 0-1,2-3$" \
+	--stages 0,2-3
+refused 2 "--stages: 3 ranges for --pipeline 2$" --pipeline 2 --stages 0,1-2,3
+refused 2 "--pipeline 2: not with --strategy ps$" --pipeline 2 --strategy ps
+refused 2 "--microbatches 100: more than the 64 records of a rank's batch$" --pipeline 2 \
+	--microbatches 100
+refused 2 "--microbatches 2: not with --pipeline-schedule sequential \(the batch goes whole\)$" \
+	--pipeline 2 --pipeline-schedule sequential --microbatches 2
+refused 1 "--microbatches needs --pipeline 2 or more$" --microbatches 2
+
+# -- the same update as data-parallel training on the same global batch
+run() { # DIR RANKS ARGS...
+	d=$1 n=$2; shift 2
+	expect_exit 0 mpi "$n" $MODEL --max-steps 2 --checkpoint "$d" "$@"
+}
+same() { # DIR_A DIR_B WHAT
+	if "$CKPT_DIFF" "$1" "$2" 1e-5 l2 >diff.out; then pass; else
+		fail "$3: $(cat diff.out)"; fi
+}
+for opt in sgd adam lars; do
+	run dp1-$opt 1 --optimizer $opt
+	run p2-$opt 2 --pipeline 2 --optimizer $opt
+	same dp1-$opt p2-$opt "P2 against 1 rank, $opt"
+done
+run dp2 2
+run d2p2 4 --pipeline 2
+same dp2 d2p2 "D2 x P2 against 2 ranks"
+run gpipe 2 --pipeline 2 --pipeline-schedule gpipe --microbatches 3
+same dp1-sgd gpipe "gpipe of 3 uneven microbatches"
+run seq3 3 --pipeline 3 --pipeline-schedule sequential
+same dp1-sgd seq3 "sequential at P = 3"
+# ... which the comparison can tell from another global batch
+if "$CKPT_DIFF" dp1-sgd dp2 1e-5 l2 >/dev/null; then fail "1 rank against 2 agree"; else pass; fi
+# the same layout twice: the same bits
+run d2p2-again 4 --pipeline 2
+expect_exit 0 cmp d2p2/checkpoint d2p2-again/checkpoint
+
+# -- stopped mid-epoch and resumed: as unbroken
+COMMON="--synthetic=50 --hidden 32,32 --batch 32 --quiet --pipeline 2 --microbatches 4"
+expect_exit 0 mpi 2 $COMMON --checkpoint whole --max-steps 300
+expect_exit 0 mpi 2 $COMMON --checkpoint part --max-steps 200 --checkpoint-every 150
+expect_exit 0 mpi 2 $COMMON --checkpoint part --max-steps 300 --resume
+expect_exit 0 cmp whole/checkpoint part/checkpoint
+
+# -- real data: the first stage reads it, the test set goes through the
+# pipeline; the metrics
+DATA="--train $(shards 0 7) --test $(shard 9) $MNIST_X --hidden 64,32 --batch 25 --epochs 1 --quiet"
+expect_exit 0 mpi 2 $DATA --metrics dp.json
+expect_exit 0 mpi 4 $DATA --pipeline 2 --microbatches 5 --cache 64M --metrics pp.json
+expect_eq 100 "$(json pp.json test_records)" "the test set, once"
+python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 1e-4)' \
+	"$(json dp.json test_loss)" "$(json pp.json test_loss)" && pass ||
+	fail "test loss $(json pp.json test_loss) against data-parallel $(json dp.json test_loss)"
+expect_eq D2xP2xT1 "$(json pp.json layout)" "the layout"
+above "$(json pp.json bubble)" 0 && above 1 "$(json pp.json bubble)" && pass ||
+	fail "bubble $(json pp.json bubble)"
+# the last stage receives a step's activations (25 x 64 floats, as 5
+# microbatches), sends their gradients and receives the labels (25 int64)
+expect_eq 13000 "$(json pp.json pipeline_bytes_per_step)" "pipeline bytes a step"
+# stage 0's block (784 x 64 + 64 floats) in a ring over D = 2, each way
+expect_eq 401920 "$(json pp.json data_bytes_per_step)" "data allreduce bytes a step"
+finish
