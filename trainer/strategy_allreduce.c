@@ -254,7 +254,7 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	m->embed.opt.t = m->opt.t;
 	uint32_t from = cfg->plan.elastic_from;
 	if (p->data->train && !tr_data_resharded(p->data, cfg, k->epoch))
-		tr_data_restore(p->data, cfg, c, 0, from != 0, "rank");
+		tr_data_restore(p->data, cfg, c, from != 0, "rank");
 	/* the steps of the epoch in progress: those done, and what every rank
 	 * can do with full batches of its rest (after an elastic resume, its
 	 * share of the rest re-sharded over this world, at any world size

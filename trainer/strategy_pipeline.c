@@ -246,16 +246,22 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	tr_cursor *k = p->cursor;
 	tr_start_counters(p, c);
 	tr_start_tensors(p, c, place_tensor, a);
+	/* the readers' positions: each its own, or, when the run has another
+	 * number of readers than the checkpoint's, the rest of the epoch
+	 * re-sharded over them */
+	uint32_t from = cfg->plan.elastic_from;
 	if (!cfg->o.synthetic && !tr_data_resharded(p->data, cfg, k->epoch))
-		tr_data_restore(p->data, cfg, c, 0, 0, "rank");
+		tr_data_restore(p->data, cfg, c, from != 0, "rank");
 	uint64_t rest = p->data->train ? rio_loader_remaining(p->data->train) / (uint64_t)cfg->batch
 	                               : UINT64_MAX;
 	rest = tr_world_min_u64(&cfg->w, rest);
 	k->epoch_steps = cfg->o.synthetic ? a->steps_per_epoch : k->step_in_epoch + rest;
 	if (cfg->w.rank == 0 && !cfg->o.quiet)
-		printf("resumed from %s/checkpoint: epoch %llu, step %llu of %llu\n",
-		       cfg->o.checkpoint, (unsigned long long)k->epoch + 1,
-		       (unsigned long long)k->step_in_epoch, (unsigned long long)k->epoch_steps);
+		printf("resumed from %s/checkpoint written by D%uxP%uxT%u: epoch %llu, step %llu of "
+		       "%llu%s\n", cfg->o.checkpoint, c->layout[0], c->layout[1], c->layout[2],
+		       (unsigned long long)k->epoch + 1, (unsigned long long)k->step_in_epoch,
+		       (unsigned long long)k->epoch_steps,
+		       from ? "; the rest of the epoch re-sharded over this run's readers" : "");
 }
 
 /* ---- a step -------------------------------------------------------------------- */
@@ -496,14 +502,35 @@ static void gather(pipeline *a, int which, float *whole)
 	free(displs);
 }
 
+/* Rank 0: the readers' loader positions alone (the first stage's rank of
+ * each data group, tensor rank 0), in order: reader d's is world rank
+ * d x P x T's. */
+static void keep_readers(const tr_layout *l, tr_ckpt *c)
+{
+	int every = l->P * l->T;
+	for (uint32_t r = 0; r < c->nblobs; r++)
+		if (r % (uint32_t)every) {
+			free(c->blob[r]);
+			c->blob[r] = NULL;
+		}
+	for (int d = 0; d < l->D; d++) {
+		c->blob[d] = c->blob[d * every];
+		c->blob_size[d] = c->blob_size[d * every];
+	}
+	c->nblobs = c->world = (uint32_t)l->D;
+}
+
 /* Rank 0: the whole model and optimizer state, gathered from the stages:
- * the form data-parallel training writes, whatever the layout. */
+ * the form data-parallel training writes, whatever the layout (which the
+ * checkpoint names), and the readers' positions. */
 static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 {
 	pipeline *a = (pipeline *)s;
 	const tr_parts *p = a->p;
 	tr_model *m = p->model;
 	const tr_cursor *k = p->cursor;
+	if (c)
+		keep_readers(&a->l, c);
 	if (a->l.d != 0 || a->l.t != 0)
 		return 0;
 	size_t n = m->nparams;
