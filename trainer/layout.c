@@ -13,7 +13,7 @@ int tr_layout_shape(tr_layout *l, const tr_options *o, int rank, int size, char 
                     size_t errlen)
 {
 	memset(l, 0, sizeof *l);
-	l->data = l->pipe = l->tensor = MPI_COMM_NULL;
+	l->data = l->pipe = l->tensor = l->replica = MPI_COMM_NULL;
 	l->P = o->pipeline;
 	l->T = o->tensor;
 	if (size % (l->P * l->T)) {
@@ -49,6 +49,7 @@ void tr_layout_open(tr_layout *l, const tr_world *w)
 	MPI_Comm_split(w->comm, l->p * l->T + l->t, l->d, &l->data);
 	MPI_Comm_split(w->comm, l->d * l->T + l->t, l->p, &l->pipe);
 	MPI_Comm_split(w->comm, l->d * l->P + l->p, l->t, &l->tensor);
+	MPI_Comm_split(w->comm, l->d, l->p * l->T + l->t, &l->replica);
 	l->tensor_hosts = hosts_spanned(l->tensor, w->comm);
 	l->pipe_hosts = hosts_spanned(l->pipe, w->comm);
 	l->hosts = hosts_spanned(w->comm, w->comm);
@@ -56,8 +57,8 @@ void tr_layout_open(tr_layout *l, const tr_world *w)
 
 void tr_layout_close(tr_layout *l)
 {
-	MPI_Comm *c[3] = {&l->data, &l->pipe, &l->tensor};
-	for (int i = 0; i < 3; i++)
+	MPI_Comm *c[4] = {&l->data, &l->pipe, &l->tensor, &l->replica};
+	for (int i = 0; i < 4; i++)
 		if (*c[i] != MPI_COMM_NULL)
 			MPI_Comm_free(c[i]);
 }

@@ -29,6 +29,7 @@ typedef struct tr_layout {
 	                       * gradients are summed over them              */
 	MPI_Comm pipe;        /* the P ranks of this (d, t), rank p = stage p  */
 	MPI_Comm tensor;      /* the T ranks of this (d, p)                    */
+	MPI_Comm replica;     /* the P x T ranks of this d: one model copy     */
 	int tensor_hosts;     /* the most hosts one tensor group spans         */
 	int pipe_hosts;       /* ... one pipeline                              */
 	int hosts;            /* hosts in the world                            */

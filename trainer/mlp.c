@@ -133,6 +133,8 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 			tr_gemm(net->math, 0, 1, rows, units, net->sizes[l], 1.0f, net->out[l - 1],
 			        net->sizes[l], net->params + net->w_off[l], net->sizes[l], 0.0f,
 			        net->out[l], units);
+		if (net->sum_out[l]) /* partial sums: the whole before the bias */
+			net->reduce(net->reduce_ctx, net->out[l], (size_t)rows * units);
 		tr_bias_act(net->math, net->out[l], net->params + net->b_off[l], rows, units,
 		            l < net->nlayers - 1 || net->relu_last);
 	}
@@ -192,6 +194,8 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 			 * gradient, in one pass */
 			tr_gemm(net->math, 0, 0, rows, fan_in, units, 1.0f, dz, units,
 			        net->params + net->w_off[l], fan_in, 0.0f, spare, fan_in);
+			if (net->sum_din[l])
+				net->reduce(net->reduce_ctx, spare, (size_t)rows * fan_in);
 			tr_relu_bias_backward(net->math, spare, net->out[l - 1], rows, fan_in,
 			                      net->grads + net->b_off[l - 1]);
 		}
@@ -204,10 +208,13 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 		weight_grad(net, in, l, dz);
 		/* the input's gradient, when asked for: dz W_0 over the columns
 		 * asked, while W_0 is still the step's (before ready) */
-		if (l == 0 && net->dinput)
+		if (l == 0 && net->dinput) {
 			tr_gemm(net->math, 0, 0, rows, net->dinput_cols, units, 1.0f, dz, units,
 			        net->params + net->w_off[0] + net->dinput_col, fan_in, 0.0f,
 			        net->dinput, net->dinput_cols);
+			if (net->sum_din[0])
+				net->reduce(net->reduce_ctx, net->dinput, (size_t)rows * net->dinput_cols);
+		}
 		if (l > 0) {
 			float *t = dz;
 			dz = spare;

@@ -70,6 +70,14 @@ typedef struct tr_mlp {
 	                                     * next stage's input)         */
 	float *dz_from;                     /* tr_mlp_output_grad's: where
 	                                     * the next backward starts    */
+	/* tensor parallelism (a slice of each layer, layout.h): layer l's
+	 * output before its bias is a partial sum to be summed over the
+	 * group (sum_out[l]: the second of a Megatron-LM pair), or the
+	 * gradient of its input is (sum_din[l]: the first); `reduce` sums
+	 * n floats of backend memory in place over the group */
+	unsigned char sum_out[TR_MLP_MAX_LAYERS], sum_din[TR_MLP_MAX_LAYERS];
+	void (*reduce)(void *ctx, float *x, size_t n);
+	void *reduce_ctx;
 } tr_mlp;
 
 /* The layout alone of a model of these sizes (inputs, then the hidden

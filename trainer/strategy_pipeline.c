@@ -1,8 +1,9 @@
 /*
- * strategy_pipeline.c — model parallelism (--pipeline P; the world as
- * D x P x T, layout.h): each rank holds one stage's contiguous layers,
- * the parameter store holding that stage's block alone (its parameters,
- * gradients, their sum over microbatches and the optimizer's state); a
+ * strategy_pipeline.c — model parallelism (--pipeline P, --tensor T; the
+ * world as D x P x T, layout.h): each rank holds one stage's contiguous
+ * layers, under tensor parallelism its slices of them (tensor_slice.h),
+ * the parameter store holding that part alone (its parameters, gradients,
+ * their sum over microbatches and the optimizer's state); a
  * step runs the stage's schedule of microbatches (pipe_stage.h), then
  * sums the stage's gradient over the D ranks that hold the same stage
  * (the data communicator), and every rank learns the step's loss, count
@@ -13,10 +14,19 @@
  *
  * Only the first stage's ranks read the data (each data-parallel group its
  * own part: reader d of D); the last stage gets the labels from the first
- * (pipe_stage.h). The whole model's layout puts the last layer first, so a
- * stage's block is one contiguous range of it: checkpoints gather the
- * blocks into the whole model on rank 0, as data-parallel training writes
- * it, and a resume scatters them.
+ * (pipe_stage.h); the T ranks of a tensor group read the same batches.
+ *
+ * Tensor parallelism (Megatron-LM): the first layer of a pair keeps its
+ * slice of output units, the second its slice of input columns; the
+ * second's partial outputs are summed over the tensor group before its
+ * bias (one allreduce forward), and the first's input gradient likewise
+ * (one allreduce backward), so the logits are whole on every rank of the
+ * group. LARS's norms of a sliced layer are summed over the group: the
+ * whole layer's. Weight decay is elementwise: the whole layer's already.
+ *
+ * Checkpoints hold the whole model, as data-parallel training writes it:
+ * rank 0 assembles it from every rank's part, and a resume hands each its
+ * part.
  */
 #include "config.h"
 #include "exit_status.h"
@@ -24,6 +34,7 @@
 #include "pipe_stage.h"
 #include "start.h"
 #include "step.h"
+#include "tensor_slice.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,23 +47,15 @@ typedef struct pipeline {
 	tr_strategy_state base;
 	const tr_parts *p;
 	tr_layout l;             /* the configuration's, with the stages       */
+	tr_slice sl;             /* this rank's part of the model              */
 	tr_stage st;
-	size_t off, n;           /* the stage's block in the whole model       */
+	size_t n;                /* its parameters                             */
+	double tensor_bytes;     /* this epoch's, by the tensor allreduces     */
 	int r_acc;               /* the store's region of the gradients' sum  */
 	uint64_t steps_per_epoch;
 	double t_wait, t_exchange, t_optimizer; /* this epoch's, seconds      */
 	double steps;            /* this epoch's, in this process              */
 } pipeline;
-
-/* Stage p's block of the whole model (mlp.h: the last layer first, so
- * layers [first[p], first[p + 1]) are one range). */
-static void block_of(const tr_layout *l, const tr_model *m, int p, size_t *off, size_t *n)
-{
-	tr_mlp whole;
-	tr_mlp_layout(&whole, m->sizes, m->nlayers);
-	*off = whole.w_off[l->first[p + 1] - 1];
-	*n = whole.ready[l->first[p]] - *off;
-}
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
 {
@@ -64,11 +67,11 @@ static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err,
 }
 
 /* The microbatches: --microbatches, or 4 x P (at most the batch); 1 for
- * sequential. */
+ * sequential, or without a pipeline. */
 static int microbatches(const tr_config *c)
 {
 	const tr_options *o = &c->o;
-	if (o->pipe_schedule == TR_PIPE_SEQUENTIAL)
+	if (o->pipe_schedule == TR_PIPE_SEQUENTIAL || (o->pipeline == 1 && !o->microbatches))
 		return 1;
 	if (o->microbatches)
 		return o->microbatches;
@@ -85,15 +88,15 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	const tr_config *c = p->cfg;
 	tr_layout l = c->layout;
 	tr_layout_stages(&l, &c->o, p->model->sizes, p->model->nlayers);
-	size_t off, floats;
-	block_of(&l, p->model, l.p, &off, &floats);
+	tr_slice sl;
+	tr_slice_of(&sl, &l, p->model->sizes, p->model->nlayers);
 	double states = tr_optim_states(c->o.optim.kind), f = sizeof(float);
 	char what[320];
 	snprintf(what, sizeof what, "stage %d's %zu parameters (values, gradient, its sum over "
-	         "microbatches, optimizer state)", l.p, floats);
-	tr_need_add(n, (double)floats * f * (3 + states), what);
-	const int *s = p->model->sizes + l.first[l.p];
-	int layers = l.first[l.p + 1] - l.first[l.p], widest = 0;
+	         "microbatches, optimizer state)", l.p, sl.nparams);
+	tr_need_add(n, (double)sl.nparams * f * (3 + states), what);
+	const int *s = sl.sizes;
+	int layers = sl.nlayers, widest = 0;
 	double act = 0;
 	int rows = tr_stage_rows(l.P, l.p, c->o.pipe_schedule, microbatches(c), c->batch,
 	                         eval_rows(c));
@@ -144,6 +147,40 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	return tr_store_open(s, MPI_COMM_NULL, msg, len);
 }
 
+/* The tensor group's sum of n floats in place: a pair's partial outputs,
+ * or its first layer's input gradient. */
+static void tensor_sum(void *ctx, float *x, size_t n)
+{
+	pipeline *a = ctx;
+	MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, a->l.tensor);
+	/* a ring's bytes, sent and received */
+	a->tensor_bytes += 2.0 * (a->l.T - 1) / a->l.T * (double)n * sizeof(float) * 2;
+}
+
+/* LARS: a sliced layer's norms, the whole layer's (block 2j is layer j's
+ * W; the group's squares summed). */
+static void whole_norms(void *ctx, int block, float *wn, float *gn)
+{
+	pipeline *a = ctx;
+	if (a->sl.split[block / 2] == TR_SPLIT_NONE)
+		return;
+	float sq[2] = {*wn * *wn, *gn * *gn};
+	MPI_Allreduce(MPI_IN_PLACE, sq, 2, MPI_FLOAT, MPI_SUM, a->l.tensor);
+	*wn = sqrtf(sq[0]);
+	*gn = sqrtf(sq[1]);
+}
+
+/* Tensor parallelism: where the network's partial sums are summed. */
+static void tensor_sums(pipeline *a, tr_mlp *net)
+{
+	net->reduce = tensor_sum;
+	net->reduce_ctx = a;
+	for (int j = 0; j < a->sl.nlayers; j++) {
+		net->sum_din[j] = a->sl.split[j] == TR_SPLIT_COLUMNS;
+		net->sum_out[j] = a->sl.split[j] == TR_SPLIT_ROWS;
+	}
+}
+
 /* The stage's network and optimizer in the store's regions, its schedule's
  * buffers. 0 or -ENOMEM. */
 static int build_stage(pipeline *a)
@@ -151,16 +188,21 @@ static int build_stage(pipeline *a)
 	const tr_config *c = a->p->cfg;
 	tr_model *m = a->p->model;
 	const tr_layout *l = &a->l;
-	int first = l->first[l->p], layers = l->first[l->p + 1] - first, M = microbatches(c);
+	int M = microbatches(c);
 	int rows = tr_stage_rows(l->P, l->p, c->o.pipe_schedule, M, c->batch, eval_rows(c));
 	const tr_store *s = a->p->store;
-	int rc = tr_mlp_init(&m->net, m->math, m->sizes + first, layers, rows,
+	int rc = tr_mlp_init(&m->net, m->math, a->sl.sizes, a->sl.nlayers, rows,
 	                     tr_store_floats(s, m->r_params), tr_store_floats(s, m->r_grads));
 	m->net.relu_last = l->p < l->P - 1;
+	tensor_sums(a, &m->net);
 	if (rc == 0 && l->p > 0)
-		rc = tr_mlp_want_dinput(&m->net, 0, m->sizes[first]);
+		rc = tr_mlp_want_dinput(&m->net, 0, a->sl.sizes[0]);
 	if (rc == 0)
 		rc = build_optimizer(m, s, a->n);
+	if (l->T > 1) {
+		m->opt.whole_norms = whole_norms;
+		m->opt.norms_ctx = a;
+	}
 	m->staging = m->net.grads;
 	if (rc == 0 && !(m->eval_stats = tr_math_alloc(m->math, 2)))
 		rc = -1;
@@ -176,10 +218,7 @@ static void check_open(const tr_config *c)
 {
 	char msg[MSG] = "";
 	int bad = 1;
-	if (c->o.tensor > 1)
-		snprintf(msg, sizeof msg, "--tensor %d: tensor-parallel training is not in this build "
-		         "yet (--layout prints where its slices would go)", c->o.tensor);
-	else if (microbatches(c) > c->batch)
+	if (microbatches(c) > c->batch)
 		snprintf(msg, sizeof msg, "--microbatches %d: more than the %d records of a rank's "
 		         "batch", microbatches(c), c->batch);
 	else
@@ -198,7 +237,8 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	*out = &a->base;
 	a->l = c->layout;
 	tr_layout_stages(&a->l, &c->o, m->sizes, m->nlayers);
-	block_of(&a->l, m, a->l.p, &a->off, &a->n);
+	tr_slice_of(&a->sl, &a->l, m->sizes, m->nlayers);
+	a->n = a->sl.nparams;
 	char msg[MSG] = "";
 	int rc = open_store(a, msg, sizeof msg);
 	if (rc == 0 && c->o.synthetic && a->l.p == 0)
@@ -221,20 +261,21 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 
 /* ---- the starting point ---------------------------------------------------------- */
 
-static void place_fresh(tr_strategy_state *s, const float *host)
-{
-	pipeline *a = (pipeline *)s;
-	tr_model *m = a->p->model;
-	tr_math_from_host(m->math, m->net.params, host + a->off, a->n);
-}
-
+/* Buffer `which` (0 the parameters, 1 and 2 the optimizer's state) of this
+ * rank's part from the whole model's `host`. */
 static void place_tensor(void *ctx, int which, const float *host)
 {
 	pipeline *a = ctx;
 	tr_model *m = a->p->model;
-	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), host + a->off,
-	                  a->n);
+	float *mine = malloc(a->n * sizeof *mine);
+	tr_world_agree(&a->p->cfg->w, !mine, "out of memory", EXIT_DATA);
+	/* (read only: to_whole 0) */
+	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, (float *)host, mine, 0);
+	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), mine, a->n);
+	free(mine);
 }
+
+static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
 
 /* Collective, on resume: the counters, the stage's block of each tensor
  * of the whole model, each reader's loader position. */
@@ -405,7 +446,7 @@ static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errl
 {
 	pipeline *a = (pipeline *)s;
 	tr_model *m = a->p->model;
-	double records = 0;
+	double records = 0, tensor_bytes = a->tensor_bytes; /* a step's, not these */
 	int rc = 0;
 	tr_math_zero(m->math, m->eval_stats, 2);
 	if (a->l.p == 0)
@@ -422,6 +463,7 @@ static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errl
 	sums[1] = counts ? st[1] : 0;
 	sums[2] = counts ? records : 0;
 	tr_world_sum_to_root(&a->p->cfg->w, sums, 3);
+	a->tensor_bytes = tensor_bytes;
 	if (rc < 0 && a->l.p > 0) /* the first stage says why */
 		snprintf(err, errlen, "the first stage's test data failed");
 	return rc < 0 && a->l.p == 0 ? -1 : 0;
@@ -433,7 +475,7 @@ static void epoch_begin(tr_strategy_state *s)
 {
 	pipeline *a = (pipeline *)s;
 	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
-	a->st.idle = a->st.busy = a->st.bytes = 0;
+	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -459,15 +501,17 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	 * gradient, sent and received) */
 	int D = a->l.D;
 	double steps = a->steps > 0 ? a->steps : 1;
-	double mine[4] = {a->st.idle, a->st.busy, a->st.bytes / steps,
-	                  D > 1 ? 2.0 * (D - 1) / D * (double)a->n * sizeof(float) * 2 : 0};
-	double sum[2], most[2];
+	double mine[5] = {a->st.idle, a->st.busy, a->st.bytes / steps,
+	                  D > 1 ? 2.0 * (D - 1) / D * (double)a->n * sizeof(float) * 2 : 0,
+	                  a->tensor_bytes / steps};
+	double sum[2], most[3];
 	MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
-	MPI_Reduce(mine + 2, most, 2, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
+	MPI_Reduce(mine + 2, most, 3, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
 	f->bubble = sum[1] > 0 ? sum[0] / sum[1] : 0;
 	f->pipe_bytes = most[0];
 	f->data_bytes = most[1];
-	f->bytes_per_step = f->pipe_bytes + f->data_bytes;
+	f->tensor_bytes = most[2];
+	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
 }
 
 static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
@@ -477,29 +521,23 @@ static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err
 
 static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((pipeline *)s)->steps_per_epoch; }
 
-/* Collective over the pipeline of data group 0, tensor rank 0 (rank 0's):
- * buffer `which` of every stage's block into the whole model on rank 0
- * (whole: NULL elsewhere). */
+/* Collective over the ranks of data group 0 (rank 0's): buffer `which` of
+ * every rank's part into the whole model on rank 0 (whole: NULL
+ * elsewhere). Each rank writes what it owns into zeros; their bitwise OR
+ * is the whole model, bit for bit. */
 static void gather(pipeline *a, int which, float *whole)
 {
 	tr_model *m = a->p->model;
-	int P = a->l.P, *counts = NULL, *displs = NULL;
-	if (whole) {
-		counts = calloc((size_t)P, sizeof *counts);
-		displs = calloc((size_t)P, sizeof *displs);
-		if (!counts || !displs)
-			tr_world_abort(&a->p->cfg->w, "out of memory writing a checkpoint", EXIT_DATA);
-		for (int s = 0; s < P; s++) {
-			size_t off, n;
-			block_of(&a->l, m, s, &off, &n);
-			counts[s] = (int)n;
-			displs[s] = (int)off;
-		}
-	}
-	const float *mine = tr_optim_buffer(&m->opt, m->net.params, which);
-	MPI_Gatherv(mine, (int)a->n, MPI_FLOAT, whole, counts, displs, MPI_FLOAT, 0, a->l.pipe);
-	free(counts);
-	free(displs);
+	size_t n = m->nparams;
+	float *mine = malloc(a->n * sizeof *mine), *part = calloc(n, sizeof *part);
+	if (!mine || !part)
+		tr_world_abort(&a->p->cfg->w, "out of memory writing a checkpoint", EXIT_DATA);
+	tr_math_to_host(m->math, mine, tr_optim_buffer(&m->opt, m->net.params, which), a->n);
+	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, part, mine, 1);
+	_Static_assert(sizeof(float) == sizeof(uint32_t), "a float is 32 bits");
+	MPI_Reduce(part, whole, (int)n, MPI_UINT32_T, MPI_BOR, 0, a->l.replica);
+	free(mine);
+	free(part);
 }
 
 /* Rank 0: the readers' loader positions alone (the first stage's rank of
@@ -531,7 +569,7 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	const tr_cursor *k = p->cursor;
 	if (c)
 		keep_readers(&a->l, c);
-	if (a->l.d != 0 || a->l.t != 0)
+	if (a->l.d != 0)
 		return 0;
 	size_t n = m->nparams;
 	int states = tr_optim_state_count(&m->opt);
