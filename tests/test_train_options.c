@@ -99,6 +99,7 @@ static const refusal_case value_refusals[] = {
 	{BASE "--pipeline-schedule async",
 	 "--pipeline-schedule: 'async': want 1f1b, gpipe or sequential"},
 	{BASE "--tensor 0", "--tensor: '0' is not 1 to 65536"},
+	{BASE "--memory-limit 0", "--memory-limit: '0': want a size (e.g. 512M, 2G)"},
 	{BASE "--x a,,b", "--x: 'a,,b' is not a list of feature names"},
 	{BASE "--x a,", "--x: 'a,' is not a list of feature names"},
 	{"--train t --y label --x ''", "--x: '' is not a list of feature names"},

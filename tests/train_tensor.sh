@@ -6,7 +6,8 @@
 # steps the L2 norm of the parameters' difference is at most 1e-5 of
 # theirs), the same layout twice gives the same bits, a T = 2 run stopped
 # mid-epoch resumes on one rank as unbroken, the test data is evaluated
-# once a tensor group, and the metrics count the tensor allreduces' bytes.
+# once a tensor group, and the metrics count the tensor allreduces' bytes;
+# a model over --memory-limit as data parallelism trains split in two.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 
@@ -54,4 +55,24 @@ expect_eq D1xP2xT2 "$(json pt.json layout)" "the layout"
 # 20 x 10 logits forward and 20 x 64 input gradients backward, a ring of
 # two moving each once each way: (200 + 1280) x 4 bytes x 2
 expect_eq 11840 "$(json pt.json tensor_bytes_per_step)" "tensor allreduce bytes a step"
+
+# -- memory planning: 784-1024-1024-1024-10 with Adam holds 2.9 M
+# parameters, their gradients and two moments: 46.6 MB, over a limit of
+# 42 MiB: refused as data parallelism, in one line naming the bytes and the
+# splits that fit; P = 2 and T = 2 train within it, their plans reported
+BIG="--synthetic --hidden 1024,1024,1024 --batch 64 --optimizer adam --max-steps 2 --quiet --memory-limit 42M"
+expect_exit 1 mpi 2 $BIG
+expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one line"
+expect_match '^recordio-train: --memory-limit 42.0 MiB: rank 0 would hold [0-9.]+ MiB \(the most: the model of 2913290 parameters \(its values, gradient and optimizer state\), 44.5 MiB\), more than the 42.0 MiB allowed; --pipeline 2 \([0-9.]+ MiB a rank\) or --tensor 2 \([0-9.]+ MiB\) would fit$' \
+	err "the refusal names the bytes and what fits"
+expect_exit 0 mpi 2 $BIG --pipeline 2 --metrics big-p2.json
+expect_exit 0 mpi 2 $BIG --tensor 2 --metrics big-t2.json
+python3 - big-p2.json big-t2.json <<'PY' && pass || fail "planned bytes within the limit, peaks reported"
+import json, sys
+for name in sys.argv[1:]:
+    e = json.loads(open(name).read().splitlines()[-1])
+    assert len(e["planned_bytes"]) == 2 and len(e["peak_bytes"]) == 2, e
+    assert all(0 < b <= 42 << 20 for b in e["planned_bytes"]), e["planned_bytes"]
+    assert all(b > 0 for b in e["peak_bytes"]), e["peak_bytes"]
+PY
 finish

@@ -54,6 +54,7 @@ recordio_train_SOURCES = \
 	trainer/copies.c trainer/copies.h \
 	trainer/report.c trainer/report.h \
 	trainer/resume_match.c trainer/resume_match.h trainer/fit.c trainer/fit.h \
+	trainer/fit_plan.c trainer/fit_plan.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \
 	trainer/cpus.c trainer/cpus.h

@@ -55,7 +55,8 @@ static void open_parts(const tr_parts *p)
 	tr_model_shape(p->model, c, p->data);
 	tr_need need = {0};
 	c->ops->memory_need(p, &need);
-	tr_fit_check(c, &need);
+	p->model->planned_bytes = need.total;
+	tr_fit_check(p, &need);
 }
 
 /* Rank 0's first line: the world, the model, the strategy's words, the

@@ -296,6 +296,15 @@ static const tr_option_row table[OPT_COUNT] = {
 	                .refusal = " is not {lo} to {hi}", .arg = "T",
 	                .help = "split each hidden layer's matrix over T ranks, Megatron-LM "
 	                        "pairs (default 1; --tensor is no longer short for --tensorboard)"},
+	[OPT_MEMORY_LIMIT] = {"memory-limit", .kind = TR_KIND_SIZE, AT(memory_limit, I64), .lo = 1,
+	                      .hi = INT64_MAX, .refusal = ": want a size (e.g. 512M, 2G)",
+	                      .arg = "SIZE",
+	                      .help = "bytes each rank may hold: its parameters, gradients, "
+	                              "optimizer state and the activations its schedule keeps, "
+	                              "planned before the first step; a layout that cannot fit is "
+	                              "refused, naming the smallest --pipeline or --tensor that "
+	                              "would (default: the cgroup's memory.max, or the machine's "
+	                              "memory, shared by the host's ranks)"},
 	[OPT_LAYOUT] = {"layout", .kind = TR_KIND_FLAG, AT(layout_only, INT),
 	                .help = "print where each rank is (host, data x pipeline x tensor "
 	                        "coordinates, layers) and exit"},

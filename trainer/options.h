@@ -87,6 +87,8 @@ typedef struct tr_options {
 	                                * [stage_first[s], stage_first[s + 1]) */
 	int nstages;                   /* ... how many ranges (0: balanced)  */
 	int layout_only;               /* --layout: print the placement, exit */
+	int64_t memory_limit;          /* --memory-limit: bytes a rank may
+	                                * hold (0: the host's limit shared)  */
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message

@@ -60,7 +60,8 @@ static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err,
 }
 
 /* Every rank holds the model and every table whole, each with its
- * gradient and optimizer state. */
+ * gradient and optimizer state, and the activations of its batch (each
+ * layer's output, backward's two scratch buffers). */
 static void memory_need(const tr_parts *p, tr_need *n)
 {
 	const tr_options *o = &p->cfg->o;
@@ -70,6 +71,14 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	snprintf(what, sizeof what, "the model of %.0f parameters (its values, gradient and "
 	         "optimizer state)", P);
 	tr_need_add(n, P * f * (2 + states), what);
+	const tr_model *m = p->model;
+	double act = 0, widest = 0;
+	for (int l = 1; l <= m->nlayers; l++) {
+		act += m->sizes[l];
+		widest = m->sizes[l] > widest ? m->sizes[l] : widest;
+	}
+	snprintf(what, sizeof what, "the activations of %d rows", m->rows);
+	tr_need_add(n, (act + 2 * widest) * m->rows * f, what);
 	for (int i = 0; i < o->nembed; i++) {
 		const tr_embed_option *e = &o->embed[i];
 		snprintf(what, sizeof what, "--embed %s:%lld:%d (the whole table, its gradient and "
