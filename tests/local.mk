@@ -180,7 +180,7 @@ EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
 CLUSTER_TESTS = tests/cluster_identical.sh tests/cluster_kill.sh tests/cluster_relayout.sh \
-	tests/cluster_ps.sh tests/cluster_hybrid.sh
+	tests/cluster_ps.sh tests/cluster_hybrid.sh tests/cluster_pipeline.sh
 EXTRA_DIST += $(CLUSTER_TESTS) tests/cluster/cluster.sh tests/cluster/cluster_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff

@@ -65,22 +65,18 @@ run() { # DIR RANKS ARGS...
 	d=$1 n=$2; shift 2
 	expect_exit 0 mpi "$n" $MODEL --max-steps 2 --checkpoint "$d" "$@"
 }
-same() { # DIR_A DIR_B WHAT
-	if "$CKPT_DIFF" "$1" "$2" 1e-5 l2 >diff.out; then pass; else
-		fail "$3: $(cat diff.out)"; fi
-}
 for opt in sgd adam lars; do
 	run dp1-$opt 1 --optimizer $opt
 	run p2-$opt 2 --pipeline 2 --optimizer $opt
-	same dp1-$opt p2-$opt "P2 against 1 rank, $opt"
+	same_params dp1-$opt p2-$opt "P2 against 1 rank, $opt"
 done
 run dp2 2
 run d2p2 4 --pipeline 2
-same dp2 d2p2 "D2 x P2 against 2 ranks"
+same_params dp2 d2p2 "D2 x P2 against 2 ranks"
 run gpipe 2 --pipeline 2 --pipeline-schedule gpipe --microbatches 3
-same dp1-sgd gpipe "gpipe of 3 uneven microbatches"
+same_params dp1-sgd gpipe "gpipe of 3 uneven microbatches"
 run seq3 3 --pipeline 3 --pipeline-schedule sequential
-same dp1-sgd seq3 "sequential at P = 3"
+same_params dp1-sgd seq3 "sequential at P = 3"
 # ... which the comparison can tell from another global batch
 if "$CKPT_DIFF" dp1-sgd dp2 1e-5 l2 >/dev/null; then fail "1 rank against 2 agree"; else pass; fi
 # the same layout twice: the same bits
@@ -92,20 +88,11 @@ expect_exit 0 mpi 2 --synthetic --hidden 256,256,128 --quiet --max-steps 2 --glo
 	--checkpoint dp2-g
 expect_exit 0 mpi 4 --synthetic --hidden 256,256,128 --quiet --max-steps 2 --global-batch 96 \
 	--pipeline 2 --checkpoint d2p2-g
-same dp2-g d2p2-g "--global-batch 96 as D2 x P2"
+same_params dp2-g d2p2-g "--global-batch 96 as D2 x P2"
 
 # -- a NaN in the data (the first stage sees it): the step skipped on every
 # rank, as data-parallel training skips it
-python3 - <<'PY'
-import random
-random.seed(3)
-with open("nan.csv", "w") as f:
-    f.write("a,b,label\n")
-    for i in range(200):
-        a, b = random.random(), random.random()
-        cell = "" if i == 57 else "%.5f" % a
-        f.write("%s,%.5f,%d\n" % (cell, b, int(a > b)))
-PY
+nan_csv nan.csv
 expect_exit 0 "$PACK" -q --from csv --label label --output nan nan.csv
 NAN="--train nan-00000-of-00001.tfrecord --x a,b --y label --classes 2 --hidden 8 --batch 20 \
 	--epochs 2 --optimizer adam --lr 0.02"
@@ -113,7 +100,7 @@ expect_exit 0 mpi 1 $NAN --metrics nan1.json --checkpoint nan1
 expect_exit 0 mpi 2 $NAN --metrics nan2.json --checkpoint nan2 --pipeline 2
 expect_eq "1 1" "$(json_all nan2.json skipped_steps)" "the NaN step skipped once per epoch"
 expect_match 'skipped 1 steps' out "the skip is reported"
-same nan1 nan2 "the NaN skipped as on one rank"
+same_params nan1 nan2 "the NaN skipped as on one rank"
 
 # -- stopped mid-epoch and resumed: as unbroken
 COMMON="--synthetic=50 --hidden 32,32 --batch 32 --quiet --pipeline 2 --microbatches 4"
@@ -133,25 +120,25 @@ R="--train $(shards 0 7) --test $(shard 9) $MNIST_X --hidden 64,32 --global-batc
 expect_exit 0 mpi 1 $R --checkpoint unbroken --quiet
 expect_exit 0 mpi 2 $R --checkpoint p2-dp1 --pipeline 2 --max-steps 10
 expect_exit 0 mpi 1 $R --checkpoint p2-dp1 --resume
-same unbroken p2-dp1 "P2 stopped, resumed on 1 rank"
+same_params unbroken p2-dp1 "P2 stopped, resumed on 1 rank"
 expect_exit 0 mpi 1 $R --checkpoint dp1-p2 --max-steps 50
 expect_exit 0 mpi 2 $R --checkpoint dp1-p2 --resume --pipeline 2
 expect_match '^resumed from dp1-p2/checkpoint written by D1xP1xT1: epoch 2, step 10 of 40$' out \
 	"the resume names the layout"
-same unbroken dp1-p2 "1 rank stopped, resumed as P2"
+same_params unbroken dp1-p2 "1 rank stopped, resumed as P2"
 # one reader to two, and back
 expect_exit 0 mpi 1 $R --checkpoint dp1-d2 --max-steps 30
 expect_exit 0 mpi 2 $R --checkpoint dp1-d2 --resume
 expect_exit 0 mpi 2 $R --checkpoint p2-d2 --pipeline 2 --max-steps 30
 expect_exit 0 mpi 2 $R --checkpoint p2-d2 --resume
-same dp1-d2 p2-d2 "P2 stopped, resumed as D2"
+same_params dp1-d2 p2-d2 "P2 stopped, resumed as D2"
 expect_exit 0 mpi 2 $R --checkpoint d2-dp1 --max-steps 30
 expect_exit 0 mpi 1 $R --checkpoint d2-dp1 --resume
 expect_exit 0 mpi 2 $R --checkpoint d2-p2 --max-steps 30
 expect_exit 0 mpi 2 $R --checkpoint d2-p2 --resume --pipeline 2
 expect_match 'written by D2xP1xT1: epoch 1, step 30 of 40; the rest of the epoch re-sharded' out \
 	"the rest re-sharded"
-same d2-dp1 d2-p2 "D2 stopped, resumed as P2"
+same_params d2-dp1 d2-p2 "D2 stopped, resumed as P2"
 if "$CKPT_DIFF" unbroken d2-p2 1e-5 l2 >/dev/null; then fail "re-sharded, yet as unbroken"; else
 	pass; fi
 

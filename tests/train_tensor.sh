@@ -16,24 +16,20 @@ run() { # DIR RANKS ARGS...
 	d=$1 n=$2; shift 2
 	expect_exit 0 mpi "$n" $MODEL --max-steps 2 --checkpoint "$d" "$@"
 }
-same() { # DIR_A DIR_B WHAT
-	if "$CKPT_DIFF" "$1" "$2" 1e-5 l2 >diff.out; then pass; else
-		fail "$3: $(tail -1 diff.out)"; fi
-}
 
 # -- the same update as data-parallel training
 for opt in sgd adam lars; do
 	run dp1-$opt 1 --optimizer $opt
 	run t2-$opt 2 --tensor 2 --optimizer $opt
-	same dp1-$opt t2-$opt "T2 against 1 rank, $opt"
+	same_params dp1-$opt t2-$opt "T2 against 1 rank, $opt"
 	run p2t2-$opt 4 --pipeline 2 --tensor 2 --optimizer $opt
-	same dp1-$opt p2t2-$opt "P2 x T2 against 1 rank, $opt"
+	same_params dp1-$opt p2t2-$opt "P2 x T2 against 1 rank, $opt"
 done
 run t4 4 --tensor 4 --optimizer lars
-same dp1-lars t4 "T4 against 1 rank, lars"
+same_params dp1-lars t4 "T4 against 1 rank, lars"
 run dp2 2
 run d2t2 4 --tensor 2
-same dp2 d2t2 "D2 x T2 against 2 ranks"
+same_params dp2 d2t2 "D2 x T2 against 2 ranks"
 # the same layout twice: the same bits
 run p2t2-again 4 --pipeline 2 --tensor 2 --optimizer sgd
 expect_exit 0 cmp p2t2-sgd/checkpoint p2t2-again/checkpoint
@@ -43,7 +39,7 @@ R="--train $(shards 0 7) --test $(shard 9) $MNIST_X --hidden 64,32 --batch 20 --
 expect_exit 0 mpi 1 $R --checkpoint unbroken --metrics unbroken.json
 expect_exit 0 mpi 2 $R --checkpoint t2-dp1 --tensor 2 --max-steps 50
 expect_exit 0 mpi 1 $R --checkpoint t2-dp1 --resume
-same unbroken t2-dp1 "T2 stopped, resumed on 1 rank"
+same_params unbroken t2-dp1 "T2 stopped, resumed on 1 rank"
 expect_exit 0 mpi 4 $R --tensor 2 --pipeline 2 --metrics pt.json
 expect_eq 100 "$(json pt.json test_records)" "the test set, once a tensor group"
 python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 1e-4)' \

@@ -550,39 +550,26 @@ static int take_copy(allreduce *a, double seconds)
 	return 0;
 }
 
+static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
+
+/* After a step: an --eval-every copy when one is due. */
+static void after_step(void *ctx)
+{
+	allreduce *a = ctx;
+	const tr_config *c = a->p->cfg;
+	const tr_cursor *k = a->p->cursor;
+	if (!c->o.eval_every || k->global_step % c->o.eval_every)
+		return;
+	int rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
+	tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters (--eval-every)",
+	               EXIT_DATA);
+}
+
 static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
 {
 	allreduce *a = (allreduce *)s;
-	const tr_parts *p = a->p;
-	const tr_config *c = p->cfg;
-	const tr_options *o = &c->o;
-	tr_cursor *k = p->cursor;
-	seg->stopped = seg->mid_epoch = 0;
-	while (k->step_in_epoch < k->epoch_steps) {
-		if (o->max_steps && k->global_step >= o->max_steps) {
-			seg->stopped = seg->mid_epoch = 1;
-			return 0;
-		}
-		double loss0 = k->ep_loss, count0 = k->ep_count;
-		int rc = step(a, err, errlen);
-		if (rc != 0)
-			tr_world_agree(&c->w, rc < 0, err, EXIT_DATA);
-		k->total_samples += k->ep_count - count0;
-		k->total_gradients += (uint64_t)c->w.size;
-		if (seg->stepped)
-			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
-		int cut = o->checkpoint_every && k->global_step % o->checkpoint_every == 0;
-		if (o->eval_every && k->global_step % o->eval_every == 0) {
-			rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
-			tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters "
-			               "(--eval-every)", EXIT_DATA);
-		}
-		if (cut) {
-			seg->mid_epoch = 1;
-			return 0;
-		}
-	}
-	return 0;
+	return tr_step_segment(a->p, seg, step_of, after_step, a, (uint64_t)a->p->cfg->w.size, err,
+	                       errlen);
 }
 
 static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errlen)
@@ -604,16 +591,8 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 {
 	allreduce *a = (allreduce *)s;
 	const tr_parts *p = a->p;
-	const tr_cursor *k = p->cursor;
 	int W = p->cfg->w.size;
-	memset(f, 0, sizeof *f);
-	f->loss = k->ep_loss;
-	f->correct = k->ep_correct;
-	f->count = k->ep_count;
-	f->count_before = k->ep_count0;
-	f->skipped = k->ep_skipped;
-	f->steps = k->step_in_epoch;
-	f->last_step = k->global_step;
+	tr_step_figures(p, f);
 	f->data_wait = a->t_wait;
 	f->exchange = a->red.seconds + a->t_tables;
 	f->optimizer = a->t_optimizer;
@@ -667,12 +646,8 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	if (!c)
 		return 0;
 	tr_model *m = p->model;
-	const tr_cursor *k = p->cursor;
 	size_t n = m->nparams;
-	c->optimizer_t = m->opt.t;
-	c->epoch_loss = k->ep_loss;
-	c->epoch_correct = k->ep_correct;
-	c->epoch_count = k->ep_count;
+	tr_step_collect_cursor(p, c);
 	c->params = malloc(n * sizeof(float));
 	c->state1 = malloc(n * sizeof(float));
 	if (tr_optim_state_count(&m->opt) == 2)

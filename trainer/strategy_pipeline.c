@@ -383,63 +383,35 @@ static int step(pipeline *a, char *err, size_t errlen)
 	return 0;
 }
 
+static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
+
 static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
 {
 	pipeline *a = (pipeline *)s;
-	const tr_config *c = a->p->cfg;
-	const tr_options *o = &c->o;
-	tr_cursor *k = a->p->cursor;
-	seg->stopped = seg->mid_epoch = 0;
-	while (k->step_in_epoch < k->epoch_steps) {
-		if (o->max_steps && k->global_step >= o->max_steps) {
-			seg->stopped = seg->mid_epoch = 1;
-			return 0;
-		}
-		double loss0 = k->ep_loss, count0 = k->ep_count;
-		int rc = step(a, err, errlen);
-		if (rc != 0)
-			tr_world_agree(&c->w, rc < 0, err, EXIT_DATA);
-		k->total_samples += k->ep_count - count0;
-		k->total_gradients += (uint64_t)a->l.D;
-		if (seg->stepped)
-			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
-		if (o->checkpoint_every && k->global_step % o->checkpoint_every == 0) {
-			seg->mid_epoch = 1;
-			return 0;
-		}
-	}
-	return 0;
+	return tr_step_segment(a->p, seg, step_of, NULL, a, (uint64_t)a->l.D, err, errlen);
 }
 
-/* The first stage: every test batch through the pipeline. 0, or -1 with
- * a message when the data failed (the pipeline is told). */
+typedef struct eval_ctx {
+	pipeline *a;
+	double records;
+} eval_ctx;
+
+/* The first stage: a test batch into the pipeline. */
+static void eval_batch(void *ctx, tr_input *in)
+{
+	eval_ctx *e = ctx;
+	tr_stage_eval_send(&e->a->st, in, 0, e->a->p->model->eval_stats, &e->records);
+}
+
+/* The first stage: every test batch through the pipeline, then its end
+ * (or that the data failed). 0, or -1 with a message. */
 static int evaluate_first(pipeline *a, double *records, char *err, size_t errlen)
 {
-	const tr_parts *p = a->p;
-	tr_model *m = p->model;
-	rio_loader *test = p->data->test;
-	int failed = 0;
-	for (; test;) {
-		rio_batch *b;
-		int rc = rio_loader_next(test, &b);
-		if (rc == 0)
-			break;
-		if (rc < 0) {
-			tr_data_error(test, rc, err, errlen);
-			failed = 1;
-			break;
-		}
-		tr_input in;
-		if (tr_data_input(p->cfg, p->data, test, b, 0, &in, err, errlen) < 0) {
-			rio_loader_release(test, b);
-			failed = 1;
-			break;
-		}
-		tr_stage_eval_send(&a->st, &in, 0, m->eval_stats, records);
-		rio_loader_release(test, b);
-	}
-	tr_stage_eval_send(&a->st, NULL, failed, m->eval_stats, records);
-	return failed ? -1 : 0;
+	eval_ctx e = {a, 0};
+	int rc = tr_step_test_batches(a->p, eval_batch, &e, err, errlen);
+	tr_stage_eval_send(&a->st, NULL, rc < 0, a->p->model->eval_stats, &e.records);
+	*records = e.records;
+	return rc;
 }
 
 static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errlen)
@@ -482,15 +454,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 {
 	pipeline *a = (pipeline *)s;
 	const tr_parts *p = a->p;
-	const tr_cursor *k = p->cursor;
-	memset(f, 0, sizeof *f);
-	f->loss = k->ep_loss;
-	f->correct = k->ep_correct;
-	f->count = k->ep_count;
-	f->count_before = k->ep_count0;
-	f->skipped = k->ep_skipped;
-	f->steps = k->step_in_epoch;
-	f->last_step = k->global_step;
+	tr_step_figures(p, f);
 	f->data_wait = a->t_wait;
 	f->exchange = a->t_exchange;
 	f->optimizer = a->t_optimizer;
@@ -566,7 +530,6 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	pipeline *a = (pipeline *)s;
 	const tr_parts *p = a->p;
 	tr_model *m = p->model;
-	const tr_cursor *k = p->cursor;
 	if (c)
 		keep_readers(&a->l, c);
 	if (a->l.d != 0)
@@ -574,10 +537,7 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	size_t n = m->nparams;
 	int states = tr_optim_state_count(&m->opt);
 	if (c) {
-		c->optimizer_t = m->opt.t;
-		c->epoch_loss = k->ep_loss;
-		c->epoch_correct = k->ep_correct;
-		c->epoch_count = k->ep_count;
+		tr_step_collect_cursor(p, c);
 		c->params = malloc(n * sizeof(float));
 		c->state1 = malloc(n * sizeof(float));
 		if (states == 2)
