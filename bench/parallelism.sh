@@ -20,7 +20,8 @@
 #
 # Usage: bench/parallelism.sh [BUILD_DIR]   (default build-bench/, built if missing)
 # Env: BENCH_DIR (scratch, default /tmp/recordio-bench-parallelism), OUT
-#      (the PNGs, default doc/), STEPS (steps a run, default 40), REPEATS
+#      (the PNGs, default doc/), STEPS (steps a run, default 40; part b's
+#      runs take MEM_STEPS, default 3: the plan and the peak), REPEATS
 #      (default 3), MS (microbatches, default "1 2 3 4 6 8 12 16"),
 #      LAYOUTS (1: part c), LINKS.
 set -eu
@@ -39,12 +40,12 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $load_before ($(nproc) cores)"
 
 run() { # NAME RANKS TRAINER OPTIONS...: REPEATS runs, metrics NAME-i.json
-	name=$1 n=$2
+	name=$1 n=$2 steps=${RUN_STEPS:-$STEPS}
 	shift 2
 	i=1
 	while [ $i -le "$REPEATS" ]; do
 		timeout 600 mpirun -np "$n" "$B/recordio-train" --threads 1 --quiet \
-			--max-steps "$STEPS" --metrics "$W/$name-$i.json" "$@" >"$W/$name.out" 2>&1 ||
+			--max-steps "$steps" --metrics "$W/$name-$i.json" "$@" >"$W/$name.out" 2>&1 ||
 			{ echo "$name failed:"; tail -3 "$W/$name.out"; }
 		i=$((i + 1))
 	done
@@ -61,6 +62,7 @@ run "bubble-dp" 1 $EQUAL
 
 echo "== b. activation memory: sequential, gpipe, 1f1b"
 WIDE="--synthetic=1024 --hidden 1024,1024,1024,1024,1024,1024,1024 --batch 512"
+export RUN_STEPS=${MEM_STEPS:-3}
 run "mem-dp" 1 $WIDE
 for p in 2 4; do
 	run "mem-p$p-sequential" $p $WIDE --pipeline $p --pipeline-schedule sequential
@@ -68,6 +70,7 @@ for p in 2 4; do
 		run "mem-p$p-$s" $p $WIDE --pipeline $p --pipeline-schedule $s --microbatches 16
 	done
 done
+unset RUN_STEPS
 
 if [ "${LAYOUTS:-0}" = 1 ]; then
 	CLUSTER="$RIO_TOP/tests/cluster/cluster.sh"
