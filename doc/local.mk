@@ -9,3 +9,5 @@ EXTRA_DIST += doc/consistency-updates.png doc/consistency-seconds.png \
 	doc/embeddings-crossover.png
 # ... of doc/storage.md (bench/storage.sh)
 EXTRA_DIST += doc/storage-loader.png doc/storage-trainer.png
+# ... of doc/parallelism.md (bench/parallelism.sh)
+EXTRA_DIST += doc/parallelism-bubble.png doc/parallelism-memory.png
