@@ -12,7 +12,9 @@
 #      layouts D4, P4, T4, D2xP2, D2xT2, P2xT2 on 4 hosts of one slot, for
 #      LINKS (default "none 10gbit 1gbit", tc tbf as bench/scaling.sh):
 #      samples/s, bytes a step by kind and planned bytes a rank, for the
-#      Fashion-MNIST MLP 784-256-256-128-10 and a wide MLP (3 x 4096).
+#      Fashion-MNIST MLP 784-256-256-128-10, a wide MLP (3 x 4096), and
+#      784-1024-1024-1024-10 with Adam under --memory-limit 42M, which
+#      does not fit one rank whole (refused as D4).
 # Each point is the median of REPEATS runs; the load average is printed
 # beside the figures (the machine's cores may be shared). Then
 # bench/parallelism_report.py: the tables (BENCH_DIR/tables.md) and the
@@ -23,7 +25,8 @@
 #      (the PNGs, default doc/), STEPS (steps a run, default 40; part b's
 #      runs take MEM_STEPS, default 3: the plan and the peak), REPEATS
 #      (default 3), MS (microbatches, default "1 2 3 4 6 8 12 16"),
-#      LAYOUTS (1: part c), LINKS.
+#      LAYOUTS (1: part c), LINKS, PARTS (default "ab": parts a and b; ""
+#      with LAYOUTS=1: part c alone).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -51,7 +54,9 @@ run() { # NAME RANKS TRAINER OPTIONS...: REPEATS runs, metrics NAME-i.json
 	done
 }
 
+PARTS=${PARTS-ab}
 EQUAL="--synthetic=512 --hidden 512,512,512,512 --batch 512"
+case $PARTS in *a*)
 echo "== a. the bubble against (P - 1) / (M + P - 1), P = 2"
 for m in $MS; do
 	for s in gpipe 1f1b; do
@@ -59,7 +64,9 @@ for m in $MS; do
 	done
 done
 run "bubble-dp" 1 $EQUAL
+;; esac
 
+case $PARTS in *b*)
 echo "== b. activation memory: sequential, gpipe, 1f1b"
 WIDE="--synthetic=1024 --hidden 1024,1024,1024,1024,1024,1024,1024 --batch 512"
 export RUN_STEPS=${MEM_STEPS:-3}
@@ -71,6 +78,7 @@ for p in 2 4; do
 	done
 done
 unset RUN_STEPS
+;; esac
 
 if [ "${LAYOUTS:-0}" = 1 ]; then
 	CLUSTER="$RIO_TOP/tests/cluster/cluster.sh"
@@ -90,14 +98,17 @@ if [ "${LAYOUTS:-0}" = 1 ]; then
 			"D2xT2:--tensor 2" "P2xT2:--pipeline 2 --tensor 2"; do
 			name=${layout%%:*} opts=${layout#*:}
 			for model in "fmnist:--train $W/train --x image --y label --hidden 256,256,128" \
-				"wide:--synthetic --hidden 4096,4096,4096"; do
+				"wide:--synthetic --hidden 4096,4096,4096" \
+				"big:--synthetic --hidden 1024,1024,1024 --optimizer adam --memory-limit 42M"; do
 				mname=${model%%:*} mopts=${model#*:}
 				i=1
 				while [ $i -le "$REPEATS" ]; do
 					timeout 900 "$C/mpirun" -np 4 --hostfile "$C/hf4" "$B/recordio-train" \
 						--threads 1 --quiet --global-batch 512 --max-steps "$STEPS" \
 						--metrics "$W/lay-$link-$mname-$name-$i.json" $mopts $opts \
-						>"$W/lay.out" 2>&1 || { echo "$link $mname $name failed:"; tail -2 "$W/lay.out"; }
+						>"$W/lay.out" 2>&1 || {
+						echo "$link $mname $name failed:"; tail -2 "$W/lay.out"
+						: >"$W/lay-$link-$mname-$name-$i.json"; }
 					i=$((i + 1))
 				done
 			done

@@ -22,6 +22,13 @@ def runs(w, name):
     return [last(p) for p in sorted(glob.glob(os.path.join(w, name + "-*.json")))]
 
 
+def last_or_none(path):
+    try:
+        return last(path)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def median(rs, key):
     v = [r[key] for r in rs if r.get(key) is not None]
     return statistics.median(v) if v else float("nan")
@@ -90,7 +97,11 @@ def layout_table(w, lines):
     keys = sorted({os.path.basename(p).rsplit("-", 1)[0] for p in files})
     for k in keys:
         _, link, model, layout = k.split("-", 3)
-        rs = runs(w, k)
+        rs = [r for r in (last_or_none(p) for p in
+                          sorted(glob.glob(os.path.join(w, k + "-*.json")))) if r]
+        if not rs:
+            lines.append("| %s | %s | %s | refused or failed | | | | |" % (link, model, layout))
+            continue
         lines.append("| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.1f |" % (
             link, model, layout, median(rs, "samples_per_s"),
             median(rs, "pipeline_bytes_per_step") if "layout" in rs[0] else 0,
