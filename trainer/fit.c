@@ -30,11 +30,11 @@ static int over_own(const tr_parts *p, const tr_need *n, char *msg, size_t len)
 	char a[32], b[32], d[32], hint[512];
 	tr_plan_hint(p, allowed, hint, sizeof hint);
 	snprintf(msg, len, "--memory-limit %s: rank %d would hold %s (the most: %s, %s), more "
-	         "than the %s allowed; %s",
+	         "than the %s allowed%s%s",
 	         rio__format_bytes(a, sizeof a, (uint64_t)allowed), c->w.rank,
 	         rio__format_bytes(b, sizeof b, (uint64_t)n->total), n->what,
 	         rio__format_bytes(d, sizeof d, (uint64_t)n->part),
-	         rio__format_bytes(a, sizeof a, (uint64_t)allowed), hint);
+	         rio__format_bytes(a, sizeof a, (uint64_t)allowed), *hint ? "; " : "", hint);
 	return 1;
 }
 
@@ -57,11 +57,11 @@ void tr_fit_check(const tr_parts *p, const tr_need *n)
 		char a[32], b[32], d[32], hint[512];
 		tr_plan_hint(p, (double)m.bytes / c->w.local_size, hint, sizeof hint);
 		snprintf(msg, sizeof msg, "%s needs %s on rank %d; this host's %d rank%s would hold "
-		         "%s in all, more than the %s they may use (%s); %s",
+		         "%s in all, more than the %s they may use (%s)%s%s",
 		         n->what, rio__format_bytes(a, sizeof a, (uint64_t)n->part), c->w.rank,
 		         c->w.local_size, c->w.local_size > 1 ? "s" : "",
 		         rio__format_bytes(b, sizeof b, host > UINT64_MAX >> 10 ? UINT64_MAX : host << 10),
-		         rio__format_bytes(d, sizeof d, m.bytes), m.source, hint);
+		         rio__format_bytes(d, sizeof d, m.bytes), m.source, *hint ? "; " : "", hint);
 	}
 	tr_world_agree(&c->w, over, msg, EXIT_DATA);
 }

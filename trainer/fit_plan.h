@@ -19,7 +19,8 @@ double tr_plan_rank_bytes(const tr_parts *p, int P, int T);
 /* Into buf, for a rank that may hold `allowed` bytes: "--pipeline 2 (3.1
  * MiB a rank) or --tensor 2 (2.9 MiB) would fit", the smallest of each
  * above the run's own that fits (a P up to the layers, a T that divides
- * every hidden width), or what even the finest split would need. */
+ * every hidden width), or what even the finest split would need; "" for a
+ * run model parallelism does not take (--embed, parameter servers...). */
 void tr_plan_hint(const tr_parts *p, double allowed, char *buf, size_t len);
 
 #endif /* RIO_TRAINER_FIT_PLAN_H */
