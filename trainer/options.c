@@ -282,7 +282,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	[OPT_MICROBATCHES] = {"microbatches", .kind = TR_KIND_COUNT, AT(microbatches, INT),
 	                      .lo = 1, .hi = 1 << 16, .refusal = " is not {lo} to {hi}", .arg = "M",
 	                      .help = "microbatches a rank's batch is split into (default 4 x P, at "
-	                              "most the batch; 1 with sequential)"},
+	                              "most the batch; 1 with sequential or without --pipeline)"},
 	[OPT_PIPE_SCHEDULE] = {"pipeline-schedule", .kind = TR_KIND_KEYWORD,
 	                       AT(pipe_schedule, INT),
 	                       .words = WORDS({"1f1b", TR_PIPE_1F1B}, {"gpipe", TR_PIPE_GPIPE},
