@@ -1,7 +1,7 @@
 # bench/: benchmark scripts (not tests): they print figures and ratios.
 dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/large_batch.sh \
 	bench/scaling.sh bench/python.sh bench/consistency.sh bench/embeddings.sh bench/gpu.sh \
-	bench/speed_compare.sh bench/storage.sh bench/s3_loopback.sh
+	bench/speed_compare.sh bench/storage.sh bench/s3_loopback.sh bench/parallelism.sh
 EXTRA_PROGRAMS = bench/mkshards bench/randread bench/core_rtt
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
@@ -21,7 +21,8 @@ bench_ctr_gen_LDADD = tools/libtoolcommon.la recordio/librecordio.la -lm
 CLEANFILES += bench/mkshards bench/randread bench/core_rtt bench/sgemm_peak bench/allreduce
 EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/ddp_baseline.py bench/allreduce.c \
 	bench/scaling_model.py bench/python.py bench/consistency_report.py \
-	bench/storage_report.py bench/storage_tfdata.py
+	bench/storage_report.py bench/storage_tfdata.py bench/parallelism_report.py \
+	bench/parallelism_model.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c

@@ -179,12 +179,12 @@ TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
 	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh \
-	tests/train_compress.sh
+	tests/train_compress.sh tests/train_pipeline.sh tests/train_tensor.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
 CLUSTER_TESTS = tests/cluster_identical.sh tests/cluster_kill.sh tests/cluster_relayout.sh \
-	tests/cluster_ps.sh tests/cluster_hybrid.sh
+	tests/cluster_ps.sh tests/cluster_hybrid.sh tests/cluster_pipeline.sh
 EXTRA_DIST += $(CLUSTER_TESTS) tests/cluster/cluster.sh tests/cluster/cluster_lib.sh
 if BUILD_TRAINER
 check_PROGRAMS += tests/ckpt_diff

@@ -516,6 +516,9 @@ static void ckpt_fill(tr_ckpt *c, float base)
 	static const int32_t sizes[] = {3, 2, 2};
 	memset(c, 0, sizeof *c);
 	c->world = 2;
+	c->layout[0] = 1; /* written by D1 x P2 x T1 */
+	c->layout[1] = 2;
+	c->layout[2] = 1;
 	c->global_batch = 256;
 	c->lr_scale = 2.0f;
 	c->seed = 42;
@@ -589,6 +592,8 @@ static void ckpt_make_ps(tr_ckpt *c)
 static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
 {
 	CU_ASSERT_EQUAL(a->world, b->world);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(a->layout[i], b->layout[i]);
 	CU_ASSERT_EQUAL(a->global_batch, b->global_batch);
 	CU_ASSERT_EQUAL(a->lr_scale, b->lr_scale);
 	CU_ASSERT_EQUAL(a->seed, b->seed);
@@ -772,6 +777,8 @@ static void test_checkpoint_damage_refused(void)
  * on resume, the counters from 0): what an older file reads as. */
 static void ckpt_forget_v4(tr_ckpt *c)
 {
+	c->layout[0] = c->world; /* version 5's: data parallelism alone */
+	c->layout[1] = c->layout[2] = 1;
 	free(c->shard_records);
 	c->shard_records = NULL;
 	c->sharding = c->nshards = c->ncolumns = 0;
@@ -804,7 +811,7 @@ static void ckpt_make_older(const char *dir, uint8_t version, size_t cut, size_t
 /* Version 4's tail for an allreduce run that knows nothing of its data:
  * sharding, nshards, ncolumns, total_samples, total_gradients,
  * epoch_skipped. */
-enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 };
+enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 + 12 /* and version 5's layout */ };
 
 /* ckpt_fill's checkpoint, without version 4's fields, written to DIR and
  * made an older version's (ckpt_make_older), in a; read back into b. */
@@ -818,6 +825,26 @@ static void ckpt_older(const char *name, uint8_t version, size_t cut, size_t at,
 	CU_ASSERT_FATAL(tr_ckpt_write(dir, a, err, sizeof err) == 0);
 	ckpt_make_older(dir, version, cut, at, gap);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, b, err, sizeof err) == 0);
+}
+
+/* A version 4 checkpoint still reads, its layout data parallelism alone. */
+static void test_checkpoint_version4_reads(void)
+{
+	tr_ckpt a, b;
+	const char *dir = tu_path("ckpt-v4");
+	char err[512];
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	ckpt_make_older(dir, 4, 12, 0, 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT_EQUAL(b.layout[0], a.world);
+	CU_ASSERT_EQUAL(b.layout[1], 1);
+	CU_ASSERT_EQUAL(b.layout[2], 1);
+	a.layout[0] = a.world;
+	a.layout[1] = 1;
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
 }
 
 /* A version 3 checkpoint still reads, version 4's fields not known. */
@@ -1197,6 +1224,7 @@ static const tu_test checkpoint_tests[] = {
 	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
 	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
 	{"a version 1 checkpoint still reads", test_checkpoint_version1_reads},
+	{"a version 4 checkpoint still reads", test_checkpoint_version4_reads},
 	{"a version 3 checkpoint still reads", test_checkpoint_version3_reads},
 	{"the training seconds in DIR/clock, tied to the checkpoint", test_checkpoint_clock},
 	{"failed write keeps the previous one", test_checkpoint_failed_write_keeps_previous},

@@ -90,6 +90,16 @@ typedef struct refusal_case {
 /* One or more refused values of every option that takes one, with the
  * message word for word. */
 static const refusal_case value_refusals[] = {
+	{BASE "--pipeline 0", "--pipeline: '0' is not a number of stages (1 to 16)"},
+	{BASE "--stages 1-2", "--stages: '1-2': want contiguous ranges of layer indices from 0, "
+	                      "e.g. 0-1,2-3"},
+	{BASE "--stages 0-1,", "--stages: '0-1,': want contiguous ranges of layer indices from 0, "
+	                       "e.g. 0-1,2-3"},
+	{BASE "--microbatches 0", "--microbatches: '0' is not 1 to 65536"},
+	{BASE "--pipeline-schedule async",
+	 "--pipeline-schedule: 'async': want 1f1b, gpipe or sequential"},
+	{BASE "--tensor 0", "--tensor: '0' is not 1 to 65536"},
+	{BASE "--memory-limit 0", "--memory-limit: '0': want a size (e.g. 512M, 2G)"},
 	{BASE "--x a,,b", "--x: 'a,,b' is not a list of feature names"},
 	{BASE "--x a,", "--x: 'a,' is not a list of feature names"},
 	{"--train t --y label --x ''", "--x: '' is not a list of feature names"},
@@ -330,6 +340,10 @@ static const char *const companions[OPT_COUNT] = {
 	[OPT_BACKUP_WORKERS] = "--strategy ps ",
 	[OPT_LARS_TRUST] = "--optimizer lars ",
 	[OPT_STRATEGY] = "--embed c:9:2 ", /* hybrid */
+	[OPT_PIPELINE] = "--hidden 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1 ", /* 16 layers */
+	[OPT_MICROBATCHES] = "--pipeline 2 ",
+	[OPT_PIPE_SCHEDULE] = "--pipeline 2 ",
+	[OPT_TENSOR] = "--hidden 65536 ", /* divisible by every T taken */
 };
 
 /* The row's field as a number. */
@@ -421,6 +435,17 @@ static void test_ranges_held(void)
 /* ---- the checks between options ------------------------------------------- */
 
 static const refusal_case check_refusals[] = {
+	{BASE "--pipeline 4", "--pipeline 4: the model has 3 layers (--hidden and the output); a "
+	                      "stage needs one at least"},
+	{BASE "--stages 0,1", "--stages: the ranges end at layer 1, the model's last is 2 (3 "
+	                      "layers: --hidden and the output)"},
+	{BASE "--pipeline 2 --stages 0-2", "--stages: 1 ranges for --pipeline 2"},
+	{BASE "--tensor 3", "--tensor 3: hidden layer 1's width 256 is not divisible by 3"},
+	{BASE "--pipeline 2 --pipeline-schedule sequential --microbatches 2",
+	 "--microbatches 2: not with --pipeline-schedule sequential (the batch goes whole)"},
+	{BASE "--microbatches 2", "--microbatches needs --pipeline 2 or more"},
+	{BASE "--pipeline 2 --strategy ps", "--pipeline 2: not with --strategy ps"},
+	{BASE "--tensor 2 --device cuda", "--tensor 2: not with --device cuda (yet)"},
 	{"--x a --y label", "--train SHARDS is required"},
 	{"--synthetic=5 --train t --x a --y label",
 	 "--synthetic=5: the input width is that of --x in the data given; leave out =N or the data"},

@@ -90,6 +90,29 @@ shards() {
 }
 MNIST_X="--x image_floats --y image_class"
 
+# same_params DIR_A DIR_B WHAT: the parameters of two checkpoints agree as
+# two layouts of one update do: the L2 norm of their difference at most
+# 1e-5 of A's (model parallelism against data parallelism)
+same_params() {
+	if "$CKPT_DIFF" "$1" "$2" 1e-5 l2 >same_params.out; then pass; else
+		fail "$3: $(tail -1 same_params.out)"; fi
+}
+
+# nan_csv FILE: 200 rows a,b,label (label = a > b) with a missing (a NaN)
+# in row 57
+nan_csv() {
+	python3 - "$1" <<'PY'
+import random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    f.write("a,b,label\n")
+    for i in range(200):
+        a, b = random.random(), random.random()
+        cell = "" if i == 57 else "%.5f" % a
+        f.write("%s,%.5f,%d\n" % (cell, b, int(a > b)))
+PY
+}
+
 # damage FILE R: a bit of record R's payload flipped (3203-byte records)
 damage() {
 	python3 - "$1" "$2" <<'PY'

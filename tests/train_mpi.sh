@@ -93,16 +93,7 @@ done
 expect_exit 0 cmp cpus-spare/checkpoint cpus-rank/checkpoint
 
 # -- a NaN in the data: the step is skipped on every rank, once per epoch
-python3 - <<'PY'
-import random
-random.seed(3)
-with open("nan.csv", "w") as f:
-    f.write("a,b,label\n")
-    for i in range(200):
-        a, b = random.random(), random.random()
-        cell = "" if i == 57 else "%.5f" % a
-        f.write("%s,%.5f,%d\n" % (cell, b, int(a > b)))
-PY
+nan_csv nan.csv
 expect_exit 0 "$PACK" -q --from csv --label label --output nan nan.csv
 expect_exit 0 mpi 2 --train nan-00000-of-00001.tfrecord --x a,b --y label --classes 2 \
 	--hidden 8 --batch 20 --epochs 3 --optimizer adam --lr 0.02 --metrics nan.json \

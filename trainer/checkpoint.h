@@ -49,7 +49,12 @@ typedef struct tr_ckpt_server {
 } tr_ckpt_server;
 
 typedef struct tr_ckpt {
-	uint32_t world;
+	uint32_t world;             /* the ranks that read the data, whose
+	                             * loader positions the blobs are       */
+	uint32_t layout[3];         /* version 5: D, P, T of the run that wrote
+	                             * it (layout.h); older: world, 1, 1. The
+	                             * tensors are the whole model whatever
+	                             * the layout                           */
 	uint32_t global_batch;      /* records per step over all ranks (0 in
 	                             * a version 1 file: not known)         */
 	float lr_scale;             /* the linear scaling rule's k in use   */

@@ -221,6 +221,10 @@ static int decode(cursor *cur, tr_ckpt *c)
 		if (rc < 0)
 			return rc;
 	}
+	c->layout[0] = c->world; /* before version 5: data parallelism alone */
+	c->layout[1] = c->layout[2] = 1;
+	for (int i = 0; i < 3 && version >= 5; i++)
+		c->layout[i] = get32(cur);
 	/* every byte accounted for: a file longer than its fields is damaged */
 	return cur->short_read || cur->p != cur->end ? -EBADMSG : 0;
 }

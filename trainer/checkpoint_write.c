@@ -169,6 +169,8 @@ static void encode(buf *b, const tr_ckpt *c)
 			put_floats(b, c->table_state2[t], n);
 	}
 	encode_v4(b, c);
+	for (int i = 0; i < 3; i++) /* version 5 */
+		put32(b, c->layout[i]);
 	put32(b, rio_crc32c(0, b->p, b->len));
 }
 

@@ -178,10 +178,10 @@ void tr_data_open(tr_data *d, const tr_config *c)
 	know_data(d, c);
 }
 
-int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c)
+int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c, int reader)
 {
 	d->synth = &d->synth_pool;
-	return tr_synthetic_init(d->synth, m, inputs, c->o.classes, c->batch, c->o.seed, c->w.rank);
+	return tr_synthetic_init(d->synth, m, inputs, c->o.classes, c->batch, c->o.seed, reader);
 }
 
 void tr_data_close(tr_data *d)
@@ -369,7 +369,10 @@ static void restore_all(tr_data *d, const tr_config *c, const tr_ckpt *ck)
 		lens[i] = sizes[i];
 	}
 	char msg[MSG] = "";
-	rc = rio_loader_state_restore_all(d->train, (const void *const *)blobs, lens, n);
+	/* (a rank that does not read the data, a later pipeline stage, only
+	 * took part) */
+	rc = d->train ? rio_loader_state_restore_all(d->train, (const void *const *)blobs, lens, n)
+	              : 0;
 	if (rc < 0)
 		snprintf(msg, sizeof msg,
 		         "%s/checkpoint: the loader positions of its %u ranks do not fit rank %d of %d "
@@ -383,20 +386,24 @@ static void restore_all(tr_data *d, const tr_config *c, const tr_ckpt *ck)
 	tr_world_agree(w, rc < 0, msg, EXIT_DATA);
 }
 
-/* Rank r gets blob r - first (ranks below `first` none). */
-static void restore_own(tr_data *d, const tr_config *c, const tr_ckpt *ck, int first,
-                        const char *who)
+/* Each rank gets the blob of its index among the readers (data_rank; the
+ * ranks of a tensor group the same one, a rank that reads nothing none). */
+static void restore_own(tr_data *d, const tr_config *c, const tr_ckpt *ck, const char *who)
 {
 	const tr_world *w = &c->w;
 	int rc = 0;
 	uint32_t *sizes = w->rank == 0 ? calloc((size_t)w->size, sizeof *sizes) : NULL;
 	uint8_t **blobs = w->rank == 0 ? calloc((size_t)w->size, sizeof *blobs) : NULL;
-	rc = w->rank == 0 && (!sizes || !blobs) ? -1 : 0;
+	int *reader = w->rank == 0 ? calloc((size_t)w->size, sizeof *reader) : NULL;
+	rc = w->rank == 0 && (!sizes || !blobs || !reader) ? -1 : 0;
 	tr_world_agree(w, rc < 0, "out of memory", EXIT_DATA);
-	for (uint32_t i = 0; w->rank == 0 && i < ck->nblobs && first + (int)i < w->size; i++) {
-		sizes[first + (int)i] = ck->blob_size[i];
-		blobs[first + (int)i] = ck->blob[i];
-	}
+	MPI_Gather(&c->roles.data_rank, 1, MPI_INT, reader, 1, MPI_INT, 0, w->comm);
+	for (int r = 0; w->rank == 0 && r < w->size; r++)
+		if (reader[r] >= 0 && (uint32_t)reader[r] < ck->nblobs) {
+			sizes[r] = ck->blob_size[reader[r]];
+			blobs[r] = ck->blob[reader[r]];
+		}
+	free(reader);
 	uint32_t size;
 	uint8_t *blob = tr_world_scatter_blobs(w, sizes, blobs, &size);
 	free(sizes);
@@ -413,11 +420,10 @@ static void restore_own(tr_data *d, const tr_config *c, const tr_ckpt *ck, int f
 	tr_world_agree(w, rc < 0, msg, EXIT_DATA);
 }
 
-void tr_data_restore(tr_data *d, const tr_config *c, const tr_ckpt *ck, int first, int all,
-                     const char *who)
+void tr_data_restore(tr_data *d, const tr_config *c, const tr_ckpt *ck, int all, const char *who)
 {
 	if (all)
 		restore_all(d, c, ck);
 	else
-		restore_own(d, c, ck, first, who);
+		restore_own(d, c, ck, who);
 }

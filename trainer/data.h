@@ -49,8 +49,9 @@ void tr_data_columns(tr_data *d, const tr_config *c);
 void tr_data_open(tr_data *d, const tr_config *c);
 
 /* --synthetic: the pool of batches (backend memory of m) of `inputs`
- * values a record. 0 or -ENOMEM. */
-int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c);
+ * values a record, drawn for reader `reader` (the same batches for the
+ * same reader in any layout). 0 or -ENOMEM. */
+int tr_data_synthetic(tr_data *d, tr_math *m, int inputs, const tr_config *c, int reader);
 
 void tr_data_close(tr_data *d);
 
@@ -107,11 +108,11 @@ uint8_t *tr_data_position(tr_data *d, const tr_config *c, uint32_t *size);
 int tr_data_resharded(tr_data *d, const tr_config *c, uint64_t epoch);
 
 /* Collective, on resume: each rank's own position from rank 0's
- * checkpoint ck (blob r to rank r, NULL elsewhere; `first`: the blobs
- * belong to ranks first.. on, as a ps checkpoint's to the workers); with
- * `all`, every rank gets every blob (an elastic resume re-shards the rest
- * of the epoch). `who`: "rank" or "worker", for the message. */
-void tr_data_restore(tr_data *d, const tr_config *c, const tr_ckpt *ck, int first, int all,
-                     const char *who);
+ * checkpoint ck (NULL elsewhere), whose blobs are the readers' in order:
+ * blob i to the rank whose roles.data_rank is i (allreduce: rank i; ps:
+ * worker i; a pipeline: the first stage of data group i); with `all`,
+ * every reader gets every blob (an elastic resume re-shards the rest of
+ * the epoch). `who`: "rank" or "worker", for the message. */
+void tr_data_restore(tr_data *d, const tr_config *c, const tr_ckpt *ck, int all, const char *who);
 
 #endif /* RIO_TRAINER_DATA_H */

@@ -21,9 +21,13 @@ typedef struct tr_need {
 /* Adds `bytes` of the part `what`. */
 void tr_need_add(tr_need *n, double bytes, const char *what);
 
-/* Collective: returns when the ranks of every host fit; else the lowest
- * rank that does not says what needs how much, and every rank exits
+/* Collective: returns when every rank fits: with --memory-limit, each
+ * rank's own need against it; else the ranks of each host together
+ * against the host's limit. Else the lowest rank that does not says what
+ * needs how much, what it may use, and the smallest --pipeline or
+ * --tensor that would fit (fit_plan.h), and every rank exits
  * (tr_world_agree). */
-void tr_fit_check(const tr_config *c, const tr_need *n);
+typedef struct tr_parts tr_parts;
+void tr_fit_check(const tr_parts *p, const tr_need *n);
 
 #endif /* RIO_TRAINER_FIT_H */

@@ -47,11 +47,14 @@ recordio_train_SOURCES = \
 	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c trainer/reducer_half.c trainer/part.h \
 	trainer/strategy.h trainer/strategy_ops.h trainer/strategy.c trainer/step.c trainer/step.h \
 	trainer/strategy_allreduce.c trainer/strategy_ps.c trainer/strategy_hybrid.c \
+	trainer/strategy_pipeline.c trainer/pipe_stage.c trainer/pipe_stage.h \
+	trainer/layout.c trainer/layout.h trainer/tensor_slice.c trainer/tensor_slice.h \
 	trainer/ps.h trainer/ps_run.c trainer/ps_run.h trainer/ps_ckpt.c \
 	trainer/ps_server.c trainer/ps_worker.c \
 	trainer/copies.c trainer/copies.h \
 	trainer/report.c trainer/report.h \
 	trainer/resume_match.c trainer/resume_match.h trainer/fit.c trainer/fit.h \
+	trainer/fit_plan.c trainer/fit_plan.h \
 	trainer/tensorboard.c trainer/tensorboard.h \
 	trainer/progress.c trainer/progress.h \
 	trainer/cpus.c trainer/cpus.h

@@ -55,7 +55,8 @@ static void open_parts(const tr_parts *p)
 	tr_model_shape(p->model, c, p->data);
 	tr_need need = {0};
 	c->ops->memory_need(p, &need);
-	tr_fit_check(c, &need);
+	p->model->planned_bytes = need.total;
+	tr_fit_check(p, &need);
 }
 
 /* Rank 0's first line: the world, the model, the strategy's words, the
@@ -121,14 +122,20 @@ int main(int argc, char **argv)
 	}
 	open_parts(&parts);
 
-	tr_strategy_state *s = NULL;
-	cfg.ops->open(&s, &parts);
-	tr_start(&parts, s, &ck);
-	banner(&parts, s);
-	tr_train(&parts, s);
-
-	/* the strategy, then what the parts lent it, the backend last */
-	cfg.ops->close(s);
+	if (cfg.o.layout_only) { /* --layout: where each rank is, and no run */
+		tr_layout_stages(&cfg.layout, &cfg.o, model.sizes, model.nlayers);
+		tr_layout_print(&cfg.layout, &cfg.w, model.sizes, model.nlayers, stdout);
+	} else {
+		tr_strategy_state *s = NULL;
+		cfg.ops->open(&s, &parts);
+		tr_start(&parts, s, &ck);
+		banner(&parts, s);
+		tr_train(&parts, s);
+		/* the strategy, then what the parts lent it, the backend last */
+		cfg.ops->close(s);
+	}
+	if (cfg.w.rank == 0)
+		tr_ckpt_free(&ck); /* --layout: the checkpoint --resume read, unplaced */
 	tr_store_close(&store);
 	tr_data_close(&data);
 	tr_model_close(&model);

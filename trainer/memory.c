@@ -169,3 +169,16 @@ void tr_memory_limit_get(const char *root, tr_memory_limit *m)
 	for (int i = 0; i < n; i++)
 		hierarchy_limit(root, &h[i], m);
 }
+
+uint64_t tr_memory_peak(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f) && sscanf(line, "VmHWM: %llu kB", &kb) != 1) {
+	}
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}

@@ -32,4 +32,8 @@ typedef struct tr_memory_limit {
  * does not limit; what cannot be read does not either. Never fails. */
 void tr_memory_limit_get(const char *root, tr_memory_limit *m);
 
+/* This process's peak resident memory so far (VmHWM in /proc/self/status),
+ * in bytes; 0 when it cannot be read. */
+uint64_t tr_memory_peak(void);
+
 #endif /* RIO_TRAINER_MEMORY_H */

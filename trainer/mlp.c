@@ -133,8 +133,10 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 			tr_gemm(net->math, 0, 1, rows, units, net->sizes[l], 1.0f, net->out[l - 1],
 			        net->sizes[l], net->params + net->w_off[l], net->sizes[l], 0.0f,
 			        net->out[l], units);
+		if (net->sum_out[l]) /* partial sums: the whole before the bias */
+			net->reduce(net->reduce_ctx, net->out[l], (size_t)rows * units);
 		tr_bias_act(net->math, net->out[l], net->params + net->b_off[l], rows, units,
-		            l < net->nlayers - 1);
+		            l < net->nlayers - 1 || net->relu_last);
 	}
 }
 
@@ -145,6 +147,14 @@ void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
 	tr_softmax_xent(net->math, net->out[L - 1], in->labels, in->rows, net->sizes[L],
 	                backward ? net->delta[0] : NULL,
 	                backward ? net->grads + net->b_off[L - 1] : NULL, stats);
+}
+
+void tr_mlp_output_grad(tr_mlp *net, float *dout, int rows)
+{
+	int L = net->nlayers, units = net->sizes[L];
+	tr_relu_bias_backward(net->math, dout, net->out[L - 1], rows, units,
+	                      net->grads + net->b_off[L - 1]);
+	net->dz_from = dout;
 }
 
 /* Layer l's weight gradient: dz^T times the layer's input (the feature
@@ -169,7 +179,11 @@ static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz)
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx)
 {
 	int rows = in->rows;
-	float *dz = net->delta[0], *spare = net->delta[1];
+	/* from the loss's gradient, or a later stage's (tr_mlp_output_grad),
+	 * then between the two scratch buffers */
+	float *from = net->dz_from;
+	float *dz = from ? from : net->delta[0], *spare = net->delta[1];
+	net->dz_from = NULL;
 	for (int l = net->nlayers - 1; l >= 0; l--) {
 		int fan_in = net->sizes[l], units = net->sizes[l + 1];
 		/* (layer l's bias gradient is already there: from the loss's pass
@@ -180,6 +194,8 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 			 * gradient, in one pass */
 			tr_gemm(net->math, 0, 0, rows, fan_in, units, 1.0f, dz, units,
 			        net->params + net->w_off[l], fan_in, 0.0f, spare, fan_in);
+			if (net->sum_din[l])
+				net->reduce(net->reduce_ctx, spare, (size_t)rows * fan_in);
 			tr_relu_bias_backward(net->math, spare, net->out[l - 1], rows, fan_in,
 			                      net->grads + net->b_off[l - 1]);
 		}
@@ -192,14 +208,17 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 		weight_grad(net, in, l, dz);
 		/* the input's gradient, when asked for: dz W_0 over the columns
 		 * asked, while W_0 is still the step's (before ready) */
-		if (l == 0 && net->dinput)
+		if (l == 0 && net->dinput) {
 			tr_gemm(net->math, 0, 0, rows, net->dinput_cols, units, 1.0f, dz, units,
 			        net->params + net->w_off[0] + net->dinput_col, fan_in, 0.0f,
 			        net->dinput, net->dinput_cols);
+			if (net->sum_din[0])
+				net->reduce(net->reduce_ctx, net->dinput, (size_t)rows * net->dinput_cols);
+		}
 		if (l > 0) {
 			float *t = dz;
 			dz = spare;
-			spare = t;
+			spare = t == from ? net->delta[0] : t;
 		}
 		if (ready)
 			ready(ctx, net->ready[l]);

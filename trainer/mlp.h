@@ -64,6 +64,20 @@ typedef struct tr_mlp {
 	                                     * dinput_cols, or NULL: see
 	                                     * tr_mlp_want_dinput          */
 	int dinput_col, dinput_cols;
+	int relu_last;                      /* 1: the last layer has a ReLU
+	                                     * too (a pipeline stage before
+	                                     * the last, whose output is the
+	                                     * next stage's input)         */
+	float *dz_from;                     /* tr_mlp_output_grad's: where
+	                                     * the next backward starts    */
+	/* tensor parallelism (a slice of each layer, layout.h): layer l's
+	 * output before its bias is a partial sum to be summed over the
+	 * group (sum_out[l]: the second of a Megatron-LM pair), or the
+	 * gradient of its input is (sum_din[l]: the first); `reduce` sums
+	 * n floats of backend memory in place over the group */
+	unsigned char sum_out[TR_MLP_MAX_LAYERS], sum_din[TR_MLP_MAX_LAYERS];
+	void (*reduce)(void *ctx, float *x, size_t n);
+	void *reduce_ctx;
 } tr_mlp;
 
 /* The layout alone of a model of these sizes (inputs, then the hidden
@@ -97,6 +111,13 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in);
  * gradient for tr_mlp_backward and writes the last layer's bias gradient
  * (in the same pass). */
 void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward);
+
+/* In place of tr_mlp_loss on a pipeline stage before the last (relu_last):
+ * the summed loss's gradient with respect to the last layer's output (its
+ * ReLU's), `rows` x sizes[nlayers] from the next stage (backend memory),
+ * taken through the ReLU in place, with the last layer's bias gradient;
+ * the next tr_mlp_backward starts from it. */
+void tr_mlp_output_grad(tr_mlp *net, float *dout, int rows);
 
 /* Backward of the summed loss into net->grads (unscaled: the caller
  * divides by the global batch). After each layer calls ready(ctx, end):

@@ -45,6 +45,7 @@ typedef struct tr_model {
 	                        * themselves on the CPU)                    */
 	float *eval_stats;     /* backend: an evaluation's loss and correct  */
 	size_t table_floats;   /* the --embed tables held whole: their floats */
+	double planned_bytes;  /* what this rank was planned to hold (fit.h) */
 	/* the store's regions (-1: none) */
 	int r_params, r_grads, r_staging, r_state[2];
 	int r_tables, r_table_grads, r_table_state[2];

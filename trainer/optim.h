@@ -56,6 +56,10 @@ typedef struct tr_optim {
 	float lr, grad_scale;   /* of the update begun                      */
 	tr_param_block block[TR_OPT_MAX_BLOCKS]; /* LARS: the tensors      */
 	int nblocks;
+	/* LARS under tensor parallelism: block i's norms of this rank's slice
+	 * made the whole layer's (NULL: the blocks are whole) */
+	void (*whole_norms)(void *ctx, int block, float *wn, float *gn);
+	void *norms_ctx;
 } tr_optim;
 
 /* An optimizer over n parameters with the configuration cfg; its state

@@ -50,6 +50,8 @@ int tr_lars_step(tr_optim *o, float *params, const float *grads, float grad_scal
 		float wn = 0, gn = 0;
 		if (tr_norm2(o->math, p, b->n, &wn) < 0 || tr_norm2(o->math, g, b->n, &gn) < 0)
 			rc = -EIO;
+		if (o->whole_norms)
+			o->whole_norms(o->norms_ctx, i, &wn, &gn);
 		double gnorm = (double)gn * grad_scale; /* of the mean gradient */
 		double local = 1.0;
 		if (wn > 0 && gnorm > 0)

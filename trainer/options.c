@@ -279,6 +279,46 @@ static const tr_option_row table[OPT_COUNT] = {
 	                          .help = "each worker is slow (F times) with probability P per "
 	                                  "step"},
 
+	/* ---- Model parallelism ---- */
+	[OPT_PIPELINE] = {"pipeline", .kind = TR_KIND_COUNT, AT(pipeline, INT), .lo = 1,
+	                  .hi = TR_MLP_MAX_LAYERS, .refusal = " is not a number of stages ({lo} to {hi})",
+	                  .section = "Model parallelism (doc/parallelism.md)", .arg = "P",
+	                  .help = "split the layers into P contiguous stages on successive ranks, "
+	                          "balanced by compute, fed with microbatches (default 1)"},
+	[OPT_STAGES] = {"stages", .kind = TR_KIND_LIST, .parse = tr_parse_stages,
+	                .refusal = ": want contiguous ranges of layer indices from 0, e.g. 0-1,2-3",
+	                .arg = "A-B,...",
+	                .help = "each stage's layers (0 the first weight matrix), overriding the "
+	                        "balanced split; P ranges"},
+	[OPT_MICROBATCHES] = {"microbatches", .kind = TR_KIND_COUNT, AT(microbatches, INT),
+	                      .lo = 1, .hi = 1 << 16, .refusal = " is not {lo} to {hi}", .arg = "M",
+	                      .help = "microbatches a rank's batch is split into (default 4 x P, at "
+	                              "most the batch; 1 with sequential or without --pipeline)"},
+	[OPT_PIPE_SCHEDULE] = {"pipeline-schedule", .kind = TR_KIND_KEYWORD,
+	                       AT(pipe_schedule, INT),
+	                       .words = WORDS({"1f1b", TR_PIPE_1F1B}, {"gpipe", TR_PIPE_GPIPE},
+	                                      {"sequential", TR_PIPE_SEQUENTIAL}),
+	                       .arg = "NAME",
+	                       .help = "1f1b (default: one forward, one backward; at most P "
+	                               "microbatches' activations held), gpipe (all forwards, then "
+	                               "all backwards) or sequential (the batch whole, one stage "
+	                               "busy at a time)"},
+	[OPT_TENSOR] = {"tensor", .kind = TR_KIND_COUNT, AT(tensor, INT), .lo = 1, .hi = 1 << 16,
+	                .refusal = " is not {lo} to {hi}", .arg = "T",
+	                .help = "split each hidden layer's matrix over T ranks, Megatron-LM "
+	                        "pairs (default 1; --tensor is no longer short for --tensorboard)"},
+	[OPT_MEMORY_LIMIT] = {"memory-limit", .kind = TR_KIND_SIZE, AT(memory_limit, I64), .lo = 1,
+	                      .hi = INT64_MAX, .refusal = ": want a size (e.g. 512M, 2G)",
+	                      .arg = "SIZE",
+	                      .help = "bytes each rank may hold: its parameters, gradients, "
+	                              "optimizer state and the activations its schedule keeps, "
+	                              "planned before the first step; a layout that cannot fit is "
+	                              "refused, naming the smallest --pipeline or --tensor that "
+	                              "would (default: the cgroup's memory.max, or the machine's "
+	                              "memory, shared by the host's ranks)"},
+	[OPT_LAYOUT] = {"layout", .kind = TR_KIND_FLAG, AT(layout_only, INT),
+	                .help = "print where each rank is (host, data x pipeline x tensor "
+	                        "coordinates, layers) and exit"},
 	/* ---- checkpoints and the rest ---- */
 	[OPT_CHECKPOINT] = {"checkpoint", .kind = TR_KIND_STRING, AT(checkpoint, STRING),
 	                    .section = "", .arg = "DIR",
@@ -504,6 +544,8 @@ static void defaults(tr_options *o)
 	o->optim.scale = 1;
 	o->optim.trust = 0.001f;
 	o->tensorboard_every = 20;
+	o->pipeline = 1;
+	o->tensor = 1;
 	o->lr_scaling = 1;
 	o->seed = 1;
 	o->workers = 1;

@@ -78,6 +78,18 @@ typedef struct tr_options {
 	uint64_t straggler_seed;
 	tr_embed_option embed[TR_MAX_EMBED]; /* --embed                      */
 	int nembed;
+
+	/* model parallelism: the world as D x P x T (layout.h) */
+	int pipeline;                  /* --pipeline P: stages (1: none)     */
+	int tensor;                    /* --tensor T: a layer's slices (1)   */
+	int microbatches;              /* --microbatches M (0: the default)  */
+	int pipe_schedule;             /* tr_pipe_schedule                   */
+	int stage_first[TR_MLP_MAX_LAYERS + 1]; /* --stages: stage s has layers
+	                                * [stage_first[s], stage_first[s + 1]) */
+	int nstages;                   /* ... how many ranges (0: balanced)  */
+	int layout_only;               /* --layout: print the placement, exit */
+	int64_t memory_limit;          /* --memory-limit: bytes a rank may
+	                                * hold (0: the host's limit shared)  */
 } tr_options;
 
 /* 0 on success, 1 for --help, 2 for --version, -1 with a one-line message

@@ -173,11 +173,59 @@ static int check_eval_every(const tr_options *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* --pipeline, --stages, --microbatches, --tensor: what the options alone
+ * decide (the world's share, P x T dividing it, is layout.c's): a stage
+ * has a layer at least, --stages cover the layers, each hidden width
+ * splits into T slices; with what model parallelism does not run. */
+static int check_model_parallel(tr_options *o, tr_options_given given, char *err, size_t errlen)
+{
+	int L = o->nhidden + 1;
+	if (o->nstages && !GIVEN(OPT_PIPELINE))
+		o->pipeline = o->nstages;
+	if (o->nstages && o->nstages != o->pipeline)
+		return refuse(err, errlen, "--stages: %d ranges for --pipeline %d", o->nstages,
+		              o->pipeline);
+	if (o->nstages && o->stage_first[o->nstages] != L)
+		return refuse(err, errlen, "--stages: the ranges end at layer %d, the model's last "
+		              "is %d (%d layers: --hidden and the output)",
+		              o->stage_first[o->nstages] - 1, L - 1, L);
+	if (o->pipeline > L)
+		return refuse(err, errlen, "--pipeline %d: the model has %d layer%s (--hidden and "
+		              "the output); a stage needs one at least", o->pipeline, L,
+		              L > 1 ? "s" : "");
+	for (int i = 0; i < o->nhidden && o->tensor > 1; i++)
+		if (o->hidden[i] % o->tensor)
+			return refuse(err, errlen, "--tensor %d: hidden layer %d's width %d is not "
+			              "divisible by %d", o->tensor, i + 1, o->hidden[i], o->tensor);
+	if (o->pipe_schedule == TR_PIPE_SEQUENTIAL && o->microbatches > 1)
+		return refuse(err, errlen, "--microbatches %d: not with --pipeline-schedule "
+		              "sequential (the batch goes whole)", o->microbatches);
+	int split = o->pipeline > 1 || o->tensor > 1;
+	if (!split && (GIVEN(OPT_MICROBATCHES) || GIVEN(OPT_PIPE_SCHEDULE)))
+		return refuse(err, errlen, "--%s needs --pipeline 2 or more",
+		              GIVEN(OPT_MICROBATCHES) ? "microbatches" : "pipeline-schedule");
+	if (!split)
+		return 0;
+	const char *no = o->strategy == TR_STRATEGY_PS ? "--strategy ps"
+	                 : o->strategy == TR_STRATEGY_HYBRID ? "--strategy hybrid"
+	                 : o->device == TR_DEVICE_CUDA ? "--device cuda (yet)"
+	                 : o->nembed ? "--embed (yet)"
+	                 : o->eval_every ? "--eval-every (yet)"
+	                 : o->shard_optimizer ? "--shard-optimizer"
+	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
+	                 : o->reduce ? "--reduce (the stages' gradients go by MPI_Allreduce)"
+	                 : NULL;
+	if (no)
+		return refuse(err, errlen, "--%s %d: not with %s", o->pipeline > 1 ? "pipeline" : "tensor",
+		              o->pipeline > 1 ? o->pipeline : o->tensor, no);
+	return 0;
+}
+
 int tr_options_check(tr_options *o, tr_options_given given, char *err, size_t errlen)
 {
 	if (check_data(o, err, errlen) < 0 || check_no_effect(o, given, err, errlen) < 0 ||
 	    check_required(o, err, errlen) < 0 || check_strategy(o, err, errlen) < 0 ||
-	    check_eval_every(o, err, errlen) < 0)
+	    check_eval_every(o, err, errlen) < 0 || check_model_parallel(o, given, err, errlen) < 0)
 		return -1;
 	/* the defaults that depend on other options */
 	if (o->strategy != TR_STRATEGY_ALLREDUCE && !o->servers)

@@ -170,6 +170,41 @@ int tr_parse_synthetic(const char *s, tr_options *o)
 	return 0;
 }
 
+/* "A-B,C-D,...": contiguous ranges of layer indices from 0, each B >= A
+ * (a single index "A" is A-A); the next range starts after the last one.
+ * Whether they cover the model's layers is checked against --hidden. */
+int tr_parse_stages(const char *s, tr_options *o)
+{
+	const char *p = s;
+	int n = 0, next = 0;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long a = strtol(p, &end, 10), b = a;
+		if (errno || end == p || *p == '-' || *p == '+')
+			return -1;
+		if (*end == '-') {
+			const char *q = end + 1;
+			if (*q < '0' || *q > '9')
+				return -1;
+			b = strtol(q, &end, 10);
+		}
+		if (errno || a != next || b < a || b >= TR_MLP_MAX_LAYERS || n == TR_MLP_MAX_LAYERS ||
+		    (*end && *end != ','))
+			return -1;
+		o->stage_first[n++] = (int)a;
+		next = (int)b + 1;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return -1;
+	}
+	if (!n)
+		return -1;
+	o->stage_first[n] = next;
+	o->nstages = n;
+	return 0;
+}
+
 const char *tr_shuffle_name(int value)
 {
 	return rio_shuffle_name((rio_shuffle)value);

@@ -25,6 +25,7 @@ int tr_parse_embed(const char *s, tr_options *o);             /* --embed F:V:D,.
 int tr_parse_stragglers(const char *s, tr_options *o);        /* --straggler R:F,...*/
 int tr_parse_random_straggler(const char *s, tr_options *o);  /* P:F:SEED           */
 int tr_parse_synthetic(const char *s, tr_options *o);         /* [=N]; s may be NULL */
+int tr_parse_stages(const char *s, tr_options *o);            /* --stages 0-1,2-3   */
 
 /* The loader's name of a value (loader.h: rio_shuffle_name ...), NULL
  * past the last. */

@@ -127,7 +127,7 @@ void tr_ps_place(tr_strategy_state *st, const tr_ckpt *c)
 	tr_start_tables(p, c, place_table, r);
 	/* each worker's loader position (none for a server) */
 	if (!tr_data_resharded(p->data, cfg, k->epoch))
-		tr_data_restore(p->data, cfg, c, cfg->o.servers, 0, "worker");
+		tr_data_restore(p->data, cfg, c, 0, "worker");
 	/* the steps of this worker's epoch in progress */
 	if (p->data->train)
 		k->epoch_steps = k->step_in_epoch +

@@ -184,7 +184,7 @@ void tr_ps_open(tr_ps_run *r, MPI_Comm node)
 	snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters", m->nparams);
 	int rc = tr_store_open(p->store, node, msg, sizeof msg);
 	if (rc == 0 && c->o.synthetic && !c->roles.server)
-		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c);
+		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c, c->w.rank);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
 	agree_steps(r);
 	tr_model_schedule(m, c, r->steps_per_epoch);

@@ -82,6 +82,19 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 			fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)r->worker_steps[i]);
 		fprintf(f, "], ");
 	}
+	if (r->layout) {
+		fprintf(f, "\"layout\": \"%s\", ", r->layout);
+		rio__json_member(f, "bubble", r->bubble, 6);
+		rio__json_member(f, "pipeline_bytes_per_step", r->pipe_bytes, 6);
+		rio__json_member(f, "tensor_bytes_per_step", r->tensor_bytes, 6);
+		rio__json_member(f, "data_bytes_per_step", r->data_bytes, 6);
+	}
+	for (int k = 0; k < 2 && r->memory; k++) {
+		fprintf(f, "\"%s\": [", k ? "peak_bytes" : "planned_bytes");
+		for (int i = 0; i < r->world; i++)
+			fprintf(f, "%s%.0f", i ? ", " : "", r->memory[2 * i + k]);
+		fprintf(f, "], ");
+	}
 	fprintf(f, "\"world\": %d}\n", r->world);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

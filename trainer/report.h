@@ -50,6 +50,15 @@ typedef struct tr_epoch_report {
 	double staleness_mean;
 	int workers;
 	const uint64_t *worker_steps; /* workers                              */
+	/* model parallelism (--pipeline, --tensor): the layout ("D2xP2xT1";
+	 * NULL: none), the pipeline's bubble (the idle share of the stages'
+	 * schedules), a step's bytes by kind (the most any rank moves) */
+	const char *layout;
+	double bubble, pipe_bytes, tensor_bytes, data_bytes;
+	/* each rank's planned bytes (fit.h: parameters, gradients, optimizer
+	 * state, activations) and its peak resident bytes (VmHWM), rank by
+	 * rank: world x 2 (NULL: not said) */
+	const double *memory;
 } tr_epoch_report;
 
 /* --eval-every: one copy of the parameters, evaluated */

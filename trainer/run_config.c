@@ -71,7 +71,10 @@ void tr_config_init(tr_config *c, int argc, char **argv)
 		snprintf(msg + n, sizeof msg - n, "\nTry 'recordio-train --help'.");
 	}
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
-	c->ops = tr_strategy_get(c->o.strategy);
+	rc = tr_layout_shape(&c->layout, &c->o, c->w.rank, c->w.size, msg, sizeof msg);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
+	tr_layout_open(&c->layout, &c->w);
+	c->ops = tr_strategy_of(&c->o);
 	rc = c->ops->roles(&c->o, &c->w, &c->roles, msg, sizeof msg);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
 	check_stragglers(c);
@@ -87,4 +90,8 @@ void tr_config_apply_plan(tr_config *c, const tr_resume_plan *p)
 		c->batch = p->batch;
 }
 
-void tr_config_free(tr_config *c) { tr_options_free(&c->o); }
+void tr_config_free(tr_config *c)
+{
+	tr_layout_close(&c->layout);
+	tr_options_free(&c->o);
+}

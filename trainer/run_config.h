@@ -9,6 +9,7 @@
 #ifndef RIO_TRAINER_RUN_CONFIG_H
 #define RIO_TRAINER_RUN_CONFIG_H
 
+#include "layout.h"
 #include "options.h"
 #include "resume.h"
 #include "world.h"
@@ -32,11 +33,14 @@ typedef struct tr_config {
 	tr_roles roles;
 	int batch;                   /* records per rank and step              */
 	tr_resume_plan plan;         /* --resume's (plan.resume 0: afresh)     */
+	tr_layout layout;            /* D x P x T (D = N without --pipeline or
+	                              * --tensor)                            */
 } tr_config;
 
 /* Collective, once the world is up (c->w): the options parsed (--help and
  * --version printed by rank 0, then every rank exits 0), the strategy's
- * operations and roles, and the checks that need the world: the
+ * operations and roles, the D x P x T layout and its communicators
+ * (layout.h), and the checks that need the world: the
  * strategy's, --straggler naming ranks that step, --global-batch splitting
  * evenly. A usage error: one line, and every rank exits 2. */
 void tr_config_init(tr_config *c, int argc, char **argv);

@@ -22,6 +22,9 @@ static void describe_run(const tr_parts *p, tr_ckpt *c)
 	const tr_model *m = p->model;
 	const tr_cursor *k = p->cursor;
 	c->world = (uint32_t)cfg->w.size;
+	c->layout[0] = (uint32_t)cfg->layout.D;
+	c->layout[1] = (uint32_t)cfg->layout.P;
+	c->layout[2] = (uint32_t)cfg->layout.T;
 	c->global_batch = (uint32_t)cfg->batch * (uint32_t)cfg->roles.data_world;
 	c->lr_scale = m->opt.cfg.scale;
 	c->seed = cfg->o.seed;

@@ -157,3 +157,32 @@ void tr_start_tables(const tr_parts *p, const tr_ckpt *c, tr_place_table_fn fn, 
 		free(host);
 	}
 }
+
+void tr_start_counters(const tr_parts *p, const tr_ckpt *c)
+{
+	tr_cursor *k = p->cursor;
+	uint64_t u[7];
+	double d[4];
+	if (p->cfg->w.rank == 0) {
+		uint64_t v[7] = {c->epoch,       c->step_in_epoch,   c->global_step,  c->skipped_steps,
+		                 c->optimizer_t, c->total_gradients, c->epoch_skipped};
+		memcpy(u, v, sizeof u);
+		d[0] = c->epoch_loss;
+		d[1] = c->epoch_correct;
+		d[2] = c->epoch_count;
+		d[3] = c->total_samples;
+	}
+	tr_world_bcast(&p->cfg->w, u, sizeof u);
+	tr_world_bcast(&p->cfg->w, d, sizeof d);
+	k->epoch = u[0];
+	k->step_in_epoch = u[1];
+	k->global_step = u[2];
+	k->skipped_steps = u[3];
+	p->model->opt.t = u[4];
+	k->total_gradients = u[5];
+	k->ep_skipped = u[6];
+	k->ep_loss = d[0];
+	k->ep_correct = d[1];
+	k->ep_count = d[2];
+	k->total_samples = d[3];
+}

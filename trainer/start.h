@@ -23,6 +23,11 @@ void tr_start_read(const tr_config *c, tr_ckpt *ck, tr_resume_plan *plan);
  * strategy's place() (ck freed on rank 0). */
 void tr_start(const tr_parts *p, tr_strategy_state *s, tr_ckpt *ck);
 
+/* Collective, in a strategy's place() where every rank steps together
+ * (allreduce, pipeline): the cursor, the epoch's sums and the optimizer's
+ * step count from rank 0's checkpoint c (NULL elsewhere). */
+void tr_start_counters(const tr_parts *p, const tr_ckpt *c);
+
 /* Collective, in a strategy's place(): the parameters (which 0) and the
  * optimizer's state buffers (1, 2) of rank 0's checkpoint c (NULL
  * elsewhere), each broadcast, checked, and handed to fn on every rank. */

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "step.h"
+#include "exit_status.h"
 #include "rng.h"
 
 #include <errno.h>
@@ -82,15 +83,9 @@ void tr_step_straggle(double f, double compute)
 	}
 }
 
-int tr_step_evaluate(const tr_parts *p, tr_pull_fn pull, void *ctx, double sums[3], char *err,
-                     size_t errlen)
+int tr_step_test_batches(const tr_parts *p, tr_batch_fn fn, void *ctx, char *err, size_t errlen)
 {
-	tr_model *m = p->model;
 	rio_loader *test = p->data->test;
-	double records = 0;
-	int failed = 0;
-	if (test)
-		tr_math_zero(m->math, m->eval_stats, 2);
 	for (; test;) {
 		rio_batch *b;
 		int rc = rio_loader_next(test, &b);
@@ -98,30 +93,107 @@ int tr_step_evaluate(const tr_parts *p, tr_pull_fn pull, void *ctx, double sums[
 			break;
 		if (rc < 0) {
 			tr_data_error(test, rc, err, errlen);
-			failed = 1;
-			break;
+			return -1;
 		}
 		tr_input in;
 		if (model_input(p, test, b, &in, err, errlen) < 0) {
 			rio_loader_release(test, b);
-			failed = 1;
-			break;
+			return -1;
 		}
-		tr_step_embed_input(m, &in, pull, ctx);
-		tr_mlp_forward(&m->net, &in);
-		tr_mlp_loss(&m->net, &in, m->eval_stats, 0);
-		records += in.rows;
+		fn(ctx, &in);
 		/* the batch's memory goes back to the loader: the GPU must be done */
-		tr_math_sync(m->math);
+		tr_math_sync(p->model->math);
 		rio_loader_release(test, b);
 	}
+	return 0;
+}
+
+typedef struct eval_ctx {
+	const tr_parts *p;
+	tr_pull_fn pull;
+	void *ctx;
+	double records;
+} eval_ctx;
+
+/* One test batch forward, its loss into the evaluation's sums. */
+static void eval_batch(void *ctx, tr_input *in)
+{
+	eval_ctx *e = ctx;
+	tr_model *m = e->p->model;
+	tr_step_embed_input(m, in, e->pull, e->ctx);
+	tr_mlp_forward(&m->net, in);
+	tr_mlp_loss(&m->net, in, m->eval_stats, 0);
+	e->records += in->rows;
+}
+
+int tr_step_evaluate(const tr_parts *p, tr_pull_fn pull, void *ctx, double sums[3], char *err,
+                     size_t errlen)
+{
+	tr_model *m = p->model;
+	eval_ctx e = {p, pull, ctx, 0};
+	if (p->data->test)
+		tr_math_zero(m->math, m->eval_stats, 2);
+	int failed = tr_step_test_batches(p, eval_batch, &e, err, errlen) < 0;
 	float st[2] = {0, 0};
-	if (!failed && test && tr_math_to_host(m->math, st, m->eval_stats, 2) < 0) {
+	if (!failed && p->data->test && tr_math_to_host(m->math, st, m->eval_stats, 2) < 0) {
 		snprintf(err, errlen, "the GPU failed during evaluation");
 		failed = 1;
 	}
 	sums[0] = st[0];
 	sums[1] = st[1];
-	sums[2] = records;
+	sums[2] = e.records;
 	return failed ? -1 : 0;
+}
+
+int tr_step_segment(const tr_parts *p, tr_segment *seg, tr_step_fn step, tr_after_fn after,
+                    void *ctx, uint64_t gradients, char *err, size_t errlen)
+{
+	const tr_config *c = p->cfg;
+	const tr_options *o = &c->o;
+	tr_cursor *k = p->cursor;
+	seg->stopped = seg->mid_epoch = 0;
+	while (k->step_in_epoch < k->epoch_steps) {
+		if (o->max_steps && k->global_step >= o->max_steps) {
+			seg->stopped = seg->mid_epoch = 1;
+			return 0;
+		}
+		double loss0 = k->ep_loss, count0 = k->ep_count;
+		int rc = step(ctx, err, errlen);
+		if (rc != 0)
+			tr_world_agree(&c->w, rc < 0, err, EXIT_DATA);
+		k->total_samples += k->ep_count - count0;
+		k->total_gradients += gradients;
+		if (seg->stepped)
+			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
+		int cut = o->checkpoint_every && k->global_step % o->checkpoint_every == 0;
+		if (after)
+			after(ctx);
+		if (cut) {
+			seg->mid_epoch = 1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+void tr_step_figures(const tr_parts *p, tr_epoch_figures *f)
+{
+	const tr_cursor *k = p->cursor;
+	memset(f, 0, sizeof *f);
+	f->loss = k->ep_loss;
+	f->correct = k->ep_correct;
+	f->count = k->ep_count;
+	f->count_before = k->ep_count0;
+	f->skipped = k->ep_skipped;
+	f->steps = k->step_in_epoch;
+	f->last_step = k->global_step;
+}
+
+void tr_step_collect_cursor(const tr_parts *p, tr_ckpt *c)
+{
+	const tr_cursor *k = p->cursor;
+	c->optimizer_t = p->model->opt.t;
+	c->epoch_loss = k->ep_loss;
+	c->epoch_correct = k->ep_correct;
+	c->epoch_count = k->ep_count;
 }

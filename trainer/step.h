@@ -35,6 +35,31 @@ int tr_step_on_gpu(const tr_model *m);
 double tr_step_slowdown(const tr_config *c, uint64_t step);
 void tr_step_straggle(double f, double compute);
 
+/* A segment of a strategy whose ranks step together (allreduce, a
+ * pipeline): steps until the epoch's end, --max-steps or a
+ * --checkpoint-every step (tr_segment). `step` takes one step on every
+ * rank: 0; or -1 on a rank whose data failed (its message in err) and 1
+ * on the others, which ends the job. `after` (or NULL) runs after each
+ * step's report. Each step adds `gradients` to the cursor's count. */
+typedef int (*tr_step_fn)(void *ctx, char *err, size_t errlen);
+typedef void (*tr_after_fn)(void *ctx);
+int tr_step_segment(const tr_parts *p, tr_segment *seg, tr_step_fn step, tr_after_fn after,
+                    void *ctx, uint64_t gradients, char *err, size_t errlen);
+
+/* The epoch's figures every strategy takes from the cursor, f zeroed
+ * first. */
+void tr_step_figures(const tr_parts *p, tr_epoch_figures *f);
+
+/* The optimizer's step count and the epoch's sums into rank 0's
+ * checkpoint c. */
+void tr_step_collect_cursor(const tr_parts *p, tr_ckpt *c);
+
+/* Every batch of this rank's part of the test data (none on a rank
+ * without), as the model's input, handed to fn. 0, or -1 with a message in
+ * err when the data failed. */
+typedef void (*tr_batch_fn)(void *ctx, tr_input *in);
+int tr_step_test_batches(const tr_parts *p, tr_batch_fn fn, void *ctx, char *err, size_t errlen);
+
 /* This rank's evaluation pass: every batch of its part of the test data
  * (none on a rank without), forward and loss, into sums (loss, correct,
  * records; not yet summed over the ranks). 0, or -1 with a message in err

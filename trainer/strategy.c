@@ -6,7 +6,7 @@
 #include "config.h"
 #include "strategy_ops.h"
 
-extern const tr_strategy_ops tr_allreduce_ops, tr_ps_ops, tr_hybrid_ops;
+extern const tr_strategy_ops tr_allreduce_ops, tr_ps_ops, tr_hybrid_ops, tr_pipeline_ops;
 
 const tr_strategy_ops *tr_strategy_get(tr_strategy id)
 {
@@ -16,4 +16,11 @@ const tr_strategy_ops *tr_strategy_get(tr_strategy id)
 		[TR_STRATEGY_HYBRID] = &tr_hybrid_ops,
 	};
 	return (unsigned)id < sizeof all / sizeof *all ? all[id] : NULL;
+}
+
+const tr_strategy_ops *tr_strategy_of(const tr_options *o)
+{
+	if (o->pipeline > 1 || o->tensor > 1)
+		return &tr_pipeline_ops;
+	return tr_strategy_get(o->strategy);
 }

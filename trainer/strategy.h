@@ -15,6 +15,14 @@ typedef enum tr_strategy {
 	                            * allreduced among the workers              */
 } tr_strategy;
 
+/* --pipeline-schedule: the order of a pipeline's microbatches (layout.h,
+ * pipe_schedule.c) */
+typedef enum tr_pipe_schedule {
+	TR_PIPE_1F1B = 0,       /* one forward, one backward: at most P in flight */
+	TR_PIPE_GPIPE = 1,      /* all forwards, then all backwards              */
+	TR_PIPE_SEQUENTIAL = 2, /* the batch whole, one stage at a time          */
+} tr_pipe_schedule;
+
 /* --staleness inf: fully asynchronous */
 #define TR_STALENESS_INF INT64_MAX
 

@@ -61,7 +61,8 @@ static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err,
 }
 
 /* Every rank holds the model and every table whole, each with its
- * gradient and optimizer state. */
+ * gradient and optimizer state, and the activations of its batch (each
+ * layer's output, backward's two scratch buffers). */
 static void memory_need(const tr_parts *p, tr_need *n)
 {
 	const tr_options *o = &p->cfg->o;
@@ -71,6 +72,14 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	snprintf(what, sizeof what, "the model of %.0f parameters (its values, gradient and "
 	         "optimizer state)", P);
 	tr_need_add(n, P * f * (2 + states), what);
+	const tr_model *m = p->model;
+	double act = 0, widest = 0;
+	for (int l = 1; l <= m->nlayers; l++) {
+		act += m->sizes[l];
+		widest = m->sizes[l] > widest ? m->sizes[l] : widest;
+	}
+	snprintf(what, sizeof what, "the activations of %d rows", m->rows);
+	tr_need_add(n, (act + 2 * widest) * m->rows * f, what);
 	for (int i = 0; i < o->nembed; i++) {
 		const tr_embed_option *e = &o->embed[i];
 		snprintf(what, sizeof what, "--embed %s:%lld:%d (the whole table, its gradient and "
@@ -190,7 +199,7 @@ static void open_allreduce(tr_strategy_state **out, const tr_parts *p)
 	snprintf(msg, sizeof msg, "out of memory for a model of %zu parameters", m->nparams);
 	int rc = tr_store_open(p->store, node, msg, sizeof msg);
 	if (rc == 0 && o->synthetic)
-		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c);
+		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c, c->w.rank);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
 	/* steps per epoch: what every rank can do with full batches */
 	a->steps_per_epoch = tr_world_min_u64(&c->w, tr_data_full_batches(p->data, c));
@@ -243,37 +252,6 @@ static void place_table(void *ctx, int t, int which, const float *host)
 	       tr_embed_param_count(&e->t[t]) * sizeof *host);
 }
 
-/* Collective: the cursor and the optimizer's step count from rank 0's c. */
-static void place_counters(allreduce *a, const tr_ckpt *c)
-{
-	const tr_parts *p = a->p;
-	tr_cursor *k = p->cursor;
-	uint64_t u[7];
-	double d[4];
-	if (p->cfg->w.rank == 0) {
-		uint64_t v[7] = {c->epoch,       c->step_in_epoch,   c->global_step,  c->skipped_steps,
-		                 c->optimizer_t, c->total_gradients, c->epoch_skipped};
-		memcpy(u, v, sizeof u);
-		d[0] = c->epoch_loss;
-		d[1] = c->epoch_correct;
-		d[2] = c->epoch_count;
-		d[3] = c->total_samples;
-	}
-	tr_world_bcast(&p->cfg->w, u, sizeof u);
-	tr_world_bcast(&p->cfg->w, d, sizeof d);
-	k->epoch = u[0];
-	k->step_in_epoch = u[1];
-	k->global_step = u[2];
-	k->skipped_steps = u[3];
-	p->model->opt.t = u[4];
-	k->total_gradients = u[5];
-	k->ep_skipped = u[6];
-	k->ep_loss = d[0];
-	k->ep_correct = d[1];
-	k->ep_count = d[2];
-	k->total_samples = d[3];
-}
-
 /* Collective, on resume: the counters, then the tensors, then each rank's
  * loader position. */
 static void place(tr_strategy_state *s, const tr_ckpt *c)
@@ -283,14 +261,14 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	const tr_config *cfg = p->cfg;
 	tr_cursor *k = p->cursor;
 	tr_model *m = p->model;
-	place_counters(a, c);
+	tr_start_counters(p, c);
 	tr_start_tensors(p, c, place_tensor, a);
 	tr_store_fence(p->store);
 	tr_start_tables(p, c, place_table, m);
 	m->embed.opt.t = m->opt.t;
 	uint32_t from = cfg->plan.elastic_from;
 	if (p->data->train && !tr_data_resharded(p->data, cfg, k->epoch))
-		tr_data_restore(p->data, cfg, c, 0, from != 0, "rank");
+		tr_data_restore(p->data, cfg, c, from != 0, "rank");
 	/* the steps of the epoch in progress: those done, and what every rank
 	 * can do with full batches of its rest (after an elastic resume, its
 	 * share of the rest re-sharded over this world, at any world size
@@ -578,39 +556,26 @@ static int take_copy(allreduce *a, double seconds)
 	return 0;
 }
 
+static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
+
+/* After a step: an --eval-every copy when one is due. */
+static void after_step(void *ctx)
+{
+	allreduce *a = ctx;
+	const tr_config *c = a->p->cfg;
+	const tr_cursor *k = a->p->cursor;
+	if (!c->o.eval_every || k->global_step % c->o.eval_every)
+		return;
+	int rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
+	tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters (--eval-every)",
+	               EXIT_DATA);
+}
+
 static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
 {
 	allreduce *a = (allreduce *)s;
-	const tr_parts *p = a->p;
-	const tr_config *c = p->cfg;
-	const tr_options *o = &c->o;
-	tr_cursor *k = p->cursor;
-	seg->stopped = seg->mid_epoch = 0;
-	while (k->step_in_epoch < k->epoch_steps) {
-		if (o->max_steps && k->global_step >= o->max_steps) {
-			seg->stopped = seg->mid_epoch = 1;
-			return 0;
-		}
-		double loss0 = k->ep_loss, count0 = k->ep_count;
-		int rc = step(a, err, errlen);
-		if (rc != 0)
-			tr_world_agree(&c->w, rc < 0, err, EXIT_DATA);
-		k->total_samples += k->ep_count - count0;
-		k->total_gradients += (uint64_t)c->w.size;
-		if (seg->stepped)
-			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
-		int cut = o->checkpoint_every && k->global_step % o->checkpoint_every == 0;
-		if (o->eval_every && k->global_step % o->eval_every == 0) {
-			rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
-			tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters "
-			               "(--eval-every)", EXIT_DATA);
-		}
-		if (cut) {
-			seg->mid_epoch = 1;
-			return 0;
-		}
-	}
-	return 0;
+	return tr_step_segment(a->p, seg, step_of, after_step, a, (uint64_t)a->p->cfg->w.size, err,
+	                       errlen);
 }
 
 static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errlen)
@@ -633,16 +598,8 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 {
 	allreduce *a = (allreduce *)s;
 	const tr_parts *p = a->p;
-	const tr_cursor *k = p->cursor;
 	int W = p->cfg->w.size;
-	memset(f, 0, sizeof *f);
-	f->loss = k->ep_loss;
-	f->correct = k->ep_correct;
-	f->count = k->ep_count;
-	f->count_before = k->ep_count0;
-	f->skipped = k->ep_skipped;
-	f->steps = k->step_in_epoch;
-	f->last_step = k->global_step;
+	tr_step_figures(p, f);
 	f->data_wait = a->t_wait;
 	f->exchange = a->red.seconds + a->t_tables;
 	f->optimizer = a->t_optimizer;
@@ -698,12 +655,8 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	if (!c)
 		return 0;
 	tr_model *m = p->model;
-	const tr_cursor *k = p->cursor;
 	size_t n = m->nparams;
-	c->optimizer_t = m->opt.t;
-	c->epoch_loss = k->ep_loss;
-	c->epoch_correct = k->ep_correct;
-	c->epoch_count = k->ep_count;
+	tr_step_collect_cursor(p, c);
 	c->params = malloc(n * sizeof(float));
 	c->state1 = malloc(n * sizeof(float));
 	if (tr_optim_state_count(&m->opt) == 2)

@@ -75,6 +75,12 @@ typedef struct tr_epoch_figures {
 	double staleness_mean;
 	int workers;
 	uint64_t *worker_steps;       /* workers of them (malloc'd: free it)  */
+	/* model parallelism (strategy_pipeline.c) */
+	char layout[32];              /* "D2xP2xT1"; "": not split            */
+	double bubble;                /* the stages' idle share of their
+	                               * schedules' time, over the ranks     */
+	double pipe_bytes, tensor_bytes, data_bytes; /* a step's, by kind: the
+	                               * most any rank sends and receives    */
 } tr_epoch_figures;
 
 /* Collective: an --eval-every copy placed as the model's parameters (its
@@ -136,5 +142,8 @@ typedef struct tr_strategy_ops {
 /* The registry (strategy.c): the strategy --strategy names (tr_strategy,
  * strategy.h, its number in checkpoints), or NULL. */
 const tr_strategy_ops *tr_strategy_get(tr_strategy id);
+/* The operations a run's options choose: --strategy's, or model
+ * parallelism's (strategy_pipeline.c) with --pipeline or --tensor. */
+const tr_strategy_ops *tr_strategy_of(const tr_options *o);
 
 #endif /* RIO_TRAINER_STRATEGY_OPS_H */

@@ -6,6 +6,7 @@
 #include "exit_status.h"
 #include "train.h"
 #include "clock.h"
+#include "memory.h"
 #include "progress.h"
 #include "report.h"
 #include "save.h"
@@ -116,6 +117,11 @@ static tr_epoch_report epoch_report(const run_loop *x, const tr_epoch_figures *f
 		.bytes_per_step = f->bytes_per_step,
 		.servers = f->servers,
 		.server_bytes_per_step = f->server_bytes_per_step,
+		.layout = f->layout[0] ? f->layout : NULL,
+		.bubble = f->bubble,
+		.pipe_bytes = f->pipe_bytes,
+		.tensor_bytes = f->tensor_bytes,
+		.data_bytes = f->data_bytes,
 		.updates = f->updates,
 		.gradients = f->gradients,
 		.dropped_gradients = f->dropped,
@@ -138,13 +144,21 @@ static int report_epoch(run_loop *x, int partial, double seconds, const double t
 	const tr_config *c = x->p->cfg;
 	tr_epoch_figures f;
 	c->ops->figures(x->s, &f);
+	/* each rank's planned bytes and peak (VmHWM), in one gather */
+	double mine[2] = {x->p->model->planned_bytes, (double)tr_memory_peak()};
+	double *mem = c->w.rank == 0 ? malloc(2 * (size_t)c->w.size * sizeof *mem) : NULL;
+	if (c->w.rank == 0 && !mem)
+		tr_world_abort(&c->w, "out of memory reporting an epoch", EXIT_DATA);
+	tr_world_gather_doubles(&c->w, mine, 2, mem);
 	if (c->w.rank != 0)
 		return 0;
 	tr_epoch_report e = epoch_report(x, &f, partial, seconds, test, gemm0, gemm1);
+	e.memory = mem;
 	if (!c->o.quiet)
 		tr_report_line(stdout, &e);
 	int unwritten = x->metrics && tr_report_json(x->metrics, &e) < 0, werr = errno;
 	free(f.worker_steps);
+	free(mem);
 	if (unwritten) {
 		snprintf(x->msg, sizeof x->msg, "--metrics %s: write failed: %s", c->o.metrics,
 		         strerror(werr));

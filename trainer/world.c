@@ -215,3 +215,8 @@ uint8_t *tr_world_scatter_blobs(const tr_world *w, uint32_t *const sizes, uint8_
 	*size = mine;
 	return out;
 }
+
+void tr_world_gather_doubles(const tr_world *w, const double *mine, int n, double *all)
+{
+	MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, w->comm);
+}

@@ -51,6 +51,10 @@ int tr_world_bcast_checked(const tr_world *w, float *host, size_t n);
 
 void tr_world_bcast(const tr_world *w, void *buf, size_t bytes);
 
+/* Each rank's n doubles into rank 0's all (size x n, rank by rank; NULL
+ * elsewhere). */
+void tr_world_gather_doubles(const tr_world *w, const double *mine, int n, double *all);
+
 /* Sums n doubles onto rank 0. */
 void tr_world_sum_to_root(const tr_world *w, double *v, int n);
 

@@ -1,0 +1,121 @@
+#!/bin/sh
+# parallelism.sh — the study of doc/parallelism.md: model parallelism
+# measured (figures, never pass/fail):
+#   a. the pipeline's bubble against GPipe's (P - 1) / (M + P - 1): the
+#      metrics' measured `bubble` of gpipe and 1f1b for M = 1..16 at P = 2,
+#      on a model whose two stages cost the same (--synthetic=512 --hidden
+#      512,512,512,512: two 512x512 layers a stage), one rank a core;
+#   b. activation memory: each stage's planned bytes (what the schedule
+#      keeps) and peak resident bytes (VmHWM) for sequential, gpipe and
+#      1f1b at P = 2 and P = 4, against data parallelism;
+#   c. (LAYOUTS=1, root: namespace hosts, tests/cluster/cluster.sh) the
+#      layouts D4, P4, T4, D2xP2, D2xT2, P2xT2 on 4 hosts of one slot, for
+#      LINKS (default "none 10gbit 1gbit", tc tbf as bench/scaling.sh):
+#      samples/s, bytes a step by kind and planned bytes a rank, for the
+#      Fashion-MNIST MLP 784-256-256-128-10, a wide MLP (3 x 4096), and
+#      784-1024-1024-1024-10 with Adam under --memory-limit 42M, which
+#      does not fit one rank whole (refused as D4).
+# Each point is the median of REPEATS runs; the load average is printed
+# beside the figures (the machine's cores may be shared). Then
+# bench/parallelism_report.py: the tables (BENCH_DIR/tables.md) and the
+# PNGs into OUT.
+#
+# Usage: bench/parallelism.sh [BUILD_DIR]   (default build-bench/, built if missing)
+# Env: BENCH_DIR (scratch, default /tmp/recordio-bench-parallelism), OUT
+#      (the PNGs, default doc/), STEPS (steps a run, default 40; part b's
+#      runs take MEM_STEPS, default 3: the plan and the peak), REPEATS
+#      (default 3), MS (microbatches, default "1 2 3 4 6 8 12 16"),
+#      LAYOUTS (1: part c), LINKS, PARTS (default "ab": parts a and b; ""
+#      with LAYOUTS=1: part c alone).
+set -eu
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-train
+W=${BENCH_DIR:-/tmp/recordio-bench-parallelism}
+OUT=${OUT:-$RIO_TOP/doc}
+STEPS=${STEPS:-40}
+REPEATS=${REPEATS:-3}
+MS=${MS:-1 2 3 4 6 8 12 16}
+LINKS=${LINKS:-none 10gbit 1gbit}
+mkdir -p "$W" "$OUT"
+rm -f "$W"/*.json
+mpi_local_env
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "load average before: $load_before ($(nproc) cores)"
+
+run() { # NAME RANKS TRAINER OPTIONS...: REPEATS runs, metrics NAME-i.json
+	name=$1 n=$2 steps=${RUN_STEPS:-$STEPS}
+	shift 2
+	i=1
+	while [ $i -le "$REPEATS" ]; do
+		timeout 600 mpirun -np "$n" "$B/recordio-train" --threads 1 --quiet \
+			--max-steps "$steps" --metrics "$W/$name-$i.json" "$@" >"$W/$name.out" 2>&1 ||
+			{ echo "$name failed:"; tail -3 "$W/$name.out"; }
+		i=$((i + 1))
+	done
+}
+
+PARTS=${PARTS-ab}
+EQUAL="--synthetic=512 --hidden 512,512,512,512 --batch 512"
+case $PARTS in *a*)
+echo "== a. the bubble against (P - 1) / (M + P - 1), P = 2"
+for m in $MS; do
+	for s in gpipe 1f1b; do
+		run "bubble-$s-$m" 2 $EQUAL --pipeline 2 --pipeline-schedule $s --microbatches $m
+	done
+done
+run "bubble-dp" 1 $EQUAL
+;; esac
+
+case $PARTS in *b*)
+echo "== b. activation memory: sequential, gpipe, 1f1b"
+WIDE="--synthetic=1024 --hidden 1024,1024,1024,1024,1024,1024,1024 --batch 512"
+export RUN_STEPS=${MEM_STEPS:-3}
+run "mem-dp" 1 $WIDE
+for p in 2 4; do
+	run "mem-p$p-sequential" $p $WIDE --pipeline $p --pipeline-schedule sequential
+	for s in gpipe 1f1b; do
+		run "mem-p$p-$s" $p $WIDE --pipeline $p --pipeline-schedule $s --microbatches 16
+	done
+done
+unset RUN_STEPS
+;; esac
+
+if [ "${LAYOUTS:-0}" = 1 ]; then
+	CLUSTER="$RIO_TOP/tests/cluster/cluster.sh"
+	C=$(mktemp -d "${TMPDIR:-/tmp}/rio-parallelism-XXXXXX")
+	trap 'cd / && sh "$CLUSTER" down "$C"' EXIT
+	trap 'exit 1' HUP INT TERM
+	sh "$CLUSTER" up "$C" 4
+	sh "$CLUSTER" hostfile "$C" "$C/hf4" 4 1
+	pack_fashion_mnist train "$W/train"
+	for link in $LINKS; do
+		case $link in
+		none) burst="" ;; 10gbit) burst=4mb ;; *) burst=1mb ;;
+		esac
+		sh "$CLUSTER" shape "$C" "$link" $burst
+		echo "== c. layouts on 4 hosts, links: $link"
+		for layout in "D4:" "P4:--pipeline 4" "T4:--tensor 4" "D2xP2:--pipeline 2" \
+			"D2xT2:--tensor 2" "P2xT2:--pipeline 2 --tensor 2"; do
+			name=${layout%%:*} opts=${layout#*:}
+			for model in "fmnist:--train $W/train --x image --y label --hidden 256,256,128" \
+				"wide:--synthetic --hidden 4096,4096,4096" \
+				"big:--synthetic --hidden 1024,1024,1024 --optimizer adam --memory-limit 42M"; do
+				mname=${model%%:*} mopts=${model#*:}
+				i=1
+				while [ $i -le "$REPEATS" ]; do
+					timeout 900 "$C/mpirun" -np 4 --hostfile "$C/hf4" "$B/recordio-train" \
+						--threads 1 --quiet --global-batch 512 --max-steps "$STEPS" \
+						--metrics "$W/lay-$link-$mname-$name-$i.json" $mopts $opts \
+						>"$W/lay.out" 2>&1 || {
+						echo "$link $mname $name failed:"; tail -2 "$W/lay.out"
+						: >"$W/lay-$link-$mname-$name-$i.json"; }
+					i=$((i + 1))
+				done
+			done
+		done
+	done
+	sh "$CLUSTER" shape "$C" none
+fi
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "load average after: $load_after"
+python3 "$RIO_TOP/bench/parallelism_report.py" "$W" "$OUT" "$load_before" "$load_after" "$MS"

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""parallelism_report.py — bench/parallelism.sh's figures: tables (printed,
+and in BENCH_DIR/tables.md) and gnuplot PNGs in OUT.
+
+Usage: parallelism_report.py BENCH_DIR OUT LOAD_BEFORE LOAD_AFTER "MS"
+"""
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def last(path):
+    with open(path) as f:
+        return json.loads(f.read().splitlines()[-1])
+
+
+def runs(w, name):
+    """The last metrics line of each repeat of run NAME."""
+    return [last(p) for p in sorted(glob.glob(os.path.join(w, name + "-*.json")))]
+
+
+def last_or_none(path):
+    try:
+        return last(path)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def median(rs, key):
+    v = [r[key] for r in rs if r.get(key) is not None]
+    return statistics.median(v) if v else float("nan")
+
+
+def mib(b):
+    return b / (1 << 20)
+
+
+def bubble_table(w, ms, lines):
+    """Part a: the measured bubble against (P - 1) / (M + P - 1) at P = 2."""
+    P = 2
+    dp = runs(w, "bubble-dp")
+    lines.append("## a. The bubble at P = 2 (two 512x512 layers a stage)\n")
+    lines.append("| M | theory | gpipe | 1f1b | gpipe samples/s | 1f1b samples/s |")
+    lines.append("|---|--------|-------|------|-----------------|----------------|")
+    data = []
+    for m in ms:
+        th = (P - 1) / (m + P - 1)
+        g, o = runs(w, "bubble-gpipe-%d" % m), runs(w, "bubble-1f1b-%d" % m)
+        row = (m, th, median(g, "bubble"), median(o, "bubble"), median(g, "samples_per_s"),
+               median(o, "samples_per_s"))
+        data.append(row)
+        lines.append("| %d | %.3f | %.3f | %.3f | %.0f | %.0f |" % row)
+    if dp:
+        lines.append("\nOne rank, the whole model (no pipeline): %.0f samples/s.\n"
+                     % median(dp, "samples_per_s"))
+    with open(os.path.join(w, "bubble.dat"), "w") as f:
+        for row in data:
+            f.write("%d %.6f %.6f %.6f\n" % row[:4])
+    return data
+
+
+def memory_table(w, lines):
+    """Part b: planned and peak bytes a rank, by schedule."""
+    lines.append("## b. Memory a rank: planned (what the schedule keeps) and peak (VmHWM)\n")
+    lines.append("| run | planned MiB, rank by rank | peak MiB, rank by rank |")
+    lines.append("|-----|---------------------------|------------------------|")
+    names = ["mem-dp"] + ["mem-p%d-%s" % (p, s) for p in (2, 4)
+                          for s in ("sequential", "gpipe", "1f1b")]
+    rows = []
+    for n in names:
+        rs = runs(w, n)
+        if not rs:
+            continue
+        planned = rs[0]["planned_bytes"]
+        peak = [statistics.median(r["peak_bytes"][i] for r in rs) for i in range(len(planned))]
+        rows.append((n, planned, peak))
+        lines.append("| %s | %s | %s |" % (n[4:], " ".join("%.1f" % mib(b) for b in planned),
+                                           " ".join("%.1f" % mib(b) for b in peak)))
+    with open(os.path.join(w, "memory.dat"), "w") as f:
+        for i, (n, planned, peak) in enumerate(rows):
+            f.write('%d "%s" %.3f %.3f\n' % (i, n[4:], mib(max(planned)), mib(max(peak))))
+    return rows
+
+
+def layout_table(w, lines):
+    """Part c: the layouts on 4 namespace hosts, where measured."""
+    files = glob.glob(os.path.join(w, "lay-*.json"))
+    if not files:
+        return
+    lines.append("\n## c. Layouts on 4 hosts (one slot each)\n")
+    lines.append("| link | model | layout | samples/s | pipeline B/step | tensor B/step | "
+                 "data B/step | planned MiB a rank (most) |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    keys = sorted({os.path.basename(p).rsplit("-", 1)[0] for p in files})
+    for k in keys:
+        _, link, model, layout = k.split("-", 3)
+        rs = [r for r in (last_or_none(p) for p in
+                          sorted(glob.glob(os.path.join(w, k + "-*.json")))) if r]
+        if not rs:
+            lines.append("| %s | %s | %s | refused or failed | | | | |" % (link, model, layout))
+            continue
+        lines.append("| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.1f |" % (
+            link, model, layout, median(rs, "samples_per_s"),
+            median(rs, "pipeline_bytes_per_step") if "layout" in rs[0] else 0,
+            median(rs, "tensor_bytes_per_step") if "layout" in rs[0] else 0,
+            median(rs, "data_bytes_per_step") if "layout" in rs[0] else median(rs, "bytes_per_step"),
+            mib(max(rs[0]["planned_bytes"]))))
+
+
+def plot(w, out):
+    gp = os.path.join(w, "plots.gp")
+    with open(gp, "w") as f:
+        f.write("""set terminal pngcairo size 800,500
+set output '%(out)s/parallelism-bubble.png'
+set title 'Pipeline bubble at P = 2: measured against (P - 1) / (M + P - 1)'
+set xlabel 'microbatches M'
+set ylabel 'idle share of the schedule'
+set yrange [0:*]
+set key top right
+plot '%(w)s/bubble.dat' using 1:2 with lines lw 2 title 'GPipe formula', \\
+     '' using 1:3 with linespoints title 'gpipe, measured', \\
+     '' using 1:4 with linespoints title '1f1b, measured'
+set output '%(out)s/parallelism-memory.png'
+set title 'Memory of the most loaded rank (--synthetic=1024, 7 x 1024 hidden, batch 512)'
+set xlabel ''
+set ylabel 'MiB'
+set style data histograms
+set style fill solid 0.6
+set boxwidth 0.8
+set xtics rotate by -30
+plot '%(w)s/memory.dat' using 3:xtic(2) title 'planned', '' using 4 title 'peak (VmHWM)'
+""" % {"out": out, "w": w})
+    try:
+        subprocess.run(["gnuplot", gp], check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print("plot: gnuplot failed: %s" % e, file=sys.stderr)
+
+
+def main():
+    w, out, before, after, ms = sys.argv[1:6]
+    ms = [int(m) for m in ms.split()]
+    lines = ["Load average before: %s, after: %s (%d cores)\n" % (before, after, os.cpu_count())]
+    bubble_table(w, ms, lines)
+    memory_table(w, lines)
+    layout_table(w, lines)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(w, "tables.md"), "w") as f:
+        f.write(text)
+    plot(w, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+#!/bin/sh
+# train_pipeline.sh — recordio-train's model parallelism, the layout and
+# the pipeline (doc/parallelism.md): --layout prints where each rank is and
+# what it holds, and trains nothing; bad layouts are one line and exit 2 on
+# every rank; --tensor is its own option now, not --tensorboard's
+# abbreviation; pipeline training is data-parallel training on the same
+# global batch (P = 2 against 1 rank, D2 x P2 against 2 ranks, gpipe,
+# sequential at P = 3, SGD, Adam and LARS: after two steps the L2 norm of
+# the parameters' difference is at most 1e-5 of theirs), the same layout
+# twice gives the same bits, a run stopped mid-epoch and resumed ends as an
+# unbroken one, the test data goes through the pipeline, and the metrics
+# say the layout, the bubble and the bytes a step by kind.
+. "$(dirname "$0")/train_lib.sh"
+cd "$T" || exit 1
+
+MODEL="--synthetic --hidden 256,256,128 --batch 64 --quiet"
+
+# -- --layout: the placement, and no training
+expect_exit 0 mpi 4 $MODEL --pipeline 2 --layout --metrics none.json
+expect_match '^layout D2xP2xT1: 4 ranks on 1 host; tensor groups innermost, pipeline stages next, data parallelism outermost$' \
+	out "--layout's first line"
+expect_match '^rank 1  host [^ ]+  data 0  stage 1  tensor 0  layers 1-3 \(1: 256x256, 2: 128x256, 3: 10x128\)$' \
+	out "rank 1 holds the balanced split's second stage"
+expect_match '^rank 2  host [^ ]+  data 1  stage 0  tensor 0  layer 0 \(0: 256x784\)$' out \
+	"data parallelism outermost"
+[ ! -e none.json ] && pass || fail "--layout trained"
+# --stages overrides the balanced split
+expect_exit 0 mpi 2 $MODEL --stages 0-1,2-3 --layout
+expect_match '^rank 1  .*  layers 2-3 \(2: 128x256, 3: 10x128\)$' out "--stages 0-1,2-3"
+# --tensor is the option (no longer short for --tensorboard): its slices
+expect_exit 0 mpi 4 $MODEL --tensor 2 --pipeline 2 --layout
+expect_match '^rank 1  .*  stage 0  tensor 1  layer 0 \(0: 256x784\)$' out \
+	"a layer without a partner in its stage is whole"
+expect_match '^rank 3  .*  stage 1  tensor 1  layers 1-3 \(1: outputs 128-255 of 256, 2: inputs 128-255 of 256, 3: 10x128\)$' \
+	out "a Megatron-LM pair: columns, then rows"
+[ ! -d 2 ] && pass || fail "--tensor 2 was taken for --tensorboard 2"
+
+# -- bad layouts: one line from one rank, every rank exits 2
+refused() { # RANKS MESSAGE ARGS...
+	n=$1 msg=$2; shift 2
+	expect_exit 2 mpi "$n" $MODEL "$@"
+	expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one line for: $*"
+	expect_match "^recordio-train: $msg" err "$*"
+}
+refused 3 "--pipeline 2 x --tensor 1 = 2 ranks a model copy: does not divide the world of 3 ranks$" \
+	--pipeline 2
+refused 4 "--pipeline 4: the model has 3 layers \(--hidden and the output\); a stage needs one at least$" \
+	--pipeline 4 --hidden 256,128
+refused 2 "--microbatches: '0' is not 1 to 65536$" --pipeline 2 --microbatches 0
+refused 2 "--tensor 4: hidden layer 2's width 130 is not divisible by 4$" --tensor 4 --hidden 256,130
+refused 2 "--stages: the ranges end at layer 1, the model's last is 3 \(4 layers: --hidden and the output\)$" \
+	--stages 0,1
+refused 2 "--stages: '0,2-3': want contiguous ranges of layer indices from 0, e.g. 0-1,2-3$" \
+	--stages 0,2-3
+refused 2 "--stages: 3 ranges for --pipeline 2$" --pipeline 2 --stages 0,1-2,3
+refused 2 "--pipeline 2: not with --strategy ps$" --pipeline 2 --strategy ps
+refused 2 "--microbatches 100: more than the 64 records of a rank's batch$" --pipeline 2 \
+	--microbatches 100
+refused 2 "--microbatches 2: not with --pipeline-schedule sequential \(the batch goes whole\)$" \
+	--pipeline 2 --pipeline-schedule sequential --microbatches 2
+refused 1 "--microbatches needs --pipeline 2 or more$" --microbatches 2
+
+# -- the same update as data-parallel training on the same global batch
+run() { # DIR RANKS ARGS...
+	d=$1 n=$2; shift 2
+	expect_exit 0 mpi "$n" $MODEL --max-steps 2 --checkpoint "$d" "$@"
+}
+for opt in sgd adam lars; do
+	run dp1-$opt 1 --optimizer $opt
+	run p2-$opt 2 --pipeline 2 --optimizer $opt
+	same_params dp1-$opt p2-$opt "P2 against 1 rank, $opt"
+done
+run dp2 2
+run d2p2 4 --pipeline 2
+same_params dp2 d2p2 "D2 x P2 against 2 ranks"
+run gpipe 2 --pipeline 2 --pipeline-schedule gpipe --microbatches 3
+same_params dp1-sgd gpipe "gpipe of 3 uneven microbatches"
+run seq3 3 --pipeline 3 --pipeline-schedule sequential
+same_params dp1-sgd seq3 "sequential at P = 3"
+# ... which the comparison can tell from another global batch
+if "$CKPT_DIFF" dp1-sgd dp2 1e-5 l2 >/dev/null; then fail "1 rank against 2 agree"; else pass; fi
+# the same layout twice: the same bits
+run d2p2-again 4 --pipeline 2
+expect_exit 0 cmp d2p2/checkpoint d2p2-again/checkpoint
+
+# --global-batch: split over the data-parallel groups
+expect_exit 0 mpi 2 --synthetic --hidden 256,256,128 --quiet --max-steps 2 --global-batch 96 \
+	--checkpoint dp2-g
+expect_exit 0 mpi 4 --synthetic --hidden 256,256,128 --quiet --max-steps 2 --global-batch 96 \
+	--pipeline 2 --checkpoint d2p2-g
+same_params dp2-g d2p2-g "--global-batch 96 as D2 x P2"
+
+# -- a NaN in the data (the first stage sees it): the step skipped on every
+# rank, as data-parallel training skips it
+nan_csv nan.csv
+expect_exit 0 "$PACK" -q --from csv --label label --output nan nan.csv
+NAN="--train nan-00000-of-00001.tfrecord --x a,b --y label --classes 2 --hidden 8 --batch 20 \
+	--epochs 2 --optimizer adam --lr 0.02"
+expect_exit 0 mpi 1 $NAN --metrics nan1.json --checkpoint nan1
+expect_exit 0 mpi 2 $NAN --metrics nan2.json --checkpoint nan2 --pipeline 2
+expect_eq "1 1" "$(json_all nan2.json skipped_steps)" "the NaN step skipped once per epoch"
+expect_match 'skipped 1 steps' out "the skip is reported"
+same_params nan1 nan2 "the NaN skipped as on one rank"
+
+# -- stopped mid-epoch and resumed: as unbroken
+COMMON="--synthetic=50 --hidden 32,32 --batch 32 --quiet --pipeline 2 --microbatches 4"
+expect_exit 0 mpi 2 $COMMON --checkpoint whole --max-steps 300
+expect_exit 0 mpi 2 $COMMON --checkpoint part --max-steps 200 --checkpoint-every 150
+expect_exit 0 mpi 2 $COMMON --checkpoint part --max-steps 300 --resume
+expect_exit 0 cmp whole/checkpoint part/checkpoint
+
+# -- checkpoints hold the whole model, whatever the layout (which they name):
+# stopped mid-epoch in one layout, resumed in another. With one reader in
+# both (P2 and 1 rank) the data's order is the same: as unbroken, up to the
+# sums' order. With another number of readers (P2 against D2, at the same
+# global batch) the rest of the epoch is re-sharded over the new readers,
+# as data-parallel training's elastic resume does it: the same parameters
+# as that resume of a data-parallel run stopped at the same step.
+R="--train $(shards 0 7) --test $(shard 9) $MNIST_X --hidden 64,32 --global-batch 20 --epochs 2"
+expect_exit 0 mpi 1 $R --checkpoint unbroken --quiet
+expect_exit 0 mpi 2 $R --checkpoint p2-dp1 --pipeline 2 --max-steps 10
+expect_exit 0 mpi 1 $R --checkpoint p2-dp1 --resume
+same_params unbroken p2-dp1 "P2 stopped, resumed on 1 rank"
+expect_exit 0 mpi 1 $R --checkpoint dp1-p2 --max-steps 50
+expect_exit 0 mpi 2 $R --checkpoint dp1-p2 --resume --pipeline 2
+expect_match '^resumed from dp1-p2/checkpoint written by D1xP1xT1: epoch 2, step 10 of 40$' out \
+	"the resume names the layout"
+same_params unbroken dp1-p2 "1 rank stopped, resumed as P2"
+# one reader to two, and back
+expect_exit 0 mpi 1 $R --checkpoint dp1-d2 --max-steps 30
+expect_exit 0 mpi 2 $R --checkpoint dp1-d2 --resume
+expect_exit 0 mpi 2 $R --checkpoint p2-d2 --pipeline 2 --max-steps 30
+expect_exit 0 mpi 2 $R --checkpoint p2-d2 --resume
+same_params dp1-d2 p2-d2 "P2 stopped, resumed as D2"
+expect_exit 0 mpi 2 $R --checkpoint d2-dp1 --max-steps 30
+expect_exit 0 mpi 1 $R --checkpoint d2-dp1 --resume
+expect_exit 0 mpi 2 $R --checkpoint d2-p2 --max-steps 30
+expect_exit 0 mpi 2 $R --checkpoint d2-p2 --resume --pipeline 2
+expect_match 'written by D2xP1xT1: epoch 1, step 30 of 40; the rest of the epoch re-sharded' out \
+	"the rest re-sharded"
+same_params d2-dp1 d2-p2 "D2 stopped, resumed as P2"
+if "$CKPT_DIFF" unbroken d2-p2 1e-5 l2 >/dev/null; then fail "re-sharded, yet as unbroken"; else
+	pass; fi
+
+# -- real data: the first stage reads it, the test set goes through the
+# pipeline; the metrics
+DATA="--train $(shards 0 7) --test $(shard 9) $MNIST_X --hidden 64,32 --batch 25 --epochs 1 --quiet"
+expect_exit 0 mpi 2 $DATA --metrics dp.json
+expect_exit 0 mpi 4 $DATA --pipeline 2 --microbatches 5 --cache 64M --metrics pp.json
+expect_eq 100 "$(json pp.json test_records)" "the test set, once"
+python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 1e-4)' \
+	"$(json dp.json test_loss)" "$(json pp.json test_loss)" && pass ||
+	fail "test loss $(json pp.json test_loss) against data-parallel $(json dp.json test_loss)"
+expect_eq D2xP2xT1 "$(json pp.json layout)" "the layout"
+above "$(json pp.json bubble)" 0 && above 1 "$(json pp.json bubble)" && pass ||
+	fail "bubble $(json pp.json bubble)"
+# the last stage receives a step's activations (25 x 64 floats, as 5
+# microbatches), sends their gradients and receives the labels (25 int64)
+expect_eq 13000 "$(json pp.json pipeline_bytes_per_step)" "pipeline bytes a step"
+# stage 0's block (784 x 64 + 64 floats) in a ring over D = 2, each way
+expect_eq 401920 "$(json pp.json data_bytes_per_step)" "data allreduce bytes a step"
+finish

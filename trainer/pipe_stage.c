@@ -1,0 +1,306 @@
+/*
+ * pipe_stage.c — a pipeline stage's schedule and messages (pipe_stage.h).
+ */
+#include "config.h"
+#include "pipe_stage.h"
+#include "clock.h"
+#include "strategy.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Message tags on the pipeline's communicator: between two stages, each
+ * kind goes in order, so a receive posted for microbatch m gets m. */
+enum { TAG_ACT = 1, TAG_GRAD = 2, TAG_LABELS = 3, TAG_EVAL = 4 };
+
+int tr_stage_slots(int P, int p, int schedule, int M)
+{
+	if (schedule == TR_PIPE_1F1B)
+		return P - p < M ? P - p : M;
+	return M;
+}
+
+int tr_stage_rows(int P, int p, int schedule, int M, int batch, int eval_rows)
+{
+	int mb = (batch + M - 1) / M, held = tr_stage_slots(P, p, schedule, M) * mb;
+	return held > eval_rows ? held : eval_rows;
+}
+
+int tr_stage_init(tr_stage *st, tr_mlp *net, MPI_Comm comm, int P, int p, int schedule, int M,
+                  int batch, int eval_rows, float *acc)
+{
+	memset(st, 0, sizeof *st);
+	st->net = net;
+	st->comm = comm;
+	st->P = P;
+	st->p = p;
+	st->schedule = schedule;
+	st->M = M;
+	st->batch = batch;
+	st->mb = (batch + M - 1) / M;
+	st->slots = tr_stage_slots(P, p, schedule, M);
+	st->rows_cap = tr_stage_rows(P, p, schedule, M, batch, eval_rows);
+	st->w_in = net->sizes[0];
+	st->w_out = net->sizes[net->nlayers];
+	st->acc = acc;
+	size_t cap = (size_t)st->rows_cap, lab = cap > (size_t)batch ? cap : (size_t)batch;
+	int ok = (st->req = malloc((4 * (size_t)st->slots + 1) * sizeof *st->req)) != NULL;
+	if (ok && p > 0)
+		ok = (st->in = calloc(cap * (size_t)st->w_in, sizeof(float))) != NULL;
+	if (ok && p < P - 1)
+		ok = (st->dout = calloc((size_t)st->slots * st->mb * (size_t)st->w_out,
+		                        sizeof(float))) != NULL;
+	if (ok && p == 0)
+		ok = (st->blank = calloc(cap * (size_t)st->w_in, sizeof(float))) != NULL;
+	if (ok)
+		ok = (st->labels = calloc(lab, sizeof *st->labels)) != NULL;
+	if (!ok) {
+		tr_stage_free(st);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < 4 * st->slots + 1; i++)
+		st->req[i] = MPI_REQUEST_NULL;
+	return 0;
+}
+
+void tr_stage_free(tr_stage *st)
+{
+	free(st->req);
+	free(st->in);
+	free(st->dout);
+	free(st->blank);
+	free(st->labels);
+	memset(st, 0, sizeof *st);
+}
+
+/* The requests of slot k: the activations in (received), the output's
+ * gradient in, the activations out (sent), the input's gradient out; and
+ * the labels'. */
+static MPI_Request *r_in(tr_stage *st, int k) { return &st->req[k]; }
+static MPI_Request *r_dout(tr_stage *st, int k) { return &st->req[st->slots + k]; }
+static MPI_Request *r_out(tr_stage *st, int k) { return &st->req[2 * st->slots + k]; }
+static MPI_Request *r_din(tr_stage *st, int k) { return &st->req[3 * st->slots + k]; }
+static MPI_Request *r_labels(tr_stage *st) { return &st->req[4 * st->slots]; }
+
+/* Waits for a request; a receive's wait is the stage's idle time. */
+static void wait_for(tr_stage *st, MPI_Request *r, int idle)
+{
+	if (*r == MPI_REQUEST_NULL)
+		return;
+	double t0 = rio__now();
+	MPI_Wait(r, MPI_STATUS_IGNORE);
+	if (idle)
+		st->idle += rio__now() - t0;
+}
+
+/* Microbatch m's first row and rows: the batch split as evenly as can be. */
+static void span(const tr_stage *st, int m, int *lo, int *rows)
+{
+	*lo = (int)((int64_t)m * st->batch / st->M);
+	*rows = (int)((int64_t)(m + 1) * st->batch / st->M) - *lo;
+}
+
+/* The network as microbatch slot k sees it: its activations and input
+ * gradient at the slot's rows. */
+static tr_mlp view(const tr_stage *st, int k)
+{
+	tr_mlp v = *st->net;
+	size_t at = (size_t)k * st->mb;
+	for (int l = 0; l < v.nlayers; l++)
+		v.out[l] += at * (size_t)v.sizes[l + 1];
+	if (v.dinput)
+		v.dinput += at * (size_t)v.dinput_cols;
+	return v;
+}
+
+static float *in_slot(const tr_stage *st, int k) { return st->in + (size_t)k * st->mb * st->w_in; }
+static float *dout_slot(const tr_stage *st, int k)
+{
+	return st->dout + (size_t)k * st->mb * st->w_out;
+}
+
+/* Stage p > 0: the receive of microbatch m's activations into its slot. */
+static void post_in(tr_stage *st, int m)
+{
+	int k = m % st->slots, lo, rows;
+	span(st, m, &lo, &rows);
+	MPI_Irecv(in_slot(st, k), rows * st->w_in, MPI_FLOAT, st->p - 1, TAG_ACT, st->comm,
+	          r_in(st, k));
+	st->bytes += (double)rows * st->w_in * sizeof(float);
+}
+
+/* Microbatch m's input: rows of the first stage's batch (or of zeros), or
+ * the activations received into its slot (waited for). */
+static void input_of(tr_stage *st, int m, const tr_input *batch, tr_input *x)
+{
+	int k = m % st->slots, lo, rows;
+	span(st, m, &lo, &rows);
+	memset(x, 0, sizeof *x);
+	x->rows = rows;
+	x->labels = st->labels + lo;
+	if (st->p == 0 && batch) {
+		x->nparts = batch->nparts;
+		for (int i = 0; i < batch->nparts; i++) {
+			x->part[i] = batch->part[i] + (size_t)lo * batch->width[i];
+			x->width[i] = batch->width[i];
+		}
+		x->labels = batch->labels + lo;
+		return;
+	}
+	x->nparts = 1;
+	x->width[0] = st->w_in;
+	x->part[0] = st->p == 0 ? st->blank : in_slot(st, k);
+	if (st->p > 0)
+		wait_for(st, r_in(st, k), 1);
+}
+
+static void forward(tr_stage *st, int m, const tr_input *batch)
+{
+	int k = m % st->slots, lo, rows;
+	span(st, m, &lo, &rows);
+	tr_input x;
+	input_of(st, m, batch, &x);
+	tr_mlp v = view(st, k);
+	wait_for(st, r_out(st, k), 0); /* the slot's last activations are sent */
+	tr_mlp_forward(&v, &x);
+	if (st->p == st->P - 1)
+		return; /* the loss at the backward */
+	int n = rows * st->w_out;
+	MPI_Isend(v.out[v.nlayers - 1], n, MPI_FLOAT, st->p + 1, TAG_ACT, st->comm, r_out(st, k));
+	MPI_Irecv(dout_slot(st, k), n, MPI_FLOAT, st->p + 1, TAG_GRAD, st->comm, r_dout(st, k));
+	st->bytes += 2.0 * n * sizeof(float);
+}
+
+static void backward(tr_stage *st, int m, const tr_input *batch, float *stats)
+{
+	int k = m % st->slots, lo, rows;
+	span(st, m, &lo, &rows);
+	tr_input x;
+	input_of(st, m, batch, &x);
+	tr_mlp v = view(st, k);
+	if (st->p == st->P - 1) {
+		wait_for(st, r_labels(st), 1);
+		tr_mlp_loss(&v, &x, stats, 1);
+	} else {
+		wait_for(st, r_dout(st, k), 1);
+		tr_mlp_output_grad(&v, dout_slot(st, k), rows);
+	}
+	wait_for(st, r_din(st, k), 0); /* the slot's last input gradient is sent */
+	tr_mlp_backward(&v, &x, NULL, NULL);
+	cblas_saxpy((int)v.nparams, 1.0f, v.grads, 1, st->acc, 1);
+	if (st->p == 0)
+		return;
+	int n = rows * st->w_in;
+	MPI_Isend(v.dinput, n, MPI_FLOAT, st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
+	st->bytes += (double)n * sizeof(float);
+	if (m + st->slots < st->M) /* the slot is free: the next microbatch's */
+		post_in(st, m + st->slots);
+}
+
+/* The labels: from the first stage to the last, at the step's start. */
+static void send_labels(tr_stage *st, const tr_input *in)
+{
+	int n = st->batch;
+	if (st->p == 0 && st->P > 1) {
+		const int64_t *y = in ? in->labels : st->labels; /* zeros without a batch */
+		MPI_Isend(y, n, MPI_INT64_T, st->P - 1, TAG_LABELS, st->comm, r_labels(st));
+	} else if (st->p == st->P - 1 && st->P > 1) {
+		MPI_Irecv(st->labels, n, MPI_INT64_T, 0, TAG_LABELS, st->comm, r_labels(st));
+		st->bytes += (double)n * sizeof(int64_t);
+	}
+}
+
+void tr_stage_step(tr_stage *st, const tr_input *in, float *stats)
+{
+	double t0 = rio__now();
+	int M = st->M;
+	memset(st->acc, 0, st->net->nparams * sizeof *st->acc);
+	send_labels(st, in);
+	for (int m = 0; st->p > 0 && m < st->slots && m < M; m++)
+		post_in(st, m);
+	if (st->schedule == TR_PIPE_1F1B) {
+		int ahead = st->P - 1 - st->p < M ? st->P - 1 - st->p : M;
+		for (int m = 0; m < ahead; m++)
+			forward(st, m, in);
+		for (int i = 0; i + ahead < M; i++) {
+			forward(st, i + ahead, in);
+			backward(st, i, in, stats);
+		}
+		for (int i = M - ahead; i < M; i++)
+			backward(st, i, in, stats);
+	} else { /* gpipe; sequential is gpipe of one microbatch */
+		for (int m = 0; m < M; m++)
+			forward(st, m, in);
+		for (int m = 0; m < M; m++)
+			backward(st, m, in, stats);
+	}
+	/* every message of the step is through: its buffers are free */
+	for (int i = 0; i < 4 * st->slots + 1; i++)
+		wait_for(st, &st->req[i], 0);
+	st->busy += rio__now() - t0;
+}
+
+/* ---- evaluation ---------------------------------------------------------------- */
+
+/* A batch's rows forward through the stage; the last stage's loss. */
+static void eval_forward(tr_stage *st, const tr_input *x, float *stats, double *records)
+{
+	tr_mlp v = *st->net;
+	tr_mlp_forward(&v, x);
+	if (st->p < st->P - 1) {
+		int n = x->rows * st->w_out;
+		MPI_Send(&x->rows, 1, MPI_INT, st->p + 1, TAG_EVAL, st->comm);
+		MPI_Send(v.out[v.nlayers - 1], n, MPI_FLOAT, st->p + 1, TAG_EVAL, st->comm);
+		return;
+	}
+	tr_mlp_loss(&v, x, stats, 0);
+	*records += x->rows;
+}
+
+/* First stage to last: a batch's rows (0: the end, -1: the first stage's
+ * data failed), then its labels; ahead of the activations, which the last
+ * stage receives after them. */
+enum { TAG_EVAL_LABELS = 5 };
+
+void tr_stage_eval_send(tr_stage *st, const tr_input *in, int failed, float *stats,
+                        double *records)
+{
+	int rows = in ? in->rows : failed ? -1 : 0;
+	if (st->P > 1) {
+		MPI_Send(&rows, 1, MPI_INT, st->P - 1, TAG_EVAL_LABELS, st->comm);
+		if (rows > 0)
+			MPI_Send(in->labels, rows, MPI_INT64_T, st->P - 1, TAG_EVAL_LABELS, st->comm);
+	}
+	if (!in) {
+		if (st->P > 1)
+			MPI_Send(&rows, 1, MPI_INT, 1, TAG_EVAL, st->comm);
+		return;
+	}
+	eval_forward(st, in, stats, records);
+}
+
+int tr_stage_eval_recv(tr_stage *st, float *stats, double *records)
+{
+	int rows, said;
+	if (st->p == st->P - 1) {
+		MPI_Recv(&said, 1, MPI_INT, 0, TAG_EVAL_LABELS, st->comm, MPI_STATUS_IGNORE);
+		if (said > 0)
+			MPI_Recv(st->labels, said, MPI_INT64_T, 0, TAG_EVAL_LABELS, st->comm,
+			         MPI_STATUS_IGNORE);
+	}
+	MPI_Recv(&rows, 1, MPI_INT, st->p - 1, TAG_EVAL, st->comm, MPI_STATUS_IGNORE);
+	if (rows <= 0) {
+		if (st->p < st->P - 1)
+			MPI_Send(&rows, 1, MPI_INT, st->p + 1, TAG_EVAL, st->comm);
+		return rows < 0 ? -1 : 0;
+	}
+	MPI_Recv(st->in, rows * st->w_in, MPI_FLOAT, st->p - 1, TAG_EVAL, st->comm,
+	         MPI_STATUS_IGNORE);
+	tr_input x = {.nparts = 1, .rows = rows, .labels = st->labels};
+	x.part[0] = st->in;
+	x.width[0] = st->w_in;
+	eval_forward(st, &x, stats, records);
+	return 1;
+}

@@ -1,0 +1,82 @@
+/*
+ * pipe_stage.h — this rank's stage of a pipeline (--pipeline P): its
+ * layers' network, the activations its schedule holds, the messages to and
+ * from the stages beside it, and a step's schedule (--pipeline-schedule).
+ *
+ * A step splits the rank's batch into M microbatches. Each goes forward
+ * through the stages and back; the activations between stages and their
+ * gradients are non-blocking MPI point-to-point messages over the
+ * pipeline's communicator, their receives posted ahead so that they
+ * arrive while the stage computes. The first stage reads the data and
+ * sends the batch's labels straight to the last stage, in one message at
+ * the step's start (the last stage reads no data). The gradients of the
+ * microbatches are summed into `acc`: after the step it holds the batch's
+ * gradient of the stage's layers, as data-parallel training would have it
+ * (up to floating-point order). Schedules:
+ *   sequential  M = 1: one stage busy at a time;
+ *   gpipe       every forward, then every backward: M microbatches'
+ *               activations held;
+ *   1f1b        stage p runs P - 1 - p forwards ahead, then alternates one
+ *               forward and one backward: at most P - p held.
+ * The last stage takes the loss of a microbatch at its backward, so that
+ * the loss's gradient is never kept across microbatches.
+ */
+#ifndef RIO_TRAINER_PIPE_STAGE_H
+#define RIO_TRAINER_PIPE_STAGE_H
+
+#include "mlp.h"
+
+#include <mpi.h>
+#include <stdint.h>
+
+typedef struct tr_stage {
+	tr_mlp *net;           /* the stage's layers (the model's network, with
+	                        * relu_last before the last stage and the input
+	                        * gradient after the first)                 */
+	MPI_Comm comm;         /* the pipeline's: its rank s is stage s       */
+	int P, p;              /* stages, this rank's                         */
+	int schedule;          /* tr_pipe_schedule                            */
+	int M, batch, mb;      /* microbatches, a step's rows, the largest's   */
+	int slots;             /* microbatches whose activations are held      */
+	int rows_cap;          /* rows the network and buffers hold           */
+	int w_in, w_out;       /* the stage's input and output widths         */
+	float *acc;            /* the step's gradient (lent, nparams floats)  */
+	float *in;             /* p > 0: activations received, rows_cap x w_in */
+	float *dout;           /* p < P - 1: their gradients, slots x mb x w_out */
+	float *blank;          /* p == 0: zeros, sent when this rank has no batch */
+	int64_t *labels;       /* the last stage's (received); the first's zeros */
+	MPI_Request *req;      /* 4 x slots + 1                               */
+	/* since tr_stage_clear: seconds waiting for a message in a step,
+	 * seconds of steps' schedules, bytes sent and received by messages */
+	double idle, busy, bytes;
+} tr_stage;
+
+/* A stage over `net` (built with max_rows >= tr_stage_rows()), its buffers
+ * allocated (host memory: the CPU). 0 or -ENOMEM. */
+int tr_stage_init(tr_stage *st, tr_mlp *net, MPI_Comm comm, int P, int p, int schedule, int M,
+                  int batch, int eval_rows, float *acc);
+void tr_stage_free(tr_stage *st);
+
+/* The activation slots a stage holds (and so its network's rows): for
+ * planning, before it exists. */
+int tr_stage_slots(int P, int p, int schedule, int M);
+int tr_stage_rows(int P, int p, int schedule, int M, int batch, int eval_rows);
+
+/* One step's schedule on every stage of the pipeline together. `in`: the
+ * first stage's batch (NULL there when the rank has none: zeros go, and
+ * the step is not applied); unused elsewhere. Gradients summed into acc
+ * (zeroed first); the last stage adds each microbatch's summed loss and
+ * correct count into stats[0..1]. */
+void tr_stage_step(tr_stage *st, const tr_input *in, float *stats);
+
+/* Evaluation, one batch at a time through the pipeline. The first stage
+ * calls tr_stage_eval_send for each of its batches, then with NULL to end
+ * (rows -1: its data failed); the others call tr_stage_eval_recv until it
+ * returns 0 (the end) or -1 (the first stage failed); the last stage adds
+ * the loss and correct count of each batch into stats and its rows into
+ * *records. */
+void tr_stage_eval_send(tr_stage *st, const tr_input *in, int failed, float *stats,
+                        double *records);
+int tr_stage_eval_recv(tr_stage *st, float *stats, double *records);
+
+#endif /* RIO_TRAINER_PIPE_STAGE_H */

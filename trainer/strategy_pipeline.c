@@ -1,0 +1,592 @@
+/*
+ * strategy_pipeline.c — model parallelism (--pipeline P, --tensor T; the
+ * world as D x P x T, layout.h): each rank holds one stage's contiguous
+ * layers, under tensor parallelism its slices of them (tensor_slice.h),
+ * the parameter store holding that part alone (its parameters, gradients,
+ * their sum over microbatches and the optimizer's state); a
+ * step runs the stage's schedule of microbatches (pipe_stage.h), then
+ * sums the stage's gradient over the D ranks that hold the same stage
+ * (the data communicator), and every rank learns the step's loss, count
+ * and flags from one small allreduce over the world. The update is the
+ * data-parallel one on the same global batch: SGD, Adam, LARS (a stage
+ * holds whole layers, so each layer's norms are its own), skipped on
+ * every rank when any value is not finite.
+ *
+ * Only the first stage's ranks read the data (each data-parallel group its
+ * own part: reader d of D); the last stage gets the labels from the first
+ * (pipe_stage.h); the T ranks of a tensor group read the same batches.
+ *
+ * Tensor parallelism (Megatron-LM): the first layer of a pair keeps its
+ * slice of output units, the second its slice of input columns; the
+ * second's partial outputs are summed over the tensor group before its
+ * bias (one allreduce forward), and the first's input gradient likewise
+ * (one allreduce backward), so the logits are whole on every rank of the
+ * group. LARS's norms of a sliced layer are summed over the group: the
+ * whole layer's. Weight decay is elementwise: the whole layer's already.
+ *
+ * Checkpoints hold the whole model, as data-parallel training writes it:
+ * rank 0 assembles it from every rank's part, and a resume hands each its
+ * part.
+ */
+#include "config.h"
+#include "exit_status.h"
+#include "clock.h"
+#include "pipe_stage.h"
+#include "start.h"
+#include "step.h"
+#include "tensor_slice.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MSG = 2048, HEAD = TR_MLP_EXTRA + 1, HEAD_GRADS = TR_MLP_EXTRA };
+
+typedef struct pipeline {
+	tr_strategy_state base;
+	const tr_parts *p;
+	tr_layout l;             /* the configuration's, with the stages       */
+	tr_slice sl;             /* this rank's part of the model              */
+	tr_stage st;
+	size_t n;                /* its parameters                             */
+	double tensor_bytes;     /* this epoch's, by the tensor allreduces     */
+	int r_acc;               /* the store's region of the gradients' sum  */
+	uint64_t steps_per_epoch;
+	double t_wait, t_exchange, t_optimizer; /* this epoch's, seconds      */
+	double steps;            /* this epoch's, in this process              */
+} pipeline;
+
+static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
+{
+	tr_layout l;
+	if (tr_layout_shape(&l, o, w->rank, w->size, err, errlen) < 0)
+		return -1;
+	*r = (tr_roles){.data_rank = l.p == 0 ? l.d : -1, .data_world = l.D};
+	return 0;
+}
+
+/* The microbatches: --microbatches, or 4 x P (at most the batch); 1 for
+ * sequential, or without a pipeline. */
+static int microbatches(const tr_config *c)
+{
+	const tr_options *o = &c->o;
+	if (o->pipe_schedule == TR_PIPE_SEQUENTIAL || (o->pipeline == 1 && !o->microbatches))
+		return 1;
+	if (o->microbatches)
+		return o->microbatches;
+	int m = 4 * o->pipeline;
+	return m < c->batch ? m : c->batch;
+}
+
+static int eval_rows(const tr_config *c) { return c->o.test ? c->o.eval_batch : 0; }
+
+/* The stage's block, with its gradient, their sum and the optimizer's
+ * state; and the activations its schedule holds. */
+static void memory_need(const tr_parts *p, tr_need *n)
+{
+	const tr_config *c = p->cfg;
+	tr_layout l = c->layout;
+	tr_layout_stages(&l, &c->o, p->model->sizes, p->model->nlayers);
+	tr_slice sl;
+	tr_slice_of(&sl, &l, p->model->sizes, p->model->nlayers);
+	double states = tr_optim_states(c->o.optim.kind), f = sizeof(float);
+	char what[320];
+	snprintf(what, sizeof what, "stage %d's %zu parameters (values, gradient, its sum over "
+	         "microbatches, optimizer state)", l.p, sl.nparams);
+	tr_need_add(n, (double)sl.nparams * f * (3 + states), what);
+	const int *s = sl.sizes;
+	int layers = sl.nlayers, widest = 0;
+	double act = 0;
+	int rows = tr_stage_rows(l.P, l.p, c->o.pipe_schedule, microbatches(c), c->batch,
+	                         eval_rows(c));
+	for (int i = 1; i <= layers; i++) {
+		act += s[i];
+		widest = s[i] > widest ? s[i] : widest;
+	}
+	act += 2.0 * widest + 2.0 * s[0]; /* backward's scratch, the input and its gradient */
+	snprintf(what, sizeof what, "stage %d's activations (%d rows held)", l.p, rows);
+	tr_need_add(n, act * rows * f, what);
+}
+
+/* ---- open --------------------------------------------------------------------- */
+
+/* The optimizer over the stage's block: each layer's W and b (LARS). */
+static int build_optimizer(tr_model *m, const tr_store *s, size_t n)
+{
+	tr_optim_config cfg = m->opt.cfg;
+	tr_mlp *net = &m->net;
+	int rc = tr_optim_init(&m->opt, m->math, n, &cfg, tr_store_floats(s, m->r_state[0]),
+	                       tr_store_floats(s, m->r_state[1]));
+	tr_param_block blocks[2 * TR_MLP_MAX_LAYERS];
+	for (int i = 0; rc == 0 && i < net->nlayers; i++) {
+		blocks[2 * i] = (tr_param_block){net->w_off[i],
+		                                 (size_t)net->sizes[i] * (size_t)net->sizes[i + 1], 1};
+		blocks[2 * i + 1] = (tr_param_block){net->b_off[i], (size_t)net->sizes[i + 1], 0};
+	}
+	return rc == 0 ? tr_optim_set_blocks(&m->opt, blocks, 2 * net->nlayers) : rc;
+}
+
+/* The store's regions of the stage's block, allocated. 0 or -ENOMEM. */
+static int open_store(pipeline *a, char *msg, size_t len)
+{
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	tr_store *s = p->store;
+	int states = tr_optim_states(p->cfg->o.optim.kind);
+	m->r_params = tr_store_add(s, "the stage's parameters", a->n, sizeof(float),
+	                           TR_PLACE_BACKEND);
+	m->r_grads = tr_store_add(s, "the stage's gradients", a->n + TR_MLP_EXTRA, sizeof(float),
+	                          TR_PLACE_BACKEND);
+	a->r_acc = tr_store_add(s, "the stage's gradients summed over microbatches", a->n,
+	                        sizeof(float), TR_PLACE_BACKEND);
+	for (int i = 0; i < states; i++)
+		m->r_state[i] = tr_store_add(s, "the stage's optimizer state", a->n, sizeof(float),
+		                             TR_PLACE_BACKEND);
+	snprintf(msg, len, "out of memory for stage %d's %zu parameters", a->l.p, a->n);
+	return tr_store_open(s, MPI_COMM_NULL, msg, len);
+}
+
+/* The tensor group's sum of n floats in place: a pair's partial outputs,
+ * or its first layer's input gradient. */
+static void tensor_sum(void *ctx, float *x, size_t n)
+{
+	pipeline *a = ctx;
+	MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, a->l.tensor);
+	/* a ring's bytes, sent and received */
+	a->tensor_bytes += 2.0 * (a->l.T - 1) / a->l.T * (double)n * sizeof(float) * 2;
+}
+
+/* LARS: a sliced layer's norms, the whole layer's (block 2j is layer j's
+ * W; the group's squares summed). */
+static void whole_norms(void *ctx, int block, float *wn, float *gn)
+{
+	pipeline *a = ctx;
+	if (a->sl.split[block / 2] == TR_SPLIT_NONE)
+		return;
+	float sq[2] = {*wn * *wn, *gn * *gn};
+	MPI_Allreduce(MPI_IN_PLACE, sq, 2, MPI_FLOAT, MPI_SUM, a->l.tensor);
+	*wn = sqrtf(sq[0]);
+	*gn = sqrtf(sq[1]);
+}
+
+/* Tensor parallelism: where the network's partial sums are summed. */
+static void tensor_sums(pipeline *a, tr_mlp *net)
+{
+	net->reduce = tensor_sum;
+	net->reduce_ctx = a;
+	for (int j = 0; j < a->sl.nlayers; j++) {
+		net->sum_din[j] = a->sl.split[j] == TR_SPLIT_COLUMNS;
+		net->sum_out[j] = a->sl.split[j] == TR_SPLIT_ROWS;
+	}
+}
+
+/* The stage's network and optimizer in the store's regions, its schedule's
+ * buffers. 0 or -ENOMEM. */
+static int build_stage(pipeline *a)
+{
+	const tr_config *c = a->p->cfg;
+	tr_model *m = a->p->model;
+	const tr_layout *l = &a->l;
+	int M = microbatches(c);
+	int rows = tr_stage_rows(l->P, l->p, c->o.pipe_schedule, M, c->batch, eval_rows(c));
+	const tr_store *s = a->p->store;
+	int rc = tr_mlp_init(&m->net, m->math, a->sl.sizes, a->sl.nlayers, rows,
+	                     tr_store_floats(s, m->r_params), tr_store_floats(s, m->r_grads));
+	m->net.relu_last = l->p < l->P - 1;
+	tensor_sums(a, &m->net);
+	if (rc == 0 && l->p > 0)
+		rc = tr_mlp_want_dinput(&m->net, 0, a->sl.sizes[0]);
+	if (rc == 0)
+		rc = build_optimizer(m, s, a->n);
+	if (l->T > 1) {
+		m->opt.whole_norms = whole_norms;
+		m->opt.norms_ctx = a;
+	}
+	m->staging = m->net.grads;
+	if (rc == 0 && !(m->eval_stats = tr_math_alloc(m->math, 2)))
+		rc = -1;
+	if (rc == 0)
+		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
+		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
+	return rc;
+}
+
+/* Collective: what no layout check before could see (it needs the
+ * batch and the world), agreed on. */
+static void check_open(const tr_config *c)
+{
+	char msg[MSG] = "";
+	int bad = 1;
+	if (microbatches(c) > c->batch)
+		snprintf(msg, sizeof msg, "--microbatches %d: more than the %d records of a rank's "
+		         "batch", microbatches(c), c->batch);
+	else
+		bad = 0;
+	tr_world_agree(&c->w, bad, msg, EXIT_USAGE);
+}
+
+static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
+{
+	const tr_config *c = p->cfg;
+	tr_model *m = p->model;
+	check_open(c);
+	pipeline *a = calloc(1, sizeof *a);
+	tr_world_agree(&c->w, !a, "out of memory", EXIT_DATA);
+	a->base.p = a->p = p;
+	*out = &a->base;
+	a->l = c->layout;
+	tr_layout_stages(&a->l, &c->o, m->sizes, m->nlayers);
+	tr_slice_of(&a->sl, &a->l, m->sizes, m->nlayers);
+	a->n = a->sl.nparams;
+	char msg[MSG] = "";
+	int rc = open_store(a, msg, sizeof msg);
+	if (rc == 0 && c->o.synthetic && a->l.p == 0)
+		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c, a->l.d);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	/* steps per epoch: what every reader can do with full batches */
+	uint64_t mine = a->l.p == 0 ? tr_data_full_batches(p->data, c) : UINT64_MAX;
+	a->steps_per_epoch = tr_world_min_u64(&c->w, mine);
+	tr_model_schedule(m, c, a->steps_per_epoch);
+	rc = build_stage(a);
+	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	if (a->steps_per_epoch == 0)
+		snprintf(msg, sizeof msg, "--train %s: a first stage's rank has fewer records than "
+		         "one batch of %d", c->o.train, c->batch);
+	tr_world_agree(&c->w, a->steps_per_epoch == 0, msg, EXIT_DATA);
+	p->cursor->epoch_steps = a->steps_per_epoch;
+	if (!c->o.quiet) /* which rank holds which layers */
+		tr_layout_print(&a->l, &c->w, m->sizes, m->nlayers, stdout);
+}
+
+/* ---- the starting point ---------------------------------------------------------- */
+
+/* Buffer `which` (0 the parameters, 1 and 2 the optimizer's state) of this
+ * rank's part from the whole model's `host`. */
+static void place_tensor(void *ctx, int which, const float *host)
+{
+	pipeline *a = ctx;
+	tr_model *m = a->p->model;
+	float *mine = malloc(a->n * sizeof *mine);
+	tr_world_agree(&a->p->cfg->w, !mine, "out of memory", EXIT_DATA);
+	/* (read only: to_whole 0) */
+	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, (float *)host, mine, 0);
+	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), mine, a->n);
+	free(mine);
+}
+
+static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
+
+/* Collective, on resume: the counters, the stage's block of each tensor
+ * of the whole model, each reader's loader position. */
+static void place(tr_strategy_state *s, const tr_ckpt *c)
+{
+	pipeline *a = (pipeline *)s;
+	const tr_parts *p = a->p;
+	const tr_config *cfg = p->cfg;
+	tr_cursor *k = p->cursor;
+	tr_start_counters(p, c);
+	tr_start_tensors(p, c, place_tensor, a);
+	/* the readers' positions: each its own, or, when the run has another
+	 * number of readers than the checkpoint's, the rest of the epoch
+	 * re-sharded over them */
+	uint32_t from = cfg->plan.elastic_from;
+	if (!cfg->o.synthetic && !tr_data_resharded(p->data, cfg, k->epoch))
+		tr_data_restore(p->data, cfg, c, from != 0, "rank");
+	uint64_t rest = p->data->train ? rio_loader_remaining(p->data->train) / (uint64_t)cfg->batch
+	                               : UINT64_MAX;
+	rest = tr_world_min_u64(&cfg->w, rest);
+	k->epoch_steps = cfg->o.synthetic ? a->steps_per_epoch : k->step_in_epoch + rest;
+	if (cfg->w.rank == 0 && !cfg->o.quiet)
+		printf("resumed from %s/checkpoint written by D%uxP%uxT%u: epoch %llu, step %llu of "
+		       "%llu%s\n", cfg->o.checkpoint, c->layout[0], c->layout[1], c->layout[2],
+		       (unsigned long long)k->epoch + 1, (unsigned long long)k->step_in_epoch,
+		       (unsigned long long)k->epoch_steps,
+		       from ? "; the rest of the epoch re-sharded over this run's readers" : "");
+}
+
+/* ---- a step -------------------------------------------------------------------- */
+
+/* Collective: the stage's gradient summed over its data-parallel ranks,
+ * then the step's head (loss, correct, count, flags, and whether any
+ * stage's sum is not finite) over the world, into head. */
+static void exchange(pipeline *a, float *head)
+{
+	const tr_config *c = a->p->cfg;
+	double t0 = rio__now();
+	float *acc = a->st.acc;
+	if (a->l.D > 1)
+		MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
+	int finite = 1;
+	for (size_t i = 0; i < a->n && finite; i++)
+		finite = isfinite(acc[i]);
+	head[HEAD_GRADS] = finite ? 0.0f : 1.0f;
+	MPI_Allreduce(MPI_IN_PLACE, head, HEAD, MPI_FLOAT, MPI_SUM, c->w.comm);
+	a->t_exchange += rio__now() - t0;
+}
+
+/* One training step on every rank (collective). 0; or, when some rank's
+ * data failed, -1 on those ranks (with a message in err) and 1 on the
+ * others. */
+static int step(pipeline *a, char *err, size_t errlen)
+{
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	tr_cursor *k = p->cursor;
+	rio_batch *b = NULL;
+	tr_input in;
+	int failed = 0, go = 0, nonfinite = 0, first = a->l.p == 0, last = a->l.p == a->l.P - 1;
+	if (first) {
+		int rc = tr_step_batch(p, &b, &in, 0, &failed, &a->t_wait, err, errlen);
+		go = rc == 1 && !failed;
+		nonfinite = go && b && tr_data_nonfinite(p->cfg, p->data, b);
+	}
+	float *stats = m->net.grads + a->n;
+	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
+	tr_stage_step(&a->st, go ? &in : NULL, stats);
+	/* a tensor group's ranks count the batch once: its rank 0 */
+	int once = a->l.t == 0;
+	float head[HEAD] = {0};
+	if (last && once) {
+		head[TR_EXTRA_LOSS] = stats[0];
+		head[TR_EXTRA_CORRECT] = stats[1];
+		nonfinite |= !isfinite(stats[0]);
+	}
+	if (first && once && go)
+		head[TR_EXTRA_COUNT] = (float)in.rows;
+	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
+	head[TR_EXTRA_FAILED] = (float)failed;
+	exchange(a, head);
+	if (b)
+		rio_loader_release(p->data->train, b);
+	if (failed)
+		return -1;
+	if (head[TR_EXTRA_FAILED] > 0)
+		return 1;
+	int apply = head[TR_EXTRA_NONFINITE] == 0 && head[HEAD_GRADS] == 0 &&
+	            head[TR_EXTRA_COUNT] >= 1;
+	if (apply) {
+		double t0 = rio__now();
+		tr_optim_begin(&m->opt, 1.0f / head[TR_EXTRA_COUNT], k->global_step);
+		tr_optim_update(&m->opt, m->net.params, a->st.acc, 0, a->n);
+		a->t_optimizer += rio__now() - t0;
+		k->ep_loss += head[TR_EXTRA_LOSS];
+		k->ep_correct += head[TR_EXTRA_CORRECT];
+		k->ep_count += head[TR_EXTRA_COUNT];
+	} else {
+		k->skipped_steps++;
+		k->ep_skipped++;
+	}
+	k->global_step++;
+	k->step_in_epoch++;
+	a->steps++;
+	return 0;
+}
+
+static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
+
+static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
+{
+	pipeline *a = (pipeline *)s;
+	return tr_step_segment(a->p, seg, step_of, NULL, a, (uint64_t)a->l.D, err, errlen);
+}
+
+typedef struct eval_ctx {
+	pipeline *a;
+	double records;
+} eval_ctx;
+
+/* The first stage: a test batch into the pipeline. */
+static void eval_batch(void *ctx, tr_input *in)
+{
+	eval_ctx *e = ctx;
+	tr_stage_eval_send(&e->a->st, in, 0, e->a->p->model->eval_stats, &e->records);
+}
+
+/* The first stage: every test batch through the pipeline, then its end
+ * (or that the data failed). 0, or -1 with a message. */
+static int evaluate_first(pipeline *a, double *records, char *err, size_t errlen)
+{
+	eval_ctx e = {a, 0};
+	int rc = tr_step_test_batches(a->p, eval_batch, &e, err, errlen);
+	tr_stage_eval_send(&a->st, NULL, rc < 0, a->p->model->eval_stats, &e.records);
+	*records = e.records;
+	return rc;
+}
+
+static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errlen)
+{
+	pipeline *a = (pipeline *)s;
+	tr_model *m = a->p->model;
+	double records = 0, tensor_bytes = a->tensor_bytes; /* a step's, not these */
+	int rc = 0;
+	tr_math_zero(m->math, m->eval_stats, 2);
+	if (a->l.p == 0)
+		rc = evaluate_first(a, &records, err, errlen);
+	else
+		while ((rc = tr_stage_eval_recv(&a->st, m->eval_stats, &records)) > 0) {
+		}
+	/* the last stage's sums, once a tensor group */
+	int counts = a->l.p == a->l.P - 1 && a->l.t == 0;
+	float st[2] = {0, 0};
+	if (counts)
+		tr_math_to_host(m->math, st, m->eval_stats, 2);
+	sums[0] = counts ? st[0] : 0;
+	sums[1] = counts ? st[1] : 0;
+	sums[2] = counts ? records : 0;
+	tr_world_sum_to_root(&a->p->cfg->w, sums, 3);
+	a->tensor_bytes = tensor_bytes;
+	if (rc < 0 && a->l.p > 0) /* the first stage says why */
+		snprintf(err, errlen, "the first stage's test data failed");
+	return rc < 0 && a->l.p == 0 ? -1 : 0;
+}
+
+/* ---- figures, checkpoints ----------------------------------------------------- */
+
+static void epoch_begin(tr_strategy_state *s)
+{
+	pipeline *a = (pipeline *)s;
+	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
+	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
+}
+
+static void figures(tr_strategy_state *s, tr_epoch_figures *f)
+{
+	pipeline *a = (pipeline *)s;
+	const tr_parts *p = a->p;
+	tr_step_figures(p, f);
+	f->data_wait = a->t_wait;
+	f->exchange = a->t_exchange;
+	f->optimizer = a->t_optimizer;
+	tr_layout_name(&a->l, f->layout, sizeof f->layout);
+	/* the bubble: the ranks' idle seconds in their schedules over those
+	 * schedules' seconds; bytes a step: the most any rank moved, by kind
+	 * (the data allreduce as a ring moves it: 2 (D - 1) / D x the stage's
+	 * gradient, sent and received) */
+	int D = a->l.D;
+	double steps = a->steps > 0 ? a->steps : 1;
+	double mine[5] = {a->st.idle, a->st.busy, a->st.bytes / steps,
+	                  D > 1 ? 2.0 * (D - 1) / D * (double)a->n * sizeof(float) * 2 : 0,
+	                  a->tensor_bytes / steps};
+	double sum[2], most[3];
+	MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
+	MPI_Reduce(mine + 2, most, 3, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
+	f->bubble = sum[1] > 0 ? sum[0] / sum[1] : 0;
+	f->pipe_bytes = most[0];
+	f->data_bytes = most[1];
+	f->tensor_bytes = most[2];
+	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
+}
+
+static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
+{
+	return 0; /* --eval-every is refused with --pipeline (options_check.c) */
+}
+
+static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((pipeline *)s)->steps_per_epoch; }
+
+/* Collective over the ranks of data group 0 (rank 0's): buffer `which` of
+ * every rank's part into the whole model on rank 0 (whole: NULL
+ * elsewhere). Each rank writes what it owns into zeros; their bitwise OR
+ * is the whole model, bit for bit. */
+static void gather(pipeline *a, int which, float *whole)
+{
+	tr_model *m = a->p->model;
+	size_t n = m->nparams;
+	float *mine = malloc(a->n * sizeof *mine), *part = calloc(n, sizeof *part);
+	if (!mine || !part)
+		tr_world_abort(&a->p->cfg->w, "out of memory writing a checkpoint", EXIT_DATA);
+	tr_math_to_host(m->math, mine, tr_optim_buffer(&m->opt, m->net.params, which), a->n);
+	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, part, mine, 1);
+	_Static_assert(sizeof(float) == sizeof(uint32_t), "a float is 32 bits");
+	MPI_Reduce(part, whole, (int)n, MPI_UINT32_T, MPI_BOR, 0, a->l.replica);
+	free(mine);
+	free(part);
+}
+
+/* Rank 0: the readers' loader positions alone (the first stage's rank of
+ * each data group, tensor rank 0), in order: reader d's is world rank
+ * d x P x T's. */
+static void keep_readers(const tr_layout *l, tr_ckpt *c)
+{
+	int every = l->P * l->T;
+	for (uint32_t r = 0; r < c->nblobs; r++)
+		if (r % (uint32_t)every) {
+			free(c->blob[r]);
+			c->blob[r] = NULL;
+		}
+	for (int d = 0; d < l->D; d++) {
+		c->blob[d] = c->blob[d * every];
+		c->blob_size[d] = c->blob_size[d * every];
+	}
+	c->nblobs = c->world = (uint32_t)l->D;
+}
+
+/* Rank 0: the whole model and optimizer state, gathered from the stages:
+ * the form data-parallel training writes, whatever the layout (which the
+ * checkpoint names), and the readers' positions. */
+static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
+{
+	pipeline *a = (pipeline *)s;
+	const tr_parts *p = a->p;
+	tr_model *m = p->model;
+	if (c)
+		keep_readers(&a->l, c);
+	if (a->l.d != 0)
+		return 0;
+	size_t n = m->nparams;
+	int states = tr_optim_state_count(&m->opt);
+	if (c) {
+		tr_step_collect_cursor(p, c);
+		c->params = malloc(n * sizeof(float));
+		c->state1 = malloc(n * sizeof(float));
+		if (states == 2)
+			c->state2 = malloc(n * sizeof(float));
+		if (!c->params || !c->state1 || (states == 2 && !c->state2))
+			tr_world_abort(&p->cfg->w, "out of memory writing a checkpoint", EXIT_DATA);
+	}
+	for (int i = 0; i <= states; i++)
+		gather(a, i, !c ? NULL : i == 0 ? c->params : i == 1 ? c->state1 : c->state2);
+	return 0;
+}
+
+static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, size_t tlen)
+{
+	pipeline *a = (pipeline *)s;
+	const tr_config *c = a->p->cfg;
+	static const char *const names[] = {"1f1b", "gpipe", "sequential"};
+	char name[32];
+	tr_layout_name(&a->l, name, sizeof name);
+	snprintf(line, len, "layout %s, %s schedule of %d microbatch%s, %d records per data-parallel "
+	         "group and step, %llu steps per epoch%s", name, names[c->o.pipe_schedule],
+	         a->st.M, a->st.M > 1 ? "es" : "", c->batch, (unsigned long long)a->steps_per_epoch,
+	         a->p->data->synth ? " of synthetic data" : "");
+	if (a->l.D > 1)
+		snprintf(tail, tlen, ", each stage's gradients summed by MPI_Allreduce");
+}
+
+static void close_pipeline(tr_strategy_state *s)
+{
+	pipeline *a = (pipeline *)s;
+	tr_stage_free(&a->st);
+	free(a);
+}
+
+const tr_strategy_ops tr_pipeline_ops = {
+	.name = "allreduce", /* checkpoints: the whole model, as allreduce keeps it */
+	.data_unit = "first-stage ranks",
+	.roles = roles,
+	.memory_need = memory_need,
+	.open = open_pipeline,
+	.place_fresh = place_fresh,
+	.place = place,
+	.epoch_begin = epoch_begin,
+	.segment = segment,
+	.evaluate = evaluate,
+	.figures = figures,
+	.eval_copies = eval_copies,
+	.next_epoch_steps = next_epoch_steps,
+	.collect = collect,
+	.describe = describe,
+	.close = close_pipeline,
+};
