@@ -446,6 +446,9 @@ static const refusal_case check_refusals[] = {
 	{BASE "--microbatches 2", "--microbatches needs --pipeline 2 or more"},
 	{BASE "--pipeline 2 --strategy ps", "--pipeline 2: not with --strategy ps"},
 	{BASE "--tensor 2 --device cuda", "--tensor 2: not with --device cuda (yet)"},
+	{BASE "--pipeline 2 --grad-compression bf16",
+	 "--pipeline 2: not with --grad-compression (yet: the stages' gradients and activations go "
+	 "in fp32)"},
 	{"--x a --y label", "--train SHARDS is required"},
 	{"--synthetic=5 --train t --x a --y label",
 	 "--synthetic=5: the input width is that of --x in the data given; leave out =N or the data"},
