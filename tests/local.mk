@@ -221,5 +221,11 @@ tests_test_train_math_cuda_SOURCES = tests/test_train_math_cuda.c
 tests_test_train_math_cuda_CFLAGS = $(AM_CFLAGS)
 tests_test_train_math_cuda_LDADD = $(TRAINER_LIBS)
 endif
+# --precision bf16 on the CPU (oneDNN); skips (77) without bf16 GEMMs
+check_PROGRAMS += tests/test_train_bf16
+TESTS += tests/test_train_bf16
+tests_test_train_bf16_SOURCES = tests/test_train_bf16.c
+tests_test_train_bf16_CFLAGS = $(AM_CFLAGS)
+tests_test_train_bf16_LDADD = $(TRAINER_LIBS)
 endif
 EXTRA_DIST += tests/test_train_math_cuda.c
