@@ -174,7 +174,8 @@ EXTRA_DIST += tests/test_loader_cuda.c
 TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
-	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh
+	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh \
+	tests/train_precision.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
