@@ -97,6 +97,11 @@ int tr_math_bf16_check(tr_math *m, char *err, size_t errlen);
 void tr_gemm_bf16(tr_math *m, int trans_a, int trans_b, int M, int N, int K, const tr_bf16 *A,
                   int lda, const tr_bf16 *B, int ldb, float beta, float *C, int ldc);
 
+/* Where the bf16 GEMMs run, for messages: "oneDNN avx512_core_amx" and
+ * the like on the CPU, "cuBLAS" on a GPU; NULL before tr_math_bf16_check
+ * succeeded. */
+const char *tr_math_bf16_kernels(const tr_math *m);
+
 /* dst = src rounded to bf16, to nearest, ties to even (NaN stays NaN). */
 void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n);
 

@@ -35,6 +35,10 @@ static int cpu_has_bf16(void)
 static int cpu_has_bf16(void) { return 0; }
 #endif
 
+#ifdef HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
 int tr_bf16_cpu_check(char *err, size_t errlen)
 {
 #ifndef HAVE_ONEDNN
@@ -48,6 +52,12 @@ int tr_bf16_cpu_check(char *err, size_t errlen)
 		                      "(AVX512_BF16 or AMX-BF16); use --precision fp32");
 		return -ENOTSUP;
 	}
+	if (!tr_bf16_cpu_kernels()) {
+		snprintf(err, errlen, "--precision bf16: oneDNN is held below its bf16 instructions "
+		                      "(ONEDNN_MAX_CPU_ISA=%s), where it would emulate them",
+		         getenv("ONEDNN_MAX_CPU_ISA") ? getenv("ONEDNN_MAX_CPU_ISA") : "?");
+		return -ENOTSUP;
+	}
 	return 0;
 #endif
 }
@@ -59,6 +69,7 @@ int tr_bf16_gemms_open(tr_bf16_gemms **out, int threads, char *err, size_t errle
 	*out = NULL;
 	return tr_bf16_cpu_check(err, errlen);
 }
+const char *tr_bf16_cpu_kernels(void) { return NULL; }
 void tr_bf16_gemms_close(tr_bf16_gemms *g) { (void)g; }
 int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, int K,
                      const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
@@ -74,7 +85,6 @@ const char *tr_bf16_gemm_impl(tr_bf16_gemms *g, int trans_a, int trans_b, int M,
 
 #else
 
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 enum { CACHE = 64 }; /* shapes kept: 3 GEMMs a layer, for the training
@@ -115,6 +125,15 @@ int tr_bf16_gemms_open(tr_bf16_gemms **out, int threads, char *err, size_t errle
 	g->threads = threads;
 	*out = g;
 	return 0;
+}
+
+const char *tr_bf16_cpu_kernels(void)
+{
+	switch (dnnl_get_effective_cpu_isa()) { /* ONEDNN_MAX_CPU_ISA caps it */
+	case dnnl_cpu_isa_avx512_core_amx: return "oneDNN avx512_core_amx";
+	case dnnl_cpu_isa_avx512_core_bf16: return "oneDNN avx512_core_bf16";
+	default: return NULL; /* bf16 emulated: refused */
+	}
 }
 
 static void entry_free(entry *e)

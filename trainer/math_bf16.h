@@ -31,6 +31,12 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
                      const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
                      float *C, int ldc);
 
+/* The instructions oneDNN's kernels use here ("oneDNN avx512_core_amx",
+ * "oneDNN avx512_core_bf16"), for the trainer's first line; NULL without
+ * oneDNN, or where oneDNN is held below them (ONEDNN_MAX_CPU_ISA) and
+ * would emulate bf16 (tr_bf16_cpu_check refuses that). */
+const char *tr_bf16_cpu_kernels(void);
+
 /* The oneDNN implementation a shape's primitive uses (e.g.
  * "brg:avx512_core_bf16"), for the bench's report: made if not cached;
  * NULL when it cannot be. */

@@ -237,6 +237,15 @@ int tr_math_bf16_check(tr_math *m, char *err, size_t errlen)
 	return tr_bf16_gemms_open(&m->bf16, m->threads, err, errlen);
 }
 
+const char *tr_math_bf16_kernels(const tr_math *m)
+{
+#ifdef HAVE_CUDA
+	if (m->cuda)
+		return "cuBLAS";
+#endif
+	return m->bf16 ? tr_bf16_cpu_kernels() : NULL;
+}
+
 void tr_gemm_bf16(tr_math *m, int trans_a, int trans_b, int M, int N, int K, const tr_bf16 *A,
                   int lda, const tr_bf16 *B, int ldb, float beta, float *C, int ldc)
 {
