@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+
 /* Whether the CPU has bf16 dot products: AVX512_BF16 (CPUID leaf 7
  * subleaf 1, EAX bit 5) or AMX-BF16 (leaf 7 subleaf 0, EDX bit 22). */
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,9 +37,6 @@ static int cpu_has_bf16(void)
 #else
 static int cpu_has_bf16(void) { return 0; }
 #endif
-
-#ifdef HAVE_ONEDNN
-#include <oneapi/dnnl/dnnl.h>
 #endif
 
 int tr_bf16_cpu_check(char *err, size_t errlen)
