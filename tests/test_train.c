@@ -456,6 +456,53 @@ static void test_update_in_buckets(void)
 	tr_math_close(m);
 }
 
+/* --precision bf16: every optimizer's update, bucket by bucket in any
+ * order (SGD, Adam) or whole (LARS, over its blocks), writes the updated
+ * parameters rounded to bf16 (tr_optim_write16), and the same parameters
+ * as without it. */
+static void test_update_writes_bf16(void)
+{
+	enum { N = 1000 };
+	static const size_t cut[] = {0, 256, 300, 701, 999, N};
+	static const int order[] = {3, 0, 4, 2, 1};
+	static const tr_param_block blocks[] = {{0, 700, 1}, {700, 300, 0}};
+	tr_math *m = cpu();
+	for (int kind = 0; kind < 3; kind++) {
+		tr_optim a, b;
+		tr_optim_config c = {.kind = (tr_opt_kind)kind, .lr = 0.01f, .momentum = 0.9f,
+		                     .weight_decay = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f,
+		                     .eps = 1e-8f, .scale = 1, .trust = 0.001f};
+		optim_open(&a, m, N, &c);
+		optim_open(&b, m, N, &c);
+		CU_ASSERT_FATAL(tr_optim_set_blocks(&a, blocks, 2) == 0 &&
+		                tr_optim_set_blocks(&b, blocks, 2) == 0);
+		static float pa[N], pb[N], g[N];
+		static tr_bf16 p16[N], want[N];
+		memset(p16, 0, sizeof p16);
+		tr_optim_write16(&b, p16);
+		uint64_t s = 0x2545f4914f6cdd1dull;
+		for (int i = 0; i < N; i++)
+			pa[i] = pb[i] = frand(&s);
+		for (int step = 0; step < 2; step++) {
+			for (int i = 0; i < N; i++)
+				g[i] = 10.0f * frand(&s);
+			tr_optim_step(&a, pa, g, 1.0f / 32, (uint64_t)step);
+			tr_optim_begin(&b, 1.0f / 32, (uint64_t)step);
+			if (tr_optim_bucketwise(&b))
+				for (int k = 0; k < 5; k++)
+					tr_optim_update(&b, pb, g, cut[order[k]], cut[order[k] + 1]);
+			else
+				tr_optim_update(&b, pb, g, 0, N);
+		}
+		tr_to_bf16(m, want, pb, N);
+		CU_ASSERT(memcmp(pa, pb, sizeof pa) == 0);
+		CU_ASSERT(memcmp(p16, want, sizeof want) == 0);
+		optim_close(&a);
+		optim_close(&b);
+	}
+	tr_math_close(m);
+}
+
 /* LARS: W's step scaled by trust * ||W|| / (||g|| + wd ||W||), the bias
  * plain momentum SGD without weight decay (optim_lars.c) */
 static void test_lars_known_values(void)
@@ -1316,6 +1363,7 @@ static const tu_test optim_tests[] = {
 	{"SGD with momentum and weight decay", test_sgd_known_values},
 	{"Adam", test_adam_known_values},
 	{"an update in buckets, in any order, is the whole one", test_update_in_buckets},
+	{"SGD, Adam and LARS write the bf16 copy of what they update", test_update_writes_bf16},
 	{"LARS: layer-wise trust ratio, biases plain", test_lars_known_values},
 	{"linear scaling, warmup, cosine", test_lr_schedule},
 	{NULL, NULL},
