@@ -710,6 +710,10 @@ int main(void)
 	test_adam(3000001, "adam large");
 	test_mlp_dinput();
 	test_to_bf16();
+	if (tr_math_bf16_check(gpu, err, sizeof err) < 0)
+		fail("bf16_check", "%s", err); /* a GPU's are cuBLAS's: always there */
+	else
+		ok("bf16_check");
 	check_gemm_bf16("gemm_bf16 forward", 0, 1, 128, 256, 784);
 	check_gemm_bf16("gemm_bf16 input gradient", 0, 0, 128, 784, 256);
 	check_gemm_bf16("gemm_bf16 weight gradient", 1, 0, 256, 784, 128);
