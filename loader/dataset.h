@@ -49,6 +49,10 @@ typedef struct rio__shard {
 	                         * reading and counted (once; under l->mu)  */
 	uint64_t *offset;       /* global shuffle: every record's offset    */
 	uint32_t *framed;       /* global shuffle: every record's frame size */
+	rio_index sidecar;      /* a URL's .idx, read while the sharding was
+	                         * chosen, for shard_count (sidecar_read 1) */
+	int sidecar_read;       /* 1: its .idx is in sidecar; -1: it has none;
+	                         * 0: not read yet                          */
 } rio__shard;
 
 /* A run of records of a shard: [first, first + count). */

@@ -67,8 +67,7 @@ static int start_epoch(rio_loader *l)
 	 * batch: round up */
 	if (l->route.placed)
 		rio__pool_epoch(&l->pool,
-		                l->route.reading == RIO__READ_DIRECT ? RIO__ORDER_TURNS
-		                                                     : RIO__ORDER_CLAIMS,
+		                rio__placed_ahead(l) ? RIO__ORDER_TURNS : RIO__ORDER_CLAIMS,
 		                (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size,
 		                l->plan.ntasks);
 	else

@@ -249,5 +249,10 @@ static inline int rio__loader_frame_entry(const struct rio_loader *l, const uint
 
 /* placed.c: the placed path's worker thread (its plan: rio__plan_batches). */
 void *rio__placed_main(void *arg);
+/* placed.c: the records a worker of the placed path claims and reads
+ * ahead at once (O_DIRECT, remote shards), or 0 when its workers fill
+ * one batch at a time; the pool then hands out slots in TURNS, not
+ * CLAIMS (pool.h). For the epoch about to start (l->route set). */
+uint64_t rio__placed_ahead(const struct rio_loader *l);
 
 #endif /* RIO_LOADER_INTERNAL_H */

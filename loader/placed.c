@@ -18,7 +18,8 @@
  * plan's whatever the number of workers. Read from mappings (the route's
  * MAP: route.c) nothing is read or copied: the batches are views into the
  * mappings (fill_mapped); so too with opts.cache, from the decompressed
- * copies (cache.c); with O_DIRECT, run_direct reads ahead itself. Which of
+ * copies (cache.c); with O_DIRECT, and from remote shards, run_ahead
+ * reads ahead itself. Which of
  * these serves an epoch, and whether this path does at all (compressed
  * shards, buffer shuffling with reads and skipping damage take the
  * pipeline of worker.c and batcher.c), is route.c's choice.
@@ -434,11 +435,15 @@ static void file_batches(rio__worker *w, rio__slot *const *slots, size_t k, uint
 	rio__pool_file(&w->l->pool, slots, k, b0, failed, rc, &w->err);
 }
 
-/* ---- O_DIRECT: batches read ahead --------------------------------------
- * No page-cache readahead works for O_DIRECT, and one batch's reads are
- * few: a worker claims the next batches of about RIO__DIRECT_AHEAD
- * records at once (a claim), reads them all into a scratch buffer with
- * every request in flight (in file order), and then fills their slots one
+/* ---- O_DIRECT and remote shards: batches read ahead ---------------------
+ * No page-cache readahead works for O_DIRECT, nor for shards read over the
+ * network (remote sources: each read is a round trip), and one batch's
+ * reads are few: a worker claims the next batches of about
+ * RIO__DIRECT_AHEAD records at once (a claim; for remote shards in shard
+ * order, rio__placed_ahead's bytes of them), reads them all into a scratch buffer with every
+ * request in flight (in file order; remote ones through the source's
+ * read_many, which fetches the nearby records of the claim's batches
+ * together, in parts run in parallel), and then fills their slots one
  * by one. While it fills them, the reads of its next claim are already in
  * flight into its other scratch buffer (two claims, w->chunks[0] and [1],
  * taking turns), so the device is not idle while batches are checked and
@@ -569,12 +574,57 @@ static int deliver_claim(rio__worker *w, claim *cl)
 	return 0;
 }
 
-/* The O_DIRECT worker: claims taken two at a time, the next one's reads
- * in flight while the current one's batches are filled. */
-static void run_direct(rio__worker *w)
+/* Remote shards' claims: the loader's requests in flight (inflight parts
+ * of part_size) shared by its workers' claims, two a worker (so the read
+ * ahead holds at most part_size x inflight bytes), between 4 MiB and
+ * 64 MiB a claim, and at most RIO__REMOTE_AHEAD_RECORDS records (the
+ * claim's places and requests). */
+#define RIO__REMOTE_AHEAD_MIN (4ull << 20)
+#define RIO__REMOTE_AHEAD_MAX (64ull << 20)
+#define RIO__REMOTE_AHEAD_RECORDS 65536u
+
+/* The records a claim holds: RIO__DIRECT_AHEAD under O_DIRECT; for an
+ * epoch in shard order that reads remote shards (sources read through
+ * read_many, not a descriptor), those of a claim's bytes; else 0 (no
+ * claims). A shuffled epoch of remote shards keeps a read per batch: a
+ * claim's records, spread over the whole set, would have the engine fetch
+ * the bytes between them too (nearby ranges are read together), many
+ * times what they hold. */
+uint64_t rio__placed_ahead(const rio_loader *l)
+{
+	if (l->route.reading == RIO__READ_DIRECT)
+		return RIO__DIRECT_AHEAD;
+	if (l->route.reading != RIO__READ_BUFFERED || l->plan.perm)
+		return 0;
+	uint64_t bytes = 0, records = 0;
+	int remote = 0;
+	for (size_t i = 0; i < l->ds.nshards; i++) {
+		const rio__shard *sh = &l->ds.shards[i];
+		if (!sh->needed)
+			continue;
+		bytes += sh->data_end;
+		records += sh->count;
+		remote |= sh->src.fd < 0 && sh->src.ops && sh->src.ops->read_many;
+	}
+	if (!remote)
+		return 0;
+	uint64_t want = l->o.remote.part_size * l->o.remote.inflight / (2 * (uint64_t)l->nworkers);
+	want = want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
+	       : want > RIO__REMOTE_AHEAD_MAX ? RIO__REMOTE_AHEAD_MAX
+	                                      : want;
+	uint64_t per = records ? (bytes + records - 1) / records : 1;
+	uint64_t n = want / (per ? per : 1);
+	return n < 1 ? 1 : n > RIO__REMOTE_AHEAD_RECORDS ? RIO__REMOTE_AHEAD_RECORDS : n;
+}
+
+/* The worker that reads ahead: claims taken two at a time, the next one's
+ * reads in flight while the current one's batches are filled (O_DIRECT on
+ * io_uring; on the pread backend, and so for remote shards, a claim is
+ * read when it is finished, while the other workers' claims are filled). */
+static void run_ahead(rio__worker *w, uint64_t records)
 {
 	rio_loader *l = w->l;
-	uint64_t ahead = RIO__DIRECT_AHEAD / l->o.batch_size;
+	uint64_t ahead = records / l->o.batch_size;
 	ahead = ahead > 1 ? ahead : 1;
 	size_t nmax = (size_t)(ahead * l->o.batch_size); /* places per claim */
 	claim cl[2];
@@ -635,8 +685,9 @@ void *rio__placed_main(void *arg)
 	rio_loader *l = w->l;
 	if (l->pool.device_copy)
 		rio__cuda_set_device(l->o.device);
-	if (l->route.reading == RIO__READ_DIRECT) {
-		run_direct(w);
+	uint64_t ahead = rio__placed_ahead(l);
+	if (ahead) {
+		run_ahead(w, ahead);
 		return NULL;
 	}
 	/* small batches are claimed a few at a time (about RIO__CLAIM_RECORDS

@@ -85,6 +85,15 @@ static ssize_t remote_read_at(const rio__source *src, void *buf, size_t len, uin
 	const remote_src *p = src->priv;
 	if (src->fd >= 0)
 		return rio__source_file.read_at(src, buf, len, offset); /* the copy */
+	/* the first bytes, taken at open (the dataset's compression check):
+	 * no request */
+	size_t have;
+	const uint8_t *head = rio__robj_head(p->o, &have);
+	if (offset <= have && (len <= have - offset || have == src->size)) {
+		size_t n = len < have - offset ? len : have - (size_t)offset;
+		memcpy(buf, head + offset, n);
+		return (ssize_t)n;
+	}
 	rio_error e;
 	return rio__robj_read(p->o, buf, len, offset, &e);
 }

@@ -104,21 +104,11 @@ static long index_line(FILE *f, char *buf)
 /* The largest .idx read from a URL: 40 million entries. */
 #define INDEX_URL_MAX (1ull << 30)
 
-/* The sidecar at a URL, whole, as a stream to parse (the text in *text,
- * freed by the caller after fclose). */
-static FILE *open_url(const char *url, char **text, rio_error *err)
+/* The text of a sidecar read whole (`len` bytes, NUL-terminated) as a
+ * stream to parse; NULL with errno and the message in err. */
+static FILE *open_text(const char *url, char *text, size_t len, rio_error *err)
 {
-	rio__remote *r = NULL;
-	size_t len = 0;
-	int rc = rio__remote_open(&r, NULL, err);
-	if (rc == 0)
-		rc = rio__remote_get_all(r, url, INDEX_URL_MAX, 0, text, &len, err);
-	rio__remote_close(r);
-	if (rc < 0) {
-		errno = -rc;
-		return NULL;
-	}
-	FILE *f = fmemopen(*text, len ? len : 1, "r");
+	FILE *f = fmemopen(text, len ? len : 1, "r");
 	if (!f)
 		rio__error_set(err, -errno, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	else if (!len)
@@ -157,18 +147,10 @@ static FILE *open_local(const char *path, rio_error *err)
 	return f;
 }
 
-RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
+/* Parses the .idx text of f (then closed) into idx, emptied on an error
+ * (named after `path`). */
+static int index_parse(FILE *f, const char *path, rio_index *idx, rio_error *err)
 {
-	memset(idx, 0, sizeof *idx);
-	rio__error_clear(err);
-	char *text = NULL;
-	int url = rio__url_is_remote(path);
-	FILE *f = url ? open_url(path, &text, err) : open_local(path, err);
-	if (!f) {
-		int e = errno;
-		free(text);
-		return -e;
-	}
 	char line[INDEX_LINE_MAX + 1];
 	long len;
 	uint64_t lineno = 0, expect = 0;
@@ -231,10 +213,42 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 		}
 	}
 	fclose(f);
-	free(text);
 	if (rc)
 		rio_index_free(idx);
 	return rc;
+}
+
+int rio__index_read_remote(rio__remote *r, const char *url, int quiet_enoent, rio_index *idx,
+                           rio_error *err)
+{
+	memset(idx, 0, sizeof *idx);
+	rio__error_clear(err);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = rio__remote_get_all(r, url, INDEX_URL_MAX, quiet_enoent, &text, &len, err);
+	FILE *f = rc == 0 ? open_text(url, text, len, err) : NULL;
+	if (f)
+		rc = index_parse(f, url, idx, err);
+	else if (rc == 0)
+		rc = -errno;
+	free(text);
+	return rc;
+}
+
+RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
+{
+	memset(idx, 0, sizeof *idx);
+	rio__error_clear(err);
+	if (rio__url_is_remote(path)) { /* a client of its own, with the defaults */
+		rio__remote *r = NULL;
+		int rc = rio__remote_open(&r, NULL, err);
+		if (rc == 0)
+			rc = rio__index_read_remote(r, path, 0, idx, err);
+		rio__remote_close(r);
+		return rc;
+	}
+	FILE *f = open_local(path, err);
+	return f ? index_parse(f, path, idx, err) : -errno;
 }
 
 /* Appends the decimal digits of v at p; returns the new end. */
@@ -288,14 +302,15 @@ static int sink_text(void *arg, const char *p, size_t n)
 }
 
 /* One PUT of the whole text. */
-static int write_url(const char *url, const rio_index *idx, rio_error *err)
+static int write_url(const char *url, const rio_index *idx, const rio_remote_opts *remote,
+                     rio_error *err)
 {
 	rio__text t = {0};
 	rio__remote *r = NULL;
 	int rc = index_emit(idx, sink_text, &t);
 	if (rc < 0)
 		rc = rio__error_set(err, rc, url, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	else if ((rc = rio__remote_open(&r, NULL, err)) == 0)
+	else if ((rc = rio__remote_open(&r, remote, err)) == 0)
 		rc = rio__remote_put(r, url, rio__text_str(&t), t.n, err);
 	rio__remote_close(r);
 	rio__text_free(&t);
@@ -304,9 +319,15 @@ static int write_url(const char *url, const rio_index *idx, rio_error *err)
 
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err)
 {
+	return rio_index_write_opts(path, idx, NULL, err);
+}
+
+RIO_API int rio_index_write_opts(const char *path, const rio_index *idx,
+                                 const rio_remote_opts *remote, rio_error *err)
+{
 	char *tmp = NULL;
 	if (rio__url_is_remote(path))
-		return write_url(path, idx, err);
+		return write_url(path, idx, remote, err);
 	int fd = rio_output_check(path, err);
 	if (fd < 0)
 		return fd;
@@ -328,10 +349,16 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 
 RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *err)
 {
+	return rio_index_build_opts(shard_path, NULL, idx, err);
+}
+
+RIO_API int rio_index_build_opts(const char *shard_path, const rio_reader_opts *opts,
+                                 rio_index *idx, rio_error *err)
+{
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
 	rio_reader *r;
-	int rc = rio_reader_open_err(&r, shard_path, NULL, err);
+	int rc = rio_reader_open_err(&r, shard_path, opts, err);
 	if (rc)
 		return rc;
 	rio_record rec;
@@ -347,4 +374,23 @@ RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *e
 	}
 	rio_reader_close(r);
 	return rc < 0 ? rc : 0;
+}
+
+RIO_API int rio_path_exists(const char *path, const rio_remote_opts *remote, rio_error *err)
+{
+	rio__error_clear(err);
+	if (!rio__url_is_remote(path)) {
+		struct stat st;
+		if (stat(path, &st) == 0)
+			return 1;
+		return errno == ENOENT || errno == ENOTDIR
+		               ? 0
+		               : rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	rio__remote *r = NULL;
+	int rc = rio__remote_open(&r, remote, err);
+	if (rc == 0)
+		rc = rio__remote_exists(r, path, err);
+	rio__remote_close(r);
+	return rc;
 }

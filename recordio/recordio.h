@@ -480,6 +480,18 @@ RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *e
 /* Builds the index of a shard by reading it (compressed or not); damage is
  * an error reported in `err`. */
 RIO_API int rio_index_build(const char *shard_path, rio_index *idx, rio_error *err);
+/* rio_index_build() reading the shard with `opts` (NULL: the defaults; a
+ * URL's requests with opts->remote). */
+RIO_API int rio_index_build_opts(const char *shard_path, const rio_reader_opts *opts,
+                                 rio_index *idx, rio_error *err);
+/* rio_index_write() sending a URL's PUT with `remote` (NULL: the
+ * defaults). */
+RIO_API int rio_index_write_opts(const char *path, const rio_index *idx,
+                                 const rio_remote_opts *remote, rio_error *err);
+/* 1 when there is a file at `path`, or an object at a URL (one HEAD, with
+ * `remote`: NULL the defaults); 0 when there is none; else a negative
+ * error with its one line in `err`. */
+RIO_API int rio_path_exists(const char *path, const rio_remote_opts *remote, rio_error *err);
 /* Appends one entry (grows the arrays). The arrays must be the library's:
  * from a zeroed index, rio_index_read(), rio_index_build() or earlier
  * appends (their capacity follows from count; arrays the caller allocated

@@ -110,7 +110,7 @@ EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 S3_TESTS = tests/s3_roundtrip.sh tests/s3_faults.sh tests/s3_cache.sh tests/s3_train.sh \
 	tests/s3_coalesce.sh
 TESTS += $(S3_TESTS)
-EXTRA_DIST += $(S3_TESTS) tests/s3_lib.sh tests/s3_proxy.py
+EXTRA_DIST += $(S3_TESTS) tests/s3_lib.sh tests/s3_proxy.py tests/s3_server.sh
 # tests/s3_coalesce.sh's helper: a loader's remote clients' threads counted
 check_PROGRAMS += tests/s3_engines
 tests_s3_engines_SOURCES = tests/s3_engines.c

@@ -10,9 +10,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
 s3_start
-B="s3://$S3_BUCKET"
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR" "$T/loc"
 C="$T/cache"
 
 # 180000-byte shards: x (3 of them), y (2), z (1)

@@ -11,14 +11,22 @@
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
 s3_start
-B="s3://$S3_BUCKET"
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR" "$T/loc"
 
 # 6000 records of about 170 bytes in 3 shards of about 340 KiB, with .idx
 awk 'BEGIN { for (i = 0; i < 6000; i++) printf "record %06d %0150d\n", i, i }' >"$T/in.txt"
 expect_exit 0 "$PACK" --from lines --output "$T/loc/c" --shards 3 "$T/in.txt"
 expect_exit 0 "$PACK" --from lines --output "$B/c" --shards 3 "$T/in.txt"
+
+# order_from_s3 NAME ARGS...: recordio-bench ARGS --dump-order of the local
+# copy ($T/NAME.local) and of the S3 one ($T/NAME.s3) give the same order
+order_from_s3() {
+	name=$1
+	shift
+	expect_exit 0 "$BENCH" "$@" --dump-order "$T/$name.local" "$T/loc/c"
+	expect_exit 0 "$BENCH" "$@" --dump-order "$T/$name.s3" "$B/c"
+	if [ -s "$T/$name.s3" ] && cmp -s "$T/$name.local" "$T/$name.s3"; then pass; else
+		fail "$name from S3 ($*): the order differs from the local one"; fi
+}
 
 # ---- one epoch, globally shuffled, batches of 50: the local order, and
 # about one GET per shard per batch (each shard's records of a batch are
@@ -27,16 +35,28 @@ expect_exit 0 "$PACK" --from lines --output "$B/c" --shards 3 "$T/in.txt"
 # record would be 6000
 proxy_start
 o="--shuffle global --seed 3 --batch 50 --epochs 1"
-expect_exit 0 "$BENCH" $o --dump-order "$T/order.local" "$T/loc/c"
-expect_exit 0 "$BENCH" $o --dump-order "$T/order.s3" "$B/c"
-if [ -s "$T/order.s3" ] && cmp -s "$T/order.local" "$T/order.s3"; then pass; else
-	fail "global shuffle from S3: the order differs from the local one"; fi
+order_from_s3 order $o
 expect_eq 6000 "$(wc -l <"$T/order.s3" | tr -d ' ')" "every record delivered"
 gets=$(grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG")
 batches=120
 most=$((batches * 3 + 3 * 5))
 if [ "$gets" -ge $batches ] && [ "$gets" -le $most ]; then pass; else
 	fail "$gets GETs of the shards for 6000 records in $batches batches (want $batches to $most)"; fi
+# opening the set reads each shard's .idx with one GET through the loader's
+# client, which also says whether it is there: no HEAD before it
+expect_eq 0 "$(proxy_count 'request HEAD')" "no HEAD of a sidecar at open"
+expect_eq 3 "$(grep -c '^request GET .*\.tfrecord\.idx$' "$PROXY_LOG")" "one GET of each .idx"
+
+# ---- shard order reads ahead: batches claimed together (about
+# part size x inflight / 2 bytes a worker's claim), their contiguous bytes
+# fetched in part-size GETs, not a GET a batch: 3 shards of 340 KB in
+# a few GETs each (open, its .idx's check, the read), where 120 batches
+# were 120 GETs
+proxy_start
+order_from_s3 order1 --shuffle none --batch 50 --epochs 1
+gets=$(grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG")
+if [ "$gets" -le 15 ]; then pass; else
+	fail "$gets GETs of the shards for 3 shards of 340 KB in shard order (want at most 15)"; fi
 
 # ---- the same through resets, truncated bodies, 503 and 500: retried, every
 # record once, in the local order
@@ -51,7 +71,7 @@ if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass
 # ---- the loader's remote options (recordio-bench --remote-*), and a read
 # that runs out of attempts mid-epoch: one line naming the shard's URL, the
 # HTTP status and S3's code, as the tools say it (the 40th GET answers 503:
-# opening the set takes 13, the epoch about 360; it is tried once)
+# opening the set takes 11, the epoch about 360; it is tried once)
 proxy_start --faults 503 --every 40
 expect_exit 1 "$BENCH" $o --remote-attempts 1 "$B/c"
 expect_lines 1 "$T/err" "a read that ran out of attempts: one line"

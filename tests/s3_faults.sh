@@ -10,9 +10,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
 s3_start
-B="s3://$S3_BUCKET"
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR" "$T/loc"
 
 # 3 shards of about 600 KiB, plain and gzip, packed locally and to S3
 awk 'BEGIN { for (i = 0; i < 12000; i++) printf "record %06d %0150d\n", i, i }' >"$T/in.txt"

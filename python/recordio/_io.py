@@ -4,16 +4,16 @@ import bisect
 import operator
 import os
 
-import numpy as np
-
 from . import _core
 from ._errors import make_error
-from ._size import size_arg
+from ._remote import DEFAULTS as _REMOTE, remote_args
+from ._size import is_int as _is_int, size_arg
 
 __all__ = ["Reader", "Writer", "expand"]
 
 
-def expand(spec):
+def expand(spec, remote_attempts=_REMOTE["remote_attempts"],
+           remote_stall=_REMOTE["remote_stall"]):
     """The sorted list of shard paths a specification names: a glob
     ("data/train-*.tfrecord"), a comma-separated list, a directory, a shard
     PREFIX ("data/train" for data/train-SSSSS-of-NNNNN.tfrecord[.gz|.zz|.lz4])
@@ -21,14 +21,19 @@ def expand(spec):
     glob must find every shard of a set whose name it matches (a missing
     shard raises ShardSetError naming it); a glob that matches only some
     shards' names ("data/train-0000[0-2]-of-00004.tfrecord") reads just
-    those."""
-    return _core.expand(os.fspath(spec))
+    those. The same forms in S3 ("s3://bucket/data/train", a glob of keys,
+    "s3://bucket/data/") are listed (ListObjectsV2): remote_attempts and
+    remote_stall are its requests' (as Reader's)."""
+    remote = remote_args("expand", remote_attempts=remote_attempts, remote_stall=remote_stall)
+    return _core.expand(os.fspath(spec), remote)
 
 
-def _paths(path_or_shards):
+def _paths(path_or_shards, remote):
     if isinstance(path_or_shards, (str, bytes, os.PathLike)):
         p = os.fsdecode(path_or_shards)
-        return [p] if os.path.isfile(p) else expand(p)
+        if os.path.isfile(p):
+            return [p]
+        return _core.expand(p, remote)
     paths = [os.fsdecode(p) for p in path_or_shards]
     if not paths:
         raise ValueError("Reader: an empty list of shards")
@@ -38,11 +43,6 @@ def _paths(path_or_shards):
 def _uint64s(buf):
     """A bytearray of native uint64s, or an array("Q"), as a uint64 view."""
     return memoryview(buf).cast("B").cast("Q")
-
-
-def _is_int(x):
-    """An int or a NumPy integer; never a bool (True is not a size)."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 # the names the C library takes for each codec (any case), and their own
@@ -66,11 +66,14 @@ class Reader:
     """Reads the records of one shard or of a set of shards, in order.
 
     Reader(path_or_shards, compression="auto", verify_crc=True,
-           skip_damaged=False, max_record_size=0)
+           skip_damaged=False, max_record_size=0, remote_part_size=8 MiB,
+           remote_inflight=16, remote_attempts=10, remote_stall=30)
 
     path_or_shards: a file, a shard specification (see expand()) or a list
-    of files. Every codec reads the same (none, gzip, zlib, LZ4 frames; the
-    compression of each file is detected from its bytes unless given).
+    of files; any of them may be at an s3:// or http(s):// URL
+    (doc/remote.md). Every codec reads the same (none, gzip, zlib, LZ4
+    frames; the compression of each file is detected from its bytes unless
+    given).
 
         for payload in recordio.Reader("data/train"):   # bytes
             ...
@@ -94,18 +97,35 @@ class Reader:
     the longest record accepted, an int of bytes or a size such as "64M"
     (K, M, G, T powers of 1024, KB, MB, GB, TB of 1000); 0, the default, is
     the library's limit (256 MiB).
+
+    Shards at URLs (s3://, http://, https://) are read with parallel ranged
+    GETs; the remote_* arguments are the library's (rio_remote_opts in
+    recordio.h, the tools' --remote-* options): remote_part_size bytes a
+    GET (an int or a size such as "16M", 64K to 1G), remote_inflight GETs
+    at once (1 to 256), remote_attempts tries of a request that fails for a
+    passing reason (a reset, a stall, 429, 5xx; 1 to 100) and remote_stall
+    seconds without progress before a transfer is broken off and retried
+    (1 to 3600). The defaults are the library's.
     """
 
     def __init__(self, path_or_shards, compression="auto", verify_crc=True,
-                 skip_damaged=False, max_record_size=0):
+                 skip_damaged=False, max_record_size=0,
+                 remote_part_size=_REMOTE["remote_part_size"],
+                 remote_inflight=_REMOTE["remote_inflight"],
+                 remote_attempts=_REMOTE["remote_attempts"],
+                 remote_stall=_REMOTE["remote_stall"]):
         max_record_size = size_arg("Reader", "max_record_size", max_record_size, (1 << 64) - 1)
         if not _is_int(max_record_size) or not 0 <= max_record_size < 1 << 64:
             raise ValueError("Reader: max_record_size=%r: want an integer or a size such as "
                              "'64M', from 0 (the default limit) to 2**64-1" % (max_record_size,))
         compression = _codec("Reader", compression, auto=True)
-        self.paths = _paths(path_or_shards)
+        remote = remote_args("Reader", remote_part_size=remote_part_size,
+                             remote_inflight=remote_inflight, remote_attempts=remote_attempts,
+                             remote_stall=remote_stall)
+        self.paths = _paths(path_or_shards, remote)
         self._opts = dict(compression=compression, verify_crc=verify_crc,
-                          skip_damaged=skip_damaged, max_record_size=int(max_record_size))
+                          skip_damaged=skip_damaged, max_record_size=int(max_record_size),
+                          remote=remote)
         self._indexes = [None] * len(self.paths)
         self._ends = None
         self._random = {}

@@ -8,8 +8,8 @@ import numpy as np
 
 from . import _core
 from ._errors import HoldError
-from ._io import _is_int
-from ._size import size_arg
+from ._remote import DEFAULTS as _REMOTE, remote_args
+from ._size import is_int as _is_int, size_arg
 
 __all__ = ["Loader"]
 
@@ -93,11 +93,11 @@ _INT_OPTIONS = {"batch_size": (1, _SSIZE), "seed": (0, _U64), "workers": (1, _IN
                 "rank": (-1, _INT), "world": (-1, _INT), "shuffle_buffer": (1, _SSIZE),
                 "interleave": (1, _SSIZE), "prefetch": (0, _SSIZE), "hold": (1, _SSIZE),
                 "chunk_bytes": (1, _SSIZE), "max_record_size": (0, _U64), "device": (0, _INT),
-                "cache": (0, _U64)}
+                "cache": (0, _U64), "shard_cache_limit": (0, _U64)}
 
 
 # the options that take a size: an int, or a str such as "64M" (_size.py)
-_SIZE_OPTIONS = ("chunk_bytes", "max_record_size", "cache")
+_SIZE_OPTIONS = ("chunk_bytes", "max_record_size", "cache", "shard_cache_limit")
 
 
 def _check_ints(opts):
@@ -143,7 +143,9 @@ class Loader:
            skip_damaged=False, shuffle_buffer=10000, interleave=4,
            prefetch=0, hold=4, sharding="auto", io="auto", verify_crc=True,
            pin_memory=None, chunk_bytes=1 MiB, direct=False,
-           max_record_size=0, device=0, cache=0)
+           max_record_size=0, device=0, cache=0, shard_cache=None,
+           shard_cache_limit=0, remote_part_size=8 MiB, remote_inflight=16,
+           remote_attempts=10, remote_stall=30)
 
     Iterating gives one epoch of batches; iterating again gives the next:
 
@@ -155,7 +157,10 @@ class Loader:
                 ...                     #  "label": (128,) int64}
 
     shards       a glob, a comma-separated list, a directory, a shard
-                 PREFIX, a file, or a list of paths (see recordio.expand).
+                 PREFIX, a file, or a list of paths (see recordio.expand);
+                 in S3 too ("s3://bucket/data/train", a glob of keys, a
+                 "directory" s3://bucket/data/), and shards at http(s)://
+                 URLs (doc/remote.md: the AWS settings, retries, errors).
     decode       {feature: (dtype, length or shape[, scale])}: each record
                  is a tf.train.Example whose feature becomes one row of a
                  dense column. dtype "u8" (from a bytes feature of that many
@@ -216,6 +221,24 @@ class Loader:
                  epoch). All or nothing: shards that do not fit (or a
                  damaged one, or skip_damaged) are read from the files as
                  without it. stats()["cache_bytes"]: the bytes held.
+    shard_cache  a directory (None, the default: none): shards at URLs are
+                 downloaded there whole, once, verified, and later epochs
+                 (and other loaders and processes of the host sharing the
+                 directory) read the local copies. Not the in-memory
+                 `cache`. shard_cache_limit: bytes of copies kept (an int
+                 or a size such as "20G"; 0, the default: no limit); the
+                 least recently used copies no loader holds are deleted to
+                 make room, never a file the cache did not download, and a
+                 shard larger than the limit is read from the network.
+    remote_part_size, remote_inflight, remote_attempts, remote_stall
+                 how shards at URLs are read (rio_loader_opts.remote in
+                 loader.h, recordio-bench's --remote-* options): bytes per
+                 ranged GET (default 8 MiB; an int or a size such as "16M",
+                 64K to 1G), GETs in flight at once for the whole loader
+                 (default 16, 1 to 256), tries of a request that fails for
+                 a passing reason (a reset, a stall, 429, 5xx: default 10,
+                 1 to 100) and seconds without progress before a transfer
+                 is broken off and retried (default 30, 1 to 3600).
     chunk_bytes  bytes a worker reads at a time, 4096 or more (default
                  1 MiB; 0 is refused).
     max_record_size  the longest record accepted (0, the default: the
@@ -248,7 +271,11 @@ class Loader:
                  rank=None, world=None, drop_remainder=False, skip_damaged=False,
                  shuffle_buffer=10000, interleave=4, prefetch=0, hold=4, sharding="auto",
                  io="auto", verify_crc=True, pin_memory=None, chunk_bytes=1 << 20, direct=False,
-                 max_record_size=0, device=0, cache=0):
+                 max_record_size=0, device=0, cache=0, shard_cache=None, shard_cache_limit=0,
+                 remote_part_size=_REMOTE["remote_part_size"],
+                 remote_inflight=_REMOTE["remote_inflight"],
+                 remote_attempts=_REMOTE["remote_attempts"],
+                 remote_stall=_REMOTE["remote_stall"]):
         if isinstance(shards, (str, bytes, os.PathLike)):
             spec = os.fsdecode(shards)
         else:  # the C loader takes one comma-separated specification
@@ -263,13 +290,24 @@ class Loader:
             r, w = _dist_rank_world()
             rank = r if rank is None else rank
             world = w if world is None else world
-        chunk_bytes, max_record_size, cache = (
+        chunk_bytes, max_record_size, cache, shard_cache_limit = (
             size_arg("Loader", name, value, _INT_OPTIONS[name][1]) for name, value in
-            zip(_SIZE_OPTIONS, (chunk_bytes, max_record_size, cache)))
+            zip(_SIZE_OPTIONS, (chunk_bytes, max_record_size, cache, shard_cache_limit)))
         _check_ints(dict(batch_size=batch_size, seed=seed, workers=workers, rank=rank,
                          world=world, shuffle_buffer=shuffle_buffer, interleave=interleave,
                          prefetch=prefetch, hold=hold, chunk_bytes=chunk_bytes,
-                         max_record_size=max_record_size, device=device, cache=cache))
+                         max_record_size=max_record_size, device=device, cache=cache,
+                         shard_cache_limit=shard_cache_limit))
+        if shard_cache is not None:
+            shard_cache = os.fsdecode(shard_cache)
+            if not shard_cache:
+                raise ValueError("Loader: shard_cache='': want a directory, or None for none")
+        elif shard_cache_limit:
+            raise ValueError("Loader: shard_cache_limit=%r without a shard_cache directory"
+                             % (shard_cache_limit,))
+        remote = remote_args("Loader", remote_part_size=remote_part_size,
+                             remote_inflight=remote_inflight, remote_attempts=remote_attempts,
+                             remote_stall=remote_stall)
         if pin_memory is None:
             pin_memory = _cuda_present()
         self.decode = dict(decode) if decode else None
@@ -278,7 +316,8 @@ class Loader:
         self._c = _core.Loader(spec, batch_size, cols, shuffle, seed, workers, rank, world,
                                drop_remainder, skip_damaged, shuffle_buffer, interleave,
                                prefetch, hold, sharding, io, verify_crc, bool(pin_memory),
-                               chunk_bytes, direct, max_record_size, device, cache)
+                               chunk_bytes, direct, max_record_size, device, cache, remote,
+                               shard_cache, shard_cache_limit)
         self.batch_size = batch_size
         self.pinned = bool(pin_memory)
 

@@ -31,6 +31,12 @@ PyObject *rio_py_list(size_t n, PyObject *(*item)(const void *ctx, size_t i), co
 /* A list of str from `n` file-system paths (decoded as os.fsdecode does). */
 PyObject *rio_py_paths_list(char *const *paths, size_t n);
 
+/* A PyArg "O&" converter: None (the defaults) or the tuple (part_size,
+ * inflight, attempts, stall) into the rio_remote_opts at `out`, checked
+ * (ValueError with rio_remote_opts_check's message). The package names
+ * and checks each argument first (recordio/_remote.py). */
+int rio_py_remote_opts(PyObject *obj, void *out);
+
 extern PyTypeObject RioPy_ReaderType;
 extern PyTypeObject RioPy_WriterType;
 extern PyTypeObject RioPy_LoaderType;

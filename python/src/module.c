@@ -140,6 +140,44 @@ PyObject *rio_py_paths_list(char *const *paths, size_t n)
 	return rio_py_list(n, path_item, paths);
 }
 
+int rio_py_remote_opts(PyObject *obj, void *out)
+{
+	rio_remote_opts *o = out;
+	rio_remote_opts_init(o);
+	if (obj == Py_None)
+		return 1;
+	unsigned long long part;
+	unsigned inflight, attempts, stall;
+	if (!PyArg_ParseTuple(obj, "KIII;remote: want (part_size, inflight, attempts, stall)",
+	                      &part, &inflight, &attempts, &stall))
+		return 0;
+	o->part_size = part;
+	o->inflight = inflight;
+	o->attempts = attempts;
+	o->stall_seconds = stall;
+	rio_error err;
+	if (rio_remote_opts_check(o, &err) < 0) {
+		PyErr_SetString(PyExc_ValueError, err.message);
+		return 0;
+	}
+	return 1;
+}
+
+/* REMOTE: {name: (default, min, max)} of the remote options, the library's
+ * (recordio.h), for the package's defaults and checks (_remote.py). */
+static PyObject *remote_table(void)
+{
+	rio_remote_opts d;
+	rio_remote_opts_init(&d);
+	return Py_BuildValue("{s(KKK)s(III)s(III)s(III)}", "part_size",
+	                     (unsigned long long)d.part_size,
+	                     (unsigned long long)RIO_REMOTE_MIN_PART,
+	                     (unsigned long long)RIO_REMOTE_MAX_PART, "inflight", d.inflight, 1u,
+	                     RIO_REMOTE_MAX_INFLIGHT, "attempts", d.attempts, 1u,
+	                     RIO_REMOTE_MAX_ATTEMPTS, "stall", d.stall_seconds, 1u,
+	                     RIO_REMOTE_MAX_STALL);
+}
+
 static PyObject *strerror_fn(PyObject *self, PyObject *arg)
 {
 	(void)self;
@@ -192,7 +230,8 @@ static PyMethodDef functions[] = {
 	 "example_build([(name, kind, value)]) -> bytes: kind 'bytes' (a list of "
 	 "bytes-like), 'float' (a float32 buffer), 'int64' (an int64 buffer) or 'none'."},
 	{"expand", rio_py_expand, METH_VARARGS,
-	 "expand(spec) -> list of shard paths (a glob, a list, a directory or a PREFIX)."},
+	 "expand(spec, remote=None) -> list of shard paths (a glob, a list, a directory or a "
+	 "PREFIX; S3 ones listed with remote's attempts and stall)."},
 	{"index_read", rio_py_index_read, METH_VARARGS,
 	 "index_read(path) -> (offsets, framed_sizes) as bytearrays of uint64."},
 	{"index_build", rio_py_index_build, METH_VARARGS,
@@ -240,6 +279,11 @@ PyMODINIT_FUNC PyInit__core(void)
 		goto fail;
 #endif
 	if (PyModule_AddIntConstant(m, "MAX_COLUMN_LENGTH", (long)RIO_LOADER_MAX_COLUMN_LENGTH) < 0)
+		goto fail;
+	PyObject *remote = remote_table();
+	int added = remote ? PyModule_AddObjectRef(m, "REMOTE", remote) : -1;
+	Py_XDECREF(remote);
+	if (added < 0)
 		goto fail;
 #define ADD_CODE(name, value, text)                                                               \
 	if (PyModule_AddIntConstant(m, #name, value) < 0)                                         \

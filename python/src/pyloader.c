@@ -155,6 +155,13 @@ static PyObject *loader_fail(LoaderObject *self, int rc)
 	                    self->npaths);
 }
 
+/* A PyArg "O&" converter: None (no shard cache: *out stays NULL) or a
+ * directory's path as bytes (PyUnicode_FSConverter). */
+static int shard_cache_path(PyObject *obj, void *out)
+{
+	return obj == Py_None ? 1 : PyUnicode_FSConverter(obj, out);
+}
+
 static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *names[] = {"shards",     "batch_size",   "columns",   "shuffle",
@@ -162,14 +169,15 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	                        "drop_remainder", "skip_damaged", "shuffle_buffer", "interleave",
 	                        "prefetch",   "hold",         "sharding",  "io",
 	                        "verify_crc", "pinned",       "chunk_bytes", "direct",
-	                        "max_record_size", "device", "cache", NULL};
-	PyObject *shardsobj, *columns = Py_None;
+	                        "max_record_size", "device", "cache", "remote", "shard_cache",
+	                        "shard_cache_limit", NULL};
+	PyObject *shardsobj, *columns = Py_None, *shard_cache = NULL;
 	rio_loader_opts o;
 	rio_loader_opts_init(&o);
 	Py_ssize_t batch = 32, shuffle_buffer = (Py_ssize_t)o.shuffle_buffer,
 	           interleave = (Py_ssize_t)o.interleave, prefetch = (Py_ssize_t)o.prefetch,
 	           hold = (Py_ssize_t)o.hold, chunk = (Py_ssize_t)o.chunk_bytes;
-	unsigned long long seed = 0, max_record = 0, cache = 0;
+	unsigned long long seed = 0, max_record = 0, cache = 0, shard_cache_limit = 0;
 	const char *shuffle = "none", *sharding = "auto", *io = "auto";
 	int workers = o.workers, rank = -1, world = -1, drop = 0, skip = 0, verify = 1, pinned = 0,
 	    direct = 0, device = 0;
@@ -177,12 +185,13 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_ValueError, "a loader is initialised once");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|nOsKiiippnnnnssppnpKiK", names,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|nOsKiiippnnnnssppnpKiKO&O&K", names,
 	                                 PyUnicode_FSConverter, &shardsobj, &batch, &columns,
 	                                 &shuffle, &seed, &workers, &rank, &world, &drop, &skip,
 	                                 &shuffle_buffer, &interleave, &prefetch, &hold, &sharding,
 	                                 &io, &verify, &pinned, &chunk, &direct, &max_record,
-	                                 &device, &cache))
+	                                 &device, &cache, rio_py_remote_opts, &o.remote,
+	                                 shard_cache_path, &shard_cache, &shard_cache_limit))
 		return -1;
 	rio_column_spec *specs = NULL;
 	size_t ncols = 0;
@@ -199,11 +208,13 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		PyErr_Format(PyExc_ValueError, "%s=%s", bad, err.message);
 	if (bad || parse_columns(columns, &specs, &ncols) < 0) {
 		Py_DECREF(shardsobj);
+		Py_XDECREF(shard_cache);
 		return -1;
 	}
 	if (batch < 1 || shuffle_buffer < 1 || interleave < 1 || prefetch < 0 || hold < 1 ||
 	    chunk < 1) {
 		Py_DECREF(shardsobj);
+		Py_XDECREF(shard_cache);
 		PyMem_Free(specs);
 		PyErr_SetString(PyExc_ValueError,
 		                "batch_size, shuffle_buffer, interleave, hold and chunk_bytes: 1 or "
@@ -229,6 +240,8 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	o.chunk_bytes = (size_t)chunk;
 	o.direct = direct;
 	o.cache = cache;
+	o.shard_cache = shard_cache ? PyBytes_AS_STRING(shard_cache) : NULL; /* copied at open */
+	o.shard_cache_limit = shard_cache_limit;
 	if (max_record)
 		o.max_record_size = max_record;
 	self->hold = o.hold;
@@ -240,6 +253,7 @@ static int loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	Py_END_ALLOW_THREADS
 	self->specs = specs;
 	Py_DECREF(shardsobj);
+	Py_XDECREF(shard_cache);
 	self->l = l;
 	if (rc < 0) {
 		if (!l)

@@ -39,16 +39,17 @@ typedef struct {
 static int reader_init(ReaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *names[] = {"path", "compression", "verify_crc", "skip_damaged",
-	                        "max_record_size", NULL};
+	                        "max_record_size", "remote", NULL};
 	PyObject *pathobj;
 	const char *comp = "auto";
 	int verify = 1, skip = 0;
 	unsigned long long max_record = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|sppK", names, PyUnicode_FSConverter,
-	                                 &pathobj, &comp, &verify, &skip, &max_record))
-		return -1;
 	rio_reader_opts o;
 	rio_reader_opts_init(&o);
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|sppKO&", names, PyUnicode_FSConverter,
+	                                 &pathobj, &comp, &verify, &skip, &max_record,
+	                                 rio_py_remote_opts, &o.remote))
+		return -1;
 	if (strcmp(comp, "auto") != 0 && rio_compression_parse(comp, &o.compression) < 0) {
 		Py_DECREF(pathobj);
 		PyErr_Format(PyExc_ValueError,
@@ -421,14 +422,19 @@ PyTypeObject RioPy_WriterType = {
 PyObject *rio_py_expand(PyObject *self, PyObject *args)
 {
 	(void)self;
-	PyObject *specobj;
-	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &specobj))
+	PyObject *specobj, *remoteobj = Py_None;
+	rio_remote_opts remote;
+	if (!PyArg_ParseTuple(args, "O&|O", PyUnicode_FSConverter, &specobj, &remoteobj))
 		return NULL;
+	if (!rio_py_remote_opts(remoteobj, &remote)) {
+		Py_DECREF(specobj);
+		return NULL;
+	}
 	rio_shardset set = {0};
 	rio_error e = {0};
 	int rc;
 	Py_BEGIN_ALLOW_THREADS
-	rc = rio_shardset_expand(PyBytes_AS_STRING(specobj), &set, &e);
+	rc = rio_shardset_expand_remote(PyBytes_AS_STRING(specobj), &set, &remote, &e);
 	Py_END_ALLOW_THREADS
 	Py_DECREF(specobj);
 	if (rc < 0)

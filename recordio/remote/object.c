@@ -129,6 +129,8 @@ struct fetch {
 	size_t len;
 	uint8_t *stage; /* malloc'd, or NULL when it reads into a range's buffer */
 	size_t first, count; /* its ranges: order[first, first + count) */
+	int direct;     /* its ranges lie back to back in memory as in the
+	                 * object: read straight into them, no stage      */
 };
 
 struct order_ctx {
@@ -156,8 +158,13 @@ static uint64_t clipped_end(const rio__range *rg)
 }
 
 /* Plans the requests: runs of sorted ranges of one object whose gaps are
- * at most RIO__REMOTE_COALESCE_GAP, up to part_size; a range larger than
- * part_size alone, in parts of it. Returns the count, or -ENOMEM. */
+ * at most RIO__REMOTE_COALESCE_GAP, up to part_size. A run whose ranges
+ * follow each other without a gap, in the object and in memory alike (a
+ * single range, or the pieces of one large read), is read straight into
+ * them, however long, in parts of part_size (a request costs the server
+ * far more than its bytes: on SeaweedFS, 16 GETs at once moved 8 MiB
+ * ranges at 2x the rate of 4 MiB ones and 6x that of 1 MiB ones).
+ * Returns the count, or -ENOMEM. */
 static long plan_fetches(const rio__range *ranges, const size_t *order, size_t n, uint64_t part,
                          struct fetch **out)
 {
@@ -168,19 +175,24 @@ static long plan_fetches(const rio__range *ranges, const size_t *order, size_t n
 	for (size_t i = 0; i < n;) {
 		const rio__range *a = &ranges[order[i]];
 		uint64_t from = a->offset, end = clipped_end(a);
+		const uint8_t *next_buf = (const uint8_t *)a->buf + (end - from);
+		int direct = 1;
 		size_t j = i + 1;
 		while (j < n) {
 			const rio__range *b = &ranges[order[j]];
 			uint64_t bend = clipped_end(b);
+			int follows = direct && b->obj == a->obj && b->offset == end && b->buf == next_buf;
 			if (b->obj != a->obj || b->offset > end + RIO__REMOTE_COALESCE_GAP ||
-			    (bend > end ? bend : end) - from > part)
+			    (!follows && (bend > end ? bend : end) - from > part))
 				break;
+			direct = follows;
 			if (bend > end)
 				end = bend;
+			next_buf = (const uint8_t *)b->buf + (bend - b->offset);
 			j++;
 		}
-		/* a single range larger than a part goes in parts, into its buffer */
-		uint64_t pieces = j - i == 1 && end - from > part ? (end - from + part - 1) / part : 1;
+		/* read straight into the ranges: in parts of part_size */
+		uint64_t pieces = direct && end - from > part ? (end - from + part - 1) / part : 1;
 		for (uint64_t k = 0; k < pieces; k++) {
 			if (m == cap) {
 				struct fetch *nf = realloc(f, 2 * cap * sizeof *f);
@@ -194,7 +206,7 @@ static long plan_fetches(const rio__range *ranges, const size_t *order, size_t n
 			}
 			uint64_t pf = from + k * part, pe = pieces > 1 && pf + part < end ? pf + part : end;
 			f[m] = (struct fetch){.obj = a->obj, .from = pf, .len = (size_t)(pe - pf),
-			                      .first = i, .count = j - i};
+			                      .first = i, .count = j - i, .direct = direct};
 			m++;
 		}
 		i = j;
@@ -217,14 +229,15 @@ int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_erro
 		order[i] = i;
 	struct order_ctx ctx = {ranges};
 	qsort_r(order, n, sizeof *order, cmp_range, &ctx);
+	uint64_t part = r->opts.part_size;
 	struct fetch *f = NULL;
-	long m = plan_fetches(ranges, order, n, r->opts.part_size, &f);
+	long m = plan_fetches(ranges, order, n, part, &f);
 	rio__get **gets = m > 0 ? malloc((size_t)m * sizeof *gets) : NULL;
 	int rc = m < 0 || !gets ? -ENOMEM : 0;
 	for (long k = 0; rc == 0 && k < m; k++) {
 		uint8_t *dst;
 		const rio__range *rg = &ranges[order[f[k].first]];
-		if (f[k].count == 1) /* straight into the range's buffer */
+		if (f[k].direct) /* straight into the ranges' buffers */
 			dst = (uint8_t *)rg->buf + (f[k].from - rg->offset);
 		else if (!(dst = f[k].stage = malloc(f[k].len ? f[k].len : 1)))
 			rc = -ENOMEM;

