@@ -77,11 +77,6 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
 {
 	return -ENOTSUP;
 }
-const char *tr_bf16_gemm_impl(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, int K,
-                              int lda, int ldb, int ldc, float beta)
-{
-	return NULL;
-}
 
 #else
 
@@ -98,7 +93,6 @@ typedef struct entry {
 	shape key;
 	dnnl_primitive_t prim;
 	dnnl_memory_t src, wei, dst; /* their handles set at each call */
-	char impl[48];  /* the implementation's name (e.g. brg:avx512_core_bf16) */
 } entry;
 
 struct tr_bf16_gemms {
@@ -194,12 +188,8 @@ static int entry_make(tr_bf16_gemms *g, entry *e, const shape *k)
 	     dnnl_memory_create(&e->src, &a, g->engine, DNNL_MEMORY_NONE) == dnnl_success &&
 	     dnnl_memory_create(&e->wei, &b, g->engine, DNNL_MEMORY_NONE) == dnnl_success &&
 	     dnnl_memory_create(&e->dst, &c, g->engine, DNNL_MEMORY_NONE) == dnnl_success;
-	if (ok) {
-		const char *impl = NULL;
-		dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-		snprintf(e->impl, sizeof e->impl, "%s", impl ? impl : "?");
+	if (ok)
 		e->key = *k;
-	}
 	if (pd)
 		dnnl_primitive_desc_destroy(pd);
 	if (ops)
@@ -262,14 +252,6 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
 	    dnnl_stream_wait(g->stream) != dnnl_success)
 		return -EIO;
 	return 0;
-}
-
-const char *tr_bf16_gemm_impl(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, int K,
-                              int lda, int ldb, int ldc, float beta)
-{
-	shape k = key_of(trans_a, trans_b, M, N, K, lda, ldb, ldc, beta);
-	entry *e = lookup(g, &k);
-	return e ? e->impl : NULL;
 }
 
 #endif /* HAVE_ONEDNN */

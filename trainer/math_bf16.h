@@ -37,10 +37,4 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
  * would emulate bf16 (tr_bf16_cpu_check refuses that). */
 const char *tr_bf16_cpu_kernels(void);
 
-/* The oneDNN implementation a shape's primitive uses (e.g.
- * "brg:avx512_core_bf16"), for the bench's report: made if not cached;
- * NULL when it cannot be. */
-const char *tr_bf16_gemm_impl(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, int K,
-                              int lda, int ldb, int ldc, float beta);
-
 #endif /* RIO_TRAINER_MATH_BF16_H */
