@@ -28,7 +28,8 @@
 #      BURST_1gbit (tbf bursts, default 4mb and 1mb), EPOCHS (default 3; the
 #      median epoch is reported), REDUCE (the trainer's --reduce, default mpi:
 #      Open MPI's allreduce, whose ring doc/scaling.md's model fits; alltoall
-#      measures the trainer's own default across hosts).
+#      measures the trainer's own default across hosts), COMPRESS=ROUNDS
+#      (only the --grad-compression bf16 row: see below).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -82,6 +83,46 @@ train() { # N METRICS [MPIRUN OPTIONS] -- [TRAINER OPTIONS]
 		--epochs "$EPOCHS" --reduce "${REDUCE:-mpi}" --quiet --metrics "$W/$m" "$@" >"$W/${m%.json}.out" 2>&1 ||
 		{ echo "recordio-train $n ranks -> $m failed:"; tail -3 "$W/${m%.json}.out"; }
 }
+
+# COMPRESS=ROUNDS: only the 16-bit exchange's row of doc/scaling.md: on
+# the 1 Gbit/s link at 4 ranks, weak scaling, fp32 and --grad-compression
+# bf16 runs interleaved ROUNDS times; per run its median epoch's exposed
+# allreduce time per step and samples/s, then the medians over the rounds,
+# their ratios and the load. COMPRESS_LINK=none: the same unshaped (what
+# the exchange costs with the link out of the way: on a loaded machine, the
+# ranks waiting for cores).
+if [ -n "${COMPRESS:-}" ]; then
+	link=${COMPRESS_LINK:-1gbit}
+	sh "$CLUSTER" shape "$C" "$link" $([ "$link" = none ] || echo "$BURST_1gbit")
+	echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
+	for r in $(seq "$COMPRESS"); do
+		for how in none bf16; do
+			train 4 "cmp-$how-$r.json" -- --batch $BATCH --grad-compression $how
+		done
+	done
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	python3 - "$W" "$COMPRESS" "${REDUCE:-mpi}" "$link" <<'PY'
+import json, statistics, sys
+w, rounds, reduce, link = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def run(how, r):
+    eps = sorted((json.loads(l) for l in open(f"{w}/cmp-{how}-{r}.json")),
+                 key=lambda e: e["allreduce_seconds"] / e["steps"])
+    e = eps[len(eps) // 2]
+    return 1e3 * e["allreduce_seconds"] / e["steps"], e["samples_per_s"], e["bytes_per_step"]
+res = {h: [run(h, r) for r in range(1, rounds + 1)] for h in ("none", "bf16")}
+med = {h: [statistics.median(x[i] for x in res[h]) for i in range(3)] for h in res}
+print(f"--reduce {reduce}, link {link}, 4 ranks, batch 128 per rank, {rounds} rounds (median epoch each)")
+print("| grad compression | allreduce per step | samples/s | bytes per step |")
+print("|---|---|---|---|")
+for h in res:
+    a, s, b = med[h]
+    print(f"| {h} | {a:.2f} ms | {s:.0f} | {b:.0f} |")
+    print("   rounds: " + ", ".join(f"{x[0]:.2f} ms {x[1]:.0f}/s" for x in res[h]))
+print(f"bf16 / none: allreduce {med['bf16'][0] / med['none'][0]:.2f}, "
+      f"samples/s {med['bf16'][1] / med['none'][1]:.2f}, bytes {med['bf16'][2] / med['none'][2]:.2f}")
+PY
+	exit 0
+fi
 
 t0=$(date +%s)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -4,11 +4,14 @@
  *
  * Conversions: u8 takes a bytes feature of exactly `length` bytes; f32 takes
  * a float list, an int64 list (cast) or a bytes feature (each byte a
- * number), times `scale` when it is set; i64 takes an int64 list. A list of
- * another length is RIO_EFEATURELEN: nothing is padded or cut silently.
+ * number), times `scale` when it is set; bf16 is f32's value rounded to
+ * bfloat16 (nearest, ties to even: half.h) as it is written, never held
+ * as floats; i64 takes an int64 list. A list of another length is
+ * RIO_EFEATURELEN: nothing is padded or cut silently.
  */
 #include "config.h"
 #include "decode.h"
+#include "half.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -25,13 +28,25 @@ RIO_API const char *rio_dtype_name(rio_dtype t)
 		return "f32";
 	case RIO_DTYPE_I64:
 		return "i64";
+	case RIO_DTYPE_BF16:
+		return "bf16";
 	}
 	return "?";
 }
 
 RIO_API size_t rio_dtype_size(rio_dtype t)
 {
-	return t == RIO_DTYPE_U8 ? 1 : t == RIO_DTYPE_F32 ? 4 : t == RIO_DTYPE_I64 ? 8 : 0;
+	switch (t) {
+	case RIO_DTYPE_U8:
+		return 1;
+	case RIO_DTYPE_BF16:
+		return 2;
+	case RIO_DTYPE_F32:
+		return 4;
+	case RIO_DTYPE_I64:
+		return 8;
+	}
+	return 0;
 }
 
 /* Parses one "name:type:length[:scale]" item of `len` bytes. */
@@ -61,6 +76,8 @@ static int parse_item(const char *item, size_t len, rio_column_spec *c, rio_erro
 			c->type = RIO_DTYPE_F32;
 		else if (!strcmp(fields[1], "i64"))
 			c->type = RIO_DTYPE_I64;
+		else if (!strcmp(fields[1], "bf16"))
+			c->type = RIO_DTYPE_BF16;
 		else
 			bad = 1;
 	}
@@ -73,12 +90,13 @@ static int parse_item(const char *item, size_t len, rio_column_spec *c, rio_erro
 	if (!bad && nf == 4) {
 		char *end;
 		c->scale = strtof(fields[3], &end);
-		bad = *end || c->type != RIO_DTYPE_F32;
+		bad = *end || (c->type != RIO_DTYPE_F32 && c->type != RIO_DTYPE_BF16);
 	}
 	if (bad)
 		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "column spec item '%s': want name:type:length[:scale] with type "
-		                      "u8, f32 or i64, length >= 1, and a scale only for f32",
+		                      "u8, f32, bf16 or i64, length >= 1, and a scale only for f32 "
+		                      "or bf16",
 		                      orig);
 	return 0;
 }
@@ -125,7 +143,7 @@ static int check_column(const rio_column_spec *spec, size_t c, size_t *bytes, ri
 		                      sizeof s->name - 1);
 	if (rio_dtype_size(s->type) == 0)
 		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
-		                      "column %s: type %d: want u8, f32 or i64", s->name,
+		                      "column %s: type %d: want u8, f32, bf16 or i64", s->name,
 		                      (int)s->type);
 	if (s->length == 0 || s->length > RIO_LOADER_MAX_COLUMN_LENGTH ||
 	    __builtin_mul_overflow(s->length, rio_dtype_size(s->type), bytes))
@@ -222,14 +240,69 @@ RIO_VECTORIZE static void u8_to_f32(float *restrict dst, const uint8_t *restrict
 		dst[i] = (float)src[i] * scale;
 }
 
+RIO_VECTORIZE static void u8_to_bf16(uint16_t *restrict dst, const uint8_t *restrict src,
+                                     size_t n, float scale)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = rio__bf16_from_f32((float)src[i] * scale);
+}
+
 RIO_VECTORIZE static void scale_f32(float *restrict dst, size_t n, float scale)
 {
 	for (size_t i = 0; i < n; i++)
 		dst[i] *= scale;
 }
 
+/* Bytes `v` of column `c` widened into `out`: floats or bf16, times the
+ * scale. */
+static void widen_bytes(const rio_column_spec *c, const uint8_t *v, uint8_t *out)
+{
+	float scale = c->scale != 0.0f ? c->scale : 1.0f;
+	if (c->type == RIO_DTYPE_BF16)
+		u8_to_bf16((uint16_t *)(void *)out, v, c->length, scale);
+	else
+		u8_to_f32((float *)(void *)out, v, c->length, scale);
+}
+
+/* A float, int64 or bytes feature into a column of floats or bf16. With
+ * `narrow` (a row's flag), bytes are kept as bytes, and *narrow says so. */
+static int decode_numbers(const rio_column_spec *c, const rio_feature *f, uint8_t *out,
+                          size_t *got, uint8_t *narrow)
+{
+	float scale = c->scale != 0.0f ? c->scale : 1.0f;
+	if (f->kind == RIO_FEATURE_BYTES) {
+		const uint8_t *v;
+		int rc = one_bytes_value(f, c->length, &v, got);
+		if (rc < 0)
+			return rc;
+		if (narrow) {
+			memcpy(out, v, c->length);
+			*narrow = 1;
+		} else {
+			widen_bytes(c, v, out);
+		}
+		return 0;
+	}
+	if (f->kind != RIO_FEATURE_FLOAT && f->kind != RIO_FEATURE_INT64)
+		return RIO_EFEATUREKIND;
+	if (f->count != c->length)
+		return RIO_EFEATURELEN;
+	int64_t n;
+	if (c->type == RIO_DTYPE_BF16) {
+		n = rio__feature_as_bf16(f, (uint16_t *)(void *)out, c->length, scale);
+	} else {
+		n = rio_feature_as_floats(f, (float *)(void *)out, c->length);
+		if (n == (int64_t)c->length && scale != 1.0f)
+			scale_f32((float *)(void *)out, c->length, scale);
+	}
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == c->length ? 0 : RIO_EFEATURELEN;
+}
+
 /* One column of one record into `out`. With `narrow` (a row's flag),
- * an f32 column from a bytes feature keeps the bytes, and *narrow says so. */
+ * an f32 or bf16 column from a bytes feature keeps the bytes, and *narrow
+ * says so. */
 static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t *out,
                          size_t *got, uint8_t *narrow)
 {
@@ -247,35 +320,9 @@ static int decode_column(const rio_column_spec *c, const rio_feature *f, uint8_t
 		memcpy(out, v, c->length);
 		return 0;
 	}
-	case RIO_DTYPE_F32: {
-		float *dst = (float *)(void *)out;
-		float scale = c->scale != 0.0f ? c->scale : 1.0f;
-		if (f->kind == RIO_FEATURE_BYTES) {
-			const uint8_t *v;
-			int rc = one_bytes_value(f, c->length, &v, got);
-			if (rc < 0)
-				return rc;
-			if (narrow) {
-				memcpy(out, v, c->length);
-				*narrow = 1;
-			} else {
-				u8_to_f32(dst, v, c->length, scale);
-			}
-			return 0;
-		}
-		if (f->kind != RIO_FEATURE_FLOAT && f->kind != RIO_FEATURE_INT64)
-			return RIO_EFEATUREKIND;
-		if (f->count != c->length)
-			return RIO_EFEATURELEN;
-		int64_t n = rio_feature_as_floats(f, dst, c->length);
-		if (n < 0)
-			return (int)n;
-		if ((size_t)n != c->length)
-			return RIO_EFEATURELEN;
-		if (scale != 1.0f)
-			scale_f32(dst, c->length, scale);
-		return 0;
-	}
+	case RIO_DTYPE_F32:
+	case RIO_DTYPE_BF16:
+		return decode_numbers(c, f, out, got, narrow);
 	case RIO_DTYPE_I64: {
 		if (f->kind != RIO_FEATURE_INT64)
 			return RIO_EFEATUREKIND;
@@ -347,8 +394,7 @@ static void part_to_column(const rio__colplan *cp, size_t c, const uint8_t *part
 {
 	uint8_t *out = (uint8_t *)cols[c].host + at * cp->col_bytes[c];
 	if (narrow) {
-		float scale = cp->spec[c].scale != 0.0f ? cp->spec[c].scale : 1.0f;
-		u8_to_f32((float *)(void *)out, part, cp->spec[c].length, scale);
+		widen_bytes(&cp->spec[c], part, out);
 	} else {
 		memcpy(out, part, cp->col_bytes[c]);
 	}

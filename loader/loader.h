@@ -72,9 +72,16 @@ typedef enum rio_dtype {
 	                    * or a bytes feature (each byte as a number);
 	                    * multiplied by `scale` when scale != 0          */
 	RIO_DTYPE_I64 = 2, /* int64: from an int64 list                       */
+	RIO_DTYPE_BF16 = 3, /* bfloat16, as uint16_t bit patterns (the upper
+	                    * half of a float): from the same features as
+	                    * f32, the f32 value (scaled) rounded to nearest,
+	                    * ties to even, as it is decoded; too large
+	                    * becomes inf, NaN stays NaN. Half of f32's
+	                    * bytes in the pool, the pinned copies and on
+	                    * the bus. Widen with (uint32_t)v << 16.       */
 } rio_dtype;
 
-/* "u8", "f32", "i64"; bytes per element: 1, 4, 8. */
+/* "u8", "f32", "i64", "bf16"; bytes per element: 1, 4, 8, 2. */
 RIO_API const char *rio_dtype_name(rio_dtype t);
 RIO_API size_t rio_dtype_size(rio_dtype t);
 
@@ -86,11 +93,11 @@ typedef struct rio_column_spec {
 	char name[128];
 	rio_dtype type;
 	size_t length;
-	float scale; /* f32 only: 0 (default) means 1 */
+	float scale; /* f32 and bf16 only: 0 (default) means 1 */
 } rio_column_spec;
 
 /* Parses "name:type:length[:scale],..." (e.g. "image:f32:784:0.00392157,
- * label:i64:1") into a malloc'd array of *n specs (free it with free()).
+ * label:i64:1"; "image:bf16:784:0.00392157" for bf16) into a malloc'd array of *n specs (free it with free()).
  * Returns 0, or -EINVAL with a message naming the bad item in `err` (may be
  * NULL). */
 RIO_API int rio_column_spec_parse(const char *text, rio_column_spec **specs, size_t *n,

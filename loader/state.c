@@ -21,20 +21,44 @@ enum { STATE_WORDS = 16, STATE_SIZE = STATE_WORDS * 8 + 4 };
 static const uint64_t STATE_MAGIC = 0x314c4f4952ull;  /* "RIOL1" */
 static const uint64_t STATE_MAGIC2 = 0x324c4f4952ull; /* "RIOL2" */
 enum { W_MAGIC, W_SEED, W_EPOCH, W_POSITION, W_RANK, W_WORLD, W_IDENT, W_RECORDS, W_BATCH,
-       W_SHARDING = 12 };
+       W_SHARDING = 12, W_COLUMNS = 15 };
 /* The order in which a restore compares the words: the sharding before
  * the data's hash and the record count, which depend on it, so that a
  * state of another sharding is said to be one */
 static const int state_order[STATE_WORDS] = {0, 1, 2, 3, 4, 5, W_SHARDING, 6, 7, 8, 9, 10, 11,
                                              13, 14, 15};
 
+/* The columns' word: their lengths, one after another, mixed. Not their
+ * types: a bf16 column is the f32 one rounded, and a run may switch
+ * between the two (recordio-train --precision) and go on from its state.
+ * States saved before bf16 mixed each column's decoded bytes instead
+ * (`legacy`): restores accept that word too, bf16 standing for f32. */
+static uint64_t columns_word(const rio_loader *l, int legacy)
+{
+	uint64_t cols = 0;
+	for (size_t c = 0; c < l->cols.ncols; c++) {
+		const rio_column_spec *s = &l->cols.spec[c];
+		uint64_t v = s->length;
+		if (legacy)
+			v *= s->type == RIO_DTYPE_BF16 ? rio_dtype_size(RIO_DTYPE_F32)
+			                               : rio_dtype_size(s->type);
+		cols = (cols ^ v) * 0x100000001b3ull;
+	}
+	return cols;
+}
+
+/* Whether saved word i matches this loader's */
+static int word_matches(const rio_loader *l, int i, const uint64_t got[STATE_WORDS],
+                        const uint64_t want[STATE_WORDS])
+{
+	return got[i] == want[i] || (i == W_COLUMNS && got[i] == columns_word(l, 1));
+}
+
 static void state_words(const rio_loader *l, uint64_t w[STATE_WORDS], uint64_t epoch,
                         uint64_t position)
 {
 	const rio_loader_opts *o = &l->o;
-	uint64_t cols = 0;
-	for (size_t c = 0; c < l->cols.ncols; c++)
-		cols = (cols ^ l->cols.col_bytes[c]) * 0x100000001b3ull;
+	uint64_t cols = columns_word(l, 0);
 	uint64_t v[STATE_WORDS] = {
 		STATE_MAGIC, o->seed, epoch, position, (uint64_t)l->ds.rank,
 		(uint64_t)l->ds.world, l->ds.ident, rio__usual_records(l), o->batch_size,
@@ -225,7 +249,7 @@ RIO_API int rio_loader_state_restore(rio_loader *l, const void *buf, size_t size
 	state_words(l, want, got[W_EPOCH], got[W_POSITION]);
 	for (int k = 0; k < STATE_WORDS; k++) {
 		int i = state_order[k];
-		if (got[i] != want[i]) {
+		if (!word_matches(l, i, got, want)) {
 			rio__stages_free(&st);
 			return rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 			                      "the saved loader state has another %s (%llu, here %llu)%s",
@@ -306,7 +330,7 @@ RIO_API int rio_loader_state_restore_all(rio_loader *l, const void *const *blobs
 		want[W_BATCH] = got[W_BATCH];
 		for (int k = 0; k < STATE_WORDS && rc == 0; k++) {
 			int i = state_order[k];
-			if (got[i] != want[i])
+			if (!word_matches(l, i, got, want))
 				rc = rio__error_set(&l->err, RIO_ESTATE, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 				                    "the saved loader state of rank %zu of %llu has another "
 				                    "%s (%llu, here %llu)",

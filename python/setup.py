@@ -120,7 +120,8 @@ class BuildExt(build_ext):
 
 
 def extension():
-    binding = [os.path.join("src", f) for f in ("module.c", "reader.c", "example.c", "pyloader.c")]
+    binding = [os.path.join("src", f)
+               for f in ("module.c", "reader.c", "example.c", "pyloader.c", "dlpack.c")]
     mode = os.environ.get("RECORDIO_LIBRARY", "auto")
     have_sources = os.path.isfile(os.path.join(TOP, "recordio", "recordio.h")) and \
         os.path.isfile(os.path.join(TOP, "loader", "loader.h"))

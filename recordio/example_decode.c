@@ -44,6 +44,7 @@
 #include "config.h"
 #include "internal.h"
 #include "example_internal.h"
+#include "half.h"
 #include "protobuf.h"
 
 #include <errno.h>
@@ -266,8 +267,35 @@ static void copy_floats(float *out, const uint8_t *p, size_t n)
 #endif
 }
 
-/* The float values of a FloatList body: copies up to `max`, returns all. */
-static int64_t decode_floats(const uint8_t *p, size_t size, float *out, size_t max)
+/* Floats at p (little-endian), times `scale`, as bf16 (half.h). */
+static void floats_to_bf16(uint16_t *out, const uint8_t *p, size_t n, float scale)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = rio__bf16_from_f32(rio__f32_from_bits(rio__load_le32(p + 4 * i)) * scale);
+}
+
+/* Where decoded values go: `oi` as int64 (an Int64List only), else `ob`
+ * as bf16 of each value times `scale`, else `of` as float. */
+typedef struct sink {
+	int64_t *oi;
+	float *of;
+	uint16_t *ob;
+	float scale;
+} sink;
+
+static inline void sink_put(const sink *s, size_t n, int64_t v)
+{
+	if (s->oi)
+		s->oi[n] = v;
+	else if (s->ob)
+		s->ob[n] = rio__bf16_from_f32((float)v * s->scale);
+	else
+		s->of[n] = (float)v;
+}
+
+/* The float values of a FloatList body into `s` (of or ob): copies up to
+ * `max`, returns all. */
+static int64_t decode_floats(const uint8_t *p, size_t size, const sink *s, size_t max)
 {
 	const uint8_t *end = p + size;
 	size_t n = 0;
@@ -275,33 +303,37 @@ static int64_t decode_floats(const uint8_t *p, size_t size, float *out, size_t m
 		uint32_t tag;
 		if (rio__pb_tag(&p, end, &tag))
 			return BAD;
+		const uint8_t *body = p;
+		size_t k = 1;
 		if (tag == TAG_LEN1) {
-			const uint8_t *body;
 			size_t len;
 			if (rio__pb_bytes(&p, end, &body, &len) || (len & 3))
 				return BAD;
-			size_t k = len / 4;
-			if (n < max)
-				copy_floats(out + n, body, k < max - n ? k : max - n);
-			n += k;
+			k = len / 4;
 		} else if (tag == TAG_FIXED32_1) {
 			if (end - p < 4)
 				return BAD;
-			if (n < max)
-				copy_floats(out + n, p, 1);
 			p += 4;
-			n++;
-		} else if (rio__pb_skip(&p, end, tag & 7)) {
-			return BAD;
+		} else {
+			if (rio__pb_skip(&p, end, tag & 7))
+				return BAD;
+			continue;
 		}
+		if (n < max) {
+			size_t take = k < max - n ? k : max - n;
+			if (s->ob)
+				floats_to_bf16(s->ob + n, body, take, s->scale);
+			else
+				copy_floats(s->of + n, body, take);
+		}
+		n += k;
 	}
 	return (int64_t)n;
 }
 
-/* The values of an Int64List body, into `oi` as int64 or (when oi is NULL)
- * into `of` as float: copies up to `max`, returns all. */
-static inline int64_t decode_int64s(const uint8_t *p, size_t size, int64_t *oi, float *of,
-                                    size_t max)
+/* The values of an Int64List body into `s`: copies up to `max`, returns
+ * all. */
+static inline int64_t decode_int64s(const uint8_t *p, size_t size, const sink *s, size_t max)
 {
 	const uint8_t *end = p + size;
 	size_t n = 0;
@@ -319,10 +351,7 @@ static inline int64_t decode_int64s(const uint8_t *p, size_t size, int64_t *oi, 
 			for (; q < qend && n < max; n++) {
 				if (rio__pb_varint(&q, qend, &v))
 					return BAD;
-				if (oi)
-					oi[n] = (int64_t)v;
-				else
-					of[n] = (float)(int64_t)v;
+				sink_put(s, n, (int64_t)v);
 			}
 			for (; q < qend; n++) /* past max: count, still checking */
 				if (rio__pb_varint(&q, qend, &v))
@@ -330,12 +359,8 @@ static inline int64_t decode_int64s(const uint8_t *p, size_t size, int64_t *oi, 
 		} else if (tag == TAG_VARINT1) {
 			if (rio__pb_varint(&p, end, &v))
 				return BAD;
-			if (n < max) {
-				if (oi)
-					oi[n] = (int64_t)v;
-				else
-					of[n] = (float)(int64_t)v;
-			}
+			if (n < max)
+				sink_put(s, n, (int64_t)v);
 			n++;
 		} else if (rio__pb_skip(&p, end, tag & 7)) {
 			return BAD;
@@ -366,7 +391,8 @@ RIO_API int64_t rio_feature_floats(const rio_feature *f, float *out, size_t max)
 		return RIO_EFEATUREKIND;
 	if (!f->list_size)
 		return 0;
-	return decode_floats(f->list, f->list_size, out, max);
+	sink s = {.of = out};
+	return decode_floats(f->list, f->list_size, &s, max);
 }
 
 RIO_API int64_t rio_feature_int64s(const rio_feature *f, int64_t *out, size_t max)
@@ -378,10 +404,12 @@ RIO_API int64_t rio_feature_int64s(const rio_feature *f, int64_t *out, size_t ma
 		return RIO_EFEATUREKIND;
 	if (!f->list_size)
 		return 0;
-	return decode_int64s(f->list, f->list_size, out, NULL, max);
+	sink s = {.oi = out};
+	return decode_int64s(f->list, f->list_size, &s, max);
 }
 
-RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t max)
+/* rio_feature_as_floats and rio__feature_as_bf16: `s` is of or ob. */
+static int64_t as_floats(const rio_feature *f, const sink *s, const void *out, size_t max)
 {
 	int rc = check_feature(f, out, max);
 	if (rc <= 0)
@@ -391,8 +419,20 @@ RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t m
 	if (!f->list_size)
 		return 0;
 	if (f->kind == RIO_FEATURE_FLOAT)
-		return decode_floats(f->list, f->list_size, out, max);
-	return decode_int64s(f->list, f->list_size, NULL, out, max);
+		return decode_floats(f->list, f->list_size, s, max);
+	return decode_int64s(f->list, f->list_size, s, max);
+}
+
+RIO_API int64_t rio_feature_as_floats(const rio_feature *f, float *out, size_t max)
+{
+	sink s = {.of = out};
+	return as_floats(f, &s, out, max);
+}
+
+int64_t rio__feature_as_bf16(const rio_feature *f, uint16_t *out, size_t max, float scale)
+{
+	sink s = {.ob = out, .scale = scale};
+	return as_floats(f, &s, out, max);
 }
 
 RIO_API int rio_feature_bytes_next(const rio_feature *f, size_t *cursor, const uint8_t **value,

@@ -22,6 +22,10 @@
 int rio__error_set(rio_error *e, int code, const char *path, uint64_t offset, uint64_t record,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* rio_feature_as_floats() into bf16 (half.h): each value (an int64 cast
+ * to float) times `scale`, rounded to nearest even. Same returns. */
+int64_t rio__feature_as_bf16(const rio_feature *f, uint16_t *out, size_t max, float scale);
+
 /* Clears `e` to "no error". */
 void rio__error_clear(rio_error *e);
 

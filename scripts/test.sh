@@ -81,7 +81,7 @@ cd "$RIO_TOP/build-tsan"
 # kernel allows it; test_loader_uring sets its backends itself)
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RIO_LOADER_IO=pread
 LOADER_TESTS="tests/test_loader tests/test_loader_uring tests/test_loader_compressed tests/test_loader_damage \
-	tests/test_loader_elastic"
+	tests/test_loader_elastic tests/test_loader_bf16"
 status=0
 make -j"$(nproc)" check TESTS="$LOADER_TESTS" || status=$?
 if [ $status -ne 0 ]; then

@@ -37,7 +37,8 @@ UNIT_TESTS = \
 	tests/test_loader_compressed \
 	tests/test_loader_uring \
 	tests/test_loader_damage \
-	tests/test_loader_elastic
+	tests/test_loader_elastic \
+	tests/test_loader_bf16
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -86,6 +87,9 @@ tests_test_loader_elastic_SOURCES = tests/test_loader_elastic.c tests/loadutil.c
 	tests/loadutil.h
 tests_test_loader_elastic_CFLAGS = $(RIO_TEST_CFLAGS)
 tests_test_loader_elastic_LDADD = $(RIO_TEST_LDADD)
+tests_test_loader_bf16_SOURCES = tests/test_loader_bf16.c tests/loadutil.c tests/loadutil.h
+tests_test_loader_bf16_CFLAGS = $(RIO_TEST_CFLAGS)
+tests_test_loader_bf16_LDADD = $(RIO_TEST_LDADD) -lm
 endif
 
 # Shell tests of the tools (tests/cli_*.sh), sharing tests/cli_lib.sh.
@@ -175,7 +179,7 @@ TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
 	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh \
-	tests/train_precision.sh
+	tests/train_precision.sh tests/train_compress.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
@@ -189,7 +193,7 @@ tests_ckpt_diff_CFLAGS = $(AM_CFLAGS)
 tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
 # the reducer alone under mpirun (tests/train_reduce.sh runs it)
 check_PROGRAMS += tests/test_reducer
-tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c \
+tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c trainer/reducer_half.c \
 	trainer/shm_window.c trainer/store.c
 tests_test_reducer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer
 tests_test_reducer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)

@@ -12,13 +12,22 @@
  * alike on every rank, zeroed, and seen by all. The values have exponents
  * spread over 2^-20..2^20, so that on 3 and more ranks another order gives
  * other bits (checked: the test can fail).
+ * Compressed (--grad-compression bf16 and fp16, alltoall and mpi): every
+ * sum is within the 16-bit type's rounding of the fp32 sum (a bound from
+ * its mantissa: (ranks + 1) x 2^-8 for bf16, 2^-11 for fp16, of the sum of
+ * magnitudes), alltoall's bit for bit the rank-order sum of the narrowed
+ * values, every rank holds the same bits, and an fp16 overflow (one rank's
+ * value past 65504 x ranks) makes its bucket, only it, not finite and
+ * says so (overflowed) on every rank.
  * Prints one line per failure and "test_reducer: N checks, F failed" on
  * rank 0; exit 1 on any failure.
  */
 #include "config.h"
+#include "half.h"
 #include "reducer.h"
 #include "store.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -200,6 +209,92 @@ static void run(tr_reduce_mode mode, size_t bucket_bytes, size_t n)
 	free(rev);
 }
 
+/* rank q's gradient i for the 16-bit runs: exponents over 2^-8..2^8 */
+static float small_value(int q, size_t i, int step)
+{
+	float v = value(q, i, step);
+	return v == 0 ? 0 : ldexpf(v, -(ilogbf(v) / 2) / 2 * 2 + (ilogbf(v) % 5));
+}
+
+/* The alltoall reference: each rank's value narrowed (fp16: divided by the
+ * ranks) and widened, summed in rank order in fp32, narrowed, widened. */
+static float comp_ref(tr_grad_comp c, size_t i, int step)
+{
+	float pre = c == TR_COMP_FP16 ? 1.0f / (float)size : 1.0f, acc = 0;
+	for (int q = 0; q < size; q++) {
+		float v = small_value(q, i, step) * pre;
+		acc += c == TR_COMP_FP16 ? rio__f32_from_fp16(rio__fp16_from_f32(v))
+		                         : rio__f32_from_bf16(rio__bf16_from_f32(v));
+	}
+	float back = c == TR_COMP_FP16 ? rio__f32_from_fp16(rio__fp16_from_f32(acc))
+	                               : rio__f32_from_bf16(rio__bf16_from_f32(acc));
+	return back * (c == TR_COMP_FP16 ? (float)size : 1.0f);
+}
+
+static void run_comp(tr_reduce_mode mode, tr_grad_comp c, size_t bucket_bytes, size_t n)
+{
+	char name[32];
+	snprintf(name, sizeof name, "%s/%s", tr_reduce_mode_name(mode), tr_grad_comp_name(c));
+	float *buf = calloc(n + 1, sizeof *buf);
+	tr_reducer r;
+	if (!buf || tr_reducer_init_comp(&r, MPI_COMM_WORLD, mode, buf, n, bucket_bytes, buf + n,
+	                                 1, NULL, c) < 0) {
+		check(0, "set up", name, bucket_bytes, 0);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	double u = ldexp(1.0, c == TR_COMP_FP16 ? -11 : -8);
+	size_t over_at = n / 3;
+	for (int step = 1; step <= 2; step++) {
+		tr_reducer_begin(&r);
+		r.head[0] = 1;
+		tr_reducer_head(&r);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = small_value(rank, i, step);
+		/* step 2, fp16: one rank's value past what fp16 holds x ranks */
+		int overflow = step == 2 && c == TR_COMP_FP16;
+		if (overflow && rank == 0)
+			buf[over_at] = 70000.0f * (float)size;
+		tr_reducer_flush(&r);
+		size_t begin, end, bad_finite = 0;
+		int finite;
+		while (tr_reducer_take(&r, 1, &begin, &end, &finite))
+			bad_finite += finite == (overflow && over_at >= begin && over_at < end);
+		check(bad_finite == 0, "the finite verdict", name, bucket_bytes, step);
+		check(r.overflowed == overflow, "overflowed says the fp16 overflow", name,
+		      bucket_bytes, step);
+		check(tr_reducer_head_in(&r, 1) && r.head_out[0] == (float)size, "the head (fp32)",
+		      name, bucket_bytes, step);
+		size_t far = 0, unlike = 0;
+		uint64_t hash = 1469598103934665603ull;
+		for (size_t i = 0; i < n; i++) {
+			if (overflow && i == over_at)
+				continue;
+			double exact = 0, mag = 0;
+			for (int q = 0; q < size; q++) {
+				exact += small_value(q, i, step);
+				mag += fabs(small_value(q, i, step));
+			}
+			double tol = (size + 1) * u * mag + size * ldexp(1.0, -24);
+			far += !(fabs((double)r.sum[i] - exact) <= tol);
+			if (mode == TR_REDUCE_ALLTOALL)
+				unlike += r.sum[i] != comp_ref(c, i, step);
+			uint32_t bits;
+			memcpy(&bits, &r.sum[i], 4);
+			hash = (hash ^ bits) * 0x100000001b3ull;
+		}
+		check(far == 0, "a sum further from the fp32 sum than the 16-bit bound", name,
+		      bucket_bytes, step);
+		check(unlike == 0, "a sum not the rank-order sum of the 16-bit values", name,
+		      bucket_bytes, step);
+		uint64_t lo = hash, hi = hash;
+		MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+		MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+		check(lo == hi, "the ranks' sums differ", name, bucket_bytes, step);
+	}
+	tr_reducer_free(&r);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -214,6 +309,19 @@ int main(int argc, char **argv)
 	for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
 		for (size_t b = 0; b < sizeof buckets / sizeof *buckets; b++)
 			run(modes[m], buckets[b], n);
+	for (int c = TR_COMP_BF16; c <= TR_COMP_FP16; c++)
+		for (size_t m = 1; m < sizeof modes / sizeof *modes; m++)
+			for (size_t b = 1; b < sizeof buckets / sizeof *buckets; b++)
+				run_comp(modes[m], (tr_grad_comp)c, buckets[b], n);
+	/* shm sends nothing: compression there is refused */
+	if (size > 1) {
+		tr_reducer r;
+		float *buf = calloc(n + 1, sizeof *buf);
+		check(tr_reducer_init_comp(&r, MPI_COMM_WORLD, TR_REDUCE_SHM, buf, n, 4096, buf + n,
+		                           1, NULL, TR_COMP_BF16) == -EINVAL,
+		      "compression under shm refused", "shm", 4096, 0);
+		free(buf);
+	}
 	int all[2] = {checks, failed};
 	MPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0)

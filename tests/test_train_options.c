@@ -170,6 +170,7 @@ static const refusal_case value_refusals[] = {
 	{BASE "--bucket-size 1025G",
 	 "--bucket-size: '1025G' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
 	{BASE "--reduce ring", "--reduce: 'ring': want auto, mpi, shm or alltoall"},
+	{BASE "--grad-compression fp8", "--grad-compression: 'fp8': want none, bf16 or fp16"},
 	{BASE "--eval-batch 0", "--eval-batch: '0' is not a batch size (1 to 16777216)"},
 	{BASE "--eval-every 0", "--eval-every: '0' is not a number of steps"},
 	{BASE "--tensorboard-every 0", "--tensorboard-every: '0' is not a number of steps"},
@@ -287,6 +288,7 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--bucket-size 4", o->bucket_bytes == 4);
 	ACCEPT(BASE "--bucket-size 1T", o->bucket_bytes == 1099511627776);
 	ACCEPT(BASE "--reduce alltoall", o->reduce == 3);
+	ACCEPT(BASE "--grad-compression fp16", o->grad_compression == 2);
 	ACCEPT(BASE "--shard-optimizer", o->shard_optimizer == 1);
 	ACCEPT(BASE "--eval-batch 7 --eval-every 9", o->eval_batch == 7 && o->eval_every == 9);
 	ACCEPT(BASE "--metrics m.json", !strcmp(o->metrics, "m.json"));
@@ -470,6 +472,11 @@ static const refusal_case check_refusals[] = {
 	{BASE "--strategy hybrid --embed c:9:2 --shard-optimizer",
 	 "--strategy hybrid: not with --shard-optimizer (the servers hold the optimizer state)"},
 	{BASE "--strategy ps --reduce shm", "--strategy ps: not with --reduce"},
+	{BASE "--grad-compression bf16 --reduce shm",
+	 "--grad-compression: not with --reduce shm (nothing is sent there); use --reduce alltoall "
+	 "or mpi"},
+	{BASE "--strategy hybrid --embed c:9:2 --grad-compression fp16",
+	 "--grad-compression: --strategy allreduce or ps (not hybrid, for now)"},
 	{BASE "--strategy hybrid", "--strategy hybrid needs --embed (the servers hold the embedding "
 	                           "tables; the dense layers are allreduced)"},
 	{BASE "--strategy hybrid --embed c:9:2 --staleness 1",

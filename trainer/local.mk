@@ -44,7 +44,7 @@ recordio_train_SOURCES = \
 	trainer/data.c trainer/data.h trainer/feature_spec.c trainer/feature_spec.h \
 	trainer/model.c trainer/model.h trainer/embed_run.c trainer/embed_run.h \
 	trainer/store.c trainer/store.h trainer/shm_window.c trainer/shm_window.h \
-	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c trainer/part.h \
+	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c trainer/reducer_half.c trainer/part.h \
 	trainer/strategy.h trainer/strategy_ops.h trainer/strategy.c trainer/step.c trainer/step.h \
 	trainer/strategy_allreduce.c trainer/strategy_ps.c trainer/strategy_hybrid.c \
 	trainer/ps.h trainer/ps_run.c trainer/ps_run.h trainer/ps_ckpt.c \

@@ -209,6 +209,17 @@ static const tr_option_row table[OPT_COUNT] = {
 	                        "memory), alltoall (slices over MPI, any hosts), mpi (MPI's "
 	                        "allreduce), or auto (default: shm when every rank is on one host "
 	                        "and the device is the CPU, else alltoall)"},
+	/* the values are tr_grad_comp's (reducer.h) */
+	[OPT_GRAD_COMPRESSION] = {"grad-compression", .kind = TR_KIND_KEYWORD,
+	                          AT(grad_compression, INT),
+	                          .words = WORDS({"none", 0}, {"bf16", 1}, {"fp16", 2}),
+	                          .arg = "HOW",
+	                          .help = "gradients cast to 16 bits for the exchange, summed in "
+	                                  "fp32: none (default), bf16, or fp16 (divided by the "
+	                                  "ranks first; a step whose sum still overflows is "
+	                                  "skipped, counted as grad_overflows); half the bytes. "
+	                                  "With --reduce alltoall or mpi (auto picks alltoall), "
+	                                  "or --strategy ps (its pushes; pulls stay fp32)"},
 	[OPT_SHARD_OPTIMIZER] = {"shard-optimizer", .kind = TR_KIND_FLAG, AT(shard_optimizer, INT),
 	                         .help = "with shm: each rank updates only its slices of one shared "
 	                                 "copy of the parameters and optimizer state (SGD, Adam)"},

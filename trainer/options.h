@@ -55,6 +55,7 @@ typedef struct tr_options {
 	tr_precision precision;        /* --precision: fp32 (0) or bf16      */
 	size_t bucket_bytes;
 	int reduce;                    /* tr_reduce_mode (reducer.h): 0 auto */
+	int grad_compression;          /* tr_grad_comp (reducer.h): 0 none   */
 	int shard_optimizer;           /* 1: each rank updates its slices    */
 	int threads;                   /* OpenBLAS threads per rank; 0: auto */
 	int quiet;

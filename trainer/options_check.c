@@ -130,8 +130,14 @@ static int check_strategy(const tr_options *o, char *err, size_t errlen)
 		                                          : NULL;
 		if (ps_only)
 			return refuse(err, errlen, "%s needs --strategy ps (parameter servers)", ps_only);
+		if (o->grad_compression && o->reduce == 2 /* TR_REDUCE_SHM */)
+			return refuse(err, errlen, "--grad-compression: not with --reduce shm (nothing "
+			              "is sent there); use --reduce alltoall or mpi");
 		return 0;
 	}
+	if (o->grad_compression && o->strategy == TR_STRATEGY_HYBRID)
+		return refuse(err, errlen, "--grad-compression: --strategy allreduce or ps (not "
+		              "hybrid, for now)");
 	const char *no = o->optim.kind == TR_OPT_LARS ? "--optimizer lars (a layer's trust "
 	                                                "ratio needs the whole layer)"
 	                 : o->shard_optimizer ? "--shard-optimizer (the servers hold the "

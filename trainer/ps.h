@@ -45,6 +45,7 @@
 #include "copies.h"
 #include "embed_run.h"
 #include "optim.h"
+#include "reducer.h"
 #include "strategy.h"
 
 #include <mpi.h>
@@ -137,6 +138,9 @@ typedef struct tr_ps_server {
 	int ndone, nhave;
 	float *slots;            /* K = 0: a gradient slot per worker          */
 	float *grad;             /* K >= 1: the gradient received; K = 0: sum  */
+	tr_grad_comp comp;       /* pushes in 16 bits (--grad-compression)    */
+	uint16_t *crx;           /* ... a push as received                     */
+	float cscale;            /* ... what it is widened times               */
 	int stop;                /* a worker failed                           */
 	tr_ps_stats st;          /* this segment's                             */
 	uint64_t total_gradients, total_updates; /* all segments            */
@@ -189,11 +193,24 @@ typedef struct tr_ps_worker {
 	                          * push is labelled with (each server makes
 	                          * its own, with backup workers its own set) */
 	int in_flight;
+	tr_grad_comp comp;       /* pushes in 16 bits (--grad-compression)    */
+	uint16_t *cgrad;         /* ... the gradient as pushed (n values)      */
+	float cscale;            /* ... what it is multiplied by first         */
 } tr_ps_worker;
 
 int tr_ps_worker_init(tr_ps_worker *w, MPI_Comm comm, int servers, size_t nparams,
                       float *params_host);
 void tr_ps_worker_free(tr_ps_worker *w);
+
+/* --grad-compression: pushes of 16-bit gradients (fp16: divided by the
+ * `workers` first, and multiplied back by the server), summed and applied
+ * in fp32 on the servers; pulls stay fp32. 0 or -ENOMEM. */
+int tr_ps_worker_compress(tr_ps_worker *w, tr_grad_comp comp, int workers);
+int tr_ps_server_compress(tr_ps_server *s, tr_grad_comp comp, int workers);
+/* Narrows grads_host into the 16-bit copy tr_ps_send pushes: 1 when a
+ * value became an infinity (fp16's overflow; the push is then flagged
+ * not finite, and skipped as a NaN is), else 0. */
+int tr_ps_narrow(tr_ps_worker *w, const float *grads_host);
 
 /* Sends `flags` (TR_PS_PULL or TR_PS_PUSH, with TR_PS_LAST and the others)
  * to every server: with TR_PS_PUSH the gradient's slices from grads_host

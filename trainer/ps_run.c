@@ -112,13 +112,15 @@ static int open_side(tr_ps_run *r)
 	tr_model *m = p->model;
 	int S = o->servers;
 	size_t dense = r->dense->on_servers ? m->nparams : 0;
+	tr_grad_comp comp = dense ? (tr_grad_comp)o->grad_compression : TR_COMP_NONE;
 	if (c->roles.server) {
 		r->server = calloc(1, sizeof *r->server);
 		if (!r->server)
 			return -ENOMEM;
-		return tr_ps_server_init(r->server, c->w.comm, S, c->roles.data_world, m->math, dense,
-		                         &m->opt.cfg, o->staleness, o->staleness_lr, o->backup_workers,
-		                         o->eval_every);
+		int rc = tr_ps_server_init(r->server, c->w.comm, S, c->roles.data_world, m->math,
+		                           dense, &m->opt.cfg, o->staleness, o->staleness_lr,
+		                           o->backup_workers, o->eval_every);
+		return rc < 0 ? rc : tr_ps_server_compress(r->server, comp, c->roles.data_world);
 	}
 	r->worker = calloc(1, sizeof *r->worker);
 	if (!r->worker)
@@ -126,7 +128,7 @@ static int open_side(tr_ps_run *r)
 	float *reply = r->r_reply >= 0 ? tr_store_floats(p->store, r->r_reply) : m->net.params;
 	int rc = tr_ps_worker_init(r->worker, c->w.comm, S, dense, reply);
 	r->worker->embed = &m->embed;
-	return rc;
+	return rc < 0 ? rc : tr_ps_worker_compress(r->worker, comp, c->roles.data_world);
 }
 
 /* A server's rows of every --embed table. 0 or -ENOMEM. */
@@ -276,6 +278,11 @@ static int step(tr_ps_run *r, int last, char *err, size_t errlen)
 		}
 		nonfinite = !apply; /* one verdict for the servers' rows too */
 	}
+	if (!failed && pw->comp) { /* an overflow is skipped as a NaN is */
+		int over = tr_ps_narrow(pw, m->staging);
+		r->overflows += over && !nonfinite;
+		nonfinite |= over;
+	}
 	uint32_t flags = failed ? TR_PS_PULL | TR_PS_LAST | TR_PS_FAILED
 	                        : TR_PS_PUSH | (last ? TR_PS_LAST : 0) |
 	                                  (nonfinite ? TR_PS_NONFINITE : 0) |
@@ -402,6 +409,7 @@ void tr_ps_epoch_begin(tr_strategy_state *st)
 {
 	tr_ps_run *r = (tr_ps_run *)st;
 	r->t_wait = r->exchange = 0;
+	r->overflows = 0;
 }
 
 /* The servers' counts of the epoch: server 0's updates, the staleness
@@ -451,11 +459,12 @@ void tr_ps_figures(tr_strategy_state *st, tr_epoch_figures *f)
 	/* the workers' sums; the bytes are this process's: per step it took
 	 * (not a resumed epoch's steps before) */
 	double bytes = r->worker ? r->worker->bytes - r->bytes0 : 0;
-	double v[10] = {k->ep_loss, k->ep_correct, k->ep_count, (double)k->ep_skipped, r->t_wait,
+	double v[11] = {k->ep_loss, k->ep_correct, k->ep_count, (double)k->ep_skipped, r->t_wait,
 	                r->exchange, r->worker ? 1 : 0, bytes,
-	                r->worker ? (double)(k->step_in_epoch - k->step0) : 0, k->ep_count0};
-	double sum[10] = {0};
-	MPI_Reduce(v, sum, 10, MPI_DOUBLE, MPI_SUM, 0, c->w.comm);
+	                r->worker ? (double)(k->step_in_epoch - k->step0) : 0, k->ep_count0,
+	                (double)r->overflows};
+	double sum[11] = {0};
+	MPI_Reduce(v, sum, 11, MPI_DOUBLE, MPI_SUM, 0, c->w.comm);
 	if (r->worker)
 		r->bytes0 = r->worker->bytes;
 	server_figures(r, f);
@@ -468,6 +477,7 @@ void tr_ps_figures(tr_strategy_state *st, tr_epoch_figures *f)
 	f->count = sum[2];
 	f->count_before = sum[9];
 	f->skipped += (uint64_t)sum[3];
+	f->grad_overflows = (uint64_t)sum[10];
 	f->data_wait = sum[6] > 0 ? sum[4] / sum[6] : 0;
 	f->exchange = sum[6] > 0 ? sum[5] / sum[6] : 0;
 	double per_worker = sum[8] > 0 ? sum[7] / sum[8] : 0;

@@ -204,6 +204,7 @@ void tr_ps_server_free(tr_ps_server *s)
 	free(s->have_rows);
 	tr_copies_free(&s->copies);
 	free_tables(s);
+	free(s->crx);
 	memset(s, 0, sizeof *s);
 }
 
@@ -394,6 +395,26 @@ static void reply(tr_ps_server *s, int w)
 	s->waiting[w] = 0;
 }
 
+int tr_ps_server_compress(tr_ps_server *s, tr_grad_comp comp, int workers)
+{
+	s->comp = comp;
+	s->cscale = comp == TR_COMP_FP16 ? (float)workers : 1.0f;
+	if (comp && !(s->crx = malloc((s->n ? s->n : 1) * sizeof *s->crx)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A push's gradient from src into `into`: fp32, or 16 bits widened. */
+static void receive_push(tr_ps_server *s, int src, float *into)
+{
+	if (!s->comp) {
+		MPI_Recv(into, (int)s->n, MPI_FLOAT, src, TR_PS_TAG_GRAD, s->comm, MPI_STATUS_IGNORE);
+		return;
+	}
+	MPI_Recv(s->crx, (int)s->n, MPI_UINT16_T, src, TR_PS_TAG_GRAD, s->comm, MPI_STATUS_IGNORE);
+	tr_comp_widen(s->comp, into, s->crx, s->n, s->cscale);
+}
+
 int tr_ps_serve(tr_ps_server *s, int training)
 {
 	size_t W = (size_t)s->workers;
@@ -422,8 +443,7 @@ int tr_ps_serve(tr_ps_server *s, int training)
 		if (m.flags & TR_PS_PUSH) {
 			/* K = 0: into the worker's slot (dropped later if late) */
 			float *into = s->staleness ? s->grad : s->slots + (size_t)w * s->n;
-			MPI_Recv(into, (int)s->n, MPI_FLOAT, src, TR_PS_TAG_GRAD, s->comm,
-			         MPI_STATUS_IGNORE);
+			receive_push(s, src, into);
 		}
 		if ((m.flags & TR_PS_FAILED) && (failed < 0 || src < failed))
 			failed = src;

@@ -88,7 +88,27 @@ void tr_ps_worker_free(tr_ps_worker *w)
 	free(w->in);
 	free(w->req);
 	free(w->version);
+	free(w->cgrad);
 	memset(w, 0, sizeof *w);
+}
+
+int tr_ps_worker_compress(tr_ps_worker *w, tr_grad_comp comp, int workers)
+{
+	w->comp = comp;
+	w->cscale = comp == TR_COMP_FP16 ? 1.0f / (float)workers : 1.0f;
+	if (comp && !(w->cgrad = malloc((w->n ? w->n : 1) * sizeof *w->cgrad)))
+		return -ENOMEM;
+	return 0;
+}
+
+int tr_ps_narrow(tr_ps_worker *w, const float *grads_host)
+{
+	tr_comp_narrow(w->comp, w->cgrad, grads_host, w->n, w->cscale);
+	uint16_t inf = w->comp == TR_COMP_FP16 ? 0x7c00 : 0x7f80;
+	int over = 0;
+	for (size_t i = 0; i < w->n; i++)
+		over |= (w->cgrad[i] & 0x7fff) == inf;
+	return over;
 }
 
 void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64_t step,
@@ -102,10 +122,12 @@ void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64
 		MPI_Irecv(w->params + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_PARAMS, w->comm, &q[1]);
 		w->out[s] = (tr_ps_msg){.flags = flags, .clock = w->version[s], .step = step, .rows = rows};
 		/* the message and its reply, the parameters, the gradient */
-		w->bytes += 2.0 * sizeof w->out[s] + (double)n * sizeof(float) *
-		                                           ((flags & TR_PS_PUSH) ? 2 : 1);
+		size_t push = (flags & TR_PS_PUSH) ? (w->comp ? sizeof(uint16_t) : sizeof(float)) : 0;
+		w->bytes += 2.0 * sizeof w->out[s] + (double)n * (sizeof(float) + push);
 		MPI_Isend(&w->out[s], sizeof w->out[s], MPI_BYTE, s, TR_PS_TAG_MSG, w->comm, &q[2]);
-		if (flags & TR_PS_PUSH)
+		if ((flags & TR_PS_PUSH) && w->comp)
+			MPI_Isend(w->cgrad + w->lo[s], n, MPI_UINT16_T, s, TR_PS_TAG_GRAD, w->comm, &q[3]);
+		else if (flags & TR_PS_PUSH)
 			MPI_Isend(grads_host + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_GRAD, w->comm, &q[3]);
 		else
 			q[3] = MPI_REQUEST_NULL;

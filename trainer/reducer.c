@@ -108,6 +108,37 @@ static void bucket_range(const tr_reducer *r, int i, size_t *begin, size_t *end)
  * sends, and where the allgather puts each), every rank's copy of this
  * rank's slice side by side (what it receives), and the persistent
  * requests. */
+/* The exchange's element type: 16 bits compressed, else float. */
+static MPI_Datatype elem_type(const tr_reducer *r)
+{
+	return r->comp ? MPI_UINT16_T : MPI_FLOAT;
+}
+
+/* What each rank's gradients are multiplied by before the 16-bit cast, and
+ * the sums after it: fp16 divides by the ranks first (reducer.h). */
+static float pre_scale(const tr_reducer *r)
+{
+	return r->comp == TR_COMP_FP16 ? 1.0f / (float)r->size : 1.0f;
+}
+
+static float post_scale(const tr_reducer *r)
+{
+	return r->comp == TR_COMP_FP16 ? (float)r->size : 1.0f;
+}
+
+/* Where bucket i's exchange starts: in cbuf compressed, else in buf. */
+static void *exchanged(const tr_reducer *r, size_t at)
+{
+	return r->comp ? (void *)(r->cbuf + at) : (void *)(r->buf + at);
+}
+
+/* alltoall: where bucket i's parts land */
+static void *parts_of(const tr_reducer *r, int i)
+{
+	return r->comp ? (void *)(r->cparts + r->parts_off[i])
+	               : (void *)(r->parts + r->parts_off[i]);
+}
+
 static int alltoall_init(tr_reducer *r)
 {
 	size_t nb = (size_t)(r->nbuckets ? r->nbuckets : 1), k = (size_t)r->size;
@@ -137,8 +168,11 @@ static int alltoall_init(tr_reducer *r)
 		r->parts_off[i] = total;
 		total += k * (mhi - mlo);
 	}
-	r->parts = malloc((total ? total : 1) * sizeof *r->parts);
-	if (!r->parts)
+	if (r->comp)
+		r->cparts = malloc((total ? total : 1) * sizeof *r->cparts);
+	else
+		r->parts = malloc((total ? total : 1) * sizeof *r->parts);
+	if (!r->parts && !r->cparts)
 		return -ENOMEM;
 #ifdef PERSISTENT_ALLTOALLV
 	r->p_a2a = malloc(nb * sizeof *r->p_a2a);
@@ -151,10 +185,10 @@ static int alltoall_init(tr_reducer *r)
 	for (int i = 0; i < r->nbuckets; i++) {
 		size_t b0 = (size_t)i * r->bucket;
 		const int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
-		PERSISTENT_ALLTOALLV(r->buf + b0, c, d, MPI_FLOAT, r->parts + r->parts_off[i], c + k,
-		                     d + k, MPI_FLOAT, r->comm, MPI_INFO_NULL, &r->p_a2a[i]);
-		PERSISTENT_ALLGATHERV(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->buf + b0, c, d, MPI_FLOAT,
-		                      r->comm, MPI_INFO_NULL, &r->p_ag[i]);
+		PERSISTENT_ALLTOALLV(exchanged(r, b0), c, d, elem_type(r), parts_of(r, i), c + k,
+		                     d + k, elem_type(r), r->comm, MPI_INFO_NULL, &r->p_a2a[i]);
+		PERSISTENT_ALLGATHERV(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, exchanged(r, b0), c, d,
+		                      elem_type(r), r->comm, MPI_INFO_NULL, &r->p_ag[i]);
 	}
 	if (r->nhead > 0)
 		PERSISTENT_ALLGATHER(r->head, r->nhead, MPI_FLOAT, r->head_all, r->nhead, MPI_FLOAT,
@@ -170,8 +204,8 @@ static int mpi_init(tr_reducer *r)
 	for (int i = 0; i < r->nbuckets; i++) {
 		size_t b0, b1;
 		bucket_range(r, i, &b0, &b1);
-		PERSISTENT_ALLREDUCE(MPI_IN_PLACE, r->buf + b0, (int)(b1 - b0), MPI_FLOAT, MPI_SUM,
-		                     r->comm, MPI_INFO_NULL, &r->reqs[i]);
+		PERSISTENT_ALLREDUCE(MPI_IN_PLACE, exchanged(r, b0), (int)(b1 - b0), elem_type(r),
+		                     r->comp ? r->op : MPI_SUM, r->comm, MPI_INFO_NULL, &r->reqs[i]);
 	}
 	if (r->nhead > 0)
 		PERSISTENT_ALLREDUCE(MPI_IN_PLACE, r->head, r->nhead, MPI_FLOAT, MPI_SUM, r->comm,
@@ -222,9 +256,30 @@ int tr_reducer_mode(MPI_Comm comm, tr_reduce_mode asked, int shm_ok, MPI_Comm *n
 int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf, size_t n,
                     size_t bucket_bytes, float *head, int nhead, const tr_reducer_shm_mem *shm)
 {
+	return tr_reducer_init_comp(r, comm, mode, buf, n, bucket_bytes, head, nhead, shm,
+	                            TR_COMP_NONE);
+}
+
+/* Compressed: the 16-bit copy of the gradients and the op (mpi). */
+static int comp_init(tr_reducer *r)
+{
+	if (r->mode == TR_REDUCE_SHM || (unsigned)r->comp > TR_COMP_FP16)
+		return -EINVAL;
+	r->cbuf = malloc((r->n ? r->n : 1) * sizeof *r->cbuf);
+	if (!r->cbuf)
+		return -ENOMEM;
+	if (r->mode == TR_REDUCE_MPI && tr_comp_op_create(r->comp, &r->op) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int tr_reducer_init_comp(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf,
+                         size_t n, size_t bucket_bytes, float *head, int nhead,
+                         const tr_reducer_shm_mem *shm, tr_grad_comp comp)
+{
 	*r = (tr_reducer){.comm = comm, .buf = buf, .sum = buf, .n = n, .head = head,
 	                  .nhead = nhead, .head_out = head, .head_req = MPI_REQUEST_NULL,
-	                  .mode = mode};
+	                  .mode = mode, .op = MPI_OP_NULL};
 	MPI_Comm_size(comm, &r->size);
 	MPI_Comm_rank(comm, &r->rank);
 	if (nhead < 0 || nhead > TR_REDUCER_MAX_HEAD || mode == TR_REDUCE_AUTO)
@@ -247,7 +302,10 @@ int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *bu
 	for (size_t i = 0; i < cap; i++)
 		r->reqs[i] = MPI_REQUEST_NULL;
 	int rc = 0;
-	if (r->size == 1) {
+	r->comp = r->size > 1 ? comp : TR_COMP_NONE; /* one rank sends nothing */
+	if (r->comp)
+		rc = comp_init(r);
+	if (r->size == 1 || rc < 0) {
 		/* nothing to sum */
 	} else if (mode == TR_REDUCE_SHM) {
 		rc = shm ? tr_shm_init(r, shm) : -EINVAL;
@@ -290,6 +348,12 @@ void tr_reducer_free(tr_reducer *r)
 	free(r->parts);
 	free(r->parts_off);
 	free(r->head_all);
+	free(r->cbuf);
+	free(r->cparts);
+	r->cbuf = r->cparts = NULL;
+	if (r->comp && r->op != MPI_OP_NULL) /* a reducer never set up is zeros */
+		MPI_Op_free(&r->op);
+	r->comp = TR_COMP_NONE;
 	r->reqs = r->p_a2a = r->p_ag = NULL;
 	r->done = r->scratch = r->phase = r->counts = r->displs = NULL;
 	r->parts = r->head_all = NULL;
@@ -301,6 +365,7 @@ void tr_reducer_begin(tr_reducer *r)
 	r->posted = 0;
 	r->ndone = r->taken = 0;
 	r->head_in = 0;
+	r->overflowed = 0;
 	r->seq++;
 	r->update = NULL;
 	r->update_ctx = NULL;
@@ -363,18 +428,27 @@ static void alltoall_second(tr_reducer *r, int i)
 	size_t k = (size_t)r->size, lo, hi;
 	tr_reducer_slice(r, i, r->rank, &lo, &hi);
 	size_t len = hi - lo;
-	const float *in[r->size];
-	for (int s = 0; s < r->size; s++)
-		in[s] = r->parts + r->parts_off[i] + (size_t)s * len;
-	(void)tr_sum_ranked(r->buf + lo, in, r->size, len);
+	if (r->comp) {
+		const uint16_t *in[r->size];
+		for (int s = 0; s < r->size; s++)
+			in[s] = r->cparts + r->parts_off[i] + (size_t)s * len;
+		tr_comp_sum_ranked(r->comp, r->buf + lo, in, r->size, len);
+		tr_comp_narrow(r->comp, r->cbuf + lo, r->buf + lo, len, 1.0f);
+	} else {
+		const float *in[r->size];
+		for (int s = 0; s < r->size; s++)
+			in[s] = r->parts + r->parts_off[i] + (size_t)s * len;
+		(void)tr_sum_ranked(r->buf + lo, in, r->size, len);
+	}
 	r->phase[i] = 2;
 	if (r->persistent) {
 		r->reqs[i] = r->p_ag[i];
 		MPI_Start(&r->reqs[i]);
 	} else {
 		const int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
-		MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r->buf + (size_t)i * r->bucket, c,
-		                d, MPI_FLOAT, r->comm, &r->reqs[i]);
+		MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+		                exchanged(r, (size_t)i * r->bucket), c, d, elem_type(r), r->comm,
+		                &r->reqs[i]);
 	}
 	r->collectives++;
 }
@@ -404,6 +478,12 @@ static void collect(tr_reducer *r, int wait)
 			} else {
 				if (r->mode == TR_REDUCE_ALLTOALL)
 					r->phase[i] = 0;
+				if (r->comp) { /* the 16-bit sums, as every rank has them */
+					size_t b0, b1;
+					bucket_range(r, i, &b0, &b1);
+					tr_comp_widen(r->comp, r->buf + b0, r->cbuf + b0, b1 - b0,
+					              post_scale(r));
+				}
 				r->done[r->ndone++] = i;
 				found = 1;
 			}
@@ -416,6 +496,9 @@ static void collect(tr_reducer *r, int wait)
 static void post(tr_reducer *r, size_t end)
 {
 	int i = (int)(r->posted / r->bucket);
+	if (r->comp)
+		tr_comp_narrow(r->comp, r->cbuf + r->posted, r->buf + r->posted, end - r->posted,
+		               pre_scale(r));
 	if (r->size == 1) {
 		r->done[r->ndone++] = i;
 	} else if (r->mode == TR_REDUCE_SHM) {
@@ -428,16 +511,16 @@ static void post(tr_reducer *r, size_t end)
 		} else {
 			size_t k = (size_t)r->size;
 			const int *c = r->counts + (size_t)i * k * 2, *d = r->displs + (size_t)i * k * 2;
-			MPI_Ialltoallv(r->buf + r->posted, c, d, MPI_FLOAT, r->parts + r->parts_off[i],
-			               c + k, d + k, MPI_FLOAT, r->comm, &r->reqs[i]);
+			MPI_Ialltoallv(exchanged(r, r->posted), c, d, elem_type(r), parts_of(r, i), c + k,
+			               d + k, elem_type(r), r->comm, &r->reqs[i]);
 		}
 		r->collectives++;
 	} else if (r->persistent) {
 		MPI_Start(&r->reqs[i]);
 		r->collectives++;
 	} else {
-		MPI_Iallreduce(MPI_IN_PLACE, r->buf + r->posted, (int)(end - r->posted), MPI_FLOAT,
-		               MPI_SUM, r->comm, &r->reqs[i]);
+		MPI_Iallreduce(MPI_IN_PLACE, exchanged(r, r->posted), (int)(end - r->posted),
+		               elem_type(r), r->comp ? r->op : MPI_SUM, r->comm, &r->reqs[i]);
 		r->collectives++;
 	}
 	r->posted = end;
@@ -499,5 +582,7 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	 * sums nothing: no shared memory was made) */
 	*finite = r->mode == TR_REDUCE_SHM && r->size > 1 ? !tr_shm_bad(r, i)
 	                                   : !tr_nonfinite(r->sum + *begin, *end - *begin);
+	if (!*finite && r->comp && tr_has_inf(r->sum + *begin, *end - *begin))
+		r->overflowed = 1;
 	return 1;
 }

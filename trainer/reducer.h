@@ -42,6 +42,17 @@
  * is NaN) shows in the sum. The buffers are host memory: the gradients
  * themselves on the CPU, staging copies of them on a GPU. The bucket size
  * groups the sums and never changes them: each element is summed alone.
+ *
+ * Compression (tr_grad_comp; --grad-compression, alltoall and mpi only):
+ * each bucket is cast to 16 bits (bf16, or fp16 after dividing by the
+ * ranks, as DDP's hook does, so that the sum cannot overflow where the
+ * gradients did not) for the exchange, half the bytes. alltoall: each rank
+ * widens the ranks' copies of its slice and sums them in fp32, in rank
+ * order, then casts the sum to 16 bits for the allgather; mpi: a
+ * user-defined op adds two 16-bit vectors in fp32 (Open MPI has no 16-bit
+ * MPI_SUM). Every rank widens the same 16-bit sums, so all agree, bit for
+ * bit; an fp16 overflow is an infinity in the sum, and the bucket is not
+ * finite. The head stays fp32.
  */
 #ifndef RIO_TRAINER_REDUCER_H
 #define RIO_TRAINER_REDUCER_H
@@ -60,6 +71,12 @@ typedef enum tr_reduce_mode {
 } tr_reduce_mode;
 
 enum { TR_REDUCER_MAX_HEAD = 16 };
+
+typedef enum tr_grad_comp {
+	TR_COMP_NONE = 0,
+	TR_COMP_BF16 = 1,
+	TR_COMP_FP16 = 2,
+} tr_grad_comp;
 
 typedef struct tr_reducer_shm tr_reducer_shm; /* reducer_shm.c */
 
@@ -121,6 +138,13 @@ typedef struct tr_reducer {
 	uint64_t seq;          /* steps begun                                */
 	double seconds;        /* time spent reducing and waiting (exposed)  */
 	unsigned long long collectives;
+	tr_grad_comp comp;     /* the exchange's 16 bits, or none            */
+	uint16_t *cbuf;        /* compressed: n values, what is sent and the
+	                        * 16-bit sums that come back                 */
+	uint16_t *cparts;      /* compressed alltoall: parts, in 16 bits     */
+	MPI_Op op;             /* compressed mpi: the 16-bit sum             */
+	int overflowed;        /* a bucket taken this step held an infinity
+	                        * (compressed: the 16-bit cast overflowed)   */
 } tr_reducer;
 
 /* Collective over comm: the way the gradients will be summed, `asked`
@@ -146,7 +170,14 @@ size_t tr_reducer_shm_bytes(size_t n, size_t bucket_bytes);
  * 0, -ENOMEM or -EINVAL. Collective. */
 int tr_reducer_init(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf, size_t n,
                     size_t bucket_bytes, float *head, int nhead, const tr_reducer_shm_mem *shm);
+/* The same with the exchange compressed to `comp` (mode alltoall or mpi;
+ * -EINVAL for shm with more than one rank). */
+int tr_reducer_init_comp(tr_reducer *r, MPI_Comm comm, tr_reduce_mode mode, float *buf,
+                         size_t n, size_t bucket_bytes, float *head, int nhead,
+                         const tr_reducer_shm_mem *shm, tr_grad_comp comp);
 void tr_reducer_free(tr_reducer *r);
+/* "none", "bf16", "fp16". */
+const char *tr_grad_comp_name(tr_grad_comp c);
 /* "mpi", "shm", "alltoall" or "auto". */
 const char *tr_reduce_mode_name(tr_reduce_mode m);
 
@@ -179,6 +210,19 @@ int tr_sum_ranked(float *out, const float *const *in, int k, size_t len);
 /* Bucket i's slice s of [0, n): where rank s sums it. Slices start at
  * multiples of 16 floats (a cache line) from the bucket's start. */
 void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *end);
+
+/* reducer_half.c: the compressed exchange's casts and its MPI op. */
+/* out = 16 bits of in * scale (comp's rounding, half.h) */
+void tr_comp_narrow(tr_grad_comp comp, uint16_t *out, const float *in, size_t len, float scale);
+/* out = widened in * scale */
+void tr_comp_widen(tr_grad_comp comp, float *out, const uint16_t *in, size_t len, float scale);
+/* out = ((w(in[0]) + w(in[1])) + ...) in fp32, widened from 16 bits */
+void tr_comp_sum_ranked(tr_grad_comp comp, float *out, const uint16_t *const *in, int k,
+                        size_t len);
+/* the user-defined MPI op summing 16-bit vectors of comp in fp32 */
+int tr_comp_op_create(tr_grad_comp comp, MPI_Op *op);
+/* 1 when some of v[0, n) is an infinity */
+int tr_has_inf(const float *v, size_t n);
 
 /* reducer_shm.c: the shared-memory way (reducer.c dispatches). */
 int tr_shm_init(tr_reducer *r, const tr_reducer_shm_mem *m);

@@ -69,6 +69,7 @@ int tr_report_json(FILE *f, const tr_epoch_report *r)
 	rio__json_member(f, "lr", r->lr, 6);
 	rio__json_member(f, "wall_seconds", r->wall_seconds, 6);
 	rio__json_member(f, "bytes_per_step", r->bytes_per_step, 6);
+	fprintf(f, "\"grad_overflows\": %llu, ", (unsigned long long)r->grad_overflows);
 	if (r->servers) {
 		rio__json_member(f, "server_bytes_per_step", r->server_bytes_per_step, 6);
 		fprintf(f, "\"strategy\": \"%s\", \"updates\": %llu, \"gradients\": %llu, "

@@ -15,6 +15,8 @@ typedef struct tr_epoch_report {
 	                              * when a resumed run ends the epoch     */
 	uint64_t steps;              /* steps this epoch (so far)              */
 	uint64_t skipped_steps;      /* of them, skipped for NaN or infinity   */
+	uint64_t grad_overflows;     /* of those, for an infinity in a 16-bit
+	                              * gradient sum (--grad-compression)     */
 	uint64_t samples;            /* records trained on, all ranks          */
 	double train_loss, train_accuracy;
 	int has_test;

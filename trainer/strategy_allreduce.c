@@ -51,6 +51,7 @@ typedef struct allreduce {
 	tr_copies copies;        /* --eval-every: this epoch's                 */
 	/* this epoch's time on this rank */
 	double t_wait, t_optimizer, t_tables;
+	uint64_t overflows;   /* this epoch's steps skipped for a 16-bit overflow */
 } allreduce;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -134,17 +135,19 @@ static int open_reducers(allreduce *a, tr_reduce_mode mode, const shm_regions *g
 	int at = m->r_staging >= 0 ? m->r_staging : m->r_grads;
 	tr_reducer_shm_mem shm = {tr_store_window(s), g->ctl >= 0 ? tr_store_offset(s, g->ctl) : 0,
 	                          tr_store_offset(s, at), tr_store_floats(s, g->sum), a->sharded};
-	int rc = tr_reducer_init(&a->red, p->cfg->w.comm, mode, m->staging, n, o->bucket_bytes,
-	                         m->staging + n, TR_MLP_EXTRA, g->ctl >= 0 ? &shm : NULL);
+	tr_grad_comp comp = (tr_grad_comp)o->grad_compression;
+	int rc = tr_reducer_init_comp(&a->red, p->cfg->w.comm, mode, m->staging, n,
+	                              o->bucket_bytes, m->staging + n, TR_MLP_EXTRA,
+	                              g->ctl >= 0 ? &shm : NULL, comp);
 	if (rc < 0 || !m->embed.n)
 		return rc;
 	tr_embed_run *e = &m->embed;
 	tr_reducer_shm_mem tshm = {
 		tr_store_window(s), g->tables_ctl >= 0 ? tr_store_offset(s, g->tables_ctl) : 0,
 		tr_store_offset(s, m->r_table_grads), tr_store_floats(s, g->tables_sum), 0};
-	return tr_reducer_init(&a->tables, p->cfg->w.comm, mode, e->grads, e->floats,
-	                       o->bucket_bytes, e->grads + e->floats, 0,
-	                       g->tables_ctl >= 0 ? &tshm : NULL);
+	return tr_reducer_init_comp(&a->tables, p->cfg->w.comm, mode, e->grads, e->floats,
+	                            o->bucket_bytes, e->grads + e->floats, 0,
+	                            g->tables_ctl >= 0 ? &tshm : NULL, comp);
 }
 
 /* Collective: how the gradients are summed, and whether the update is
@@ -155,7 +158,9 @@ static tr_reduce_mode choose_mode(allreduce *a, MPI_Comm *node)
 	const tr_options *o = &c->o;
 	char msg[MSG] = "";
 	int cpu = o->device == TR_DEVICE_CPU;
-	int mode = tr_reducer_mode(c->w.comm, (tr_reduce_mode)o->reduce, cpu, node);
+	/* compressed: the slices over MPI (shm sends nothing to compress) */
+	int mode = tr_reducer_mode(c->w.comm, (tr_reduce_mode)o->reduce,
+	                           cpu && !o->grad_compression, node);
 	if (mode < 0)
 		snprintf(msg, sizeof msg, "--reduce shm: the ranks are not all on one host (or "
 		         "cannot share memory); use --reduce alltoall or mpi");
@@ -547,6 +552,7 @@ static int step(allreduce *a, char *err, size_t errlen)
 	if (!s.apply || s.partial) {
 		k->skipped_steps++;
 		k->ep_skipped++;
+		a->overflows += s.apply && (a->red.overflowed || a->tables.overflowed);
 	} else {
 		k->ep_loss += sum[TR_EXTRA_LOSS];
 		k->ep_correct += sum[TR_EXTRA_CORRECT];
@@ -624,6 +630,7 @@ static void epoch_begin(tr_strategy_state *s)
 	allreduce *a = (allreduce *)s;
 	a->t_wait = a->t_optimizer = a->t_tables = 0;
 	a->red.seconds = 0;
+	a->overflows = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -647,7 +654,9 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	 * sent and received: 2 (W - 1) / W x their bytes (the dense layers and
 	 * the --embed tables, densely) */
 	double floats = (double)p->model->nparams + (double)p->model->embed.floats;
-	f->bytes_per_step = W > 1 ? 2.0 * (W - 1) / W * floats * sizeof(float) * 2 : 0;
+	size_t bytes = p->cfg->o.grad_compression ? sizeof(uint16_t) : sizeof(float);
+	f->bytes_per_step = W > 1 ? 2.0 * (W - 1) / W * floats * bytes * 2 : 0;
+	f->grad_overflows = a->overflows;
 }
 
 /* Collective: every copy kept this epoch evaluated (each rank its own, all

@@ -67,6 +67,7 @@ typedef struct tr_epoch_figures {
 	                               * (the rate's, TensorBoard's)         */
 	double data_wait, exchange, optimizer; /* seconds, a training rank's */
 	double bytes_per_step;        /* a training rank's, sent and received */
+	uint64_t grad_overflows;      /* steps skipped: a 16-bit sum overflowed */
 	/* with parameter servers */
 	const char *servers;          /* the strategy's name; NULL: none      */
 	double server_bytes_per_step;

@@ -97,6 +97,7 @@ static tr_epoch_report epoch_report(const run_loop *x, const tr_epoch_figures *f
 		.steps = f->steps,
 		.samples = (uint64_t)count,
 		.skipped_steps = f->skipped,
+		.grad_overflows = f->grad_overflows,
 		.train_loss = count > 0 ? f->loss / count : NAN,
 		.train_accuracy = count > 0 ? f->correct / count : NAN,
 		.has_test = p->cfg->o.test != NULL,

@@ -44,6 +44,8 @@ class Column:
     address: int
     device_address: Optional[int]
     batch: "Batch"
+    def __dlpack__(self, stream: Any = ..., **kwargs: Any) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
 
 class Batch:
     count: int

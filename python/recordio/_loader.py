@@ -14,7 +14,27 @@ from ._size import is_int as _is_int, size_arg
 __all__ = ["Loader"]
 
 _DTYPES = {"u8": "u8", "uint8": "u8", "f32": "f32", "float32": "f32", "i64": "i64",
-           "int64": "i64"}
+           "int64": "i64", "bf16": "bf16", "bfloat16": "bf16"}
+
+
+def _bf16_array(column):
+    """A bf16 column as NumPy has it: an ml_dtypes.bfloat16 array when
+    ml_dtypes is installed, else a uint16 array of the same bits (widen
+    with (a.astype(np.uint32) << 16).view(np.float32)). Either is a view
+    of the batch's memory; torch.from_dlpack(column) gives torch.bfloat16."""
+    a = np.asarray(column)
+    try:
+        import ml_dtypes
+    except ImportError:
+        return a
+    return a.view(ml_dtypes.bfloat16)
+
+
+def _column_of(array):
+    """The _core.Column under an array the Loader handed out."""
+    while array is not None and not isinstance(array, _core.Column):
+        array = array.base
+    return array
 
 
 def _columns(decode):
@@ -38,7 +58,7 @@ def _columns(decode):
         except TypeError:
             dtype = None
         if dtype is None:
-            raise ValueError("decode[%r]: dtype %r: want u8, f32 or i64" % (name, spec[0]))
+            raise ValueError("decode[%r]: dtype %r: want u8, f32, bf16 or i64" % (name, spec[0]))
         shape = _shape(name, spec[1])
         length = math.prod(shape)
         if length > _core.MAX_COLUMN_LENGTH:
@@ -69,8 +89,8 @@ def _shape(name, spec):
 
 
 def _scale(name, dtype, scale):
-    if dtype != "f32":
-        raise ValueError("decode[%r]: a scale applies to f32 only" % name)
+    if dtype not in ("f32", "bf16"):
+        raise ValueError("decode[%r]: a scale applies to f32 and bf16 only" % name)
     try:  # a number: not a bool, nor a str that NumPy would read as one
         if isinstance(scale, (bool, np.bool_, str, bytes)):
             raise TypeError
@@ -166,7 +186,12 @@ class Loader:
                  dense column. dtype "u8" (from a bytes feature of that many
                  bytes), "f32" (from a float list, an int64 list, or a
                  bytes feature's bytes as numbers; multiplied by scale when
-                 given), "i64" (from an int64 list). length n gives arrays
+                 given), "bf16" (the f32 value rounded to bfloat16, to
+                 nearest even, as it is decoded: half the memory; an
+                 ml_dtypes.bfloat16 array when ml_dtypes is installed, else
+                 a uint16 array of the bits; recordio.torch gives
+                 torch.bfloat16 through DLPack), "i64" (from an int64
+                 list). length n gives arrays
                  of shape (batch, n); a shape tuple gives (batch, *shape),
                  () a scalar per record: (batch,). A record whose feature
                  is missing or of another length raises ExampleError (or is
@@ -313,6 +338,7 @@ class Loader:
         self.decode = dict(decode) if decode else None
         cols, self._shapes = _columns(decode) if decode else (None, ())
         self._names = tuple(c[0] for c in cols) if cols else ()
+        self._bf16 = frozenset(c[0] for c in cols if c[1] == "bf16") if cols else frozenset()
         self._c = _core.Loader(spec, batch_size, cols, shuffle, seed, workers, rank, world,
                                drop_remainder, skip_damaged, shuffle_buffer, interleave,
                                prefetch, hold, sharding, io, verify_crc, bool(pin_memory),
@@ -336,7 +362,8 @@ class Loader:
             raise StopIteration
         if not self._names:
             return b.records()
-        return dict(zip(self._names, map(np.asarray, b.columns(self._shapes))))
+        return {name: _bf16_array(c) if name in self._bf16 else np.asarray(c)
+                for name, c in zip(self._names, b.columns(self._shapes))}
 
     def __len__(self):
         """Batches per epoch on this rank (a shorter epoch is possible only

@@ -10,7 +10,8 @@
             ...
 
 Each iteration of the dataset is one epoch of the loader. Tensors share the
-loader's batch memory (torch.from_numpy: no copy; pinned when CUDA is
+loader's batch memory (torch.from_numpy, and torch.from_dlpack for bf16
+columns, which are torch.bfloat16: no copy; pinned when CUDA is
 present, so .cuda(non_blocking=True) is asynchronous). Under DDP (torch.
 distributed initialised) each process reads its own part: rank and world
 default to the process group's. With DataLoader(num_workers=N) each worker
@@ -25,7 +26,7 @@ import os
 import torch
 import torch.utils.data
 
-from ._loader import Loader, _dist_rank_world
+from ._loader import Loader, _column_of, _dist_rank_world
 
 __all__ = ["IterableDataset"]
 
@@ -119,7 +120,8 @@ class IterableDataset(torch.utils.data.IterableDataset):
                     break
                 left -= 1
             if self.as_tensors and isinstance(batch, dict):
-                yield {k: torch.from_numpy(v) for k, v in batch.items()}
+                yield {k: torch.from_dlpack(_column_of(v)) if k in loader._bf16
+                       else torch.from_numpy(v) for k, v in batch.items()}
             else:
                 yield batch
             if left == 0:

@@ -37,6 +37,13 @@ PyObject *rio_py_paths_list(char *const *paths, size_t n);
  * and checks each argument first (recordio/_remote.py). */
 int rio_py_remote_opts(PyObject *obj, void *out);
 
+/* A DLPack capsule ("dltensor") over `data`: `ndim` dimensions of
+ * `shape`, row-major, of `type`, in host memory, holding a reference to
+ * `owner` until the consumer's deleter runs (dlpack.c). NULL with an
+ * exception set on failure. */
+PyObject *rio_py_dlpack(PyObject *owner, void *data, rio_dtype type, const int64_t *shape,
+                        int ndim);
+
 extern PyTypeObject RioPy_ReaderType;
 extern PyTypeObject RioPy_WriterType;
 extern PyTypeObject RioPy_LoaderType;

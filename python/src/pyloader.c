@@ -117,9 +117,11 @@ static int parse_columns(PyObject *columns, rio_column_spec **specs, size_t *n)
 			s[i].type = RIO_DTYPE_F32;
 		else if (strcmp(dtype, "i64") == 0)
 			s[i].type = RIO_DTYPE_I64;
+		else if (strcmp(dtype, "bf16") == 0)
+			s[i].type = RIO_DTYPE_BF16;
 		else {
-			PyErr_Format(PyExc_ValueError, "column %s: dtype %s: want u8, f32 or i64", name,
-			             dtype);
+			PyErr_Format(PyExc_ValueError, "column %s: dtype %s: want u8, f32, bf16 or i64",
+			             name, dtype);
 			goto fail;
 		}
 		if (length < 1) {
@@ -127,8 +129,9 @@ static int parse_columns(PyObject *columns, rio_column_spec **specs, size_t *n)
 			             length);
 			goto fail;
 		}
-		if (scale != 0 && s[i].type != RIO_DTYPE_F32) {
-			PyErr_Format(PyExc_ValueError, "column %s: a scale applies to f32 only", name);
+		if (scale != 0 && s[i].type != RIO_DTYPE_F32 && s[i].type != RIO_DTYPE_BF16) {
+			PyErr_Format(PyExc_ValueError, "column %s: a scale applies to f32 and bf16 only",
+			             name);
 			goto fail;
 		}
 		s[i].length = (size_t)length;
@@ -673,6 +676,8 @@ static const char *typestr(rio_dtype t)
 		return "<f4";
 	case RIO_DTYPE_I64:
 		return "<i8";
+	case RIO_DTYPE_BF16: /* NumPy has no bfloat16: its bits (see _loader.py) */
+		return "<u2";
 	}
 	return "|V1";
 }
@@ -701,6 +706,49 @@ static PyObject *column_array_interface(ColumnObject *self, void *c)
 	return Py_BuildValue("{sNsss(NO)si}", "shape", full, "typestr", typestr(col->type), "data",
 	                     PyLong_FromVoidPtr(col->host), Py_False, "version", 3);
 }
+
+/* DLPack: the column as a tensor of shape (count, *record shape), its
+ * dtype DLPack's own (bf16 as kDLBfloat, 16 bits), in host memory. The
+ * stream and version arguments are accepted and have nothing to do: the
+ * memory is the host's and ready. */
+static PyObject *column_dlpack(ColumnObject *self, PyObject *args, PyObject *kw)
+{
+	(void)args;
+	(void)kw;
+	const rio_batch_column *col = column_of(self);
+	PyObject *shape = self->shape ? PySequence_Tuple(self->shape) : NULL;
+	if (self->shape && !shape)
+		return NULL;
+	Py_ssize_t rest = shape ? PyTuple_GET_SIZE(shape) : 1;
+	int64_t dims[33];
+	if (rest > 32) {
+		Py_XDECREF(shape);
+		return PyErr_Format(PyExc_BufferError, "a record shape of %zd dimensions", rest);
+	}
+	dims[0] = (int64_t)self->batch->b->count;
+	for (Py_ssize_t i = 0; i < rest; i++)
+		dims[1 + i] = shape ? PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i))
+		                    : (int64_t)col->length;
+	Py_XDECREF(shape);
+	if (PyErr_Occurred())
+		return NULL;
+	return rio_py_dlpack((PyObject *)self, col->host, col->type, dims, (int)(1 + rest));
+}
+
+static PyObject *column_dlpack_device(ColumnObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	return Py_BuildValue("(ii)", 1, 0); /* kDLCPU, device 0 */
+}
+
+static PyMethodDef column_methods[] = {
+	{"__dlpack__", (PyCFunction)(void (*)(void))column_dlpack, METH_VARARGS | METH_KEYWORDS,
+	 "__dlpack__(stream=None, ...) -> a DLPack capsule of the column (bf16: kDLBfloat)"},
+	{"__dlpack_device__", (PyCFunction)column_dlpack_device, METH_NOARGS,
+	 "__dlpack_device__() -> (1, 0): host memory"},
+	{NULL, NULL, 0, NULL},
+};
 
 static PyObject *column_get_name(ColumnObject *self, void *c)
 {
@@ -745,4 +793,5 @@ PyTypeObject RioPy_ColumnType = {
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_doc = "One column of a Batch; numpy.asarray(column) views it without a copy.",
 	.tp_getset = column_getset,
+	.tp_methods = column_methods,
 };

@@ -5,10 +5,14 @@
  * every typed accessor, and checks that they agree with one another: what
  * validate accepts must iterate without error, every accessor must return
  * the count find/iteration reported, and an Example rebuilt from the decoded
- * values with the builder must decode to the same values. Any disagreement
+ * values with the builder must decode to the same values, and the loader's
+ * bf16 decoding (rio__feature_as_bf16) must be the float values, scaled,
+ * rounded by half.h. Any disagreement
  * aborts. Built and run by scripts/fuzz.sh (see tests/fuzz/README.md).
  */
 #include "fuzz_util.h"
+#include "half.h"
+#include "internal.h"
 #include "recordio.h"
 
 #include <stdlib.h>
@@ -20,6 +24,18 @@ static float fl[MAXV], fl2[MAXV];
 static int64_t iv[MAXV], iv2[MAXV];
 static const void *vals[MAXV];
 static size_t lens[MAXV];
+static uint16_t bv[MAXV];
+
+/* The bf16 decoding of a float or int64 list of k values: the same count,
+ * and each value the float one times the scale, rounded. */
+static void check_bf16(const rio_feature *f, int64_t k)
+{
+	const float scale = 0.5f;
+	CHECK(rio__feature_as_bf16(f, bv, MAXV, scale) == k);
+	CHECK(rio_feature_as_floats(f, fl2, MAXV) == k);
+	for (int64_t i = 0; i < k && i < MAXV; i++)
+		CHECK(bv[i] == rio__bf16_from_f32(fl2[i] * scale));
+}
 
 /* Checks feature f's values; when `b` is not NULL, adds them to it. Returns
  * 0, or -1 when a value could not be decoded (validate must then fail). */
@@ -44,6 +60,7 @@ static int check_feature(const rio_feature *f, const uint8_t *data, size_t size,
 		CHECK(k == (int64_t)f->count);
 		CHECK(rio_feature_as_floats(f, fl2, 1) == k);
 		CHECK(rio_feature_int64s(f, iv, 1) == RIO_EFEATUREKIND);
+		check_bf16(f, k);
 		if (b && k <= MAXV)
 			rio_example_add_floats(b, name, fl, (size_t)k);
 		return 0;
@@ -54,6 +71,7 @@ static int check_feature(const rio_feature *f, const uint8_t *data, size_t size,
 		CHECK(k == (int64_t)f->count);
 		CHECK(rio_feature_as_floats(f, fl2, 3) == k);
 		CHECK(rio_feature_floats(f, fl, 1) == RIO_EFEATUREKIND);
+		check_bf16(f, k);
 		if (b && k <= MAXV)
 			rio_example_add_int64s(b, name, iv, (size_t)k);
 		return 0;
