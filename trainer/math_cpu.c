@@ -8,6 +8,7 @@
 #include "config.h"
 #include "backend.h"
 #include "clock.h"
+#include "half.h"
 #include "math_bf16.h"
 
 #include <cblas.h>
@@ -259,24 +260,14 @@ void tr_gemm_bf16(tr_math *m, int trans_a, int trans_b, int M, int N, int K, con
 	m->stats.gemm_seconds += rio__now() - t0;
 }
 
-/* Round to nearest even on the bits: adding 0x7fff plus the kept part's
- * lowest bit carries into it exactly when the dropped half is above one
- * half, or one half with an odd kept part. A NaN keeps its sign and
- * becomes quiet (the carry could make it an infinity). */
-static inline tr_bf16 bf16_round(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (tr_bf16)((u >> 16) | 0x40u);
-	return (tr_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
+/* The rounding is lib/half.h's (nearest, ties to even; a NaN stays a
+ * NaN), as the loader's bf16 columns and the 16-bit gradient exchange
+ * round. */
 VECTOR_CLONES
 static void to_bf16(tr_bf16 *restrict dst, const float *restrict src, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		dst[i] = bf16_round(src[i]);
+		dst[i] = rio__bf16_from_f32(src[i]);
 }
 
 void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n)
@@ -306,7 +297,7 @@ void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, 
 				z[c] += bias[c];
 		if (Z16) /* the row while it is in cache */
 			for (int c = 0; c < cols; c++)
-				Z16[(size_t)r * cols + c] = bf16_round(z[c]);
+				Z16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
 	}
 }
 
@@ -335,7 +326,7 @@ void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restri
 		}
 		if (dZ16)
 			for (int c = 0; c < cols; c++)
-				dZ16[(size_t)r * cols + c] = bf16_round(z[c]);
+				dZ16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
 	}
 }
 
@@ -406,7 +397,7 @@ sgd_loop(float *restrict param, const float *restrict grad, float *restrict velo
 		float p = param[i] - lr * v;
 		param[i] = p;
 		if (with16)
-			p16[i] = bf16_round(p);
+			p16[i] = rio__bf16_from_f32(p);
 	}
 }
 
@@ -441,7 +432,7 @@ adam_loop(float *restrict param, const float *restrict grad, float *restrict m1,
 		float p = param[i] - c1 * u / (sqrtf(v) * c2 + eps);
 		param[i] = p;
 		if (with16)
-			p16[i] = bf16_round(p);
+			p16[i] = rio__bf16_from_f32(p);
 	}
 }
 
