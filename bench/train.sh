@@ -24,7 +24,11 @@
 #      0.89; the dataset's published MLP baselines are 0.87-0.88);
 #   e. when PyTorch is installed (pip install torch), the same model, batch
 #      and optimizer in PyTorch DistributedDataParallel (gloo, 1 and 2
-#      processes, bench/ddp_baseline.py).
+#      processes, bench/ddp_baseline.py);
+#   f. --precision bf16 against fp32 on 784-256-128-10 and the wide
+#      784-4096-4096-4096-10, each against its own GEMM-only rate (the bf16
+#      GEMMs alone, oneDNN, as the bf16 ceiling), with the kernels each run
+#      used: bench/precision.sh (PRECISION=skip leaves it out).
 # Rounds: the machine's speed drifts by several % over minutes, and the
 # aims are ratios of runs made minutes apart, so the GEMM-only rates and
 # the 1- and 2-rank runs on real and --synthetic data are made in ROUNDS
@@ -66,6 +70,7 @@ pack_fashion_mnist test "$W/test"
 # the CPU's flags allow (recordio-train makes this choice itself when
 # OpenBLAS's own detection falls back to Prescott, as on VMs that hide the
 # CPU model; here it is made once, for both).
+USER_CORETYPE=${OPENBLAS_CORETYPE:-} # f. chooses its own when unset
 if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 	flags=$(grep -m1 '^flags' /proc/cpuinfo)
 	has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -231,4 +236,15 @@ if [ -n "$TORCH_PY" ]; then
 	done
 else
 	echo "PyTorch not installed (apt-get install python3-torch, or pip install torch): skipped"
+fi
+
+if [ "${PRECISION:-}" = skip ]; then
+	echo "== f. --precision bf16: skipped (PRECISION=skip)"
+else
+	echo "== f. --precision bf16 against fp32 (bench/precision.sh)"
+	if [ -n "$USER_CORETYPE" ]; then
+		OPENBLAS_CORETYPE=$USER_CORETYPE sh "$RIO_TOP/bench/precision.sh" "$B"
+	else
+		env -u OPENBLAS_CORETYPE sh "$RIO_TOP/bench/precision.sh" "$B"
+	fi
 fi

@@ -2,7 +2,7 @@
 # packages the build, the tests and the demo need, when any is missing.
 RIO_PACKAGES="autoconf automake libtool pkg-config make gcc
 	zlib1g-dev liblz4-dev liburing-dev libisal-dev libcurl4-openssl-dev libcunit1-dev
-	libopenmpi-dev openmpi-bin libopenblas-dev
+	libopenmpi-dev openmpi-bin libopenblas-dev libdnnl-dev
 	lz4 gzip python3 dataset-fashion-mnist"
 # what only the test suite needs: clang and its libFuzzer runtime, for the
 # fuzzing smoke (scripts/fuzz.sh); Python's headers, venv, setuptools,

@@ -179,7 +179,7 @@ TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
 	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh \
-	tests/train_compress.sh tests/train_pipeline.sh tests/train_tensor.sh
+	tests/train_compress.sh tests/train_pipeline.sh tests/train_tensor.sh tests/train_precision.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
@@ -226,5 +226,11 @@ tests_test_train_math_cuda_SOURCES = tests/test_train_math_cuda.c
 tests_test_train_math_cuda_CFLAGS = $(AM_CFLAGS)
 tests_test_train_math_cuda_LDADD = $(TRAINER_LIBS)
 endif
+# --precision bf16 on the CPU (oneDNN); skips (77) without bf16 GEMMs
+check_PROGRAMS += tests/test_train_bf16
+TESTS += tests/test_train_bf16
+tests_test_train_bf16_SOURCES = tests/test_train_bf16.c
+tests_test_train_bf16_CFLAGS = $(AM_CFLAGS)
+tests_test_train_bf16_LDADD = $(TRAINER_LIBS)
 endif
 EXTRA_DIST += tests/test_train_math_cuda.c

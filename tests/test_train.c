@@ -456,6 +456,53 @@ static void test_update_in_buckets(void)
 	tr_math_close(m);
 }
 
+/* --precision bf16: every optimizer's update, bucket by bucket in any
+ * order (SGD, Adam) or whole (LARS, over its blocks), writes the updated
+ * parameters rounded to bf16 (tr_optim_write16), and the same parameters
+ * as without it. */
+static void test_update_writes_bf16(void)
+{
+	enum { N = 1000 };
+	static const size_t cut[] = {0, 256, 300, 701, 999, N};
+	static const int order[] = {3, 0, 4, 2, 1};
+	static const tr_param_block blocks[] = {{0, 700, 1}, {700, 300, 0}};
+	tr_math *m = cpu();
+	for (int kind = 0; kind < 3; kind++) {
+		tr_optim a, b;
+		tr_optim_config c = {.kind = (tr_opt_kind)kind, .lr = 0.01f, .momentum = 0.9f,
+		                     .weight_decay = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f,
+		                     .eps = 1e-8f, .scale = 1, .trust = 0.001f};
+		optim_open(&a, m, N, &c);
+		optim_open(&b, m, N, &c);
+		CU_ASSERT_FATAL(tr_optim_set_blocks(&a, blocks, 2) == 0 &&
+		                tr_optim_set_blocks(&b, blocks, 2) == 0);
+		static float pa[N], pb[N], g[N];
+		static tr_bf16 p16[N], want[N];
+		memset(p16, 0, sizeof p16);
+		tr_optim_write16(&b, p16);
+		uint64_t s = 0x2545f4914f6cdd1dull;
+		for (int i = 0; i < N; i++)
+			pa[i] = pb[i] = frand(&s);
+		for (int step = 0; step < 2; step++) {
+			for (int i = 0; i < N; i++)
+				g[i] = 10.0f * frand(&s);
+			tr_optim_step(&a, pa, g, 1.0f / 32, (uint64_t)step);
+			tr_optim_begin(&b, 1.0f / 32, (uint64_t)step);
+			if (tr_optim_bucketwise(&b))
+				for (int k = 0; k < 5; k++)
+					tr_optim_update(&b, pb, g, cut[order[k]], cut[order[k] + 1]);
+			else
+				tr_optim_update(&b, pb, g, 0, N);
+		}
+		tr_to_bf16(m, want, pb, N);
+		CU_ASSERT(memcmp(pa, pb, sizeof pa) == 0);
+		CU_ASSERT(memcmp(p16, want, sizeof want) == 0);
+		optim_close(&a);
+		optim_close(&b);
+	}
+	tr_math_close(m);
+}
+
 /* LARS: W's step scaled by trust * ||W|| / (||g|| + wd ||W||), the bias
  * plain momentum SGD without weight decay (optim_lars.c) */
 static void test_lars_known_values(void)
@@ -1200,6 +1247,132 @@ static void test_plan_sharding(void)
 	                       "at an epoch's end");
 }
 
+/* ---- bf16 rounding (--precision bf16; needs no bf16 instructions) ---- */
+
+static uint32_t float_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static float bits_float(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* Known cases, then random floats against the definition: the nearer of
+ * the two bf16 values around f (computed in double), the even one on a
+ * tie; infinities beyond the largest. */
+static void test_bf16_rounding(void)
+{
+	tr_math *m = cpu();
+	static const uint32_t in[] = {
+		0x3f800000, /* 1                                            */
+		0x3f808000, /* 1 + 2^-8: a tie, 0x3f80 is even: down         */
+		0x3f818000, /* a tie above the odd 0x3f81: up to 0x3f82      */
+		0x3f808001, /* just above the tie: up                        */
+		0xbf807fff, /* -(just below the tie): down in magnitude     */
+		0x7f7fffff, /* the largest float: rounds to infinity        */
+		0xff800000, /* -infinity                                     */
+		0x80000000, /* -0                                            */
+		0x00000001, /* the smallest denormal: to +0                  */
+		0x7f800001, /* a signalling NaN: stays a NaN (quiet)         */
+		0xffc00000, /* -quiet NaN                                    */
+	};
+	static const uint16_t want[] = {0x3f80, 0x3f80, 0x3f82, 0x3f81, 0xbf80, 0x7f80,
+	                                0xff80, 0x8000, 0x0000, 0x7fc0, 0xffc0};
+	enum { N = sizeof in / sizeof in[0] };
+	float f[N];
+	tr_bf16 got[N];
+	for (int i = 0; i < N; i++)
+		f[i] = bits_float(in[i]);
+	tr_to_bf16(m, got, f, N);
+	for (int i = 0; i < N; i++)
+		CU_ASSERT_EQUAL(got[i], want[i]);
+	enum { R = 4099 }; /* the vector loop and its tail */
+	static float r[R];
+	static tr_bf16 h[R];
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < R; i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		/* every 7th a tie exactly, the rest any finite float */
+		uint32_t u = (uint32_t)(s >> 32);
+		if ((u & 0x7f800000u) == 0x7f800000u) /* no infinities, NaNs */
+			u &= 0xbfffffffu;
+		if (!(u & 0x7f800000u)) /* nor denormals: the CPU backend runs with
+		                         * denormals-are-zero, the double
+		                         * arithmetic below too */
+			u |= 0x00800000u;
+		r[i] = bits_float(i % 7 ? u : (u & 0xffff0000u) | 0x8000u);
+	}
+	tr_to_bf16(m, h, r, R);
+	int bad = 0;
+	for (int i = 0; i < R; i++) {
+		uint32_t u = float_bits(r[i]);
+		uint16_t lo = (uint16_t)(u >> 16), hi = (uint16_t)(lo + 1);
+		double x = r[i], dlo = fabs(x - bits_float((uint32_t)lo << 16));
+		double dhi = (hi & 0x7f80) == 0x7f80 ? INFINITY : fabs(x - bits_float((uint32_t)hi << 16));
+		uint16_t near = dlo < dhi ? lo : dhi < dlo ? hi : (lo & 1) ? hi : lo;
+		if ((hi & 0x7fff) == 0x7f80 && dlo >= fabs(bits_float((uint32_t)hi << 16) - x))
+			near = hi; /* rounds up to the infinity */
+		bad += h[i] != near;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	tr_math_close(m);
+}
+
+/* The passes that write a bf16 copy beside their fp32 result (the bias and
+ * ReLU, the ReLU's backward, SGD's and Adam's updates): the copy is the
+ * fp32 result rounded, and the fp32 result that of the plain pass. */
+static void test_bf16_copies_in_passes(void)
+{
+	tr_math *m = cpu();
+	enum { RR = 5, CC = 37, N = RR * CC };
+	static float z[N], z2[N], bias[CC], a[N], db[CC], db2[CC], rounded[N];
+	static float p[N], p2[N], g[N], v[N], v2[N], m2[N], m2b[N];
+	static tr_bf16 z16[N], want[N];
+	uint64_t s = 0x853c49e6748fea9bull;
+	for (int i = 0; i < N; i++) {
+		z[i] = z2[i] = frand(&s);
+		a[i] = frand(&s);
+		p[i] = p2[i] = frand(&s);
+		g[i] = frand(&s);
+	}
+	for (int c = 0; c < CC; c++)
+		bias[c] = frand(&s);
+	tr_bias_act16(m, z, bias, RR, CC, 1, z16);
+	tr_bias_act(m, z2, bias, RR, CC, 1);
+	tr_to_bf16(m, want, z2, N);
+	CU_ASSERT(memcmp(z, z2, sizeof z) == 0);
+	CU_ASSERT(memcmp(z16, want, sizeof want) == 0);
+	memcpy(z2, a, sizeof z2);
+	memcpy(rounded, a, sizeof rounded);
+	tr_relu_bias_backward16(m, z2, z, RR, CC, db, z16);
+	tr_relu_bias_backward(m, rounded, z, RR, CC, db2);
+	tr_to_bf16(m, want, rounded, N);
+	CU_ASSERT(memcmp(z2, rounded, sizeof z2) == 0 && memcmp(db, db2, sizeof db) == 0);
+	CU_ASSERT(memcmp(z16, want, sizeof want) == 0);
+	tr_sgd_args sa = {.lr = 0.1f, .momentum = 0.9f, .weight_decay = 1e-3f, .grad_scale = 0.5f};
+	tr_sgd_step(m, p2, g, v2, N, &sa);
+	sa.param16 = z16;
+	tr_sgd_step(m, p, g, v, N, &sa);
+	tr_to_bf16(m, want, p2, N);
+	CU_ASSERT(memcmp(p, p2, sizeof p) == 0 && memcmp(z16, want, sizeof want) == 0);
+	tr_adam_args aa = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f,
+	                   .grad_scale = 1.0f, .bias1 = 0.1f, .bias2 = 0.001f};
+	memset(v, 0, sizeof v);
+	memset(v2, 0, sizeof v2);
+	tr_adam_step(m, p2, g, v2, m2b, N, &aa);
+	aa.param16 = z16;
+	tr_adam_step(m, p, g, v, m2, N, &aa);
+	tr_to_bf16(m, want, p2, N);
+	CU_ASSERT(memcmp(p, p2, sizeof p) == 0 && memcmp(z16, want, sizeof want) == 0);
+	tr_math_close(m);
+}
+
 static const tu_test model_tests[] = {
 	{"gradients match finite differences", test_gradient_check},
 	{"input gradient matches finite differences", test_input_gradient_check},
@@ -1208,6 +1381,8 @@ static const tu_test model_tests[] = {
 	{"softmax, loss, gradient and bias gradient in one pass", test_softmax_xent_fused},
 	{"seeded initialisation", test_init_seeded},
 	{"parameters, gradients and state lent to the model and the optimizer", test_lent_buffers},
+	{"bf16 rounding: to nearest, ties to even, NaN and infinities", test_bf16_rounding},
+	{"bf16 copies written in the bias, ReLU and optimizer passes", test_bf16_copies_in_passes},
 	{NULL, NULL},
 };
 
@@ -1215,6 +1390,7 @@ static const tu_test optim_tests[] = {
 	{"SGD with momentum and weight decay", test_sgd_known_values},
 	{"Adam", test_adam_known_values},
 	{"an update in buckets, in any order, is the whole one", test_update_in_buckets},
+	{"SGD, Adam and LARS write the bf16 copy of what they update", test_update_writes_bf16},
 	{"LARS: layer-wise trust ratio, biases plain", test_lars_known_values},
 	{"linear scaling, warmup, cosine", test_lr_schedule},
 	{NULL, NULL},

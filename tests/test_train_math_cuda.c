@@ -2,7 +2,10 @@
  * test_train_math_cuda.c — the trainer's CUDA math backend against the CPU
  * one: every operation of backend.h run on both with the same random inputs
  * (a fixed-seed xorshift), the results compared within float tolerance;
- * and the MLP's backward with its input gradient (mlp.h) on both.
+ * and the MLP's backward with its input gradient (mlp.h) on both; under
+ * --precision bf16, the rounding bit for bit, cublasGemmEx on bf16
+ * operands against the CPU's fp32 GEMM of the same rounded operands, and
+ * a bf16 training step on both (where the CPU has bf16 GEMMs).
  *
  * Built only with --with-cuda; exits 77 (skip) when no CUDA device can be
  * opened. Plain C with one "ok NAME" / "FAIL NAME: detail" line per check
@@ -11,6 +14,7 @@
  */
 #include "../trainer/backend.h"
 #include "../trainer/mlp.h"
+#include "../trainer/optim.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -486,6 +490,170 @@ static void test_mlp_dinput(void)
 	free(hx2);
 }
 
+/* ---- --precision bf16 ---- */
+
+/* Host bf16 bits of n floats, rounded by the CPU backend (which needs no
+ * bf16 instructions for that). */
+static uint16_t *round_host(const float *h, size_t n)
+{
+	uint16_t *r = malloc((n ? n : 1) * sizeof *r);
+	if (!r) {
+		printf("FAIL setup: out of host memory\n");
+		exit(1);
+	}
+	tr_to_bf16(cpu, r, h, n);
+	return r;
+}
+
+static float widen(uint16_t b)
+{
+	uint32_t u = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* The GPU's rounding against the CPU's, bit for bit (ties, NaN, the
+ * largest float, a tail). */
+static void test_to_bf16(void)
+{
+	size_t n = 100003;
+	float *h = random_host(n, -3.0f, 3.0f);
+	uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0xffc00000u, 0x80000000u};
+	memcpy(h, special, sizeof special);
+	uint16_t *want = round_host(h, n), *got = malloc(n * sizeof *got);
+	pair X = upload(h, n);
+	uint16_t *d = tr_math_alloc_bytes(gpu, n * sizeof *d);
+	if (!got || !d) {
+		printf("FAIL setup: bf16 buffers\n");
+		exit(1);
+	}
+	tr_to_bf16(gpu, d, X.g, n);
+	/* the bits back as floats: n/2 floats hold n bf16 (n odd: one more) */
+	if (tr_math_to_host(gpu, (float *)got, (const float *)d, n / 2) < 0 ||
+	    tr_math_sync(gpu) < 0)
+		fail("to_bf16", "the GPU failed");
+	else if (memcmp(got, want, (n / 2) * 2 * sizeof *got))
+		fail("to_bf16", "GPU and CPU roundings differ");
+	else
+		ok("to_bf16");
+	release(X);
+	tr_math_free(gpu, d);
+	free(h);
+	free(want);
+	free(got);
+}
+
+/* cublasGemmEx on bf16 operands against the CPU's fp32 GEMM of the same
+ * (rounded, widened) operands: the products are exact in fp32 on both,
+ * only the order of the fp32 sums differs, each sum off by at most K 2^-24
+ * of (|A||B|)_ij, itself at most K here (|a|, |b| <= 1): within RTOL of
+ * the result plus K^2 2^-24. */
+static void check_gemm_bf16(const char *name, int ta, int tb, int M, int N, int K)
+{
+	size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+	float *ha = random_host(na, -1, 1), *hb = random_host(nb, -1, 1);
+	uint16_t *ra = round_host(ha, na), *rb = round_host(hb, nb);
+	for (size_t i = 0; i < na; i++)
+		ha[i] = widen(ra[i]);
+	for (size_t i = 0; i < nb; i++)
+		hb[i] = widen(rb[i]);
+	pair A = upload(ha, na), B = upload(hb, nb);
+	float *zeros = calloc(nc, sizeof *zeros);
+	pair C = upload(zeros, nc);
+	uint16_t *a16 = tr_math_alloc_bytes(gpu, (na + 1) * 2), *b16 = tr_math_alloc_bytes(gpu, (nb + 1) * 2);
+	if (!zeros || !a16 || !b16) {
+		printf("FAIL setup: bf16 GEMM buffers\n");
+		exit(1);
+	}
+	tr_to_bf16(gpu, a16, A.g, na);
+	tr_to_bf16(gpu, b16, B.g, nb);
+	int lda = ta ? M : K, ldb = tb ? K : N;
+	tr_gemm(cpu, ta, tb, M, N, K, 1.0f, A.c, lda, B.c, ldb, 0.0f, C.c, N);
+	tr_gemm_bf16(gpu, ta, tb, M, N, K, a16, lda, b16, ldb, 0.0f, C.g, N);
+	check_pair(name, C, (double)K * K / 16777216.0);
+	release(A);
+	release(B);
+	release(C);
+	tr_math_free(gpu, a16);
+	tr_math_free(gpu, b16);
+	free(ha);
+	free(hb);
+	free(ra);
+	free(rb);
+	free(zeros);
+}
+
+/* One training step of the MLP under bf16 on both backends (the GPU's
+ * bias/ReLU and ReLU-backward passes then rounding, and SGD writing the
+ * bf16 weights): when the CPU has bf16 GEMMs, the two round the same
+ * operands the same way and differ only in the order of fp32 sums. */
+static void test_mlp_bf16(void)
+{
+	char err[256];
+	if (tr_math_bf16_check(cpu, err, sizeof err) < 0) {
+		printf("ok mlp bf16 step # skipped: %s\n", err);
+		return;
+	}
+	enum { ROWS = 64, W = 40 };
+	static const int sizes[] = {W, 48, 32, 10};
+	size_t np = tr_mlp_param_count(sizes, 3);
+	float *hp = random_host(np, -0.2f, 0.2f), *hx = random_host((size_t)ROWS * W, 0, 1);
+	float *z = calloc(np + TR_MLP_EXTRA, sizeof *z);
+	pair P = upload(hp, np), GR = upload(z, np + TR_MLP_EXTRA), V = upload(z, np);
+	pair X = upload(hx, (size_t)ROWS * W), S = upload(z, 2);
+	int64_t hl[ROWS];
+	for (int r = 0; r < ROWS; r++)
+		hl[r] = (int64_t)(xorshift() % 10u);
+	void *lc = tr_math_alloc_bytes(cpu, sizeof hl), *lg = tr_math_alloc_bytes(gpu, sizeof hl);
+	uint16_t *p16c = tr_math_alloc_bytes(cpu, np * 2), *p16g = tr_math_alloc_bytes(gpu, np * 2);
+	tr_mlp nc, ng;
+	tr_optim oc, og;
+	tr_optim_config cfg = {.kind = TR_OPT_SGD, .lr = 0.1f, .momentum = 0.9f, .scale = 1.0f};
+	if (!z || !lc || !lg || !p16c || !p16g ||
+	    tr_math_from_host(cpu, lc, (const float *)hl, ROWS * 2) < 0 ||
+	    tr_math_from_host(gpu, lg, (const float *)hl, ROWS * 2) < 0 ||
+	    tr_mlp_init(&nc, cpu, sizes, 3, ROWS, P.c, GR.c) < 0 ||
+	    tr_mlp_init(&ng, gpu, sizes, 3, ROWS, P.g, GR.g) < 0 ||
+	    tr_mlp_use_bf16(&nc, p16c, 1) < 0 || tr_mlp_use_bf16(&ng, p16g, 1) < 0 ||
+	    tr_optim_init(&oc, cpu, np, &cfg, V.c, NULL) < 0 ||
+	    tr_optim_init(&og, gpu, np, &cfg, V.g, NULL) < 0) {
+		printf("FAIL setup: bf16 mlp\n");
+		exit(1);
+	}
+	tr_optim_write16(&oc, p16c);
+	tr_optim_write16(&og, p16g);
+	tr_input ic = {.nparts = 1, .part = {X.c}, .width = {W}, .labels = lc, .rows = ROWS};
+	tr_input ig = {.nparts = 1, .part = {X.g}, .width = {W}, .labels = lg, .rows = ROWS};
+	for (int step = 0; step < 2; step++) { /* the second on the optimizer's bf16 weights */
+		tr_mlp_forward(&nc, &ic);
+		tr_mlp_forward(&ng, &ig);
+		tr_mlp_loss(&nc, &ic, S.c, 1);
+		tr_mlp_loss(&ng, &ig, S.g, 1);
+		tr_mlp_backward(&nc, &ic, NULL, NULL);
+		tr_mlp_backward(&ng, &ig, NULL, NULL);
+		tr_optim_step(&oc, P.c, GR.c, 1.0f / ROWS, (uint64_t)step);
+		tr_optim_step(&og, P.g, GR.g, 1.0f / ROWS, (uint64_t)step);
+	}
+	pair G = {GR.c, GR.g, np};
+	check_pair("mlp bf16 step gradients", G, 1e-4);
+	check_pair("mlp bf16 step parameters", P, 1e-5);
+	tr_mlp_free(&nc);
+	tr_mlp_free(&ng);
+	release(P);
+	release(GR);
+	release(V);
+	release(X);
+	release(S);
+	tr_math_free(cpu, lc);
+	tr_math_free(gpu, lg);
+	tr_math_free(cpu, p16c);
+	tr_math_free(gpu, p16g);
+	free(hp);
+	free(hx);
+	free(z);
+}
+
 static void test_stats(void)
 {
 	int rc = tr_math_sync(gpu);
@@ -541,6 +709,16 @@ int main(void)
 	test_adam(1001, "adam");
 	test_adam(3000001, "adam large");
 	test_mlp_dinput();
+	test_to_bf16();
+	if (tr_math_bf16_check(gpu, err, sizeof err) < 0)
+		fail("bf16_check", "%s", err); /* a GPU's are cuBLAS's: always there */
+	else
+		ok("bf16_check");
+	check_gemm_bf16("gemm_bf16 forward", 0, 1, 128, 256, 784);
+	check_gemm_bf16("gemm_bf16 input gradient", 0, 0, 128, 784, 256);
+	check_gemm_bf16("gemm_bf16 weight gradient", 1, 0, 256, 784, 128);
+	check_gemm_bf16("gemm_bf16 odd", 1, 1, 37, 29, 131);
+	test_mlp_bf16();
 	test_stats();
 
 	tr_math_close(cpu);

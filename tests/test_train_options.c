@@ -167,6 +167,7 @@ static const refusal_case value_refusals[] = {
 	{BASE "--epochs ~2", "--epochs: ' 2' is not a number of epochs"},
 	{BASE "--seed 18446744073709551616", "--seed: '18446744073709551616' is not a seed"},
 	{BASE "--device gpu", "--device: 'gpu': want cpu or cuda"},
+	{BASE "--precision fp16", "--precision: 'fp16': want fp32 or bf16"},
 	{BASE "--threads 1025", "--threads: '1025' is not 1 to 1024"},
 	{BASE "--bucket-size nan",
 	 "--bucket-size: 'nan' is not a size from 4 B to 1.0 TiB (e.g. 256K, 1M)"},
@@ -288,6 +289,8 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--seed 18446744073709551615", o->seed == UINT64_MAX);
 	ACCEPT(BASE "--seed 0", o->seed == 0);
 	ACCEPT(BASE "--device cuda", o->device == TR_DEVICE_CUDA);
+	ACCEPT(BASE "--precision bf16", o->precision == TR_PRECISION_BF16);
+	ACCEPT(BASE, o->precision == TR_PRECISION_FP32);
 	ACCEPT(BASE "--threads 3", o->threads == 3);
 	ACCEPT(BASE "--bucket-size 256K", o->bucket_bytes == 262144);
 	ACCEPT(BASE "--bucket-size 100KB", o->bucket_bytes == 100000);
@@ -446,6 +449,7 @@ static const refusal_case check_refusals[] = {
 	{BASE "--microbatches 2", "--microbatches needs --pipeline 2 or more"},
 	{BASE "--pipeline 2 --strategy ps", "--pipeline 2: not with --strategy ps"},
 	{BASE "--tensor 2 --device cuda", "--tensor 2: not with --device cuda (yet)"},
+	{BASE "--tensor 2 --precision bf16", "--tensor 2: not with --precision bf16 (yet)"},
 	{BASE "--pipeline 2 --grad-compression bf16",
 	 "--pipeline 2: not with --grad-compression (yet: the stages' gradients and activations go "
 	 "in fp32)"},

@@ -26,6 +26,14 @@ extern "C" {
 
 typedef enum tr_device { TR_DEVICE_CPU = 0, TR_DEVICE_CUDA = 1 } tr_device;
 
+/* --precision: fp32 everywhere, or bf16 inputs to the GEMMs (fp32
+ * accumulation and output; everything else fp32). */
+typedef enum tr_precision { TR_PRECISION_FP32 = 0, TR_PRECISION_BF16 = 1 } tr_precision;
+
+/* A bfloat16: the top 16 bits of an IEEE float (8-bit exponent, 8-bit
+ * mantissa with the implicit bit), kept as its bits. */
+typedef uint16_t tr_bf16;
+
 typedef struct tr_math tr_math;
 
 /* Time and work spent in GEMMs since open (CPU: wall time of each call;
@@ -73,10 +81,42 @@ void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float al
 /* Z (rows x cols) += bias (cols) on every row; then, with relu, Z = max(Z, 0). */
 void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu);
 
+/* ---- bf16 (--precision bf16) ----
+ * 0 when this backend computes bf16 GEMMs: the CPU's needs oneDNN in the
+ * build (configure --with-onednn) and AVX512_BF16 or AMX-BF16 in the CPU,
+ * never emulated; a GPU's, cuBLAS. Otherwise -ENOTSUP and one line saying
+ * why in err. RIO_TEST_NO_BF16=1 in the environment makes the CPU check
+ * say there are no bf16 instructions (for the tests of the refusal only). */
+int tr_math_bf16_check(tr_math *m, char *err, size_t errlen);
+
+/* C (M x N, fp32) = op(A) op(B) + beta * C with A and B bf16, products
+ * accumulated in fp32; beta 0 or 1; the layout is tr_gemm's. CPU: a oneDNN
+ * matmul, its primitive made once per shape and kept; on the backend's
+ * threads. A failure (out of memory for a new shape) makes tr_math_sync
+ * return -EIO. */
+void tr_gemm_bf16(tr_math *m, int trans_a, int trans_b, int M, int N, int K, const tr_bf16 *A,
+                  int lda, const tr_bf16 *B, int ldb, float beta, float *C, int ldc);
+
+/* Where the bf16 GEMMs run, for messages: "oneDNN avx512_core_amx" and
+ * the like on the CPU, "cuBLAS" on a GPU; NULL before tr_math_bf16_check
+ * succeeded. */
+const char *tr_math_bf16_kernels(const tr_math *m);
+
+/* dst = src rounded to bf16, to nearest, ties to even (NaN stays NaN). */
+void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n);
+
+/* tr_bias_act that also writes the result rounded to bf16 into Z16 (same
+ * layout), in the same pass. */
+void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu,
+                   tr_bf16 *Z16);
+
 /* The backward of a ReLU layer and its bias in one pass: dZ[r][c] = 0
  * where A[r][c] <= 0 (A the layer's output), and db[c] = the sum over rows
  * r of the masked dZ[r][c] (the bias gradient), rows x cols. */
 void tr_relu_bias_backward(tr_math *m, float *dZ, const float *A, int rows, int cols, float *db);
+/* ... and the masked dZ rounded to bf16 into dZ16, in the same pass. */
+void tr_relu_bias_backward16(tr_math *m, float *dZ, const float *A, int rows, int cols,
+                             float *db, tr_bf16 *dZ16);
 
 /* Softmax cross-entropy of `rows` rows of K logits against int64 labels in
  * [0, K) (backend memory; checked by the caller). Adds the rows' summed
@@ -89,9 +129,13 @@ void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int
                      float *dlogits, float *dbias, float *stats);
 
 /* Optimizer updates over n parameters (see optim.h for the formulas). The
- * gradient used is g = grad * grad_scale + weight_decay * param. */
+ * gradient used is g = grad * grad_scale + weight_decay * param. With
+ * param16 non-NULL the updated parameters are also written there rounded
+ * to bf16 (param16[i] for param[i]), in the same pass: --precision bf16's
+ * weights for the next step. */
 typedef struct tr_sgd_args {
 	float lr, momentum, weight_decay, grad_scale;
+	tr_bf16 *param16;
 } tr_sgd_args;
 void tr_sgd_step(tr_math *m, float *param, const float *grad, float *velocity, size_t n,
                  const tr_sgd_args *a);
@@ -99,6 +143,7 @@ void tr_sgd_step(tr_math *m, float *param, const float *grad, float *velocity, s
 typedef struct tr_adam_args {
 	float lr, beta1, beta2, eps, weight_decay, grad_scale;
 	float bias1, bias2; /* 1 - beta1^t and 1 - beta2^t for step t (from 1) */
+	tr_bf16 *param16;
 } tr_adam_args;
 void tr_adam_step(tr_math *m, float *param, const float *grad, float *m1, float *m2, size_t n,
                   const tr_adam_args *a);

@@ -49,6 +49,11 @@ void tr_data_columns(tr_data *d, const tr_config *c)
 				rc = -1;
 			}
 	}
+	/* --precision bf16: the loader decodes the inputs straight into bf16
+	 * (half the bytes in its pool), the first GEMM's operands as they are */
+	for (int i = 0; rc == 0 && o->precision == TR_PRECISION_BF16 && i < o->nx; i++)
+		if (d->specs[i].type == RIO_DTYPE_F32)
+			d->specs[i].type = RIO_DTYPE_BF16;
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
 }
 
@@ -243,6 +248,10 @@ int tr_data_input(const tr_config *c, const tr_data *d, rio_loader *l, const rio
 	for (int i = 0; i < nx; i++) {
 		in->part[i] = gpu ? b->columns[i].device : b->columns[i].host;
 		in->width[i] = (int)d->specs[i].length;
+		if (d->specs[i].type == RIO_DTYPE_BF16) { /* --precision bf16 */
+			in->part16[i] = (const tr_bf16 *)in->part[i];
+			in->part[i] = NULL;
+		}
 	}
 	int label = nx + c->o.nembed; /* after the inputs and the --embed ids */
 	const int64_t *y = b->columns[label].host;
@@ -258,12 +267,24 @@ int tr_data_input(const tr_config *c, const tr_data *d, rio_loader *l, const rio
 	return 0;
 }
 
+/* A NaN or an infinity among n bf16 values: the exponent's bits all set. */
+static int nonfinite16(const uint16_t *v, size_t n)
+{
+	unsigned bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad |= (v[i] & 0x7f80u) == 0x7f80u;
+	return (int)bad;
+}
+
 int tr_data_nonfinite(const tr_config *c, const tr_data *d, const rio_batch *b)
 {
-	for (int i = 0; i < c->o.nx; i++)
+	for (int i = 0; i < c->o.nx; i++) {
+		size_t n = b->count * d->specs[i].length;
 		if (d->specs[i].scale == 0.0f &&
-		    tr_nonfinite(b->columns[i].host, b->count * d->specs[i].length))
+		    (d->specs[i].type == RIO_DTYPE_BF16 ? nonfinite16(b->columns[i].host, n)
+		                                        : tr_nonfinite(b->columns[i].host, n)))
 			return 1;
+	}
 	return 0;
 }
 

@@ -7,7 +7,7 @@ EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
-	trainer/backend.h trainer/math_cpu.c \
+	trainer/backend.h trainer/math_cpu.c trainer/math_bf16.c trainer/math_bf16.h \
 	trainer/mlp.c trainer/mlp.h trainer/mlp_shape.c \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \
@@ -20,7 +20,7 @@ trainer_libtrainer_la_SOURCES = \
 # contraction, so that a vector body and its scalar tail round alike
 trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) -fno-math-errno -ffp-contract=off
 TRAINER_LIBS = trainer/libtrainer.la recordio/librecordio.la lib/librio_internal.la \
-	$(OPENBLAS_LIBS) -lm
+	$(OPENBLAS_LIBS) $(DNNL_LIBS) -lm
 
 if HAVE_CUDA
 trainer_libtrainer_la_CFLAGS += $(CUDA_CFLAGS)

@@ -77,6 +77,8 @@ static void banner(const tr_parts *p, tr_strategy_state *s)
 	if (c->o.device == TR_DEVICE_CPU)
 		printf(" (OpenBLAS %s kernels, %d thread%s)", openblas_get_corename(),
 		       openblas_get_num_threads(), openblas_get_num_threads() > 1 ? "s" : "");
+	if (c->o.precision == TR_PRECISION_BF16)
+		printf(", bf16 GEMMs (%s)", tr_math_bf16_kernels(m->math));
 	printf("%s\n", tail);
 	if (p->data->cache_bytes)
 		printf("recordio-train: the training shards held in memory, decoded once "

@@ -1,12 +1,15 @@
 /*
- * math_cpu.c — the CPU backend of backend.h (OpenBLAS's cblas_sgemm and plain
- * loops the compiler vectorises), and the dispatch to the CUDA backend for
- * a tr_math opened on a GPU. On the CPU "backend memory" is host memory,
+ * math_cpu.c — the CPU backend of backend.h (OpenBLAS's cblas_sgemm, oneDNN's
+ * bf16 matmul through math_bf16.c, and plain loops the compiler
+ * vectorises), and the dispatch to the CUDA backend for a tr_math opened
+ * on a GPU. On the CPU "backend memory" is host memory,
  * so copies are memcpy and sync is a no-op.
  */
 #include "config.h"
 #include "backend.h"
 #include "clock.h"
+#include "half.h"
+#include "math_bf16.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -98,6 +101,9 @@ static void flush_denormals(void)
 struct tr_math {
 	tr_device device;
 	tr_math_stats stats;
+	int threads;          /* as opened (0: the libraries' choice)       */
+	tr_bf16_gemms *bf16;  /* the CPU's bf16 GEMMs, once checked          */
+	int failed;           /* a bf16 GEMM failed: tr_math_sync says -EIO  */
 #ifdef HAVE_CUDA
 	tr_cuda *cuda;
 #endif
@@ -112,6 +118,7 @@ int tr_math_open(tr_math **out, tr_device device, int gpu, int threads, char *er
 		return -ENOMEM;
 	}
 	m->device = device;
+	m->threads = threads;
 	if (device == TR_DEVICE_CUDA) {
 #ifdef HAVE_CUDA
 		int rc = tr_cuda_open(&m->cuda, gpu, err, errlen);
@@ -140,6 +147,7 @@ void tr_math_close(tr_math *m)
 #ifdef HAVE_CUDA
 	tr_cuda_close(m->cuda);
 #endif
+	tr_bf16_gemms_close(m->bf16);
 	free(m);
 }
 
@@ -201,7 +209,9 @@ void tr_math_zero(tr_math *m, float *p, size_t n)
 int tr_math_sync(tr_math *m)
 {
 	CUDA_DISPATCH_RET(m, tr_cuda_sync(m->cuda));
-	return 0;
+	int failed = m->failed;
+	m->failed = 0;
+	return failed ? -EIO : 0;
 }
 
 void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float alpha,
@@ -217,10 +227,64 @@ void tr_gemm(tr_math *m, int trans_a, int trans_b, int M, int N, int K, float al
 	m->stats.gemm_seconds += rio__now() - t0;
 }
 
-VECTOR_CLONES
-void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu)
+int tr_math_bf16_check(tr_math *m, char *err, size_t errlen)
 {
-	CUDA_DISPATCH(m, tr_cuda_bias_act(m->cuda, Z, bias, rows, cols, relu));
+#ifdef HAVE_CUDA
+	if (m->cuda)
+		return 0; /* cuBLAS: every GPU the backend runs on (sm_80 and up) */
+#endif
+	if (m->bf16)
+		return 0;
+	return tr_bf16_gemms_open(&m->bf16, m->threads, err, errlen);
+}
+
+const char *tr_math_bf16_kernels(const tr_math *m)
+{
+#ifdef HAVE_CUDA
+	if (m->cuda)
+		return "cuBLAS";
+#endif
+	return m->bf16 ? tr_bf16_cpu_kernels() : NULL;
+}
+
+void tr_gemm_bf16(tr_math *m, int trans_a, int trans_b, int M, int N, int K, const tr_bf16 *A,
+                  int lda, const tr_bf16 *B, int ldb, float beta, float *C, int ldc)
+{
+	m->stats.gemm_flops += 2.0 * M * N * K;
+	CUDA_DISPATCH(m, tr_cuda_gemm_bf16(m->cuda, trans_a, trans_b, M, N, K, A, lda, B, ldb,
+	                                   beta, C, ldc));
+	double t0 = rio__now();
+	if (!m->bf16 || tr_bf16_gemm_cpu(m->bf16, trans_a, trans_b, M, N, K, A, lda, B, ldb, beta,
+	                                 C, ldc) < 0)
+		m->failed = 1;
+	m->stats.gemm_seconds += rio__now() - t0;
+}
+
+/* The rounding is lib/half.h's (nearest, ties to even; a NaN stays a
+ * NaN), as the loader's bf16 columns and the 16-bit gradient exchange
+ * round. */
+VECTOR_CLONES
+static void to_bf16(tr_bf16 *restrict dst, const float *restrict src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = rio__bf16_from_f32(src[i]);
+}
+
+void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n)
+{
+	CUDA_DISPATCH(m, tr_cuda_to_bf16(m->cuda, dst, src, n));
+	to_bf16(dst, src, n);
+}
+
+VECTOR_CLONES
+void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu,
+                   tr_bf16 *Z16)
+{
+	CUDA_DISPATCH(m, {
+		tr_cuda_bias_act(m->cuda, Z, bias, rows, cols, relu);
+		if (Z16)
+			tr_cuda_to_bf16(m->cuda, Z16, Z, (size_t)rows * cols);
+	});
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = Z + (size_t)r * cols;
 		if (relu)
@@ -231,14 +295,26 @@ void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, in
 		else
 			for (int c = 0; c < cols; c++)
 				z[c] += bias[c];
+		if (Z16) /* the row while it is in cache */
+			for (int c = 0; c < cols; c++)
+				Z16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
 	}
 }
 
-VECTOR_CLONES
-void tr_relu_bias_backward(tr_math *m, float *restrict dZ, const float *restrict A, int rows,
-                           int cols, float *restrict db)
+void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu)
 {
-	CUDA_DISPATCH(m, tr_cuda_relu_bias_backward(m->cuda, dZ, A, rows, cols, db));
+	tr_bias_act16(m, Z, bias, rows, cols, relu, NULL);
+}
+
+VECTOR_CLONES
+void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restrict A, int rows,
+                             int cols, float *restrict db, tr_bf16 *restrict dZ16)
+{
+	CUDA_DISPATCH(m, {
+		tr_cuda_relu_bias_backward(m->cuda, dZ, A, rows, cols, db);
+		if (dZ16)
+			tr_cuda_to_bf16(m->cuda, dZ16, dZ, (size_t)rows * cols);
+	});
 	memset(db, 0, (size_t)cols * sizeof *db);
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = dZ + (size_t)r * cols;
@@ -248,7 +324,15 @@ void tr_relu_bias_backward(tr_math *m, float *restrict dZ, const float *restrict
 			z[c] = v;
 			db[c] += v;
 		}
+		if (dZ16)
+			for (int c = 0; c < cols; c++)
+				dZ16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
 	}
+}
+
+void tr_relu_bias_backward(tr_math *m, float *dZ, const float *A, int rows, int cols, float *db)
+{
+	tr_relu_bias_backward16(m, dZ, A, rows, cols, db, NULL);
 }
 
 void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int rows, int K,
@@ -298,25 +382,45 @@ void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int
 	stats[1] += (float)correct;
 }
 
-VECTOR_CLONES
-void tr_sgd_step(tr_math *m, float *restrict param, const float *restrict grad,
-                 float *restrict velocity, size_t n, const tr_sgd_args *a)
+/* The update loops, with or without the bf16 copy: `with16` is a constant
+ * at each call (inlined), so that each loop has no test in it and
+ * vectorises (a test in the loop kept GCC 12 from vectorising Adam's). */
+static inline __attribute__((always_inline)) void
+sgd_loop(float *restrict param, const float *restrict grad, float *restrict velocity, size_t n,
+         const tr_sgd_args *a, tr_bf16 *restrict p16, int with16)
 {
-	CUDA_DISPATCH(m, tr_cuda_sgd_step(m->cuda, param, grad, velocity, n, a));
 	const float lr = a->lr, mu = a->momentum, wd = a->weight_decay, s = a->grad_scale;
 	for (size_t i = 0; i < n; i++) {
 		float g = grad[i] * s + wd * param[i];
 		float v = mu * velocity[i] + g;
 		velocity[i] = v;
-		param[i] -= lr * v;
+		float p = param[i] - lr * v;
+		param[i] = p;
+		if (with16)
+			p16[i] = rio__bf16_from_f32(p);
 	}
 }
 
 VECTOR_CLONES
-void tr_adam_step(tr_math *m, float *restrict param, const float *restrict grad,
-                  float *restrict m1, float *restrict m2, size_t n, const tr_adam_args *a)
+void tr_sgd_step(tr_math *m, float *restrict param, const float *restrict grad,
+                 float *restrict velocity, size_t n, const tr_sgd_args *a)
 {
-	CUDA_DISPATCH(m, tr_cuda_adam_step(m->cuda, param, grad, m1, m2, n, a));
+	CUDA_DISPATCH(m, {
+		tr_cuda_sgd_step(m->cuda, param, grad, velocity, n, a);
+		if (a->param16)
+			tr_cuda_to_bf16(m->cuda, a->param16, param, n);
+	});
+	if (a->param16)
+		sgd_loop(param, grad, velocity, n, a, a->param16, 1);
+	else
+		sgd_loop(param, grad, velocity, n, a, NULL, 0);
+}
+
+static inline __attribute__((always_inline)) void
+adam_loop(float *restrict param, const float *restrict grad, float *restrict m1,
+          float *restrict m2, size_t n, const tr_adam_args *a, tr_bf16 *restrict p16,
+          int with16)
+{
 	const float b1 = a->beta1, b2 = a->beta2, s = a->grad_scale, wd = a->weight_decay;
 	const float c1 = a->lr / a->bias1, c2 = 1.0f / sqrtf(a->bias2), eps = a->eps;
 	for (size_t i = 0; i < n; i++) {
@@ -325,8 +429,26 @@ void tr_adam_step(tr_math *m, float *restrict param, const float *restrict grad,
 		float v = b2 * m2[i] + (1.0f - b2) * g * g;
 		m1[i] = u;
 		m2[i] = v;
-		param[i] -= c1 * u / (sqrtf(v) * c2 + eps);
+		float p = param[i] - c1 * u / (sqrtf(v) * c2 + eps);
+		param[i] = p;
+		if (with16)
+			p16[i] = rio__bf16_from_f32(p);
 	}
+}
+
+VECTOR_CLONES
+void tr_adam_step(tr_math *m, float *restrict param, const float *restrict grad,
+                  float *restrict m1, float *restrict m2, size_t n, const tr_adam_args *a)
+{
+	CUDA_DISPATCH(m, {
+		tr_cuda_adam_step(m->cuda, param, grad, m1, m2, n, a);
+		if (a->param16)
+			tr_cuda_to_bf16(m->cuda, a->param16, param, n);
+	});
+	if (a->param16)
+		adam_loop(param, grad, m1, m2, n, a, a->param16, 1);
+	else
+		adam_loop(param, grad, m1, m2, n, a, NULL, 0);
 }
 
 void tr_math_stats_get(const tr_math *m, tr_math_stats *s)

@@ -2,13 +2,15 @@
  * math_cuda.cu — the CUDA backend of backend.h: cuBLAS SGEMM and a few small
  * kernels, all queued on one non-blocking stream so that the model's step
  * runs in order without the host waiting. Full FP32 throughout (no TF32),
- * so results match the CPU backend within float rounding. GEMM time is
+ * so results match the CPU backend within float rounding; --precision bf16's
+ * GEMMs are cublasGemmEx with bf16 operands and fp32 accumulation. GEMM time is
  * measured with a ring of event pairs around each call, read back once the
  * events have completed, so timing never stalls the stream.
  */
 #include "math_cuda.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cerrno>
@@ -83,6 +85,14 @@ static void poll_pairs(tr_cuda *c)
 }
 
 /* ---- kernels ---- */
+
+/* Rounded to nearest, ties to even (NaN stays NaN): the CPU's rounding. */
+static __global__ void k_to_bf16(uint16_t *dst, const float *src, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = __bfloat16_as_ushort(__float2bfloat16_rn(src[i]));
+}
 
 static __global__ void k_bias_act(float *Z, const float *bias, int rows, int cols, int relu)
 {
@@ -392,26 +402,64 @@ int tr_cuda_sync(tr_cuda *c)
 	return e == cudaSuccess ? 0 : -EIO;
 }
 
+/* The event pair that times the GEMM about to be queued, its start
+ * recorded; gemm_timed_end records its end. */
+static cudaEvent_t *gemm_timed_begin(tr_cuda *c)
+{
+	poll_pairs(c);
+	if (c->pending == RING)
+		pop_pair(c, 1);
+	cudaEvent_t *p = c->ev[(c->head + c->pending) % RING];
+	note(c, cudaEventRecord(p[0], c->stream));
+	return p;
+}
+
+static void gemm_timed_end(tr_cuda *c, cudaEvent_t *p, cublasStatus_t s)
+{
+	if (s != CUBLAS_STATUS_SUCCESS)
+		note(c, cudaErrorLaunchFailure);
+	note(c, cudaEventRecord(p[1], c->stream));
+	c->pending++;
+}
+
 void tr_cuda_gemm(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc)
 {
 	if (M <= 0 || N <= 0)
 		return;
-	poll_pairs(c);
-	if (c->pending == RING)
-		pop_pair(c, 1);
-	cudaEvent_t *p = c->ev[(c->head + c->pending) % RING];
-	note(c, cudaEventRecord(p[0], c->stream));
+	cudaEvent_t *p = gemm_timed_begin(c);
 	/* Row-major C is column-major C^T = op(B)^T op(A)^T: swap the operands
 	 * and the M/N roles, keep each operand's own transpose flag and ld. */
 	cublasStatus_t s = cublasSgemm(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
 	                               trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
 	                               ldb, A, lda, &beta, C, ldc);
-	if (s != CUBLAS_STATUS_SUCCESS)
-		note(c, cudaErrorLaunchFailure);
-	note(c, cudaEventRecord(p[1], c->stream));
-	c->pending++;
+	gemm_timed_end(c, p, s);
+}
+
+/* --precision bf16: bf16 operands, fp32 accumulation (CUBLAS_COMPUTE_32F)
+ * and an fp32 C; the operands swapped as in tr_cuda_gemm. */
+void tr_cuda_gemm_bf16(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K,
+                       const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                       float *C, int ldc)
+{
+	if (M <= 0 || N <= 0)
+		return;
+	const float alpha = 1.0f;
+	cudaEvent_t *p = gemm_timed_begin(c);
+	cublasStatus_t s = cublasGemmEx(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+	                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
+	                                CUDA_R_16BF, ldb, A, CUDA_R_16BF, lda, &beta, C,
+	                                CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+	gemm_timed_end(c, p, s);
+}
+
+void tr_cuda_to_bf16(tr_cuda *c, uint16_t *dst, const float *src, size_t n)
+{
+	if (!n)
+		return;
+	k_to_bf16<<<grid_for(c, n, THREADS), THREADS, 0, c->stream>>>(dst, src, n);
+	launched(c);
 }
 
 void tr_cuda_bias_act(tr_cuda *c, float *Z, const float *bias, int rows, int cols, int relu)

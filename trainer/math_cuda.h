@@ -29,6 +29,10 @@ int tr_cuda_sync(tr_cuda *c);
 void tr_cuda_gemm(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc);
+void tr_cuda_gemm_bf16(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K,
+                       const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                       float *C, int ldc);
+void tr_cuda_to_bf16(tr_cuda *c, uint16_t *dst, const float *src, size_t n);
 void tr_cuda_bias_act(tr_cuda *c, float *Z, const float *bias, int rows, int cols, int relu);
 void tr_cuda_relu_bias_backward(tr_cuda *c, float *dZ, const float *A, int rows, int cols,
                                 float *db);

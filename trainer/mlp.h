@@ -34,10 +34,14 @@ enum {
 
 /* One batch's input: the features' dense blocks (backend memory), each
  * rows x width row-major, concatenated left to right into the model's
- * input; and the int64 labels (backend memory). */
+ * input; and the int64 labels (backend memory). Under --precision bf16 a
+ * block may come as bf16 already (part16[p] non-NULL; part[p] may then be
+ * NULL): the first layer's GEMMs take it as it is; an fp32 block is
+ * rounded to bf16 by the forward pass. */
 typedef struct tr_input {
 	int nparts;
 	const float *part[TR_MLP_MAX_INPUTS];
+	const tr_bf16 *part16[TR_MLP_MAX_INPUTS];
 	int width[TR_MLP_MAX_INPUTS];
 	const int64_t *labels;
 	int rows;
@@ -78,6 +82,21 @@ typedef struct tr_mlp {
 	unsigned char sum_out[TR_MLP_MAX_LAYERS], sum_din[TR_MLP_MAX_LAYERS];
 	void (*reduce)(void *ctx, float *x, size_t n);
 	void *reduce_ctx;
+	/* --precision bf16 (tr_mlp_use_bf16): the GEMMs take bf16 operands */
+	tr_precision precision;
+	tr_bf16 *params16;                  /* backend, nparams (lent): the
+	                                     * parameters rounded to bf16 */
+	int params16_by_update;             /* 1: every update writes them
+	                                     * (tr_optim_write16)          */
+	int params16_stale;                 /* 1: made again by the next
+	                                     * forward                     */
+	tr_bf16 *in16;                      /* the fp32 input blocks rounded,
+	                                     * block p at max_rows x its
+	                                     * first column                */
+	const tr_bf16 *part16[TR_MLP_MAX_INPUTS]; /* the forward's bf16
+	                                     * input blocks, for backward  */
+	tr_bf16 *out16[TR_MLP_MAX_LAYERS];  /* the hidden layers' outputs   */
+	tr_bf16 *delta16[2];                /* delta[] rounded              */
 } tr_mlp;
 
 /* The layout alone of a model of these sizes (inputs, then the hidden
@@ -135,5 +154,20 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
  * backward computes no input gradient (and costs nothing more). 0,
  * -EINVAL for a range outside the inputs, -ENOMEM. */
 int tr_mlp_want_dinput(tr_mlp *net, int col, int cols);
+
+/* --precision bf16: from now on the forward and backward GEMMs take bf16
+ * operands (the input, the hidden layers' outputs, the output gradients,
+ * the weights in params16) and accumulate and write fp32; the rest stays
+ * fp32. params16 (nparams, backend memory) is lent like params. With
+ * by_update 0 the forward pass rounds the parameters into params16 every
+ * time; with 1 the caller's optimizer writes them as it updates
+ * (tr_optim_write16), and whatever else writes the parameters (a
+ * checkpoint's, an evaluated copy's) says so with tr_mlp_params_changed.
+ * Call once after tr_mlp_init. 0 or -ENOMEM. */
+int tr_mlp_use_bf16(tr_mlp *net, tr_bf16 *params16, int by_update);
+
+/* The parameters were written other than by an update that wrote params16
+ * too: the next forward rounds them again (nothing under fp32). */
+static inline void tr_mlp_params_changed(tr_mlp *net) { net->params16_stale = 1; }
 
 #endif /* RIO_TRAINER_MLP_H */

@@ -16,6 +16,7 @@ int tr_model_open_math(tr_model *m, const tr_config *c, char *err, size_t errlen
 	const tr_options *o = &c->o;
 	memset(m, 0, sizeof *m);
 	m->r_params = m->r_grads = m->r_staging = m->r_state[0] = m->r_state[1] = -1;
+	m->r_params16 = -1;
 	m->r_tables = m->r_table_grads = m->r_table_state[0] = m->r_table_state[1] = -1;
 	/* math: the local rank's GPU, or the node's cores shared among its ranks */
 	int threads = o->threads;
@@ -33,8 +34,12 @@ int tr_model_open_math(tr_model *m, const tr_config *c, char *err, size_t errlen
 	}
 	/* a parameter server updates its slice on the CPU, with one thread */
 	int server = c->roles.server;
-	return tr_math_open(&m->math, server ? TR_DEVICE_CPU : o->device, c->w.local_rank,
-	                    server ? 1 : threads, err, errlen);
+	int rc = tr_math_open(&m->math, server ? TR_DEVICE_CPU : o->device, c->w.local_rank,
+	                      server ? 1 : threads, err, errlen);
+	/* a server only updates: it multiplies nothing */
+	if (rc == 0 && o->precision == TR_PRECISION_BF16 && !server)
+		rc = tr_math_bf16_check(m->math, err, errlen);
+	return rc;
 }
 
 void tr_model_shape(tr_model *m, const tr_config *c, const tr_data *d)
@@ -72,6 +77,11 @@ void tr_model_plan(tr_model *m, const tr_config *c, const tr_data *d, tr_store *
 	m->r_params = tr_store_add(s, "the parameters", n, sizeof(float), (tr_place)at->params);
 	m->r_grads = tr_store_add(s, "the gradients", n + TR_MLP_EXTRA, sizeof(float),
 	                          (tr_place)at->grads);
+	if (o->precision == TR_PRECISION_BF16 && at->params >= 0) {
+		m->r_params16 = tr_store_add(s, "the parameters' bf16 copy", n, sizeof(tr_bf16),
+		                             TR_PLACE_BACKEND);
+		m->update16 = at->update16;
+	}
 	if (at->staging >= 0)
 		m->r_staging = tr_store_add(s, "the gradients' host copy", n + TR_MLP_EXTRA,
 		                            sizeof(float), (tr_place)at->staging);
@@ -136,6 +146,13 @@ int tr_model_build(tr_model *m, const tr_config *c, const tr_data *d, const tr_s
 	                     tr_store_floats(s, m->r_params), tr_store_floats(s, m->r_grads));
 	if (rc == 0 && m->r_state[0] >= 0)
 		rc = build_optimizer(m, s);
+	if (rc == 0 && m->r_params16 >= 0) {
+		tr_bf16 *p16 = tr_store_get(s, m->r_params16);
+		int by_update = m->update16 && m->r_state[0] >= 0;
+		rc = tr_mlp_use_bf16(&m->net, p16, by_update);
+		if (by_update)
+			tr_optim_write16(&m->opt, p16);
+	}
 	m->staging = m->r_staging >= 0 ? tr_store_floats(s, m->r_staging) : m->net.grads;
 	m->eval_stats = tr_math_alloc(m->math, 2);
 	if (rc == 0 && !m->eval_stats)

@@ -29,6 +29,12 @@ typedef struct tr_model_places {
 	                        * updates the whole model                   */
 	int tables;            /* --embed tables held whole (allreduce)      */
 	int table_grads;       /* ... and their dense gradient               */
+	int update16;          /* 1: this rank's optimizer alone writes the
+	                        * parameters, so under --precision bf16 its
+	                        * update writes their bf16 copy; the strategy
+	                        * says tr_mlp_params_changed for anything else
+	                        * that writes them. 0: the forward pass
+	                        * rounds them every step                     */
 } tr_model_places;
 
 typedef struct tr_model {
@@ -48,12 +54,15 @@ typedef struct tr_model {
 	double planned_bytes;  /* what this rank was planned to hold (fit.h) */
 	/* the store's regions (-1: none) */
 	int r_params, r_grads, r_staging, r_state[2];
+	int r_params16;        /* --precision bf16: the parameters rounded   */
+	int update16;          /* tr_model_places's                          */
 	int r_tables, r_table_grads, r_table_state[2];
 } tr_model;
 
 /* The math backend: the local rank's GPU, or the host's cores shared among
- * its ranks (a parameter server: the CPU, one thread). 0, or a negative
- * errno with a one-line message. */
+ * its ranks (a parameter server: the CPU, one thread); under --precision
+ * bf16 checked for bf16 GEMMs (refused without: backend.h's
+ * tr_math_bf16_check). 0, or a negative errno with a one-line message. */
 int tr_model_open_math(tr_model *m, const tr_config *c, char *err, size_t errlen);
 
 /* The model's shape from the data's widths: inputs (and the --embed

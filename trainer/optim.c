@@ -82,10 +82,12 @@ void tr_optim_update(tr_optim *o, float *params, const float *grads, size_t begi
 		tr_lars_step(o, params, grads, o->grad_scale, o->lr); /* a GPU failure shows at the sync */
 	} else if (o->cfg.kind == TR_OPT_ADAM) {
 		tr_adam_args a = adam_args(o);
+		a.param16 = o->params16 ? o->params16 + begin : NULL;
 		tr_adam_step(o->math, params + begin, grads + begin, o->state1 + begin,
 		             o->state2 + begin, n, &a);
 	} else {
 		tr_sgd_args a = sgd_args(o);
+		a.param16 = o->params16 ? o->params16 + begin : NULL;
 		tr_sgd_step(o->math, params + begin, grads + begin, o->state1 + begin, n, &a);
 	}
 }

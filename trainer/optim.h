@@ -60,6 +60,9 @@ typedef struct tr_optim {
 	 * made the whole layer's (NULL: the blocks are whole) */
 	void (*whole_norms)(void *ctx, int block, float *wn, float *gn);
 	void *norms_ctx;
+	tr_bf16 *params16;      /* backend (lent) or NULL: --precision bf16's
+	                         * copy of the parameters, written by each
+	                         * update in the same pass (tr_optim_write16) */
 } tr_optim;
 
 /* An optimizer over n parameters with the configuration cfg; its state
@@ -81,6 +84,12 @@ static inline float *tr_optim_buffer(tr_optim *o, float *params, int which)
 {
 	return which == 0 ? params : which == 1 ? o->state1 : o->state2;
 }
+
+/* Asks every later update of the buffer `params` (indices from 0, as
+ * tr_optim_update's) to also write the updated values rounded to bf16 at
+ * the same indices of params16 (n elements, backend memory), in the same
+ * pass; NULL: no more. The MLP's --precision bf16 weights (mlp.h). */
+static inline void tr_optim_write16(tr_optim *o, tr_bf16 *params16) { o->params16 = params16; }
 
 /* LARS (optim_lars.c): the tensors of the parameter buffer, at most
  * TR_OPT_MAX_BLOCKS (-EINVAL beyond). Set after init, before any step. */

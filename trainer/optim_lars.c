@@ -41,7 +41,8 @@ int tr_lars_step(tr_optim *o, float *params, const float *grads, float grad_scal
 		float *p = params + b->off;
 		const float *g = grads + b->off;
 		float *v = o->state1 + b->off;
-		tr_sgd_args a = {.lr = 1.0f, .momentum = c->momentum};
+		tr_sgd_args a = {.lr = 1.0f, .momentum = c->momentum,
+		                 .param16 = o->params16 ? o->params16 + b->off : NULL};
 		if (!b->adapt) {
 			a.grad_scale = grad_scale * lr;
 			tr_sgd_step(o->math, p, g, v, b->n, &a);

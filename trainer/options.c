@@ -185,9 +185,15 @@ static const tr_option_row table[OPT_COUNT] = {
 	                .words = WORDS({"cpu", TR_DEVICE_CPU}, {"cuda", TR_DEVICE_CUDA}),
 	                .section = "Running", .arg = "NAME",
 	                .help = "cpu (default) or cuda (each rank uses the GPU of its local rank)"},
+	[OPT_PRECISION] = {"precision", .kind = TR_KIND_KEYWORD, AT(precision, INT),
+	                   .words = WORDS({"fp32", TR_PRECISION_FP32}, {"bf16", TR_PRECISION_BF16}),
+	                   .arg = "P",
+	                   .help = "the GEMMs' operands: fp32 (default) or bf16 (fp32 "
+	                           "accumulation, fp32 master weights; CPUs with AVX512_BF16 or "
+	                           "AMX-BF16, and GPUs)"},
 	[OPT_THREADS] = {"threads", .kind = TR_KIND_COUNT, AT(threads, INT), .lo = 1, .hi = 1024,
 	                 .refusal = " is not {lo} to {hi}", .arg = "N",
-	                 .help = "OpenBLAS threads per rank (default: the cores divided among the "
+	                 .help = "OpenBLAS (and oneDNN) threads per rank (default: the cores divided among the "
 	                         "node's ranks, at most the CPUs the rank is bound to)"},
 	[OPT_BUCKET_SIZE] = {"bucket-size", .kind = TR_KIND_SIZE, AT(bucket_bytes, SIZE), .lo = 4,
 	                     .hi = 1ull << 40,

@@ -52,6 +52,7 @@ typedef struct tr_options {
 	uint64_t checkpoint_every;     /* steps; 0: at the end of each epoch */
 	int resume;
 	tr_device device;
+	tr_precision precision;        /* --precision: fp32 (0) or bf16      */
 	size_t bucket_bytes;
 	int reduce;                    /* tr_reduce_mode (reducer.h): 0 auto */
 	int grad_compression;          /* tr_grad_comp (reducer.h): 0 none   */

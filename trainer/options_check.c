@@ -214,6 +214,7 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	                 : o->shard_optimizer ? "--shard-optimizer"
 	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
 	                 : o->reduce ? "--reduce (the stages' gradients go by MPI_Allreduce)"
+	                 : o->precision == TR_PRECISION_BF16 ? "--precision bf16 (yet)"
 	                 : o->grad_compression ? "--grad-compression (yet: the stages' gradients "
 	                                         "and activations go in fp32)"
 	                 : NULL;

@@ -108,6 +108,9 @@ static void plan_buffers(allreduce *a, int shm, shm_regions *g)
 		.grads = shm && cpu ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
 		.staging = cpu ? -1 : shm ? TR_PLACE_RANK_SHARED : TR_PLACE_HOST,
 		.state = a->sharded ? TR_PLACE_HOST_SHARED : TR_PLACE_BACKEND,
+		/* the rank's own copy, updated whole by its optimizer (sharded:
+		 * the other ranks update slices of it) */
+		.update16 = !a->sharded,
 		.tables = TR_PLACE_BACKEND,
 		.table_grads = shm ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
 	};
@@ -229,6 +232,7 @@ static void load(allreduce *a, float *dst, const float *host)
 	const tr_parts *p = a->p;
 	if (!a->sharded || p->cfg->w.rank == 0)
 		tr_math_from_host(p->model->math, dst, host, p->model->nparams);
+	tr_mlp_params_changed(&p->model->net);
 }
 
 static void place_fresh(tr_strategy_state *s, const float *host)
@@ -628,12 +632,14 @@ static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err
 	for (int i = 0; i < count; i++) {
 		const tr_copy *c = &a->copies.v[i];
 		tr_math_from_host(m->math, m->net.params, c->params, n);
+		tr_mlp_params_changed(&m->net);
 		char later[256];
 		if (fn(ctx, c, failed, failed ? later : err, failed ? sizeof later : errlen) < 0)
 			failed = 1;
 	}
 	tr_copies_clear(&a->copies);
 	tr_math_from_host(m->math, m->net.params, keep, n);
+	tr_mlp_params_changed(&m->net);
 	free(keep);
 	return failed ? -1 : 0;
 }

@@ -1,0 +1,137 @@
+#!/bin/sh
+# precision.sh — recordio-train --precision bf16 against fp32 on this
+# machine, each against its own ceiling, in one run (figures, never
+# pass/fail; bench/train.sh runs it as its part f.):
+#   - the GEMM-only rates (bench/gemm_only): a step's GEMMs alone, at the
+#     trainer's shapes and layouts, fp32 (OpenBLAS) and bf16 (oneDNN, bf16
+#     operands, fp32 accumulation), one copy, and one copy per rank side by
+#     side (two processes, one thread each) summed over the copies;
+#   - recordio-train on Fashion-MNIST (lz4 shards, buffer shuffle), batch
+#     128 per rank, one thread per rank, 1 and 2 ranks, fp32 and bf16;
+#   - for two models: 784-256-128-10 and the wide 784-4096-4096-4096-10;
+#   - the ratios: each run's samples/s against its own precision's
+#     GEMM-only rate of as many copies as ranks (aims: bf16 >= 0.85 on the
+#     wide model, >= 0.75 on the small one), bf16 against fp32 (aim >= 1.6),
+#     and the step split into GEMMs, allreduce, optimizer and the rest.
+# fp32 runs with OpenBLAS's fastest kernels for this CPU: with
+# OPENBLAS_CORETYPE unset, the faster for the small model's GEMM-only rate
+# of those the CPU's flags allow (Cooperlake needs avx512_bf16; SkylakeX,
+# Haswell), exported for every fp32 run; OPENBLAS_CORETYPE set is kept.
+# Each run prints the kernels it used (OpenBLAS's core, oneDNN's
+# implementations). Rounds: every figure is the median of ROUNDS rounds
+# (default 3), each round running all of them in turn; the machine's load
+# (uptime) is printed at the start and the end.
+#
+# Usage: bench/precision.sh [BUILD_DIR]   (default build-bench/, built if missing)
+# Env: ROUNDS, GEMM_SECONDS (each GEMM-only rate, default 2), STEPS_SMALL
+#      (default 1000), STEPS_WIDE (default 60): the trainer's steps per run
+#      (--max-steps: the first step, which makes the oneDNN primitives and
+#      touches the memory, is in the figure), BENCH_DIR (scratch, default
+#      /tmp/recordio-bench-precision).
+set -eu
+. "$(dirname "$0")/bench_lib.sh"
+bench_build recordio-train
+make -C "$B" -s bench/gemm_only >/dev/null
+W=${BENCH_DIR:-/tmp/recordio-bench-precision}
+ROUNDS=${ROUNDS:-3}
+GS=${GEMM_SECONDS:-2}
+mkdir -p "$W"
+rm -f "$W"/*.json
+mpi_local_env
+pack_fashion_mnist train "$W/train"
+echo "load at the start: $(uptime)"
+
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+	flags=$(grep -m1 '^flags' /proc/cpuinfo)
+	has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
+	cands=""
+	if has avx512f && has avx512bw && has avx512vl; then
+		! has avx512_bf16 || cands="Cooperlake"
+		cands="$cands SkylakeX"
+	fi
+	! has avx2 || cands="$cands Haswell"
+	best="" best_rate=0
+	for k in $cands; do
+		rate=$(OPENBLAS_CORETYPE=$k "$B/bench/gemm_only" fp32 1 128 1 784-256-128-10 |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["step_samples_per_s"])')
+		echo "OpenBLAS $k: fp32 GEMM-only $rate samples/s (784-256-128-10, 1 thread)"
+		if python3 -c "import sys; sys.exit(0 if $rate > $best_rate else 1)"; then
+			best=$k best_rate=$rate
+		fi
+	done
+	[ -z "$best" ] || export OPENBLAS_CORETYPE=$best
+fi
+echo "fp32 runs with OpenBLAS ${OPENBLAS_CORETYPE:-detected} kernels"
+
+train() { # NP PRECISION SIZES STEPS METRICS
+	mpirun -np "$1" "$B/recordio-train" --train "$W/train" --x image --y label \
+		--hidden "$(echo "$3" | cut -d- -f2- | rev | cut -d- -f2- | rev | tr - ,)" \
+		--batch 128 --threads 1 --precision "$2" --max-steps "$4" --epochs 1 \
+		--metrics "$5" >"$5.out"
+	sed -n 's/.*cpu (\(.*\))$/\1/p' "$5.out" | head -1 >"$5.kernels"
+}
+
+gemm_only() { # PRECISION SIZES ROUND TAG
+	"$B/bench/gemm_only" "$1" 1 128 "$GS" "$2" >"$W/g1-$4-$1-$3.json"
+	"$B/bench/gemm_only" "$1" 1 128 "$GS" "$2" >"$W/g2a-$4-$1-$3.json" &
+	"$B/bench/gemm_only" "$1" 1 128 "$GS" "$2" >"$W/g2b-$4-$1-$3.json"
+	wait
+}
+
+MODELS="small:784-256-128-10:${STEPS_SMALL:-1000} wide:784-4096-4096-4096-10:${STEPS_WIDE:-60}"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	for m in $MODELS; do
+		tag=${m%%:*} rest=${m#*:}
+		sizes=${rest%%:*} steps=${rest#*:}
+		for p in fp32 bf16; do
+			gemm_only $p "$sizes" $r "$tag"
+			train 1 $p "$sizes" "$steps" "$W/t1-$tag-$p-$r.json"
+			train 2 $p "$sizes" "$steps" "$W/t2-$tag-$p-$r.json"
+		done
+	done
+	echo "round $r done: $(uptime)"
+	r=$((r + 1))
+done
+
+python3 - "$W" "$ROUNDS" "$MODELS" <<'PY'
+import json, statistics, sys
+w, rounds, models = sys.argv[1], range(1, int(sys.argv[2]) + 1), sys.argv[3].split()
+def load(name):
+    return json.loads(open(f"{w}/{name}").read().splitlines()[-1])
+med = statistics.median
+for m in models:
+    tag, sizes, steps = m.split(":")
+    print(f"== {sizes}, batch 128 per rank, 1 thread per rank, {steps} steps a run, "
+          f"medians of {len(rounds)} rounds")
+    print(f"{'run':<16}{'samples/s':>11}{'GEMM-only':>11}{'of it':>7}{'gemm':>7}{'allred':>7}"
+          f"{'optim':>7}{'rest':>7}  kernels")
+    got = {}
+    for p in ("fp32", "bf16"):
+        g1 = [load(f"g1-{tag}-{p}-{r}.json") for r in rounds]
+        g2 = [load(f"g2a-{tag}-{p}-{r}.json")["step_samples_per_s"]
+              + load(f"g2b-{tag}-{p}-{r}.json")["step_samples_per_s"] for r in rounds]
+        ceil = {1: med(x["step_samples_per_s"] for x in g1), 2: med(g2)}
+        for n in (1, 2):
+            runs = [load(f"t{n}-{tag}-{p}-{r}.json") for r in rounds]
+            e = sorted(runs, key=lambda x: x["samples_per_s"])[(len(runs) - 1) // 2]
+            s = e["samples_per_s"]
+            got[p, n] = s
+            sec = e["seconds"]
+            parts = [e["gemm_seconds"], e["allreduce_seconds"], e["optimizer_seconds"]]
+            rest = sec - sum(parts) - e["data_wait_seconds"]
+            kern = open(f"{w}/t{n}-{tag}-{p}-1.json.kernels").read().strip()
+            print(f"{p + ', ' + str(n) + ' rank' + ('s' if n > 1 else ''):<16}{s:>11.0f}"
+                  f"{ceil[n]:>11.0f}{s / ceil[n]:>7.2f}"
+                  + "".join(f"{100 * x / sec:>6.1f}%" for x in parts + [rest])
+                  + f"  {kern}")
+            print(f"{'':<16}rounds: " + " ".join(f"{x['samples_per_s']:.0f}" for x in runs)
+                  + "; GEMM-only: " + " ".join(f"{x:.0f}" for x in
+                                               ([y["step_samples_per_s"] for y in g1] if n == 1 else g2)))
+        print(f"{'':<16}GEMM-only kernels: {g1[0]['kernels']}")
+    aim = 0.75 if tag == "small" else 0.85
+    for n in (1, 2):
+        print(f"{n} rank{'s' if n > 1 else ''}: bf16 / fp32 = {got['bf16', n] / got['fp32', n]:.2f}x "
+              f"(aim >= 1.6); bf16 against its GEMM-only rate: aim >= {aim}")
+PY
+echo "load at the end: $(uptime)"

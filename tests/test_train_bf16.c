@@ -1,0 +1,325 @@
+/*
+ * test_train_bf16.c — --precision bf16 on the CPU backend (oneDNN): the
+ * bf16 GEMM in each of the trainer's layouts against an fp32 GEMM of the
+ * same operands, one training step of the MLP in bf16 against the same
+ * step in fp32, the bf16 weights written by the optimizer's pass, and the
+ * shape cache. Exits 77 (skip) where the CPU or the build has no bf16
+ * GEMMs (backend.h's tr_math_bf16_check), so a CPU without AVX512_BF16 or
+ * AMX-BF16 skips it. Plain C, one "ok NAME" / "FAIL NAME: detail" line
+ * per check, exit 1 on any failure.
+ *
+ * The tolerances, from bf16's 8-bit mantissa (7 stored bits and the
+ * implicit one): rounding to nearest moves a value by at most u = 2^-9 of
+ * itself (half a unit in the 8th bit). A product of two rounded operands
+ * a(1 + e1) b(1 + e2) is off by at most (2u + u^2)|ab|, and its exact fp32
+ * product (8 x 8 bits fit in fp32's 24) is added in fp32, each addition off
+ * by at most 2^-24 of the partial sum. So an element of C = AB is within
+ *     (2u + u^2 + K 2^-24) (|A||B|)_ij
+ * of the fp32 GEMM's, |A||B| the product of the absolute values (computed
+ * here in fp32, itself within K 2^-24 of exact: covered by doubling the
+ * last term). That is the GEMM check, element by element.
+ *
+ * A step chains GEMMs: each gradient block passes through at most
+ * g = 2 L - 1 of them (forward through the L layers, back through the
+ * L - 1 above it), each adding at most 2u of the |.|-weighted size of its
+ * operands; the ReLU and softmax between them are 1-Lipschitz. Where no
+ * sum cancels, the normwise error of a block is then at most (2 L - 1) 2u
+ * of its norm (L = 3: 10u, about 0.0195): the bound for the loss (a sum of
+ * positive terms) and the updated parameters (the step is a small change
+ * to them). A gradient is a sum over the batch's rows of terms of either
+ * sign (the softmax's output minus the one-hot label): where they cancel
+ * down to a random walk's size, sqrt(ROWS) of the sum of their magnitudes,
+ * its relative error grows by up to that factor:
+ *     (2 L - 1) 2u sqrt(ROWS)   (ROWS = 64: 80u, about 0.156).
+ * (Measured: 0.05-0.07 for the lower layers, 0.01 for the top one.) The
+ * check also asks that the bf16 step's gradients differ from the fp32
+ * ones at all (at least u/64 normwise): a step that quietly ran in fp32
+ * would fail it.
+ */
+#include "../trainer/backend.h"
+#include "../trainer/mlp.h"
+#include "../trainer/optim.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define U (1.0 / 512.0) /* 2^-9: bf16's unit roundoff */
+
+static tr_math *m;
+static int passed, failed;
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static float uniform(float lo, float hi)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return lo + (hi - lo) * (float)((rng >> 40) * (1.0 / 16777216.0));
+}
+
+static double dabs(double x) { return x < 0 ? -x : x; }
+
+static double dsqrt(double x) /* Newton's: no <math.h> (trainer/ has a math.h of its own) */
+{
+	if (x <= 0)
+		return 0;
+	double r = x > 1 ? x : 1;
+	for (int i = 0; i < 200; i++)
+		r = 0.5 * (r + x / r);
+	return r;
+}
+
+static void ok(const char *name)
+{
+	printf("ok %s\n", name);
+	passed++;
+}
+
+static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failed++;
+}
+
+static void *must(void *p)
+{
+	if (!p) {
+		printf("FAIL setup: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static float *random_floats(size_t n, float lo, float hi)
+{
+	float *f = must(tr_math_alloc(m, n));
+	for (size_t i = 0; i < n; i++)
+		f[i] = uniform(lo, hi);
+	return f;
+}
+
+/* The float a bf16 stands for. */
+static float widen(tr_bf16 h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* ---- one GEMM, each layout the trainer uses ---- */
+
+/* C16 = op(A) op(B) from bf16 operands against the fp32 GEMM of the same
+ * (rounded) operands, element by element within the bound of the header;
+ * then with beta 1 (accumulating into C, as the first layer's blocks do). */
+static void check_gemm(const char *name, int ta, int tb, int M, int N, int K)
+{
+	size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+	float *A = random_floats(na, -1, 1), *B = random_floats(nb, -1, 1);
+	tr_bf16 *A16 = must(tr_math_alloc_bytes(m, na * 2)), *B16 = must(tr_math_alloc_bytes(m, nb * 2));
+	tr_to_bf16(m, A16, A, na);
+	tr_to_bf16(m, B16, B, nb);
+	float *Ar = must(tr_math_alloc(m, na)), *Br = must(tr_math_alloc(m, nb));
+	float *Aa = must(tr_math_alloc(m, na)), *Ba = must(tr_math_alloc(m, nb));
+	for (size_t i = 0; i < na; i++)
+		Aa[i] = dabs(Ar[i] = widen(A16[i]));
+	for (size_t i = 0; i < nb; i++)
+		Ba[i] = dabs(Br[i] = widen(B16[i]));
+	int lda = ta ? M : K, ldb = tb ? K : N;
+	float *C = must(tr_math_alloc(m, nc)), *want = must(tr_math_alloc(m, nc));
+	float *mag = must(tr_math_alloc(m, nc));
+	tr_gemm(m, ta, tb, M, N, K, 1.0f, Ar, lda, Br, ldb, 0.0f, want, N);
+	tr_gemm(m, ta, tb, M, N, K, 1.0f, Aa, lda, Ba, ldb, 0.0f, mag, N);
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 1: C already holds the product, so beta 1 doubles it */
+		tr_gemm_bf16(m, ta, tb, M, N, K, A16, lda, B16, ldb, pass ? 1.0f : 0.0f, C, N);
+		double bound = 2 * U + U * U + 2.0 * K / 16777216.0;
+		size_t bad = nc;
+		for (size_t i = 0; i < nc && bad == nc; i++)
+			if (!(dabs(C[i] - (pass + 1.0) * want[i]) <= (pass + 1.0) * bound * mag[i] + 1e-30))
+				bad = i;
+		char full[96];
+		snprintf(full, sizeof full, "%s%s", name, pass ? " beta 1" : "");
+		if (bad < nc)
+			fail(full, "[%zu] bf16 %.9g, fp32 %.9g, bound %.3g", bad, C[bad],
+			     (pass + 1.0) * want[bad], (pass + 1.0) * bound * mag[bad]);
+		else
+			ok(full);
+	}
+	void *all[] = {A, B, A16, B16, Ar, Br, Aa, Ba, C, want, mag};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		tr_math_free(m, all[i]);
+}
+
+/* ---- one step of the MLP ---- */
+
+enum { ROWS = 64, W1 = 40, W2 = 24, CLASSES = 10, L = 3 };
+_Static_assert(ROWS == 64, "the gradients' bound takes sqrt(ROWS) as 8");
+static const int sizes[] = {W1 + W2, 48, 32, CLASSES};
+
+typedef struct run {
+	tr_mlp net;
+	tr_optim opt;
+	float *params, *grads, *vel;
+	tr_bf16 *params16;
+} run;
+
+static void run_open(run *r, const float *init, int bf16)
+{
+	size_t n = tr_mlp_param_count(sizes, L);
+	r->params = must(tr_math_alloc(m, n));
+	r->grads = must(tr_math_alloc(m, n + TR_MLP_EXTRA));
+	r->vel = must(tr_math_alloc(m, n));
+	memcpy(r->params, init, n * sizeof(float));
+	if (tr_mlp_init(&r->net, m, sizes, L, ROWS, r->params, r->grads) < 0)
+		must(NULL);
+	tr_optim_config c = {.kind = TR_OPT_SGD, .lr = 0.1f, .momentum = 0.9f, .scale = 1.0f};
+	if (tr_optim_init(&r->opt, m, n, &c, r->vel, NULL) < 0)
+		must(NULL);
+	r->params16 = NULL;
+	if (bf16) {
+		r->params16 = must(tr_math_alloc_bytes(m, n * sizeof(tr_bf16)));
+		if (tr_mlp_use_bf16(&r->net, r->params16, 1) < 0)
+			must(NULL);
+		tr_optim_write16(&r->opt, r->params16);
+	}
+}
+
+static void run_close(run *r)
+{
+	tr_mlp_free(&r->net);
+	tr_math_free(m, r->params);
+	tr_math_free(m, r->grads);
+	tr_math_free(m, r->vel);
+	tr_math_free(m, r->params16);
+}
+
+static void step(run *r, const tr_input *in, float *stats)
+{
+	tr_mlp_forward(&r->net, in);
+	tr_mlp_loss(&r->net, in, stats, 1);
+	tr_mlp_backward(&r->net, in, NULL, NULL);
+	tr_optim_step(&r->opt, r->params, r->grads, 1.0f / ROWS, 0);
+}
+
+/* ||a - b|| / ||b|| over n floats */
+static double rel_error(const float *a, const float *b, size_t n)
+{
+	double d = 0, s = 0;
+	for (size_t i = 0; i < n; i++) {
+		d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+		s += (double)b[i] * b[i];
+	}
+	return s > 0 ? dsqrt(d / s) : dsqrt(d);
+}
+
+static void test_step(void)
+{
+	size_t n = tr_mlp_param_count(sizes, L);
+	float *init = random_floats(n, -0.2f, 0.2f);
+	float *x1 = random_floats((size_t)ROWS * W1, 0, 1), *x2 = random_floats((size_t)ROWS * W2, -1, 1);
+	int64_t *y = must(tr_math_alloc_bytes(m, ROWS * sizeof(int64_t)));
+	for (int i = 0; i < ROWS; i++)
+		y[i] = (int64_t)(i * 7 % CLASSES);
+	tr_input in = {.nparts = 2, .part = {x1, x2}, .width = {W1, W2}, .labels = y, .rows = ROWS};
+	run f, h;
+	run_open(&f, init, 0);
+	run_open(&h, init, 1);
+	float sf[2] = {0, 0}, sh[2] = {0, 0};
+	step(&f, &in, sf);
+	step(&h, &in, sh);
+	const double bound = (2 * L - 1) * 2 * U, floor = U / 64;
+	const double gbound = bound * 8; /* sqrt(ROWS) */
+	if (!(dabs(sh[0] - sf[0]) <= bound * dabs(sf[0])))
+		fail("step loss", "bf16 %.9g, fp32 %.9g", sh[0], sf[0]);
+	else
+		ok("step loss");
+	for (int l = 0; l < L; l++) {
+		size_t nw = (size_t)sizes[l] * sizes[l + 1];
+		double e = rel_error(h.grads + h.net.w_off[l], f.grads + f.net.w_off[l], nw);
+		char name[64];
+		snprintf(name, sizeof name, "step dW%d", l);
+		if (!(e <= gbound) || !(e >= floor))
+			fail(name, "relative error %.3g, want in [%.3g, %.3g]", e, floor, gbound);
+		else
+			ok(name);
+		double eb = rel_error(h.grads + h.net.b_off[l], f.grads + f.net.b_off[l],
+		                      (size_t)sizes[l + 1]);
+		snprintf(name, sizeof name, "step db%d", l);
+		if (!(eb <= gbound))
+			fail(name, "relative error %.3g, bound %.3g", eb, gbound);
+		else
+			ok(name);
+	}
+	double ep = rel_error(h.params, f.params, n);
+	if (!(ep <= bound))
+		fail("step params", "relative error %.3g, bound %.3g", ep, bound);
+	else
+		ok("step params");
+	/* the optimizer's pass wrote the bf16 weights: each the rounded master */
+	tr_bf16 *want = must(tr_math_alloc_bytes(m, n * sizeof(tr_bf16)));
+	tr_to_bf16(m, want, h.params, n);
+	if (memcmp(want, h.params16, n * sizeof(tr_bf16)))
+		fail("update writes bf16 weights", "params16 is not the rounded parameters");
+	else
+		ok("update writes bf16 weights");
+	/* a second step from the optimizer's bf16 weights, and one whose
+	 * weights were rounded again after tr_mlp_params_changed: the same */
+	run g;
+	run_open(&g, h.params, 1);
+	memcpy(g.vel, h.vel, n * sizeof(float));
+	tr_mlp_params_changed(&g.net);
+	float s2[2] = {0, 0}, s3[2] = {0, 0};
+	step(&h, &in, s2);
+	step(&g, &in, s3);
+	if (memcmp(h.params, g.params, n * sizeof(float)) || s2[0] != s3[0])
+		fail("second step", "the optimizer's bf16 weights and rounded ones differ");
+	else
+		ok("second step");
+	run_close(&f);
+	run_close(&h);
+	run_close(&g);
+	tr_math_free(m, want);
+	tr_math_free(m, init);
+	tr_math_free(m, x1);
+	tr_math_free(m, x2);
+	tr_math_free(m, y);
+}
+
+int main(void)
+{
+	char err[256] = "";
+	if (tr_math_open(&m, TR_DEVICE_CPU, 0, 1, err, sizeof err) < 0) {
+		printf("FAIL open: %s\n", err);
+		return 1;
+	}
+	if (tr_math_bf16_check(m, err, sizeof err) < 0) {
+		printf("SKIP: %s\n", err);
+		tr_math_close(m);
+		return 77;
+	}
+	/* the trainer's three layouts: forward (B transposed), the input's
+	 * gradient (neither), the weights' gradient (A transposed); odd sizes */
+	check_gemm("gemm forward", 0, 1, 37, 29, 131);
+	check_gemm("gemm input gradient", 0, 0, 37, 131, 29);
+	check_gemm("gemm weight gradient", 1, 0, 29, 131, 37);
+	check_gemm("gemm both transposed", 1, 1, 17, 23, 45);
+	test_step();
+	if (tr_math_sync(m) != 0)
+		fail("sync", "a bf16 GEMM failed");
+	else
+		ok("sync");
+	tr_math_close(m);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
