@@ -610,7 +610,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 	defaults(o);
 	opterr = 0;
 	optind = 0; /* glibc: a whole new scan, even after one left mid-word (-qx) */
-	tr_options_given given = 0;
+	tr_options_given given = {{0}};
 	int code;
 	while ((code = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		int i = row_of(code);
@@ -620,7 +620,7 @@ int tr_options_parse(int argc, char **argv, tr_options *o, char *err, size_t err
 			return -1;
 		}
 		const tr_option_row *r = &table[i];
-		given |= (tr_options_given)1 << i;
+		tr_given_set(&given, i);
 		if (r->kind == TR_KIND_HELP)
 			return 1;
 		if (r->kind == TR_KIND_VERSION)

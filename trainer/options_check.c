@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GIVEN(id) (given & ((tr_options_given)1 << (id)))
+#define GIVEN(id) tr_given_has(&given, (id))
 
 /* A refusal: the message in err; returns -1. */
 static int refuse(char *err, size_t errlen, const char *fmt, ...)

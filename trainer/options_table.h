@@ -41,9 +41,20 @@ typedef enum tr_option_id {
 	OPT_COUNT
 } tr_option_id;
 
-/* The options given on a command line: bit 1 << id. */
-typedef uint64_t tr_options_given;
-_Static_assert(OPT_COUNT <= 64, "the options given fit one tr_options_given");
+/* The options given on a command line: bit id % 64 of word id / 64. */
+typedef struct tr_options_given {
+	uint64_t bits[(OPT_COUNT + 63) / 64];
+} tr_options_given;
+
+static inline void tr_given_set(tr_options_given *g, int id)
+{
+	g->bits[id / 64] |= (uint64_t)1 << (id % 64);
+}
+
+static inline int tr_given_has(const tr_options_given *g, int id)
+{
+	return (int)((g->bits[id / 64] >> (id % 64)) & 1);
+}
 
 typedef enum tr_option_kind {
 	TR_KIND_FLAG,    /* no value: the field (int) is set to 1                */
