@@ -229,11 +229,11 @@ static void remote_close(rio__source *src)
 int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx)
 {
 	if (ctx && ctx->remote)
-		return rio__remote_exists(ctx->remote, url, NULL) == 1;
+		return rio__remote_exists(ctx->remote, url, NULL, NULL) == 1;
 	rio__remote *r = NULL;
 	int rc = rio__remote_open(&r, NULL, NULL);
 	if (rc == 0)
-		rc = rio__remote_exists(r, url, NULL);
+		rc = rio__remote_exists(r, url, NULL, NULL);
 	rio__remote_close(r);
 	return rc == 1;
 }

@@ -119,7 +119,7 @@ int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet
 	return unsupported(url, err);
 }
 
-int rio__remote_exists(rio__remote *r, const char *url, rio_error *err)
+int rio__remote_exists(rio__remote *r, const char *url, uint64_t *size, rio_error *err)
 {
 	return unsupported(url, err);
 }

@@ -119,8 +119,10 @@ int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet
  * `err` when `quiet_enoent` (a probe). */
 int rio__index_read_remote(rio__remote *r, const char *url, int quiet_enoent, rio_index *idx,
                            rio_error *err);
-/* 1 when the object at `url` exists, 0 when not (404), else an error. */
-int rio__remote_exists(rio__remote *r, const char *url, rio_error *err);
+/* 1 when the object at `url` exists (one HEAD; its Content-Length into
+ * *size when size is not NULL: UINT64_MAX when the answer had none), 0
+ * when not (404), else an error. */
+int rio__remote_exists(rio__remote *r, const char *url, uint64_t *size, rio_error *err);
 /* PUTs data[0, n) as the object at `url` (S3 only). */
 int rio__remote_put(rio__remote *r, const char *url, const void *data, size_t n, rio_error *err);
 /* Uploads the file open at fd (size bytes, from offset 0) as the object at
