@@ -619,8 +619,9 @@ uint64_t rio__placed_ahead(const rio_loader *l)
 
 /* The worker that reads ahead: claims taken two at a time, the next one's
  * reads in flight while the current one's batches are filled (O_DIRECT on
- * io_uring; on the pread backend, and so for remote shards, a claim is
- * read when it is finished, while the other workers' claims are filled). */
+ * io_uring, and remote shards on the pread backend: their GETs started by
+ * rio__io_start; local files on pread are read when the claim is
+ * finished, while the other workers' claims are filled). */
 static void run_ahead(rio__worker *w, uint64_t records)
 {
 	rio_loader *l = w->l;

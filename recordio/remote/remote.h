@@ -91,6 +91,16 @@ typedef struct rio__range {
  * in flight at once up to `inflight`. Each range's result is set. 0, or
  * the first error (in range order) with its message in `err`. */
 int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_error *err);
+/* rio__remote_read_many in two halves, so that the caller works while the
+ * requests run: _start puts them in flight (*out: what _wait waits for;
+ * the ranges and their buffers must stay as they are until then) or
+ * returns an error with nothing in flight; _wait waits for every one of
+ * them, sets each range's result and frees *out: 0, or the first error
+ * (in request order) with its message in `err`. */
+typedef struct rio__remote_reads rio__remote_reads;
+int rio__remote_read_start(rio__remote *r, rio__range *ranges, size_t n, rio__remote_reads **out,
+                           rio_error *err);
+int rio__remote_read_wait(rio__remote_reads *rd, rio_error *err);
 
 /* A sequential reader of `o` from `offset`. */
 int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset);
