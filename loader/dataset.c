@@ -236,6 +236,8 @@ static int index_matches_scan(const rio_index *idx, const rio_index *scan)
 static int shard_open(rio__shard *s, const rio__source_ctx *ctx, const rio_loader_opts *o,
                       rio_error *err)
 {
+	if (s->opened) /* while its .idx was read (sidecar_one) */
+		return 0;
 	int rc = rio__source_open(&s->src, s->path, ctx, err);
 	if (rc < 0)
 		return rc;
@@ -244,7 +246,8 @@ static int shard_open(rio__shard *s, const rio__source_ctx *ctx, const rio_loade
 	if (n < 0)
 		return rio__error_set(err, (int)n, s->path, 0, RIO__UNKNOWN, NULL);
 	s->comp = rio_compression_detect(head, (size_t)n);
-	if (s->comp != RIO_COMPRESSION_NONE)
+	s->opened = s->comp != RIO_COMPRESSION_NONE;
+	if (s->opened)
 		return 0;
 	/* what the epochs' routes may read uncompressed shards with (route.h):
 	 * mappings for shuffled records (no read per record, and on the
@@ -258,6 +261,7 @@ static int shard_open(rio__shard *s, const rio__source_ctx *ctx, const rio_loade
 	int direct = rio__route_wants_direct(o);
 	if (direct && s->src.ops->direct && (rc = s->src.ops->direct(&s->src, direct == 2, err)) < 0)
 		return rc;
+	s->opened = 1;
 	return 0;
 }
 
@@ -302,9 +306,9 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o,
 		}
 		/* a compressed shard's index is checked as its stream is read
 		 * (piece_stream.c), but an empty one would give it no task */
-		idx_ok = rc == 0 && (s->comp != RIO_COMPRESSION_NONE
-		                             ? idx.count > 0 || s->src.size == 0
-		                             : index_plausible(s, &idx, o));
+		idx_ok = rc == 0 && (s->comp != RIO_COMPRESSION_NONE ? idx.count > 0 || s->src.size == 0
+		                     : s->plausible           ? s->plausible > 0
+		                                              : index_plausible(s, &idx, o));
 	}
 	if (!idx_ok) {
 		rc = scan_entries(s, o, &scan, err);
@@ -395,7 +399,14 @@ static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_e
 }
 
 /* A remote shard's .idx, read (one GET, which says whether it is there)
- * for auto sharding's choice and kept for shard_count. */
+ * for auto sharding's choice and kept for shard_count; where it is there,
+ * the shard opened and the .idx checked against it (index_plausible) in
+ * the same job, a round trip after the other, rather than in two more
+ * rounds over every shard (open_one, count_one). Unless the shard may
+ * turn out another rank's under files sharding and its open would
+ * download it into the shard cache: then open_one opens it. An open that
+ * fails here is left to open_one, which tells it if the shard is
+ * needed. */
 static int sidecar_one(void *arg, size_t s, rio_error *e)
 {
 	(void)e;
@@ -412,6 +423,17 @@ static int sidecar_one(void *arg, size_t s, rio_error *e)
 	/* another error: taken as there, shard_count reads it again and
 	 * tells it */
 	sh->sidecar_read = got == 0 ? 1 : got == -ENOENT ? -1 : 0;
+	if (sh->sidecar_read != 1 || (j->ds->sources.cache && j->ds->world > 1))
+		return 0;
+	rio_error oe;
+	if (shard_open(sh, &j->ds->sources, j->o, &oe) < 0) {
+		rio__source_close(&sh->src);
+		sh->src.fd = sh->src.fd_direct = -1;
+		sh->opened = 0;
+		return 0;
+	}
+	if (sh->comp == RIO_COMPRESSION_NONE)
+		sh->plausible = index_plausible(sh, &sh->sidecar, j->o) ? 1 : -1;
 	return 0;
 }
 

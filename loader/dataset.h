@@ -53,6 +53,10 @@ typedef struct rio__shard {
 	                         * chosen, for shard_count (sidecar_read 1) */
 	int sidecar_read;       /* 1: its .idx is in sidecar; -1: it has none;
 	                         * 0: not read yet                          */
+	int opened;             /* shard_open done (src, comp)               */
+	int plausible;          /* its sidecar checked against the shard
+	                         * with the sidecar's read (index_plausible):
+	                         * 1 agrees, -1 not; 0 not checked yet      */
 } rio__shard;
 
 /* A run of records of a shard: [first, first + count). */

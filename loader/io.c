@@ -11,7 +11,9 @@
  * waits for them all. On pread, the pieces of sources that read many at
  * once (source.h: read_many, the remote kind) are read in one call per
  * kind, so that a shuffled batch's records are fetched together and in
- * parallel rather than one round trip each.
+ * parallel rather than one round trip each; those of a kind that reads in
+ * two halves (read_start) are put in flight by rio__io_start, so that a
+ * worker fills one claim's batches while the next claim's requests run.
  */
 #include "config.h"
 #include "io.h"
@@ -56,6 +58,11 @@ struct rio__io {
 	rio__io_req *many; /* pieces given to a source's read_many */
 	size_t *many_piece; /* and which piece each is */
 	size_t many_cap;
+	/* on pread, the pieces put in flight by rio__io_start (read_start):
+	 * io->many[0, pending_n), what their read_finish is given */
+	const rio__source_ops *pending_ops;
+	void *pending;
+	size_t pending_n;
 	rio_error err;   /* the last run's first failure's line, if a source
 	                  * gave one (code 0: none)                        */
 #ifdef HAVE_LIBURING
@@ -96,6 +103,8 @@ void rio__io_close(rio__io *io)
 	if (io->use_uring)
 		io_uring_queue_exit(&io->ring);
 #endif
+	if (io->pending) /* no request may outlive the memory it reads into */
+		io->pending_ops->read_finish(io->pending, NULL);
 	free(io->pieces);
 	free(io->retry);
 	free(io->file_slot);
@@ -199,50 +208,112 @@ static int split(rio__io *io, const rio__io_req *reqs, size_t n, size_t *npieces
 	return 0;
 }
 
+/* Room in io->many for np pieces. */
+static int many_room(rio__io *io, size_t np)
+{
+	if (np <= io->many_cap)
+		return 0;
+	rio__io_req *m = realloc(io->many, np * sizeof *m);
+	if (m)
+		io->many = m;
+	size_t *mp = m ? realloc(io->many_piece, np * sizeof *mp) : NULL;
+	if (!mp)
+		return -ENOMEM;
+	io->many_piece = mp;
+	io->many_cap = np;
+	return 0;
+}
+
+/* The pieces of sources of kind `ops` not read yet, from piece k0 on, into
+ * io->many (and which piece each is); their count. */
+static size_t many_collect(rio__io *io, const rio__io_req *reqs, size_t np, size_t k0,
+                           const rio__source_ops *ops)
+{
+	size_t m = 0;
+	for (size_t k = k0; k < np; k++) {
+		const piece *p = &io->pieces[k];
+		const rio__io_req *q = &reqs[p->req];
+		if (q->fd < 0 && q->src->ops == ops && !p->done && !p->eof && !p->err) {
+			io->many[m] = (rio__io_req){-1, p->offset, p->len, p->buf, 0, q->src};
+			io->many_piece[m++] = k;
+		}
+	}
+	return m;
+}
+
+/* io->many[0, m)'s results into their pieces: read, short (eof) or failed;
+ * e's line kept as the run's first failure's. */
+static void many_take(rio__io *io, size_t m, const rio_error *e)
+{
+	if (e->code && !io->err.code)
+		io->err = *e;
+	for (size_t i = 0; i < m; i++) {
+		piece *p = &io->pieces[io->many_piece[i]];
+		ssize_t r = io->many[i].result;
+		if (r < 0)
+			p->err = (int)r;
+		else
+			p->done = (size_t)r;
+		p->eof = r >= 0 && p->done < p->len;
+	}
+}
+
 /* The pieces whose source reads many at once (source.h), in one read_many
  * call per kind of source: each piece read, short (eof) or failed. */
 static int read_many(rio__io *io, const rio__io_req *reqs, size_t np)
 {
-	if (np > io->many_cap) {
-		rio__io_req *m = realloc(io->many, np * sizeof *m);
-		if (m)
-			io->many = m;
-		size_t *mp = m ? realloc(io->many_piece, np * sizeof *mp) : NULL;
-		if (!mp)
-			return -ENOMEM;
-		io->many_piece = mp;
-		io->many_cap = np;
-	}
+	if (many_room(io, np) < 0)
+		return -ENOMEM;
 	for (size_t k0 = 0; k0 < np; k0++) {
 		const piece *p0 = &io->pieces[k0];
 		const rio__io_req *q0 = &reqs[p0->req];
 		if (q0->fd >= 0 || !q0->src->ops->read_many || p0->done || p0->eof || p0->err)
 			continue;
-		const rio__source_ops *ops = q0->src->ops;
-		size_t m = 0;
-		for (size_t k = k0; k < np; k++) {
-			const piece *p = &io->pieces[k];
-			const rio__io_req *q = &reqs[p->req];
-			if (q->fd < 0 && q->src->ops == ops && !p->done && !p->eof && !p->err) {
-				io->many[m] = (rio__io_req){-1, p->offset, p->len, p->buf, 0, q->src};
-				io->many_piece[m++] = k;
-			}
-		}
+		size_t m = many_collect(io, reqs, np, k0, q0->src->ops);
 		rio_error e = {0};
-		ops->read_many(io->many, m, &e);
-		if (e.code && !io->err.code)
-			io->err = e;
-		for (size_t i = 0; i < m; i++) {
-			piece *p = &io->pieces[io->many_piece[i]];
-			ssize_t r = io->many[i].result;
-			if (r < 0)
-				p->err = (int)r;
-			else
-				p->done = (size_t)r;
-			p->eof = r >= 0 && p->done < p->len;
-		}
+		q0->src->ops->read_many(io->many, m, &e);
+		many_take(io, m, &e);
 	}
 	return 0;
+}
+
+/* On pread: the pieces of the first kind of source that reads in two
+ * halves (source.h: read_start) put in flight, to be waited for by
+ * many_finish (the rest is read then, as before). Without memory for it,
+ * nothing is started: rio__io_finish reads them all. */
+static void many_start(rio__io *io, const rio__io_req *reqs, size_t np)
+{
+	const rio__source_ops *ops = NULL;
+	for (size_t k = 0; k < np && !ops; k++) {
+		const rio__io_req *q = &reqs[io->pieces[k].req];
+		if (q->fd < 0 && q->src->ops->read_start)
+			ops = q->src->ops;
+	}
+	if (!ops || many_room(io, np) < 0)
+		return;
+	size_t m = many_collect(io, reqs, np, 0, ops);
+	rio_error e = {0};
+	ops->read_start(io->many, m, &io->pending, &e);
+	if (!io->pending) { /* nothing in flight: every result is set */
+		many_take(io, m, &e);
+		return;
+	}
+	if (e.code && !io->err.code)
+		io->err = e;
+	io->pending_ops = ops;
+	io->pending_n = m;
+}
+
+/* Waits for what many_start put in flight and takes its results. */
+static void many_finish(rio__io *io)
+{
+	if (!io->pending)
+		return;
+	rio_error e = {0};
+	io->pending_ops->read_finish(io->pending, &e);
+	io->pending = NULL;
+	many_take(io, io->pending_n, &e);
+	io->pending_n = 0;
 }
 
 static int read_pread(rio__io *io, const rio__io_req *reqs, size_t np)
@@ -378,6 +449,8 @@ int rio__io_start(rio__io *io, rio__io_req *reqs, size_t n)
 	if (io->rc == 0 && io->use_uring)
 		io->rc = uring_submit(io, 0);
 #endif
+	if (io->rc == 0 && !io->use_uring)
+		many_start(io, reqs, io->np);
 	return io->rc;
 }
 
@@ -394,8 +467,11 @@ int rio__io_finish(rio__io *io)
 		rc = io->rc;
 	} else
 #endif
+	{
+		many_finish(io);
 		if (rc == 0)
-		rc = read_pread(io, reqs, np);
+			rc = read_pread(io, reqs, np);
+	}
 	io->reqs = NULL;
 	io->nreqs = io->np = 0;
 	/* each request: bytes read contiguously from its start */

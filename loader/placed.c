@@ -461,6 +461,7 @@ typedef struct claim {
 	rio__io_req **order, *sorted; /* the reads in file order, as run */
 	size_t nreq;
 	rio__chunk *c;    /* the scratch buffer the reads land in */
+	rio__io *io;      /* the backend that reads them */
 	int rc;           /* the reads' outcome (each request says its own) */
 } claim;
 
@@ -497,7 +498,7 @@ static int start_claim(rio__worker *w, claim *cl)
 			bufs[nb] = w->chunks[i].buf;
 			lens[nb++] = w->chunks[i].cap;
 		}
-	rio__io_register(w->io, bufs, lens, nb); /* fixed buffers */
+	rio__io_register(cl->io, bufs, lens, nb); /* fixed buffers */
 	for (size_t r = 0; r < nreq; r++) {
 		cl->reqs[r].buf = cl->c->buf + (uintptr_t)cl->reqs[r].buf;
 		cl->order[r] = &cl->reqs[r];
@@ -507,9 +508,9 @@ static int start_claim(rio__worker *w, claim *cl)
 	for (size_t r = 0; r < nreq; r++)
 		cl->sorted[r] = *cl->order[r];
 	cl->nreq = nreq;
-	cl->rc = rio__io_start(w->io, cl->sorted, nreq);
+	cl->rc = rio__io_start(cl->io, cl->sorted, nreq);
 	if (cl->rc < 0) /* nothing in flight: the claim's batches fail */
-		rio__io_finish(w->io);
+		rio__io_finish(cl->io);
 	return cl->rc;
 }
 
@@ -518,7 +519,7 @@ static int start_claim(rio__worker *w, claim *cl)
 static void finish_claim(rio__worker *w, claim *cl)
 {
 	if (cl->rc == 0)
-		cl->rc = rio__io_finish(w->io);
+		cl->rc = rio__io_finish(cl->io);
 	for (size_t r = 0; r < cl->nreq; r++)
 		cl->order[r]->result = cl->sorted[r].result;
 	for (size_t r = 0; r < cl->nreq && cl->rc < 0; r++)
@@ -618,9 +619,14 @@ uint64_t rio__placed_ahead(const rio_loader *l)
 }
 
 /* The worker that reads ahead: claims taken two at a time, the next one's
- * reads in flight while the current one's batches are filled (O_DIRECT on
- * io_uring; on the pread backend, and so for remote shards, a claim is
- * read when it is finished, while the other workers' claims are filled). */
+ * reads in flight while the current one's batches are filled. O_DIRECT on
+ * io_uring: the next claim's reads start once the current one's are done
+ * (one ring, its fixed buffers registered while nothing is in flight).
+ * On the pread backend each claim has a backend of its own, so that
+ * remote shards' GETs (started by rio__io_start) of both claims are in
+ * flight at once, within part_size x inflight bytes in all
+ * (rio__placed_ahead); local files on pread are read when the claim is
+ * finished, while the other workers' claims are filled. */
 static void run_ahead(rio__worker *w, uint64_t records)
 {
 	rio_loader *l = w->l;
@@ -646,7 +652,11 @@ static void run_ahead(rio__worker *w, uint64_t records)
 		free(ord);
 		return;
 	}
+	rio__io *other = NULL; /* on pread, claim 1's backend */
+	if (!l->use_uring && rio__io_open(&other, 0, l->o.queue_depth, l->o.read_size) < 0)
+		other = NULL; /* no memory: one backend, the claims read in turn */
 	for (int i = 0; i < 2; i++) {
+		cl[i].io = i && other ? other : w->io;
 		cl[i].pl = (place *)w->places + (size_t)i * nmax;
 		cl[i].reqs = (rio__io_req *)(void *)((place *)w->places + w->nplaces) + (size_t)i * nmax;
 		cl[i].first = idx + (size_t)(2 * i) * ((size_t)ahead + 1);
@@ -662,8 +672,10 @@ static void run_ahead(rio__worker *w, uint64_t records)
 	while (cl[cur].k) {
 		claim *c = &cl[cur], *n = &cl[1 - cur];
 		take_claim(l, ahead, n);
+		if (other && n->k)
+			start_claim(w, n); /* in flight with c's */
 		finish_claim(w, c);
-		if (n->k)
+		if (!other && n->k)
 			start_claim(w, n); /* in flight while c's batches are filled */
 		int stopped = deliver_claim(w, c);
 		c->k = 0;
@@ -673,6 +685,7 @@ static void run_ahead(rio__worker *w, uint64_t records)
 		}
 		cur = 1 - cur;
 	}
+	rio__io_close(other);
 	free(idx);
 	free(ord);
 }

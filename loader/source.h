@@ -33,6 +33,14 @@
  *               (rio__remote_read_many). Sets every request's result as
  *               read_at returns it; 0 or the first error, its one line in
  *               *err (may be NULL). The pread backend (io.c) uses it.
+ *   - read_start, read_finish: optional, with read_many: read_many in two
+ *               halves, so that the caller works while the requests run
+ *               (the pread backend's rio__io_start puts them in flight,
+ *               rio__io_finish waits). read_start leaves in *pending what
+ *               read_finish must be given, whatever it returns (NULL: no
+ *               memory, every result set, nothing in flight); the requests
+ *               and their buffers stay untouched by the caller until
+ *               read_finish, which sets every result: 0 or the first error.
  *   - stream:   a new descriptor that read() takes the whole object
  *               through, in order from its first byte (a pipe will do): a
  *               compressed shard is read this way (its offsets are in the
@@ -74,6 +82,8 @@ typedef struct rio__source_ops {
 	double (*resident)(const rio__source *src);
 	void (*close)(rio__source *src);
 	int (*read_many)(struct rio__io_req *reqs, size_t n, rio_error *err);
+	int (*read_start)(struct rio__io_req *reqs, size_t n, void **pending, rio_error *err);
+	int (*read_finish)(void *pending, rio_error *err);
 } rio__source_ops;
 
 struct rio__source {

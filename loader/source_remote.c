@@ -98,46 +98,115 @@ static ssize_t remote_read_at(const rio__source *src, void *buf, size_t len, uin
 	return rio__robj_read(p->o, buf, len, offset, &e);
 }
 
-/* Requests of remote sources, at once: through rio__remote_read_many,
- * which fetches the nearby ranges of one object together (within
- * RIO__REMOTE_COALESCE_GAP) and runs the requests in parallel. One call per
- * client: the requests of sources that share one (source.h's context) go
- * together. A request whose source reads its shard cache's copy (an fd)
- * never comes here (io.c reads it with pread). */
-static int remote_read_many(rio__io_req *reqs, size_t n, rio_error *err)
+/* Requests of remote sources in flight (remote_read_start): each client's
+ * through rio__remote_read_start, which fetches the nearby ranges of one
+ * object together (within RIO__REMOTE_COALESCE_GAP) and runs the
+ * requests in parallel. One group a client: the requests of sources that
+ * share one (source.h's context) go together. A request whose source
+ * reads its shard cache's copy (an fd) never comes here (io.c reads it
+ * with pread). */
+typedef struct remote_reads {
+	rio__io_req *reqs;
+	rio__range *rg;             /* the requests' ranges, by client     */
+	size_t *which;              /* the request of each range           */
+	rio__remote_reads **group;  /* each client's reads, or NULL: failed
+	                             * to start (its results set)         */
+	size_t *group_end;          /* group g's ranges end there in rg    */
+	size_t ngroups;
+	int rc;                     /* the first start's error, or 0      */
+	rio_error err;
+} remote_reads;
+
+static void reads_free(remote_reads *p)
 {
-	rio__range *rg = malloc((n ? n : 1) * sizeof *rg);
-	unsigned char *done = calloc(n ? n : 1, 1);
-	int rc = 0;
-	if (!rg || !done)
-		rc = rio__error_set(err, -ENOMEM, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		if (done[i])
+	if (!p)
+		return;
+	free(p->rg);
+	free(p->which);
+	free(p->group);
+	free(p->group_end);
+	free(p);
+}
+
+static int remote_read_start(rio__io_req *reqs, size_t n, void **pending, rio_error *err)
+{
+	*pending = NULL;
+	size_t cap = n ? n : 1;
+	remote_reads *p = calloc(1, sizeof *p);
+	unsigned char *taken = calloc(cap, 1);
+	if (p) {
+		p->rg = malloc(cap * sizeof *p->rg);
+		p->which = malloc(cap * sizeof *p->which);
+		p->group = calloc(cap, sizeof *p->group);
+		p->group_end = malloc(cap * sizeof *p->group_end);
+	}
+	if (!p || !taken || !p->rg || !p->which || !p->group || !p->group_end) {
+		reads_free(p);
+		free(taken);
+		for (size_t i = 0; i < n; i++)
+			reqs[i].result = -ENOMEM;
+		return rio__error_set(err, -ENOMEM, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	}
+	p->reqs = reqs;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (taken[i])
 			continue;
 		rio__remote *r = ((const remote_src *)reqs[i].src->priv)->r;
-		size_t m = 0;
+		size_t m0 = m;
 		for (size_t j = i; j < n; j++) {
 			const remote_src *q = reqs[j].src->priv;
-			if (!done[j] && q->r == r)
-				rg[m++] = (rio__range){q->o, reqs[j].offset, reqs[j].len, reqs[j].buf, 0};
-		}
-		rc = rio__remote_read_many(r, rg, m, err);
-		m = 0;
-		for (size_t j = i; j < n; j++) {
-			const remote_src *q = reqs[j].src->priv;
-			if (!done[j] && q->r == r) {
-				reqs[j].result = rc < 0 ? rc : rg[m].result;
-				done[j] = 1;
-				m++;
+			if (!taken[j] && q->r == r) {
+				p->rg[m] = (rio__range){q->o, reqs[j].offset, reqs[j].len, reqs[j].buf, 0};
+				p->which[m++] = j;
+				taken[j] = 1;
 			}
 		}
+		rio_error e = {0};
+		int rc = rio__remote_read_start(r, p->rg + m0, m - m0, &p->group[p->ngroups], &e);
+		for (size_t k = m0; rc < 0 && k < m; k++)
+			reqs[p->which[k]].result = rc;
+		if (rc < 0 && p->rc == 0) {
+			p->rc = rc;
+			p->err = e;
+		}
+		p->group_end[p->ngroups++] = m;
 	}
-	for (size_t i = 0; rc < 0 && i < n; i++)
-		if (!done || !done[i])
-			reqs[i].result = rc;
-	free(rg);
-	free(done);
+	free(taken);
+	*pending = p;
+	return p->rc;
+}
+
+static int remote_read_finish(void *pending, rio_error *err)
+{
+	remote_reads *p = pending;
+	if (!p)
+		return 0;
+	int rc = p->rc;
+	if (rc < 0 && err)
+		*err = p->err;
+	for (size_t g = 0, m0 = 0; g < p->ngroups; m0 = p->group_end[g++]) {
+		if (!p->group[g])
+			continue;
+		rio_error e = {0};
+		int grc = rio__remote_read_wait(p->group[g], &e);
+		for (size_t k = m0; k < p->group_end[g]; k++)
+			p->reqs[p->which[k]].result = grc < 0 ? grc : p->rg[k].result;
+		if (grc < 0 && rc == 0) {
+			rc = grc;
+			if (err)
+				*err = e;
+		}
+	}
+	reads_free(p);
 	return rc;
+}
+
+static int remote_read_many(rio__io_req *reqs, size_t n, rio_error *err)
+{
+	void *pending;
+	int rc = remote_read_start(reqs, n, &pending, err);
+	return pending ? remote_read_finish(pending, err) : rc;
 }
 
 /* The feeder: the object, in order, into the socket, until its end, an
@@ -229,16 +298,16 @@ static void remote_close(rio__source *src)
 int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx)
 {
 	if (ctx && ctx->remote)
-		return rio__remote_exists(ctx->remote, url, NULL) == 1;
+		return rio__remote_exists(ctx->remote, url, NULL, NULL) == 1;
 	rio__remote *r = NULL;
 	int rc = rio__remote_open(&r, NULL, NULL);
 	if (rc == 0)
-		rc = rio__remote_exists(r, url, NULL);
+		rc = rio__remote_exists(r, url, NULL, NULL);
 	rio__remote_close(r);
 	return rc == 1;
 }
 
 const rio__source_ops rio__source_remote = {
 	"remote", remote_open, remote_read_at, remote_stream, NULL, NULL, NULL, NULL, remote_close,
-	remote_read_many,
+	remote_read_many, remote_read_start, remote_read_finish,
 };

@@ -378,11 +378,20 @@ RIO_API int rio_index_build_opts(const char *shard_path, const rio_reader_opts *
 
 RIO_API int rio_path_exists(const char *path, const rio_remote_opts *remote, rio_error *err)
 {
+	return rio_path_size(path, remote, NULL, err);
+}
+
+RIO_API int rio_path_size(const char *path, const rio_remote_opts *remote, uint64_t *size,
+                          rio_error *err)
+{
 	rio__error_clear(err);
 	if (!rio__url_is_remote(path)) {
 		struct stat st;
-		if (stat(path, &st) == 0)
+		if (stat(path, &st) == 0) {
+			if (size)
+				*size = (uint64_t)st.st_size;
 			return 1;
+		}
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0
 		               : rio__error_set(err, -errno, path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
@@ -390,7 +399,7 @@ RIO_API int rio_path_exists(const char *path, const rio_remote_opts *remote, rio
 	rio__remote *r = NULL;
 	int rc = rio__remote_open(&r, remote, err);
 	if (rc == 0)
-		rc = rio__remote_exists(r, path, err);
+		rc = rio__remote_exists(r, path, size, err);
 	rio__remote_close(r);
 	return rc;
 }

@@ -492,6 +492,11 @@ RIO_API int rio_index_write_opts(const char *path, const rio_index *idx,
  * `remote`: NULL the defaults); 0 when there is none; else a negative
  * error with its one line in `err`. */
 RIO_API int rio_path_exists(const char *path, const rio_remote_opts *remote, rio_error *err);
+/* rio_path_exists() that also gives the size in bytes of what is there:
+ * the file's (stat) or the object's (the HEAD's Content-Length;
+ * UINT64_MAX when the server sent none). size may be NULL. */
+RIO_API int rio_path_size(const char *path, const rio_remote_opts *remote, uint64_t *size,
+                          rio_error *err);
 /* Appends one entry (grows the arrays). The arrays must be the library's:
  * from a zeroed index, rio_index_read(), rio_index_build() or earlier
  * appends (their capacity follows from count; arrays the caller allocated

@@ -153,15 +153,18 @@ class Reader:
         """The shard's .idx as (offsets, sizes), or None where it has none.
         An uncompressed shard's .idx whose records end elsewhere than the
         shard does lists another file's records: IndexFileError, or with
-        skip_damaged None (the shard is scanned instead)."""
+        skip_damaged None (the shard is scanned instead). A shard at a URL
+        takes two requests here (the .idx's GET, the shard's HEAD), never
+        a read of the shard."""
         idx = path + ".idx"
-        if not os.path.exists(idx):
+        try:
+            off, size = _core.index_read(idx)
+        except FileNotFoundError:  # no sidecar (a 404 for a URL)
             return None
-        off, size = _core.index_read(idx)
         n = len(off) // 8
         end = _uint64s(off)[n - 1] + _uint64s(size)[n - 1] if n else 0
-        have = os.path.getsize(path)
-        if end == have:
+        have = _core.path_size(path, self._opts["remote"])
+        if have is None or end == have:  # None: a server that sent no size
             return off, size
         r = self._open(path)
         try:

@@ -55,6 +55,7 @@ PyObject *rio_py_example_parse(PyObject *self, PyObject *args);
 PyObject *rio_py_example_build(PyObject *self, PyObject *args);
 PyObject *rio_py_sequence_example_parse(PyObject *self, PyObject *args);
 PyObject *rio_py_expand(PyObject *self, PyObject *args);
+PyObject *rio_py_path_size(PyObject *self, PyObject *args);
 PyObject *rio_py_index_read(PyObject *self, PyObject *args);
 PyObject *rio_py_index_build(PyObject *self, PyObject *args);
 PyObject *rio_py_index_write(PyObject *self, PyObject *args);

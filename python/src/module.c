@@ -232,6 +232,9 @@ static PyMethodDef functions[] = {
 	{"expand", rio_py_expand, METH_VARARGS,
 	 "expand(spec, remote=None) -> list of shard paths (a glob, a list, a directory or a "
 	 "PREFIX; S3 ones listed with remote's attempts and stall)."},
+	{"path_size", rio_py_path_size, METH_VARARGS,
+	 "path_size(path, remote=None) -> the size in bytes of the file or object there "
+	 "(one HEAD for a URL, with remote's attempts and stall), or None where there is none (or a server sent no size)."},
 	{"index_read", rio_py_index_read, METH_VARARGS,
 	 "index_read(path) -> (offsets, framed_sizes) as bytearrays of uint64."},
 	{"index_build", rio_py_index_build, METH_VARARGS,

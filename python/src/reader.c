@@ -444,6 +444,31 @@ PyObject *rio_py_expand(PyObject *self, PyObject *args)
 	return list;
 }
 
+PyObject *rio_py_path_size(PyObject *self, PyObject *args)
+{
+	(void)self;
+	PyObject *pathobj, *remoteobj = Py_None;
+	rio_remote_opts remote;
+	if (!PyArg_ParseTuple(args, "O&|O", PyUnicode_FSConverter, &pathobj, &remoteobj))
+		return NULL;
+	if (!rio_py_remote_opts(remoteobj, &remote)) {
+		Py_DECREF(pathobj);
+		return NULL;
+	}
+	uint64_t size = 0;
+	rio_error e = {0};
+	int rc;
+	Py_BEGIN_ALLOW_THREADS
+	rc = rio_path_size(PyBytes_AS_STRING(pathobj), &remote, &size, &e);
+	Py_END_ALLOW_THREADS
+	PyObject *r = rc < 0    ? rio_py_raise(rc, &e, PyBytes_AS_STRING(pathobj), NULL, 0)
+	              : rc == 0 ? Py_NewRef(Py_None)
+	              : size == UINT64_MAX ? Py_NewRef(Py_None)
+	                                   : PyLong_FromUnsignedLongLong(size);
+	Py_DECREF(pathobj);
+	return r;
+}
+
 static PyObject *index_tuple(rio_index *idx)
 {
 	PyObject *o = PyByteArray_FromStringAndSize((const char *)idx->offset,

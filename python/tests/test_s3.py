@@ -260,3 +260,29 @@ def test_shard_cache_limit_smaller_than_a_shard(s3_shards, shards, tmp_path):
     assert same_batches(batches(shards, **opts),
                         batches(s3_shards, shard_cache=cache, shard_cache_limit="100K", **opts))
     assert [f for f in os.listdir(cache) if f.endswith(".shard")] == []
+
+
+def test_reader_of_s3_uses_the_sidecars(s3_shards, shards, proxy, tmp_path):
+    """len() and r[i] of a Reader of S3 shards take each shard's .idx (a
+    GET of the sidecar and a HEAD of the shard for its size), not a scan
+    (the sidecar was looked for with os.path.exists, never there for a
+    URL): no GET of a shard object for len(), and r[i] reads only its own
+    shard."""
+    proxy()
+
+    def requests(method):  # the paths of the proxy's requests of `method`
+        lines = (tmp_path / "proxy.log").read_text().splitlines()
+        return [ln.split()[2].split("?")[0] for ln in lines
+                if ln.startswith("request " + method + " ")]
+
+    local = recordio.Reader(shards)
+    names = [os.path.basename(p) for p in recordio.expand(shards)]
+    with recordio.Reader(s3_shards) as r:
+        listed = len(requests("GET"))  # the listing and the set's manifest
+        assert len(r) == len(local) == 2000
+        gets = requests("GET")[listed:]
+        assert sorted(os.path.basename(g) for g in gets) == sorted(n + ".idx" for n in names)
+        assert sorted(os.path.basename(h) for h in requests("HEAD")) == sorted(names)
+        assert r[1234] == local[1234] and r[-1] == local[-1] and r[0] == local[0]
+    read = {os.path.basename(g) for g in requests("GET")[listed + len(gets):]}
+    assert read == {names[0], names[1234 * SHARDS // 2000], names[-1]}, read

@@ -77,6 +77,18 @@ int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_erro
 	return unsupported(NULL, err);
 }
 
+int rio__remote_read_start(rio__remote *r, rio__range *ranges, size_t n, rio__remote_reads **out,
+                           rio_error *err)
+{
+	*out = NULL;
+	return unsupported(NULL, err);
+}
+
+int rio__remote_read_wait(rio__remote_reads *rd, rio_error *err)
+{
+	return 0;
+}
+
 int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset)
 {
 	*out = NULL;
@@ -119,7 +131,7 @@ int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet
 	return unsupported(url, err);
 }
 
-int rio__remote_exists(rio__remote *r, const char *url, rio_error *err)
+int rio__remote_exists(rio__remote *r, const char *url, uint64_t *size, rio_error *err)
 {
 	return unsupported(url, err);
 }

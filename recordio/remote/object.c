@@ -215,69 +215,107 @@ static long plan_fetches(const rio__range *ranges, const size_t *order, size_t n
 	return (long)m;
 }
 
-int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_error *err)
+struct rio__remote_reads {
+	rio__engine *e;
+	rio__range *ranges;
+	size_t n;
+	size_t *order;
+	struct fetch *f;
+	long m;
+	rio__get **gets;
+	size_t sent;
+};
+
+/* Frees rd's own memory (the stages included). */
+static void reads_free(rio__remote_reads *rd)
 {
-	if (n == 0)
-		return 0;
-	rio__engine *e = rio__client_engine(r, err);
-	if (!e)
+	for (long k = 0; rd->f && k < rd->m; k++)
+		free(rd->f[k].stage);
+	free(rd->f);
+	free(rd->gets);
+	free(rd->order);
+	free(rd);
+}
+
+int rio__remote_read_start(rio__remote *r, rio__range *ranges, size_t n, rio__remote_reads **out,
+                           rio_error *err)
+{
+	*out = NULL;
+	rio__engine *e = n ? rio__client_engine(r, err) : NULL;
+	if (n && !e)
 		return err && err->code ? err->code : -ENOMEM;
-	size_t *order = malloc(n * sizeof *order);
-	if (!order)
+	rio__remote_reads *rd = calloc(1, sizeof *rd);
+	if (!rd || !(rd->order = malloc((n ? n : 1) * sizeof *rd->order))) {
+		free(rd);
 		return rio__error_set(err, -ENOMEM, NULL, UNK, UNK, NULL);
+	}
+	rd->e = e;
+	rd->ranges = ranges;
+	rd->n = n;
 	for (size_t i = 0; i < n; i++)
-		order[i] = i;
+		rd->order[i] = i;
 	struct order_ctx ctx = {ranges};
-	qsort_r(order, n, sizeof *order, cmp_range, &ctx);
-	uint64_t part = r->opts.part_size;
-	struct fetch *f = NULL;
-	long m = plan_fetches(ranges, order, n, part, &f);
-	rio__get **gets = m > 0 ? malloc((size_t)m * sizeof *gets) : NULL;
-	int rc = m < 0 || !gets ? -ENOMEM : 0;
-	for (long k = 0; rc == 0 && k < m; k++) {
+	qsort_r(rd->order, n, sizeof *rd->order, cmp_range, &ctx);
+	rd->m = n ? plan_fetches(ranges, rd->order, n, r->opts.part_size, &rd->f) : 0;
+	rd->gets = rd->m > 0 ? malloc((size_t)rd->m * sizeof *rd->gets) : NULL;
+	int rc = rd->m < 0 || (rd->m > 0 && !rd->gets) ? -ENOMEM : 0;
+	if (rd->m < 0)
+		rd->m = 0;
+	struct fetch *f = rd->f;
+	for (long k = 0; rc == 0 && k < rd->m; k++) {
 		uint8_t *dst;
-		const rio__range *rg = &ranges[order[f[k].first]];
+		const rio__range *rg = &ranges[rd->order[f[k].first]];
 		if (f[k].direct) /* straight into the ranges' buffers */
 			dst = (uint8_t *)rg->buf + (f[k].from - rg->offset);
 		else if (!(dst = f[k].stage = malloc(f[k].len ? f[k].len : 1)))
 			rc = -ENOMEM;
 		get_init(&f[k].g, f[k].obj, f[k].from, f[k].len, dst);
-		gets[k] = &f[k].g;
+		rd->gets[k] = &f[k].g;
 	}
 	if (rc < 0) {
-		for (long k = 0; k < m; k++)
-			free(f[k].stage);
-		free(f);
-		free(gets);
-		free(order);
+		reads_free(rd);
 		return rio__error_set(err, rc, NULL, UNK, UNK, NULL);
 	}
 	/* empty requests (ranges past the end) are not sent */
-	size_t sent = 0;
-	for (long k = 0; k < m; k++)
+	for (long k = 0; k < rd->m; k++)
 		if (f[k].len)
-			gets[sent++] = &f[k].g;
-	rio__engine_submit(e, gets, sent);
-	for (size_t k = 0; k < sent; k++)
-		if (rio__engine_wait(e, gets[k]) < 0 && rc == 0) {
-			rc = gets[k]->rc;
+			rd->gets[rd->sent++] = &f[k].g;
+	if (rd->sent)
+		rio__engine_submit(e, rd->gets, rd->sent);
+	*out = rd;
+	return 0;
+}
+
+int rio__remote_read_wait(rio__remote_reads *rd, rio_error *err)
+{
+	if (!rd)
+		return 0;
+	int rc = 0;
+	for (size_t k = 0; k < rd->sent; k++)
+		if (rio__engine_wait(rd->e, rd->gets[k]) < 0 && rc == 0) {
+			rc = rd->gets[k]->rc;
 			if (err)
-				*err = gets[k]->err;
+				*err = rd->gets[k]->err;
 		}
-	for (long k = 0; k < m; k++) {
-		for (size_t i = f[k].first; rc == 0 && f[k].stage && i < f[k].first + f[k].count; i++) {
-			rio__range *rg = &ranges[order[i]];
+	for (long k = 0; k < rd->m; k++) {
+		const struct fetch *f = &rd->f[k];
+		for (size_t i = f->first; rc == 0 && f->stage && i < f->first + f->count; i++) {
+			rio__range *rg = &rd->ranges[rd->order[i]];
 			uint64_t end = clipped_end(rg);
-			memcpy(rg->buf, f[k].stage + (rg->offset - f[k].from), (size_t)(end - rg->offset));
+			memcpy(rg->buf, f->stage + (rg->offset - f->from), (size_t)(end - rg->offset));
 		}
-		free(f[k].stage);
 	}
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		ranges[i].result = (ssize_t)(clipped_end(&ranges[i]) - ranges[i].offset);
-	free(f);
-	free(gets);
-	free(order);
+	for (size_t i = 0; rc == 0 && i < rd->n; i++)
+		rd->ranges[i].result = (ssize_t)(clipped_end(&rd->ranges[i]) - rd->ranges[i].offset);
+	reads_free(rd);
 	return rc;
+}
+
+int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_error *err)
+{
+	rio__remote_reads *rd;
+	int rc = rio__remote_read_start(r, ranges, n, &rd, err);
+	return rc < 0 ? rc : rio__remote_read_wait(rd, err);
 }
 
 ssize_t rio__robj_read(rio__robj *o, void *buf, size_t len, uint64_t offset, rio_error *err)

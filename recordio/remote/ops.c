@@ -70,7 +70,7 @@ int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet
 	return 0;
 }
 
-int rio__remote_exists(rio__remote *r, const char *url, rio_error *err)
+int rio__remote_exists(rio__remote *r, const char *url, uint64_t *size, rio_error *err)
 {
 	rio__text target = {0};
 	int s3, rc = rio__client_url(r, url, &target, &s3, err);
@@ -82,9 +82,11 @@ int rio__remote_exists(rio__remote *r, const char *url, rio_error *err)
 		rio__http_release(&q);
 		if (rc == -ENOENT)
 			rc = 0;
-		else if (rc == 0)
+		else if (rc == 0) {
 			rc = 1;
-		else if (err)
+			if (size)
+				*size = q.total;
+		} else if (err)
 			*err = e;
 	}
 	rio__text_free(&target);

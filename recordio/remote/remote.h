@@ -91,6 +91,16 @@ typedef struct rio__range {
  * in flight at once up to `inflight`. Each range's result is set. 0, or
  * the first error (in range order) with its message in `err`. */
 int rio__remote_read_many(rio__remote *r, rio__range *ranges, size_t n, rio_error *err);
+/* rio__remote_read_many in two halves, so that the caller works while the
+ * requests run: _start puts them in flight (*out: what _wait waits for;
+ * the ranges and their buffers must stay as they are until then) or
+ * returns an error with nothing in flight; _wait waits for every one of
+ * them, sets each range's result and frees *out: 0, or the first error
+ * (in request order) with its message in `err`. */
+typedef struct rio__remote_reads rio__remote_reads;
+int rio__remote_read_start(rio__remote *r, rio__range *ranges, size_t n, rio__remote_reads **out,
+                           rio_error *err);
+int rio__remote_read_wait(rio__remote_reads *rd, rio_error *err);
 
 /* A sequential reader of `o` from `offset`. */
 int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset);
@@ -119,8 +129,10 @@ int rio__remote_get_all(rio__remote *r, const char *url, uint64_t max, int quiet
  * `err` when `quiet_enoent` (a probe). */
 int rio__index_read_remote(rio__remote *r, const char *url, int quiet_enoent, rio_index *idx,
                            rio_error *err);
-/* 1 when the object at `url` exists, 0 when not (404), else an error. */
-int rio__remote_exists(rio__remote *r, const char *url, rio_error *err);
+/* 1 when the object at `url` exists (one HEAD; its Content-Length into
+ * *size when size is not NULL: UINT64_MAX when the answer had none), 0
+ * when not (404), else an error. */
+int rio__remote_exists(rio__remote *r, const char *url, uint64_t *size, rio_error *err);
 /* PUTs data[0, n) as the object at `url` (S3 only). */
 int rio__remote_put(rio__remote *r, const char *url, const void *data, size_t n, rio_error *err);
 /* Uploads the file open at fd (size bytes, from offset 0) as the object at
