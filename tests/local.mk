@@ -233,4 +233,4 @@ tests_test_train_bf16_SOURCES = tests/test_train_bf16.c
 tests_test_train_bf16_CFLAGS = $(AM_CFLAGS)
 tests_test_train_bf16_LDADD = $(TRAINER_LIBS)
 endif
-EXTRA_DIST += tests/test_train_math_cuda.c
+EXTRA_DIST += tests/test_train_math_cuda.c tests/check_report.h

@@ -15,6 +15,7 @@
 #include "../trainer/backend.h"
 #include "../trainer/mlp.h"
 #include "../trainer/optim.h"
+#include "check_report.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -27,23 +28,6 @@
 #define ATOL 1e-5
 
 static tr_math *cpu, *gpu;
-static int passed, failed;
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-/* uniform in [lo, hi) */
-static float uniform(float lo, float hi)
-{
-	return lo + (hi - lo) * (float)((xorshift() >> 40) * (1.0 / 16777216.0));
-}
 
 static float *random_host(size_t n, float lo, float hi)
 {
@@ -53,30 +37,10 @@ static float *random_host(size_t n, float lo, float hi)
 		exit(1);
 	}
 	for (size_t i = 0; i < n; i++)
-		h[i] = uniform(lo, hi);
+		h[i] = check_uniform(lo, hi);
 	return h;
 }
 
-static double dabs(double x) { return x < 0 ? -x : x; }
-
-static void ok(const char *name)
-{
-	printf("ok %s\n", name);
-	passed++;
-}
-
-static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failed++;
-}
 
 /* A buffer in both backends holding the same values. */
 typedef struct pair {
@@ -118,9 +82,9 @@ static int close_enough(const char *name, const float *want, const float *got, s
                         double atol)
 {
 	for (size_t i = 0; i < n; i++) {
-		double d = dabs((double)got[i] - (double)want[i]);
-		if (!(d <= RTOL * dabs(want[i]) + atol)) {
-			fail(name, "[%zu] cuda %.9g, cpu %.9g (of %zu)", i, got[i], want[i], n);
+		double d = check_abs((double)got[i] - (double)want[i]);
+		if (!(d <= RTOL * check_abs(want[i]) + atol)) {
+			check_fail(name, "[%zu] cuda %.9g, cpu %.9g (of %zu)", i, got[i], want[i], n);
 			return 0;
 		}
 	}
@@ -133,7 +97,7 @@ static void check_pair(const char *name, pair p, double atol)
 	float *hc, *hg;
 	download(p, &hc, &hg);
 	if (close_enough(name, hc, hg, p.n, atol))
-		ok(name);
+		check_ok(name);
 	free(hc);
 	free(hg);
 }
@@ -143,21 +107,21 @@ static void test_alloc_zero(void)
 	size_t n = 100003;
 	float *d = tr_math_alloc(gpu, n), *h = random_host(n, 1.0f, 2.0f);
 	if (!d) {
-		fail("alloc_zeroed", "tr_math_alloc returned NULL");
+		check_fail("alloc_zeroed", "tr_math_alloc returned NULL");
 		free(h);
 		return;
 	}
 	size_t bad = n;
 	if (tr_math_to_host(gpu, h, d, n) < 0)
-		fail("alloc_zeroed", "tr_math_to_host failed");
+		check_fail("alloc_zeroed", "tr_math_to_host failed");
 	else {
 		for (size_t i = 0; i < n && bad == n; i++)
 			if (h[i] != 0.0f)
 				bad = i;
 		if (bad < n)
-			fail("alloc_zeroed", "[%zu] = %g", bad, h[bad]);
+			check_fail("alloc_zeroed", "[%zu] = %g", bad, h[bad]);
 		else
-			ok("alloc_zeroed");
+			check_ok("alloc_zeroed");
 	}
 	tr_math_free(gpu, d);
 	free(h);
@@ -167,9 +131,9 @@ static void test_alloc_zero(void)
 	for (size_t i = 0; pinned && i < 4097; i++)
 		bad |= pinned[i] != 0.0f;
 	if (!pinned || bad)
-		fail("host_alloc_zeroed", pinned ? "not zero" : "NULL");
+		check_fail("host_alloc_zeroed", pinned ? "not zero" : "NULL");
 	else
-		ok("host_alloc_zeroed");
+		check_ok("host_alloc_zeroed");
 	tr_math_host_free(gpu, pinned);
 	tr_math_free(gpu, NULL);
 	tr_math_host_free(gpu, NULL);
@@ -190,9 +154,9 @@ static void test_zero(void)
 		if (hg[i] != (i >= 123 && i < 4123 ? 0.0f : h[i]))
 			bad = i;
 	if (bad < n)
-		fail("zero", "[%zu] = %g", bad, hg[bad]);
+		check_fail("zero", "[%zu] = %g", bad, hg[bad]);
 	else if (close_enough("zero", hc, hg, n, 0.0))
-		ok("zero");
+		check_ok("zero");
 	free(hc);
 	free(hg);
 	free(h);
@@ -293,10 +257,10 @@ static void test_softmax_xent(int rows, int K)
 		exit(1);
 	}
 	for (int r = 0; r < rows; r++) {
-		hl[r] = (int64_t)(xorshift() % (uint64_t)K);
+		hl[r] = (int64_t)(check_xorshift() % (uint64_t)K);
 		if (r % 3 == 0) { /* a tie for the largest: the first one counts */
-			int a = (int)(xorshift() % (uint64_t)K);
-			int b = (int)(xorshift() % (uint64_t)K);
+			int a = (int)(check_xorshift() % (uint64_t)K);
+			int b = (int)(check_xorshift() % (uint64_t)K);
 			hz[(size_t)r * K + a] = hz[(size_t)r * K + b] = 9.0f;
 			hl[r] = r % 2 ? a : b;
 		} else if (r % 3 == 1) { /* the label is the largest */
@@ -322,15 +286,15 @@ static void test_softmax_xent(int rows, int K)
 	download(S, &sc, &sg);
 	snprintf(name, sizeof name, "softmax_xent %dx%d loss", rows, K);
 	if (close_enough(name, sc, sg, 1, ATOL))
-		ok(name);
+		check_ok(name);
 	snprintf(name, sizeof name, "softmax_xent %dx%d correct", rows, K);
 	if (sg[1] != sc[1])
-		fail(name, "cuda %g, cpu %g", sg[1], sc[1]);
+		check_fail(name, "cuda %g, cpu %g", sg[1], sc[1]);
 	else if (sc[1] < rows / 3)
-		fail(name, "only %g of %d rows correct: the test data is not what it means", sc[1],
+		check_fail(name, "only %g of %d rows correct: the test data is not what it means", sc[1],
 		     rows);
 	else
-		ok(name);
+		check_ok(name);
 	free(sc);
 	free(sg);
 	/* dlogits is (rows x K) of the same random values: all of it is written */
@@ -449,7 +413,7 @@ static void test_mlp_dinput(void)
 	float *hx2 = random_host((size_t)ROWS * W2, -1.0f, 1.0f);
 	int64_t hl[ROWS];
 	for (int r = 0; r < ROWS; r++)
-		hl[r] = (int64_t)(xorshift() % 10u);
+		hl[r] = (int64_t)(check_xorshift() % 10u);
 	void *lc = tr_math_alloc_bytes(cpu, sizeof hl), *lg = tr_math_alloc_bytes(gpu, sizeof hl);
 	pair X1 = upload(hx1, (size_t)ROWS * W1), X2 = upload(hx2, (size_t)ROWS * W2);
 	float zeros[2] = {0, 0};
@@ -532,11 +496,11 @@ static void test_to_bf16(void)
 	/* the bits back as floats: n/2 floats hold n bf16 (n odd: one more) */
 	if (tr_math_to_host(gpu, (float *)got, (const float *)d, n / 2) < 0 ||
 	    tr_math_sync(gpu) < 0)
-		fail("to_bf16", "the GPU failed");
+		check_fail("to_bf16", "the GPU failed");
 	else if (memcmp(got, want, (n / 2) * 2 * sizeof *got))
-		fail("to_bf16", "GPU and CPU roundings differ");
+		check_fail("to_bf16", "GPU and CPU roundings differ");
 	else
-		ok("to_bf16");
+		check_ok("to_bf16");
 	release(X);
 	tr_math_free(gpu, d);
 	free(h);
@@ -604,7 +568,7 @@ static void test_mlp_bf16(void)
 	pair X = upload(hx, (size_t)ROWS * W), S = upload(z, 2);
 	int64_t hl[ROWS];
 	for (int r = 0; r < ROWS; r++)
-		hl[r] = (int64_t)(xorshift() % 10u);
+		hl[r] = (int64_t)(check_xorshift() % 10u);
 	void *lc = tr_math_alloc_bytes(cpu, sizeof hl), *lg = tr_math_alloc_bytes(gpu, sizeof hl);
 	uint16_t *p16c = tr_math_alloc_bytes(cpu, np * 2), *p16g = tr_math_alloc_bytes(gpu, np * 2);
 	tr_mlp nc, ng;
@@ -658,15 +622,15 @@ static void test_stats(void)
 {
 	int rc = tr_math_sync(gpu);
 	if (rc != 0)
-		fail("sync", "tr_math_sync returned %d", rc);
+		check_fail("sync", "tr_math_sync returned %d", rc);
 	else
-		ok("sync");
+		check_ok("sync");
 	tr_math_stats s;
 	tr_math_stats_get(gpu, &s);
 	if (!(s.gemm_flops > 0) || !(s.gemm_seconds > 0))
-		fail("gemm_stats", "gemm_flops %g, gemm_seconds %g", s.gemm_flops, s.gemm_seconds);
+		check_fail("gemm_stats", "gemm_flops %g, gemm_seconds %g", s.gemm_flops, s.gemm_seconds);
 	else
-		ok("gemm_stats");
+		check_ok("gemm_stats");
 }
 
 int main(void)
@@ -686,9 +650,9 @@ int main(void)
 		return 1;
 	}
 	if (tr_math_device(gpu) != TR_DEVICE_CUDA || tr_math_device(cpu) != TR_DEVICE_CPU)
-		fail("device", "tr_math_device does not say what was opened");
+		check_fail("device", "tr_math_device does not say what was opened");
 	else
-		ok("device");
+		check_ok("device");
 
 	test_alloc_zero();
 	test_zero();
@@ -711,9 +675,9 @@ int main(void)
 	test_mlp_dinput();
 	test_to_bf16();
 	if (tr_math_bf16_check(gpu, err, sizeof err) < 0)
-		fail("bf16_check", "%s", err); /* a GPU's are cuBLAS's: always there */
+		check_fail("bf16_check", "%s", err); /* a GPU's are cuBLAS's: always there */
 	else
-		ok("bf16_check");
+		check_ok("bf16_check");
 	check_gemm_bf16("gemm_bf16 forward", 0, 1, 128, 256, 784);
 	check_gemm_bf16("gemm_bf16 input gradient", 0, 0, 128, 784, 256);
 	check_gemm_bf16("gemm_bf16 weight gradient", 1, 0, 256, 784, 128);
@@ -723,6 +687,5 @@ int main(void)
 
 	tr_math_close(cpu);
 	tr_math_close(gpu);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }
