@@ -161,7 +161,7 @@ static const refusal_case value_refusals[] = {
 	{BASE "--schedule step", "--schedule: 'step': want constant or cosine"},
 	{BASE "--momentum 1", "--momentum: '1' is not in [0, 1)"},
 	{BASE "--weight-decay 1.5", "--weight-decay: '1.5' is not in [0, 1]"},
-	{BASE "--optimizer lars --lars-trust 0", "--lars-trust: '0' is not a positive coefficient"},
+	{BASE "--optimizer lars --lars-trust 0", "--lars-trust: '0' is not in [1e-9, 1000]"},
 	{BASE "--seed -1", "--seed: '-1' is not a seed"},
 	{BASE "--seed ~-1", "--seed: ' -1' is not a seed"}, /* strtoull: 2^64 - 1 */
 	{BASE "--epochs ~2", "--epochs: ' 2' is not a number of epochs"},

@@ -174,7 +174,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	                      .min = 0, .max = 1, .refusal = " is not in [0, 1]", .arg = "D",
 	                      .help = "L2 weight decay (default 0.0001)"},
 	[OPT_LARS_TRUST] = {"lars-trust", .kind = TR_KIND_REAL, AT(optim.trust, FLOAT), .min = 1e-9,
-	                    .max = 1e3, .refusal = " is not a positive coefficient", .arg = "ETA",
+	                    .max = 1e3, .refusal = " is not in [1e-9, 1000]", .arg = "ETA",
 	                    .help = "LARS's trust coefficient (default 0.001)"},
 	[OPT_SEED] = {"seed", .kind = TR_KIND_COUNT, AT(seed, U64), .lo = 0, .hi = UINT64_MAX,
 	              .refusal = " is not a seed", .arg = "S",
