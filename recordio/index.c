@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "internal.h"
+#include "decimal.h"
 #include "remote/remote.h"
 #include "remote/text.h"
 #include "remote/url.h"
@@ -251,20 +252,6 @@ RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 	return f ? index_parse(f, path, idx, err) : -errno;
 }
 
-/* Appends the decimal digits of v at p; returns the new end. */
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 /* Hands the index's text to out(arg, bytes, n) in chunks: 0 or out's
  * error. */
 typedef int (*index_sink)(void *arg, const char *p, size_t n);
@@ -276,9 +263,9 @@ static int index_emit(const rio_index *idx, index_sink out, void *arg)
 	int rc = buf ? 0 : -ENOMEM;
 	char *p = buf;
 	for (uint64_t i = 0; !rc && i < idx->count; i++) {
-		p = put_u64(p, idx->offset[i]);
+		p = rio__put_u64(p, idx->offset[i]);
 		*p++ = ' ';
-		p = put_u64(p, idx->framed_size[i]);
+		p = rio__put_u64(p, idx->framed_size[i]);
 		*p++ = '\n';
 		if (p - buf > CHUNK - LINE_MAX_LEN) {
 			rc = out(arg, buf, (size_t)(p - buf));

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "common.h"
 #include "clock.h"
+#include "decimal.h"
 #include "json.h"
 #include "size.h"
 #include "loader.h"
@@ -129,19 +130,6 @@ typedef struct dump {
 	const char *path;
 } dump;
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 static void dump_batch(dump *d, const rio_batch *b)
 {
 	char buf[8192];
@@ -151,9 +139,9 @@ static void dump_batch(dump *d, const rio_batch *b)
 			fwrite(buf, 1, (size_t)(p - buf), d->f);
 			p = buf;
 		}
-		p = put_u64(p, b->records[i].shard);
+		p = rio__put_u64(p, b->records[i].shard);
 		*p++ = ' ';
-		p = put_u64(p, b->records[i].index);
+		p = rio__put_u64(p, b->records[i].index);
 		*p++ = '\n';
 	}
 	fwrite(buf, 1, (size_t)(p - buf), d->f);
