@@ -80,20 +80,29 @@ static int remote_open(rio__source *src, rio_error *err)
 	return rc;
 }
 
+/* A read that the object's first bytes, taken at open, hold whole (the
+ * dataset's compression check, the first header of its .idx check): the
+ * count copied, with no request; or -1 when they do not hold it. */
+static ssize_t head_read(const rio__source *src, void *buf, size_t len, uint64_t offset)
+{
+	const remote_src *p = src->priv;
+	size_t have;
+	const uint8_t *head = rio__robj_head(p->o, &have);
+	if (offset > have || (len > have - offset && have != src->size))
+		return -1;
+	size_t n = len < have - offset ? len : have - (size_t)offset;
+	memcpy(buf, head + offset, n);
+	return (ssize_t)n;
+}
+
 static ssize_t remote_read_at(const rio__source *src, void *buf, size_t len, uint64_t offset)
 {
 	const remote_src *p = src->priv;
 	if (src->fd >= 0)
 		return rio__source_file.read_at(src, buf, len, offset); /* the copy */
-	/* the first bytes, taken at open (the dataset's compression check):
-	 * no request */
-	size_t have;
-	const uint8_t *head = rio__robj_head(p->o, &have);
-	if (offset <= have && (len <= have - offset || have == src->size)) {
-		size_t n = len < have - offset ? len : have - (size_t)offset;
-		memcpy(buf, head + offset, n);
-		return (ssize_t)n;
-	}
+	ssize_t n = head_read(src, buf, len, offset);
+	if (n >= 0)
+		return n;
 	rio_error e;
 	return rio__robj_read(p->o, buf, len, offset, &e);
 }
@@ -102,9 +111,11 @@ static ssize_t remote_read_at(const rio__source *src, void *buf, size_t len, uin
  * through rio__remote_read_start, which fetches the nearby ranges of one
  * object together (within RIO__REMOTE_COALESCE_GAP) and runs the
  * requests in parallel. One group a client: the requests of sources that
- * share one (source.h's context) go together. A request whose source
- * reads its shard cache's copy (an fd) never comes here (io.c reads it
- * with pread). */
+ * share one (source.h's context) go together. A request that the first
+ * bytes taken at open hold (the first header of the dataset's .idx check)
+ * is served from them, with no request. A request whose source reads its
+ * shard cache's copy (an fd) never comes here (io.c reads it with
+ * pread). */
 typedef struct remote_reads {
 	rio__io_req *reqs;
 	rio__range *rg;             /* the requests' ranges, by client     */
@@ -156,6 +167,12 @@ static int remote_read_start(rio__io_req *reqs, size_t n, void **pending, rio_er
 		size_t m0 = m;
 		for (size_t j = i; j < n; j++) {
 			const remote_src *q = reqs[j].src->priv;
+			if (!taken[j] && q->r == r &&
+			    (reqs[j].result = head_read(reqs[j].src, reqs[j].buf, reqs[j].len,
+			                                reqs[j].offset)) >= 0) {
+				taken[j] = 1; /* in the bytes taken at open: no request */
+				continue;
+			}
 			if (!taken[j] && q->r == r) {
 				p->rg[m] = (rio__range){q->o, reqs[j].offset, reqs[j].len, reqs[j].buf, 0};
 				p->which[m++] = j;
@@ -163,7 +180,9 @@ static int remote_read_start(rio__io_req *reqs, size_t n, void **pending, rio_er
 			}
 		}
 		rio_error e = {0};
-		int rc = rio__remote_read_start(r, p->rg + m0, m - m0, &p->group[p->ngroups], &e);
+		int rc = m == m0 ? 0 /* all of them in the first bytes */
+		                 : rio__remote_read_start(r, p->rg + m0, m - m0,
+		                                          &p->group[p->ngroups], &e);
 		for (size_t k = m0; rc < 0 && k < m; k++)
 			reqs[p->which[k]].result = rc;
 		if (rc < 0 && p->rc == 0) {

@@ -238,11 +238,17 @@ int rio__index_read_remote(rio__remote *r, const char *url, int quiet_enoent, ri
 
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err)
 {
+	return rio_index_read_opts(path, NULL, idx, err);
+}
+
+RIO_API int rio_index_read_opts(const char *path, const rio_remote_opts *remote, rio_index *idx,
+                                rio_error *err)
+{
 	memset(idx, 0, sizeof *idx);
 	rio__error_clear(err);
-	if (rio__url_is_remote(path)) { /* a client of its own, with the defaults */
+	if (rio__url_is_remote(path)) { /* a client of its own, with `remote` */
 		rio__remote *r = NULL;
-		int rc = rio__remote_open(&r, NULL, err);
+		int rc = rio__remote_open(&r, remote, err);
 		if (rc == 0)
 			rc = rio__index_read_remote(r, path, 0, idx, err);
 		rio__remote_close(r);

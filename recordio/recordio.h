@@ -474,6 +474,10 @@ typedef struct rio_index {
  * a regular file (a FIFO, which is never opened to wait for a writer; a
  * directory). Free with rio_index_free(). */
 RIO_API int rio_index_read(const char *path, rio_index *idx, rio_error *err);
+/* rio_index_read() sending a URL's GET with `remote` (NULL: the
+ * defaults). */
+RIO_API int rio_index_read_opts(const char *path, const rio_remote_opts *remote, rio_index *idx,
+                                rio_error *err);
 /* Writes `idx` to `path` atomically (temporary name, then rename); a `path`
  * that exists and is not a regular file is refused (rio_output_check()). */
 RIO_API int rio_index_write(const char *path, const rio_index *idx, rio_error *err);

@@ -158,7 +158,7 @@ class Reader:
         a read of the shard."""
         idx = path + ".idx"
         try:
-            off, size = _core.index_read(idx)
+            off, size = _core.index_read(idx, self._opts["remote"])
         except FileNotFoundError:  # no sidecar (a 404 for a URL)
             return None
         n = len(off) // 8
@@ -187,7 +187,7 @@ class Reader:
             if got is not None:
                 off, size = got
             elif not self._opts["skip_damaged"]:
-                off, size = _core.index_build(path)
+                off, size = _core.index_build(path, self._opts["remote"])
             else:  # the places of the records that are whole
                 off, size = array.array("Q"), array.array("Q")
                 r = self._open(path)

@@ -236,9 +236,11 @@ static PyMethodDef functions[] = {
 	 "path_size(path, remote=None) -> the size in bytes of the file or object there "
 	 "(one HEAD for a URL, with remote's attempts and stall), or None where there is none (or a server sent no size)."},
 	{"index_read", rio_py_index_read, METH_VARARGS,
-	 "index_read(path) -> (offsets, framed_sizes) as bytearrays of uint64."},
+	 "index_read(path, remote=None) -> (offsets, framed_sizes) as bytearrays of uint64 "
+	 "(remote: a URL's options, as path_size's)."},
 	{"index_build", rio_py_index_build, METH_VARARGS,
-	 "index_build(shard) -> (offsets, framed_sizes), by reading the shard."},
+	 "index_build(shard, remote=None) -> (offsets, framed_sizes), by reading the shard "
+	 "(remote: a URL's options, as path_size's)."},
 	{"index_write", rio_py_index_write, METH_VARARGS,
 	 "index_write(path, offsets, framed_sizes): writes an .idx file atomically."},
 	{NULL, NULL, 0, NULL},

@@ -484,19 +484,37 @@ static PyObject *index_tuple(rio_index *idx)
 	return Py_BuildValue("(NN)", o, s);
 }
 
-/* index_read and index_build: one path in, (offsets, sizes) out; they
- * differ only in how the index is got. */
-static PyObject *index_from_path(PyObject *args,
-                                 int (*get)(const char *, rio_index *, rio_error *))
+/* rio_index_read_opts and rio_index_build's: the index at `path` with
+ * the remote options `remote` (a URL's requests). */
+typedef int (*index_get)(const char *path, const rio_remote_opts *remote, rio_index *idx,
+                         rio_error *err);
+
+static int index_build_remote(const char *path, const rio_remote_opts *remote, rio_index *idx,
+                              rio_error *err)
 {
-	PyObject *pathobj;
-	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &pathobj))
+	rio_reader_opts o;
+	rio_reader_opts_init(&o);
+	o.remote = *remote;
+	return rio_index_build_opts(path, &o, idx, err);
+}
+
+/* index_read and index_build: a path and the remote options in, (offsets,
+ * sizes) out; they differ only in how the index is got. */
+static PyObject *index_from_path(PyObject *args, index_get get)
+{
+	PyObject *pathobj, *remoteobj = Py_None;
+	rio_remote_opts remote;
+	if (!PyArg_ParseTuple(args, "O&|O", PyUnicode_FSConverter, &pathobj, &remoteobj))
 		return NULL;
+	if (!rio_py_remote_opts(remoteobj, &remote)) {
+		Py_DECREF(pathobj);
+		return NULL;
+	}
 	rio_index idx = {0};
 	rio_error e = {0};
 	int rc;
 	Py_BEGIN_ALLOW_THREADS
-	rc = get(PyBytes_AS_STRING(pathobj), &idx, &e);
+	rc = get(PyBytes_AS_STRING(pathobj), &remote, &idx, &e);
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
 		PyObject *r = rio_py_raise(rc, &e, PyBytes_AS_STRING(pathobj), NULL, 0);
@@ -510,13 +528,13 @@ static PyObject *index_from_path(PyObject *args,
 PyObject *rio_py_index_read(PyObject *self, PyObject *args)
 {
 	(void)self;
-	return index_from_path(args, rio_index_read);
+	return index_from_path(args, rio_index_read_opts);
 }
 
 PyObject *rio_py_index_build(PyObject *self, PyObject *args)
 {
 	(void)self;
-	return index_from_path(args, rio_index_build);
+	return index_from_path(args, index_build_remote);
 }
 
 PyObject *rio_py_index_write(PyObject *self, PyObject *args)

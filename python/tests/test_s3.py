@@ -286,3 +286,42 @@ def test_reader_of_s3_uses_the_sidecars(s3_shards, shards, proxy, tmp_path):
         assert r[1234] == local[1234] and r[-1] == local[-1] and r[0] == local[0]
     read = {os.path.basename(g) for g in requests("GET")[listed + len(gets):]}
     assert read == {names[0], names[1234 * SHARDS // 2000], names[-1]}, read
+
+
+def test_reader_index_read_takes_the_remote_options(s3_shards, proxy):
+    """A Reader's .idx sidecars are read with its remote options: every GET
+    answered 503, len() fails on the sidecar's GET after remote_attempts=2
+    tries (it took the library's default 10 before)."""
+    urls = recordio.expand(s3_shards)
+    count = proxy("--faults", "503", "--every", "1")
+    r = recordio.Reader(urls[:1], remote_attempts=2, remote_stall=5)
+    with pytest.raises(recordio.Error) as e:
+        len(r)
+    assert count("503") == 2
+    assert urls[0] + ".idx" in str(e.value) and "503" in str(e.value)
+
+
+def test_reader_index_build_takes_the_remote_options(s3, s3_shards, dataset, proxy):
+    """A shard at a URL without its .idx is scanned with the Reader's remote
+    options: its GETs, cut and stalled for 20 s, are broken off after
+    remote_stall=1 second (the default 30 s let each stall run its 20 s),
+    and every record comes through."""
+    url = "s3://%s/noidx" % s3.bucket
+    pack(dataset, url, shards=SHARDS)
+    shard = recordio.expand(url)[0]
+    key = shard.split("/", 3)[3] + ".idx"
+    out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "DELETE",
+                          "--aws-sigv4", "aws:amz:%s:s3" % s3.env["AWS_REGION"],
+                          "--user", "%s:%s" % (s3.env["AWS_ACCESS_KEY_ID"],
+                                               s3.env["AWS_SECRET_ACCESS_KEY"]),
+                          "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+                          "%s/%s/%s" % (s3.endpoint, s3.bucket, key)],
+                         capture_output=True, text=True)
+    assert out.stdout == "204", out
+    want = len(recordio.Reader([shard]))  # scanned, no sidecar
+    count = proxy("--faults", "stall", "--every", "1", "--stall", "20", "--min-bytes", "100000")
+    t = time.monotonic()
+    r = recordio.Reader([shard], remote_stall=1)
+    assert len(r) == want > 0
+    took = time.monotonic() - t
+    assert count("stall") >= 1 and took < 10 * count("stall"), (took, count("stall"))
