@@ -9,7 +9,8 @@
 # evaluates copies of the parameters on the way; a checkpoint written
 # under bf16 resumes under fp32 and one written under fp32 resumes under
 # bf16 (the master weights are fp32: the file is the same kind); a NaN in
-# the inputs skips its step under bf16 as under fp32; bf16 learns (its
+# the inputs skips its step under bf16 as under fp32; one thread by
+# default under bf16, --threads N when given; bf16 learns (its
 # test accuracy within 0.05 of fp32's after 3 epochs).
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
@@ -83,6 +84,17 @@ expect_exit 0 mpi 2 --train nan-00000-of-00001.tfrecord --x a,b --y label --clas
 	--hidden 8 --batch 20 --epochs 2 --precision bf16 --metrics nan.json --checkpoint nan-ckpt
 expect_eq "1 1" "$(json_all nan.json skipped_steps)" "bf16: the NaN step skipped once per epoch"
 expect_exit 0 "$CKPT_DIFF" nan-ckpt nan-ckpt 0
+
+# one oneDNN thread by default (libgomp's idle threads spin), where fp32's
+# default is the cores: the first line says the rank's threads
+if [ "$(nproc)" -ge 2 ]; then
+	expect_exit 0 one --train $TRAIN_SET $MNIST_X --hidden 32 --batch 16 --max-steps 2 \
+		--precision bf16
+	expect_match " 1 thread\), bf16 GEMMs" out "bf16: one thread by default"
+	expect_exit 0 one --train $TRAIN_SET $MNIST_X --hidden 32 --batch 16 --max-steps 2 \
+		--precision bf16 --threads 2
+	expect_match " 2 threads\), bf16 GEMMs" out "bf16: --threads 2 taken"
+fi
 
 # bf16 learns as fp32 does
 a16=$(json bf16.json test_accuracy) a32=$(json fp32.json test_accuracy)

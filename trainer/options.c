@@ -194,7 +194,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	[OPT_THREADS] = {"threads", .kind = TR_KIND_COUNT, AT(threads, INT), .lo = 1, .hi = 1024,
 	                 .refusal = " is not {lo} to {hi}", .arg = "N",
 	                 .help = "OpenBLAS (and oneDNN) threads per rank (default: the cores divided among the "
-	                         "node's ranks, at most the CPUs the rank is bound to)"},
+	                         "node's ranks, at most the CPUs the rank is bound to; 1 under --precision bf16)"},
 	[OPT_BUCKET_SIZE] = {"bucket-size", .kind = TR_KIND_SIZE, AT(bucket_bytes, SIZE), .lo = 4,
 	                     .hi = 1ull << 40,
 	                     .refusal = " is not a size from {lo} to {hi} (e.g. 256K, 1M)",
