@@ -219,7 +219,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	                                  "ranks first; a step whose sum still overflows is "
 	                                  "skipped, counted as grad_overflows); half the bytes. "
 	                                  "With --reduce alltoall or mpi (auto picks alltoall), "
-	                                  "or --strategy ps (its pushes; pulls stay fp32)"},
+	                                  "or --strategy ps (its pushes; pulls stay fp32, bf16 under --precision bf16)"},
 	[OPT_SHARD_OPTIMIZER] = {"shard-optimizer", .kind = TR_KIND_FLAG, AT(shard_optimizer, INT),
 	                         .help = "with shm: each rank updates only its slices of one shared "
 	                                 "copy of the parameters and optimizer state (SGD, Adam)"},
