@@ -12,7 +12,9 @@
 #   - the ratios: each run's samples/s against its own precision's
 #     GEMM-only rate of as many copies as ranks (aims: bf16 >= 0.85 on the
 #     wide model, >= 0.75 on the small one), bf16 against fp32 (aim >= 1.6),
-#     and the step split into GEMMs, allreduce, optimizer and the rest.
+#     and the step split into GEMMs, allreduce, optimizer and the rest,
+#     with the bytes the optimizer's pass moves a step and at what rate
+#     (memory-bound: on the wide model it moves 0.8 GB a step).
 # fp32 runs with OpenBLAS's fastest kernels for this CPU: with
 # OPENBLAS_CORETYPE unset, the faster for the small model's GEMM-only rate
 # of those the CPU's flags allow (Cooperlake needs avx512_bf16; SkylakeX,
@@ -125,6 +127,15 @@ for m in models:
                   f"{ceil[n]:>11.0f}{s / ceil[n]:>7.2f}"
                   + "".join(f"{100 * x / sec:>6.1f}%" for x in parts + [rest])
                   + f"  {kern}")
+            # the optimizer's pass (SGD with momentum) moves 20 bytes a
+            # parameter (reads the gradient, parameter and velocity, writes
+            # the last two), 22 under bf16 (and the bf16 weight): its rate
+            # says how close to the memory's it runs
+            dims = [int(x) for x in sizes.split("-")]
+            nparams = sum((dims[i] + 1) * dims[i + 1] for i in range(len(dims) - 1))
+            moved = nparams * (22 if p == "bf16" else 20) * e["steps"]
+            print(f"{'':<16}optimizer pass: {nparams * (22 if p == 'bf16' else 20) / 1e6:.1f} MB "
+                  f"a step, {moved / max(e['optimizer_seconds'], 1e-9) / 1e9:.1f} GB/s")
             print(f"{'':<16}rounds: " + " ".join(f"{x['samples_per_s']:.0f}" for x in runs)
                   + "; GEMM-only: " + " ".join(f"{x:.0f}" for x in
                                                ([y["step_samples_per_s"] for y in g1] if n == 1 else g2)))

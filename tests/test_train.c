@@ -1333,7 +1333,7 @@ static void test_bf16_copies_in_passes(void)
 	enum { RR = 5, CC = 37, N = RR * CC };
 	static float z[N], z2[N], bias[CC], a[N], db[CC], db2[CC], rounded[N];
 	static float p[N], p2[N], g[N], v[N], v2[N], m2[N], m2b[N];
-	static tr_bf16 z16[N], want[N];
+	static tr_bf16 z16[N], want[N], mask16[N];
 	uint64_t s = 0x853c49e6748fea9bull;
 	for (int i = 0; i < N; i++) {
 		z[i] = z2[i] = frand(&s);
@@ -1350,7 +1350,8 @@ static void test_bf16_copies_in_passes(void)
 	CU_ASSERT(memcmp(z16, want, sizeof want) == 0);
 	memcpy(z2, a, sizeof z2);
 	memcpy(rounded, a, sizeof rounded);
-	tr_relu_bias_backward16(m, z2, z, RR, CC, db, z16);
+	memcpy(mask16, z16, sizeof mask16); /* the layer's output as bf16: the mask */
+	tr_relu_bias_backward16(m, z2, z, mask16, RR, CC, db, z16);
 	tr_relu_bias_backward(m, rounded, z, RR, CC, db2);
 	tr_to_bf16(m, want, rounded, N);
 	CU_ASSERT(memcmp(z2, rounded, sizeof z2) == 0 && memcmp(db, db2, sizeof db) == 0);

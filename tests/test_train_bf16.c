@@ -2,8 +2,9 @@
  * test_train_bf16.c — --precision bf16 on the CPU backend (oneDNN): the
  * bf16 GEMM in each of the trainer's layouts against an fp32 GEMM of the
  * same operands, one training step of the MLP in bf16 against the same
- * step in fp32, the bf16 weights written by the optimizer's pass, and the
- * shape cache. Exits 77 (skip) where the CPU or the build has no bf16
+ * step in fp32 (the input in one block and in two), a dense layer in one
+ * call (GEMM, bias and ReLU) against them apart, the bf16 weights written
+ * by the optimizer's pass, and the shape cache. Exits 77 (skip) where the CPU or the build has no bf16
  * GEMMs (backend.h's tr_math_bf16_check), so a CPU without AVX512_BF16 or
  * AMX-BF16 skips it. Plain C, one "ok NAME" / "FAIL NAME: detail" line
  * per check, exit 1 on any failure.
@@ -195,15 +196,23 @@ static double rel_error(const float *a, const float *b, size_t n)
 	return s > 0 ? dsqrt(d / s) : dsqrt(d);
 }
 
-static void test_step(void)
+/* One step in bf16 against fp32 from the same weights: the input in two
+ * blocks (the first layer's GEMMs block by block, then its bias and ReLU
+ * pass) or in one (every layer one tr_dense_bf16). */
+static void test_step(int nparts)
 {
 	size_t n = tr_mlp_param_count(sizes, L);
 	float *init = random_floats(n, -0.2f, 0.2f);
 	float *x1 = random_floats((size_t)ROWS * W1, 0, 1), *x2 = random_floats((size_t)ROWS * W2, -1, 1);
+	float *x = random_floats((size_t)ROWS * (W1 + W2), 0, 1);
 	int64_t *y = must(tr_math_alloc_bytes(m, ROWS * sizeof(int64_t)));
 	for (int i = 0; i < ROWS; i++)
 		y[i] = (int64_t)(i * 7 % CLASSES);
 	tr_input in = {.nparts = 2, .part = {x1, x2}, .width = {W1, W2}, .labels = y, .rows = ROWS};
+	if (nparts == 1)
+		in = (tr_input){.nparts = 1, .part = {x}, .width = {W1 + W2}, .labels = y, .rows = ROWS};
+	char name[64];
+	const char *tag = nparts == 1 ? " (one block)" : "";
 	run f, h;
 	run_open(&f, init, 0);
 	run_open(&h, init, 1);
@@ -212,39 +221,41 @@ static void test_step(void)
 	step(&h, &in, sh);
 	const double bound = (2 * L - 1) * 2 * U, floor = U / 64;
 	const double gbound = bound * 8; /* sqrt(ROWS) */
+	snprintf(name, sizeof name, "step loss%s", tag);
 	if (!(check_abs(sh[0] - sf[0]) <= bound * check_abs(sf[0])))
-		check_fail("step loss", "bf16 %.9g, fp32 %.9g", sh[0], sf[0]);
+		check_fail(name, "bf16 %.9g, fp32 %.9g", sh[0], sf[0]);
 	else
-		check_ok("step loss");
+		check_ok(name);
 	for (int l = 0; l < L; l++) {
 		size_t nw = (size_t)sizes[l] * sizes[l + 1];
 		double e = rel_error(h.grads + h.net.w_off[l], f.grads + f.net.w_off[l], nw);
-		char name[64];
-		snprintf(name, sizeof name, "step dW%d", l);
+		snprintf(name, sizeof name, "step dW%d%s", l, tag);
 		if (!(e <= gbound) || !(e >= floor))
 			check_fail(name, "relative error %.3g, want in [%.3g, %.3g]", e, floor, gbound);
 		else
 			check_ok(name);
 		double eb = rel_error(h.grads + h.net.b_off[l], f.grads + f.net.b_off[l],
 		                      (size_t)sizes[l + 1]);
-		snprintf(name, sizeof name, "step db%d", l);
+		snprintf(name, sizeof name, "step db%d%s", l, tag);
 		if (!(eb <= gbound))
 			check_fail(name, "relative error %.3g, bound %.3g", eb, gbound);
 		else
 			check_ok(name);
 	}
 	double ep = rel_error(h.params, f.params, n);
+	snprintf(name, sizeof name, "step params%s", tag);
 	if (!(ep <= bound))
-		check_fail("step params", "relative error %.3g, bound %.3g", ep, bound);
+		check_fail(name, "relative error %.3g, bound %.3g", ep, bound);
 	else
-		check_ok("step params");
+		check_ok(name);
 	/* the optimizer's pass wrote the bf16 weights: each the rounded master */
 	tr_bf16 *want = must(tr_math_alloc_bytes(m, n * sizeof(tr_bf16)));
 	tr_to_bf16(m, want, h.params, n);
+	snprintf(name, sizeof name, "update writes bf16 weights%s", tag);
 	if (memcmp(want, h.params16, n * sizeof(tr_bf16)))
-		check_fail("update writes bf16 weights", "params16 is not the rounded parameters");
+		check_fail(name, "params16 is not the rounded parameters");
 	else
-		check_ok("update writes bf16 weights");
+		check_ok(name);
 	/* a second step from the optimizer's bf16 weights, and one whose
 	 * weights were rounded again after tr_mlp_params_changed: the same */
 	run g;
@@ -254,10 +265,11 @@ static void test_step(void)
 	float s2[2] = {0, 0}, s3[2] = {0, 0};
 	step(&h, &in, s2);
 	step(&g, &in, s3);
+	snprintf(name, sizeof name, "second step%s", tag);
 	if (memcmp(h.params, g.params, n * sizeof(float)) || s2[0] != s3[0])
-		check_fail("second step", "the optimizer's bf16 weights and rounded ones differ");
+		check_fail(name, "the optimizer's bf16 weights and rounded ones differ");
 	else
-		check_ok("second step");
+		check_ok(name);
 	run_close(&f);
 	run_close(&h);
 	run_close(&g);
@@ -265,7 +277,51 @@ static void test_step(void)
 	tr_math_free(m, init);
 	tr_math_free(m, x1);
 	tr_math_free(m, x2);
+	tr_math_free(m, x);
 	tr_math_free(m, y);
+}
+
+/* ---- a dense layer in one call (tr_dense_bf16) ---- */
+
+/* The fused layer (GEMM, bias, ReLU; a hidden layer's output as bf16
+ * alone) against the GEMM and the bias-and-ReLU pass apart: the same
+ * fp32 sums, so the same values (within one fp32 rounding of the bias's
+ * addition, for an accumulation order of its own), and the bf16 output
+ * the fp32 one rounded. */
+static void check_dense(const char *name, int relu, int to16)
+{
+	enum { M = 37, N = 29, K = 131 };
+	float *A = random_floats((size_t)M * K, -1, 1), *W = random_floats((size_t)N * K, -1, 1);
+	float *bias = random_floats(N, -1, 1), *Z = random_floats((size_t)M * N, 5, 6);
+	float *want = must(tr_math_alloc(m, (size_t)M * N)), *mag = must(tr_math_alloc(m, (size_t)M * N));
+	tr_bf16 *A16 = must(tr_math_alloc_bytes(m, (size_t)M * K * 2));
+	tr_bf16 *W16 = must(tr_math_alloc_bytes(m, (size_t)N * K * 2));
+	tr_bf16 *Z16 = must(tr_math_alloc_bytes(m, (size_t)M * N * 2));
+	tr_bf16 *want16 = must(tr_math_alloc_bytes(m, (size_t)M * N * 2));
+	tr_to_bf16(m, A16, A, (size_t)M * K);
+	tr_to_bf16(m, W16, W, (size_t)N * K);
+	tr_gemm_bf16(m, 0, 1, M, N, K, A16, K, W16, K, 0.0f, want, N);
+	for (size_t i = 0; i < (size_t)M * N; i++)
+		mag[i] = (float)check_abs(want[i]) + 1;
+	tr_bias_act16(m, want, bias, M, N, relu, want16);
+	tr_dense_bf16(m, M, N, K, A16, K, W16, K, bias, relu, Z, to16 ? Z16 : NULL);
+	size_t bad = (size_t)M * N;
+	double tol = 2.0 * K / 16777216.0;
+	for (size_t i = 0; i < (size_t)M * N && bad == (size_t)M * N; i++) {
+		float got = to16 ? widen(Z16[i]) : Z[i], ref = to16 ? widen(want16[i]) : want[i];
+		/* bf16: one unit in the 8th bit apart at most, from the same sum */
+		double t = to16 ? 2 * U * check_abs(ref) + tol * mag[i] : tol * mag[i];
+		if (!(check_abs(got - ref) <= t) || (relu && got < 0))
+			bad = i;
+	}
+	if (bad < (size_t)M * N)
+		check_fail(name, "[%zu] fused %.9g, apart %.9g", bad, to16 ? widen(Z16[bad]) : Z[bad],
+		     to16 ? widen(want16[bad]) : want[bad]);
+	else
+		check_ok(name);
+	void *all[] = {A, W, bias, Z, want, mag, A16, W16, Z16, want16};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		tr_math_free(m, all[i]);
 }
 
 int main(void)
@@ -287,7 +343,11 @@ int main(void)
 	check_gemm("gemm input gradient", 0, 0, 37, 131, 29);
 	check_gemm("gemm weight gradient", 1, 0, 29, 131, 37);
 	check_gemm("gemm both transposed", 1, 1, 17, 23, 45);
-	test_step();
+	check_dense("dense layer, ReLU, bf16 output", 1, 1);
+	check_dense("dense layer, fp32 output", 0, 0);
+	check_dense("dense layer, ReLU, fp32 output", 1, 0);
+	test_step(2);
+	test_step(1);
 	if (tr_math_sync(m) != 0)
 		check_fail("sync", "a bf16 GEMM failed");
 	else

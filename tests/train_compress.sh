@@ -5,7 +5,8 @@
 # gradients fp32 holds and fp16 cannot, even divided by the ranks) skips
 # every step on every rank, counted as grad_overflows, where bf16 and
 # none apply them; the same for parameter servers' pushes (pulls stay
-# fp32); with shm it is a usage error (and with hybrid: test_train_options).
+# fp32 under --precision fp32: bf16 ones are train_precision.sh's); with
+# shm it is a usage error (and with hybrid: test_train_options).
 # (The sums themselves against fp32's: tests/test_reducer, run by
 # train_reduce.sh.)
 . "$(dirname "$0")/train_lib.sh"

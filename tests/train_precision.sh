@@ -9,7 +9,9 @@
 # evaluates copies of the parameters on the way; a checkpoint written
 # under bf16 resumes under fp32 and one written under fp32 resumes under
 # bf16 (the master weights are fp32: the file is the same kind); a NaN in
-# the inputs skips its step under bf16 as under fp32; bf16 learns (its
+# the inputs skips its step under bf16 as under fp32; one thread by
+# default under bf16, --threads N when given; parameter servers' pulls in
+# bf16 (half their bytes), learning as fp32's; bf16 learns (its
 # test accuracy within 0.05 of fp32's after 3 epochs).
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
@@ -83,6 +85,35 @@ expect_exit 0 mpi 2 --train nan-00000-of-00001.tfrecord --x a,b --y label --clas
 	--hidden 8 --batch 20 --epochs 2 --precision bf16 --metrics nan.json --checkpoint nan-ckpt
 expect_eq "1 1" "$(json_all nan.json skipped_steps)" "bf16: the NaN step skipped once per epoch"
 expect_exit 0 "$CKPT_DIFF" nan-ckpt nan-ckpt 0
+
+# one oneDNN thread by default (libgomp's idle threads spin), where fp32's
+# default is the cores: the first line says the rank's threads
+if [ "$(nproc)" -ge 2 ]; then
+	expect_exit 0 one --train $TRAIN_SET $MNIST_X --hidden 32 --batch 16 --max-steps 2 \
+		--precision bf16
+	expect_match " 1 thread\), bf16 GEMMs" out "bf16: one thread by default"
+	expect_exit 0 one --train $TRAIN_SET $MNIST_X --hidden 32 --batch 16 --max-steps 2 \
+		--precision bf16 --threads 2
+	expect_match " 2 threads\), bf16 GEMMs" out "bf16: --threads 2 taken"
+fi
+
+# parameter servers (1 server, 2 workers) under bf16: the pulls carry
+# bf16, a worker's bytes from 4 + 4 to 2 + 4 bytes a parameter (2 + 2 with
+# --grad-compression bf16), and the run learns as under fp32
+PS="--train $TRAIN_SET --test $TEST_SET $MNIST_X --hidden 32 --batch 16 --epochs 2 --seed 4 \
+--quiet --strategy ps --servers 1"
+expect_exit 0 mpi 3 $PS --metrics ps32.json
+expect_exit 0 mpi 3 $PS --precision bf16 --metrics ps16.json
+expect_exit 0 mpi 3 $PS --precision bf16 --grad-compression bf16 --metrics ps16c.json
+for run in "ps16 0.74 0.77" "ps16c 0.49 0.52"; do
+	set -- $run
+	r=$(python3 -c "print($(json $1.json bytes_per_step) / $(json ps32.json bytes_per_step))")
+	python3 -c "import sys; sys.exit(not $2 < $r < $3)" && pass ||
+		fail "ps, $1: a worker's bytes_per_step $r of fp32's, want in ($2, $3)"
+	a=$(json $1.json test_accuracy) a32=$(json ps32.json test_accuracy)
+	above "$a" "$(python3 -c "print($a32 - 0.05)")" && pass ||
+		fail "ps, $1: test accuracy $a against fp32's $a32"
+done
 
 # bf16 learns as fp32 does
 a16=$(json bf16.json test_accuracy) a32=$(json fp32.json test_accuracy)

@@ -110,13 +110,27 @@ void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n);
 void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, int relu,
                    tr_bf16 *Z16);
 
+/* One dense layer's forward under bf16: act(A W^T + bias) with A (rows x
+ * K, row stride lda) and W (N x K, row stride ldw) bf16, bias fp32 (N),
+ * act a ReLU when relu, accumulated in fp32. With Z16 non-NULL the result
+ * goes there rounded to bf16 (a hidden layer: the next GEMM's operand) and
+ * Z (rows x N) is the GPU's scratch: the CPU leaves it as it was, a GPU
+ * writes the fp32 result there first; with Z16 NULL, into Z as fp32. CPU:
+ * one oneDNN primitive, the bias and ReLU its post-ops (counted in the
+ * GEMMs' time). */
+void tr_dense_bf16(tr_math *m, int rows, int N, int K, const tr_bf16 *A, int lda,
+                   const tr_bf16 *W, int ldw, const float *bias, int relu, float *Z,
+                   tr_bf16 *Z16);
+
 /* The backward of a ReLU layer and its bias in one pass: dZ[r][c] = 0
  * where A[r][c] <= 0 (A the layer's output), and db[c] = the sum over rows
  * r of the masked dZ[r][c] (the bias gradient), rows x cols. */
 void tr_relu_bias_backward(tr_math *m, float *dZ, const float *A, int rows, int cols, float *db);
-/* ... and the masked dZ rounded to bf16 into dZ16, in the same pass. */
-void tr_relu_bias_backward16(tr_math *m, float *dZ, const float *A, int rows, int cols,
-                             float *db, tr_bf16 *dZ16);
+/* ... under bf16: the mask from A16, the layer's output as tr_dense_bf16
+ * wrote it (A, its fp32 output, read on a GPU only: NULL allowed on the
+ * CPU), and the masked dZ rounded to bf16 into dZ16, in the same pass. */
+void tr_relu_bias_backward16(tr_math *m, float *dZ, const float *A, const tr_bf16 *A16, int rows,
+                             int cols, float *db, tr_bf16 *dZ16);
 
 /* Softmax cross-entropy of `rows` rows of K logits against int64 labels in
  * [0, K) (backend memory; checked by the caller). Adds the rows' summed

@@ -4,7 +4,10 @@
  * accumulation), one per shape, kept in a small cache owned by the backend,
  * so that a step creates none (creating one JITs code: milliseconds).
  * Row-major operands, transposed or not, are plain strided memory
- * descriptors: no reorder, no copy. oneDNN's OpenMP runtime is held to the
+ * descriptors: no reorder, no copy. A dense layer's forward is one
+ * primitive: the bias and the ReLU are its post-ops, and a hidden layer's
+ * output is written as bf16 alone (the next GEMM's operand and the ReLU's
+ * mask), never as fp32 and rounded in a second pass. oneDNN's OpenMP runtime is held to the
  * rank's threads with omp_set_num_threads on the thread that calls the
  * GEMMs (the rank's main thread).
  */
@@ -77,6 +80,12 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
 {
 	return -ENOTSUP;
 }
+int tr_bf16_dense_cpu(tr_bf16_gemms *g, int M, int N, int K, const uint16_t *A, int lda,
+                      const uint16_t *W, int ldw, const float *bias, int relu, void *C,
+                      int c_bf16)
+{
+	return -ENOTSUP;
+}
 
 #else
 
@@ -87,12 +96,13 @@ enum { CACHE = 64 }; /* shapes kept: 3 GEMMs a layer, for the training
 
 typedef struct shape {
 	int ta, tb, M, N, K, lda, ldb, ldc, sum;
+	int bias, relu, c16; /* a bias (fp32, N) added; a ReLU; C bf16 */
 } shape;
 
 typedef struct entry {
 	shape key;
 	dnnl_primitive_t prim;
-	dnnl_memory_t src, wei, dst; /* their handles set at each call */
+	dnnl_memory_t src, wei, dst, bia; /* their handles set at each call */
 } entry;
 
 struct tr_bf16_gemms {
@@ -140,6 +150,8 @@ static void entry_free(entry *e)
 		dnnl_memory_destroy(e->wei);
 	if (e->dst)
 		dnnl_memory_destroy(e->dst);
+	if (e->bia)
+		dnnl_memory_destroy(e->bia);
 	memset(e, 0, sizeof *e);
 }
 
@@ -169,25 +181,33 @@ static void matrix_md(dnnl_memory_desc_t *md, int rows, int cols, int ld, int tr
 /* The primitive for shape k and its memory objects, into e. 0 or -ENOMEM. */
 static int entry_make(tr_bf16_gemms *g, entry *e, const shape *k)
 {
-	dnnl_memory_desc_t a, b, c;
+	dnnl_memory_desc_t a, b, c, bias;
 	matrix_md(&a, k->M, k->K, k->lda, k->ta, dnnl_bf16);
 	matrix_md(&b, k->K, k->N, k->ldb, k->tb, dnnl_bf16);
-	matrix_md(&c, k->M, k->N, k->ldc, 0, dnnl_f32);
+	matrix_md(&c, k->M, k->N, k->ldc, 0, k->c16 ? dnnl_bf16 : dnnl_f32);
+	matrix_md(&bias, 1, k->N, k->N, 0, dnnl_f32); /* one row, broadcast */
 	dnnl_matmul_desc_t d;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_post_ops_t ops = NULL;
 	dnnl_primitive_desc_t pd = NULL;
-	int ok = dnnl_matmul_desc_init(&d, &a, &b, NULL, &c) == dnnl_success &&
+	int ok = dnnl_matmul_desc_init(&d, &a, &b, k->bias ? &bias : NULL, &c) == dnnl_success &&
 	         dnnl_primitive_attr_create(&attr) == dnnl_success;
-	if (ok && k->sum) /* beta 1: C accumulated into */
-		ok = dnnl_post_ops_create(&ops) == dnnl_success &&
-		     dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
-		     dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+	if (ok && (k->sum || k->relu)) {
+		ok = dnnl_post_ops_create(&ops) == dnnl_success;
+		if (ok && k->sum) /* beta 1: C accumulated into */
+			ok = dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success;
+		if (ok && k->relu) /* after the bias, before the rounding to bf16 */
+			ok = dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f) ==
+			     dnnl_success;
+		ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+	}
 	ok = ok && dnnl_primitive_desc_create(&pd, &d, attr, g->engine, NULL) == dnnl_success &&
 	     dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
 	     dnnl_memory_create(&e->src, &a, g->engine, DNNL_MEMORY_NONE) == dnnl_success &&
 	     dnnl_memory_create(&e->wei, &b, g->engine, DNNL_MEMORY_NONE) == dnnl_success &&
-	     dnnl_memory_create(&e->dst, &c, g->engine, DNNL_MEMORY_NONE) == dnnl_success;
+	     dnnl_memory_create(&e->dst, &c, g->engine, DNNL_MEMORY_NONE) == dnnl_success &&
+	     (!k->bias ||
+	      dnnl_memory_create(&e->bia, &bias, g->engine, DNNL_MEMORY_NONE) == dnnl_success);
 	if (ok)
 		e->key = *k;
 	if (pd)
@@ -225,20 +245,13 @@ static entry *lookup(tr_bf16_gemms *g, const shape *k)
 	return e;
 }
 
-static shape key_of(int ta, int tb, int M, int N, int K, int lda, int ldb, int ldc, float beta)
+/* Shape k's primitive run on these operands (bias NULL where k has none). */
+static int run(tr_bf16_gemms *g, const shape *k, const uint16_t *A, const uint16_t *B,
+               const float *bias, void *C)
 {
-	/* ints only, no padding: compared bytewise */
-	return (shape){ta != 0, tb != 0, M, N, K, lda, ldb, ldc, beta != 0.0f};
-}
-
-int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, int K,
-                     const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
-                     float *C, int ldc)
-{
-	if (M <= 0 || N <= 0)
+	if (k->M <= 0 || k->N <= 0)
 		return 0;
-	shape k = key_of(trans_a, trans_b, M, N, K, lda, ldb, ldc, beta);
-	entry *e = lookup(g, &k);
+	entry *e = lookup(g, k);
 	if (!e)
 		return -ENOMEM;
 	if (g->threads > 0)
@@ -246,12 +259,32 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
 	dnnl_memory_set_data_handle(e->src, (void *)A);
 	dnnl_memory_set_data_handle(e->wei, (void *)B);
 	dnnl_memory_set_data_handle(e->dst, C);
-	dnnl_exec_arg_t args[3] = {
-		{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_DST, e->dst}};
-	if (dnnl_primitive_execute(e->prim, g->stream, 3, args) != dnnl_success ||
+	dnnl_exec_arg_t args[4] = {
+		{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_DST, e->dst},
+		{DNNL_ARG_BIAS, e->bia}};
+	if (bias)
+		dnnl_memory_set_data_handle(e->bia, (void *)bias);
+	if (dnnl_primitive_execute(e->prim, g->stream, bias ? 4 : 3, args) != dnnl_success ||
 	    dnnl_stream_wait(g->stream) != dnnl_success)
 		return -EIO;
 	return 0;
+}
+
+int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, int K,
+                     const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
+                     float *C, int ldc)
+{
+	/* ints only, no padding: compared bytewise */
+	shape k = {trans_a != 0, trans_b != 0, M, N, K, lda, ldb, ldc, beta != 0.0f, 0, 0, 0};
+	return run(g, &k, A, B, NULL, C);
+}
+
+int tr_bf16_dense_cpu(tr_bf16_gemms *g, int M, int N, int K, const uint16_t *A, int lda,
+                      const uint16_t *W, int ldw, const float *bias, int relu, void *C,
+                      int c_bf16)
+{
+	shape k = {0, 1, M, N, K, lda, ldw, N, 0, bias != NULL, relu != 0, c_bf16 != 0};
+	return run(g, &k, A, W, bias, C);
 }
 
 #endif /* HAVE_ONEDNN */

@@ -31,6 +31,14 @@ int tr_bf16_gemm_cpu(tr_bf16_gemms *g, int trans_a, int trans_b, int M, int N, i
                      const uint16_t *A, int lda, const uint16_t *B, int ldb, float beta,
                      float *C, int ldc);
 
+/* A dense layer's forward in one primitive: C (M x N, row stride N) =
+ * act(A W^T + bias), A (M x K, row stride lda) and W (N x K, row stride
+ * ldw) bf16, bias fp32 (N; NULL: none), act a ReLU when relu, accumulated
+ * in fp32 and C written as bf16 (c_bf16) or fp32. 0, -ENOMEM or -EIO. */
+int tr_bf16_dense_cpu(tr_bf16_gemms *g, int M, int N, int K, const uint16_t *A, int lda,
+                      const uint16_t *W, int ldw, const float *bias, int relu, void *C,
+                      int c_bf16);
+
 /* The instructions oneDNN's kernels use here ("oneDNN avx512_core_amx",
  * "oneDNN avx512_core_bf16"), for the trainer's first line; NULL without
  * oneDNN, or where oneDNN is held below them (ONEDNN_MAX_CPU_ISA) and

@@ -260,6 +260,25 @@ void tr_gemm_bf16(tr_math *m, int trans_a, int trans_b, int M, int N, int K, con
 	m->stats.gemm_seconds += rio__now() - t0;
 }
 
+void tr_dense_bf16(tr_math *m, int rows, int N, int K, const tr_bf16 *A, int lda,
+                   const tr_bf16 *W, int ldw, const float *bias, int relu, float *Z,
+                   tr_bf16 *Z16)
+{
+#ifdef HAVE_CUDA
+	if (m->cuda) { /* the GEMM, then the bias and ReLU: the fp32 result in Z */
+		tr_gemm_bf16(m, 0, 1, rows, N, K, A, lda, W, ldw, 0.0f, Z, N);
+		tr_bias_act16(m, Z, bias, rows, N, relu, Z16);
+		return;
+	}
+#endif
+	m->stats.gemm_flops += 2.0 * rows * N * K;
+	double t0 = rio__now();
+	if (!m->bf16 || tr_bf16_dense_cpu(m->bf16, rows, N, K, A, lda, W, ldw, bias, relu,
+	                                  Z16 ? (void *)Z16 : (void *)Z, Z16 != NULL) < 0)
+		m->failed = 1;
+	m->stats.gemm_seconds += rio__now() - t0;
+}
+
 /* The rounding is lib/half.h's (nearest, ties to even; a NaN stays a
  * NaN), as the loader's bf16 columns and the 16-bit gradient exchange
  * round. */
@@ -307,14 +326,10 @@ void tr_bias_act(tr_math *m, float *Z, const float *bias, int rows, int cols, in
 }
 
 VECTOR_CLONES
-void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restrict A, int rows,
-                             int cols, float *restrict db, tr_bf16 *restrict dZ16)
+void tr_relu_bias_backward(tr_math *m, float *restrict dZ, const float *restrict A, int rows,
+                           int cols, float *restrict db)
 {
-	CUDA_DISPATCH(m, {
-		tr_cuda_relu_bias_backward(m->cuda, dZ, A, rows, cols, db);
-		if (dZ16)
-			tr_cuda_to_bf16(m->cuda, dZ16, dZ, (size_t)rows * cols);
-	});
+	CUDA_DISPATCH(m, tr_cuda_relu_bias_backward(m->cuda, dZ, A, rows, cols, db));
 	memset(db, 0, (size_t)cols * sizeof *db);
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = dZ + (size_t)r * cols;
@@ -324,15 +339,35 @@ void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restri
 			z[c] = v;
 			db[c] += v;
 		}
-		if (dZ16)
-			for (int c = 0; c < cols; c++)
-				dZ16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
 	}
 }
 
-void tr_relu_bias_backward(tr_math *m, float *dZ, const float *A, int rows, int cols, float *db)
+/* The mask from the bf16 output, widened (a bf16 rounded from a positive
+ * fp32 is positive: the same exponent range); the rounding in a loop of
+ * its own: GCC 12 vectorises neither loop fused (mixed widths). */
+VECTOR_CLONES
+void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restrict A,
+                             const tr_bf16 *restrict A16, int rows, int cols, float *restrict db,
+                             tr_bf16 *restrict dZ16)
 {
-	tr_relu_bias_backward16(m, dZ, A, rows, cols, db, NULL);
+	CUDA_DISPATCH(m, {
+		tr_cuda_relu_bias_backward(m->cuda, dZ, A, rows, cols, db);
+		tr_cuda_to_bf16(m->cuda, dZ16, dZ, (size_t)rows * cols);
+	});
+	(void)A;
+	memset(db, 0, (size_t)cols * sizeof *db);
+	for (int r = 0; r < rows; r++) {
+		float *restrict z = dZ + (size_t)r * cols;
+		const tr_bf16 *restrict a = A16 + (size_t)r * cols;
+		tr_bf16 *restrict z16 = dZ16 + (size_t)r * cols;
+		for (int c = 0; c < cols; c++) {
+			float v = rio__f32_from_bf16(a[c]) > 0.0f ? z[c] : 0.0f;
+			z[c] = v;
+			db[c] += v;
+		}
+		for (int c = 0; c < cols; c++) /* the row while it is in cache */
+			z16[c] = rio__bf16_from_f32(z[c]);
+	}
 }
 
 void tr_softmax_xent(tr_math *m, const float *logits, const int64_t *labels, int rows, int K,

@@ -6,7 +6,10 @@
  * by block against column slices of W_0, so they are never copied into one
  * matrix. Under --precision bf16 the same GEMMs take bf16 operands: the
  * passes that write an operand (the bias and ReLU, the ReLU's backward,
- * the optimizer's update) write its bf16 copy too, in the same pass.
+ * the optimizer's update) write its bf16 copy too, in the same pass; a
+ * layer whose input is one block is one call (tr_dense_bf16: on the CPU
+ * one oneDNN primitive, the bias and ReLU its post-ops), its output bf16
+ * alone where it is a hidden layer's (the ReLU's backward masks by it).
  */
 #include "config.h"
 #include "mlp.h"
@@ -192,6 +195,15 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 	}
 	for (int l = 0; l < net->nlayers; l++) {
 		int units = net->sizes[l + 1], fan_in = net->sizes[l];
+		int relu = l < net->nlayers - 1 || net->relu_last;
+		if (bf16(net) && (l > 0 || in->nparts == 1) && !net->sum_out[l]) {
+			/* one primitive: GEMM, bias, ReLU, and a hidden layer's
+			 * output as bf16 alone (out16; the logits as fp32) */
+			tr_dense_bf16(net->math, rows, units, fan_in, l ? net->out16[l - 1] : net->part16[0],
+			              fan_in, net->params16 + net->w_off[l], fan_in,
+			              net->params + net->b_off[l], relu, net->out[l], net->out16[l]);
+			continue;
+		}
 		if (l == 0)
 			first_layer_gemm(net, in, net->out[0]);
 		else if (bf16(net))
@@ -203,8 +215,8 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 		if (net->sum_out[l]) /* partial sums: the whole before the bias */
 			net->reduce(net->reduce_ctx, net->out[l], (size_t)rows * units);
 		/* the hidden layers' bf16 outputs in the same pass (NULL: none) */
-		tr_bias_act16(net->math, net->out[l], net->params + net->b_off[l], rows, units,
-		              l < net->nlayers - 1 || net->relu_last, net->out16[l]);
+		tr_bias_act16(net->math, net->out[l], net->params + net->b_off[l], rows, units, relu,
+		              net->out16[l]);
 	}
 }
 
@@ -265,8 +277,12 @@ static void input_grad(tr_mlp *net, int rows, int l, const float *dz, const tr_b
 		        net->params + net->w_off[l], fan_in, 0.0f, spare, fan_in);
 	if (net->sum_din[l]) /* a slice's share: the whole over the group */
 		net->reduce(net->reduce_ctx, spare, (size_t)rows * fan_in);
-	tr_relu_bias_backward16(net->math, spare, net->out[l - 1], rows, fan_in,
-	                        net->grads + net->b_off[l - 1], bf16(net) ? spare16 : NULL);
+	if (bf16(net)) /* the mask from the bf16 output: the one the CPU wrote */
+		tr_relu_bias_backward16(net->math, spare, net->out[l - 1], net->out16[l - 1], rows,
+		                        fan_in, net->grads + net->b_off[l - 1], spare16);
+	else
+		tr_relu_bias_backward(net->math, spare, net->out[l - 1], rows, fan_in,
+		                      net->grads + net->b_off[l - 1]);
 }
 
 void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, void *ctx)

@@ -20,6 +20,14 @@ int tr_model_open_math(tr_model *m, const tr_config *c, char *err, size_t errlen
 	m->r_tables = m->r_table_grads = m->r_table_state[0] = m->r_table_state[1] = -1;
 	/* math: the local rank's GPU, or the node's cores shared among its ranks */
 	int threads = o->threads;
+	/* bf16 on the CPU: one thread unless --threads says more. oneDNN runs
+	 * on libgomp, whose idle threads spin between GEMMs (OMP_WAIT_POLICY,
+	 * read when the library loads, before main: too late to set here), so
+	 * a second thread took a core from the rank's own elementwise passes
+	 * and from the other ranks: 3x slower than fp32 under load, 1.27x
+	 * faster on one thread */
+	if (!threads && o->precision == TR_PRECISION_BF16 && o->device == TR_DEVICE_CPU)
+		threads = 1;
 	if (!threads) {
 		long cores = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = (int)(cores / c->w.local_size);

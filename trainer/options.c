@@ -194,7 +194,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	[OPT_THREADS] = {"threads", .kind = TR_KIND_COUNT, AT(threads, INT), .lo = 1, .hi = 1024,
 	                 .refusal = " is not {lo} to {hi}", .arg = "N",
 	                 .help = "OpenBLAS (and oneDNN) threads per rank (default: the cores divided among the "
-	                         "node's ranks, at most the CPUs the rank is bound to)"},
+	                         "node's ranks, at most the CPUs the rank is bound to; 1 under --precision bf16)"},
 	[OPT_BUCKET_SIZE] = {"bucket-size", .kind = TR_KIND_SIZE, AT(bucket_bytes, SIZE), .lo = 4,
 	                     .hi = 1ull << 40,
 	                     .refusal = " is not a size from {lo} to {hi} (e.g. 256K, 1M)",
@@ -219,7 +219,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	                                  "ranks first; a step whose sum still overflows is "
 	                                  "skipped, counted as grad_overflows); half the bytes. "
 	                                  "With --reduce alltoall or mpi (auto picks alltoall), "
-	                                  "or --strategy ps (its pushes; pulls stay fp32)"},
+	                                  "or --strategy ps (its pushes; pulls stay fp32, bf16 under --precision bf16)"},
 	[OPT_SHARD_OPTIMIZER] = {"shard-optimizer", .kind = TR_KIND_FLAG, AT(shard_optimizer, INT),
 	                         .help = "with shm: each rank updates only its slices of one shared "
 	                                 "copy of the parameters and optimizer state (SGD, Adam)"},

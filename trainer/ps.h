@@ -141,6 +141,8 @@ typedef struct tr_ps_server {
 	tr_grad_comp comp;       /* pushes in 16 bits (--grad-compression)    */
 	uint16_t *crx;           /* ... a push as received                     */
 	float cscale;            /* ... what it is widened times               */
+	uint16_t *ptx;           /* --precision bf16: the slice rounded for a
+	                          * reply (pulls in bf16), else NULL          */
 	int stop;                /* a worker failed                           */
 	tr_ps_stats st;          /* this segment's                             */
 	uint64_t total_gradients, total_updates; /* all segments            */
@@ -196,6 +198,8 @@ typedef struct tr_ps_worker {
 	tr_grad_comp comp;       /* pushes in 16 bits (--grad-compression)    */
 	uint16_t *cgrad;         /* ... the gradient as pushed (n values)      */
 	float cscale;            /* ... what it is multiplied by first         */
+	uint16_t *prx;           /* --precision bf16: the pulls' parameters as
+	                          * received, widened into params; else NULL */
 } tr_ps_worker;
 
 int tr_ps_worker_init(tr_ps_worker *w, MPI_Comm comm, int servers, size_t nparams,
@@ -204,9 +208,16 @@ void tr_ps_worker_free(tr_ps_worker *w);
 
 /* --grad-compression: pushes of 16-bit gradients (fp16: divided by the
  * `workers` first, and multiplied back by the server), summed and applied
- * in fp32 on the servers; pulls stay fp32. 0 or -ENOMEM. */
+ * in fp32 on the servers; pulls stay fp32 (bf16 under --precision bf16:
+ * below). 0 or -ENOMEM. */
 int tr_ps_worker_compress(tr_ps_worker *w, tr_grad_comp comp, int workers);
 int tr_ps_server_compress(tr_ps_server *s, tr_grad_comp comp, int workers);
+/* --precision bf16: pulls carry the parameters rounded to bf16 (half the
+ * bytes; the workers compute with bf16 copies anyway, and take the
+ * biases as the rounded values too); the servers' masters stay fp32.
+ * Both sides or neither. 0 or -ENOMEM. */
+int tr_ps_worker_pull16(tr_ps_worker *w);
+int tr_ps_server_pull16(tr_ps_server *s);
 /* Narrows grads_host into the 16-bit copy tr_ps_send pushes: 1 when a
  * value became an infinity (fp16's overflow; the push is then flagged
  * not finite, and skipped as a NaN is), else 0. */

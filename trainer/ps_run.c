@@ -113,6 +113,7 @@ static int open_side(tr_ps_run *r)
 	int S = o->servers;
 	size_t dense = r->dense->on_servers ? m->nparams : 0;
 	tr_grad_comp comp = dense ? (tr_grad_comp)o->grad_compression : TR_COMP_NONE;
+	int pull16 = dense && o->precision == TR_PRECISION_BF16; /* both sides */
 	if (c->roles.server) {
 		r->server = calloc(1, sizeof *r->server);
 		if (!r->server)
@@ -120,7 +121,8 @@ static int open_side(tr_ps_run *r)
 		int rc = tr_ps_server_init(r->server, c->w.comm, S, c->roles.data_world, m->math,
 		                           dense, &m->opt.cfg, o->staleness, o->staleness_lr,
 		                           o->backup_workers, o->eval_every);
-		return rc < 0 ? rc : tr_ps_server_compress(r->server, comp, c->roles.data_world);
+		rc = rc < 0 ? rc : tr_ps_server_compress(r->server, comp, c->roles.data_world);
+		return rc < 0 || !pull16 ? rc : tr_ps_server_pull16(r->server);
 	}
 	r->worker = calloc(1, sizeof *r->worker);
 	if (!r->worker)
@@ -128,7 +130,8 @@ static int open_side(tr_ps_run *r)
 	float *reply = r->r_reply >= 0 ? tr_store_floats(p->store, r->r_reply) : m->net.params;
 	int rc = tr_ps_worker_init(r->worker, c->w.comm, S, dense, reply);
 	r->worker->embed = &m->embed;
-	return rc < 0 ? rc : tr_ps_worker_compress(r->worker, comp, c->roles.data_world);
+	rc = rc < 0 ? rc : tr_ps_worker_compress(r->worker, comp, c->roles.data_world);
+	return rc < 0 || !pull16 ? rc : tr_ps_worker_pull16(r->worker);
 }
 
 /* A server's rows of every --embed table. 0 or -ENOMEM. */

@@ -205,6 +205,7 @@ void tr_ps_server_free(tr_ps_server *s)
 	tr_copies_free(&s->copies);
 	free_tables(s);
 	free(s->crx);
+	free(s->ptx);
 	memset(s, 0, sizeof *s);
 }
 
@@ -391,7 +392,12 @@ static void reply(tr_ps_server *s, int w)
 	s->read_gap[w] = m_slow == UINT64_MAX || s->staleness == 0 ? 0 : s->clock[w] - m_slow;
 	int dst = s->servers + w;
 	MPI_Send(&m, sizeof m, MPI_BYTE, dst, TR_PS_TAG_REPLY, s->comm);
-	MPI_Send(s->params, (int)s->n, MPI_FLOAT, dst, TR_PS_TAG_PARAMS, s->comm);
+	if (s->ptx) {
+		tr_comp_narrow(TR_COMP_BF16, s->ptx, s->params, s->n, 1.0f);
+		MPI_Send(s->ptx, (int)s->n, MPI_UINT16_T, dst, TR_PS_TAG_PARAMS, s->comm);
+	} else {
+		MPI_Send(s->params, (int)s->n, MPI_FLOAT, dst, TR_PS_TAG_PARAMS, s->comm);
+	}
 	s->waiting[w] = 0;
 }
 
@@ -402,6 +408,12 @@ int tr_ps_server_compress(tr_ps_server *s, tr_grad_comp comp, int workers)
 	if (comp && !(s->crx = malloc((s->n ? s->n : 1) * sizeof *s->crx)))
 		return -ENOMEM;
 	return 0;
+}
+
+int tr_ps_server_pull16(tr_ps_server *s)
+{
+	s->ptx = malloc((s->n ? s->n : 1) * sizeof *s->ptx);
+	return s->ptx ? 0 : -ENOMEM;
 }
 
 /* A push's gradient from src into `into`: fp32, or 16 bits widened. */

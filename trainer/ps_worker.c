@@ -2,7 +2,8 @@
  * ps_worker.c — a worker's side of the parameter-server protocol (ps.h):
  * one message and one gradient slice to every server, non-blocking, and
  * the replies' parameter slices received straight into the worker's host
- * copy of the parameters.
+ * copy of the parameters (under --precision bf16, received as bf16 and
+ * widened into it).
  */
 #include "config.h"
 #include "ps.h"
@@ -89,6 +90,7 @@ void tr_ps_worker_free(tr_ps_worker *w)
 	free(w->req);
 	free(w->version);
 	free(w->cgrad);
+	free(w->prx);
 	memset(w, 0, sizeof *w);
 }
 
@@ -99,6 +101,12 @@ int tr_ps_worker_compress(tr_ps_worker *w, tr_grad_comp comp, int workers)
 	if (comp && !(w->cgrad = malloc((w->n ? w->n : 1) * sizeof *w->cgrad)))
 		return -ENOMEM;
 	return 0;
+}
+
+int tr_ps_worker_pull16(tr_ps_worker *w)
+{
+	w->prx = malloc((w->n ? w->n : 1) * sizeof *w->prx);
+	return w->prx ? 0 : -ENOMEM;
 }
 
 int tr_ps_narrow(tr_ps_worker *w, const float *grads_host)
@@ -119,11 +127,15 @@ void tr_ps_send(tr_ps_worker *w, uint32_t flags, const float *grads_host, uint64
 		int n = (int)(w->hi[s] - w->lo[s]);
 		/* the replies' receives first: a server may answer at once */
 		MPI_Irecv(&w->in[s], sizeof w->in[s], MPI_BYTE, s, TR_PS_TAG_REPLY, w->comm, &q[0]);
-		MPI_Irecv(w->params + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_PARAMS, w->comm, &q[1]);
+		if (w->prx)
+			MPI_Irecv(w->prx + w->lo[s], n, MPI_UINT16_T, s, TR_PS_TAG_PARAMS, w->comm, &q[1]);
+		else
+			MPI_Irecv(w->params + w->lo[s], n, MPI_FLOAT, s, TR_PS_TAG_PARAMS, w->comm, &q[1]);
 		w->out[s] = (tr_ps_msg){.flags = flags, .clock = w->version[s], .step = step, .rows = rows};
 		/* the message and its reply, the parameters, the gradient */
 		size_t push = (flags & TR_PS_PUSH) ? (w->comp ? sizeof(uint16_t) : sizeof(float)) : 0;
-		w->bytes += 2.0 * sizeof w->out[s] + (double)n * (sizeof(float) + push);
+		size_t pull = w->prx ? sizeof(uint16_t) : sizeof(float);
+		w->bytes += 2.0 * sizeof w->out[s] + (double)n * (pull + push);
 		MPI_Isend(&w->out[s], sizeof w->out[s], MPI_BYTE, s, TR_PS_TAG_MSG, w->comm, &q[2]);
 		if ((flags & TR_PS_PUSH) && w->comp)
 			MPI_Isend(w->cgrad + w->lo[s], n, MPI_UINT16_T, s, TR_PS_TAG_GRAD, w->comm, &q[3]);
@@ -168,6 +180,8 @@ int tr_ps_wait(tr_ps_worker *w)
 		return 0;
 	MPI_Waitall(REQS * w->servers, w->req, MPI_STATUSES_IGNORE);
 	w->in_flight = 0;
+	if (w->prx)
+		tr_comp_widen(TR_COMP_BF16, w->params, w->prx, w->n, 1.0f);
 	int stop = 0;
 	for (int s = 0; s < w->servers; s++) {
 		stop |= (w->in[s].flags & TR_PS_STOP) != 0;
