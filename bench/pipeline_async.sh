@@ -17,7 +17,8 @@
 # Usage: bench/pipeline_async.sh [BUILD_DIR]   (default build-bench/, built if missing)
 # Env: BENCH_DIR (scratch, default /tmp/recordio-bench-async), EPOCHS
 #      (default 3), SEEDS (default "1 2 3"), MS (default "2 4 8"), STEPS
-#      (default 100), REPEATS (default 3), PARTS (default "ab").
+#      (default 100), REPEATS (default 3), PARTS (default "ab"), ASYNC_OPTS
+#      (part a: options added to async's runs alone, e.g. "--momentum 0.8").
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -28,6 +29,7 @@ MS=${MS:-2 4 8}
 STEPS=${STEPS:-100}
 REPEATS=${REPEATS:-3}
 PARTS=${PARTS-ab}
+ASYNC_OPTS=${ASYNC_OPTS:-}
 mkdir -p "$W"
 mpi_local_env
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
@@ -58,17 +60,17 @@ printf '%-6s %-5s %-8s %-8s %s\n' optim seed 1f1b async async-1f1b
 for opt in sgd adam; do
 	diffs=""
 	for seed in $SEEDS; do
-		for s in 1f1b async; do
-			train "$W/acc-$opt-$s-$seed.json" $FMNIST --optimizer $opt --seed "$seed" \
-				--pipeline-schedule $s
-		done
+		train "$W/acc-$opt-1f1b-$seed.json" $FMNIST --optimizer $opt --seed "$seed"
+		train "$W/acc-$opt-async-$seed.json" $FMNIST --optimizer $opt --seed "$seed" \
+			--pipeline-schedule async $ASYNC_OPTS
 		a=$(median test_accuracy "$W/acc-$opt-1f1b-$seed.json")
 		b=$(median test_accuracy "$W/acc-$opt-async-$seed.json")
 		d=$(python3 -c "print('%+.4f' % ($b - $a))")
 		diffs="$diffs $d"
 		printf '%-6s %-5s %-8s %-8s %s\n' $opt "$seed" "$a" "$b" "$d"
 	done
-	echo "$opt: median async - 1f1b: $(python3 -c 'import statistics,sys; print("%+.4f" % statistics.median(map(float, sys.argv[1:])))' $diffs)"
+	echo "$opt: median async - 1f1b: $(python3 -c 'import statistics, sys
+print("%+.4f" % statistics.median(map(float, sys.argv[1:])))' $diffs)"
 done
 ;; esac
 

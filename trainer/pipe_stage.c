@@ -234,7 +234,8 @@ static void send_labels(tr_stage *st, const tr_input *in)
 static void recv_labels(tr_stage *st)
 {
 	if (st->p == st->P - 1 && st->P > 1) {
-		MPI_Irecv(st->labels, st->batch, MPI_INT64_T, 0, TAG_LABELS, st->comm, r_labels(st));
+		MPI_Irecv(st->labels, st->batch, MPI_INT64_T, 0, TAG_LABELS, st->comm,
+		          r_labels(st));
 		st->bytes += (double)st->batch * sizeof(int64_t);
 	}
 }

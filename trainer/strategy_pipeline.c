@@ -398,8 +398,8 @@ static int step(pipeline *a, char *err, size_t errlen)
 	int go = first && h->go, nonfinite = first && h->nonfinite;
 	float *stats = m->net.grads + a->n;
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
-	tr_stage_step(&a->st, go ? &h->in : NULL, first && cont && next->go ? &next->in : NULL, cont,
-	              stats);
+	const tr_input *ahead = first && cont && next->go ? &next->in : NULL;
+	tr_stage_step(&a->st, go ? &h->in : NULL, ahead, cont, stats);
 	/* a tensor group's ranks count the batch once: its rank 0 */
 	int once = a->l.t == 0;
 	float head[HEAD] = {0};
