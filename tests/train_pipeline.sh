@@ -12,7 +12,7 @@
 # say the layout, the bubble and the bytes a step by kind; and the async
 # schedule (PipeDream-2BW): refused at P = 1, its first step 1f1b's, its
 # second's gradient on the stashed starting weights (against a reference
-# computed on one rank), the same bits twice and across a resume, and it
+# computed on one rank; P = 2, P = 3, P2 x T2), the same bits twice and across a resume, and it
 # trains near 1f1b's accuracy.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
@@ -166,9 +166,11 @@ expect_exit 0 cmp sync-1/checkpoint async-1/checkpoint
 SGD0="--momentum 0 --weight-decay 0 --warmup-epochs 0 --schedule constant"
 expect_exit 0 mpi 1 --synthetic --hidden 256,256,128 --quiet --batch 128 --max-steps 1 $SGD0 \
 	--lr 0.1 --checkpoint stale-ref
-for p in 2 3; do
-	expect_exit 0 mpi $p $MODEL --max-steps 2 $SGD0 --lr 0.05 --pipeline $p --microbatches 5 \
-		$ASYNC --checkpoint stale-p$p
+for p in 2 3 2x2; do
+	n=${p%x2} t=1
+	[ "$p" = 2x2 ] && n=4 t=2
+	expect_exit 0 mpi $n $MODEL --max-steps 2 $SGD0 --lr 0.05 --pipeline "${p%x2}" --tensor $t \
+		--microbatches 5 $ASYNC --checkpoint stale-p$p
 	same_params stale-ref stale-p$p "async at P = $p: the second step's gradient on the stash"
 done
 expect_exit 0 mpi 2 $MODEL --max-steps 2 $SGD0 --lr 0.05 --pipeline 2 --checkpoint stale-1f1b
@@ -195,6 +197,15 @@ python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b > 0.6 a
 	"$(json a-1f1b.json test_accuracy)" "$(json a-async.json test_accuracy)" && pass ||
 	fail "async's accuracy $(json a-async.json test_accuracy) against 1f1b's $(json a-1f1b.json test_accuracy)"
 above "$(json a-async.json bubble)" 0 && pass || fail "async's bubble $(json a-async.json bubble)"
+# a damaged record in a batch read ahead (step 5's, read during step 4):
+# one line naming it, every rank ends
+cp "$(shard 3)" bad-00000-of-00001.tfrecord
+damage bad-00000-of-00001.tfrecord 50
+expect_exit 1 mpi 2 --train bad-00000-of-00001.tfrecord $MNIST_X --hidden 16 --batch 10 \
+	--pipeline 2 $ASYNC --quiet
+expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one line for the damaged record"
+expect_match '^recordio-train: --train bad-00000-of-00001.tfrecord: .*\(record 50\)' err \
+	"the damaged record named"
 
 # -- real data: the first stage reads it, the test set goes through the
 # pipeline; the metrics
