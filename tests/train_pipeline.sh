@@ -12,8 +12,9 @@
 # say the layout, the bubble and the bytes a step by kind; and the async
 # schedule (PipeDream-2BW): refused at P = 1, its first step 1f1b's, its
 # second's gradient on the stashed starting weights (against a reference
-# computed on one rank; P = 2, P = 3, P2 x T2), the same bits twice and across a resume, and it
-# trains near 1f1b's accuracy.
+# computed on one rank; P = 2, P = 3, P2 x T2), the same bits twice and
+# across a resume, it trains near 1f1b's accuracy, and a damaged record
+# in a batch read ahead is one line.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 
