@@ -8,8 +8,13 @@
 # sequential at P = 3, SGD, Adam and LARS: after two steps the L2 norm of
 # the parameters' difference is at most 1e-5 of theirs), the same layout
 # twice gives the same bits, a run stopped mid-epoch and resumed ends as an
-# unbroken one, the test data goes through the pipeline, and the metrics
-# say the layout, the bubble and the bytes a step by kind.
+# unbroken one, the test data goes through the pipeline, the metrics
+# say the layout, the bubble and the bytes a step by kind; and the async
+# schedule (PipeDream-2BW): refused at P = 1, its first step 1f1b's, its
+# second's gradient on the stashed starting weights (against a reference
+# computed on one rank; P = 2, P = 3, P2 x T2), the same bits twice and
+# across a resume, it trains near 1f1b's accuracy, and a damaged record
+# in a batch read ahead is one line.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 
@@ -141,6 +146,67 @@ expect_match 'written by D2xP1xT1: epoch 1, step 30 of 40; the rest of the epoch
 same_params d2-dp1 d2-p2 "D2 stopped, resumed as P2"
 if "$CKPT_DIFF" unbroken d2-p2 1e-5 l2 >/dev/null; then fail "re-sharded, yet as unbroken"; else
 	pass; fi
+
+# -- --pipeline-schedule async (PipeDream-2BW): no flush between batches;
+# the next batch's first forwards run on the newest weights while the
+# step's last backwards run; every microbatch of a batch, forward and
+# backward, on the version its first forward used (the stash); one version
+# stale: W(t+1) = W(t) - lr grad(W(t-1)).
+refused 1 "--pipeline-schedule async needs --pipeline 2 or more \(it overlaps one batch's backwards with the next's forwards\)$" \
+	--pipeline-schedule async
+refused 2 "--pipeline-schedule async needs --pipeline 2 or more" --tensor 2 \
+	--pipeline-schedule async
+ASYNC="--pipeline-schedule async"
+# the first step: 1f1b's (the gradient at the starting weights)
+expect_exit 0 mpi 2 $MODEL --max-steps 1 --pipeline 2 --checkpoint sync-1
+expect_exit 0 mpi 2 $MODEL --max-steps 1 --pipeline 2 $ASYNC --checkpoint async-1
+expect_exit 0 cmp sync-1/checkpoint async-1/checkpoint
+# the second: its gradient at the starting weights too (the stash), not
+# at the first step's: with plain SGD, two async steps of 64 at rate r are
+# one step of their 128 records at 2r on one rank; 1f1b's are not
+SGD0="--momentum 0 --weight-decay 0 --warmup-epochs 0 --schedule constant"
+expect_exit 0 mpi 1 --synthetic --hidden 256,256,128 --quiet --batch 128 --max-steps 1 $SGD0 \
+	--lr 0.1 --checkpoint stale-ref
+for p in 2 3 2x2; do
+	n=${p%x2} t=1
+	[ "$p" = 2x2 ] && n=4 t=2
+	expect_exit 0 mpi $n $MODEL --max-steps 2 $SGD0 --lr 0.05 --pipeline "${p%x2}" --tensor $t \
+		--microbatches 5 $ASYNC --checkpoint stale-p$p
+	same_params stale-ref stale-p$p "async at P = $p: the second step's gradient on the stash"
+done
+expect_exit 0 mpi 2 $MODEL --max-steps 2 $SGD0 --lr 0.05 --pipeline 2 --checkpoint stale-1f1b
+if "$CKPT_DIFF" stale-ref stale-1f1b 1e-5 l2 >/dev/null; then fail "1f1b is one version stale"
+else pass; fi
+# the same run twice: the same bits; stopped at a checkpoint (where the
+# pipeline drains) and resumed: as unbroken with the same checkpoints
+C="--synthetic=50 --hidden 32,32 --batch 32 --quiet --pipeline 3 --microbatches 5 $ASYNC \
+	--optimizer adam --checkpoint-every 50"
+expect_exit 0 mpi 3 $C --checkpoint async-whole --max-steps 300
+expect_exit 0 mpi 3 $C --checkpoint async-again --max-steps 300
+expect_exit 0 cmp async-whole/checkpoint async-again/checkpoint
+expect_exit 0 mpi 3 $C --checkpoint async-part --max-steps 200
+expect_exit 0 mpi 3 $C --checkpoint async-part --max-steps 300 --resume
+expect_exit 0 cmp async-whole/checkpoint async-part/checkpoint
+# it trains on real data (the first stage reading the next batch ahead,
+# from the cache too): test accuracy near 1f1b's after a short run (Adam;
+# SGD's momentum 0.9 suffers more from the staleness: doc/parallelism.md)
+A="--train $(shards 0 7) --test $(shard 9) $MNIST_X --hidden 64,32 --batch 20 --epochs 5 \
+	--pipeline 2 --optimizer adam --lr 0.003 --cache 64M --quiet"
+expect_exit 0 mpi 2 $A --metrics a-1f1b.json
+expect_exit 0 mpi 2 $A --metrics a-async.json $ASYNC
+python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b > 0.6 and abs(a - b) <= 0.08))' \
+	"$(json a-1f1b.json test_accuracy)" "$(json a-async.json test_accuracy)" && pass ||
+	fail "async's accuracy $(json a-async.json test_accuracy) against 1f1b's $(json a-1f1b.json test_accuracy)"
+above "$(json a-async.json bubble)" 0 && pass || fail "async's bubble $(json a-async.json bubble)"
+# a damaged record in a batch read ahead (step 5's, read during step 4):
+# one line naming it, every rank ends
+cp "$(shard 3)" bad-00000-of-00001.tfrecord
+damage bad-00000-of-00001.tfrecord 50
+expect_exit 1 mpi 2 --train bad-00000-of-00001.tfrecord $MNIST_X --hidden 16 --batch 10 \
+	--pipeline 2 $ASYNC --quiet
+expect_eq 1 "$(grep -c '^recordio-train: ' err)" "one line for the damaged record"
+expect_match '^recordio-train: --train bad-00000-of-00001.tfrecord: .*\(record 50\)' err \
+	"the damaged record named"
 
 # -- real data: the first stage reads it, the test set goes through the
 # pipeline; the metrics

@@ -78,8 +78,10 @@ static int open_loader(tr_data *d, const tr_config *c, rio_loader **l, const cha
 	lo.columns = d->specs;
 	lo.ncolumns = (size_t)(o->nx + o->nembed) + 1;
 	lo.workers = o->workers;
-	/* a rank holds one batch at a time (a step's, an evaluation's) */
-	lo.hold = 1;
+	/* a rank holds one batch at a time (a step's, an evaluation's); two
+	 * under --pipeline-schedule async (the step's and the next one's, whose
+	 * first microbatches go forward before the step ends) */
+	lo.hold = train && o->pipe_schedule == TR_PIPE_ASYNC ? 2 : 1;
 	/* Where the loader's threads share the ranks' cores (no spare CPU),
 	 * they fill a batch only by taking the core from the rank's GEMMs, so
 	 * batches queued further ahead add no speed; they only add pool

@@ -303,12 +303,15 @@ static const tr_option_row table[OPT_COUNT] = {
 	[OPT_PIPE_SCHEDULE] = {"pipeline-schedule", .kind = TR_KIND_KEYWORD,
 	                       AT(pipe_schedule, INT),
 	                       .words = WORDS({"1f1b", TR_PIPE_1F1B}, {"gpipe", TR_PIPE_GPIPE},
-	                                      {"sequential", TR_PIPE_SEQUENTIAL}),
+	                                      {"sequential", TR_PIPE_SEQUENTIAL},
+	                                      {"async", TR_PIPE_ASYNC}),
 	                       .arg = "NAME",
 	                       .help = "1f1b (default: one forward, one backward; at most P "
 	                               "microbatches' activations held), gpipe (all forwards, then "
-	                               "all backwards) or sequential (the batch whole, one stage "
-	                               "busy at a time)"},
+	                               "all backwards), sequential (the batch whole, one stage "
+	                               "busy at a time) or async (1f1b without a flush between "
+	                               "batches: PipeDream-2BW, gradients one weight version "
+	                               "stale)"},
 	[OPT_TENSOR] = {"tensor", .kind = TR_KIND_COUNT, AT(tensor, INT), .lo = 1, .hi = 1 << 16,
 	                .refusal = " is not {lo} to {hi}", .arg = "T",
 	                .help = "split each hidden layer's matrix over T ranks, Megatron-LM "

@@ -200,6 +200,9 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	if (o->pipe_schedule == TR_PIPE_SEQUENTIAL && o->microbatches > 1)
 		return refuse(err, errlen, "--microbatches %d: not with --pipeline-schedule "
 		              "sequential (the batch goes whole)", o->microbatches);
+	if (o->pipe_schedule == TR_PIPE_ASYNC && o->pipeline < 2)
+		return refuse(err, errlen, "--pipeline-schedule async needs --pipeline 2 or more "
+		              "(it overlaps one batch's backwards with the next's forwards)");
 	int split = o->pipeline > 1 || o->tensor > 1;
 	if (!split && (GIVEN(OPT_MICROBATCHES) || GIVEN(OPT_PIPE_SCHEDULE)))
 		return refuse(err, errlen, "--%s needs --pipeline 2 or more",

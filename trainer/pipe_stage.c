@@ -17,6 +17,8 @@ enum { TAG_ACT = 1, TAG_GRAD = 2, TAG_LABELS = 3, TAG_EVAL = 4 };
 
 int tr_stage_slots(int P, int p, int schedule, int M)
 {
+	if (schedule == TR_PIPE_ASYNC) /* P - 1 - p ahead (of this batch or the next) and one */
+		return P - p;
 	if (schedule == TR_PIPE_1F1B)
 		return P - p < M ? P - p : M;
 	return M;
@@ -103,10 +105,11 @@ static void span(const tr_stage *st, int m, int *lo, int *rows)
 }
 
 /* The network as microbatch slot k sees it: its activations and input
- * gradient at the slot's rows. */
-static tr_mlp view(const tr_stage *st, int k)
+ * gradient at the slot's rows, on weight version `w`. */
+static tr_mlp view(const tr_stage *st, int k, float *w)
 {
 	tr_mlp v = *st->net;
+	v.params = w;
 	size_t at = (size_t)k * st->mb;
 	for (int l = 0; l < v.nlayers; l++)
 		v.out[l] += at * (size_t)v.sizes[l + 1];
@@ -121,21 +124,32 @@ static float *dout_slot(const tr_stage *st, int k)
 	return st->dout + (size_t)k * st->mb * st->w_out;
 }
 
-/* Stage p > 0: the receive of microbatch m's activations into its slot. */
-static void post_in(tr_stage *st, int m)
+static int slot_of(const tr_stage *st, int64_t g) { return (int)(g % st->slots); }
+
+/* Stage p > 0: the receive of microbatch g's activations into its slot (g
+ * of the step's batch or, async, of the next). */
+static void post_in(tr_stage *st, int64_t g)
 {
-	int k = m % st->slots, lo, rows;
-	span(st, m, &lo, &rows);
+	int k = slot_of(st, g), lo, rows;
+	span(st, (int)((g - st->g0) % st->M), &lo, &rows);
 	MPI_Irecv(in_slot(st, k), rows * st->w_in, MPI_FLOAT, st->p - 1, TAG_ACT, st->comm,
 	          r_in(st, k));
 	st->bytes += (double)rows * st->w_in * sizeof(float);
 }
 
-/* Microbatch m's input: rows of the first stage's batch (or of zeros), or
- * the activations received into its slot (waited for). */
-static void input_of(tr_stage *st, int m, const tr_input *batch, tr_input *x)
+/* Stage p > 0: the receives of every microbatch before post_end whose
+ * slot is free (its backward done). */
+static void post_ready(tr_stage *st)
 {
-	int k = m % st->slots, lo, rows;
+	while (st->p > 0 && st->posted < st->post_end && st->posted < st->freed + st->slots)
+		post_in(st, st->posted++);
+}
+
+/* Microbatch m's input (slot k): rows of the first stage's batch (or of
+ * zeros), or the activations received into its slot (waited for). */
+static void input_of(tr_stage *st, int m, int k, const tr_input *batch, tr_input *x)
+{
+	int lo, rows;
 	span(st, m, &lo, &rows);
 	memset(x, 0, sizeof *x);
 	x->rows = rows;
@@ -156,13 +170,14 @@ static void input_of(tr_stage *st, int m, const tr_input *batch, tr_input *x)
 		wait_for(st, r_in(st, k), 1);
 }
 
-static void forward(tr_stage *st, int m, const tr_input *batch)
+/* Microbatch g (m of its batch) forward, on weight version w. */
+static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float *w)
 {
-	int k = m % st->slots, lo, rows;
+	int k = slot_of(st, g), lo, rows;
 	span(st, m, &lo, &rows);
 	tr_input x;
-	input_of(st, m, batch, &x);
-	tr_mlp v = view(st, k);
+	input_of(st, m, k, batch, &x);
+	tr_mlp v = view(st, k, w);
 	wait_for(st, r_out(st, k), 0); /* the slot's last activations are sent */
 	tr_mlp_forward(&v, &x);
 	if (st->p == st->P - 1)
@@ -173,13 +188,16 @@ static void forward(tr_stage *st, int m, const tr_input *batch)
 	st->bytes += 2.0 * n * sizeof(float);
 }
 
-static void backward(tr_stage *st, int m, const tr_input *batch, float *stats)
+/* Microbatch m of the step's batch backward, on the version its forward
+ * used; its gradient added into acc. */
+static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float *stats)
 {
-	int k = m % st->slots, lo, rows;
+	int64_t g = st->g0 + m;
+	int k = slot_of(st, g), lo, rows;
 	span(st, m, &lo, &rows);
 	tr_input x;
-	input_of(st, m, batch, &x);
-	tr_mlp v = view(st, k);
+	input_of(st, m, k, batch, &x);
+	tr_mlp v = view(st, k, w);
 	if (st->p == st->P - 1) {
 		wait_for(st, r_labels(st), 1);
 		tr_mlp_loss(&v, &x, stats, 1);
@@ -190,55 +208,92 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *stats)
 	wait_for(st, r_din(st, k), 0); /* the slot's last input gradient is sent */
 	tr_mlp_backward(&v, &x, NULL, NULL);
 	cblas_saxpy((int)v.nparams, 1.0f, v.grads, 1, st->acc, 1);
+	st->freed = g + 1;
 	if (st->p == 0)
 		return;
 	int n = rows * st->w_in;
 	MPI_Isend(v.dinput, n, MPI_FLOAT, st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
 	st->bytes += (double)n * sizeof(float);
-	if (m + st->slots < st->M) /* the slot is free: the next microbatch's */
-		post_in(st, m + st->slots);
+	post_ready(st); /* the slot is free: a later microbatch's */
 }
 
-/* The labels: from the first stage to the last, at the step's start. */
+/* The labels of a batch (`in`; NULL: zeros), first stage to last: sent at
+ * the step's start, or under async by the step before, when the batch's
+ * first forwards go. The last stage receives them at the step's start. */
 static void send_labels(tr_stage *st, const tr_input *in)
 {
-	int n = st->batch;
-	if (st->p == 0 && st->P > 1) {
+	if (st->P == 1)
+		return;
+	if (st->p == 0) {
+		wait_for(st, r_labels(st), 0); /* the batch before's are through */
 		const int64_t *y = in ? in->labels : st->labels; /* zeros without a batch */
-		MPI_Isend(y, n, MPI_INT64_T, st->P - 1, TAG_LABELS, st->comm, r_labels(st));
-	} else if (st->p == st->P - 1 && st->P > 1) {
-		MPI_Irecv(st->labels, n, MPI_INT64_T, 0, TAG_LABELS, st->comm, r_labels(st));
-		st->bytes += (double)n * sizeof(int64_t);
+		MPI_Isend(y, st->batch, MPI_INT64_T, st->P - 1, TAG_LABELS, st->comm, r_labels(st));
 	}
 }
 
-void tr_stage_step(tr_stage *st, const tr_input *in, float *stats)
+static void recv_labels(tr_stage *st)
+{
+	if (st->p == st->P - 1 && st->P > 1) {
+		MPI_Irecv(st->labels, st->batch, MPI_INT64_T, 0, TAG_LABELS, st->comm,
+		          r_labels(st));
+		st->bytes += (double)st->batch * sizeof(int64_t);
+	}
+}
+
+/* 1f1b and async: P - 1 - p forwards ahead (less those the step before
+ * ran), then one forward and one backward; the last backwards alternate
+ * with the next batch's first forwards when `cont` (async). */
+static void one_f_one_b(tr_stage *st, const tr_input *in, const tr_input *next, int cont,
+                        float *w, float *stats)
+{
+	int M = st->M, ahead = st->P - 1 - st->p < M ? st->P - 1 - st->p : M;
+	for (int m = st->fwd_ahead; m < ahead; m++)
+		forward(st, st->g0 + m, m, in, w);
+	for (int i = 0; i + ahead < M; i++) {
+		forward(st, st->g0 + i + ahead, i + ahead, in, w);
+		backward(st, i, in, w, stats);
+	}
+	if (cont && st->p == 0) {
+		send_labels(st, next);
+		st->labels_sent = 1;
+	}
+	for (int i = M - ahead; i < M; i++) {
+		int j = i - (M - ahead); /* the next batch's microbatch, on the newest weights */
+		if (cont)
+			forward(st, st->g0 + M + j, j, next, st->net->params);
+		backward(st, i, in, w, stats);
+	}
+	st->fwd_ahead = cont ? ahead : 0;
+}
+
+void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int cont,
+                   float *stats)
 {
 	double t0 = rio__now();
 	int M = st->M;
+	float *w = st->stash ? st->stash : st->net->params; /* the batch's weight version */
 	memset(st->acc, 0, st->net->nparams * sizeof *st->acc);
-	send_labels(st, in);
-	for (int m = 0; st->p > 0 && m < st->slots && m < M; m++)
-		post_in(st, m);
-	if (st->schedule == TR_PIPE_1F1B) {
-		int ahead = st->P - 1 - st->p < M ? st->P - 1 - st->p : M;
-		for (int m = 0; m < ahead; m++)
-			forward(st, m, in);
-		for (int i = 0; i + ahead < M; i++) {
-			forward(st, i + ahead, in);
-			backward(st, i, in, stats);
-		}
-		for (int i = M - ahead; i < M; i++)
-			backward(st, i, in, stats);
+	if (!st->labels_sent)
+		send_labels(st, in);
+	st->labels_sent = 0;
+	recv_labels(st);
+	st->post_end = st->g0 + (cont ? 2 : 1) * (int64_t)M;
+	post_ready(st);
+	if (st->schedule == TR_PIPE_1F1B || st->schedule == TR_PIPE_ASYNC) {
+		one_f_one_b(st, in, next, cont, w, stats);
 	} else { /* gpipe; sequential is gpipe of one microbatch */
 		for (int m = 0; m < M; m++)
-			forward(st, m, in);
+			forward(st, m, m, in, w);
 		for (int m = 0; m < M; m++)
-			backward(st, m, in, stats);
+			backward(st, m, in, w, stats);
 	}
-	/* every message of the step is through: its buffers are free */
-	for (int i = 0; i < 4 * st->slots + 1; i++)
-		wait_for(st, &st->req[i], 0);
+	if (cont) { /* the next batch's first microbatches in flight */
+		st->g0 += M;
+	} else { /* every message of the step is through: its buffers are free */
+		for (int i = 0; i < 4 * st->slots + 1; i++)
+			wait_for(st, &st->req[i], 0);
+		st->g0 = st->posted = st->freed = 0;
+	}
 	st->busy += rio__now() - t0;
 }
 

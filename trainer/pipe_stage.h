@@ -18,6 +18,13 @@
  *               activations held;
  *   1f1b        stage p runs P - 1 - p forwards ahead, then alternates one
  *               forward and one backward: at most P - p held.
+ *   async       1f1b without the flush between batches (PipeDream-2BW):
+ *               while a step's last backwards run, the next batch's first
+ *               P - 1 - p forwards run in their place, on the newest
+ *               weights; every microbatch of a batch, forward and
+ *               backward, uses the version its first forward used (the
+ *               stash), the newest as the step before last left it. At
+ *               most P - p held, across the batches.
  * The last stage takes the loss of a microbatch at its backward, so that
  * the loss's gradient is never kept across microbatches.
  */
@@ -46,6 +53,14 @@ typedef struct tr_stage {
 	float *blank;          /* p == 0: zeros, sent when this rank has no batch */
 	int64_t *labels;       /* the last stage's (received); the first's zeros */
 	MPI_Request *req;      /* 4 x slots + 1                               */
+	float *stash;          /* async: the weight version the step's batch
+	                        * uses (lent, nparams); else NULL: the net's */
+	/* microbatches by their index g across steps (slot g % slots): the
+	 * step's batch's first, the next receive to post (p > 0), the
+	 * backwards done, the receives' end this step; the step's batch's
+	 * forwards the step before ran, and whether it sent its labels */
+	int64_t g0, posted, freed, post_end;
+	int fwd_ahead, labels_sent;
 	/* since tr_stage_clear: seconds waiting for a message in a step,
 	 * seconds of steps' schedules, bytes sent and received by messages */
 	double idle, busy, bytes;
@@ -66,8 +81,13 @@ int tr_stage_rows(int P, int p, int schedule, int M, int batch, int eval_rows);
  * first stage's batch (NULL there when the rank has none: zeros go, and
  * the step is not applied); unused elsewhere. Gradients summed into acc
  * (zeroed first); the last stage adds each microbatch's summed loss and
- * correct count into stats[0..1]. */
-void tr_stage_step(tr_stage *st, const tr_input *in, float *stats);
+ * correct count into stats[0..1]. Async: `cont` 1 on every stage when the
+ * next step follows at once, and then `next` is the first stage's next
+ * batch (NULL: zeros), whose first forwards this step runs, on the net's
+ * parameters (the newest), the step's batch on st->stash; its messages
+ * are left in flight. `cont` 0 drains: every message through. */
+void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int cont,
+                   float *stats);
 
 /* Evaluation, one batch at a time through the pipeline. The first stage
  * calls tr_stage_eval_send for each of its batches, then with NULL to end

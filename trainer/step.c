@@ -34,9 +34,15 @@ static int model_input(const tr_parts *p, rio_loader *l, const rio_batch *b, tr_
 int tr_step_batch(const tr_parts *p, rio_batch **b, tr_input *in, int must, int *failed,
                   double *wait, char *err, size_t errlen)
 {
+	return tr_step_batch_at(p, p->cursor->global_step, b, in, must, failed, wait, err, errlen);
+}
+
+int tr_step_batch_at(const tr_parts *p, uint64_t step, rio_batch **b, tr_input *in, int must,
+                     int *failed, double *wait, char *err, size_t errlen)
+{
 	const tr_cursor *k = p->cursor;
-	int rc = tr_data_next(p->data, p->cfg, k->global_step, k->epoch_steps, b, in, must, failed,
-	                      wait, err, errlen);
+	int rc = tr_data_next(p->data, p->cfg, step, k->epoch_steps, b, in, must, failed, wait, err,
+	                      errlen);
 	if (rc == 1 && !*failed && *b && p->model->embed.n &&
 	    tr_embed_run_ids(&p->model->embed, *b, p->cfg->o.nx, rio_loader_shards(p->data->train),
 	                     err, errlen) < 0)
@@ -145,6 +151,26 @@ int tr_step_evaluate(const tr_parts *p, tr_pull_fn pull, void *ctx, double sums[
 	return failed ? -1 : 0;
 }
 
+/* Whether the segment stops before global step `step`, and whether it
+ * is cut after `done` steps. */
+static int stops_at(const tr_options *o, uint64_t step)
+{
+	return o->max_steps && step >= o->max_steps;
+}
+
+static int cut_after(const tr_options *o, uint64_t done)
+{
+	return o->checkpoint_every && done % o->checkpoint_every == 0;
+}
+
+int tr_step_segment_last(const tr_parts *p)
+{
+	const tr_options *o = &p->cfg->o;
+	const tr_cursor *k = p->cursor;
+	return k->step_in_epoch + 1 >= k->epoch_steps || stops_at(o, k->global_step + 1) ||
+	       cut_after(o, k->global_step + 1);
+}
+
 int tr_step_segment(const tr_parts *p, tr_segment *seg, tr_step_fn step, tr_after_fn after,
                     void *ctx, uint64_t gradients, char *err, size_t errlen)
 {
@@ -153,7 +179,7 @@ int tr_step_segment(const tr_parts *p, tr_segment *seg, tr_step_fn step, tr_afte
 	tr_cursor *k = p->cursor;
 	seg->stopped = seg->mid_epoch = 0;
 	while (k->step_in_epoch < k->epoch_steps) {
-		if (o->max_steps && k->global_step >= o->max_steps) {
+		if (stops_at(o, k->global_step)) {
 			seg->stopped = seg->mid_epoch = 1;
 			return 0;
 		}
@@ -165,7 +191,7 @@ int tr_step_segment(const tr_parts *p, tr_segment *seg, tr_step_fn step, tr_afte
 		k->total_gradients += gradients;
 		if (seg->stepped)
 			seg->stepped(seg->ctx, k->ep_loss - loss0, k->ep_count - count0);
-		int cut = o->checkpoint_every && k->global_step % o->checkpoint_every == 0;
+		int cut = cut_after(o, k->global_step);
 		if (after)
 			after(ctx);
 		if (cut) {

@@ -20,6 +20,10 @@ typedef void (*tr_pull_fn)(void *ctx);
  * failure), *failed set with a message when the data failed. */
 int tr_step_batch(const tr_parts *p, rio_batch **b, tr_input *in, int must, int *failed,
                   double *wait, char *err, size_t errlen);
+/* The same for global step `step` (a pipeline reading the next step's
+ * batch ahead: --synthetic's batch is the step's). */
+int tr_step_batch_at(const tr_parts *p, uint64_t step, rio_batch **b, tr_input *in, int must,
+                     int *failed, double *wait, char *err, size_t errlen);
 
 /* --embed: the batch's rows (pull: from the servers; NULL: the whole
  * tables) pooled into the model's last input block. */
@@ -45,6 +49,11 @@ typedef int (*tr_step_fn)(void *ctx, char *err, size_t errlen);
 typedef void (*tr_after_fn)(void *ctx);
 int tr_step_segment(const tr_parts *p, tr_segment *seg, tr_step_fn step, tr_after_fn after,
                     void *ctx, uint64_t gradients, char *err, size_t errlen);
+
+/* 1 when the step about to run is its segment's last (the epoch's end,
+ * --max-steps or a --checkpoint-every step follows it); the same on every
+ * rank. */
+int tr_step_segment_last(const tr_parts *p);
 
 /* The epoch's figures every strategy takes from the cursor, f zeroed
  * first. */

@@ -21,6 +21,8 @@ typedef enum tr_pipe_schedule {
 	TR_PIPE_1F1B = 0,       /* one forward, one backward: at most P in flight */
 	TR_PIPE_GPIPE = 1,      /* all forwards, then all backwards              */
 	TR_PIPE_SEQUENTIAL = 2, /* the batch whole, one stage at a time          */
+	TR_PIPE_ASYNC = 3,      /* 1f1b without a flush between batches, two
+	                         * weight versions (PipeDream-2BW)             */
 } tr_pipe_schedule;
 
 /* --staleness inf: fully asynchronous */

@@ -27,6 +27,17 @@
  * Checkpoints hold the whole model, as data-parallel training writes it:
  * rank 0 assembles it from every rank's part, and a resume hands each its
  * part.
+ *
+ * --pipeline-schedule async (PipeDream-2BW, pipe_stage.h): the first
+ * stage reads the next step's batch during the step, and the stage keeps
+ * a second weight version, the stash: step t's batch runs on the newest
+ * weights as they were before step t - 1's update, and its gradient
+ * updates the newest: W(t+1) = W(t) - lr grad(W(t-1)). A segment's last
+ * step (the epoch's end, --max-steps, a checkpoint) reads nothing ahead:
+ * the pipeline drains, as 1f1b's does, and the next step's batch runs on
+ * the newest weights. So a checkpoint, written drained, holds the whole
+ * state (the newest version; the stash is not needed), and a resume goes
+ * on as the unbroken run with the same checkpoints.
  */
 #include "config.h"
 #include "exit_status.h"
@@ -55,6 +66,17 @@ typedef struct pipeline {
 	uint64_t steps_per_epoch;
 	double t_wait, t_exchange, t_optimizer; /* this epoch's, seconds      */
 	double steps;            /* this epoch's, in this process              */
+	int r_stash;             /* async: the store's region of the stash     */
+	int carried;             /* async: the step's batch's first forwards ran
+	                          * in the step before (it did not drain)     */
+	struct held {            /* the first stage's batches: the step's, and
+	                          * (async) the next step's, read ahead       */
+		int have, go, failed, nonfinite;
+		rio_batch *b;
+		tr_input in;
+		char err[MSG];
+	} batch[2];
+	int cur;                 /* which is the step's                        */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -95,6 +117,10 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	snprintf(what, sizeof what, "stage %d's %zu parameters (values, gradient, its sum over "
 	         "microbatches, optimizer state)", l.p, sl.nparams);
 	tr_need_add(n, (double)sl.nparams * f * (3 + states), what);
+	if (c->o.pipe_schedule == TR_PIPE_ASYNC) {
+		snprintf(what, sizeof what, "stage %d's stashed weight version (async)", l.p);
+		tr_need_add(n, (double)sl.nparams * f, what);
+	}
 	const int *s = sl.sizes;
 	int layers = sl.nlayers, widest = 0;
 	double act = 0;
@@ -143,6 +169,9 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	for (int i = 0; i < states; i++)
 		m->r_state[i] = tr_store_add(s, "the stage's optimizer state", a->n, sizeof(float),
 		                             TR_PLACE_BACKEND);
+	if (p->cfg->o.pipe_schedule == TR_PIPE_ASYNC)
+		a->r_stash = tr_store_add(s, "the stage's stashed weight version", a->n,
+		                          sizeof(float), TR_PLACE_BACKEND);
 	snprintf(msg, len, "out of memory for stage %d's %zu parameters", a->l.p, a->n);
 	return tr_store_open(s, MPI_COMM_NULL, msg, len);
 }
@@ -209,6 +238,8 @@ static int build_stage(pipeline *a)
 	if (rc == 0)
 		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
 		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
+	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC)
+		a->st.stash = tr_store_floats(s, a->r_stash);
 	return rc;
 }
 
@@ -325,6 +356,28 @@ static void exchange(pipeline *a, float *head)
 	a->t_exchange += rio__now() - t0;
 }
 
+/* The first stage: global step `at`'s batch into h. */
+static void read_batch(pipeline *a, uint64_t at, struct held *h)
+{
+	const tr_parts *p = a->p;
+	h->b = NULL;
+	h->failed = 0;
+	int rc = tr_step_batch_at(p, at, &h->b, &h->in, 0, &h->failed, &a->t_wait, h->err,
+	                          sizeof h->err);
+	h->go = rc == 1 && !h->failed;
+	h->nonfinite = h->go && h->b && tr_data_nonfinite(p->cfg, p->data, h->b);
+	h->have = 1;
+}
+
+/* Async: the stash := the newest version: before the update of a step
+ * that reads ahead (the next batch's first forwards ran on it), or at the
+ * start of a step after a drain. */
+static void stash_newest(pipeline *a)
+{
+	if (a->st.stash)
+		memcpy(a->st.stash, a->p->model->net.params, a->n * sizeof(float));
+}
+
 /* One training step on every rank (collective). 0; or, when some rank's
  * data failed, -1 on those ranks (with a message in err) and 1 on the
  * others. */
@@ -333,17 +386,20 @@ static int step(pipeline *a, char *err, size_t errlen)
 	const tr_parts *p = a->p;
 	tr_model *m = p->model;
 	tr_cursor *k = p->cursor;
-	rio_batch *b = NULL;
-	tr_input in;
-	int failed = 0, go = 0, nonfinite = 0, first = a->l.p == 0, last = a->l.p == a->l.P - 1;
-	if (first) {
-		int rc = tr_step_batch(p, &b, &in, 0, &failed, &a->t_wait, err, errlen);
-		go = rc == 1 && !failed;
-		nonfinite = go && b && tr_data_nonfinite(p->cfg, p->data, b);
-	}
+	struct held *h = &a->batch[a->cur], *next = &a->batch[!a->cur];
+	int first = a->l.p == 0, last = a->l.p == a->l.P - 1;
+	int cont = a->st.stash && !tr_step_segment_last(p);
+	if (!a->carried)
+		stash_newest(a);
+	if (first && !h->have)
+		read_batch(a, k->global_step, h);
+	if (first && cont)
+		read_batch(a, k->global_step + 1, next);
+	int go = first && h->go, nonfinite = first && h->nonfinite;
 	float *stats = m->net.grads + a->n;
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
-	tr_stage_step(&a->st, go ? &in : NULL, stats);
+	const tr_input *ahead = first && cont && next->go ? &next->in : NULL;
+	tr_stage_step(&a->st, go ? &h->in : NULL, ahead, cont, stats);
 	/* a tensor group's ranks count the batch once: its rank 0 */
 	int once = a->l.t == 0;
 	float head[HEAD] = {0};
@@ -353,18 +409,25 @@ static int step(pipeline *a, char *err, size_t errlen)
 		nonfinite |= !isfinite(stats[0]);
 	}
 	if (first && once && go)
-		head[TR_EXTRA_COUNT] = (float)in.rows;
+		head[TR_EXTRA_COUNT] = (float)h->in.rows;
 	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
-	head[TR_EXTRA_FAILED] = (float)failed;
+	head[TR_EXTRA_FAILED] = (float)(first && h->failed);
 	exchange(a, head);
-	if (b)
-		rio_loader_release(p->data->train, b);
-	if (failed)
+	if (h->b)
+		rio_loader_release(p->data->train, h->b);
+	h->have = 0;
+	a->cur = cont ? !a->cur : a->cur;
+	a->carried = cont;
+	if (first && h->failed) {
+		snprintf(err, errlen, "%s", h->err);
 		return -1;
+	}
 	if (head[TR_EXTRA_FAILED] > 0)
 		return 1;
 	int apply = head[TR_EXTRA_NONFINITE] == 0 && head[HEAD_GRADS] == 0 &&
 	            head[TR_EXTRA_COUNT] >= 1;
+	if (cont)
+		stash_newest(a);
 	if (apply) {
 		double t0 = rio__now();
 		tr_optim_begin(&m->opt, 1.0f / head[TR_EXTRA_COUNT], k->global_step);
@@ -554,7 +617,7 @@ static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, s
 {
 	pipeline *a = (pipeline *)s;
 	const tr_config *c = a->p->cfg;
-	static const char *const names[] = {"1f1b", "gpipe", "sequential"};
+	static const char *const names[] = {"1f1b", "gpipe", "sequential", "async"};
 	char name[32];
 	tr_layout_name(&a->l, name, sizeof name);
 	snprintf(line, len, "layout %s, %s schedule of %d microbatch%s, %d records per data-parallel "
