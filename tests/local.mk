@@ -11,7 +11,8 @@ TESTDATA_FILES = tests/data/README.md tests/data/tf-mixed-types.tfrecord \
 	tests/data/tfx-penguin-train.tfrecord.gz \
 	tests/data/tf-sequence-example.tfrecord tests/data/tf-sequence-example.tfrecord.gz \
 	tests/data/events.out.tfevents.tf-2-x tests/data/events.out.tfevents.tb-simple-value \
-	tests/data/make_tf_files.py
+	tests/data/make_tf_files.py tests/data/fashion-mnist-t10k-images-idx3-ubyte.gz \
+	tests/data/fashion-mnist-t10k-labels-idx1-ubyte.gz
 EXTRA_DIST += $(TESTDATA_FILES)
 
 if HAVE_CUNIT
@@ -179,7 +180,8 @@ TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
 	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
 	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh \
-	tests/train_compress.sh tests/train_pipeline.sh tests/train_tensor.sh tests/train_precision.sh
+	tests/train_compress.sh tests/train_pipeline.sh tests/train_tensor.sh tests/train_precision.sh \
+	tests/train_layout_accuracy.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
