@@ -6,6 +6,7 @@
 # and tests/data/ (tests/fuzz/make_seeds.py). Prints executions, executions
 # per second and corpus size per target; exits non-zero on any crash, leak,
 # timeout or failed invariant, leaving the input in build-fuzz/artifacts/.
+# Targets run FUZZ_JOBS at a time (default: one a CPU), each for SECONDS.
 # FUZZ_TARGETS="fuzz_reader fuzz_index" picks targets; FUZZ_VERBOSE=1 makes
 # fuzz_loader narrate. Needs clang with libFuzzer (Debian: clang,
 # libclang-rt-14-dev); exits 77 without it.
@@ -42,9 +43,10 @@ LIBS=$(sed -n 's/^LIBS = //p; s/^\(ZLIB\|LZ4\|LIBURING\|ISAL\|CURL\)_LIBS = //p'
 targets=${FUZZ_TARGETS:-$(cd "$RIO_TOP/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//' | grep -v fuzz_util)}
 mkdir -p artifacts corpus
 python3 "$RIO_TOP/tests/fuzz/make_seeds.py" "$RIO_TOP/tests/data" "$B/seeds"
-status=0
-printf '%-22s %10s %9s %7s  %s\n' target executions exec/s corpus result
-for t in $targets; do
+# fuzz_one TARGET: builds and runs it; prints its line of the table (and,
+# when it failed, what failed); non-zero when it did
+fuzz_one() {
+	t=$1
 	src="$RIO_TOP/tests/fuzz/$t.c"
 	# a target names the sources it needs beyond the libraries on a
 	# "fuzz-sources:" line of its top comment (the tools' parsers);
@@ -58,7 +60,7 @@ for t in $targets; do
 		-I"$RIO_TOP/lib" -I"$RIO_TOP/tools" -I"$RIO_TOP/tests/fuzz" -I"$B" \
 		"$src" "$RIO_TOP/tests/fuzz/fuzz_util.c" $extra \
 		recordio/.libs/librecordio.a lib/.libs/librio_internal.a $LIBS -lpthread -lm \
-		-o "$B/$t" 2>"$B/$t.build.log" || { cat "$B/$t.build.log"; exit 1; }
+		-o "$B/$t" 2>"$B/$t.build.log" || { cat "$B/$t.build.log"; return 1; }
 	mkdir -p "corpus/$t"
 	seeds=""
 	for d in "$RIO_TOP/tests/fuzz/seeds/$t" "$B/seeds/$t"; do
@@ -76,12 +78,34 @@ for t in $targets; do
 		result=ok
 	else
 		result="FAILED (exit $rc): $(ls -t "$B"/artifacts/"$t"-* 2>/dev/null | head -1)"
-		status=1
 	fi
 	printf '%-22s %10s %9s %7s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$corpus" "$result"
 	if [ $rc -ne 0 ]; then
 		grep -E 'ERROR|CHECK failed|SUMMARY|runtime error' "$B/$t.log" | head -8
 		echo "  log: $B/$t.log"
 	fi
+	return $rc
+}
+
+# FUZZ_JOBS targets at a time (default: one a CPU), each on its own core
+# for its SECONDS: the same time each, the smoke's wall time divided
+jobs=${FUZZ_JOBS:-$(nproc)}
+status=0
+printf '%-22s %10s %9s %7s  %s\n' target executions exec/s corpus result
+set -- $targets
+while [ $# -gt 0 ]; do
+	batch=""
+	while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$jobs" ]; do
+		batch="$batch $1"
+		shift
+	done
+	for t in $batch; do
+		(rc=0; fuzz_one "$t" >"$B/$t.summary" 2>&1 || rc=$?; echo $rc >"$B/$t.rc") &
+	done
+	wait
+	for t in $batch; do
+		cat "$B/$t.summary"
+		[ "$(cat "$B/$t.rc")" = 0 ] || status=1
+	done
 done
 exit $status

@@ -11,8 +11,14 @@ TESTDATA_FILES = tests/data/README.md tests/data/tf-mixed-types.tfrecord \
 	tests/data/tfx-penguin-train.tfrecord.gz \
 	tests/data/tf-sequence-example.tfrecord tests/data/tf-sequence-example.tfrecord.gz \
 	tests/data/events.out.tfevents.tf-2-x tests/data/events.out.tfevents.tb-simple-value \
-	tests/data/make_tf_files.py
+	tests/data/make_tf_files.py tests/data/fashion-mnist-t10k-images-idx3-ubyte.gz \
+	tests/data/fashion-mnist-t10k-labels-idx1-ubyte.gz
 EXTRA_DIST += $(TESTDATA_FILES)
+
+# the trainer's shell tests before the rest: the slowest (TRAIN_TESTS, below)
+if BUILD_TRAINER
+TESTS += $(TRAIN_TESTS)
+endif
 
 if HAVE_CUNIT
 noinst_LTLIBRARIES += tests/libtestutil.la
@@ -175,11 +181,15 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # mpirun in shell tests (tests/train_*.sh, with tests/ckpt_diff to compare
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
-TRAIN_TESTS = tests/train_mpi.sh tests/train_resume.sh tests/train_elastic.sh \
-	tests/train_errors.sh tests/train_dir.sh tests/train_synthetic.sh tests/train_watch.sh \
-	tests/train_reduce.sh tests/train_cache.sh tests/train_ps.sh tests/train_embed.sh \
-	tests/train_metrics.sh tests/train_options.sh tests/train_loader_cpus.sh \
-	tests/train_compress.sh tests/train_pipeline.sh tests/train_tensor.sh tests/train_precision.sh
+# The slowest first (make -j starts them in this order, and packs the short
+# ones around them; TESTS takes them before the rest): the times of the
+# ASan build's make check
+TRAIN_TESTS = tests/train_reduce.sh tests/train_errors.sh tests/train_embed.sh \
+	tests/train_layout_accuracy.sh tests/train_pipeline.sh tests/train_tensor.sh \
+	tests/train_elastic.sh tests/train_cache.sh tests/train_precision.sh tests/train_compress.sh \
+	tests/train_mpi.sh tests/train_resume.sh tests/train_dir.sh tests/train_synthetic.sh \
+	tests/train_watch.sh tests/train_ps.sh tests/train_metrics.sh tests/train_options.sh \
+	tests/train_loader_cpus.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
@@ -198,7 +208,7 @@ tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/redu
 tests_test_reducer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer
 tests_test_reducer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_test_reducer_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)
-TESTS += $(TRAIN_TESTS) $(CLUSTER_TESTS)
+TESTS += $(CLUSTER_TESTS)
 if HAVE_CUNIT
 check_PROGRAMS += tests/test_train
 TESTS += tests/test_train

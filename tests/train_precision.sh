@@ -13,6 +13,11 @@
 # default under bf16, --threads N when given; parameter servers' pulls in
 # bf16 (half their bytes), learning as fp32's; bf16 learns (its
 # test accuracy within 0.05 of fp32's after 3 epochs).
+# oneDNN's dlerror buffer is suppressed by its function's name
+# (tests/lsan.supp): the leak check symbolizes here (train_lib.sh's
+# default is not to)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}symbolize=1"
+export ASAN_OPTIONS
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 TRAIN_SET=$(shards 0 7)
