@@ -59,7 +59,7 @@ def bubble_table(w, ms, lines):
     with open(os.path.join(w, "bubble.dat"), "w") as f:
         for row in data:
             f.write("%d %.6f %.6f %.6f\n" % row[:4])
-    return data
+    return [row for row in data if row[2] == row[2] or row[3] == row[3]]  # measured (not NaN)
 
 
 def memory_table(w, lines):
@@ -110,11 +110,7 @@ def layout_table(w, lines):
             mib(max(rs[0]["planned_bytes"]))))
 
 
-def plot(w, out):
-    gp = os.path.join(w, "plots.gp")
-    with open(gp, "w") as f:
-        f.write("""set terminal pngcairo size 800,500
-set output '%(out)s/parallelism-bubble.png'
+BUBBLE_PLOT = """set output '%(out)s/parallelism-bubble.png'
 set title 'Pipeline bubble at P = 2: measured against (P - 1) / (M + P - 1)'
 set xlabel 'microbatches M'
 set ylabel 'idle share of the schedule'
@@ -123,7 +119,9 @@ set key top right
 plot '%(w)s/bubble.dat' using 1:2 with lines lw 2 title 'GPipe formula', \\
      '' using 1:3 with linespoints title 'gpipe, measured', \\
      '' using 1:4 with linespoints title '1f1b, measured'
-set output '%(out)s/parallelism-memory.png'
+"""
+
+MEMORY_PLOT = """set output '%(out)s/parallelism-memory.png'
 set title 'Memory of the most loaded rank (--synthetic=1024, 7 x 1024 hidden, batch 512)'
 set xlabel ''
 set ylabel 'MiB'
@@ -132,7 +130,21 @@ set style fill solid 0.6
 set boxwidth 0.8
 set xtics rotate by -30
 plot '%(w)s/memory.dat' using 3:xtic(2) title 'planned', '' using 4 title 'peak (VmHWM)'
-""" % {"out": out, "w": w})
+"""
+
+
+def plot(w, out, bubble_rows, memory_rows):
+    """The PNGs of the parts that were run (gnuplot refuses an empty data
+    file: "x range is invalid"); none when neither was."""
+    plots = [text for text, rows in ((BUBBLE_PLOT, bubble_rows), (MEMORY_PLOT, memory_rows))
+             if rows]
+    if not plots:
+        return
+    gp = os.path.join(w, "plots.gp")
+    with open(gp, "w") as f:
+        f.write("set terminal pngcairo size 800,500\n")
+        for text in plots:
+            f.write(text % {"out": out, "w": w})
     try:
         subprocess.run(["gnuplot", gp], check=True)
     except (OSError, subprocess.CalledProcessError) as e:
@@ -143,14 +155,14 @@ def main():
     w, out, before, after, ms = sys.argv[1:6]
     ms = [int(m) for m in ms.split()]
     lines = ["Load average before: %s, after: %s (%d cores)\n" % (before, after, os.cpu_count())]
-    bubble_table(w, ms, lines)
-    memory_table(w, lines)
+    bubble_rows = bubble_table(w, ms, lines)
+    memory_rows = memory_table(w, lines)
     layout_table(w, lines)
     text = "\n".join(lines) + "\n"
     print(text)
     with open(os.path.join(w, "tables.md"), "w") as f:
         f.write(text)
-    plot(w, out)
+    plot(w, out, bubble_rows, memory_rows)
 
 
 if __name__ == "__main__":
