@@ -3,8 +3,13 @@
 # measured (figures, never pass/fail):
 #   a. the pipeline's bubble against GPipe's (P - 1) / (M + P - 1): the
 #      metrics' measured `bubble` of gpipe and 1f1b for M = 1..16 at P = 2,
-#      on a model whose two stages cost the same (--synthetic=512 --hidden
-#      512,512,512,512: two 512x512 layers a stage), one rank a core;
+#      on a model whose two stages cost the same, forward and backward
+#      (BUBBLE_MODEL, default --synthetic=16 --hidden 512,512,512,512,512:
+#      two 512x512 layers a stage, beside a thin first and last layer; the
+#      model's first layer computes no input gradient, so with a wide one,
+#      as in --synthetic=512 --hidden 512,512,512,512, the first stage's
+#      backward is 3 GEMMs a microbatch to the second's 4, and the first
+#      stage idles a sixth of each microbatch whatever M), one rank a core;
 #   b. activation memory: each stage's planned bytes (what the schedule
 #      keeps) and peak resident bytes (VmHWM) for sequential, gpipe and
 #      1f1b at P = 2 and P = 4, against data parallelism;
@@ -26,7 +31,7 @@
 #      runs take MEM_STEPS, default 3: the plan and the peak), REPEATS
 #      (default 3), MS (microbatches, default "1 2 3 4 6 8 12 16"),
 #      LAYOUTS (1: part c), LINKS, PARTS (default "ab": parts a and b; ""
-#      with LAYOUTS=1: part c alone).
+#      with LAYOUTS=1: part c alone), BUBBLE_MODEL (part a's model options).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -55,7 +60,7 @@ run() { # NAME RANKS TRAINER OPTIONS...: REPEATS runs, metrics NAME-i.json
 }
 
 PARTS=${PARTS-ab}
-EQUAL="--synthetic=512 --hidden 512,512,512,512 --batch 512"
+EQUAL=${BUBBLE_MODEL:-"--synthetic=16 --hidden 512,512,512,512,512 --batch 512"}
 case $PARTS in *a*)
 echo "== a. the bubble against (P - 1) / (M + P - 1), P = 2"
 for m in $MS; do
