@@ -220,6 +220,15 @@ python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 
 expect_eq D2xP2xT1 "$(json pp.json layout)" "the layout"
 above "$(json pp.json bubble)" 0 && above 1 "$(json pp.json bubble)" && pass ||
 	fail "bubble $(json pp.json bubble)"
+# the bubble as GPipe's (P - 1) / (M + P - 1) counts it: at M = 1 each of
+# P = 2 stages idles half the step or more, whatever their costs; here
+# the first stage holds nearly all the compute and its backward is twice
+# its forward, so the last stage, done early, waits at the step's end
+# (counted before without that wait: 0.2-0.4)
+expect_exit 0 mpi 2 --synthetic=16 --hidden 512,512,16 --batch 64 --max-steps 20 --quiet \
+	--pipeline 2 --pipeline-schedule sequential --metrics seq.json
+above "$(json seq.json bubble)" 0.45 && above 1 "$(json seq.json bubble)" && pass ||
+	fail "sequential P = 2's bubble $(json seq.json bubble), not 0.5 or more"
 # the last stage receives a step's activations (25 x 64 floats, as 5
 # microbatches), sends their gradients and receives the labels (25 int64)
 expect_eq 13000 "$(json pp.json pipeline_bytes_per_step)" "pipeline bytes a step"

@@ -522,22 +522,27 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->exchange = a->t_exchange;
 	f->optimizer = a->t_optimizer;
 	tr_layout_name(&a->l, f->layout, sizeof f->layout);
-	/* the bubble: the ranks' idle seconds in their schedules over those
-	 * schedules' seconds; bytes a step: the most any rank moved, by kind
-	 * (the data allreduce as a ring moves it: 2 (D - 1) / D x the stage's
-	 * gradient, sent and received) */
+	/* the bubble: the share of the ranks' steps they did not compute, a
+	 * step being the longest rank's schedule (the first stage's: it runs
+	 * the first forward and the last backward), as GPipe's (P - 1) /
+	 * (M + P - 1) counts it; so a stage done early, waiting at the step's
+	 * end in the exchange, idles too. Bytes a step: the most any rank
+	 * moved, by kind (the data allreduce as a ring moves it: 2 (D - 1) /
+	 * D x the stage's gradient, sent and received) */
 	int D = a->l.D;
 	double steps = a->steps > 0 ? a->steps : 1;
-	double mine[5] = {a->st.idle, a->st.busy, a->st.bytes / steps,
+	double compute = a->st.busy - a->st.idle, sum;
+	double mine[4] = {a->st.busy, a->st.bytes / steps,
 	                  D > 1 ? 2.0 * (D - 1) / D * (double)a->n * sizeof(float) * 2 : 0,
 	                  a->tensor_bytes / steps};
-	double sum[2], most[3];
-	MPI_Reduce(mine, sum, 2, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
-	MPI_Reduce(mine + 2, most, 3, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
-	f->bubble = sum[1] > 0 ? sum[0] / sum[1] : 0;
-	f->pipe_bytes = most[0];
-	f->data_bytes = most[1];
-	f->tensor_bytes = most[2];
+	double most[4];
+	MPI_Reduce(&compute, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
+	MPI_Reduce(mine, most, 4, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
+	double span = most[0] * p->cfg->w.size; /* every rank's step, the longest */
+	f->bubble = a->l.P > 1 && span > 0 ? 1 - sum / span : 0;
+	f->pipe_bytes = most[1];
+	f->data_bytes = most[2];
+	f->tensor_bytes = most[3];
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
 }
 
