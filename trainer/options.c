@@ -302,9 +302,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	                              "most the batch; 1 with sequential or without --pipeline)"},
 	[OPT_PIPE_SCHEDULE] = {"pipeline-schedule", .kind = TR_KIND_KEYWORD,
 	                       AT(pipe_schedule, INT),
-	                       .words = WORDS({"1f1b", TR_PIPE_1F1B}, {"gpipe", TR_PIPE_GPIPE},
-	                                      {"sequential", TR_PIPE_SEQUENTIAL},
-	                                      {"async", TR_PIPE_ASYNC}),
+	                       .name_of = tr_pipe_schedule_name,
 	                       .arg = "NAME",
 	                       .help = "1f1b (default: one forward, one backward; at most P "
 	                               "microbatches' activations held), gpipe (all forwards, then "

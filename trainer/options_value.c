@@ -214,3 +214,11 @@ const char *tr_sharding_name(int value)
 {
 	return rio_sharding_name((rio_sharding)value);
 }
+
+const char *tr_pipe_schedule_name(int value)
+{
+	static const char *const names[] = {[TR_PIPE_1F1B] = "1f1b", [TR_PIPE_GPIPE] = "gpipe",
+	                                    [TR_PIPE_SEQUENTIAL] = "sequential",
+	                                    [TR_PIPE_ASYNC] = "async"};
+	return value >= 0 && value < (int)(sizeof names / sizeof *names) ? names[value] : NULL;
+}

@@ -31,5 +31,8 @@ int tr_parse_stages(const char *s, tr_options *o);            /* --stages 0-1,2-
  * past the last. */
 const char *tr_shuffle_name(int value);
 const char *tr_sharding_name(int value);
+/* A --pipeline-schedule's name (strategy.h: TR_PIPE_1F1B ...), NULL past
+ * the last: the option's words and the trainer's first line. */
+const char *tr_pipe_schedule_name(int value);
 
 #endif /* RIO_TRAINER_OPTIONS_VALUE_H */

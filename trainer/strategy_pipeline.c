@@ -45,6 +45,7 @@
 #include "pipe_stage.h"
 #include "start.h"
 #include "step.h"
+#include "options_value.h"
 #include "tensor_slice.h"
 
 #include <math.h>
@@ -622,11 +623,10 @@ static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, s
 {
 	pipeline *a = (pipeline *)s;
 	const tr_config *c = a->p->cfg;
-	static const char *const names[] = {"1f1b", "gpipe", "sequential", "async"};
 	char name[32];
 	tr_layout_name(&a->l, name, sizeof name);
 	snprintf(line, len, "layout %s, %s schedule of %d microbatch%s, %d records per data-parallel "
-	         "group and step, %llu steps per epoch%s", name, names[c->o.pipe_schedule],
+	         "group and step, %llu steps per epoch%s", name, tr_pipe_schedule_name(c->o.pipe_schedule),
 	         a->st.M, a->st.M > 1 ? "es" : "", c->batch, (unsigned long long)a->steps_per_epoch,
 	         a->p->data->synth ? " of synthetic data" : "");
 	if (a->l.D > 1)
