@@ -167,17 +167,16 @@ static int remote_read_start(rio__io_req *reqs, size_t n, void **pending, rio_er
 		size_t m0 = m;
 		for (size_t j = i; j < n; j++) {
 			const remote_src *q = reqs[j].src->priv;
-			if (!taken[j] && q->r == r &&
-			    (reqs[j].result = head_read(reqs[j].src, reqs[j].buf, reqs[j].len,
-			                                reqs[j].offset)) >= 0) {
-				taken[j] = 1; /* in the bytes taken at open: no request */
+			if (taken[j] || q->r != r)
+				continue;
+			taken[j] = 1;
+			ssize_t got = head_read(reqs[j].src, reqs[j].buf, reqs[j].len, reqs[j].offset);
+			if (got >= 0) { /* in the bytes taken at open: no request */
+				reqs[j].result = got;
 				continue;
 			}
-			if (!taken[j] && q->r == r) {
-				p->rg[m] = (rio__range){q->o, reqs[j].offset, reqs[j].len, reqs[j].buf, 0};
-				p->which[m++] = j;
-				taken[j] = 1;
-			}
+			p->rg[m] = (rio__range){q->o, reqs[j].offset, reqs[j].len, reqs[j].buf, 0};
+			p->which[m++] = j;
 		}
 		rio_error e = {0};
 		int rc = m == m0 ? 0 /* all of them in the first bytes */
