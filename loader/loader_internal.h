@@ -59,8 +59,9 @@ typedef struct rio__chunk {
 	                         * batcher sets it NULL); rows is unused    */
 	uint8_t **rowp;
 	size_t rowp_cap;
-	int huge;               /* opts.direct: the buffer is backed by
-	                         * transparent huge pages (chunk.c)          */
+	int huge;               /* the buffer is backed by transparent huge
+	                         * pages (chunk.c): under opts.direct, and
+	                         * as a read-ahead claim's (placed.c)      */
 	int own_recs;           /* buffer shuffling of raw records: record i
 	                         * is copied into own[i] (rio__chunk_own()),
 	                         * a buffer the shuffle buffer and then a

@@ -664,6 +664,7 @@ static void run_ahead(rio__worker *w, uint64_t records)
 		cl[i].order = (rio__io_req **)ord + (size_t)i * nmax;
 		cl[i].sorted = (rio__io_req *)(void *)((rio__io_req **)ord + 2 * nmax) + (size_t)i * nmax;
 		cl[i].c = &w->chunks[i];
+		cl[i].c->huge = 1; /* filled whole, claim after claim (chunk.c) */
 	}
 	int cur = 0;
 	take_claim(l, ahead, &cl[cur]);

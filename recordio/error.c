@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 RIO_API const char *rio_strerror(int code)
@@ -138,5 +139,16 @@ void *rio__aligned_alloc(size_t align, size_t size)
 	void *p = NULL;
 	if (posix_memalign(&p, align, size ? size : align))
 		return NULL;
+	return p;
+}
+
+void *rio__huge_alloc(size_t align, size_t size)
+{
+	int huge = size >= RIO__HUGE_PAGE;
+	void *p = rio__aligned_alloc(huge ? RIO__HUGE_PAGE : align, size);
+#ifdef MADV_HUGEPAGE
+	if (p && huge)
+		(void)madvise(p, size, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
+#endif
 	return p;
 }

@@ -46,4 +46,14 @@ int rio__output_replaceable(const char *path);
  * ENOMEM. Free with free(). */
 void *rio__aligned_alloc(size_t align, size_t size);
 
+/* A buffer that is filled whole, again and again (a read-ahead's): of
+ * RIO__HUGE_PAGE bytes and up, aligned to them and asked (madvise) to be
+ * backed by transparent huge pages, so that filling it the first time
+ * takes a fault per 2 MiB, not one per 4 KiB page (each zeroing a page
+ * and charging it to the memory cgroup); smaller, aligned to `align`.
+ * Not for buffers filled in part: a huge page is resident whole. NULL on
+ * ENOMEM. Free with free(). */
+#define RIO__HUGE_PAGE (2u << 20)
+void *rio__huge_alloc(size_t align, size_t size);
+
 #endif /* RIO_INTERNAL_H */
