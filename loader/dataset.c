@@ -349,8 +349,10 @@ static int shard_count(rio__shard *s, int full, const rio_loader_opts *o,
 
 /* Opening the shards: where shards are remote (each open is a few round
  * trips), on as many threads as requests may be in flight, or with a
- * shard cache (an open may download the shard whole) on `workers`; else
- * on the calling thread alone (local opens are quick). */
+ * shard cache (an open may download the shard whole, RIO__SHARD_CACHE_PARTS
+ * parts in flight) on as many as keep `inflight` parts in flight, at
+ * least `workers`; else on the calling thread alone (local opens are
+ * quick). */
 typedef struct open_job {
 	rio__dataset *ds;
 	const rio_loader_opts *o;
@@ -360,7 +362,10 @@ static int open_threads(const rio__dataset *ds, const rio_loader_opts *o)
 {
 	if (!ds->sources.remote)
 		return 1;
-	return ds->sources.cache ? o->workers : (int)o->remote.inflight;
+	int downloads = (int)(o->remote.inflight / RIO__SHARD_CACHE_PARTS);
+	if (!ds->sources.cache)
+		return (int)o->remote.inflight;
+	return downloads > o->workers ? downloads : o->workers;
 }
 
 /* Counting every needed shard, on `workers` threads (reading thousands of

@@ -6,6 +6,7 @@
 #include "shard_cache.h"
 #include "../recordio/remote/remote.h"
 #include "atomic_file.h"
+#include "stream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +24,6 @@
 #define UNK RIO__UNKNOWN
 #define LOCK_NAME "rio-cache.lock"
 #define KEY_HEX 16
-#define DOWNLOAD_CHUNK (32u << 20)
 
 struct rio__shard_cache {
 	char *dir;
@@ -243,41 +243,76 @@ void rio__shard_cache_close(rio__shard_cache *c)
 
 /* ---- a copy -------------------------------------------------------------------- */
 
-/* Downloads o into fd, then reads it back through a reader (every CRC):
+/* The download on its way to the reader that checks it: each read from
+ * the object's stream (parallel ranged GETs, read ahead) is written to the
+ * .part file as it passes, so the copy is checked while it is written, in
+ * one pass, not read back after. */
+typedef struct passing {
+	rio__rstream *s;
+	int fd;
+	const char *part_path;
+	uint64_t written;
+	int rc; /* the stream's or a write's error: the download failed */
+	rio_error err;
+} passing;
+
+static ssize_t pass_read(void *arg, void *buf, size_t n)
+{
+	passing *t = arg;
+	ssize_t got = rio__rstream_read(t->s, buf, n);
+	if (got < 0 && t->rc == 0) {
+		t->rc = (int)got;
+		t->err = *rio__rstream_error(t->s);
+	}
+	if (got <= 0)
+		return got;
+	int rc = rio__write_all(t->fd, buf, (size_t)got); /* in order, from 0 */
+	if (rc < 0) {
+		t->rc = rio__error_set(&t->err, rc, t->part_path, t->written, UNK, NULL);
+		return rc;
+	}
+	t->written += (uint64_t)got;
+	return got;
+}
+
+/* Downloads o into fd through a reader (every CRC checked on the way):
  * 0, 1 when the copy is damaged (not cached: the loader reads the
  * network and meets the damage as it would), or a download's error. */
 static int download(rio__robj *o, int fd, const char *part_path, rio_error *err)
 {
-	uint64_t size = rio__robj_size(o);
-	uint8_t *buf = malloc(size < DOWNLOAD_CHUNK ? (size ? size : 1) : DOWNLOAD_CHUNK);
-	if (!buf)
-		return rio__error_set(err, -ENOMEM, rio__robj_name(o), UNK, UNK, NULL);
-	int rc = 0;
-	for (uint64_t off = 0; rc == 0 && off < size;) {
-		size_t want = size - off < DOWNLOAD_CHUNK ? (size_t)(size - off) : DOWNLOAD_CHUNK;
-		ssize_t n = rio__robj_read(o, buf, want, off, err);
-		if (n < 0)
-			rc = (int)n;
-		else if ((size_t)n != want)
-			rc = rio__error_set(err, RIO_ECHANGED, rio__robj_name(o), off + (uint64_t)n, UNK,
-			                    "the object ended early");
-		else if ((rc = rio__write_all(fd, buf, want)) < 0) /* in order, from 0 */
-			rc = rio__error_set(err, rc, part_path, off, UNK, NULL);
-		off += want;
-	}
-	free(buf);
+	passing t = {NULL, fd, part_path, 0, 0, {0}};
+	int rc = rio__rstream_open(&t.s, o, 0);
 	if (rc < 0)
-		return rc;
+		return rio__error_set(err, rc, rio__robj_name(o), UNK, UNK, NULL);
+	rio__rstream_whole(t.s, 0, RIO__SHARD_CACHE_PARTS);
+	rio__byte_source src = {pass_read, NULL, NULL, &t};
 	rio_reader *r;
-	rio_reader_opts ro;
-	rio_reader_opts_init(&ro);
-	if (rio_reader_open(&r, part_path, &ro) < 0)
-		return 1;
+	int damaged = rio__reader_open_source(&r, &src, part_path, NULL) < 0;
 	rio_record rec;
-	while ((rc = rio_reader_next(r, &rec)) == 1)
+	while (!damaged && (rc = rio_reader_next(r, &rec)) == 1)
 		;
-	rio_reader_close(r);
-	return rc == 0 ? 0 : 1;
+	if (!damaged) {
+		rio_reader_close(r);
+		damaged = rc != 0;
+	}
+	/* what the records leave after them (a codec's trailer, say) is the
+	 * file's too */
+	uint8_t rest[4096];
+	while (!damaged && t.rc == 0 && pass_read(&t, rest, sizeof rest) > 0)
+		;
+	uint64_t size = rio__robj_size(o);
+	if (t.rc < 0) {
+		rc = t.rc;
+		if (err)
+			*err = t.err;
+	} else if (t.written != size) {
+		rc = damaged ? 1 : rio__error_set(err, RIO_ECHANGED, rio__robj_name(o), t.written,
+		                                  UNK, "the object ended early");
+	} else {
+		rc = damaged;
+	}
+	rio__rstream_close(t.s);
+	return rc;
 }
 
 /* Opens and holds the copy `name`: its descriptor, or -1. */

@@ -18,8 +18,9 @@
  *
  * The rules:
  *   - a download goes to its .part name and is renamed to .shard only once
- *     complete and verified (its size, and every record's CRCs read
- *     through a reader), so a half-written file is never served; a
+ *     complete and verified (its size, and every record's CRCs, checked
+ *     through a reader as the bytes arrive and are written: one pass),
+ *     so a half-written or damaged file is never served; a
  *     .part whose process is gone (killed mid-way) is deleted at the next
  *     open of the cache;
  *   - a copy in use is held with a shared flock(2) for as long as the
@@ -59,6 +60,11 @@ void rio__shard_cache_close(rio__shard_cache *c);
  * reads from the network); a negative error otherwise (a download that
  * failed, or a copy that is damaged: named in err). */
 #define RIO__SHARD_CACHE_STREAM 1
+/* A download's parts in flight (of part_size, 8 MiB by default: 32 MiB
+ * held), the next asked for as soon as one is written; downloads run
+ * inflight / RIO__SHARD_CACHE_PARTS at once (dataset.c), so that they
+ * keep as many parts in flight as the read-ahead does */
+#define RIO__SHARD_CACHE_PARTS 4
 int rio__shard_cache_get(rio__shard_cache *c, struct rio__robj *o, int *fd, char **path,
                          rio_error *err);
 

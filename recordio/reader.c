@@ -117,10 +117,8 @@ static int opts_ok(const rio_reader_opts *opts)
 	       opts->on_damage <= RIO_DAMAGE_REPORT;
 }
 
-/* The reader over an open fd: `own` says whether rio_reader_close() closes
- * it (on failure here it is left open). */
-static int reader_open(rio_reader **out, int fd, int own, const char *name,
-                       const rio_reader_opts *opts)
+int rio__reader_open_source(rio_reader **out, const rio__byte_source *src, const char *name,
+                            const rio_reader_opts *opts)
 {
 	rio_reader_opts defaults;
 	if (!opts) {
@@ -130,6 +128,15 @@ static int reader_open(rio_reader **out, int fd, int own, const char *name,
 	*out = NULL;
 	if (!opts_ok(opts) || !name)
 		return -EINVAL;
+	return reader_new(out, src, name, opts);
+}
+
+/* The reader over an open fd: `own` says whether rio_reader_close() closes
+ * it (on failure here it is left open). */
+static int reader_open(rio_reader **out, int fd, int own, const char *name,
+                       const rio_reader_opts *opts)
+{
+	*out = NULL;
 	struct stat st;
 	if (fstat(fd, &st))
 		return -errno;
@@ -139,7 +146,7 @@ static int reader_open(rio_reader **out, int fd, int own, const char *name,
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	rio__byte_source src;
 	rio__fd_source(fd, &src);
-	int rc = reader_new(out, &src, name, opts);
+	int rc = rio__reader_open_source(out, &src, name, opts);
 	if (rc == 0) {
 		(*out)->fd = fd;
 		(*out)->own_fd = own;

@@ -44,6 +44,12 @@ int rio__istream_open(rio__istream **out, int fd, rio_compression c);
 void rio__fd_source(int fd, rio__byte_source *out);
 /* The same over a byte source (copied; its arg must outlive the stream). */
 int rio__istream_open_source(rio__istream **out, const rio__byte_source *src, rio_compression c);
+/* A reader (rio_reader_open's record layer, `opts` as there, NULL for
+ * the defaults) over a byte source, `name` in its messages: the shard
+ * cache checks a download as it arrives through one. Nothing of the
+ * source is closed with it; its arg must outlive the reader. */
+int rio__reader_open_source(rio_reader **out, const rio__byte_source *src, const char *name,
+                            const rio_reader_opts *opts);
 /* The codec: the one given, or the one AUTO found. */
 rio_compression rio__istream_compression(const rio__istream *s);
 /* Fills up to `n` bytes of `dst`; returns the count (> 0), 0 at the clean

@@ -107,6 +107,41 @@ expect_eq 1 "$(copies)" "the shard downloaded again, whole"
 if cmp -s "$C"/rio-*.shard "$T/loc/z-00000-of-00001.tfrecord"; then pass; else
 	fail "the copy differs from the shard"; fi
 
+# ---- a damaged shard is never cached ----------------------------------------------------
+# (the download is checked as it arrives, every record's CRCs: a damaged
+# one is not kept, and the run meets the damage as it does without a cache)
+mkdir -p "$T/dmg"
+cp "$T/loc/z-00000-of-00001.tfrecord" "$T/dmg/d-00000-of-00001.tfrecord"
+printf 'X' | dd of="$T/dmg/d-00000-of-00001.tfrecord" bs=1 seek=90000 conv=notrunc 2>/dev/null
+code=$(s3_curl -o /dev/null -w '%{http_code}' -X PUT --data-binary @"$T/dmg/d-00000-of-00001.tfrecord" \
+	"$S3_ENDPOINT/$S3_BUCKET/dmg/d-00000-of-00001.tfrecord")
+expect_eq 200 "$code" "the damaged shard uploaded"
+rm -rf "$C"
+"$BENCH" "$T/dmg/d-00000-of-00001.tfrecord" >/dev/null 2>"$T/dmg.local"
+expect_exit 1 "$BENCH" --shard-cache "$C" "s3://$S3_BUCKET/dmg/"
+expect_match "CRC" "$T/err" "the damage reported through the cache"
+expect_match "CRC" "$T/dmg.local" "the damage reported from the local copy"
+expect_eq 0 "$(copies)" "no copy of a damaged shard"
+expect_eq "" "$(ls "$C" | grep '\.part-')" "no .part left of a damaged shard"
+"$BENCH" --json --skip-damaged "$T/dmg/d-00000-of-00001.tfrecord" >"$T/dmg.local.json"
+expect_exit 0 "$BENCH" --json --skip-damaged --shard-cache "$C" "s3://$S3_BUCKET/dmg/"
+expect_eq "$(grep -o '"records": *[0-9]*' "$T/dmg.local.json")" \
+	"$(grep -o '"records": *[0-9]*' "$T/out")" "--skip-damaged: the records the local copy gives"
+expect_eq 0 "$(copies)" "no copy of a damaged shard with --skip-damaged"
+
+# ---- a download broken off mid-body resumes: the copy is whole ----------------------------
+rm -rf "$C"
+proxy_start --faults reset,truncate --every 2 --min-bytes 10000
+expect_exit 0 "$BENCH" $ORDER --dump-order "$T/order" --shard-cache "$C" "$B/y"
+same_order y "downloads broken off mid-body"
+expect_match "^(reset|truncate) GET" "$PROXY_LOG" "the proxy broke downloads off"
+expect_eq 2 "$(copies)" "both shards of y cached"
+for f in "$C"/rio-*.shard; do
+	if cmp -s "$f" "$T/loc/y-00000-of-00002.tfrecord" || cmp -s "$f" "$T/loc/y-00001-of-00002.tfrecord"; then
+		pass; else fail "$f is no whole shard of y"; fi
+done
+proxy_start
+
 # ---- usage -----------------------------------------------------------------------------
 expect_exit 2 "$BENCH" --shard-cache-limit 1M "$B/z"
 expect_match "needs --shard-cache" "$T/err" "a limit without a cache refused"

@@ -81,6 +81,8 @@ void rio__remote_close(rio__remote *r)
 	rio__engine_close(r->engine);
 	for (size_t i = 0; i < r->nidle; i++)
 		curl_easy_cleanup(r->idle[i]);
+	for (size_t i = 0; i < r->nbufs; i++)
+		free(r->bufs[i].buf);
 	if (r->share)
 		curl_share_cleanup(r->share);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -180,6 +182,38 @@ void rio__client_easy_give(rio__remote *r, CURL *h)
 	pthread_mutex_unlock(&r->mu);
 	if (h)
 		curl_easy_cleanup(h);
+}
+
+void *rio__client_buf_take(rio__remote *r, size_t len, size_t *cap)
+{
+	void *b = NULL;
+	pthread_mutex_lock(&r->mu);
+	size_t best = r->nbufs;
+	for (size_t i = 0; i < r->nbufs; i++) /* the smallest that holds len */
+		if (r->bufs[i].cap >= len && (best == r->nbufs || r->bufs[i].cap < r->bufs[best].cap))
+			best = i;
+	if (best < r->nbufs) {
+		b = r->bufs[best].buf;
+		*cap = r->bufs[best].cap;
+		r->bufs[best] = r->bufs[--r->nbufs];
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!b && (b = rio__huge_alloc(64, len)))
+		*cap = len;
+	return b;
+}
+
+void rio__client_buf_give(rio__remote *r, void *buf, size_t cap)
+{
+	if (!buf)
+		return;
+	pthread_mutex_lock(&r->mu);
+	if (r->nbufs < RIO__BUF_POOL) {
+		r->bufs[r->nbufs++] = (rio__part_buf){buf, cap};
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&r->mu);
+	free(buf);
 }
 
 double rio__client_backoff(rio__remote *r, unsigned attempt)

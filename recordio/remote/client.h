@@ -18,6 +18,12 @@
 struct rio__engine;
 
 #define RIO__EASY_POOL 8 /* idle handles kept for one-off requests */
+#define RIO__BUF_POOL 16 /* streams' part buffers kept between streams */
+
+typedef struct rio__part_buf {
+	void *buf;
+	size_t cap;
+} rio__part_buf;
 
 struct rio__remote {
 	rio_remote_opts opts;
@@ -33,6 +39,8 @@ struct rio__remote {
 	                              * shared by every handle of the client */
 	pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
 	struct rio__engine *engine;  /* started at the first ranged read     */
+	rio__part_buf bufs[RIO__BUF_POOL]; /* part buffers given back        */
+	size_t nbufs;
 	rio__rng rng;                /* the retries' jitter                  */
 };
 
@@ -60,6 +68,15 @@ CURL *rio__client_easy_take(rio__remote *r);
 void rio__client_easy_give(rio__remote *r, CURL *h);
 /* A new handle that shares r's connections (the engine's own). */
 CURL *rio__client_easy_new(rio__remote *r);
+
+/* A stream's part buffer of `len` bytes or more (*cap: its size): one
+ * given back by a stream before, else a new one (rio__huge_alloc); NULL
+ * on ENOMEM. Given back when the stream closes, it is kept for the next
+ * stream (RIO__BUF_POOL of them at most, freed with the client), so that
+ * the shard cache's downloads, one stream a shard, do not fault and zero
+ * fresh memory for each. */
+void *rio__client_buf_take(rio__remote *r, size_t len, size_t *cap);
+void rio__client_buf_give(rio__remote *r, void *buf, size_t cap);
 
 /* The pause before try number `attempt` + 1 (attempt >= 1): a uniform
  * random fraction of min(20 s, 0.1 s * 2^(attempt - 1)) ("full jitter",

@@ -95,6 +95,10 @@ int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset)
 	return RIO_EUNSUPPORTED;
 }
 
+void rio__rstream_whole(rio__rstream *s, size_t part, unsigned window)
+{
+}
+
 ssize_t rio__rstream_read(rio__rstream *s, void *dst, size_t n)
 {
 	return RIO_EUNSUPPORTED;

@@ -349,6 +349,7 @@ struct rio__rstream {
 	uint64_t ahead;     /* where the next part to ask for starts           */
 	size_t next_len;    /* its size                                        */
 	unsigned window;    /* how many parts may be asked for at once now     */
+	size_t whole;       /* rio__rstream_whole's part size, or 0: a ramp    */
 	int failed;
 	rio_error err;
 };
@@ -380,6 +381,13 @@ int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset)
 	return 0;
 }
 
+void rio__rstream_whole(rio__rstream *s, size_t part, unsigned window)
+{
+	s->whole = part && part < s->o->r->opts.part_size ? part : (size_t)s->o->r->opts.part_size;
+	s->next_len = s->whole;
+	s->window = window && window < s->max ? window : s->max;
+}
+
 /* Asks for parts until `window` are out or the object ends. */
 static int top_up(rio__rstream *s)
 {
@@ -388,11 +396,10 @@ static int top_up(rio__rstream *s)
 		uint64_t left = s->o->size - s->ahead;
 		size_t len = left < s->next_len ? (size_t)left : s->next_len;
 		if (p->cap < len) {
-			uint8_t *b = realloc(p->buf, len);
-			if (!b)
+			rio__client_buf_give(s->o->r, p->buf, p->cap);
+			p->cap = 0;
+			if (!(p->buf = rio__client_buf_take(s->o->r, len, &p->cap)))
 				return -ENOMEM;
-			p->buf = b;
-			p->cap = len;
 		}
 		p->off = s->ahead;
 		p->len = len;
@@ -439,6 +446,8 @@ ssize_t rio__rstream_read(rio__rstream *s, void *dst, size_t n)
 		if (s->pos == p->off + p->len) { /* read through: ramp up */
 			s->head = (s->head + 1) % s->max;
 			s->count--;
+			if (s->whole) /* rio__rstream_whole: at full speed already */
+				continue;
 			if (s->window < s->max)
 				s->window *= 2;
 			if (s->window > s->max)
@@ -466,6 +475,7 @@ int rio__rstream_seek(rio__rstream *s, uint64_t offset)
 	drop_all(s);
 	s->head = 0;
 	s->pos = s->ahead = offset;
+	s->whole = 0;
 	s->window = 1;
 	s->next_len = FIRST_PART < s->o->r->opts.part_size ? FIRST_PART
 	                                                     : (size_t)s->o->r->opts.part_size;
@@ -491,7 +501,7 @@ void rio__rstream_close(rio__rstream *s)
 	if (s->e)
 		drop_all(s);
 	for (unsigned i = 0; i < s->max; i++)
-		free(s->parts[i].buf);
+		rio__client_buf_give(s->o->r, s->parts[i].buf, s->parts[i].cap);
 	free(s->parts);
 	free(s);
 }

@@ -104,6 +104,11 @@ int rio__remote_read_wait(rio__remote_reads *rd, rio_error *err);
 
 /* A sequential reader of `o` from `offset`. */
 int rio__rstream_open(rio__rstream **out, rio__robj *o, uint64_t offset);
+/* The whole object will be read through s, from where it is: no slow
+ * start, parts of `part` bytes (0, or more than the client's part_size:
+ * part_size), `window` of them asked for at once (0, or more than the
+ * client's inflight: inflight), the next as soon as one is read. */
+void rio__rstream_whole(rio__rstream *s, size_t part, unsigned window);
 /* Up to n bytes into dst, as read(2) on a file: fewer only at the end of
  * the object (0 there), or a negative error (rio__rstream_error). */
 ssize_t rio__rstream_read(rio__rstream *s, void *dst, size_t n);
