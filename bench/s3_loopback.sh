@@ -17,7 +17,11 @@
 # counts; the epoch alone and the open beside it), uptime after each
 # round, and the medians with each build's ratio to curl-16.
 # A shared-library build is timed through the binary behind libtool's
-# wrapper script, as curl is a binary.
+# wrapper script, as curl is a binary. CACHE=1 times each build's first
+# epoch through an empty --shard-cache DIR too (the shards downloaded,
+# checked and read from the copies), as BUILD+cache.
+#
+#   RIO_WEED=/tmp/s3env/bin/weed CACHE=1 sh bench/s3_loopback.sh build-bench
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILDS=${*:-$RIO_TOP/build-bench}
 set -- $BUILDS
@@ -62,19 +66,23 @@ for i in $(seq "$RUNS"); do
 	s=$(now); curl -s --parallel --parallel-max 16 -K "$T/curl16.cfg" 2>/dev/null || echo "curl-16 failed" >&2; e=$(now)
 	echo "curl-16 $(awk -v b="$all" -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", b / (e - s) / 1e9 }')" | tee -a "$T/results"
 	for b in $BUILDS; do
-		s=$(now)
-		rb "$b" --json --batch 256 --shuffle none "$B/plain" >"$T/one.json" 2>"$T/err" || { cat "$T/err"; continue; }
-		e=$(now)
-		python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+		for how in plain ${CACHE:+cache}; do
+			name=$b opt=""
+			[ $how = plain ] || { name=$b+cache opt="--shard-cache $T/sc"; rm -rf "$T/sc"; }
+			s=$(now)
+			rb "$b" --json --batch 256 --shuffle none $opt "$B/plain" >"$T/one.json" 2>"$T/err" || { cat "$T/err"; continue; }
+			e=$(now)
+			python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
 print(sys.argv[4], "%.4f" % (j["file_bytes"] / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9),
       "epoch %.4f open %.2f %s" % (j["file_bytes"] / j["seconds"] / 1e9, j["open_s"], j["route"]))' \
-			"$T/one.json" "$s" "$e" "$b" | tee -a "$T/results"
+				"$T/one.json" "$s" "$e" "$name" | tee -a "$T/results"
+		done
 	done
 	uptime
 done
 c=$(awk '$1 == "curl-16" { printf "%s ", $2 }' "$T/results" | median)
 echo "medians of $RUNS runs: curl-16 $c GB/s"
-for b in $BUILDS; do
+for b in $BUILDS ${CACHE:+$(for b in $BUILDS; do echo "$b+cache"; done)}; do
 	m=$(awk -v b="$b" '$1 == b { printf "%s ", $2 }' "$T/results" | median)
 	ep=$(awk -v b="$b" '$1 == b { printf "%s ", $4 }' "$T/results" | median)
 	echo "$b: $m GB/s ($(awk -v m="$m" -v c="$c" 'BEGIN { printf "%.2f", m / c }') of curl-16), the epoch alone $ep GB/s"
