@@ -212,7 +212,6 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	const char *no = o->strategy == TR_STRATEGY_PS ? "--strategy ps"
 	                 : o->strategy == TR_STRATEGY_HYBRID ? "--strategy hybrid"
 	                 : o->device == TR_DEVICE_CUDA ? "--device cuda (yet)"
-	                 : o->nembed ? "--embed (yet)"
 	                 : o->eval_every ? "--eval-every (yet)"
 	                 : o->shard_optimizer ? "--shard-optimizer"
 	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
@@ -220,6 +219,9 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	                 : o->precision == TR_PRECISION_BF16 ? "--precision bf16 (yet)"
 	                 : o->grad_compression ? "--grad-compression (yet: the stages' gradients "
 	                                         "and activations go in fp32)"
+	                 : o->nembed && o->pipe_schedule == TR_PIPE_ASYNC
+	                         ? "--embed under --pipeline-schedule async (yet: the batch read "
+	                           "ahead needs a table lookup of its own)"
 	                 : NULL;
 	if (no)
 		return refuse(err, errlen, "--%s %d: not with %s", o->pipeline > 1 ? "pipeline" : "tensor",
