@@ -219,9 +219,6 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	                 : o->precision == TR_PRECISION_BF16 ? "--precision bf16 (yet)"
 	                 : o->grad_compression ? "--grad-compression (yet: the stages' gradients "
 	                                         "and activations go in fp32)"
-	                 : o->nembed && o->pipe_schedule == TR_PIPE_ASYNC
-	                         ? "--embed under --pipeline-schedule async (yet: the batch read "
-	                           "ahead needs a table lookup of its own)"
 	                 : NULL;
 	if (no)
 		return refuse(err, errlen, "--%s %d: not with %s", o->pipeline > 1 ? "pipeline" : "tensor",

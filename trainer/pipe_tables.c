@@ -8,8 +8,11 @@
 #include "start.h"
 #include "step.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int holds(const tr_parts *p, int stage) { return p->cfg->o.nembed && stage == 0; }
 
@@ -22,7 +25,10 @@ void tr_pipe_tables_need(const tr_parts *p, int stage, tr_need *n)
 	int width = 0;
 	for (int i = 0; i < o->nembed; i++)
 		width += o->embed[i].dim;
-	tr_need_add(n, ((double)p->model->rows + p->cfg->batch) * width * sizeof(float),
+	/* the pooled block (async: two, the batch read ahead's too) and its
+	 * gradient */
+	double blocks = o->pipe_schedule == TR_PIPE_ASYNC ? 2 : 1;
+	tr_need_add(n, (blocks * p->model->rows + p->cfg->batch) * width * sizeof(float),
 	            "stage 0's --embed pooled block and its gradient");
 }
 
@@ -68,6 +74,57 @@ void tr_pipe_tables_update(tr_model *m, float grad_scale, uint64_t step)
 {
 	if (m->embed.n)
 		tr_embed_run_update(&m->embed, m->embed.grads, grad_scale, step);
+}
+
+int tr_pipe_lookup_init(tr_pipe_lookup *k, const tr_embed_run *e)
+{
+	memset(k, 0, sizeof *k);
+	if (!e->n)
+		return 0;
+	k->n = e->n;
+	int ok = 1;
+	for (int i = 0; i < e->n && ok; i++) {
+		size_t occ = (size_t)e->max_rows * (size_t)e->t[i].k;
+		k->uniq[i] = malloc(occ * sizeof(int64_t));
+		k->pos[i] = malloc(occ * sizeof(int64_t));
+		ok = k->uniq[i] && k->pos[i];
+	}
+	k->block = ok ? calloc((size_t)e->max_rows * (size_t)e->width, sizeof(float)) : NULL;
+	if (!k->block) {
+		tr_pipe_lookup_free(k);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+#define SWAP(type, a, b)                                                                          \
+	do {                                                                                      \
+		type t_ = (a);                                                                    \
+		(a) = (b);                                                                        \
+		(b) = t_;                                                                         \
+	} while (0)
+
+void tr_pipe_lookup_swap(tr_pipe_lookup *k, tr_embed_run *e)
+{
+	if (!k->block)
+		return;
+	for (int i = 0; i < k->n; i++) {
+		SWAP(int64_t *, k->uniq[i], e->uniq[i]);
+		SWAP(int64_t *, k->pos[i], e->pos[i]);
+		SWAP(size_t, k->nuniq[i], e->nuniq[i]);
+		SWAP(const int64_t *, k->ids[i], e->ids[i]);
+	}
+	SWAP(float *, k->block, e->block);
+}
+
+void tr_pipe_lookup_free(tr_pipe_lookup *k)
+{
+	for (int i = 0; i < k->n; i++) {
+		free(k->uniq[i]);
+		free(k->pos[i]);
+	}
+	free(k->block);
+	memset(k, 0, sizeof *k);
 }
 
 /* Table t's buffer `which` from the checkpoint: where this rank holds the

@@ -45,6 +45,27 @@ int tr_pipe_tables_grad(tr_model *m, const tr_layout *l, const float *dbatch, in
  * 1 / the global batch, the global step). */
 void tr_pipe_tables_update(tr_model *m, float grad_scale, uint64_t step);
 
+/* --pipeline-schedule async: the first stage holds two batches, the step's
+ * and the next (read ahead), so a second lookup state (the ids made
+ * unique, the pooled block) beside the tables' own, which is the step's
+ * batch's. swap exchanges the two: around the read of the next batch, so
+ * that it is made in this one; and at the step's end, when the next batch
+ * becomes the step's. The tables need no stash: a pooled lookup's
+ * gradient does not depend on their values, and the block a batch's
+ * microbatches use, pooled when it is read (before the step's update, as
+ * its first forwards run on the newest weights), is the version its
+ * forwards used. init: 0 or -ENOMEM (nothing without tables). */
+typedef struct tr_pipe_lookup {
+	int n;
+	int64_t *uniq[TR_MAX_EMBED], *pos[TR_MAX_EMBED];
+	size_t nuniq[TR_MAX_EMBED];
+	const int64_t *ids[TR_MAX_EMBED];
+	float *block;
+} tr_pipe_lookup;
+int tr_pipe_lookup_init(tr_pipe_lookup *k, const tr_embed_run *e);
+void tr_pipe_lookup_swap(tr_pipe_lookup *k, tr_embed_run *e);
+void tr_pipe_lookup_free(tr_pipe_lookup *k);
+
 /* Collective, on resume: the checkpoint's tables (rank 0's c) placed on
  * the first stage's ranks. */
 void tr_pipe_tables_place(const tr_parts *p, const tr_ckpt *c);

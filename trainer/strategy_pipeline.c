@@ -83,6 +83,8 @@ typedef struct pipeline {
 		char err[MSG];
 	} batch[2];
 	int cur;                 /* which is the step's                        */
+	tr_pipe_lookup ahead;    /* async, --embed: the lookup of the batch not
+	                          * the step's (pipe_tables.h)                */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -248,8 +250,10 @@ static int build_stage(pipeline *a)
 	if (rc == 0)
 		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
 		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
-	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC)
+	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		a->st.stash = tr_store_floats(s, a->r_stash);
+		rc = tr_pipe_lookup_init(&a->ahead, &m->embed);
+	}
 	return rc;
 }
 
@@ -407,8 +411,11 @@ static int step(pipeline *a, char *err, size_t errlen)
 		stash_newest(a);
 	if (first && !h->have)
 		read_batch(a, k->global_step, h);
-	if (first && cont)
+	if (first && cont) { /* --embed: its lookup in its own */
+		tr_pipe_lookup_swap(&a->ahead, &m->embed);
 		read_batch(a, k->global_step + 1, next);
+		tr_pipe_lookup_swap(&a->ahead, &m->embed);
+	}
 	int go = first && h->go, nonfinite = first && h->nonfinite;
 	float *stats = m->net.grads + a->n;
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
@@ -427,6 +434,8 @@ static int step(pipeline *a, char *err, size_t errlen)
 	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
 	head[TR_EXTRA_FAILED] = (float)(first && h->failed);
 	exchange(a, h, head);
+	if (cont) /* the next batch's lookup, the next step's */
+		tr_pipe_lookup_swap(&a->ahead, &m->embed);
 	if (h->b)
 		rio_loader_release(p->data->train, h->b);
 	h->have = 0;
@@ -653,6 +662,7 @@ static void close_pipeline(tr_strategy_state *s)
 {
 	pipeline *a = (pipeline *)s;
 	tr_stage_free(&a->st);
+	tr_pipe_lookup_free(&a->ahead);
 	free(a);
 }
 
