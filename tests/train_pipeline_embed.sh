@@ -54,6 +54,13 @@ expect_exit 0 mpi 2 $R --checkpoint p2-d2 --pipeline 2 --max-steps 7
 expect_exit 0 mpi 2 $R --checkpoint p2-d2 --resume
 same_params dp1-d2 p2-d2 "P2 with --embed stopped, resumed as D2"
 
+# -- --layout says where the tables are
+expect_exit 0 mpi 4 $M --pipeline 2 --layout
+expect_match '^rank 2  .*  stage 0  tensor 0  layer 0 \(0: 32x20\), the --embed tables$' out \
+	"the tables on the first stage"
+expect_match '^rank 1  .*  stage 1  tensor 0  layers 1-3 \(1: 32x32, 2: 16x32, 3: 2x16\)$' out \
+	"none on the second"
+
 # -- the memory plan: the first stage holds the tables (200000 x 16 floats,
 # with their gradient and momentum: 38.4 MB), the second does not
 expect_exit 0 mpi 2 $CTR --embed cat0:200000:16,cat1:50:4 --hidden 16,16 --batch 32 \

@@ -301,7 +301,7 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	tr_world_agree(&c->w, a->steps_per_epoch == 0, msg, EXIT_DATA);
 	p->cursor->epoch_steps = a->steps_per_epoch;
 	if (!c->o.quiet) /* which rank holds which layers */
-		tr_layout_print(&a->l, &c->w, m->sizes, m->nlayers, stdout);
+		tr_layout_print(&a->l, &c->w, m->sizes, m->nlayers, c->o.nembed, stdout);
 }
 
 /* ---- the starting point ---------------------------------------------------------- */
