@@ -9,9 +9,10 @@
 # one step's move of the tables is far above it); the same layout twice
 # gives the same bits; a run stopped as P = 2 resumes as D = 2 with the
 # tables and their Adam state as a data-parallel run resumed at the same
-# step does; the first stage's memory plan holds the tables and the
-# others' do not; under async the batch read ahead keeps a lookup of its
-# own, and its gradient is taken on the version its forwards used.
+# step does, and one stopped on 1 rank resumes as P = 2; the first stage's
+# memory plan holds the tables and the others' do not; under async the
+# batch read ahead keeps a lookup of its own, and its gradient is taken on
+# the version its forwards used.
 . "$(dirname "$0")/train_lib.sh"
 GEN="$BIN/bench/ctr_gen"
 [ -x "$GEN" ] || { echo "SKIP: $GEN not built"; rm -rf "$T"; exit 77; }
@@ -51,10 +52,16 @@ expect_exit 0 cmp d2p2/checkpoint d2p2-again/checkpoint
 R="$CTR --embed cat0:50:8,cat1:50:4 --hidden 16,16 --global-batch 40 --epochs 1 --optimizer adam \
 --lr 0.01"
 expect_exit 0 mpi 1 $R --checkpoint dp1-d2 --max-steps 7
+cp -r dp1-d2 dp1-p2 && cp -r dp1-d2 dp1-dp1
 expect_exit 0 mpi 2 $R --checkpoint dp1-d2 --resume
 expect_exit 0 mpi 2 $R --checkpoint p2-d2 --pipeline 2 --max-steps 7
 expect_exit 0 mpi 2 $R --checkpoint p2-d2 --resume
 same_params dp1-d2 p2-d2 "P2 with --embed stopped, resumed as D2"
+# ... and the reverse: 1 rank stopped, resumed as P2 (the first stage takes
+# the tables and their state) as resumed on 1 rank
+expect_exit 0 mpi 2 $R --checkpoint dp1-p2 --resume --pipeline 2
+expect_exit 0 mpi 1 $R --checkpoint dp1-dp1 --resume
+same_params dp1-dp1 dp1-p2 "1 rank with --embed stopped, resumed as P2"
 
 # -- --layout says where the tables are
 expect_exit 0 mpi 4 $M --pipeline 2 --layout
