@@ -151,3 +151,17 @@ void tr_embed_run_update(tr_embed_run *e, const float *sum, float grad_scale, ui
 	tr_optim_begin(&e->opt, grad_scale, step);
 	tr_optim_update(&e->opt, e->params, sum, 0, e->floats);
 }
+
+void tr_embed_run_fetch(void *ctx, int t, int which, float *host)
+{
+	tr_embed_run *e = ctx;
+	memcpy(host, tr_optim_buffer(&e->opt, e->params, which) + e->t[t].offset,
+	       tr_embed_param_count(&e->t[t]) * sizeof(float));
+}
+
+void tr_embed_run_place(void *ctx, int t, int which, const float *host)
+{
+	tr_embed_run *e = ctx;
+	memcpy(tr_optim_buffer(&e->opt, e->params, which) + e->t[t].offset, host,
+	       tr_embed_param_count(&e->t[t]) * sizeof(float));
+}

@@ -88,6 +88,12 @@ void tr_embed_run_backward(tr_embed_run *e, const float *dblock, int rows);
 void tr_embed_run_dense_grad(tr_embed_run *e);
 void tr_embed_run_update(tr_embed_run *e, const float *sum, float grad_scale, uint64_t step);
 
+/* Whole tables, for checkpoints (save.h's and start.h's callbacks; ctx the
+ * tr_embed_run): buffer `which` (0 the parameters, 1 and 2 the optimizer's
+ * state) of table t copied out to host, or in from it. */
+void tr_embed_run_fetch(void *ctx, int t, int which, float *host);
+void tr_embed_run_place(void *ctx, int t, int which, const float *host);
+
 /* Server s's rows of a table of `vocab` ids: balanced, contiguous. */
 void tr_embed_rows_of(int64_t vocab, int servers, int s, int64_t *lo, int64_t *hi);
 

@@ -20,6 +20,18 @@ void tr_need_add(tr_need *n, double bytes, const char *what)
 	}
 }
 
+void tr_need_tables(tr_need *n, const tr_options *o)
+{
+	double states = tr_optim_states(o->optim.kind), f = sizeof(float);
+	char what[320];
+	for (int i = 0; i < o->nembed; i++) {
+		const tr_embed_option *e = &o->embed[i];
+		snprintf(what, sizeof what, "--embed %s:%lld:%d (the whole table, its gradient and "
+		         "optimizer state)", e->feature, (long long)e->vocab, e->dim);
+		tr_need_add(n, (double)e->vocab * e->dim * f * (2 + states), what);
+	}
+}
+
 /* --memory-limit: this rank's need against it. */
 static int over_own(const tr_parts *p, const tr_need *n, char *msg, size_t len)
 {

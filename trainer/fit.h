@@ -21,6 +21,10 @@ typedef struct tr_need {
 /* Adds `bytes` of the part `what`. */
 void tr_need_add(tr_need *n, double bytes, const char *what);
 
+/* Adds the --embed tables held whole: each table, its dense gradient and
+ * its optimizer state (allreduce's ranks, a pipeline's first stage). */
+void tr_need_tables(tr_need *n, const tr_options *o);
+
 /* Collective: returns when every rank fits: with --memory-limit, each
  * rank's own need against it; else the ranks of each host together
  * against the host's limit. Else the lowest rank that does not says what

@@ -155,7 +155,7 @@ static void holds(const tr_layout *l, int r, const int *sizes, int nlayers, char
 }
 
 void tr_layout_print(const tr_layout *l, const tr_world *w, const int *sizes, int nlayers,
-                     FILE *f)
+                     int tables, FILE *f)
 {
 	char host[MPI_MAX_PROCESSOR_NAME] = "";
 	int hl = 0;
@@ -185,9 +185,10 @@ void tr_layout_print(const tr_layout *l, const tr_world *w, const int *sizes, in
 	for (int r = 0; r < w->size; r++) {
 		char what[512];
 		holds(l, r, sizes, nlayers, what, sizeof what);
-		fprintf(f, "rank %d  host %s  data %d  stage %d  tensor %d  %s\n", r,
-		        all ? all + (size_t)r * sizeof host : "?", r / (l->T * l->P), r / l->T % l->P,
-		        r % l->T, what);
+		int stage = r / l->T % l->P;
+		fprintf(f, "rank %d  host %s  data %d  stage %d  tensor %d  %s%s\n", r,
+		        all ? all + (size_t)r * sizeof host : "?", r / (l->T * l->P), stage, r % l->T,
+		        what, tables && stage == 0 ? ", the --embed tables" : "");
 	}
 	fflush(f);
 	free(all);

@@ -66,8 +66,9 @@ void tr_layout_name(const tr_layout *l, char *buf, size_t len);
 
 /* Collective: rank 0 writes the placement to f: each rank's host,
  * coordinates and what it holds of the model (layers, and slices of
- * them); whether groups span hosts. */
+ * them; the first stage the `tables` --embed tables); whether groups span
+ * hosts. */
 void tr_layout_print(const tr_layout *l, const tr_world *w, const int *sizes, int nlayers,
-                     FILE *f);
+                     int tables, FILE *f);
 
 #endif /* RIO_TRAINER_LAYOUT_H */

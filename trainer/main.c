@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 
 	if (cfg.o.layout_only) { /* --layout: where each rank is, and no run */
 		tr_layout_stages(&cfg.layout, &cfg.o, model.sizes, model.nlayers);
-		tr_layout_print(&cfg.layout, &cfg.w, model.sizes, model.nlayers, stdout);
+		tr_layout_print(&cfg.layout, &cfg.w, model.sizes, model.nlayers, cfg.o.nembed, stdout);
 	} else {
 		tr_strategy_state *s = NULL;
 		cfg.ops->open(&s, &parts);

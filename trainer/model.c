@@ -96,18 +96,24 @@ void tr_model_plan(tr_model *m, const tr_config *c, const tr_data *d, tr_store *
 	for (int i = 0; i < states && at->state >= 0; i++)
 		m->r_state[i] = tr_store_add(s, "the optimizer's state", n, sizeof(float),
 		                             (tr_place)at->state);
-	if (!o->nembed || at->tables < 0)
-		return;
+	if (o->nembed && at->tables >= 0)
+		tr_model_plan_tables(m, c, d, s, (tr_place)at->tables, (tr_place)at->table_grads);
+}
+
+void tr_model_plan_tables(tr_model *m, const tr_config *c, const tr_data *d, tr_store *s,
+                          tr_place tables, tr_place grads)
+{
+	const tr_options *o = &c->o;
+	int states = tr_optim_states(o->optim.kind);
 	tr_embed_table t[TR_MAX_EMBED];
 	size_t floats = tr_embed_run_tables(t, o->embed, o->nembed, d->specs + o->nx);
 	m->table_floats = floats;
-	m->r_tables = tr_store_add(s, "the --embed tables", floats, sizeof(float),
-	                           (tr_place)at->tables);
+	m->r_tables = tr_store_add(s, "the --embed tables", floats, sizeof(float), tables);
 	m->r_table_grads = tr_store_add(s, "the --embed tables' gradient", floats, sizeof(float),
-	                                (tr_place)at->table_grads);
+	                                grads);
 	for (int i = 0; i < states; i++)
 		m->r_table_state[i] = tr_store_add(s, "the --embed tables' optimizer state", floats,
-		                                   sizeof(float), (tr_place)at->tables);
+		                                   sizeof(float), tables);
 }
 
 /* The optimizer over the whole model, in the store's state: each layer's
@@ -128,9 +134,7 @@ static int build_optimizer(tr_model *m, const tr_store *s)
 	return rc;
 }
 
-/* --embed: the tables (whole on an allreduce rank, room for pulled rows on
- * a worker) and the MLP's input gradient of their block. */
-static int build_tables(tr_model *m, const tr_config *c, const tr_data *d, const tr_store *s)
+int tr_model_build_tables(tr_model *m, const tr_config *c, const tr_data *d, const tr_store *s)
 {
 	const tr_options *o = &c->o;
 	int whole = m->r_tables >= 0;
@@ -166,7 +170,7 @@ int tr_model_build(tr_model *m, const tr_config *c, const tr_data *d, const tr_s
 	if (rc == 0 && !m->eval_stats)
 		rc = -ENOMEM;
 	if (rc == 0 && c->o.nembed)
-		rc = build_tables(m, c, d, s);
+		rc = tr_model_build_tables(m, c, d, s);
 	return rc;
 }
 

@@ -77,10 +77,22 @@ void tr_model_schedule(tr_model *m, const tr_config *c, uint64_t steps_per_epoch
 void tr_model_plan(tr_model *m, const tr_config *c, const tr_data *d, tr_store *s,
                    const tr_model_places *at);
 
+/* The --embed tables' part of tr_model_plan alone: the tables whole (and
+ * their optimizer state) in `tables`, their dense gradient in `grads` (a
+ * pipeline's first stage, which plans its own block). */
+void tr_model_plan_tables(tr_model *m, const tr_config *c, const tr_data *d, tr_store *s,
+                          tr_place tables, tr_place grads);
+
 /* Once the store is open: the MLP (with the --embed tables' input
  * gradient), the optimizer (LARS: each layer's W and b), the tables, in
  * what the store lends. 0 or -ENOMEM. */
 int tr_model_build(tr_model *m, const tr_config *c, const tr_data *d, const tr_store *s);
+
+/* The --embed tables' part of tr_model_build alone, once m->net is built:
+ * the tables (whole where tr_model_plan_tables placed them, else room for
+ * the rows pulled from servers) and the network's input gradient of their
+ * block (its first layer's last columns). 0, -ENOMEM or -EINVAL. */
+int tr_model_build_tables(tr_model *m, const tr_config *c, const tr_data *d, const tr_store *s);
 
 void tr_model_close(tr_model *m);
 

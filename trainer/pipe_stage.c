@@ -58,6 +58,9 @@ int tr_stage_init(tr_stage *st, tr_mlp *net, MPI_Comm comm, int P, int p, int sc
 		ok = (st->blank = calloc(cap * (size_t)st->w_in, sizeof(float))) != NULL;
 	if (ok)
 		ok = (st->labels = calloc(lab, sizeof *st->labels)) != NULL;
+	if (ok && p == 0 && net->dinput)
+		ok = (st->dbatch = calloc((size_t)batch * (size_t)net->dinput_cols,
+		                          sizeof(float))) != NULL;
 	if (!ok) {
 		tr_stage_free(st);
 		return -ENOMEM;
@@ -74,6 +77,7 @@ void tr_stage_free(tr_stage *st)
 	free(st->dout);
 	free(st->blank);
 	free(st->labels);
+	free(st->dbatch);
 	memset(st, 0, sizeof *st);
 }
 
@@ -209,8 +213,12 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	tr_mlp_backward(&v, &x, NULL, NULL);
 	cblas_saxpy((int)v.nparams, 1.0f, v.grads, 1, st->acc, 1);
 	st->freed = g + 1;
-	if (st->p == 0)
+	if (st->p == 0) {
+		if (st->dbatch) /* at the microbatch's rows of the batch */
+			memcpy(st->dbatch + (size_t)lo * v.dinput_cols, v.dinput,
+			       (size_t)rows * v.dinput_cols * sizeof(float));
 		return;
+	}
 	int n = rows * st->w_in;
 	MPI_Isend(v.dinput, n, MPI_FLOAT, st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
 	st->bytes += (double)n * sizeof(float);

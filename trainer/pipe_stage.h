@@ -26,7 +26,10 @@
  *               stash), the newest as the step before last left it. At
  *               most P - p held, across the batches.
  * The last stage takes the loss of a microbatch at its backward, so that
- * the loss's gradient is never kept across microbatches.
+ * the loss's gradient is never kept across microbatches. The first stage
+ * keeps its microbatches' input gradients, where its net computes one, in
+ * the batch's row order (dbatch): the --embed tables' backward takes the
+ * whole batch's after the step.
  */
 #ifndef RIO_TRAINER_PIPE_STAGE_H
 #define RIO_TRAINER_PIPE_STAGE_H
@@ -52,6 +55,9 @@ typedef struct tr_stage {
 	float *dout;           /* p < P - 1: their gradients, slots x mb x w_out */
 	float *blank;          /* p == 0: zeros, sent when this rank has no batch */
 	int64_t *labels;       /* the last stage's (received); the first's zeros */
+	float *dbatch;         /* p == 0 with the net's input gradient (--embed's
+	                        * block): each microbatch's, at its rows of the
+	                        * batch, batch x net->dinput_cols             */
 	MPI_Request *req;      /* 4 x slots + 1                               */
 	float *stash;          /* async: the weight version the step's batch
 	                        * uses (lent, nparams); else NULL: the net's */
@@ -67,7 +73,9 @@ typedef struct tr_stage {
 } tr_stage;
 
 /* A stage over `net` (built with max_rows >= tr_stage_rows()), its buffers
- * allocated (host memory: the CPU). 0 or -ENOMEM. */
+ * allocated (host memory: the CPU); on the first stage, when the net
+ * computes an input gradient (tr_mlp_want_dinput), dbatch too. 0 or
+ * -ENOMEM. */
 int tr_stage_init(tr_stage *st, tr_mlp *net, MPI_Comm comm, int P, int p, int schedule, int M,
                   int batch, int eval_rows, float *acc);
 void tr_stage_free(tr_stage *st);

@@ -80,12 +80,7 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	}
 	snprintf(what, sizeof what, "the activations of %d rows", m->rows);
 	tr_need_add(n, (act + 2 * widest) * m->rows * f, what);
-	for (int i = 0; i < o->nembed; i++) {
-		const tr_embed_option *e = &o->embed[i];
-		snprintf(what, sizeof what, "--embed %s:%lld:%d (the whole table, its gradient and "
-		         "optimizer state)", e->feature, (long long)e->vocab, e->dim);
-		tr_need_add(n, (double)e->vocab * e->dim * f * (2 + states), what);
-	}
+	tr_need_tables(n, o);
 }
 
 /* ---- open --------------------------------------------------------------------- */
@@ -248,14 +243,6 @@ static void place_tensor(void *ctx, int which, const float *host)
 	load(a, tr_optim_buffer(&m->opt, m->net.params, which), host);
 }
 
-static void place_table(void *ctx, int t, int which, const float *host)
-{
-	tr_model *m = ctx;
-	tr_embed_run *e = &m->embed;
-	memcpy(tr_optim_buffer(&e->opt, e->params, which) + e->t[t].offset, host,
-	       tr_embed_param_count(&e->t[t]) * sizeof *host);
-}
-
 /* Collective, on resume: the counters, then the tensors, then each rank's
  * loader position. */
 static void place(tr_strategy_state *s, const tr_ckpt *c)
@@ -268,7 +255,7 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	tr_start_counters(p, c);
 	tr_start_tensors(p, c, place_tensor, a);
 	tr_store_fence(p->store);
-	tr_start_tables(p, c, place_table, m);
+	tr_start_tables(p, c, tr_embed_run_place, &m->embed);
 	m->embed.opt.t = m->opt.t;
 	uint32_t from = cfg->plan.elastic_from;
 	if (p->data->train && !tr_data_resharded(p->data, cfg, k->epoch))
@@ -646,13 +633,6 @@ static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err
 
 static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((allreduce *)s)->steps_per_epoch; }
 
-static void fetch_table(void *ctx, int t, int which, float *host)
-{
-	tr_embed_run *e = ctx;
-	memcpy(host, tr_optim_buffer(&e->opt, e->params, which) + e->t[t].offset,
-	       tr_embed_param_count(&e->t[t]) * sizeof(float));
-}
-
 /* Rank 0: the model, the optimizer's state and the tables, its own. */
 static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 {
@@ -675,7 +655,7 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	tr_math_to_host(m->math, c->state1, m->opt.state1, n);
 	if (c->state2)
 		tr_math_to_host(m->math, c->state2, m->opt.state2, n);
-	return tr_save_tables(p, c, fetch_table, &m->embed, 0, err, errlen);
+	return tr_save_tables(p, c, tr_embed_run_fetch, &m->embed, 0, err, errlen);
 }
 
 static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, size_t tlen)

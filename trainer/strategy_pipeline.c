@@ -24,9 +24,13 @@
  * group. LARS's norms of a sliced layer are summed over the group: the
  * whole layer's. Weight decay is elementwise: the whole layer's already.
  *
+ * --embed: the lookup belongs to the first stage, which holds the tables
+ * whole (pipe_tables.h): its pooled block goes in the first layer's input,
+ * and the batch's input gradient of it comes back to the tables' backward.
+ *
  * Checkpoints hold the whole model, as data-parallel training writes it:
- * rank 0 assembles it from every rank's part, and a resume hands each its
- * part.
+ * rank 0 assembles it from every rank's part (the tables: its own), and a
+ * resume hands each its part.
  *
  * --pipeline-schedule async (PipeDream-2BW, pipe_stage.h): the first
  * stage reads the next step's batch during the step, and the stage keeps
@@ -43,6 +47,7 @@
 #include "exit_status.h"
 #include "clock.h"
 #include "pipe_stage.h"
+#include "pipe_tables.h"
 #include "start.h"
 #include "step.h"
 #include "options_value.h"
@@ -78,6 +83,8 @@ typedef struct pipeline {
 		char err[MSG];
 	} batch[2];
 	int cur;                 /* which is the step's                        */
+	tr_pipe_lookup ahead;    /* async, --embed: the lookup of the batch not
+	                          * the step's (pipe_tables.h)                */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -134,6 +141,7 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	act += 2.0 * widest + 2.0 * s[0]; /* backward's scratch, the input and its gradient */
 	snprintf(what, sizeof what, "stage %d's activations (%d rows held)", l.p, rows);
 	tr_need_add(n, act * rows * f, what);
+	tr_pipe_tables_need(p, l.p, n);
 }
 
 /* ---- open --------------------------------------------------------------------- */
@@ -173,6 +181,7 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	if (p->cfg->o.pipe_schedule == TR_PIPE_ASYNC)
 		a->r_stash = tr_store_add(s, "the stage's stashed weight version", a->n,
 		                          sizeof(float), TR_PLACE_BACKEND);
+	tr_pipe_tables_plan(p, &a->l);
 	snprintf(msg, len, "out of memory for stage %d's %zu parameters", a->l.p, a->n);
 	return tr_store_open(s, MPI_COMM_NULL, msg, len);
 }
@@ -227,6 +236,8 @@ static int build_stage(pipeline *a)
 	tensor_sums(a, &m->net);
 	if (rc == 0 && l->p > 0)
 		rc = tr_mlp_want_dinput(&m->net, 0, a->sl.sizes[0]);
+	if (rc == 0) /* --embed: the tables, and the input gradient of their block */
+		rc = tr_pipe_tables_build(a->p, l);
 	if (rc == 0)
 		rc = build_optimizer(m, s, a->n);
 	if (l->T > 1) {
@@ -239,8 +250,10 @@ static int build_stage(pipeline *a)
 	if (rc == 0)
 		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
 		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
-	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC)
+	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		a->st.stash = tr_store_floats(s, a->r_stash);
+		rc = tr_pipe_lookup_init(&a->ahead, &m->embed);
+	}
 	return rc;
 }
 
@@ -288,7 +301,7 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	tr_world_agree(&c->w, a->steps_per_epoch == 0, msg, EXIT_DATA);
 	p->cursor->epoch_steps = a->steps_per_epoch;
 	if (!c->o.quiet) /* which rank holds which layers */
-		tr_layout_print(&a->l, &c->w, m->sizes, m->nlayers, stdout);
+		tr_layout_print(&a->l, &c->w, m->sizes, m->nlayers, c->o.nembed, stdout);
 }
 
 /* ---- the starting point ---------------------------------------------------------- */
@@ -319,6 +332,7 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	tr_cursor *k = p->cursor;
 	tr_start_counters(p, c);
 	tr_start_tensors(p, c, place_tensor, a);
+	tr_pipe_tables_place(p, c);
 	/* the readers' positions: each its own, or, when the run has another
 	 * number of readers than the checkpoint's, the rest of the epoch
 	 * re-sharded over them */
@@ -342,14 +356,16 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 /* Collective: the stage's gradient summed over its data-parallel ranks,
  * then the step's head (loss, correct, count, flags, and whether any
  * stage's sum is not finite) over the world, into head. */
-static void exchange(pipeline *a, float *head)
+static void exchange(pipeline *a, const struct held *h, float *head)
 {
 	const tr_config *c = a->p->cfg;
 	double t0 = rio__now();
 	float *acc = a->st.acc;
 	if (a->l.D > 1)
 		MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
-	int finite = 1;
+	/* --embed (the first stage): the tables' gradient, summed too */
+	int finite = tr_pipe_tables_grad(a->p->model, &a->l, a->st.dbatch, h->in.rows,
+	                                 h->have && h->go);
 	for (size_t i = 0; i < a->n && finite; i++)
 		finite = isfinite(acc[i]);
 	head[HEAD_GRADS] = finite ? 0.0f : 1.0f;
@@ -367,6 +383,7 @@ static void read_batch(pipeline *a, uint64_t at, struct held *h)
 	                          sizeof h->err);
 	h->go = rc == 1 && !h->failed;
 	h->nonfinite = h->go && h->b && tr_data_nonfinite(p->cfg, p->data, h->b);
+	tr_pipe_tables_input(p->model, &h->in, h->go);
 	h->have = 1;
 }
 
@@ -394,8 +411,11 @@ static int step(pipeline *a, char *err, size_t errlen)
 		stash_newest(a);
 	if (first && !h->have)
 		read_batch(a, k->global_step, h);
-	if (first && cont)
+	if (first && cont) { /* --embed: its lookup in its own */
+		tr_pipe_lookup_swap(&a->ahead, &m->embed);
 		read_batch(a, k->global_step + 1, next);
+		tr_pipe_lookup_swap(&a->ahead, &m->embed);
+	}
 	int go = first && h->go, nonfinite = first && h->nonfinite;
 	float *stats = m->net.grads + a->n;
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
@@ -413,7 +433,9 @@ static int step(pipeline *a, char *err, size_t errlen)
 		head[TR_EXTRA_COUNT] = (float)h->in.rows;
 	head[TR_EXTRA_NONFINITE] = (float)nonfinite;
 	head[TR_EXTRA_FAILED] = (float)(first && h->failed);
-	exchange(a, head);
+	exchange(a, h, head);
+	if (cont) /* the next batch's lookup, the next step's */
+		tr_pipe_lookup_swap(&a->ahead, &m->embed);
 	if (h->b)
 		rio_loader_release(p->data->train, h->b);
 	h->have = 0;
@@ -433,6 +455,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 		double t0 = rio__now();
 		tr_optim_begin(&m->opt, 1.0f / head[TR_EXTRA_COUNT], k->global_step);
 		tr_optim_update(&m->opt, m->net.params, a->st.acc, 0, a->n);
+		tr_pipe_tables_update(m, 1.0f / head[TR_EXTRA_COUNT], k->global_step);
 		a->t_optimizer += rio__now() - t0;
 		k->ep_loss += head[TR_EXTRA_LOSS];
 		k->ep_correct += head[TR_EXTRA_CORRECT];
@@ -464,6 +487,7 @@ typedef struct eval_ctx {
 static void eval_batch(void *ctx, tr_input *in)
 {
 	eval_ctx *e = ctx;
+	tr_step_embed_input(e->a->p->model, in, NULL, NULL);
 	tr_stage_eval_send(&e->a->st, in, 0, e->a->p->model->eval_stats, &e->records);
 }
 
@@ -533,8 +557,9 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	int D = a->l.D;
 	double steps = a->steps > 0 ? a->steps : 1;
 	double compute = a->st.busy - a->st.idle, sum;
+	double floats = (double)a->n + (double)p->model->embed.floats; /* with the tables */
 	double mine[4] = {a->st.busy, a->st.bytes / steps,
-	                  D > 1 ? 2.0 * (D - 1) / D * (double)a->n * sizeof(float) * 2 : 0,
+	                  D > 1 ? 2.0 * (D - 1) / D * floats * sizeof(float) * 2 : 0,
 	                  a->tensor_bytes / steps};
 	double most[4];
 	MPI_Reduce(&compute, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
@@ -616,7 +641,7 @@ static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 	}
 	for (int i = 0; i <= states; i++)
 		gather(a, i, !c ? NULL : i == 0 ? c->params : i == 1 ? c->state1 : c->state2);
-	return 0;
+	return tr_pipe_tables_collect(p, c, err, errlen);
 }
 
 static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, size_t tlen)
@@ -637,6 +662,7 @@ static void close_pipeline(tr_strategy_state *s)
 {
 	pipeline *a = (pipeline *)s;
 	tr_stage_free(&a->st);
+	tr_pipe_lookup_free(&a->ahead);
 	free(a);
 }
 
