@@ -59,6 +59,12 @@ done
 route_is pipeline/whole $o --skip-damaged "$B/c"
 same_order skip "$T/loc/c" "$B/c" $o --skip-damaged
 
+# with the shard cache the shards are its local copies, read as local files
+# are (no spill): the same order
+expect_exit 0 "$BENCH" --json $o --shard-cache "$T/sc" "$B/c"
+expect_match '"route": "placed/(map|buffered)"' "$T/out" "with --shard-cache: the copies, not a spill"
+same_order cached "$T/loc/c" "$B/c" $o --shard-cache "$T/sc"
+
 # ---- the knob, and a spill that cannot be had: the ranged GETs, same order
 RIO_REMOTE_WHOLE=never route_is placed/buffered $o "$B/c"
 TMPDIR="$T/none" route_is placed/buffered $o "$B/c"
