@@ -805,11 +805,19 @@ int rio__dataset_map(rio__dataset *ds, rio_error *err)
 	unsigned char *want = calloc(ds->nshards ? ds->nshards : 1, 1);
 	if (!want)
 		return rio__error_set(err, -ENOMEM, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
-	for (size_t i = 0; i < ds->npieces; i++)
+	uint64_t fetch = 0; /* the bytes of the remote shards to fetch whole */
+	for (size_t i = 0; i < ds->npieces; i++) {
+		const rio__shard *sh = &ds->shards[ds->pieces[i].shard];
+		if (!want[ds->pieces[i].shard] && sh->src.ops == &rio__source_remote && !sh->map &&
+		    sh->src.fd < 0)
+			fetch += sh->src.size;
 		want[ds->pieces[i].shard] = 1;
+	}
 	map_job j = {ds, want};
 	int threads = ds->sources.remote ? (int)rio__remote_opts(ds->sources.remote)->inflight : 1;
-	int rc = rio__shards_run(ds->nshards, threads, 1, map_one, &j, err);
+	int rc = fetch ? rio__remote_whole_room(fetch, NULL, err) : 0; /* none, rather than some */
+	if (rc == 0)
+		rc = rio__shards_run(ds->nshards, threads, 1, map_one, &j, err);
 	for (size_t s = 0; s < ds->nshards && rc < 0; s++)
 		if (want[s] && ds->shards[s].src.ops == &rio__source_remote)
 			rio__shard_unmap(&ds->shards[s]);

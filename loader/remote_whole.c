@@ -27,16 +27,25 @@ static const char *spill_dir(void)
 	return d && *d ? d : "/tmp";
 }
 
+int rio__remote_whole_room(uint64_t bytes, const char *name, rio_error *err)
+{
+	const char *dir = spill_dir();
+	struct statvfs fs;
+	if (statvfs(dir, &fs) == 0 && bytes > (uint64_t)fs.f_bavail * fs.f_frsize / 2)
+		return rio__error_set(err, -ENOSPC, name, UNK, UNK,
+		                      "fetching %" PRIu64 " bytes whole would take more than half "
+		                      "of the free space in %s",
+		                      bytes, dir);
+	return 0;
+}
+
 /* An unlinked file in `dir` with `size` bytes reserved: its descriptor, or
  * a negative error named in err. */
 static int spill_open(const char *dir, uint64_t size, const char *url, rio_error *err)
 {
-	struct statvfs fs;
-	if (statvfs(dir, &fs) == 0 && size > (uint64_t)fs.f_bavail * fs.f_frsize / 2)
-		return rio__error_set(err, -ENOSPC, url, UNK, UNK,
-		                      "fetching the shard whole (%" PRIu64 " bytes) would take more "
-		                      "than half of the free space in %s",
-		                      size, dir);
+	int rc = rio__remote_whole_room(size, url, err);
+	if (rc < 0)
+		return rc;
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0) { /* no O_TMPFILE there: a named file, unlinked at once */
 		char path[4096];
@@ -48,7 +57,7 @@ static int spill_open(const char *dir, uint64_t size, const char *url, rio_error
 	if (fd < 0)
 		return rio__error_set(err, -errno, dir, UNK, UNK,
 		                      "cannot make a spill file for %s", url);
-	int rc = posix_fallocate(fd, 0, (off_t)size);
+	rc = posix_fallocate(fd, 0, (off_t)size);
 	if (rc != 0) {
 		close(fd);
 		return rio__error_set(err, -rc, url, UNK, UNK,

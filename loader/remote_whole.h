@@ -26,6 +26,12 @@ struct rio__robj;
  * mapped as a local file. Unmapped by rio__source_file.unmap. */
 int rio__remote_whole_map(rio__source *src, struct rio__robj *o, rio_error *err);
 
+/* 0 when `bytes` fetched whole leave at least half of the spill's file
+ * system's free space free, else -ENOSPC with a line naming `name` (may be
+ * NULL): checked for all of an epoch's shards before any is fetched
+ * (dataset.c), and for each as it is. */
+int rio__remote_whole_room(uint64_t bytes, const char *name, rio_error *err);
+
 /* The RIO_REMOTE_WHOLE environment variable, read at the loader's open
  * (dataset.c): "auto" or unset (0: route.c's estimate decides), "always"
  * (1), "never" (-1: the coalesced ranged GETs); another value is an error

@@ -69,6 +69,17 @@ same_order cached "$T/loc/c" "$B/c" $o --shard-cache "$T/sc"
 RIO_REMOTE_WHOLE=never route_is placed/buffered $o "$B/c"
 TMPDIR="$T/none" route_is placed/buffered $o "$B/c"
 TMPDIR="$T/none" same_order nospill "$T/loc/c" "$B/c" $o
+# the bound: 1 MB of shards whole would take over half of a 1 MiB TMPDIR
+# (a tmpfs, where this test may mount one): none is fetched, the ranged GETs
+mkdir -p "$T/small"
+if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
+	TMPDIR="$T/small" route_is placed/buffered $o "$B/c"
+	TMPDIR="$T/small" same_order small "$T/loc/c" "$B/c" $o
+	expect_eq "" "$(ls -A "$T/small")" "nothing left in the spill's directory"
+	umount "$T/small"
+else
+	echo "not checked: the spill's bound (cannot mount a tmpfs here)"
+fi
 expect_exit 2 env RIO_REMOTE_WHOLE=sometimes "$BENCH" $o "$B/c"
 expect_match "RIO_REMOTE_WHOLE: 'sometimes': want auto, always or never" "$T/err" \
 	"a bad RIO_REMOTE_WHOLE named"
