@@ -16,10 +16,19 @@
 # over the process's wall time, its open included, as bench/storage.sh
 # counts; the epoch alone and the open beside it), uptime after each
 # round, and the medians with each build's ratio to curl-16.
+# SHUFFLES (default "none") lists the orders each build reads, each a row:
+# "none", "global" (the route auto picks: globally shuffled 4 KiB records
+# are fetched whole, loader/remote_whole.h) and "global-ranged" (global
+# with RIO_REMOTE_WHOLE=never: a batch's records in ranged GETs, the way
+# before the whole fetch; slow: about 100 s an epoch of 128 MiB here) and
+# "global-s3fs" (the peer: the bucket mounted read-only with s3fs-fuse,
+# the shards read globally shuffled through that local path; needs s3fs
+# and /dev/fuse, else the row is left out).
 # A shared-library build is timed through the binary behind libtool's
 # wrapper script, as curl is a binary. CACHE=1 times each build's first
 # epoch through an empty --shard-cache DIR too (the shards downloaded,
-# checked and read from the copies), as BUILD+cache.
+# checked and read from the copies), as BUILD+cache:ORDER beside
+# BUILD:ORDER.
 #
 #   RIO_WEED=/tmp/s3env/bin/weed CACHE=1 sh bench/s3_loopback.sh build-bench
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +41,7 @@ export RIO_BUILDDIR
 s3_start
 MIB=${MIB:-256}
 RUNS=${RUNS:-5}
+SHUFFLES=${SHUFFLES:-none}
 awk -v n=$((MIB * 256)) 'BEGIN { s = sprintf("%04000d", 0)
 	for (i = 0; i < n; i++) printf "%08d%s\n", i, substr(s, 1, 4000 - 9) }' >"$T/in.txt"
 "$PACK" --from lines --output "$B/plain" --shards 8 -q "$T/in.txt" || exit 1
@@ -49,6 +59,17 @@ for f in "$T"/loc/plain-*.tfrecord; do
 	done
 done | sed '$d' >"$T/curl16.cfg"
 now() { date +%s.%N; }
+case " $SHUFFLES " in *" global-s3fs "*)
+	mkdir -p "$T/mnt" && echo "$S3_KEY:$S3_SECRET" >"$T/s3fs.passwd" && chmod 600 "$T/s3fs.passwd"
+	if s3fs "$S3_BUCKET" "$T/mnt" -o "ro,passwd_file=$T/s3fs.passwd,url=$S3_ENDPOINT" \
+		-o use_path_request_style,endpoint=us-east-1 && sleep 1 &&
+		[ -e "$T/mnt/plain.g000001/$(basename "$(ls "$T"/loc/plain-*.tfrecord | head -1)")" ]; then
+		trap 'fusermount -u "$T/mnt" 2>/dev/null || umount "$T/mnt"; s3_stop' EXIT
+	else
+		echo "no s3fs mount: the global-s3fs row is left out" >&2
+		SHUFFLES=$(echo " $SHUFFLES " | sed 's/ global-s3fs / /')
+	fi
+esac
 # rb BUILD ARGS...: BUILD's recordio-bench; in a shared-library build the
 # binary behind libtool's wrapper script (the wrapper's shell and sed add
 # 20-50 ms to every timed run here, which curl does not pay)
@@ -65,24 +86,29 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print NR %
 for i in $(seq "$RUNS"); do
 	s=$(now); curl -s --parallel --parallel-max 16 -K "$T/curl16.cfg" 2>/dev/null || echo "curl-16 failed" >&2; e=$(now)
 	echo "curl-16 $(awk -v b="$all" -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", b / (e - s) / 1e9 }')" | tee -a "$T/results"
-	for b in $BUILDS; do
+	for b in $BUILDS; do for sh in $SHUFFLES; do
 		for how in plain ${CACHE:+cache}; do
-			name=$b opt=""
-			[ $how = plain ] || { name=$b+cache opt="--shard-cache $T/sc"; rm -rf "$T/sc"; }
+			name=$b:$sh opt="" whole=auto src="$B/plain"
+			[ $how = plain ] || { name=$b+cache:$sh opt="--shard-cache $T/sc"; rm -rf "$T/sc"; }
+			[ $how = cache ] && [ "$sh" = global-s3fs ] && continue
+			[ "$sh" = global-ranged ] && whole=never
+			[ "$sh" = global-s3fs ] && src="$T/mnt/plain.g000001/plain-*.tfrecord"
 			s=$(now)
-			rb "$b" --json --batch 256 --shuffle none $opt "$B/plain" >"$T/one.json" 2>"$T/err" || { cat "$T/err"; continue; }
+			RIO_REMOTE_WHOLE=$whole rb "$b" --json --batch 256 --shuffle "${sh%-*}" $opt "$src" \
+				>"$T/one.json" 2>"$T/err" || { cat "$T/err"; continue; }
 			e=$(now)
 			python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
 print(sys.argv[4], "%.4f" % (j["file_bytes"] / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9),
       "epoch %.4f open %.2f %s" % (j["file_bytes"] / j["seconds"] / 1e9, j["open_s"], j["route"]))' \
 				"$T/one.json" "$s" "$e" "$name" | tee -a "$T/results"
 		done
-	done
+	done; done
 	uptime
 done
 c=$(awk '$1 == "curl-16" { printf "%s ", $2 }' "$T/results" | median)
 echo "medians of $RUNS runs: curl-16 $c GB/s"
-for b in $BUILDS ${CACHE:+$(for b in $BUILDS; do echo "$b+cache"; done)}; do
+for b in $(for b in $BUILDS; do for sh in $SHUFFLES; do
+	echo "$b:$sh"; [ -z "${CACHE:-}" ] || [ "$sh" = global-s3fs ] || echo "$b+cache:$sh"; done; done); do
 	m=$(awk -v b="$b" '$1 == b { printf "%s ", $2 }' "$T/results" | median)
 	ep=$(awk -v b="$b" '$1 == b { printf "%s ", $4 }' "$T/results" | median)
 	echo "$b: $m GB/s ($(awk -v m="$m" -v c="$c" 'BEGIN { printf "%.2f", m / c }') of curl-16), the epoch alone $ep GB/s"

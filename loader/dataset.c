@@ -16,6 +16,7 @@
 #include "io.h"
 #include "route.h"
 #include "shard_cache.h"
+#include "remote_whole.h"
 #include "../recordio/remote/remote.h"
 
 #include <errno.h>
@@ -581,6 +582,8 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		return rio__error_set(err, -EINVAL, NULL, RIO__UNKNOWN, RIO__UNKNOWN,
 		                      "rank %d is not in a world of %d", ds->rank, ds->world);
 
+	if ((rc = rio__remote_whole_mode(&ds->whole_mode, err)) < 0)
+		return rc;
 	ds->nshards = ds->set.count;
 	ds->shards = calloc(ds->nshards, sizeof *ds->shards);
 	if (!ds->shards)
@@ -759,12 +762,20 @@ void rio__dataset_case(const rio__dataset *ds, int look, rio__case *c)
 	c->plain = ds->placed;
 	c->cached = ds->cache_bytes > 0;
 	c->mappable = c->direct = c->resident = 1;
+	c->remote_shards = c->remote_bytes = c->remote_records = c->records = 0;
+	c->whole_mode = ds->whole_mode;
 	uint32_t last = UINT32_MAX;
 	for (size_t i = 0; i < ds->npieces; i++) {
 		const rio__shard *sh = &ds->shards[ds->pieces[i].shard];
+		/* a remote shard with no local copy (the shard cache's) */
+		int remote = sh->src.ops == &rio__source_remote && sh->src.fd < 0;
+		c->records += ds->pieces[i].count;
+		c->remote_records += remote ? ds->pieces[i].count : 0;
 		if (ds->pieces[i].shard == last || sh->comp != RIO_COMPRESSION_NONE)
 			continue;
 		last = ds->pieces[i].shard;
+		c->remote_shards += remote;
+		c->remote_bytes += remote ? sh->src.size : 0;
 		c->mappable &= sh->map != NULL || sh->src.size == 0 || sh->src.ops->map != NULL;
 		c->direct &= sh->src.fd_direct >= 0;
 		if (look && c->resident)
@@ -774,11 +785,43 @@ void rio__dataset_case(const rio__dataset *ds, int look, rio__case *c)
 	c->resident &= look;
 }
 
+typedef struct map_job {
+	rio__dataset *ds;
+	const unsigned char *want; /* the shards of the rank's pieces */
+} map_job;
+
+static int map_one(void *arg, size_t s, rio_error *e)
+{
+	map_job *j = arg;
+	return j->want[s] ? shard_map(&j->ds->shards[s], e) : 0;
+}
+
+/* Remote shards are fetched whole to be mapped (remote_whole.h): on as
+ * many threads as requests may be in flight, so that small shards keep
+ * the client's `inflight` busy too. A failure unmaps them again: the
+ * epoch reads another way (epoch.c), and their spills go. */
 int rio__dataset_map(rio__dataset *ds, rio_error *err)
 {
-	int rc = 0;
-	for (size_t i = 0; i < ds->npieces && rc == 0; i++)
-		rc = shard_map(&ds->shards[ds->pieces[i].shard], err);
+	unsigned char *want = calloc(ds->nshards ? ds->nshards : 1, 1);
+	if (!want)
+		return rio__error_set(err, -ENOMEM, NULL, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
+	uint64_t fetch = 0; /* the bytes of the remote shards to fetch whole */
+	for (size_t i = 0; i < ds->npieces; i++) {
+		const rio__shard *sh = &ds->shards[ds->pieces[i].shard];
+		if (!want[ds->pieces[i].shard] && sh->src.ops == &rio__source_remote && !sh->map &&
+		    sh->src.fd < 0)
+			fetch += sh->src.size;
+		want[ds->pieces[i].shard] = 1;
+	}
+	map_job j = {ds, want};
+	int threads = ds->sources.remote ? (int)rio__remote_opts(ds->sources.remote)->inflight : 1;
+	int rc = fetch ? rio__remote_whole_room(fetch, NULL, err) : 0; /* none, rather than some */
+	if (rc == 0)
+		rc = rio__shards_run(ds->nshards, threads, 1, map_one, &j, err);
+	for (size_t s = 0; s < ds->nshards && rc < 0; s++)
+		if (want[s] && ds->shards[s].src.ops == &rio__source_remote)
+			rio__shard_unmap(&ds->shards[s]);
+	free(want);
 	return rc;
 }
 

@@ -103,6 +103,8 @@ typedef struct rio__dataset {
 	                         * opts.shard_cache (or NULL) and the one
 	                         * remote client, made when a shard is a URL
 	                         * (or NULL)                                 */
+	int whole_mode;         /* RIO_REMOTE_WHOLE (remote_whole.h): the
+	                         * route's remote shards fetched whole      */
 } rio__dataset;
 
 struct rio__colplan;

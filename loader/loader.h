@@ -552,7 +552,9 @@ RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats);
  * (workers fill each batch in place) or "pipeline" (workers and a
  * batcher), then how shards are read: "buffered" (through the page
  * cache), "direct" (O_DIRECT), "map" (views into mappings), "memory"
- * (opts.cache's copies); e.g. "placed/map". "" before the first epoch. A
+ * (opts.cache's copies), "whole" (views into remote shards fetched whole:
+ * a globally shuffled epoch from S3); e.g. "placed/map". "" before the
+ * first epoch. A
  * static string; call it from the thread that calls rio_loader_next(). */
 RIO_API const char *rio_loader_route(const rio_loader *l);
 

@@ -10,6 +10,7 @@ recordio_librecordio_la_SOURCES += \
 	loader/dataset.c loader/dataset.h \
 	loader/source.h loader/source_file.c loader/source_remote.c \
 	loader/shard_cache.c loader/shard_cache.h \
+	loader/remote_whole.c loader/remote_whole.h \
 	loader/route.c loader/route.h \
 	loader/shards_run.c \
 	loader/plan.c loader/plan.h \

@@ -17,6 +17,9 @@
  *   - MAP: views into mappings of the shards (no read, no copy);
  *   - MEMORY: views into what opts.cache holds (cache.c), and the
  *     mappings of plain shards beside them.
+ * A globally shuffled epoch of remote shards (source_remote.c) whose
+ * batches' ranged GETs would carry few bytes each (route.c) reads MAP from
+ * the shards fetched whole (remote_whole.h): the route's `whole`.
  *
  * The choice is a function of the options and the case (rio__case), never
  * of timing, and the order of the records never depends on it: every path
@@ -37,6 +40,8 @@ typedef enum rio__reading {
 typedef struct rio__route {
 	int placed;           /* 1: the placed path; 0: the pipeline        */
 	rio__reading reading; /* how uncompressed shards are read            */
+	int whole;            /* 1: the remote shards fetched whole and
+	                       * mapped (reading MAP; remote_whole.h)       */
 } rio__route;
 
 /* What the choice looks at besides the options. */
@@ -48,14 +53,25 @@ typedef struct rio__case {
 	int resident; /* the shards the epoch reads are in the page cache   */
 	int mappable; /* they are local files that can be mapped           */
 	int direct;   /* they have O_DIRECT descriptors                     */
+	/* remote shards the epoch reads that have no local copy (the shard
+	 * cache's: those are read as local files) */
+	uint64_t remote_shards, remote_bytes, remote_records;
+	uint64_t records;   /* the records the epoch reads, remote or not    */
+	int whole_mode;     /* RIO_REMOTE_WHOLE: 0 auto, 1 always, -1 never  */
 } rio__case;
+
+/* A batch's records of remote shards, read with ranged GETs, that a GET
+ * would carry less than this share of part_size of (route.c): the shards
+ * are fetched whole instead. */
+#define RIO__WHOLE_BELOW_PART 4
 
 /* The path and the reading for an epoch of case `c` under options `o`
  * (checked at open: loader.c). */
 rio__route rio__route_choose(const rio_loader_opts *o, const rio__case *c);
 
 /* "placed/map", "pipeline/buffered", ...: the path, then the reading
- * ("buffered", "direct", "map", "memory"). */
+ * ("buffered", "direct", "map", "memory"; "whole" for MAP from remote
+ * shards fetched whole). */
 const char *rio__route_name(rio__route r);
 
 /* The reading the options ask for: opts.reading, or map = 1 (MAP) or

@@ -18,6 +18,11 @@
  * stream is the copy opened again. A shard the cache cannot take is read
  * from the network as above.
  *
+ * map fetches the shard whole into a private spill and maps it, or maps
+ * the shard cache's copy (remote_whole.h): a globally shuffled epoch's
+ * records are then views, not a GET each (route.c decides when). resident
+ * asks the page cache about the copy, as for a local file.
+ *
  * The sources of a loader share its client (src->ctx->remote: the AWS
  * settings read once, one engine thread, one `inflight` for all its
  * shards), so that read_many fetches a batch's records of every shard
@@ -28,6 +33,7 @@
 #include "internal.h"
 #include "../recordio/remote/remote.h"
 #include "shard_cache.h"
+#include "remote_whole.h"
 #include "io.h"
 
 #include <fcntl.h>
@@ -292,9 +298,26 @@ static int remote_stream(const rio__source *src, rio_error *err)
 	return sv[0];
 }
 
+static int remote_map(rio__source *src, rio_error *err)
+{
+	const remote_src *p = src->priv;
+	return rio__remote_whole_map(src, src->fd >= 0 ? NULL : p->o, err);
+}
+
+static void remote_unmap(rio__source *src)
+{
+	rio__source_file.unmap(src); /* a mapping, of the spill or the copy */
+}
+
+static double remote_resident(const rio__source *src)
+{
+	return src->fd >= 0 ? rio__source_file.resident(src) : 0; /* the copy */
+}
+
 static void remote_close(rio__source *src)
 {
 	remote_src *p = src->priv;
+	remote_unmap(src);
 	if (p) {
 		for (feeder *f = p->feeders, *next; f; f = next) {
 			next = f->next;
@@ -326,6 +349,7 @@ int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx)
 }
 
 const rio__source_ops rio__source_remote = {
-	"remote", remote_open, remote_read_at, remote_stream, NULL, NULL, NULL, NULL, remote_close,
+	"remote", remote_open, remote_read_at, remote_stream, NULL, remote_map,
+	remote_unmap, remote_resident, remote_close,
 	remote_read_many, remote_read_start, remote_read_finish,
 };

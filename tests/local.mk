@@ -118,7 +118,8 @@ EXTRA_DIST += $(CLI_TESTS) tests/cli_lib.sh tests/tf_interop.py
 # Shell tests of shards in S3 against a real S3 server on 127.0.0.1
 # (SeaweedFS: tests/s3_lib.sh; they skip, 77, without it)
 S3_TESTS = tests/s3_roundtrip.sh tests/s3_faults.sh tests/s3_cache.sh tests/s3_train.sh \
-	tests/s3_coalesce.sh
+	tests/s3_coalesce.sh \
+	tests/s3_whole.sh
 TESTS += $(S3_TESTS)
 EXTRA_DIST += $(S3_TESTS) tests/s3_lib.sh tests/s3_proxy.py tests/s3_server.sh
 # tests/s3_coalesce.sh's helper: a loader's remote clients' threads counted
