@@ -217,8 +217,8 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
 	                 : o->reduce ? "--reduce (the stages' gradients go by MPI_Allreduce)"
 	                 : o->precision == TR_PRECISION_BF16 ? "--precision bf16 (yet)"
-	                 : o->grad_compression ? "--grad-compression (yet: the stages' gradients "
-	                                         "and activations go in fp32)"
+	                 : o->grad_compression && o->tensor > 1
+	                     ? "--grad-compression (yet: the tensor groups' sums go in fp32)"
 	                 : NULL;
 	if (no)
 		return refuse(err, errlen, "--%s %d: not with %s", o->pipeline > 1 ? "pipeline" : "tensor",

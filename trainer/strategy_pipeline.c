@@ -42,6 +42,14 @@
  * the newest weights. So a checkpoint, written drained, holds the whole
  * state (the newest version; the stash is not needed), and a resume goes
  * on as the unbroken run with the same checkpoints.
+ *
+ * --grad-compression bf16|fp16: the activations and their gradients go
+ * between stages in 16 bits (pipe_stage.h), and the stage's gradient
+ * is summed over its D ranks in 16 bits as the allreduce strategy's mpi
+ * reducer sums a bucket (reducer_half.c's casts and user-defined op: fp16
+ * divided by D first, widened and multiplied back); an infinity in either
+ * skips the step on every rank, counted as a grad_overflow. The --embed
+ * tables' sum and the tensor group's stay fp32.
  */
 #include "config.h"
 #include "exit_status.h"
@@ -58,7 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MSG = 2048, HEAD = TR_MLP_EXTRA + 1, HEAD_GRADS = TR_MLP_EXTRA };
+enum { MSG = 2048, HEAD_GRADS = TR_MLP_EXTRA, HEAD_OVERFLOW, HEAD };
 
 typedef struct pipeline {
 	tr_strategy_state base;
@@ -85,6 +93,11 @@ typedef struct pipeline {
 	int cur;                 /* which is the step's                        */
 	tr_pipe_lookup ahead;    /* async, --embed: the lookup of the batch not
 	                          * the step's (pipe_tables.h)                */
+	uint16_t *cacc;          /* --grad-compression, D > 1: the stage's
+	                          * gradient in 16 bits, summed over D         */
+	MPI_Op op;               /* ... by this 16-bit sum                     */
+	uint64_t overflows;      /* this epoch's steps skipped for an infinity
+	                          * in a 16-bit message or sum                 */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -220,6 +233,38 @@ static void tensor_sums(pipeline *a, tr_mlp *net)
 	}
 }
 
+/* --grad-compression: the stage's messages, and its gradient's sum over
+ * D, in 16 bits. 0 or -ENOMEM. */
+static int compress(pipeline *a, tr_grad_comp comp)
+{
+	if (!comp)
+		return 0;
+	if (tr_stage_compress(&a->st, comp) < 0)
+		return -1;
+	if (a->l.D == 1)
+		return 0;
+	if (!(a->cacc = malloc(a->n * sizeof *a->cacc)) || tr_comp_op_create(comp, &a->op) < 0)
+		return -1;
+	return 0;
+}
+
+/* The stage's gradient summed over its D ranks in place: fp32, or in 16
+ * bits (fp16 divided by D first, so that the sum cannot overflow where
+ * the gradients did not). 1 when a 16-bit sum is an infinity. */
+static int data_sum(pipeline *a, float *acc)
+{
+	if (!a->cacc) {
+		MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
+		return 0;
+	}
+	tr_grad_comp comp = a->st.comp;
+	float D = (float)a->l.D, pre = comp == TR_COMP_FP16 ? 1.0f / D : 1.0f;
+	tr_comp_narrow(comp, a->cacc, acc, a->n, pre);
+	MPI_Allreduce(MPI_IN_PLACE, a->cacc, (int)a->n, MPI_UINT16_T, a->op, a->l.data);
+	tr_comp_widen(comp, acc, a->cacc, a->n, comp == TR_COMP_FP16 ? D : 1.0f);
+	return tr_has_inf(acc, a->n);
+}
+
 /* The stage's network and optimizer in the store's regions, its schedule's
  * buffers. 0 or -ENOMEM. */
 static int build_stage(pipeline *a)
@@ -250,6 +295,8 @@ static int build_stage(pipeline *a)
 	if (rc == 0)
 		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
 		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
+	if (rc == 0)
+		rc = compress(a, (tr_grad_comp)c->o.grad_compression);
 	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		a->st.stash = tr_store_floats(s, a->r_stash);
 		rc = tr_pipe_lookup_init(&a->ahead, &m->embed);
@@ -278,6 +325,7 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	check_open(c);
 	pipeline *a = calloc(1, sizeof *a);
 	tr_world_agree(&c->w, !a, "out of memory", EXIT_DATA);
+	a->op = MPI_OP_NULL;
 	a->base.p = a->p = p;
 	*out = &a->base;
 	a->l = c->layout;
@@ -361,8 +409,10 @@ static void exchange(pipeline *a, const struct held *h, float *head)
 	const tr_config *c = a->p->cfg;
 	double t0 = rio__now();
 	float *acc = a->st.acc;
-	if (a->l.D > 1)
-		MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
+	if (a->l.D > 1 && data_sum(a, acc))
+		a->st.overflowed = 1;
+	head[HEAD_OVERFLOW] = (float)a->st.overflowed;
+	a->st.overflowed = 0;
 	/* --embed (the first stage): the tables' gradient, summed too */
 	int finite = tr_pipe_tables_grad(a->p->model, &a->l, a->st.dbatch, h->in.rows,
 	                                 h->have && h->go);
@@ -448,7 +498,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	if (head[TR_EXTRA_FAILED] > 0)
 		return 1;
 	int apply = head[TR_EXTRA_NONFINITE] == 0 && head[HEAD_GRADS] == 0 &&
-	            head[TR_EXTRA_COUNT] >= 1;
+	            head[HEAD_OVERFLOW] == 0 && head[TR_EXTRA_COUNT] >= 1;
 	if (cont)
 		stash_newest(a);
 	if (apply) {
@@ -463,6 +513,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	} else {
 		k->skipped_steps++;
 		k->ep_skipped++;
+		a->overflows += head[HEAD_OVERFLOW] > 0;
 	}
 	k->global_step++;
 	k->step_in_epoch++;
@@ -536,6 +587,7 @@ static void epoch_begin(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
 	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
+	a->overflows = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -553,13 +605,15 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	 * (M + P - 1) counts it; so a stage done early, waiting at the step's
 	 * end in the exchange, idles too. Bytes a step: the most any rank
 	 * moved, by kind (the data allreduce as a ring moves it: 2 (D - 1) /
-	 * D x the stage's gradient, sent and received) */
+	 * D x the stage's gradient, 16 bits an element under compression, and
+	 * the --embed tables' in fp32, sent and received) */
 	int D = a->l.D;
 	double steps = a->steps > 0 ? a->steps : 1;
 	double compute = a->st.busy - a->st.idle, sum;
-	double floats = (double)a->n + (double)p->model->embed.floats; /* with the tables */
+	double grad = (double)a->n * (a->cacc ? sizeof(uint16_t) : sizeof(float));
+	double bytes = grad + (double)p->model->embed.floats * sizeof(float);
 	double mine[4] = {a->st.busy, a->st.bytes / steps,
-	                  D > 1 ? 2.0 * (D - 1) / D * floats * sizeof(float) * 2 : 0,
+	                  D > 1 ? 2.0 * (D - 1) / D * bytes * 2 : 0,
 	                  a->tensor_bytes / steps};
 	double most[4];
 	MPI_Reduce(&compute, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
@@ -570,6 +624,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->data_bytes = most[2];
 	f->tensor_bytes = most[3];
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
+	f->grad_overflows = a->overflows;
 }
 
 static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
@@ -663,6 +718,9 @@ static void close_pipeline(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	tr_stage_free(&a->st);
 	tr_pipe_lookup_free(&a->ahead);
+	if (a->op != MPI_OP_NULL)
+		MPI_Op_free(&a->op);
+	free(a->cacc);
 	free(a);
 }
 
