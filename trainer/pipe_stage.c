@@ -148,8 +148,12 @@ static tr_mlp view(const tr_stage *st, int k, float *w)
 	tr_mlp v = *st->net;
 	v.params = w;
 	size_t at = (size_t)k * st->mb;
-	for (int l = 0; l < v.nlayers; l++)
+	for (int l = 0; l < v.nlayers; l++) {
 		v.out[l] += at * (size_t)v.sizes[l + 1];
+		if (v.out16[l]) /* --precision bf16: the hidden layers' as bf16 */
+			v.out16[l] += at * (size_t)v.sizes[l + 1];
+	}
+	v.in16_row0 = (int)at;
 	if (v.dinput)
 		v.dinput += at * (size_t)v.dinput_cols;
 	return v;
@@ -224,7 +228,9 @@ static void input_of(tr_stage *st, int m, int k, const tr_input *batch, tr_input
 	if (st->p == 0 && batch) {
 		x->nparts = batch->nparts;
 		for (int i = 0; i < batch->nparts; i++) {
-			x->part[i] = batch->part[i] + (size_t)lo * batch->width[i];
+			size_t at = (size_t)lo * batch->width[i];
+			x->part[i] = batch->part[i] ? batch->part[i] + at : NULL;
+			x->part16[i] = batch->part16[i] ? batch->part16[i] + at : NULL;
 			x->width[i] = batch->width[i];
 		}
 		x->labels = batch->labels + lo;
@@ -247,6 +253,7 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	tr_mlp v = view(st, k, w);
 	wait_for(st, r_out(st, k), 0); /* the slot's last activations are sent */
 	tr_mlp_forward(&v, &x);
+	st->net->params16_stale = v.params16_stale; /* bf16: rounded once */
 	if (st->p == st->P - 1)
 		return; /* the loss at the backward */
 	int n = rows * st->w_out;
@@ -268,6 +275,7 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	tr_input x;
 	input_of(st, m, k, batch, &x);
 	tr_mlp v = view(st, k, w);
+	tr_mlp_bind16(&v, &x); /* bf16: the input as the forward rounded it */
 	if (st->p == st->P - 1) {
 		wait_for(st, r_labels(st), 1);
 		tr_mlp_loss(&v, &x, stats, 1);

@@ -138,6 +138,10 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	snprintf(what, sizeof what, "stage %d's %zu parameters (values, gradient, its sum over "
 	         "microbatches, optimizer state)", l.p, sl.nparams);
 	tr_need_add(n, (double)sl.nparams * f * (3 + states), what);
+	if (c->o.precision == TR_PRECISION_BF16) {
+		snprintf(what, sizeof what, "stage %d's bf16 copy of its parameters", l.p);
+		tr_need_add(n, (double)sl.nparams * sizeof(tr_bf16), what);
+	}
 	if (c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		snprintf(what, sizeof what, "stage %d's stashed weight version (async)", l.p);
 		tr_need_add(n, (double)sl.nparams * f, what);
@@ -191,6 +195,9 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	for (int i = 0; i < states; i++)
 		m->r_state[i] = tr_store_add(s, "the stage's optimizer state", a->n, sizeof(float),
 		                             TR_PLACE_BACKEND);
+	if (p->cfg->o.precision == TR_PRECISION_BF16)
+		m->r_params16 = tr_store_add(s, "the stage's parameters' bf16 copy", a->n,
+		                             sizeof(tr_bf16), TR_PLACE_BACKEND);
 	if (p->cfg->o.pipe_schedule == TR_PIPE_ASYNC)
 		a->r_stash = tr_store_add(s, "the stage's stashed weight version", a->n,
 		                          sizeof(float), TR_PLACE_BACKEND);
@@ -265,6 +272,19 @@ static int data_sum(pipeline *a, float *acc)
 	return tr_has_inf(acc, a->n);
 }
 
+/* --precision bf16: the stage's GEMMs in bf16, as data-parallel training's
+ * (model.c), the optimizer writing the weights' bf16 copy as it updates;
+ * a stage after the first computes its input's gradient in bf16 too (the
+ * GEMM data-parallel training does at that layer). */
+static int use_bf16(tr_model *m, const tr_store *s, int dinput16)
+{
+	tr_bf16 *p16 = tr_store_get(s, m->r_params16);
+	int rc = tr_mlp_use_bf16(&m->net, p16, 1);
+	tr_optim_write16(&m->opt, p16);
+	m->net.dinput16 = dinput16;
+	return rc;
+}
+
 /* The stage's network and optimizer in the store's regions, its schedule's
  * buffers. 0 or -ENOMEM. */
 static int build_stage(pipeline *a)
@@ -285,6 +305,8 @@ static int build_stage(pipeline *a)
 		rc = tr_pipe_tables_build(a->p, l);
 	if (rc == 0)
 		rc = build_optimizer(m, s, a->n);
+	if (rc == 0 && m->r_params16 >= 0) /* bf16: the optimizer's pass writes the copy */
+		rc = use_bf16(m, s, l->p > 0);
 	if (l->T > 1) {
 		m->opt.whole_norms = whole_norms;
 		m->opt.norms_ctx = a;
@@ -366,6 +388,8 @@ static void place_tensor(void *ctx, int which, const float *host)
 	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, (float *)host, mine, 0);
 	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), mine, a->n);
 	free(mine);
+	if (which == 0) /* bf16: the weights' copy made again from these */
+		tr_mlp_params_changed(&m->net);
 }
 
 static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
