@@ -300,6 +300,7 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--reduce alltoall", o->reduce == 3);
 	ACCEPT(BASE "--grad-compression fp16", o->grad_compression == 2);
 	ACCEPT(BASE "--pipeline 2 --grad-compression bf16", o->grad_compression == 1);
+	ACCEPT(BASE "--tensor 2 --grad-compression fp16", o->grad_compression == 2);
 	ACCEPT(BASE "--tensor 2 --pipeline 2 --precision bf16", o->precision == TR_PRECISION_BF16);
 	ACCEPT(BASE "--shard-optimizer", o->shard_optimizer == 1);
 	ACCEPT(BASE "--eval-batch 7 --eval-every 9", o->eval_batch == 7 && o->eval_every == 9);
@@ -454,8 +455,6 @@ static const refusal_case check_refusals[] = {
 	{BASE "--pipeline 2 --pipeline-schedule async --precision bf16",
 	 "--pipeline 2: not with --precision bf16 under --pipeline-schedule async (yet: one bf16 "
 	 "copy of the weights, not the stash's)"},
-	{BASE "--tensor 2 --grad-compression bf16",
-	 "--tensor 2: not with --grad-compression (yet: the tensor groups' sums go in fp32)"},
 	{"--x a --y label", "--train SHARDS is required"},
 	{"--synthetic=5 --train t --x a --y label",
 	 "--synthetic=5: the input width is that of --x in the data given; leave out =N or the data"},

@@ -219,8 +219,6 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	                 : o->precision == TR_PRECISION_BF16 && o->pipe_schedule == TR_PIPE_ASYNC
 	                     ? "--precision bf16 under --pipeline-schedule async (yet: one bf16 "
 	                       "copy of the weights, not the stash's)"
-	                 : o->grad_compression && o->tensor > 1
-	                     ? "--grad-compression (yet: the tensor groups' sums go in fp32)"
 	                 : NULL;
 	if (no)
 		return refuse(err, errlen, "--%s %d: not with %s", o->pipeline > 1 ? "pipeline" : "tensor",

@@ -47,9 +47,10 @@
  * between stages in 16 bits (pipe_stage.h), and the stage's gradient
  * is summed over its D ranks in 16 bits as the allreduce strategy's mpi
  * reducer sums a bucket (reducer_half.c's casts and user-defined op: fp16
- * divided by D first, widened and multiplied back); an infinity in either
- * skips the step on every rank, counted as a grad_overflow. The --embed
- * tables' sum and the tensor group's stay fp32.
+ * divided by D first, widened and multiplied back), and so are the tensor
+ * group's sums (fp16 divided by T); an infinity in any skips the step on
+ * every rank, counted as a grad_overflow. The --embed tables' sum stays
+ * fp32.
  */
 #include "config.h"
 #include "exit_status.h"
@@ -93,9 +94,11 @@ typedef struct pipeline {
 	int cur;                 /* which is the step's                        */
 	tr_pipe_lookup ahead;    /* async, --embed: the lookup of the batch not
 	                          * the step's (pipe_tables.h)                */
-	uint16_t *cacc;          /* --grad-compression, D > 1: the stage's
-	                          * gradient in 16 bits, summed over D         */
-	MPI_Op op;               /* ... by this 16-bit sum                     */
+	tr_grad_comp comp;       /* --grad-compression                         */
+	uint16_t *cacc;          /* ... D > 1: the stage's gradient in 16 bits,
+	                          * summed over D                              */
+	uint16_t *tens16;        /* ... T > 1: a tensor sum's values, 16 bits  */
+	MPI_Op op;               /* ... both summed by this 16-bit op          */
 	uint64_t overflows;      /* this epoch's steps skipped for an infinity
 	                          * in a 16-bit message or sum                 */
 } pipeline;
@@ -206,14 +209,32 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	return tr_store_open(s, MPI_COMM_NULL, msg, len);
 }
 
+/* The sum of x[0, n) over comm's `ranks` in place, in 16 bits through h
+ * (n values), as the allreduce strategy's mpi reducer sums a bucket:
+ * fp16 divided by the ranks first, so that the sum cannot overflow where
+ * the values did not, and multiplied back after. 1 when a sum is an
+ * infinity. */
+static int sum16(pipeline *a, float *x, size_t n, uint16_t *h, MPI_Comm comm, int ranks)
+{
+	float scale = a->comp == TR_COMP_FP16 ? (float)ranks : 1.0f;
+	tr_comp_narrow(a->comp, h, x, n, 1.0f / scale);
+	MPI_Allreduce(MPI_IN_PLACE, h, (int)n, MPI_UINT16_T, a->op, comm);
+	tr_comp_widen(a->comp, x, h, n, scale);
+	return tr_has_inf(x, n);
+}
+
 /* The tensor group's sum of n floats in place: a pair's partial outputs,
- * or its first layer's input gradient. */
+ * or its first layer's input gradient; in 16 bits under compression. */
 static void tensor_sum(void *ctx, float *x, size_t n)
 {
 	pipeline *a = ctx;
-	MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, a->l.tensor);
+	if (a->tens16)
+		a->st.overflowed |= sum16(a, x, n, a->tens16, a->l.tensor, a->l.T);
+	else
+		MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, a->l.tensor);
 	/* a ring's bytes, sent and received */
-	a->tensor_bytes += 2.0 * (a->l.T - 1) / a->l.T * (double)n * sizeof(float) * 2;
+	double elem = a->tens16 ? sizeof(uint16_t) : sizeof(float);
+	a->tensor_bytes += 2.0 * (a->l.T - 1) / a->l.T * (double)n * elem * 2;
 }
 
 /* LARS: a sliced layer's norms, the whole layer's (block 2j is layer j's
@@ -240,36 +261,34 @@ static void tensor_sums(pipeline *a, tr_mlp *net)
 	}
 }
 
-/* --grad-compression: the stage's messages, and its gradient's sum over
- * D, in 16 bits. 0 or -ENOMEM. */
-static int compress(pipeline *a, tr_grad_comp comp)
+/* --grad-compression: the stage's messages, its gradient's sum over D,
+ * and the tensor group's sums (rows of the widest layer at most), in 16
+ * bits. 0 or -ENOMEM. */
+static int compress(pipeline *a, tr_grad_comp comp, int rows)
 {
 	if (!comp)
 		return 0;
+	a->comp = comp;
 	if (tr_stage_compress(&a->st, comp) < 0)
 		return -1;
-	if (a->l.D == 1)
-		return 0;
-	if (!(a->cacc = malloc(a->n * sizeof *a->cacc)) || tr_comp_op_create(comp, &a->op) < 0)
+	int widest = 0;
+	for (int i = 0; i <= a->sl.nlayers; i++)
+		widest = a->sl.sizes[i] > widest ? a->sl.sizes[i] : widest;
+	if (a->l.D > 1 && !(a->cacc = malloc(a->n * sizeof *a->cacc)))
 		return -1;
-	return 0;
+	if (a->l.T > 1 && !(a->tens16 = malloc((size_t)rows * widest * sizeof *a->tens16)))
+		return -1;
+	return a->l.D > 1 || a->l.T > 1 ? tr_comp_op_create(comp, &a->op) : 0;
 }
 
 /* The stage's gradient summed over its D ranks in place: fp32, or in 16
- * bits (fp16 divided by D first, so that the sum cannot overflow where
- * the gradients did not). 1 when a 16-bit sum is an infinity. */
+ * bits. 1 when a 16-bit sum is an infinity. */
 static int data_sum(pipeline *a, float *acc)
 {
-	if (!a->cacc) {
-		MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
-		return 0;
-	}
-	tr_grad_comp comp = a->st.comp;
-	float D = (float)a->l.D, pre = comp == TR_COMP_FP16 ? 1.0f / D : 1.0f;
-	tr_comp_narrow(comp, a->cacc, acc, a->n, pre);
-	MPI_Allreduce(MPI_IN_PLACE, a->cacc, (int)a->n, MPI_UINT16_T, a->op, a->l.data);
-	tr_comp_widen(comp, acc, a->cacc, a->n, comp == TR_COMP_FP16 ? D : 1.0f);
-	return tr_has_inf(acc, a->n);
+	if (a->cacc)
+		return sum16(a, acc, a->n, a->cacc, a->l.data, a->l.D);
+	MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
+	return 0;
 }
 
 /* --precision bf16: the stage's GEMMs in bf16, as data-parallel training's
@@ -318,7 +337,7 @@ static int build_stage(pipeline *a)
 		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
 		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
 	if (rc == 0)
-		rc = compress(a, (tr_grad_comp)c->o.grad_compression);
+		rc = compress(a, (tr_grad_comp)c->o.grad_compression, rows);
 	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		a->st.stash = tr_store_floats(s, a->r_stash);
 		rc = tr_pipe_lookup_init(&a->ahead, &m->embed);
@@ -582,6 +601,7 @@ static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errl
 	pipeline *a = (pipeline *)s;
 	tr_model *m = a->p->model;
 	double records = 0, tensor_bytes = a->tensor_bytes; /* a step's, not these */
+	int overflowed = a->st.overflowed; /* a test batch's skips no step */
 	int rc = 0;
 	tr_math_zero(m->math, m->eval_stats, 2);
 	if (a->l.p == 0)
@@ -599,6 +619,7 @@ static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errl
 	sums[2] = counts ? records : 0;
 	tr_world_sum_to_root(&a->p->cfg->w, sums, 3);
 	a->tensor_bytes = tensor_bytes;
+	a->st.overflowed = overflowed;
 	if (rc < 0 && a->l.p > 0) /* the first stage says why */
 		snprintf(err, errlen, "the first stage's test data failed");
 	return rc < 0 && a->l.p == 0 ? -1 : 0;
@@ -745,6 +766,7 @@ static void close_pipeline(tr_strategy_state *s)
 	if (a->op != MPI_OP_NULL)
 		MPI_Op_free(&a->op);
 	free(a->cacc);
+	free(a->tens16);
 	free(a);
 }
 
