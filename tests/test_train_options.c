@@ -299,6 +299,9 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--bucket-size 1T", o->bucket_bytes == 1099511627776);
 	ACCEPT(BASE "--reduce alltoall", o->reduce == 3);
 	ACCEPT(BASE "--grad-compression fp16", o->grad_compression == 2);
+	ACCEPT(BASE "--pipeline 2 --grad-compression bf16", o->grad_compression == 1);
+	ACCEPT(BASE "--tensor 2 --grad-compression fp16", o->grad_compression == 2);
+	ACCEPT(BASE "--tensor 2 --pipeline 2 --precision bf16", o->precision == TR_PRECISION_BF16);
 	ACCEPT(BASE "--shard-optimizer", o->shard_optimizer == 1);
 	ACCEPT(BASE "--eval-batch 7 --eval-every 9", o->eval_batch == 7 && o->eval_every == 9);
 	ACCEPT(BASE "--metrics m.json", !strcmp(o->metrics, "m.json"));
@@ -449,10 +452,9 @@ static const refusal_case check_refusals[] = {
 	{BASE "--microbatches 2", "--microbatches needs --pipeline 2 or more"},
 	{BASE "--pipeline 2 --strategy ps", "--pipeline 2: not with --strategy ps"},
 	{BASE "--tensor 2 --device cuda", "--tensor 2: not with --device cuda (yet)"},
-	{BASE "--tensor 2 --precision bf16", "--tensor 2: not with --precision bf16 (yet)"},
-	{BASE "--pipeline 2 --grad-compression bf16",
-	 "--pipeline 2: not with --grad-compression (yet: the stages' gradients and activations go "
-	 "in fp32)"},
+	{BASE "--pipeline 2 --pipeline-schedule async --precision bf16",
+	 "--pipeline 2: not with --precision bf16 under --pipeline-schedule async (yet: one bf16 "
+	 "copy of the weights, not the stash's)"},
 	{"--x a --y label", "--train SHARDS is required"},
 	{"--synthetic=5 --train t --x a --y label",
 	 "--synthetic=5: the input width is that of --x in the data given; leave out =N or the data"},

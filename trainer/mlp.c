@@ -150,16 +150,18 @@ void tr_mlp_init_params(const tr_mlp *net, uint64_t seed, float *host)
 
 static int bf16(const tr_mlp *net) { return net->precision == TR_PRECISION_BF16; }
 
-/* Under bf16: the input blocks as bf16 (as given, or rounded into in16),
- * kept in net->part16 for backward. */
-static void input_bf16(tr_mlp *net, const tr_input *in)
+/* Under bf16: the input blocks as bf16 (as given, or, with `round`,
+ * rounded into in16), kept in net->part16 for backward. */
+static void input_bf16(tr_mlp *net, const tr_input *in, int round)
 {
 	int col = 0;
 	for (int p = 0; p < in->nparts; p++) {
 		const tr_bf16 *x = in->part16[p];
 		if (!x) {
-			tr_bf16 *t = net->in16 + (size_t)net->max_rows * col;
-			tr_to_bf16(net->math, t, in->part[p], (size_t)in->rows * in->width[p]);
+			tr_bf16 *t = net->in16 + (size_t)net->max_rows * col +
+			             (size_t)net->in16_row0 * in->width[p];
+			if (round)
+				tr_to_bf16(net->math, t, in->part[p], (size_t)in->rows * in->width[p]);
 			x = t;
 		}
 		net->part16[p] = x;
@@ -191,7 +193,7 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 		if (!net->params16_by_update || net->params16_stale)
 			tr_to_bf16(net->math, net->params16, net->params, net->nparams);
 		net->params16_stale = 0;
-		input_bf16(net, in);
+		input_bf16(net, in, 1);
 	}
 	for (int l = 0; l < net->nlayers; l++) {
 		int units = net->sizes[l + 1], fan_in = net->sizes[l];
@@ -220,6 +222,12 @@ void tr_mlp_forward(tr_mlp *net, const tr_input *in)
 	}
 }
 
+void tr_mlp_bind16(tr_mlp *net, const tr_input *in)
+{
+	if (bf16(net))
+		input_bf16(net, in, 0);
+}
+
 void tr_mlp_loss(tr_mlp *net, const tr_input *in, float *stats, int backward)
 {
 	int L = net->nlayers;
@@ -237,6 +245,8 @@ void tr_mlp_output_grad(tr_mlp *net, float *dout, int rows)
 	int L = net->nlayers, units = net->sizes[L];
 	tr_relu_bias_backward(net->math, dout, net->out[L - 1], rows, units,
 	                      net->grads + net->b_off[L - 1]);
+	if (bf16(net)) /* the last layer's GEMMs take it rounded */
+		tr_to_bf16(net->math, net->delta16[0], dout, (size_t)rows * units);
 	net->dz_from = dout;
 }
 
@@ -289,8 +299,8 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 {
 	int rows = in->rows;
 	/* from the loss's gradient, or a later stage's (tr_mlp_output_grad),
-	 * then between the two scratch buffers (bf16 with neither pipeline
-	 * stages nor tensor slices: options_check.c) */
+	 * then between the two scratch buffers (under bf16, delta16[0] holds
+	 * the first rounded, from either) */
 	float *from = net->dz_from;
 	float *dz = from ? from : net->delta[0], *spare = net->delta[1];
 	tr_bf16 *dz16 = net->delta16[0], *spare16 = net->delta16[1];
@@ -310,13 +320,16 @@ void tr_mlp_backward(tr_mlp *net, const tr_input *in, tr_mlp_ready_fn ready, voi
 		weight_grad(net, in, l, dz, dz16);
 		/* the input's gradient, when asked for: dz W_0 over the columns
 		 * asked, while W_0 is still the step's (before ready) */
-		if (l == 0 && net->dinput) {
+		if (l == 0 && net->dinput && bf16(net) && net->dinput16)
+			tr_gemm_bf16(net->math, 0, 0, rows, net->dinput_cols, units, dz16, units,
+			             net->params16 + net->w_off[0] + net->dinput_col, fan_in, 0.0f,
+			             net->dinput, net->dinput_cols);
+		else if (l == 0 && net->dinput)
 			tr_gemm(net->math, 0, 0, rows, net->dinput_cols, units, 1.0f, dz, units,
 			        net->params + net->w_off[0] + net->dinput_col, fan_in, 0.0f,
 			        net->dinput, net->dinput_cols);
-			if (net->sum_din[0])
-				net->reduce(net->reduce_ctx, net->dinput, (size_t)rows * net->dinput_cols);
-		}
+		if (l == 0 && net->dinput && net->sum_din[0])
+			net->reduce(net->reduce_ctx, net->dinput, (size_t)rows * net->dinput_cols);
 		if (l > 0) {
 			float *t = dz;
 			dz = spare;

@@ -97,6 +97,14 @@ typedef struct tr_mlp {
 	                                     * input blocks, for backward  */
 	tr_bf16 *out16[TR_MLP_MAX_LAYERS];  /* the hidden layers' outputs   */
 	tr_bf16 *delta16[2];                /* delta[] rounded              */
+	int in16_row0;                      /* a pipeline stage's microbatch
+	                                     * slot: its input's rows in in16
+	                                     * from this row of each block */
+	int dinput16;                       /* 1: the input gradient's GEMM
+	                                     * in bf16 too (a pipeline
+	                                     * stage's input: the GEMM that
+	                                     * data-parallel training does
+	                                     * at that layer)              */
 } tr_mlp;
 
 /* The layout alone of a model of these sizes (inputs, then the hidden
@@ -165,6 +173,11 @@ int tr_mlp_want_dinput(tr_mlp *net, int col, int cols);
  * checkpoint's, an evaluated copy's) says so with tr_mlp_params_changed.
  * Call once after tr_mlp_init. 0 or -ENOMEM. */
 int tr_mlp_use_bf16(tr_mlp *net, tr_bf16 *params16, int by_update);
+
+/* Under bf16: net->part16, the input blocks as the forward of `in` left
+ * them, without rounding again (a backward on another copy of the net than
+ * its forward's: a pipeline stage's view of a microbatch slot). */
+void tr_mlp_bind16(tr_mlp *net, const tr_input *in);
 
 /* The parameters were written other than by an update that wrote params16
  * too: the next forward rounds them again (nothing under fp32). */

@@ -216,9 +216,9 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	                 : o->shard_optimizer ? "--shard-optimizer"
 	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
 	                 : o->reduce ? "--reduce (the stages' gradients go by MPI_Allreduce)"
-	                 : o->precision == TR_PRECISION_BF16 ? "--precision bf16 (yet)"
-	                 : o->grad_compression ? "--grad-compression (yet: the stages' gradients "
-	                                         "and activations go in fp32)"
+	                 : o->precision == TR_PRECISION_BF16 && o->pipe_schedule == TR_PIPE_ASYNC
+	                     ? "--precision bf16 under --pipeline-schedule async (yet: one bf16 "
+	                       "copy of the weights, not the stash's)"
 	                 : NULL;
 	if (no)
 		return refuse(err, errlen, "--%s %d: not with %s", o->pipeline > 1 ? "pipeline" : "tensor",

@@ -78,7 +78,40 @@ void tr_stage_free(tr_stage *st)
 	free(st->blank);
 	free(st->labels);
 	free(st->dbatch);
+	free(st->h_in);
+	free(st->h_dout);
+	free(st->h_out);
+	free(st->h_din);
 	memset(st, 0, sizeof *st);
+}
+
+int tr_stage_compress(tr_stage *st, tr_grad_comp comp)
+{
+	size_t in = (size_t)st->slots * st->mb * st->w_in, out = (size_t)st->slots * st->mb * st->w_out;
+	if (!comp || st->P == 1)
+		return 0;
+	int ok = 1;
+	if (st->p > 0)
+		ok = (st->h_in = malloc(in * 2)) && (st->h_din = malloc(in * 2));
+	if (ok && st->p < st->P - 1)
+		ok = (st->h_dout = malloc(out * 2)) && (st->h_out = malloc(out * 2));
+	if (!ok)
+		return -ENOMEM; /* what was allocated goes with tr_stage_free */
+	st->comp = comp;
+	return 0;
+}
+
+/* A message's element: a float, or its 16 bits under compression. */
+static MPI_Datatype elem_type(const tr_stage *st) { return st->comp ? MPI_UINT16_T : MPI_FLOAT; }
+static double elem_bytes(const tr_stage *st) { return st->comp ? 2.0 : (double)sizeof(float); }
+
+/* The n values of v to send: v itself, or cast into h (compressed). */
+static void *outgoing(tr_stage *st, uint16_t *h, const float *v, int n)
+{
+	if (!st->comp)
+		return (void *)v;
+	tr_comp_narrow(st->comp, h, v, (size_t)n, 1.0f);
+	return h;
 }
 
 /* The requests of slot k: the activations in (received), the output's
@@ -115,8 +148,12 @@ static tr_mlp view(const tr_stage *st, int k, float *w)
 	tr_mlp v = *st->net;
 	v.params = w;
 	size_t at = (size_t)k * st->mb;
-	for (int l = 0; l < v.nlayers; l++)
+	for (int l = 0; l < v.nlayers; l++) {
 		v.out[l] += at * (size_t)v.sizes[l + 1];
+		if (v.out16[l]) /* --precision bf16: the hidden layers' as bf16 */
+			v.out16[l] += at * (size_t)v.sizes[l + 1];
+	}
+	v.in16_row0 = (int)at;
 	if (v.dinput)
 		v.dinput += at * (size_t)v.dinput_cols;
 	return v;
@@ -130,15 +167,45 @@ static float *dout_slot(const tr_stage *st, int k)
 
 static int slot_of(const tr_stage *st, int64_t g) { return (int)(g % st->slots); }
 
+/* Slot k of a 16-bit buffer of `width` columns. */
+static uint16_t *h_slot(const tr_stage *st, uint16_t *h, int k, int width)
+{
+	return h + (size_t)k * st->mb * width;
+}
+
+/* A receive into slot k of f (width columns, `rows` rows): f itself, or
+ * its 16 bits into h, widened into f when it arrives (arrived()). */
+static void *incoming(const tr_stage *st, uint16_t *h, float *f, int k, int width)
+{
+	return st->comp ? (void *)h_slot(st, h, k, width) : (void *)(f + (size_t)k * st->mb * width);
+}
+
+/* Waits for the receive r of `rows` rows into slot k of f (and h): a
+ * compressed one is widened once, as it arrives, and an infinity in it
+ * noted. */
+static void arrived(tr_stage *st, MPI_Request *r, uint16_t *h, float *f, int k, int width,
+                    int rows)
+{
+	if (*r == MPI_REQUEST_NULL)
+		return;
+	wait_for(st, r, 1);
+	if (!st->comp)
+		return;
+	float *to = f + (size_t)k * st->mb * width;
+	size_t n = (size_t)rows * width;
+	tr_comp_widen(st->comp, to, h_slot(st, h, k, width), n, 1.0f);
+	st->overflowed |= tr_has_inf(to, n);
+}
+
 /* Stage p > 0: the receive of microbatch g's activations into its slot (g
  * of the step's batch or, async, of the next). */
 static void post_in(tr_stage *st, int64_t g)
 {
 	int k = slot_of(st, g), lo, rows;
 	span(st, (int)((g - st->g0) % st->M), &lo, &rows);
-	MPI_Irecv(in_slot(st, k), rows * st->w_in, MPI_FLOAT, st->p - 1, TAG_ACT, st->comm,
-	          r_in(st, k));
-	st->bytes += (double)rows * st->w_in * sizeof(float);
+	MPI_Irecv(incoming(st, st->h_in, st->in, k, st->w_in), rows * st->w_in, elem_type(st),
+	          st->p - 1, TAG_ACT, st->comm, r_in(st, k));
+	st->bytes += (double)rows * st->w_in * elem_bytes(st);
 }
 
 /* Stage p > 0: the receives of every microbatch before post_end whose
@@ -161,7 +228,9 @@ static void input_of(tr_stage *st, int m, int k, const tr_input *batch, tr_input
 	if (st->p == 0 && batch) {
 		x->nparts = batch->nparts;
 		for (int i = 0; i < batch->nparts; i++) {
-			x->part[i] = batch->part[i] + (size_t)lo * batch->width[i];
+			size_t at = (size_t)lo * batch->width[i];
+			x->part[i] = batch->part[i] ? batch->part[i] + at : NULL;
+			x->part16[i] = batch->part16[i] ? batch->part16[i] + at : NULL;
 			x->width[i] = batch->width[i];
 		}
 		x->labels = batch->labels + lo;
@@ -171,7 +240,7 @@ static void input_of(tr_stage *st, int m, int k, const tr_input *batch, tr_input
 	x->width[0] = st->w_in;
 	x->part[0] = st->p == 0 ? st->blank : in_slot(st, k);
 	if (st->p > 0)
-		wait_for(st, r_in(st, k), 1);
+		arrived(st, r_in(st, k), st->h_in, st->in, k, st->w_in, rows);
 }
 
 /* Microbatch g (m of its batch) forward, on weight version w. */
@@ -184,12 +253,16 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	tr_mlp v = view(st, k, w);
 	wait_for(st, r_out(st, k), 0); /* the slot's last activations are sent */
 	tr_mlp_forward(&v, &x);
+	st->net->params16_stale = v.params16_stale; /* bf16: rounded once */
 	if (st->p == st->P - 1)
 		return; /* the loss at the backward */
 	int n = rows * st->w_out;
-	MPI_Isend(v.out[v.nlayers - 1], n, MPI_FLOAT, st->p + 1, TAG_ACT, st->comm, r_out(st, k));
-	MPI_Irecv(dout_slot(st, k), n, MPI_FLOAT, st->p + 1, TAG_GRAD, st->comm, r_dout(st, k));
-	st->bytes += 2.0 * n * sizeof(float);
+	void *act = outgoing(st, st->h_out ? h_slot(st, st->h_out, k, st->w_out) : NULL,
+	                     v.out[v.nlayers - 1], n);
+	MPI_Isend(act, n, elem_type(st), st->p + 1, TAG_ACT, st->comm, r_out(st, k));
+	MPI_Irecv(incoming(st, st->h_dout, st->dout, k, st->w_out), n, elem_type(st), st->p + 1,
+	          TAG_GRAD, st->comm, r_dout(st, k));
+	st->bytes += 2.0 * n * elem_bytes(st);
 }
 
 /* Microbatch m of the step's batch backward, on the version its forward
@@ -202,11 +275,12 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	tr_input x;
 	input_of(st, m, k, batch, &x);
 	tr_mlp v = view(st, k, w);
+	tr_mlp_bind16(&v, &x); /* bf16: the input as the forward rounded it */
 	if (st->p == st->P - 1) {
 		wait_for(st, r_labels(st), 1);
 		tr_mlp_loss(&v, &x, stats, 1);
 	} else {
-		wait_for(st, r_dout(st, k), 1);
+		arrived(st, r_dout(st, k), st->h_dout, st->dout, k, st->w_out, rows);
 		tr_mlp_output_grad(&v, dout_slot(st, k), rows);
 	}
 	wait_for(st, r_din(st, k), 0); /* the slot's last input gradient is sent */
@@ -220,8 +294,9 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 		return;
 	}
 	int n = rows * st->w_in;
-	MPI_Isend(v.dinput, n, MPI_FLOAT, st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
-	st->bytes += (double)n * sizeof(float);
+	void *din = outgoing(st, st->h_din ? h_slot(st, st->h_din, k, st->w_in) : NULL, v.dinput, n);
+	MPI_Isend(din, n, elem_type(st), st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
+	st->bytes += (double)n * elem_bytes(st);
 	post_ready(st); /* the slot is free: a later microbatch's */
 }
 

@@ -30,11 +30,21 @@
  * keeps its microbatches' input gradients, where its net computes one, in
  * the batch's row order (dbatch): the --embed tables' backward takes the
  * whole batch's after the step.
+ *
+ * --grad-compression bf16|fp16 (tr_stage_compress): the activations and
+ * their gradients go in 16 bits, half the bytes: cast on send (reducer.h's
+ * casts, nearest even), widened into fp32 on receive. Nothing is summed,
+ * so nothing is scaled: fp16's 65504 is far above what a ReLU layer's
+ * outputs and the per-row loss gradients reach; a value past it arrives
+ * as an infinity, which the receiver sees (st->overflowed) and the step is
+ * skipped on every rank, counted as a grad_overflow. Evaluation's
+ * messages stay fp32.
  */
 #ifndef RIO_TRAINER_PIPE_STAGE_H
 #define RIO_TRAINER_PIPE_STAGE_H
 
 #include "mlp.h"
+#include "reducer.h"
 
 #include <mpi.h>
 #include <stdint.h>
@@ -70,6 +80,12 @@ typedef struct tr_stage {
 	/* since tr_stage_clear: seconds waiting for a message in a step,
 	 * seconds of steps' schedules, bytes sent and received by messages */
 	double idle, busy, bytes;
+	tr_grad_comp comp;     /* the messages' 16 bits, or none              */
+	uint16_t *h_in, *h_dout; /* compressed: what is received (in, dout's
+	                        * shapes), widened into in and dout          */
+	uint16_t *h_out, *h_din; /* compressed: what is sent, by slot        */
+	int overflowed;        /* compressed: a message received held an
+	                        * infinity (cleared by the caller)           */
 } tr_stage;
 
 /* A stage over `net` (built with max_rows >= tr_stage_rows()), its buffers
@@ -79,6 +95,9 @@ typedef struct tr_stage {
 int tr_stage_init(tr_stage *st, tr_mlp *net, MPI_Comm comm, int P, int p, int schedule, int M,
                   int batch, int eval_rows, float *acc);
 void tr_stage_free(tr_stage *st);
+/* --grad-compression: the messages of activations and their gradients in
+ * `comp`'s 16 bits from now on (before the first step). 0 or -ENOMEM. */
+int tr_stage_compress(tr_stage *st, tr_grad_comp comp);
 
 /* The activation slots a stage holds (and so its network's rows): for
  * planning, before it exists. */

@@ -42,6 +42,15 @@
  * the newest weights. So a checkpoint, written drained, holds the whole
  * state (the newest version; the stash is not needed), and a resume goes
  * on as the unbroken run with the same checkpoints.
+ *
+ * --grad-compression bf16|fp16: the activations and their gradients go
+ * between stages in 16 bits (pipe_stage.h), and the stage's gradient
+ * is summed over its D ranks in 16 bits as the allreduce strategy's mpi
+ * reducer sums a bucket (reducer_half.c's casts and user-defined op: fp16
+ * divided by D first, widened and multiplied back), and so are the tensor
+ * group's sums (fp16 divided by T); an infinity in any skips the step on
+ * every rank, counted as a grad_overflow. The --embed tables' sum stays
+ * fp32.
  */
 #include "config.h"
 #include "exit_status.h"
@@ -58,7 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MSG = 2048, HEAD = TR_MLP_EXTRA + 1, HEAD_GRADS = TR_MLP_EXTRA };
+enum { MSG = 2048, HEAD_GRADS = TR_MLP_EXTRA, HEAD_OVERFLOW, HEAD };
 
 typedef struct pipeline {
 	tr_strategy_state base;
@@ -85,6 +94,13 @@ typedef struct pipeline {
 	int cur;                 /* which is the step's                        */
 	tr_pipe_lookup ahead;    /* async, --embed: the lookup of the batch not
 	                          * the step's (pipe_tables.h)                */
+	tr_grad_comp comp;       /* --grad-compression                         */
+	uint16_t *cacc;          /* ... D > 1: the stage's gradient in 16 bits,
+	                          * summed over D                              */
+	uint16_t *tens16;        /* ... T > 1: a tensor sum's values, 16 bits  */
+	MPI_Op op;               /* ... both summed by this 16-bit op          */
+	uint64_t overflows;      /* this epoch's steps skipped for an infinity
+	                          * in a 16-bit message or sum                 */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -125,6 +141,10 @@ static void memory_need(const tr_parts *p, tr_need *n)
 	snprintf(what, sizeof what, "stage %d's %zu parameters (values, gradient, its sum over "
 	         "microbatches, optimizer state)", l.p, sl.nparams);
 	tr_need_add(n, (double)sl.nparams * f * (3 + states), what);
+	if (c->o.precision == TR_PRECISION_BF16) {
+		snprintf(what, sizeof what, "stage %d's bf16 copy of its parameters", l.p);
+		tr_need_add(n, (double)sl.nparams * sizeof(tr_bf16), what);
+	}
 	if (c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		snprintf(what, sizeof what, "stage %d's stashed weight version (async)", l.p);
 		tr_need_add(n, (double)sl.nparams * f, what);
@@ -178,6 +198,9 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	for (int i = 0; i < states; i++)
 		m->r_state[i] = tr_store_add(s, "the stage's optimizer state", a->n, sizeof(float),
 		                             TR_PLACE_BACKEND);
+	if (p->cfg->o.precision == TR_PRECISION_BF16)
+		m->r_params16 = tr_store_add(s, "the stage's parameters' bf16 copy", a->n,
+		                             sizeof(tr_bf16), TR_PLACE_BACKEND);
 	if (p->cfg->o.pipe_schedule == TR_PIPE_ASYNC)
 		a->r_stash = tr_store_add(s, "the stage's stashed weight version", a->n,
 		                          sizeof(float), TR_PLACE_BACKEND);
@@ -186,14 +209,32 @@ static int open_store(pipeline *a, char *msg, size_t len)
 	return tr_store_open(s, MPI_COMM_NULL, msg, len);
 }
 
+/* The sum of x[0, n) over comm's `ranks` in place, in 16 bits through h
+ * (n values), as the allreduce strategy's mpi reducer sums a bucket:
+ * fp16 divided by the ranks first, so that the sum cannot overflow where
+ * the values did not, and multiplied back after. 1 when a sum is an
+ * infinity. */
+static int sum16(pipeline *a, float *x, size_t n, uint16_t *h, MPI_Comm comm, int ranks)
+{
+	float scale = a->comp == TR_COMP_FP16 ? (float)ranks : 1.0f;
+	tr_comp_narrow(a->comp, h, x, n, 1.0f / scale);
+	MPI_Allreduce(MPI_IN_PLACE, h, (int)n, MPI_UINT16_T, a->op, comm);
+	tr_comp_widen(a->comp, x, h, n, scale);
+	return tr_has_inf(x, n);
+}
+
 /* The tensor group's sum of n floats in place: a pair's partial outputs,
- * or its first layer's input gradient. */
+ * or its first layer's input gradient; in 16 bits under compression. */
 static void tensor_sum(void *ctx, float *x, size_t n)
 {
 	pipeline *a = ctx;
-	MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, a->l.tensor);
+	if (a->tens16)
+		a->st.overflowed |= sum16(a, x, n, a->tens16, a->l.tensor, a->l.T);
+	else
+		MPI_Allreduce(MPI_IN_PLACE, x, (int)n, MPI_FLOAT, MPI_SUM, a->l.tensor);
 	/* a ring's bytes, sent and received */
-	a->tensor_bytes += 2.0 * (a->l.T - 1) / a->l.T * (double)n * sizeof(float) * 2;
+	double elem = a->tens16 ? sizeof(uint16_t) : sizeof(float);
+	a->tensor_bytes += 2.0 * (a->l.T - 1) / a->l.T * (double)n * elem * 2;
 }
 
 /* LARS: a sliced layer's norms, the whole layer's (block 2j is layer j's
@@ -220,6 +261,49 @@ static void tensor_sums(pipeline *a, tr_mlp *net)
 	}
 }
 
+/* --grad-compression: the stage's messages, its gradient's sum over D,
+ * and the tensor group's sums (rows of the widest layer at most), in 16
+ * bits. 0 or -ENOMEM. */
+static int compress(pipeline *a, tr_grad_comp comp, int rows)
+{
+	if (!comp)
+		return 0;
+	a->comp = comp;
+	if (tr_stage_compress(&a->st, comp) < 0)
+		return -1;
+	int widest = 0;
+	for (int i = 0; i <= a->sl.nlayers; i++)
+		widest = a->sl.sizes[i] > widest ? a->sl.sizes[i] : widest;
+	if (a->l.D > 1 && !(a->cacc = malloc(a->n * sizeof *a->cacc)))
+		return -1;
+	if (a->l.T > 1 && !(a->tens16 = malloc((size_t)rows * widest * sizeof *a->tens16)))
+		return -1;
+	return a->l.D > 1 || a->l.T > 1 ? tr_comp_op_create(comp, &a->op) : 0;
+}
+
+/* The stage's gradient summed over its D ranks in place: fp32, or in 16
+ * bits. 1 when a 16-bit sum is an infinity. */
+static int data_sum(pipeline *a, float *acc)
+{
+	if (a->cacc)
+		return sum16(a, acc, a->n, a->cacc, a->l.data, a->l.D);
+	MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
+	return 0;
+}
+
+/* --precision bf16: the stage's GEMMs in bf16, as data-parallel training's
+ * (model.c), the optimizer writing the weights' bf16 copy as it updates;
+ * a stage after the first computes its input's gradient in bf16 too (the
+ * GEMM data-parallel training does at that layer). */
+static int use_bf16(tr_model *m, const tr_store *s, int dinput16)
+{
+	tr_bf16 *p16 = tr_store_get(s, m->r_params16);
+	int rc = tr_mlp_use_bf16(&m->net, p16, 1);
+	tr_optim_write16(&m->opt, p16);
+	m->net.dinput16 = dinput16;
+	return rc;
+}
+
 /* The stage's network and optimizer in the store's regions, its schedule's
  * buffers. 0 or -ENOMEM. */
 static int build_stage(pipeline *a)
@@ -240,6 +324,8 @@ static int build_stage(pipeline *a)
 		rc = tr_pipe_tables_build(a->p, l);
 	if (rc == 0)
 		rc = build_optimizer(m, s, a->n);
+	if (rc == 0 && m->r_params16 >= 0) /* bf16: the optimizer's pass writes the copy */
+		rc = use_bf16(m, s, l->p > 0);
 	if (l->T > 1) {
 		m->opt.whole_norms = whole_norms;
 		m->opt.norms_ctx = a;
@@ -250,6 +336,8 @@ static int build_stage(pipeline *a)
 	if (rc == 0)
 		rc = tr_stage_init(&a->st, &m->net, l->pipe, l->P, l->p, c->o.pipe_schedule, M,
 		                   c->batch, eval_rows(c), tr_store_floats(s, a->r_acc));
+	if (rc == 0)
+		rc = compress(a, (tr_grad_comp)c->o.grad_compression, rows);
 	if (rc == 0 && c->o.pipe_schedule == TR_PIPE_ASYNC) {
 		a->st.stash = tr_store_floats(s, a->r_stash);
 		rc = tr_pipe_lookup_init(&a->ahead, &m->embed);
@@ -278,6 +366,7 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	check_open(c);
 	pipeline *a = calloc(1, sizeof *a);
 	tr_world_agree(&c->w, !a, "out of memory", EXIT_DATA);
+	a->op = MPI_OP_NULL;
 	a->base.p = a->p = p;
 	*out = &a->base;
 	a->l = c->layout;
@@ -318,6 +407,8 @@ static void place_tensor(void *ctx, int which, const float *host)
 	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, (float *)host, mine, 0);
 	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), mine, a->n);
 	free(mine);
+	if (which == 0) /* bf16: the weights' copy made again from these */
+		tr_mlp_params_changed(&m->net);
 }
 
 static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
@@ -361,8 +452,10 @@ static void exchange(pipeline *a, const struct held *h, float *head)
 	const tr_config *c = a->p->cfg;
 	double t0 = rio__now();
 	float *acc = a->st.acc;
-	if (a->l.D > 1)
-		MPI_Allreduce(MPI_IN_PLACE, acc, (int)a->n, MPI_FLOAT, MPI_SUM, a->l.data);
+	if (a->l.D > 1 && data_sum(a, acc))
+		a->st.overflowed = 1;
+	head[HEAD_OVERFLOW] = (float)a->st.overflowed;
+	a->st.overflowed = 0;
 	/* --embed (the first stage): the tables' gradient, summed too */
 	int finite = tr_pipe_tables_grad(a->p->model, &a->l, a->st.dbatch, h->in.rows,
 	                                 h->have && h->go);
@@ -448,7 +541,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	if (head[TR_EXTRA_FAILED] > 0)
 		return 1;
 	int apply = head[TR_EXTRA_NONFINITE] == 0 && head[HEAD_GRADS] == 0 &&
-	            head[TR_EXTRA_COUNT] >= 1;
+	            head[HEAD_OVERFLOW] == 0 && head[TR_EXTRA_COUNT] >= 1;
 	if (cont)
 		stash_newest(a);
 	if (apply) {
@@ -463,6 +556,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	} else {
 		k->skipped_steps++;
 		k->ep_skipped++;
+		a->overflows += head[HEAD_OVERFLOW] > 0;
 	}
 	k->global_step++;
 	k->step_in_epoch++;
@@ -507,6 +601,7 @@ static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errl
 	pipeline *a = (pipeline *)s;
 	tr_model *m = a->p->model;
 	double records = 0, tensor_bytes = a->tensor_bytes; /* a step's, not these */
+	int overflowed = a->st.overflowed; /* a test batch's skips no step */
 	int rc = 0;
 	tr_math_zero(m->math, m->eval_stats, 2);
 	if (a->l.p == 0)
@@ -524,6 +619,7 @@ static int evaluate(tr_strategy_state *s, double sums[3], char *err, size_t errl
 	sums[2] = counts ? records : 0;
 	tr_world_sum_to_root(&a->p->cfg->w, sums, 3);
 	a->tensor_bytes = tensor_bytes;
+	a->st.overflowed = overflowed;
 	if (rc < 0 && a->l.p > 0) /* the first stage says why */
 		snprintf(err, errlen, "the first stage's test data failed");
 	return rc < 0 && a->l.p == 0 ? -1 : 0;
@@ -536,6 +632,7 @@ static void epoch_begin(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
 	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
+	a->overflows = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -553,13 +650,15 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	 * (M + P - 1) counts it; so a stage done early, waiting at the step's
 	 * end in the exchange, idles too. Bytes a step: the most any rank
 	 * moved, by kind (the data allreduce as a ring moves it: 2 (D - 1) /
-	 * D x the stage's gradient, sent and received) */
+	 * D x the stage's gradient, 16 bits an element under compression, and
+	 * the --embed tables' in fp32, sent and received) */
 	int D = a->l.D;
 	double steps = a->steps > 0 ? a->steps : 1;
 	double compute = a->st.busy - a->st.idle, sum;
-	double floats = (double)a->n + (double)p->model->embed.floats; /* with the tables */
+	double grad = (double)a->n * (a->cacc ? sizeof(uint16_t) : sizeof(float));
+	double bytes = grad + (double)p->model->embed.floats * sizeof(float);
 	double mine[4] = {a->st.busy, a->st.bytes / steps,
-	                  D > 1 ? 2.0 * (D - 1) / D * floats * sizeof(float) * 2 : 0,
+	                  D > 1 ? 2.0 * (D - 1) / D * bytes * 2 : 0,
 	                  a->tensor_bytes / steps};
 	double most[4];
 	MPI_Reduce(&compute, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
@@ -570,6 +669,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->data_bytes = most[2];
 	f->tensor_bytes = most[3];
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
+	f->grad_overflows = a->overflows;
 }
 
 static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
@@ -663,6 +763,10 @@ static void close_pipeline(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	tr_stage_free(&a->st);
 	tr_pipe_lookup_free(&a->ahead);
+	if (a->op != MPI_OP_NULL)
+		MPI_Op_free(&a->op);
+	free(a->cacc);
+	free(a->tens16);
 	free(a);
 }
 
