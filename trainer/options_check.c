@@ -212,7 +212,6 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	const char *no = o->strategy == TR_STRATEGY_PS ? "--strategy ps"
 	                 : o->strategy == TR_STRATEGY_HYBRID ? "--strategy hybrid"
 	                 : o->device == TR_DEVICE_CUDA ? "--device cuda (yet)"
-	                 : o->eval_every ? "--eval-every (yet)"
 	                 : o->shard_optimizer ? "--shard-optimizer"
 	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
 	                 : o->reduce ? "--reduce (the stages' gradients go by MPI_Allreduce)"

@@ -85,6 +85,8 @@ typedef struct pipeline {
 	int cur;                 /* which is the step's                        */
 	tr_pipe_lookup ahead;    /* async, --embed: the lookup of the batch not
 	                          * the step's (pipe_tables.h)                */
+	tr_copies copies;        /* --eval-every: this epoch's, of this rank's
+	                          * part                                      */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -472,10 +474,18 @@ static int step(pipeline *a, char *err, size_t errlen)
 
 static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
 
+/* After a step: an --eval-every copy of this rank's part when one is due
+ * (async: the newest version, the one a checkpoint holds). */
+static void after_step(void *ctx)
+{
+	pipeline *a = ctx;
+	tr_step_keep_copy(a->p, &a->copies, a->n);
+}
+
 static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
 {
 	pipeline *a = (pipeline *)s;
-	return tr_step_segment(a->p, seg, step_of, NULL, a, (uint64_t)a->l.D, err, errlen);
+	return tr_step_segment(a->p, seg, step_of, after_step, a, (uint64_t)a->l.D, err, errlen);
 }
 
 typedef struct eval_ctx {
@@ -572,9 +582,13 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
 }
 
+/* Collective: every copy kept this epoch, each rank's part of it placed
+ * and evaluated through the pipeline as the epoch's end evaluates (the
+ * test set through the stages), then the parts' own parameters back. */
 static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
 {
-	return 0; /* --eval-every is refused with --pipeline (options_check.c) */
+	pipeline *a = (pipeline *)s;
+	return tr_step_eval_copies(a->p, &a->copies, a->n, fn, ctx, err, errlen);
 }
 
 static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((pipeline *)s)->steps_per_epoch; }
@@ -663,6 +677,7 @@ static void close_pipeline(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	tr_stage_free(&a->st);
 	tr_pipe_lookup_free(&a->ahead);
+	tr_copies_free(&a->copies);
 	free(a);
 }
 
