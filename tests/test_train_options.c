@@ -303,6 +303,9 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--eval-batch 7 --eval-every 9", o->eval_batch == 7 && o->eval_every == 9);
 	ACCEPT(BASE "--metrics m.json", !strcmp(o->metrics, "m.json"));
 	ACCEPT(BASE "--tensorboard-every 5", o->tensorboard_every == 5);
+	/* with model parallelism too: --eval-every, --straggler */
+	ACCEPT(BASE "--pipeline 2 --tensor 2 --eval-every 5", o->eval_every == 5 && o->pipeline == 2);
+	ACCEPT(BASE "--tensor 2 --straggler 1:3", o->nstraggler == 1 && o->tensor == 2);
 	ACCEPT(BASE "--strategy ps", o->strategy == TR_STRATEGY_PS && o->servers == 1);
 	ACCEPT(BASE "--strategy hybrid --embed c:9:2 --servers 65536",
 	       o->strategy == TR_STRATEGY_HYBRID && o->servers == 65536);
@@ -449,6 +452,9 @@ static const refusal_case check_refusals[] = {
 	{BASE "--microbatches 2", "--microbatches needs --pipeline 2 or more"},
 	{BASE "--pipeline 2 --strategy ps", "--pipeline 2: not with --strategy ps"},
 	{BASE "--tensor 2 --device cuda", "--tensor 2: not with --device cuda (yet)"},
+	{BASE "--pipeline 2 --shard-optimizer",
+	 "--pipeline 2: not with --shard-optimizer (it needs the shm reducer's shared window; the "
+	 "stages' gradients go by MPI_Allreduce)"},
 	{BASE "--tensor 2 --precision bf16", "--tensor 2: not with --precision bf16 (yet)"},
 	{BASE "--pipeline 2 --grad-compression bf16",
 	 "--pipeline 2: not with --grad-compression (yet: the stages' gradients and activations go "

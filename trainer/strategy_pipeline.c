@@ -422,6 +422,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	float *stats = m->net.grads + a->n;
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
 	const tr_input *ahead = first && cont && next->go ? &next->in : NULL;
+	a->st.slow = tr_step_slowdown(p->cfg, k->global_step); /* --straggler */
 	tr_stage_step(&a->st, go ? &h->in : NULL, ahead, cont, stats);
 	/* a tensor group's ranks count the batch once: its rank 0 */
 	int once = a->l.t == 0;
