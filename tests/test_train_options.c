@@ -306,6 +306,9 @@ static void test_values_taken(void)
 	ACCEPT(BASE "--eval-batch 7 --eval-every 9", o->eval_batch == 7 && o->eval_every == 9);
 	ACCEPT(BASE "--metrics m.json", !strcmp(o->metrics, "m.json"));
 	ACCEPT(BASE "--tensorboard-every 5", o->tensorboard_every == 5);
+	/* with model parallelism too: --eval-every, --straggler */
+	ACCEPT(BASE "--pipeline 2 --tensor 2 --eval-every 5", o->eval_every == 5 && o->pipeline == 2);
+	ACCEPT(BASE "--tensor 2 --straggler 1:3", o->nstraggler == 1 && o->tensor == 2);
 	ACCEPT(BASE "--strategy ps", o->strategy == TR_STRATEGY_PS && o->servers == 1);
 	ACCEPT(BASE "--strategy hybrid --embed c:9:2 --servers 65536",
 	       o->strategy == TR_STRATEGY_HYBRID && o->servers == 65536);
@@ -455,6 +458,9 @@ static const refusal_case check_refusals[] = {
 	{BASE "--pipeline 2 --pipeline-schedule async --precision bf16",
 	 "--pipeline 2: not with --precision bf16 under --pipeline-schedule async (yet: one bf16 "
 	 "copy of the weights, not the stash's)"},
+	{BASE "--pipeline 2 --shard-optimizer",
+	 "--pipeline 2: not with --shard-optimizer (it needs the shm reducer's shared window; the "
+	 "stages' gradients go by MPI_Allreduce)"},
 	{"--x a --y label", "--train SHARDS is required"},
 	{"--synthetic=5 --train t --x a --y label",
 	 "--synthetic=5: the input width is that of --x in the data given; leave out =N or the data"},

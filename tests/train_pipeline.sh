@@ -14,7 +14,8 @@
 # second's gradient on the stashed starting weights (against a reference
 # computed on one rank; P = 2, P = 3, P2 x T2), the same bits twice and
 # across a resume, it trains near 1f1b's accuracy, and a damaged record
-# in a batch read ahead is one line.
+# in a batch read ahead is one line; --straggler slows a stage's
+# microbatches (any rank's: a later stage's too), changing no bit.
 . "$(dirname "$0")/train_lib.sh"
 cd "$T" || exit 1
 
@@ -234,4 +235,23 @@ above "$(json seq.json bubble)" 0.45 && above 1 "$(json seq.json bubble)" && pas
 expect_eq 13000 "$(json pp.json pipeline_bytes_per_step)" "pipeline bytes a step"
 # stage 0's block (784 x 64 + 64 floats) in a ring over D = 2, each way
 expect_eq 401920 "$(json pp.json data_bytes_per_step)" "data allreduce bytes a step"
+
+# -- --straggler: a slow stage. Each of its microbatches' forwards and
+# backwards takes F times its compute (which holds its GEMMs), so rank 0,
+# the first stage, here holding nearly all the GEMMs (--stages 0-1,2),
+# slowed 10x takes 10x its GEMMs' seconds at least (unslowed 2-4x on a
+# loaded machine); a later stage's rank, which reads no data, may be
+# named too; no bit changes
+SLOW="--synthetic --hidden 1024,1024 --batch 128 --max-steps 3 --quiet --stages 0-1,2 \
+	--microbatches 2"
+expect_exit 0 mpi 2 $SLOW --checkpoint slow-plain
+expect_exit 0 mpi 2 $SLOW --checkpoint slow-0 --straggler 0:10 --metrics slow-0.json
+expect_exit 0 mpi 2 $SLOW --checkpoint slow-1 --straggler 1:2
+python3 -c 'import json, sys
+e = json.loads(open(sys.argv[1]).readline())
+print("epoch seconds", e["seconds"], "GEMM seconds", e["gemm_seconds"])
+sys.exit(not (e["gemm_seconds"] > 0 and e["seconds"] >= 10 * e["gemm_seconds"]))' slow-0.json &&
+	pass || fail "--straggler 0:10: the first stage's steps slowed"
+expect_exit 0 cmp slow-plain/checkpoint slow-0/checkpoint
+expect_exit 0 cmp slow-plain/checkpoint slow-1/checkpoint
 finish

@@ -46,7 +46,7 @@ void tr_plan_hint(const tr_parts *p, double allowed, char *buf, size_t len)
 	int P0 = o->pipeline, T0 = o->tensor, L = p->model->nlayers, widest = 1, P = 0, T = 0;
 	*buf = 0;
 	if (o->strategy != TR_STRATEGY_ALLREDUCE || o->device != TR_DEVICE_CPU ||
-	    o->eval_every || o->shard_optimizer || o->nstraggler || o->straggler_p > 0)
+	    o->shard_optimizer)
 		return; /* what model parallelism does not run with (options_check.c) */
 	double bp = 0, bt = 0;
 	for (int i = 0; i < o->nhidden; i++)

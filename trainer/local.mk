@@ -46,6 +46,7 @@ recordio_train_SOURCES = \
 	trainer/store.c trainer/store.h trainer/shm_window.c trainer/shm_window.h \
 	trainer/reducer.c trainer/reducer.h trainer/reducer_shm.c trainer/reducer_half.c trainer/part.h \
 	trainer/strategy.h trainer/strategy_ops.h trainer/strategy.c trainer/step.c trainer/step.h \
+	trainer/step_copies.c \
 	trainer/strategy_allreduce.c trainer/strategy_ps.c trainer/strategy_hybrid.c \
 	trainer/strategy_pipeline.c trainer/pipe_stage.c trainer/pipe_stage.h \
 	trainer/pipe_tables.c trainer/pipe_tables.h \

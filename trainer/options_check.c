@@ -212,9 +212,9 @@ static int check_model_parallel(tr_options *o, tr_options_given given, char *err
 	const char *no = o->strategy == TR_STRATEGY_PS ? "--strategy ps"
 	                 : o->strategy == TR_STRATEGY_HYBRID ? "--strategy hybrid"
 	                 : o->device == TR_DEVICE_CUDA ? "--device cuda (yet)"
-	                 : o->eval_every ? "--eval-every (yet)"
-	                 : o->shard_optimizer ? "--shard-optimizer"
-	                 : o->nstraggler || o->straggler_p > 0 ? "--straggler (yet)"
+	                 : o->shard_optimizer ? "--shard-optimizer (it needs the shm reducer's "
+	                                         "shared window; the stages' gradients go "
+	                                         "by MPI_Allreduce)"
 	                 : o->reduce ? "--reduce (the stages' gradients go by MPI_Allreduce)"
 	                 : o->precision == TR_PRECISION_BF16 && o->pipe_schedule == TR_PIPE_ASYNC
 	                     ? "--precision bf16 under --pipeline-schedule async (yet: one bf16 "

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "pipe_stage.h"
 #include "clock.h"
+#include "step.h"
 #include "strategy.h"
 
 #include <cblas.h>
@@ -243,6 +244,14 @@ static void input_of(tr_stage *st, int m, int k, const tr_input *batch, tr_input
 		arrived(st, r_in(st, k), st->h_in, st->in, k, st->w_in, rows);
 }
 
+/* --straggler: a microbatch's compute, begun at t0, made to take st->slow
+ * times as long (a slow stage: its neighbours wait for its messages). */
+static void straggle(const tr_stage *st, double t0)
+{
+	if (st->slow > 1)
+		tr_step_straggle(st->slow, rio__now() - t0);
+}
+
 /* Microbatch g (m of its batch) forward, on weight version w. */
 static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float *w)
 {
@@ -252,8 +261,10 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	input_of(st, m, k, batch, &x);
 	tr_mlp v = view(st, k, w);
 	wait_for(st, r_out(st, k), 0); /* the slot's last activations are sent */
+	double t0 = rio__now();
 	tr_mlp_forward(&v, &x);
 	st->net->params16_stale = v.params16_stale; /* bf16: rounded once */
+	straggle(st, t0);
 	if (st->p == st->P - 1)
 		return; /* the loss at the backward */
 	int n = rows * st->w_out;
@@ -284,8 +295,10 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 		tr_mlp_output_grad(&v, dout_slot(st, k), rows);
 	}
 	wait_for(st, r_din(st, k), 0); /* the slot's last input gradient is sent */
+	double t0 = rio__now();
 	tr_mlp_backward(&v, &x, NULL, NULL);
 	cblas_saxpy((int)v.nparams, 1.0f, v.grads, 1, st->acc, 1);
+	straggle(st, t0);
 	st->freed = g + 1;
 	if (st->p == 0) {
 		if (st->dbatch) /* at the microbatch's rows of the batch */

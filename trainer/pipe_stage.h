@@ -77,6 +77,10 @@ typedef struct tr_stage {
 	 * forwards the step before ran, and whether it sent its labels */
 	int64_t g0, posted, freed, post_end;
 	int fwd_ahead, labels_sent;
+	double slow;           /* --straggler: the step's slowdown (step.h's
+	                        * tr_step_slowdown; 1 or 0: none): each
+	                        * microbatch's forward and backward take
+	                        * this many times their compute            */
 	/* since tr_stage_clear: seconds waiting for a message in a step,
 	 * seconds of steps' schedules, bytes sent and received by messages */
 	double idle, busy, bytes;

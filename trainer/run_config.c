@@ -14,12 +14,14 @@
 enum { MSG = 2048 };
 
 /* --straggler R:F: R is a rank of this run that steps (with parameter
- * servers a worker: the ranks after them), else the option would do
- * nothing. */
+ * servers a worker: the ranks after them; under allreduce and model
+ * parallelism every rank, a pipeline's later stages too, which read no
+ * data), else the option would do nothing. */
 static void check_stragglers(const tr_config *c)
 {
 	const tr_options *o = &c->o;
-	int first = c->w.size - c->roles.data_world, bad = 0;
+	int servers = c->o.strategy != TR_STRATEGY_ALLREDUCE;
+	int first = servers ? c->w.size - c->roles.data_world : 0, bad = 0;
 	char msg[MSG] = "";
 	for (int i = 0; i < o->nstraggler && !bad; i++) {
 		int k = o->straggler[i].rank;

@@ -2,8 +2,8 @@
  * step.h — what every strategy's training step and evaluation share: the
  * next batch as the model's input, its --embed ids checked and their rows
  * pooled in (pulled from the servers first under ps and hybrid, by the
- * strategy's hook), --straggler's slowdown, and a rank's evaluation pass
- * over its part of the test data.
+ * strategy's hook), --straggler's slowdown, a rank's evaluation pass
+ * over its part of the test data, and --eval-every's copies.
  */
 #ifndef RIO_TRAINER_STEP_H
 #define RIO_TRAINER_STEP_H
@@ -75,5 +75,18 @@ int tr_step_test_batches(const tr_parts *p, tr_batch_fn fn, void *ctx, char *err
  * when the data or the GPU failed. */
 int tr_step_evaluate(const tr_parts *p, tr_pull_fn pull, void *ctx, double sums[3], char *err,
                      size_t errlen);
+
+/* --eval-every (step_copies.c), for the strategies whose ranks step
+ * together: after a step, when one is due, a copy of the n parameters
+ * this rank holds (the network's: the whole model, or its stage's part)
+ * kept in `copies` with what had been trained; the ranks agree on running
+ * out of memory. */
+void tr_step_keep_copy(const tr_parts *p, tr_copies *copies, size_t n);
+/* Collective: each copy every rank holds placed as the network's n
+ * parameters and handed to fn (which evaluates it through the strategy),
+ * then dropped; the parameters as before afterwards. 0, or -1 with the
+ * first message. */
+int tr_step_eval_copies(const tr_parts *p, tr_copies *copies, size_t n, tr_copy_fn fn,
+                        void *ctx, char *err, size_t errlen);
 
 #endif /* RIO_TRAINER_STEP_H */

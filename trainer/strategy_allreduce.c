@@ -530,36 +530,13 @@ static int step(allreduce *a, char *err, size_t errlen)
 
 /* ---- segments, evaluation, figures ------------------------------------------- */
 
-/* --eval-every: a copy of the parameters (every rank), trained `seconds`
- * so far. 0 or -ENOMEM. */
-static int take_copy(allreduce *a, double seconds)
-{
-	tr_model *m = a->p->model;
-	const tr_cursor *k = a->p->cursor;
-	tr_copy *c = tr_copies_add(&a->copies, m->nparams);
-	if (!c)
-		return -ENOMEM;
-	tr_math_to_host(m->math, c->params, m->net.params, m->nparams);
-	c->updates = k->global_step;
-	c->gradients = k->total_gradients;
-	c->samples = k->total_samples;
-	c->seconds = seconds;
-	return 0;
-}
-
 static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
 
-/* After a step: an --eval-every copy when one is due. */
+/* After a step: an --eval-every copy of the whole model when one is due. */
 static void after_step(void *ctx)
 {
 	allreduce *a = ctx;
-	const tr_config *c = a->p->cfg;
-	const tr_cursor *k = a->p->cursor;
-	if (!c->o.eval_every || k->global_step % c->o.eval_every)
-		return;
-	int rc = take_copy(a, k->train_seconds + rio__now() - k->t_epoch0);
-	tr_world_agree(&c->w, rc < 0, "out of memory for a copy of the parameters (--eval-every)",
-	               EXIT_DATA);
+	tr_step_keep_copy(a->p, &a->copies, a->p->model->nparams);
 }
 
 static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
@@ -608,27 +585,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
 {
 	allreduce *a = (allreduce *)s;
-	const tr_parts *p = a->p;
-	tr_model *m = p->model;
-	size_t n = m->nparams;
-	float *keep = malloc(n * sizeof *keep);
-	tr_world_agree(&p->cfg->w, !keep, "out of memory", EXIT_DATA);
-	tr_math_to_host(m->math, keep, m->net.params, n);
-	int count = 0, failed = 0;
-	MPI_Allreduce(&a->copies.n, &count, 1, MPI_INT, MPI_MIN, p->cfg->w.comm);
-	for (int i = 0; i < count; i++) {
-		const tr_copy *c = &a->copies.v[i];
-		tr_math_from_host(m->math, m->net.params, c->params, n);
-		tr_mlp_params_changed(&m->net);
-		char later[256];
-		if (fn(ctx, c, failed, failed ? later : err, failed ? sizeof later : errlen) < 0)
-			failed = 1;
-	}
-	tr_copies_clear(&a->copies);
-	tr_math_from_host(m->math, m->net.params, keep, n);
-	tr_mlp_params_changed(&m->net);
-	free(keep);
-	return failed ? -1 : 0;
+	return tr_step_eval_copies(a->p, &a->copies, a->p->model->nparams, fn, ctx, err, errlen);
 }
 
 static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((allreduce *)s)->steps_per_epoch; }

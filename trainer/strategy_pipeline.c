@@ -101,6 +101,8 @@ typedef struct pipeline {
 	MPI_Op op;               /* ... both summed by this 16-bit op          */
 	uint64_t overflows;      /* this epoch's steps skipped for an infinity
 	                          * in a 16-bit message or sum                 */
+	tr_copies copies;        /* --eval-every: this epoch's, of this rank's
+	                          * part                                      */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -513,6 +515,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	float *stats = m->net.grads + a->n;
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
 	const tr_input *ahead = first && cont && next->go ? &next->in : NULL;
+	a->st.slow = tr_step_slowdown(p->cfg, k->global_step); /* --straggler */
 	tr_stage_step(&a->st, go ? &h->in : NULL, ahead, cont, stats);
 	/* a tensor group's ranks count the batch once: its rank 0 */
 	int once = a->l.t == 0;
@@ -566,10 +569,18 @@ static int step(pipeline *a, char *err, size_t errlen)
 
 static int step_of(void *ctx, char *err, size_t errlen) { return step(ctx, err, errlen); }
 
+/* After a step: an --eval-every copy of this rank's part when one is due
+ * (async: the newest version, the one a checkpoint holds). */
+static void after_step(void *ctx)
+{
+	pipeline *a = ctx;
+	tr_step_keep_copy(a->p, &a->copies, a->n);
+}
+
 static int segment(tr_strategy_state *s, tr_segment *seg, char *err, size_t errlen)
 {
 	pipeline *a = (pipeline *)s;
-	return tr_step_segment(a->p, seg, step_of, NULL, a, (uint64_t)a->l.D, err, errlen);
+	return tr_step_segment(a->p, seg, step_of, after_step, a, (uint64_t)a->l.D, err, errlen);
 }
 
 typedef struct eval_ctx {
@@ -672,9 +683,13 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->grad_overflows = a->overflows;
 }
 
+/* Collective: every copy kept this epoch, each rank's part of it placed
+ * and evaluated through the pipeline as the epoch's end evaluates (the
+ * test set through the stages), then the parts' own parameters back. */
 static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err, size_t errlen)
 {
-	return 0; /* --eval-every is refused with --pipeline (options_check.c) */
+	pipeline *a = (pipeline *)s;
+	return tr_step_eval_copies(a->p, &a->copies, a->n, fn, ctx, err, errlen);
 }
 
 static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((pipeline *)s)->steps_per_epoch; }
@@ -767,6 +782,7 @@ static void close_pipeline(tr_strategy_state *s)
 		MPI_Op_free(&a->op);
 	free(a->cacc);
 	free(a->tens16);
+	tr_copies_free(&a->copies);
 	free(a);
 }
 
