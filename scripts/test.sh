@@ -43,10 +43,13 @@ echo "== make check under ASan + UBSan, in make distcheck (build-asan/)"
 # make check there (then installs and uninstalls it). That proves both
 # that the code passes under the sanitizers and that the tarball holds
 # what it needs to build and pass its tests. build-asan/ itself is built,
-# not tested: it makes the tarball, and pytest runs its tools.
+# not tested: it makes the tarball, and pytest runs its tools (only those
+# are built there; distcheck builds everything).
 # --with-cuda=check: the CUDA tests are built where the toolkit is
 # (/usr/local/cuda); without a device they skip
+RIO_BUILD_TARGETS="recordio-pack recordio-cat recordio-verify"
 rio_build "$RIO_TOP/build-asan" --enable-sanitizers --with-cuda=check CFLAGS="-O1 -g"
+unset RIO_BUILD_TARGETS
 cd "$RIO_TOP/build-asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if grep -q '^#define HAVE_CUDA 1' config.h; then
@@ -92,7 +95,9 @@ stage_done "pytest"
 
 echo "== the loader's threads under ThreadSanitizer, on the pread backend (build-tsan/)"
 unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread CFLAGS="-O1 -g"
+# without the trainer: only the loader's suites run under TSan (make check
+# builds every check program, the trainer's too, whatever TESTS says)
+rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread --enable-trainer=no CFLAGS="-O1 -g"
 cd "$RIO_TOP/build-tsan"
 # RIO_LOADER_IO=pread: the whole of the loader's suites on the fallback that
 # machines without io_uring get (the ASan run above takes io_uring where the
