@@ -81,6 +81,8 @@ fi
 for f in $(grep -l '^:test-result: SKIP' "$RIO_KEEP_LOGS"/tests/*.trs 2>/dev/null); do
 	echo "skipped: tests/$(basename "${f%.trs}"): $(grep -i -m1 'skip' "${f%.trs}.log")"
 done
+echo "the slowest tests (wall seconds, two at a time):"
+sort -rn "$RIO_KEEP_LOGS/times" | head -10
 unset RIO_KEEP_LOGS
 stage_done "make check (ASan, UBSan) in make distcheck"
 
