@@ -69,7 +69,7 @@ rm -rf "$RIO_KEEP_LOGS" distcheck.rc
 		LOG_DRIVER="\$(SHELL) $RIO_TOP/scripts/keep_test_logs.sh \$(top_srcdir)/build-aux/test-driver" \
 		2>&1 || echo $? >distcheck.rc
 } | tee distcheck.out |
-	grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): |^# [A-Z]+: |^=+$|Testsuite summary|archives ready|^[^ ]*\.tar\.gz *$' || true
+	grep --line-buffered -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): |^# [A-Z]+: |^=+$|Testsuite summary|archives ready|^[^ ]*\.tar\.gz *$' || true
 if [ -f distcheck.rc ]; then
 	for f in $(grep -l '^:test-result: \(FAIL\|ERROR\)' "$RIO_KEEP_LOGS"/tests/*.trs 2>/dev/null); do
 		echo "---- ${f%.trs}.log"; tail -40 "${f%.trs}.log"
