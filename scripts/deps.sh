@@ -40,7 +40,9 @@ rio_install_deps() {
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
-# rio_build DIR [CONFIGURE ARGS...]: an out-of-tree build in DIR.
+# rio_build DIR [CONFIGURE ARGS...]: an out-of-tree build in DIR; of the
+# make targets in RIO_BUILD_TARGETS where set (e.g. only the tools a stage
+# runs), else of everything.
 rio_build() {
 	dir=$1; shift
 	[ -x "$RIO_TOP/configure" ] || (cd "$RIO_TOP" && ./autogen.sh >/dev/null 2>&1) || return 1
@@ -51,7 +53,8 @@ rio_build() {
 		echo "$*" >configure.args
 		sed -n '/configuration summary/,$p' configure.out
 	fi
-	make -j"$(nproc)" >make.out 2>&1 || { tail -40 make.out; return 1; }
+	# shellcheck disable=SC2086
+	make -j"$(nproc)" ${RIO_BUILD_TARGETS:-} >make.out 2>&1 || { tail -40 make.out; return 1; }
 }
 
 # rio_test_venv DIR: a virtual environment in DIR over Debian's python3 (its

@@ -3,14 +3,14 @@
 # (Debian's packages, and TensorFlow and TensorBoard from PyPI into a
 # virtual environment whose python3 the tests use), builds with
 # AddressSanitizer and UndefinedBehaviorSanitizer (and the CUDA tests, where
-# the CUDA toolkit is installed: they skip without a GPU), runs
+# the CUDA toolkit is installed: they skip without a GPU) and runs
 # `make check` (CUnit suites and shell tests, Automake's summary at the
-# end), installs the Python package into that environment and runs its
-# pytest suite against that build's tools, runs the loader's suites again
-# under ThreadSanitizer (its worker, batcher and consumer threads) on the
-# pread backend, then `make distcheck`
-# on a plain build (the release tarball builds, installs and passes its
-# tests too), after a 10-second smoke of each fuzz target (scripts/fuzz.sh).
+# end) once, inside `make distcheck` of that build (the release tarball
+# builds, passes its tests, installs and uninstalls), installs the Python
+# package into that environment and runs its pytest suite against that
+# build's tools, runs the loader's suites again under ThreadSanitizer (its
+# worker, batcher and consumer threads) on the pread backend, then a
+# 10-second smoke of each fuzz target (scripts/fuzz.sh).
 # Each stage's time is printed at its end.
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +28,7 @@ echo "== Python for the tests: Debian's, with TensorFlow and TensorBoard from Py
 venv="$RIO_TOP/build-python/venv"
 rio_test_venv "$venv"
 # SeaweedFS's weed, the S3 server of tests/s3_*.sh: once per run, here, not
-# per make check (distcheck runs the suite again with the same PATH)
+# per make check
 rio_test_s3 "$venv"
 "$venv/bin/python" -c 'import tensorflow as tf, tensorboard, torch; print("TensorFlow", tf.__version__, "TensorBoard", tensorboard.__version__, "torch", torch.__version__)' 2>/dev/null
 # the shell tests' python3 is the venv's: TensorFlow's reading of our files
@@ -37,10 +37,19 @@ rio_test_s3 "$venv"
 export PATH="$venv/bin:$PATH"
 stage_done "Python environment"
 
-echo "== make check under ASan + UBSan (build-asan/)"
+echo "== make check under ASan + UBSan, in make distcheck (build-asan/)"
+# The suite runs once, on the release tarball: `make distcheck` in
+# build-asan/ packs it, builds it configured as build-asan/ is, and runs
+# make check there (then installs and uninstalls it). That proves both
+# that the code passes under the sanitizers and that the tarball holds
+# what it needs to build and pass its tests. build-asan/ itself is built,
+# not tested: it makes the tarball, and pytest runs its tools (only those
+# are built there; distcheck builds everything).
 # --with-cuda=check: the CUDA tests are built where the toolkit is
 # (/usr/local/cuda); without a device they skip
+RIO_BUILD_TARGETS="recordio-pack recordio-cat recordio-verify"
 rio_build "$RIO_TOP/build-asan" --enable-sanitizers --with-cuda=check CFLAGS="-O1 -g"
+unset RIO_BUILD_TARGETS
 cd "$RIO_TOP/build-asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if grep -q '^#define HAVE_CUDA 1' config.h; then
@@ -49,19 +58,33 @@ if grep -q '^#define HAVE_CUDA 1' config.h; then
 	export ASAN_OPTIONS="$ASAN_OPTIONS:protect_shadow_gap=0" \
 		LSAN_OPTIONS="suppressions=$RIO_TOP/tests/lsan.supp:print_suppressions=0"
 fi
-status=0
-make -j"$(nproc)" check || status=$?
-if [ $status -ne 0 ]; then
-	for f in $(grep -l '^:test-result: FAIL' tests/*.trs 2>/dev/null); do
+# distcheck deletes its tree once it passes: each test's .log and .trs are
+# copied to build-asan/suite-logs/ as it ends (scripts/keep_test_logs.sh).
+# The tests' result lines and Automake's summary are shown as they come;
+# the whole output is in build-asan/distcheck.out
+export RIO_KEEP_LOGS="$RIO_TOP/build-asan/suite-logs"
+rm -rf "$RIO_KEEP_LOGS" distcheck.rc
+{
+	make -j"$(nproc)" distcheck DISTCHECK_CONFIGURE_FLAGS="$(./config.status --config)" \
+		LOG_DRIVER="\$(SHELL) $RIO_TOP/scripts/keep_test_logs.sh \$(top_srcdir)/build-aux/test-driver" \
+		2>&1 || echo $? >distcheck.rc
+} | tee distcheck.out |
+	grep --line-buffered -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): |^# [A-Z]+: |^=+$|Testsuite summary|archives ready|^[^ ]*\.tar\.gz *$' || true
+if [ -f distcheck.rc ]; then
+	for f in $(grep -l '^:test-result: \(FAIL\|ERROR\)' "$RIO_KEEP_LOGS"/tests/*.trs 2>/dev/null); do
 		echo "---- ${f%.trs}.log"; tail -40 "${f%.trs}.log"
 	done
-	exit $status
+	echo "---- the end of build-asan/distcheck.out"; tail -40 distcheck.out
+	exit "$(cat distcheck.rc)"
 fi
 # what skipped, and why (each says it on a line of its log)
-for f in $(grep -l '^:test-result: SKIP' tests/*.trs 2>/dev/null); do
-	echo "skipped: ${f%.trs}: $(grep -i -m1 'skip' "${f%.trs}.log")"
+for f in $(grep -l '^:test-result: SKIP' "$RIO_KEEP_LOGS"/tests/*.trs 2>/dev/null); do
+	echo "skipped: tests/$(basename "${f%.trs}"): $(grep -i -m1 'skip' "${f%.trs}.log")"
 done
-stage_done "make check (ASan, UBSan)"
+echo "the slowest tests (wall seconds, two at a time):"
+sort -rn "$RIO_KEEP_LOGS/times" | head -10
+unset RIO_KEEP_LOGS
+stage_done "make check (ASan, UBSan) in make distcheck"
 
 echo "== the Python package: pip install ./python into the virtual environment, pytest (build-python/)"
 # the tests run the build's C tools
@@ -74,7 +97,9 @@ stage_done "pytest"
 
 echo "== the loader's threads under ThreadSanitizer, on the pread backend (build-tsan/)"
 unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
-rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread CFLAGS="-O1 -g"
+# without the trainer: only the loader's suites run under TSan (make check
+# builds every check program, the trainer's too, whatever TESTS says)
+rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread --enable-trainer=no CFLAGS="-O1 -g"
 cd "$RIO_TOP/build-tsan"
 # RIO_LOADER_IO=pread: the whole of the loader's suites on the fallback that
 # machines without io_uring get (the ASan run above takes io_uring where the
@@ -99,11 +124,3 @@ sh "$RIO_TOP/scripts/fuzz.sh" 10 || status=$?
 [ $status -eq 0 ] || [ $status -eq 77 ] || exit $status
 stage_done "fuzzing smoke"
 
-echo "== make distcheck (build/)"
-rio_build "$RIO_TOP/build"
-cd "$RIO_TOP/build"
-make -j"$(nproc)" distcheck >distcheck.out 2>&1 || { tail -60 distcheck.out; exit 1; }
-echo "distcheck: the tarball configured, built, passed its tests, installed and uninstalled:"
-grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' distcheck.out | tail -5
-grep -A1 'archives ready for distribution' distcheck.out
-stage_done "distcheck"

@@ -29,6 +29,11 @@ fi
 # Open MPI refuses root without these; tests may start more ranks than cores.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# a rank waiting in MPI yields its core: make check runs two tests at once,
+# and on a core each, two ranks' busy-polling took the CPU from the ranks
+# (and the other test) with work to do. Open MPI yields by itself only with
+# more ranks than cores
+export OMPI_MCA_mpi_yield_when_idle=1
 # no network probing on the test machine: shared memory and loopback only
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Under AddressSanitizer, LeakSanitizer checks every run of the trainer,
