@@ -80,13 +80,7 @@ if [ "$gets" -le 12 ]; then pass; else
 
 # ---- the same through resets, truncated bodies, 503 and 500: retried, every
 # record once, in the local order
-proxy_start --faults reset,truncate,503,500 --every 5
-expect_exit 0 "$BENCH" $o --dump-order "$T/order.faults" "$B/c"
-if [ -s "$T/order.faults" ] && cmp -s "$T/order.local" "$T/order.faults"; then pass; else
-	fail "global shuffle through faults: the order differs from the local one"; fi
-expect_match "skipped: +0" "$T/out" "nothing skipped through faults"
-if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass; else
-	fail "no faults reached the loader"; fi
+same_order_through_faults 5 "global shuffle" $o "$B/c"
 
 # ---- the loader's remote options (recordio-bench --remote-*), and a read
 # that runs out of attempts mid-epoch: one line naming the shard's URL, the

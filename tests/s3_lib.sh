@@ -69,6 +69,22 @@ proxy_count() {
 	grep -c "^$1 " "$PROXY_LOG"
 }
 
+# same_order_through_faults EVERY WHAT ARGS...: recordio-bench ARGS
+# --dump-order through the proxy answering every EVERY-th request with a
+# reset, a truncated body, 503 or 500: retried, every record once, in the
+# order of $T/order.local, nothing skipped, and faults did reach it
+same_order_through_faults() {
+	every=$1 what=$2
+	shift 2
+	proxy_start --faults reset,truncate,503,500 --every "$every"
+	expect_exit 0 "$BENCH" "$@" --dump-order "$T/order.faults"
+	if [ -s "$T/order.faults" ] && cmp -s "$T/order.local" "$T/order.faults"; then pass; else
+		fail "$what through faults: the order differs from the local one"; fi
+	expect_match "skipped: +0" "$T/out" "$what: nothing skipped through faults"
+	if [ "$(proxy_count reset)" -ge 1 ] && [ "$(proxy_count 503)" -ge 1 ]; then pass; else
+		fail "$what: no faults reached the loader"; fi
+}
+
 s3_stop() {
 	proxy_stop
 	if [ -n "$S3_PID" ]; then
