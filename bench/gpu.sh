@@ -16,7 +16,9 @@
 #      pipeline); samples/s of the median epoch, the data wait (the share
 #      of the step the rank waited for its next batch: the GPU idle on
 #      data) and, while the cuda runs go, the GPU's busy share sampled by
-#      nvidia-smi every 100 ms (median of the samples).
+#      nvidia-smi every 100 ms (median of the samples); then --precision
+#      bf16 on the device (cublasGemmEx, bf16 operands, fp32 accumulation);
+#   e. a diverging run on both devices: the steps skipped for NaNs.
 # Usage: bench/gpu.sh [BUILD_DIR]   (a build configured --with-cuda; default
 #        build/). Env: EPOCHS (default 5), FMNIST (the dataset's .gz files,
 #        default /usr/share/datasets/fashion-mnist), BENCH_DIR (scratch,
@@ -110,4 +112,27 @@ for model in "256,128 128" "4096,4096 1024"; do
 	run "cpu-$h" cpu $DATA --hidden "$h" --batch "$b"
 	run "cuda-$h" cuda $DATA --hidden "$h" --batch "$b"
 	run "cuda-synth-$h" cuda --synthetic --hidden "$h" --batch "$b"
+	run "cuda-bf16-$h" cuda $DATA --hidden "$h" --batch "$b" --precision bf16
+	python3 - "$W" "$h" <<'PY'
+import json, statistics, sys
+w, h = sys.argv[1], sys.argv[2]
+rate = lambda n: statistics.median(json.loads(l)["samples_per_s"] for l in open(f"{w}/{n}.json"))
+print(f"{'':24s} cuda bf16 / fp32: {rate('cuda-bf16-' + h) / rate('cuda-' + h):.2f}x; "
+      f"cuda fp32 / cpu: {rate('cuda-' + h) / rate('cpu-' + h):.1f}x")
+PY
+done
+
+echo "== e. a diverging run (--lr 1e6), 1 rank: the steps skipped for a NaN or an"
+echo "   infinity, on the CPU and on the device (one rank's gradients are checked"
+echo "   on the GPU, never copied to the host)"
+for dev in cpu cuda; do
+	"$B/recordio-train" --device $dev --epochs 2 --quiet --train "$W/fm/train" --x image \
+		--y label --hidden 64,64 --batch 50 --lr 1e6 --metrics "$W/diverge-$dev.json" \
+		>"$W/diverge-$dev.log" 2>&1 || { echo "diverge $dev: exit $?"; cat "$W/diverge-$dev.log"; exit 1; }
+	python3 - "$W/diverge-$dev.json" $dev <<'PY'
+import json, sys
+eps = [json.loads(l) for l in open(sys.argv[1])]
+print(f"{sys.argv[2]:5s} skipped_steps per epoch: {[e['skipped_steps'] for e in eps]}, "
+      f"train_loss {[e['train_loss'] for e in eps]}")
+PY
 done

@@ -1,7 +1,8 @@
 /*
  * test_train_math_cuda.c — the trainer's CUDA math backend against the CPU
  * one: every operation of backend.h run on both with the same random inputs
- * (a fixed-seed xorshift), the results compared within float tolerance;
+ * (a fixed-seed xorshift), the results compared within float tolerance
+ * (the NaN check exactly);
  * and the MLP's backward with its input gradient (mlp.h) on both; under
  * --precision bf16, the rounding bit for bit, cublasGemmEx on bf16
  * operands against the CPU's fp32 GEMM of the same rounded operands, and
@@ -618,6 +619,51 @@ static void test_mlp_bf16(void)
 	free(z);
 }
 
+/* tr_math_nonfinite on both backends: a NaN or an infinity anywhere in a
+ * long vector (the first, the last, a middle element: several blocks of
+ * the grid) is found, and FLT_MAX, denormals and -0 are not taken for one. */
+static void test_nonfinite(void)
+{
+	const size_t n = 5000011;
+	float *h = random_host(n, -1.0f, 1.0f);
+	h[7] = 3.4028235e38f;  /* FLT_MAX */
+	h[8] = -3.4028235e38f;
+	h[9] = 1e-45f;         /* a denormal */
+	h[10] = -0.0f;
+	const size_t at[] = {0, n / 2 + 3, n - 1};
+	const uint32_t bits[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x7f800001u};
+	pair p = upload(h, n);
+	int ok = tr_math_nonfinite(cpu, p.c, n) == 0 && tr_math_nonfinite(gpu, p.g, n) == 0;
+	if (!ok)
+		check_fail("nonfinite", "finite values taken for NaN or infinity");
+	for (size_t i = 0; ok && i < sizeof at / sizeof *at; i++)
+		for (size_t k = 0; ok && k < sizeof bits / sizeof *bits; k++) {
+			float v, keep = h[at[i]];
+			memcpy(&v, &bits[k], 4);
+			h[at[i]] = v;
+			if (tr_math_from_host(gpu, p.g, h, n) < 0 || tr_math_from_host(cpu, p.c, h, n) < 0)
+				ok = 0;
+			int c = tr_math_nonfinite(cpu, p.c, n), g = tr_math_nonfinite(gpu, p.g, n);
+			if (c != 1 || g != 1) {
+				check_fail("nonfinite", "bits %08x at [%zu]: cpu %d, cuda %d", bits[k],
+				           at[i], c, g);
+				ok = 0;
+			}
+			h[at[i]] = keep;
+		}
+	/* a range that stops short of the bad element says finite */
+	h[n - 1] = 0.0f / 0.0f;
+	if (ok && (tr_math_from_host(gpu, p.g, h, n) < 0 || tr_math_nonfinite(gpu, p.g, n - 1) != 0 ||
+	           tr_math_nonfinite(gpu, p.g + n - 1, 1) != 1 || tr_math_nonfinite(gpu, p.g, 0) != 0)) {
+		check_fail("nonfinite", "a range's bounds are not kept");
+		ok = 0;
+	}
+	if (ok)
+		check_ok("nonfinite");
+	release(p);
+	free(h);
+}
+
 static void test_stats(void)
 {
 	int rc = tr_math_sync(gpu);
@@ -673,6 +719,7 @@ int main(void)
 	test_adam(1001, "adam");
 	test_adam(3000001, "adam large");
 	test_mlp_dinput();
+	test_nonfinite();
 	test_to_bf16();
 	if (tr_math_bf16_check(gpu, err, sizeof err) < 0)
 		check_fail("bf16_check", "%s", err); /* a GPU's are cuBLAS's: always there */

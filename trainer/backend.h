@@ -168,6 +168,15 @@ void tr_math_stats_get(const tr_math *m, tr_math_stats *s);
  * trust ratio); waits for what is queued before it. 0, or -EIO. */
 int tr_norm2(tr_math *m, const float *x, size_t n, float *out_host);
 
+/* 1 when any of v[0, n) (host memory) is a NaN or an infinity. */
+int tr_nonfinite(const float *v, size_t n);
+
+/* Whether any of n floats of backend memory is NaN or infinite: 1 or 0
+ * (waits for what is queued before it; on the CPU, tr_nonfinite), or -EIO
+ * when the device failed. On a GPU at one rank, it spares the gradients
+ * their copy to the host, which existed only for this check. */
+int tr_math_nonfinite(tr_math *m, const float *x, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

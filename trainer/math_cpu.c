@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -493,6 +494,24 @@ void tr_math_stats_get(const tr_math *m, tr_math_stats *s)
 	if (m->cuda)
 		s->gemm_seconds = tr_cuda_gemm_seconds(m->cuda);
 #endif
+}
+
+/* An all-ones exponent, read as integers so that the loop vectorises. */
+VECTOR_CLONES int tr_nonfinite(const float *restrict v, size_t n)
+{
+	uint32_t bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+	}
+	return bad != 0;
+}
+
+int tr_math_nonfinite(tr_math *m, const float *x, size_t n)
+{
+	CUDA_DISPATCH_RET(m, tr_cuda_nonfinite(m->cuda, x, n));
+	return tr_nonfinite(x, n);
 }
 
 int tr_norm2(tr_math *m, const float *x, size_t n, float *out_host)

@@ -33,6 +33,8 @@ struct tr_cuda {
 	int head, pending;       /* pairs in flight: ev[head .. head + pending) */
 	double gemm_seconds;
 	cudaError_t failed; /* first failure of a queued operation since the last sync */
+	unsigned *flag;      /* tr_cuda_nonfinite's answer on the device ...   */
+	unsigned *flag_host; /* ... and its pinned host copy                   */
 };
 
 /* Notes a failure of something queued, for the next tr_cuda_sync. */
@@ -249,6 +251,10 @@ void tr_cuda_close(tr_cuda *c)
 		cublasDestroy(c->blas);
 	if (c->stream)
 		cudaStreamDestroy(c->stream);
+	if (c->flag)
+		cudaFree(c->flag);
+	if (c->flag_host)
+		cudaFreeHost(c->flag_host);
 	(void)cudaGetLastError();
 	free(c);
 }
@@ -302,6 +308,14 @@ int tr_cuda_open(tr_cuda **out, int gpu, char *err, size_t errlen)
 	    (s = cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
 		tr_cuda_close(c);
 		return fail(err, errlen, -EIO, "cuBLAS setup", cublasGetStatusString(s));
+	}
+	if ((e = cudaMalloc((void **)&c->flag, sizeof *c->flag)) != cudaSuccess ||
+	    (e = cudaHostAlloc((void **)&c->flag_host, sizeof *c->flag_host,
+	                       cudaHostAllocDefault)) != cudaSuccess) {
+		(void)cudaGetLastError();
+		tr_cuda_close(c);
+		return fail(err, errlen, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
+		            "the finite check's flag", cudaGetErrorString(e));
 	}
 	for (int i = 0; i < RING; i++)
 		for (int j = 0; j < 2; j++)
@@ -520,6 +534,40 @@ void tr_cuda_adam_step(tr_cuda *c, float *param, const float *grad, float *m1, f
 	    param, grad, m1, m2, n, a->beta1, a->beta2, a->eps, a->weight_decay, a->grad_scale, c1,
 	    c2);
 	launched(c);
+}
+
+/* 1 in *flag when any of n floats is NaN or infinite (exponent all ones:
+ * the bits, as tr_nonfinite reads them on the host) */
+static __global__ void k_nonfinite(const float *x, size_t n, unsigned *flag)
+{
+	unsigned bad = 0;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		bad |= (__float_as_uint(x[i]) & 0x7f800000u) == 0x7f800000u;
+	if (__syncthreads_or(bad) && threadIdx.x == 0)
+		atomicOr(flag, 1u);
+}
+
+int tr_cuda_nonfinite(tr_cuda *c, const float *x, size_t n)
+{
+	if (!n)
+		return 0;
+	cudaError_t e = cudaMemsetAsync(c->flag, 0, sizeof *c->flag, c->stream);
+	if (e == cudaSuccess) {
+		k_nonfinite<<<grid_for(c, n, THREADS), THREADS, 0, c->stream>>>(x, n, c->flag);
+		e = cudaGetLastError();
+	}
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(c->flag_host, c->flag, sizeof *c->flag, cudaMemcpyDeviceToHost,
+		                    c->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(c->stream);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		note(c, e); /* the step's sync reports it too */
+		return -EIO;
+	}
+	return *c->flag_host != 0;
 }
 
 int tr_cuda_norm2(tr_cuda *c, const float *x, size_t n, float *out_host)

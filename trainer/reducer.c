@@ -547,24 +547,6 @@ void tr_reducer_flush(tr_reducer *r)
 	r->seconds += rio__now() - t0;
 }
 
-/* 1 when any of v[0, n) is a NaN or an infinity: an all-ones exponent.
- * Integer operations, so the loop vectorises (asked for: GCC 12's -O2
- * leaves a loop of unknown length scalar). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"),
-               optimize("tree-vectorize", "vect-cost-model=dynamic")))
-#endif
-int tr_nonfinite(const float *restrict v, size_t n)
-{
-	uint32_t bad = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &v[i], 4);
-		bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
-	}
-	return bad != 0;
-}
-
 int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *finite)
 {
 	if (r->taken == r->nbuckets)

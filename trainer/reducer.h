@@ -57,6 +57,7 @@
 #ifndef RIO_TRAINER_REDUCER_H
 #define RIO_TRAINER_REDUCER_H
 
+#include "backend.h" /* tr_nonfinite */
 #include "shm_window.h"
 
 #include <mpi.h>
@@ -197,9 +198,6 @@ void tr_reducer_flush(tr_reducer *r);
  * infinity); 0 when there is none now (wait 0) or, with wait, when every
  * bucket has been handed back (call it after tr_reducer_flush). */
 int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *finite);
-
-/* 1 when any of v[0, n) (host memory) is a NaN or an infinity. */
-int tr_nonfinite(const float *v, size_t n);
 
 /* out[i] = ((in[0][i] + in[1][i]) + in[2][i]) + ... + in[k-1][i] for i in
  * [0, len): the order every element of the gradients is summed in under

@@ -8,7 +8,8 @@
  * infinity in the rank's input or loss, a data error) are summed over the
  * ranks ahead of the gradients (the reducer's head), while backward runs.
  * As each layer's gradients are final they are staged to host memory (on
- * a GPU) and handed to the reducer, whose buckets are summed over the
+ * a GPU with several ranks: one rank's stay on the device, checked for
+ * NaNs there) and handed to the reducer, whose buckets are summed over the
  * ranks while backward goes on; each bucket is updated by the optimizer as
  * soon as its sum is in (on one rank: at once, while it is in cache), in
  * one pass. When any rank saw a non-finite value, all skip the update; a
@@ -344,6 +345,10 @@ static void update_buckets(step_ctx *s, int wait)
 	size_t begin, end;
 	int finite;
 	while (tr_reducer_take(&a->red, wait, &begin, &end, &finite)) {
+		/* one rank on a GPU: the sum is the device's own gradient, checked
+		 * there (no host copy was made) */
+		if (gpu && ranks == 1)
+			finite = tr_math_nonfinite(m->math, m->net.grads + begin, end - begin) == 0;
 		if (!finite)
 			s->partial = 1;
 		if (!s->apply || !finite || whole || a->red.sharded)
@@ -371,7 +376,8 @@ static void grads_ready(void *ctx, size_t end)
 {
 	step_ctx *s = ctx;
 	tr_model *m = s->a->p->model;
-	if (tr_step_on_gpu(m) && end > s->staged) {
+	/* on a GPU the reducer sums a host copy; one rank sums nothing */
+	if (tr_step_on_gpu(m) && s->a->p->cfg->w.size > 1 && end > s->staged) {
 		tr_math_to_host(m->math, m->staging + s->staged, m->net.grads + s->staged,
 		                end - s->staged);
 		s->staged = end;
