@@ -15,14 +15,22 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t rio__f32_bits(float f)
+/* nvcc compiles these for the device too: the trainer's CUDA kernels
+ * round exactly as the CPU does (trainer/math_cuda.cu) */
+#ifdef __CUDACC__
+#define RIO_HALF_FN static inline __host__ __device__
+#else
+#define RIO_HALF_FN static inline
+#endif
+
+RIO_HALF_FN uint32_t rio__f32_bits(float f)
 {
 	uint32_t u;
 	memcpy(&u, &f, 4);
 	return u;
 }
 
-static inline float rio__f32_from_bits(uint32_t u)
+RIO_HALF_FN float rio__f32_from_bits(uint32_t u)
 {
 	float f;
 	memcpy(&f, &u, 4);
@@ -31,7 +39,7 @@ static inline float rio__f32_from_bits(uint32_t u)
 
 /* bf16: the float's upper half, rounded on the lower half (a NaN keeps
  * its upper bits and gets the quiet bit, so it cannot round to inf). */
-static inline uint16_t rio__bf16_from_f32(float f)
+RIO_HALF_FN uint16_t rio__bf16_from_f32(float f)
 {
 	uint32_t u = rio__f32_bits(f);
 	uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
@@ -39,7 +47,7 @@ static inline uint16_t rio__bf16_from_f32(float f)
 	return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
-static inline float rio__f32_from_bf16(uint16_t h)
+RIO_HALF_FN float rio__f32_from_bf16(uint16_t h)
 {
 	return rio__f32_from_bits((uint32_t)h << 16);
 }
@@ -49,7 +57,7 @@ static inline float rio__f32_from_bf16(uint16_t h)
  * 10-bit mantissa; subnormals and overflow to inf come out of the same
  * arithmetic. Needs float arithmetic in round-to-nearest (the default;
  * not -ffast-math). */
-static inline uint16_t rio__fp16_from_f32(float f)
+RIO_HALF_FN uint16_t rio__fp16_from_f32(float f)
 {
 	const float to_inf = 0x1.0p+112f, to_zero = 0x1.0p-110f;
 	uint32_t w = rio__f32_bits(f);
@@ -64,7 +72,7 @@ static inline uint16_t rio__fp16_from_f32(float f)
 	return (uint16_t)((sign >> 16) | (shl1_w > 0xff000000u ? 0x7e00u : nonsign));
 }
 
-static inline float rio__f32_from_fp16(uint16_t h)
+RIO_HALF_FN float rio__f32_from_fp16(uint16_t h)
 {
 	uint32_t w = (uint32_t)h << 16;
 	uint32_t sign = w & 0x80000000u;

@@ -27,7 +27,7 @@ trainer_libtrainer_la_CFLAGS += $(CUDA_CFLAGS)
 TRAINER_CUDA_OBJ = trainer/math_cuda.$(OBJEXT)
 TRAINER_LIBS += $(TRAINER_CUDA_OBJ) $(CUDA_LIBS) $(CUBLAS_LIBS) -lstdc++
 trainer/math_cuda.$(OBJEXT): $(srcdir)/trainer/math_cuda.cu $(srcdir)/trainer/math_cuda.h \
-		$(srcdir)/trainer/backend.h
+		$(srcdir)/trainer/backend.h $(srcdir)/lib/half.h
 	$(AM_V_GEN)$(MKDIR_P) trainer && \
 	$(NVCC) $(NVCCFLAGS) -std=c++17 -Xcompiler -fPIC -c -o $@ \
 		$(srcdir)/trainer/math_cuda.cu

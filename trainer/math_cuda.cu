@@ -8,6 +8,7 @@
  * events have completed, so timing never stalls the stream.
  */
 #include "math_cuda.h"
+#include "../lib/half.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -93,7 +94,7 @@ static __global__ void k_to_bf16(uint16_t *dst, const float *src, size_t n)
 {
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x)
-		dst[i] = __bfloat16_as_ushort(__float2bfloat16_rn(src[i]));
+		dst[i] = rio__bf16_from_f32(src[i]); /* not __float2bfloat16_rn: its NaN loses the sign */
 }
 
 static __global__ void k_bias_act(float *Z, const float *bias, int rows, int cols, int relu)

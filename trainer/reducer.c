@@ -560,6 +560,8 @@ int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *fi
 	}
 	int i = r->done[r->taken++];
 	bucket_range(r, i, begin, end);
+	if (!finite)
+		return 1;
 	/* shm: the slices' owners checked them as they summed (one rank
 	 * sums nothing: no shared memory was made) */
 	*finite = r->mode == TR_REDUCE_SHM && r->size > 1 ? !tr_shm_bad(r, i)

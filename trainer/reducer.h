@@ -195,8 +195,10 @@ void tr_reducer_ready(tr_reducer *r, size_t end);
 void tr_reducer_flush(tr_reducer *r);
 /* A bucket whose sum is in (r->sum[*begin, *end)) and was not handed back
  * yet: 1 with its range and *finite (0 when the sum has a NaN or an
- * infinity); 0 when there is none now (wait 0) or, with wait, when every
- * bucket has been handed back (call it after tr_reducer_flush). */
+ * infinity; finite NULL: the caller checks the sum itself, where it is,
+ * and the host's copy is not read); 0 when there is none now (wait 0) or,
+ * with wait, when every bucket has been handed back (call it after
+ * tr_reducer_flush). */
 int tr_reducer_take(tr_reducer *r, int wait, size_t *begin, size_t *end, int *finite);
 
 /* out[i] = ((in[0][i] + in[1][i]) + in[2][i]) + ... + in[k-1][i] for i in

@@ -344,10 +344,11 @@ static void update_buckets(step_ctx *s, int wait)
 	int whole = !tr_optim_bucketwise(&m->opt);
 	size_t begin, end;
 	int finite;
-	while (tr_reducer_take(&a->red, wait, &begin, &end, &finite)) {
-		/* one rank on a GPU: the sum is the device's own gradient, checked
-		 * there (no host copy was made) */
-		if (gpu && ranks == 1)
+	/* one rank on a GPU: the sum is the device's own gradient, checked
+	 * there (no host copy is made, and none is read) */
+	int on_device = gpu && ranks == 1;
+	while (tr_reducer_take(&a->red, wait, &begin, &end, on_device ? NULL : &finite)) {
+		if (on_device)
 			finite = tr_math_nonfinite(m->math, m->net.grads + begin, end - begin) == 0;
 		if (!finite)
 			s->partial = 1;
