@@ -619,21 +619,31 @@ static void test_mlp_bf16(void)
 	free(z);
 }
 
+/* Whether x[0, n) holds a NaN or an infinity, on one backend, as one piece. */
+static int any_bad(tr_math *m, const float *x, size_t n)
+{
+	unsigned char bad = 0;
+	int k = tr_math_nonfinite(m, x, n, n ? n : 1, &bad);
+	return k < 0 ? k : bad;
+}
+
 /* tr_math_nonfinite on both backends: a NaN or an infinity anywhere in a
  * long vector (the first, the last, a middle element: several blocks of
- * the grid) is found, and FLT_MAX, denormals and -0 are not taken for one. */
+ * the grid) is found, and FLT_MAX, denormals and -0 are not taken for one;
+ * in pieces, exactly the pieces holding one are flagged, the last piece
+ * short, as the CPU flags them. */
 static void test_nonfinite(void)
 {
-	const size_t n = 5000011;
+	const size_t n = 5000011, per = 65536, pieces = (n + per - 1) / per;
 	float *h = random_host(n, -1.0f, 1.0f);
-	h[7] = 3.4028235e38f;  /* FLT_MAX */
+	h[7] = 3.4028235e38f; /* FLT_MAX */
 	h[8] = -3.4028235e38f;
-	h[9] = 1e-45f;         /* a denormal */
+	h[9] = 1e-45f; /* a denormal */
 	h[10] = -0.0f;
 	const size_t at[] = {0, n / 2 + 3, n - 1};
 	const uint32_t bits[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x7f800001u};
 	pair p = upload(h, n);
-	int ok = tr_math_nonfinite(cpu, p.c, n) == 0 && tr_math_nonfinite(gpu, p.g, n) == 0;
+	int ok = any_bad(cpu, p.c, n) == 0 && any_bad(gpu, p.g, n) == 0;
 	if (!ok)
 		check_fail("nonfinite", "finite values taken for NaN or infinity");
 	for (size_t i = 0; ok && i < sizeof at / sizeof *at; i++)
@@ -643,7 +653,7 @@ static void test_nonfinite(void)
 			h[at[i]] = v;
 			if (tr_math_from_host(gpu, p.g, h, n) < 0 || tr_math_from_host(cpu, p.c, h, n) < 0)
 				ok = 0;
-			int c = tr_math_nonfinite(cpu, p.c, n), g = tr_math_nonfinite(gpu, p.g, n);
+			int c = any_bad(cpu, p.c, n), g = any_bad(gpu, p.g, n);
 			if (c != 1 || g != 1) {
 				check_fail("nonfinite", "bits %08x at [%zu]: cpu %d, cuda %d", bits[k],
 				           at[i], c, g);
@@ -651,16 +661,33 @@ static void test_nonfinite(void)
 			}
 			h[at[i]] = keep;
 		}
+	/* pieces: bad values in the first, the 17th (two of them) and the last */
+	h[3] = 1.0f / 0.0f;
+	h[17 * per + 5] = h[17 * per + 6] = 0.0f / 0.0f;
+	h[n - 1] = -1.0f / 0.0f;
+	unsigned char *fc = calloc(pieces, 1), *fg = calloc(pieces, 1);
+	if (!fc || !fg || tr_math_from_host(gpu, p.g, h, n) < 0 || tr_math_from_host(cpu, p.c, h, n) < 0) {
+		printf("FAIL setup: flags\n");
+		exit(1);
+	}
+	int kc = tr_math_nonfinite(cpu, p.c, n, per, fc), kg = tr_math_nonfinite(gpu, p.g, n, per, fg);
+	if (ok && (kc != 3 || kg != 3 || memcmp(fc, fg, pieces) || !fg[0] || !fg[17] ||
+	           !fg[pieces - 1])) {
+		check_fail("nonfinite", "pieces: cpu %d, cuda %d bad (want 3: 0, 17, %zu)", kc, kg,
+		           pieces - 1);
+		ok = 0;
+	}
 	/* a range that stops short of the bad element says finite */
-	h[n - 1] = 0.0f / 0.0f;
-	if (ok && (tr_math_from_host(gpu, p.g, h, n) < 0 || tr_math_nonfinite(gpu, p.g, n - 1) != 0 ||
-	           tr_math_nonfinite(gpu, p.g + n - 1, 1) != 1 || tr_math_nonfinite(gpu, p.g, 0) != 0)) {
+	if (ok && (any_bad(gpu, p.g + 1, n - 2) != 1 || any_bad(gpu, p.g + 4, 17 * per) != 0 ||
+	           any_bad(gpu, p.g + n - 1, 1) != 1 || any_bad(gpu, p.g, 0) != 0)) {
 		check_fail("nonfinite", "a range's bounds are not kept");
 		ok = 0;
 	}
 	if (ok)
 		check_ok("nonfinite");
 	release(p);
+	free(fc);
+	free(fg);
 	free(h);
 }
 

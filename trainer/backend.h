@@ -171,11 +171,13 @@ int tr_norm2(tr_math *m, const float *x, size_t n, float *out_host);
 /* 1 when any of v[0, n) (host memory) is a NaN or an infinity. */
 int tr_nonfinite(const float *v, size_t n);
 
-/* Whether any of n floats of backend memory is NaN or infinite: 1 or 0
- * (waits for what is queued before it; on the CPU, tr_nonfinite), or -EIO
- * when the device failed. On a GPU at one rank, it spares the gradients
- * their copy to the host, which existed only for this check. */
-int tr_math_nonfinite(tr_math *m, const float *x, size_t n);
+/* Which pieces of x[0, n) (backend memory), per floats each, hold a NaN
+ * or an infinity: bad[k] = 1 or 0 for each of the (n + per - 1) / per
+ * pieces; returns how many are bad, or -EIO when the device failed. One
+ * pass and one wait for what is queued before it, however many pieces
+ * (on the CPU, tr_nonfinite on each). On a GPU at one rank it spares the
+ * gradients their copy to the host, which existed only for this check. */
+int tr_math_nonfinite(tr_math *m, const float *x, size_t n, size_t per, unsigned char *bad);
 
 #ifdef __cplusplus
 }

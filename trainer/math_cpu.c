@@ -508,10 +508,13 @@ VECTOR_CLONES int tr_nonfinite(const float *restrict v, size_t n)
 	return bad != 0;
 }
 
-int tr_math_nonfinite(tr_math *m, const float *x, size_t n)
+int tr_math_nonfinite(tr_math *m, const float *x, size_t n, size_t per, unsigned char *bad)
 {
-	CUDA_DISPATCH_RET(m, tr_cuda_nonfinite(m->cuda, x, n));
-	return tr_nonfinite(x, n);
+	CUDA_DISPATCH_RET(m, tr_cuda_nonfinite(m->cuda, x, n, per, bad));
+	int count = 0;
+	for (size_t k = 0, at = 0; at < n; k++, at += per)
+		count += (bad[k] = (unsigned char)tr_nonfinite(x + at, n - at < per ? n - at : per));
+	return count;
 }
 
 int tr_norm2(tr_math *m, const float *x, size_t n, float *out_host)

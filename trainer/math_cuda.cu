@@ -34,8 +34,9 @@ struct tr_cuda {
 	int head, pending;       /* pairs in flight: ev[head .. head + pending) */
 	double gemm_seconds;
 	cudaError_t failed; /* first failure of a queued operation since the last sync */
-	unsigned *flag;      /* tr_cuda_nonfinite's answer on the device ...   */
-	unsigned *flag_host; /* ... and its pinned host copy                   */
+	unsigned char *flags;      /* tr_cuda_nonfinite's answers on the device, */
+	unsigned char *flags_host; /* their pinned host copy,                    */
+	size_t flags_cap;          /* and how many each holds                    */
 };
 
 /* Notes a failure of something queued, for the next tr_cuda_sync. */
@@ -252,10 +253,10 @@ void tr_cuda_close(tr_cuda *c)
 		cublasDestroy(c->blas);
 	if (c->stream)
 		cudaStreamDestroy(c->stream);
-	if (c->flag)
-		cudaFree(c->flag);
-	if (c->flag_host)
-		cudaFreeHost(c->flag_host);
+	if (c->flags)
+		cudaFree(c->flags);
+	if (c->flags_host)
+		cudaFreeHost(c->flags_host);
 	(void)cudaGetLastError();
 	free(c);
 }
@@ -309,14 +310,6 @@ int tr_cuda_open(tr_cuda **out, int gpu, char *err, size_t errlen)
 	    (s = cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
 		tr_cuda_close(c);
 		return fail(err, errlen, -EIO, "cuBLAS setup", cublasGetStatusString(s));
-	}
-	if ((e = cudaMalloc((void **)&c->flag, sizeof *c->flag)) != cudaSuccess ||
-	    (e = cudaHostAlloc((void **)&c->flag_host, sizeof *c->flag_host,
-	                       cudaHostAllocDefault)) != cudaSuccess) {
-		(void)cudaGetLastError();
-		tr_cuda_close(c);
-		return fail(err, errlen, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
-		            "the finite check's flag", cudaGetErrorString(e));
 	}
 	for (int i = 0; i < RING; i++)
 		for (int j = 0; j < 2; j++)
@@ -537,30 +530,50 @@ void tr_cuda_adam_step(tr_cuda *c, float *param, const float *grad, float *m1, f
 	launched(c);
 }
 
-/* 1 in *flag when any of n floats is NaN or infinite (exponent all ones:
- * the bits, as tr_nonfinite reads them on the host) */
-static __global__ void k_nonfinite(const float *x, size_t n, unsigned *flag)
+/* bad[k] = 1 when piece k (per floats) of x holds a NaN or an infinity
+ * (exponent all ones: the bits, as tr_nonfinite reads them on the host);
+ * bad[] was zeroed, and only a bad element writes */
+static __global__ void k_nonfinite(const float *x, size_t n, size_t per, unsigned char *bad)
 {
-	unsigned bad = 0;
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x)
-		bad |= (__float_as_uint(x[i]) & 0x7f800000u) == 0x7f800000u;
-	if (__syncthreads_or(bad) && threadIdx.x == 0)
-		atomicOr(flag, 1u);
+		if ((__float_as_uint(x[i]) & 0x7f800000u) == 0x7f800000u)
+			bad[i / per] = 1;
 }
 
-int tr_cuda_nonfinite(tr_cuda *c, const float *x, size_t n)
+/* Room for k flags on the device and in pinned host memory. */
+static cudaError_t flags_room(tr_cuda *c, size_t k)
+{
+	if (k <= c->flags_cap)
+		return cudaSuccess;
+	if (c->flags)
+		cudaFree(c->flags);
+	if (c->flags_host)
+		cudaFreeHost(c->flags_host);
+	c->flags = c->flags_host = NULL;
+	c->flags_cap = 0;
+	cudaError_t e = cudaMalloc((void **)&c->flags, k);
+	if (e == cudaSuccess)
+		e = cudaHostAlloc((void **)&c->flags_host, k, cudaHostAllocDefault);
+	if (e == cudaSuccess)
+		c->flags_cap = k;
+	return e;
+}
+
+int tr_cuda_nonfinite(tr_cuda *c, const float *x, size_t n, size_t per, unsigned char *bad)
 {
 	if (!n)
 		return 0;
-	cudaError_t e = cudaMemsetAsync(c->flag, 0, sizeof *c->flag, c->stream);
+	size_t k = (n + per - 1) / per;
+	cudaError_t e = flags_room(c, k);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(c->flags, 0, k, c->stream);
 	if (e == cudaSuccess) {
-		k_nonfinite<<<grid_for(c, n, THREADS), THREADS, 0, c->stream>>>(x, n, c->flag);
+		k_nonfinite<<<grid_for(c, n, THREADS), THREADS, 0, c->stream>>>(x, n, per, c->flags);
 		e = cudaGetLastError();
 	}
 	if (e == cudaSuccess)
-		e = cudaMemcpyAsync(c->flag_host, c->flag, sizeof *c->flag, cudaMemcpyDeviceToHost,
-		                    c->stream);
+		e = cudaMemcpyAsync(c->flags_host, c->flags, k, cudaMemcpyDeviceToHost, c->stream);
 	if (e == cudaSuccess)
 		e = cudaStreamSynchronize(c->stream);
 	if (e != cudaSuccess) {
@@ -568,7 +581,10 @@ int tr_cuda_nonfinite(tr_cuda *c, const float *x, size_t n)
 		note(c, e); /* the step's sync reports it too */
 		return -EIO;
 	}
-	return *c->flag_host != 0;
+	int count = 0;
+	for (size_t i = 0; i < k; i++)
+		count += (bad[i] = c->flags_host[i]) != 0;
+	return count;
 }
 
 int tr_cuda_norm2(tr_cuda *c, const float *x, size_t n, float *out_host)

@@ -43,7 +43,7 @@ void tr_cuda_sgd_step(tr_cuda *c, float *param, const float *grad, float *veloci
 void tr_cuda_adam_step(tr_cuda *c, float *param, const float *grad, float *m1, float *m2,
                        size_t n, const tr_adam_args *a);
 int tr_cuda_norm2(tr_cuda *c, const float *x, size_t n, float *out_host);
-int tr_cuda_nonfinite(tr_cuda *c, const float *x, size_t n);
+int tr_cuda_nonfinite(tr_cuda *c, const float *x, size_t n, size_t per, unsigned char *bad);
 /* GEMM seconds measured so far (events read back once complete). */
 double tr_cuda_gemm_seconds(tr_cuda *c);
 /* The backend's stream (a cudaStream_t), for the trainer to order its own
