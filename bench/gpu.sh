@@ -18,7 +18,9 @@
 #      data) and, while the cuda runs go, the GPU's busy share sampled by
 #      nvidia-smi every 100 ms (median of the samples); then --precision
 #      bf16 on the device (cublasGemmEx, bf16 operands, fp32 accumulation);
-#   e. a diverging run on both devices: the steps skipped for NaNs.
+#   e. the peer: PyTorch on the same GPU (bench/gpu_torch.py), where
+#      python3 has torch with CUDA, and our ratio to it;
+#   f. a diverging run on both devices: the steps skipped for NaNs.
 # Usage: bench/gpu.sh [BUILD_DIR]   (a build configured --with-cuda; default
 #        build/). Env: EPOCHS (default 5), FMNIST (the dataset's .gz files,
 #        default /usr/share/datasets/fashion-mnist), BENCH_DIR (scratch,
@@ -122,7 +124,31 @@ print(f"{'':24s} cuda bf16 / fp32: {rate('cuda-bf16-' + h) / rate('cuda-' + h):.
 PY
 done
 
-echo "== e. a diverging run (--lr 1e6), 1 rank: the steps skipped for a NaN or an"
+echo "== e. the peer: PyTorch on the same GPU, the same models and batches, its data"
+echo "   in GPU memory (no input pipeline), fp32 and bf16 autocast, $EPOCHS epochs"
+# PyTorch brings its own libraries: LD_LIBRARY_PATH, where it was set for
+# this build's, is not passed on to it
+if env -u LD_LIBRARY_PATH python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	for model in "256,128 128" "4096,4096 1024"; do
+		set -- $model
+		for p in fp32 bf16; do
+			flag=""; ours="cuda-$1"
+			[ $p = fp32 ] || { flag=--bf16; ours="cuda-bf16-$1"; }
+			env -u LD_LIBRARY_PATH python3 "$(dirname "$0")/gpu_torch.py" --hidden "$1" --batch "$2" --epochs "$EPOCHS" \
+				--fmnist "$FMNIST" $flag | tee "$W/torch-$1-$p.txt"
+			python3 - "$W/$ours.json" "$W/torch-$1-$p.txt" <<'PY'
+import json, re, statistics, sys
+ours = statistics.median(json.loads(l)["samples_per_s"] for l in open(sys.argv[1]))
+theirs = float(re.search(r": (\d+) samples/s", open(sys.argv[2]).read()).group(1))
+print(f"   recordio-train / PyTorch: {ours / theirs:.2f}x ({ours:.0f} against {theirs:.0f} samples/s)")
+PY
+		done
+	done
+else
+	echo "   skipped: no python3 torch with CUDA here"
+fi
+
+echo "== f. a diverging run (--lr 1e6), 1 rank: the steps skipped for a NaN or an"
 echo "   infinity, on the CPU and on the device (one rank's gradients are checked"
 echo "   on the GPU, never copied to the host)"
 for dev in cpu cuda; do

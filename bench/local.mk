@@ -22,7 +22,7 @@ bench_ctr_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 bench_ctr_gen_LDADD = tools/libtoolcommon.la recordio/librecordio.la -lm
 CLEANFILES += bench/mkshards bench/randread bench/core_rtt bench/sgemm_peak bench/allreduce \
 	bench/gemm_only
-EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/gemm_only.c bench/ddp_baseline.py bench/allreduce.c \
+EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/gemm_only.c bench/ddp_baseline.py bench/gpu_torch.py bench/allreduce.c \
 	bench/scaling_model.py bench/python.py bench/consistency_report.py \
 	bench/storage_report.py bench/storage_tfdata.py bench/parallelism_report.py \
 	bench/parallelism_model.py
