@@ -591,11 +591,12 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
                       const struct rio__colplan *cols, rio_error *err)
 {
 	memset(ds, 0, sizeof *ds);
-	/* S3 shards: the one client of every remote shard (source.h's
-	 * context) lists the set and keeps each object's size and ETag, so
-	 * that a shard opens with no request of its own (remote.h) */
+	/* S3 shards through a shard cache: the one client of every remote
+	 * shard (source.h's context) lists the set and keeps each object's
+	 * size and ETag, so that a shard whose copy is there opens with no
+	 * request of its own (remote.h) */
 	int rc = 0;
-	if (strstr(spec, "s3://")) {
+	if (o->shard_cache && strstr(spec, "s3://")) {
 		if ((rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
 			return rc;
 		rio__remote_keep_listed(ds->sources.remote);
