@@ -94,6 +94,8 @@ later() {
 	shift 3
 	rb "$b" --json --epochs 3 --batch 256 --shuffle "$sh" "$@" >"$T/one.json" 2>"$T/err" || { cat "$T/err"; return; }
 	python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+if "first_epoch_s" not in j:
+    sys.exit(sys.argv[2] + ": not rated (a recordio-bench without first_epoch_s)")
 print(sys.argv[2], "%.4f" % ((j["file_bytes"] - j["first_epoch_file_bytes"]) / (j["seconds"] - j["first_epoch_s"]) / 1e9),
       "first epoch %.4f open %.2f %s" % (j["first_epoch_file_bytes"] / j["first_epoch_s"] / 1e9, j["open_s"], j["route"]))' \
 		"$T/one.json" "$name" | tee -a "$T/results"
@@ -138,5 +140,6 @@ done
 	m=$(awk -v n="$b+cache-later:$sh" '$1 == n { printf "%s ", $2 }' "$T/results" | median)
 	l=$(awk -v n="$b:local-later:$sh" '$1 == n { printf "%s ", $2 }' "$T/results" | median)
 	r=$(awk -v n="$b" -v sh="$sh" '$1 == n "+cache-later:" sh { c = $2 } $1 == n ":local-later:" sh { printf "%.2f ", c / $2 }' "$T/results" | median)
+	grep -q "^$b+cache-later:$sh " "$T/results" || continue # not rated (an older build)
 	echo "$b:$sh epochs 2+ in one process: shard cache $m GB/s, local disk $l GB/s (same-round ratio $r)"
 done; done
