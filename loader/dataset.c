@@ -405,15 +405,6 @@ static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_e
 	return rio__shards_run(ds->nshards, threads, 1, count_one, &j, err);
 }
 
-/* A remote shard's .idx, read (one GET, which says whether it is there)
- * for auto sharding's choice and kept for shard_count; where it is there,
- * the shard opened and the .idx checked against it (index_plausible) in
- * the same job, a round trip after the other, rather than in two more
- * rounds over every shard (open_one, count_one). Unless the shard may
- * turn out another rank's under files sharding and its open would
- * download it into the shard cache: then open_one opens it. An open that
- * fails here is left to open_one, which tells it if the shard is
- * needed. */
 /* The .idx at `ipath` from the shard cache's copy of it, downloaded then
  * when missing, where the set's listing gave it (a run on a filled cache
  * then reads every .idx with no request): 0, or RIO__SHARD_CACHE_STREAM
@@ -429,10 +420,8 @@ static int sidecar_cached(const rio__dataset *ds, const char *ipath, rio_index *
 	    rio__robj_open_listed(&o, ds->sources.remote, ipath, &e) < 0)
 		return RIO__SHARD_CACHE_STREAM;
 	int rc = rio__shard_cache_get(ds->sources.cache, o, 0, &fd, &copy, &e);
-	if (rc == 0 && rio_index_read(copy, idx, &e) < 0) {
-		rio_index_free(idx);
+	if (rc == 0 && rio_index_read(copy, idx, &e) < 0) /* idx left empty */
 		rc = RIO__SHARD_CACHE_STREAM;
-	}
 	if (fd >= 0)
 		close(fd);
 	free(copy);
@@ -440,6 +429,15 @@ static int sidecar_cached(const rio__dataset *ds, const char *ipath, rio_index *
 	return rc == 0 ? 0 : RIO__SHARD_CACHE_STREAM;
 }
 
+/* A remote shard's .idx, read (one GET, which says whether it is there)
+ * for auto sharding's choice and kept for shard_count; where it is there,
+ * the shard opened and the .idx checked against it (index_plausible) in
+ * the same job, a round trip after the other, rather than in two more
+ * rounds over every shard (open_one, count_one). Unless the shard may
+ * turn out another rank's under files sharding and its open would
+ * download it into the shard cache: then open_one opens it. An open that
+ * fails here is left to open_one, which tells it if the shard is
+ * needed. */
 static int sidecar_one(void *arg, size_t s, rio_error *e)
 {
 	(void)e;
