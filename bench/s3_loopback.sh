@@ -28,7 +28,9 @@
 # wrapper script, as curl is a binary. CACHE=1 times each build's first
 # epoch through an empty --shard-cache DIR too (the shards downloaded,
 # checked and read from the copies), as BUILD+cache:ORDER beside
-# BUILD:ORDER.
+# BUILD:ORDER, and then epochs 2+ of a 3-epoch process on the filled cache
+# (BUILD+cache-later:ORDER) against the same on the local copies of the
+# shards (BUILD:local-later:ORDER), with their same-round ratio.
 #
 #   RIO_WEED=/tmp/s3env/bin/weed CACHE=1 sh bench/s3_loopback.sh build-bench
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,6 +83,23 @@ rb() {
 		"$b/recordio-bench" "$@"
 	fi
 }
+# later BUILD ORDER NAME ARGS...: the epochs after the first of one
+# process reading 3 epochs (recordio-bench's first_epoch_s apart): with
+# CACHE=1, from the shard cache's copies the run before left, and from the
+# same shards on the local disk, the aim's "every epoch after the first at
+# local-disk speed" (the open, which lists and checks each copy, is not in
+# these epochs)
+later() {
+	b=$1 sh=$2 name=$3
+	shift 3
+	rb "$b" --json --epochs 3 --batch 256 --shuffle "$sh" "$@" >"$T/one.json" 2>"$T/err" || { cat "$T/err"; return; }
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+if "first_epoch_s" not in j:
+    sys.exit(sys.argv[2] + ": not rated (a recordio-bench without first_epoch_s)")
+print(sys.argv[2], "%.4f" % ((j["file_bytes"] - j["first_epoch_file_bytes"]) / (j["seconds"] - j["first_epoch_s"]) / 1e9),
+      "first epoch %.4f open %.2f %s" % (j["first_epoch_file_bytes"] / j["first_epoch_s"] / 1e9, j["open_s"], j["route"]))' \
+		"$T/one.json" "$name" | tee -a "$T/results"
+}
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 : >"$T/results"
 for i in $(seq "$RUNS"); do
@@ -101,7 +120,9 @@ for i in $(seq "$RUNS"); do
 print(sys.argv[4], "%.4f" % (j["file_bytes"] / (float(sys.argv[3]) - float(sys.argv[2])) / 1e9),
       "epoch %.4f open %.2f %s" % (j["file_bytes"] / j["seconds"] / 1e9, j["open_s"], j["route"]))' \
 				"$T/one.json" "$s" "$e" "$name" | tee -a "$T/results"
+			[ $how = cache ] && later "$b" "$sh" "$b+cache-later:$sh" --shard-cache "$T/sc" "$B/plain"
 		done
+		[ -n "${CACHE:-}" ] && [ "$sh" != global-s3fs ] && later "$b" "$sh" "$b:local-later:$sh" "$T/loc/plain-*"
 	done; done
 	uptime
 done
@@ -113,3 +134,12 @@ for b in $(for b in $BUILDS; do for sh in $SHUFFLES; do
 	ep=$(awk -v b="$b" '$1 == b { printf "%s ", $4 }' "$T/results" | median)
 	echo "$b: $m GB/s ($(awk -v m="$m" -v c="$c" 'BEGIN { printf "%.2f", m / c }') of curl-16), the epoch alone $ep GB/s"
 done
+# epochs 2+ in one process: the shard cache's copies against the local disk
+[ -z "${CACHE:-}" ] || for b in $BUILDS; do for sh in $SHUFFLES; do
+	[ "$sh" = global-s3fs ] && continue
+	m=$(awk -v n="$b+cache-later:$sh" '$1 == n { printf "%s ", $2 }' "$T/results" | median)
+	l=$(awk -v n="$b:local-later:$sh" '$1 == n { printf "%s ", $2 }' "$T/results" | median)
+	r=$(awk -v n="$b" -v sh="$sh" '$1 == n "+cache-later:" sh { c = $2 } $1 == n ":local-later:" sh { printf "%.2f ", c / $2 }' "$T/results" | median)
+	grep -q "^$b+cache-later:$sh " "$T/results" || continue # not rated (an older build)
+	echo "$b:$sh epochs 2+ in one process: shard cache $m GB/s, local disk $l GB/s (same-round ratio $r)"
+done; done

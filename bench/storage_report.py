@@ -89,6 +89,16 @@ def loader_table(rows, out):
         out.append(f"| {st} | {link} | " + " | ".join(cells) + f" | {of_ceil} | {vs} | {route} |")
 
 
+def later_table(rows, out):
+    """Epochs 2+ of one 3-epoch process: the shard cache against the local disk."""
+    base = rows.get(("loader-4k-later", "none", "local-warm", "local"), {}).get("med")
+    out.append("| storage | link | GB/s, epochs 2+ of one process | x local warm |")
+    out.append("|---|---|---|---|")
+    for st, link in order_keys(rows, {"loader-4k-later"}):
+        r = rows[("loader-4k-later", "none", st, link)]
+        out.append(f"| {st} | {link} | {fmt(r['med'])} | {fmt(ratio(r['med'], base), '%.2f')} |")
+
+
 def trainer_table(rows, out):
     base = rows.get(("trainer", "buffer", "local-warm", "local"), {}).get("med")
     out.append("| storage | link | samples/s, epochs 2+ | x local warm | epoch 1 | data wait, epochs 2+ "
@@ -156,6 +166,8 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     out = ["### The loader (recordio-bench), GB/s of shard bytes, median of the runs", ""]
     loader_table(rows, out)
+    out += ["", "### The loader's epochs after the first (4 KiB, shard order, one process of 3 epochs)", ""]
+    later_table(rows, out)
     out += ["", "### The trainer (recordio-train, 1 rank, --cache off), samples/s", ""]
     trainer_table(rows, out)
     out += ["", "### The link's ceiling (curl, SeaweedFS on the namespace host)", ""]

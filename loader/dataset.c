@@ -18,6 +18,7 @@
 #include "shard_cache.h"
 #include "remote_whole.h"
 #include "../recordio/remote/remote.h"
+#include "../recordio/shardset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -404,6 +405,30 @@ static int count_all(rio__dataset *ds, int full, const rio_loader_opts *o, rio_e
 	return rio__shards_run(ds->nshards, threads, 1, count_one, &j, err);
 }
 
+/* The .idx at `ipath` from the shard cache's copy of it, downloaded then
+ * when missing, where the set's listing gave it (a run on a filled cache
+ * then reads every .idx with no request): 0, or RIO__SHARD_CACHE_STREAM
+ * where the network is to be asked (not listed, no cache, no room, or a
+ * copy that did not parse: the GET then says what is wrong). */
+static int sidecar_cached(const rio__dataset *ds, const char *ipath, rio_index *idx)
+{
+	rio__robj *o = NULL;
+	rio_error e;
+	int fd = -1;
+	char *copy = NULL;
+	if (!ds->sources.cache || !rio__remote_is_listed(ds->sources.remote, ipath) ||
+	    rio__robj_open_listed(&o, ds->sources.remote, ipath, &e) < 0)
+		return RIO__SHARD_CACHE_STREAM;
+	int rc = rio__shard_cache_get(ds->sources.cache, o, 0, &fd, &copy, &e);
+	if (rc == 0 && rio_index_read(copy, idx, &e) < 0) /* idx left empty */
+		rc = RIO__SHARD_CACHE_STREAM;
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+	rio__robj_close(o);
+	return rc == 0 ? 0 : RIO__SHARD_CACHE_STREAM;
+}
+
 /* A remote shard's .idx, read (one GET, which says whether it is there)
  * for auto sharding's choice and kept for shard_count; where it is there,
  * the shard opened and the .idx checked against it (index_plausible) in
@@ -424,7 +449,9 @@ static int sidecar_one(void *arg, size_t s, rio_error *e)
 	if (!ipath)
 		return rio__error_set(e, -ENOMEM, sh->path, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
 	rio_error ie;
-	int got = rio__index_read_remote(j->ds->sources.remote, ipath, 1, &sh->sidecar, &ie);
+	int got = sidecar_cached(j->ds, ipath, &sh->sidecar);
+	if (got == RIO__SHARD_CACHE_STREAM)
+		got = rio__index_read_remote(j->ds->sources.remote, ipath, 1, &sh->sidecar, &ie);
 	free(ipath);
 	/* another error: taken as there, shard_count reads it again and
 	 * tells it */
@@ -562,7 +589,19 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
                       const struct rio__colplan *cols, rio_error *err)
 {
 	memset(ds, 0, sizeof *ds);
-	int rc = rio_shardset_expand_remote(spec, &ds->set, &o->remote, err);
+	/* S3 shards through a shard cache: the one client of every remote
+	 * shard (source.h's context) lists the set and keeps each object's
+	 * size and ETag, so that a shard whose copy is there opens with no
+	 * request of its own (remote.h) */
+	int rc = 0;
+	if (o->shard_cache && strstr(spec, "s3://")) {
+		if ((rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
+			return rc;
+		rio__remote_keep_listed(ds->sources.remote);
+		rc = rio__shardset_expand_with(spec, &ds->set, ds->sources.remote, err);
+	} else {
+		rc = rio_shardset_expand_remote(spec, &ds->set, &o->remote, err);
+	}
 	if (rc < 0)
 		return rc;
 	ds->rank = o->rank;

@@ -56,11 +56,12 @@ static int is_hex(const char *p, size_t n)
 	return 1;
 }
 
-/* "rio-K.shard": 1 (the key's text in key[KEY_HEX + 1]). */
+/* "rio-K.shard" or "rio-K.idx": 1. */
 static int is_copy(const char *name)
 {
-	return strlen(name) == 4 + KEY_HEX + 6 && !strncmp(name, "rio-", 4) &&
-	       is_hex(name + 4, KEY_HEX) && !strcmp(name + 4 + KEY_HEX, ".shard");
+	size_t n = strlen(name);
+	return !strncmp(name, "rio-", 4) && n > 4 + KEY_HEX && is_hex(name + 4, KEY_HEX) &&
+	       (!strcmp(name + 4 + KEY_HEX, ".shard") || !strcmp(name + 4 + KEY_HEX, ".idx"));
 }
 
 /* "rio-K.part-PID-SIZE": 1 with its PID and SIZE. */
@@ -157,7 +158,7 @@ static int scan(const rio__shard_cache *c, int reap, const char *key_hex, int *l
 				*copies = g;
 			}
 			copy *k = &(*copies)[(*n)++];
-			memcpy(k->name, e->d_name, sizeof k->name); /* is_copy: its length */
+			snprintf(k->name, sizeof k->name, "%s", e->d_name); /* is_copy: it fits */
 			k->size = (uint64_t)st.st_size;
 			k->used = st.st_mtim;
 		}
@@ -275,25 +276,29 @@ static ssize_t pass_read(void *arg, void *buf, size_t n)
 	return got;
 }
 
-/* Downloads o into fd through a reader (every CRC checked on the way):
+/* Downloads o into fd, through a reader when `records` (every CRC checked
+ * on the way):
  * 0, 1 when the copy is damaged (not cached: the loader reads the
  * network and meets the damage as it would), or a download's error. */
-static int download(rio__robj *o, int fd, const char *part_path, rio_error *err)
+static int download(rio__robj *o, int records, int fd, const char *part_path, rio_error *err)
 {
 	passing t = {NULL, fd, part_path, 0, 0, {0}};
 	int rc = rio__rstream_open(&t.s, o, 0);
 	if (rc < 0)
 		return rio__error_set(err, rc, rio__robj_name(o), UNK, UNK, NULL);
 	rio__rstream_whole(t.s, 0, RIO__SHARD_CACHE_PARTS);
-	rio__byte_source src = {pass_read, NULL, NULL, &t};
-	rio_reader *r;
-	int damaged = rio__reader_open_source(&r, &src, part_path, NULL) < 0;
-	rio_record rec;
-	while (!damaged && (rc = rio_reader_next(r, &rec)) == 1)
-		;
-	if (!damaged) {
-		rio_reader_close(r);
-		damaged = rc != 0;
+	int damaged = 0;
+	if (records) {
+		rio__byte_source src = {pass_read, NULL, NULL, &t};
+		rio_reader *r;
+		damaged = rio__reader_open_source(&r, &src, part_path, NULL) < 0;
+		rio_record rec;
+		while (!damaged && (rc = rio_reader_next(r, &rec)) == 1)
+			;
+		if (!damaged) {
+			rio_reader_close(r);
+			damaged = rc != 0;
+		}
 	}
 	/* what the records leave after them (a codec's trailer, say) is the
 	 * file's too */
@@ -338,33 +343,38 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-/* Under the lock: the copy if it is there (1), a download of it under way
- * elsewhere (2), room made for a new one (0), or no room (STREAM). */
+/* What look() finds (RIO__SHARD_CACHE_STREAM, 1, is the fourth: no room) */
+#define LOOK_ROOM 0  /* room made for a new copy */
+#define LOOK_BUSY 2  /* a download of it under way elsewhere */
+#define LOOK_THERE 3 /* the copy, held in *fd */
+
+/* Under the lock: the copy if it is there, a download of it under way
+ * elsewhere, room made for a new one, or no room (STREAM). */
 static int look(const rio__shard_cache *c, const char *copy_name, uint64_t size, int *fd)
 {
 	if ((*fd = hold_copy(c, copy_name)) >= 0)
-		return 1;
+		return LOOK_THERE;
 	int live = 0;
 	uint64_t used;
 	size_t n;
 	if (scan(c, 0, copy_name + 4, &live, &used, NULL, &n) < 0)
 		return RIO__SHARD_CACHE_STREAM;
 	if (live)
-		return 2;
+		return LOOK_BUSY;
 	if (c->limit && (size > c->limit || (used + size > c->limit && !make_room(c, size))))
 		return RIO__SHARD_CACHE_STREAM;
-	return 0;
+	return LOOK_ROOM;
 }
 
-int rio__shard_cache_get(rio__shard_cache *c, rio__robj *o, int *fd, char **path,
+int rio__shard_cache_get(rio__shard_cache *c, rio__robj *o, int records, int *fd, char **path,
                          rio_error *err)
 {
 	*fd = -1;
 	*path = NULL;
 	uint64_t size = rio__robj_size(o);
 	char copy_name[4 + KEY_HEX + 7], part_name[128];
-	snprintf(copy_name, sizeof copy_name, "rio-%016" PRIx64 ".shard",
-	         entry_key(rio__robj_name(o), size, rio__robj_etag(o)));
+	snprintf(copy_name, sizeof copy_name, "rio-%016" PRIx64 "%s",
+	         entry_key(rio__robj_name(o), size, rio__robj_etag(o)), records ? ".shard" : ".idx");
 	snprintf(part_name, sizeof part_name, "rio-%.*s.part-%ld-%" PRIu64, KEY_HEX, copy_name + 4,
 	         (long)getpid(), size);
 	int lockfd, state;
@@ -372,22 +382,27 @@ int rio__shard_cache_get(rio__shard_cache *c, rio__robj *o, int *fd, char **path
 		if ((lockfd = lock_dir(c)) < 0)
 			return rio__error_set(err, lockfd, c->dir, UNK, UNK, "the shard cache");
 		state = look(c, copy_name, size, fd);
-		if (state != 2)
+		if (state != LOOK_BUSY)
 			break;
 		unlock_dir(lockfd);
 		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL); /* another's download */
 	}
 	int wfd = -1;
-	if (state == 0)
+	if (state == LOOK_ROOM)
 		wfd = openat(c->dirfd, part_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	unlock_dir(lockfd);
-	if (state == RIO__SHARD_CACHE_STREAM || (state == 0 && wfd < 0))
+	if (state == RIO__SHARD_CACHE_STREAM || (state == LOOK_ROOM && wfd < 0))
 		return RIO__SHARD_CACHE_STREAM;
-	if (state == 1)
-		return (*path = join(c->dir, copy_name)) ? 0 : -ENOMEM;
+	if (state == LOOK_THERE) {
+		if ((*path = join(c->dir, copy_name)))
+			return 0;
+		close(*fd);
+		*fd = -1;
+		return -ENOMEM;
+	}
 
 	char *part_path = join(c->dir, part_name);
-	int rc = part_path ? download(o, wfd, part_path, err) : -ENOMEM;
+	int rc = part_path ? download(o, records, wfd, part_path, err) : -ENOMEM;
 	free(part_path);
 	if (rc == 0 && (lockfd = lock_dir(c)) >= 0) {
 		/* the copy appears whole, and held: no evictor runs in between */

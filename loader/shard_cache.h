@@ -6,7 +6,8 @@
  *
  * The directory may be shared by several ranks and processes on one host.
  * What is in it:
- *   rio-KKKKKKKKKKKKKKKK.shard        a complete, verified copy; K is a
+ *   rio-KKKKKKKKKKKKKKKK.shard        a complete, verified copy of a shard;
+ *   rio-KKKKKKKKKKKKKKKK.idx          ... of a shard's .idx sidecar; K is a
  *                                     hash of the URL, the size and the
  *                                     ETag (a replaced object is another
  *                                     entry)
@@ -18,7 +19,8 @@
  *
  * The rules:
  *   - a download goes to its .part name and is renamed to .shard only once
- *     complete and verified (its size, and every record's CRCs, checked
+ *     complete and verified (its size, and for a shard every record's
+ *     CRCs, checked
  *     through a reader as the bytes arrive and are written: one pass),
  *     so a half-written or damaged file is never served; a
  *     .part whose process is gone (killed mid-way) is deleted at the next
@@ -53,7 +55,9 @@ int rio__shard_cache_open(rio__shard_cache **out, const char *dir, uint64_t limi
                           rio_error *err);
 void rio__shard_cache_close(rio__shard_cache *c);
 
-/* The local copy of the remote object `o`: a descriptor of the complete,
+/* The local copy of the remote object `o`, a shard whose records are
+ * checked as it is downloaded when `records`, else an object of any kind
+ * (a shard's .idx: its size checked): a descriptor of the complete,
  * verified copy (held with a shared flock until it is closed: the caller
  * closes it) and its path in *path (malloc'd), downloaded first when
  * missing. RIO__SHARD_CACHE_STREAM (1) when it does not fit (the caller
@@ -65,7 +69,7 @@ void rio__shard_cache_close(rio__shard_cache *c);
  * inflight / RIO__SHARD_CACHE_PARTS at once (dataset.c), so that they
  * keep as many parts in flight as the read-ahead does */
 #define RIO__SHARD_CACHE_PARTS 4
-int rio__shard_cache_get(rio__shard_cache *c, struct rio__robj *o, int *fd, char **path,
-                         rio_error *err);
+int rio__shard_cache_get(rio__shard_cache *c, struct rio__robj *o, int records, int *fd,
+                         char **path, rio_error *err);
 
 #endif /* RIO_LOADER_SHARD_CACHE_H */

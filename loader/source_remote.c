@@ -74,13 +74,16 @@ static int remote_open(rio__source *src, rio_error *err)
 		p->r = src->ctx->remote;
 	else if ((rc = rio__remote_open(&p->r, NULL, err)) == 0)
 		p->own_r = 1;
+	/* with a shard cache, a shard its listing gave opens with no request:
+	 * its copy, named by the size and ETag, has the bytes */
 	if (rc == 0)
-		rc = rio__robj_open(&p->o, p->r, src->path, err);
+		rc = src->ctx && src->ctx->cache ? rio__robj_open_listed(&p->o, p->r, src->path, err)
+		                                 : rio__robj_open(&p->o, p->r, src->path, err);
 	if (rc == 0)
 		src->size = rio__robj_size(p->o);
 	/* with a shard cache: read from its copy, held while open */
 	if (rc == 0 && src->ctx && src->ctx->cache &&
-	    (rc = rio__shard_cache_get(src->ctx->cache, p->o, &src->fd, &p->copy, err)) ==
+	    (rc = rio__shard_cache_get(src->ctx->cache, p->o, 1, &src->fd, &p->copy, err)) ==
 	        RIO__SHARD_CACHE_STREAM)
 		rc = 0;
 	return rc;

@@ -40,7 +40,7 @@ recordio_librecordio_la_SOURCES += \
 	recordio/remote/http.c recordio/remote/http.h \
 	recordio/remote/engine.c recordio/remote/engine.h \
 	recordio/remote/object.c \
-	recordio/remote/list.c \
+	recordio/remote/list.c recordio/remote/listed.c \
 	recordio/remote/ops.c
 recordio_librecordio_la_CFLAGS += $(CURL_CFLAGS)
 recordio_librecordio_la_LIBADD += $(CURL_LIBS)

@@ -186,7 +186,8 @@ void rio__setvec_free(struct rio__setvec *v)
 	for (size_t k = 0; k < v->nsources; k++)
 		free(v->sources[k].text);
 	free(v->sources);
-	rio__remote_close(v->remote);
+	if (!v->remote_borrowed)
+		rio__remote_close(v->remote);
 	memset(v, 0, sizeof *v);
 }
 
@@ -762,8 +763,8 @@ RIO_API int rio_shardset_expand(const char *spec, rio_shardset *set, rio_error *
 	return rio_shardset_expand_remote(spec, set, NULL, err);
 }
 
-RIO_API int rio_shardset_expand_remote(const char *spec, rio_shardset *set,
-                                       const rio_remote_opts *remote, rio_error *err)
+static int expand(const char *spec, rio_shardset *set, const rio_remote_opts *remote,
+                  struct rio__remote *client, rio_error *err)
 {
 	if (!set)
 		return rio__error_set(err, -EINVAL, NULL, UNK, UNK, "no shard set given");
@@ -775,6 +776,8 @@ RIO_API int rio_shardset_expand_remote(const char *spec, rio_shardset *set,
 	struct rio__setvec v;
 	memset(&v, 0, sizeof v);
 	v.remote_opts = remote;
+	v.remote = client;
+	v.remote_borrowed = client != NULL;
 	struct stat st;
 	int rc;
 	if (strchr(spec, ',') && stat(spec, &st) != 0)
@@ -794,6 +797,18 @@ RIO_API int rio_shardset_expand_remote(const char *spec, rio_shardset *set,
 	rio__setvec_free(&v);
 	rio__error_clear(err);
 	return 0;
+}
+
+RIO_API int rio_shardset_expand_remote(const char *spec, rio_shardset *set,
+                                       const rio_remote_opts *remote, rio_error *err)
+{
+	return expand(spec, set, remote, NULL, err);
+}
+
+int rio__shardset_expand_with(const char *spec, rio_shardset *set, struct rio__remote *r,
+                              rio_error *err)
+{
+	return expand(spec, set, NULL, r, err);
 }
 
 RIO_API void rio_shardset_free(rio_shardset *set)

@@ -46,10 +46,17 @@ struct rio__setvec {
 	size_t nsources;
 	struct rio__remote *remote; /* the client URL items list with (made
 	                          * at the first), or NULL                */
+	int remote_borrowed;     /* remote is the caller's: not closed     */
 	const rio_remote_opts *remote_opts; /* its options (NULL: defaults) */
 };
 
 void rio__setvec_free(struct rio__setvec *v);
+
+/* rio_shardset_expand_remote, listing through the client r (the caller's,
+ * left open), so that r keeps what the listings gave when it keeps
+ * listed objects (remote/remote.h: rio__remote_keep_listed). */
+int rio__shardset_expand_with(const char *spec, rio_shardset *set, struct rio__remote *r,
+                              rio_error *err);
 /* Records a source "text" + "tail"; returns its number for
  * rio__setvec_push (>= 1) or -ENOMEM. */
 long rio__setvec_add_source(struct rio__setvec *v, enum rio__set_source_kind kind,

@@ -186,6 +186,11 @@ expect_match "^route: +placed/map " "$T/out" "the table's route line"
 expect_exit 0 "$B" --json --epochs 3 --batch 100 $M
 expect_eq $((3 * N)) "$(json_get records)" "--epochs 3: every record three times"
 expect_eq 30 "$(json_get batches)" "--epochs 3 --batch 100: 30 batches"
+expect_eq $(($(json_get file_bytes) / 3)) "$(json_get first_epoch_file_bytes)" \
+	"--epochs 3: first_epoch_file_bytes, a third of file_bytes"
+if python3 -c 'import json, sys; j = json.load(sys.stdin)
+sys.exit(not 0 < j["first_epoch_s"] < j["seconds"])' <"$T/out"; then pass; else
+	fail "--epochs 3: 0 < first_epoch_s < seconds"; fi
 expect_exit 0 "$B" --json --drop-remainder $M
 expect_eq 992 "$(json_get records)" "--drop-remainder: 31 full batches"
 expect_eq 31 "$(json_get batches)" "--drop-remainder: the short batch dropped"

@@ -38,6 +38,7 @@ same_order() {
 copies() { ls "$C" | grep -c '^rio-[0-9a-f]*\.shard$'; }
 # shard_gets: GETs of shard objects the proxy saw (not listings or .idx)
 shard_gets() { grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG"; }
+idx_gets() { grep -c '^request GET .*\.idx$' "$PROXY_LOG"; }
 
 # ---- downloaded once, then read from the local disk ------------------------------
 proxy_start
@@ -48,13 +49,30 @@ first=$(shard_gets)
 proxy_start
 expect_exit 0 "$BENCH" $ORDER_X --dump-order "$T/order" --shard-cache "$C" "$B/x"
 same_order x "second run from the cache"
-# the second run only opens each shard (its size and ETag): no download
-expect_eq 3 "$(shard_gets)" "second run: one GET per shard (the open), no download"
-if [ "$first" -gt 3 ]; then pass; else fail "the first run downloaded nothing ($first GETs)"; fi
+# the second run lists the set (each shard's size and ETag, which name its
+# copy) and reads the copies: no GET of a shard or an .idx
+expect_eq 0 "$(shard_gets)" "second run: no GET of a shard (the listing names the copies)"
+expect_eq 0 "$(idx_gets)" "second run: no GET of an .idx (read from its copy)"
+if [ "$first" -ge 3 ]; then pass; else fail "the first run downloaded nothing ($first GETs)"; fi
 for f in "$C"/rio-*.shard; do
 	if cmp -s "$f" "$T/loc/x-00000-of-00003.tfrecord" || cmp -s "$f" "$T/loc/x-00001-of-00003.tfrecord" ||
 		cmp -s "$f" "$T/loc/x-00002-of-00003.tfrecord"; then pass; else fail "$f is no shard of x"; fi
 done
+
+# ---- compressed shards: a later run streams the copies, not the network ----------
+expect_exit 0 "$PACK" --from lines --output "$T/loc/w" --shards 2 --compression lz4 "$T/y.txt"
+expect_exit 0 "$PACK" --from lines --output "$B/w" --shards 2 --compression lz4 "$T/y.txt"
+"$BENCH" $ORDER --dump-order "$T/w.local" "$T/loc/w" >/dev/null
+proxy_start
+expect_exit 0 "$BENCH" $ORDER --dump-order "$T/order" --shard-cache "$T/wc" "$B/w"
+same_order w "compressed shards, the first run through the cache"
+if [ "$(grep -c '^request GET .*\.lz4$' "$PROXY_LOG")" -ge 2 ]; then pass; else
+	fail "compressed shards: the first run downloaded nothing"; fi
+proxy_start
+expect_exit 0 "$BENCH" $ORDER --dump-order "$T/order" --shard-cache "$T/wc" "$B/w"
+same_order w "compressed shards, the second run from the cache"
+expect_eq 0 "$(grep -c '^request GET .*\.lz4$' "$PROXY_LOG")" \
+	"compressed shards, second run: streamed from the copies, no GET of a shard"
 
 # ---- a limit smaller than one shard: streamed, nothing cached, no deadlock ------
 expect_exit 0 "$BENCH" $ORDER --dump-order "$T/order" --shard-cache "$T/small" \

@@ -182,6 +182,10 @@ static void loader_error(const rio_loader *l, int rc)
 typedef struct result {
 	uint64_t records, bytes, batches, epochs;
 	double seconds, open_seconds;
+	/* the first epoch apart: the later ones are what a long run sees (the
+	 * first may fill a --shard-cache or the page cache) */
+	double first_seconds;
+	uint64_t first_file_bytes;
 	rio_loader_stats st;
 	long peak_rss;
 } result;
@@ -194,6 +198,8 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	       (unsigned long long)r->batches, (unsigned long long)r->epochs);
 	rio__json_member(stdout, "seconds", r->seconds, 9);
 	rio__json_member(stdout, "open_s", r->open_seconds, 9);
+	rio__json_member(stdout, "first_epoch_s", r->first_seconds, 9);
+	printf("\"first_epoch_file_bytes\": %llu, ", (unsigned long long)r->first_file_bytes);
 	rio__json_member(stdout, "records_per_s", (double)r->records / s, 10);
 	rio__json_member(stdout, "bytes_per_s", (double)r->bytes / s, 12);
 	rio__json_member(stdout, "batches_per_s", (double)r->batches / s, 10);
@@ -480,8 +486,12 @@ static int run_epochs(rio_loader *l, uint64_t epochs, dump *d, result *r)
 			status = EXIT_DATA;
 			break;
 		}
-		if (rc == 0)
-			r->epochs++;
+		if (rc == 0 && r->epochs++ == 0) {
+			rio_loader_stats st;
+			rio_loader_stats_get(l, &st);
+			r->first_seconds = rio__now() - t0;
+			r->first_file_bytes = st.file_bytes;
+		}
 	}
 	r->seconds = rio__now() - t0;
 	sink = sum;

@@ -87,6 +87,7 @@ void rio__remote_close(rio__remote *r)
 		curl_share_cleanup(r->share);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&r->share_mu[i]);
+	rio__client_listed_free(r);
 	pthread_mutex_destroy(&r->mu);
 	free(r);
 	curl_global_cleanup();

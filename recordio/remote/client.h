@@ -42,7 +42,21 @@ struct rio__remote {
 	rio__part_buf bufs[RIO__BUF_POOL]; /* part buffers given back        */
 	size_t nbufs;
 	rio__rng rng;                /* the retries' jitter                  */
+	int keep_listed;             /* listed.c: listings' objects kept     */
+	struct rio__known *known;    /* ... by URL (sorted when known_sorted) */
+	size_t nknown, capknown, known_seq;
+	int known_sorted;
 };
+
+/* listed.c (rio__remote_keep_listed): notes the objects of l from item
+ * `from` on, listed from `bucket`, when r keeps them (0 or -ENOMEM); 1
+ * with the size and ETag of the object at `url` (an s3:// URL) when a
+ * listing gave it, else 0; frees them. */
+int rio__client_note_listed(rio__remote *r, const char *bucket, const rio__listing *l,
+                            size_t from);
+int rio__client_listed(rio__remote *r, const char *url, uint64_t *size, char *etag,
+                       size_t cap);
+void rio__client_listed_free(rio__remote *r);
 
 /* The AWS settings, read at the first call (under r->mu). 0, or the error
  * reading them gave (the same every call). */

@@ -42,6 +42,7 @@ int rio__remote_list(rio__remote *r, const char *bucket, const char *prefix,
 {
 	rio__text query = {0}, url = {0}, page = {0}, token = {0};
 	int rc = 0, truncated = 1;
+	size_t from = out->n;
 	for (unsigned pages = 0; rc == 0 && truncated; pages++) {
 		if ((rc = page_query(&query, prefix, delimiter, &token)) < 0) {
 			rc = rio__error_set(err, rc, name, UNK, UNK, NULL);
@@ -71,6 +72,8 @@ int rio__remote_list(rio__remote *r, const char *bucket, const char *prefix,
 			                    "twice)");
 		rio__text_free(&last);
 	}
+	if (rc == 0 && (rc = rio__client_note_listed(r, bucket, out, from)) < 0)
+		rc = rio__error_set(err, rc, name, UNK, UNK, NULL);
 	rio__text_free(&query);
 	rio__text_free(&url);
 	rio__text_free(&page);

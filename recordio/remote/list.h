@@ -9,7 +9,8 @@
 #include "remote.h"
 #include "text.h"
 
-/* Appends the page's objects (Contents: Key and Size) and CommonPrefixes
+/* Appends the page's objects (Contents: Key, Size and ETag when there is
+ * one) and CommonPrefixes
  * (Prefix, is_prefix set) to `out`, in the page's order; *truncated is
  * IsTruncated, and `token` gets NextContinuationToken (which a truncated
  * page must have). 0, -EBADMSG for a page that is not a ListBucketResult

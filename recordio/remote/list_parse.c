@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int push(rio__listing *l, const char *key, size_t keylen, uint64_t size, int is_prefix)
+static int push(rio__listing *l, const char *key, size_t keylen, uint64_t size, int is_prefix,
+                const char *etag)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
@@ -20,10 +21,12 @@ static int push(rio__listing *l, const char *key, size_t keylen, uint64_t size, 
 		l->items = it;
 		l->cap = cap;
 	}
-	char *k = strndup(key, keylen);
-	if (!k)
+	char *k = strndup(key, keylen), *t = etag && *etag ? strdup(etag) : NULL;
+	if (!k || (etag && *etag && !t)) {
+		free(k);
 		return -ENOMEM;
-	l->items[l->n++] = (rio__listed){k, size, is_prefix};
+	}
+	l->items[l->n++] = (rio__listed){k, size, is_prefix, t};
 	return 0;
 }
 
@@ -52,7 +55,7 @@ static int child(const char *xml, size_t s, size_t e, const char *name, rio__tex
 int rio__list_parse(const char *xml, size_t len, rio__listing *out, int *truncated,
                     rio__text *token)
 {
-	rio__text t = {0};
+	rio__text t = {0}, etag = {0};
 	int rc = 0;
 	size_t pos = 0, s, e;
 	*truncated = 0;
@@ -67,14 +70,19 @@ int rio__list_parse(const char *xml, size_t len, rio__listing *out, int *truncat
 			rc = parse_size(rio__text_str(&t), &size) ? 0 : -EBADMSG;
 		else if (rc == 0)
 			rc = -EBADMSG;
+		/* the ETag: optional (a listing without one is still a listing) */
+		int has_etag = rc == 0 ? child(xml, s, e, "ETag", &etag) : 0;
+		if (has_etag < 0)
+			rc = has_etag;
 		if (rc == 0 && (rc = child(xml, s, e, "Key", &t)) == 1)
-			rc = push(out, rio__text_str(&t), t.n, size, 0);
+			rc = push(out, rio__text_str(&t), t.n, size, 0,
+			          has_etag == 1 ? rio__text_str(&etag) : NULL);
 		else if (rc == 0)
 			rc = -EBADMSG;
 	}
 	for (pos = body_s; rc == 0 && rio__xml_next(xml, body_e, "CommonPrefixes", &pos, &s, &e);) {
 		if ((rc = child(xml, s, e, "Prefix", &t)) == 1)
-			rc = push(out, rio__text_str(&t), t.n, 0, 1);
+			rc = push(out, rio__text_str(&t), t.n, 0, 1, NULL);
 		else if (rc == 0)
 			rc = -EBADMSG;
 	}
@@ -87,13 +95,16 @@ int rio__list_parse(const char *xml, size_t len, rio__listing *out, int *truncat
 		rc = rc == 1 && t.n ? rio__text_append(token, t.p, t.n) : -EBADMSG;
 	}
 	rio__text_free(&t);
+	rio__text_free(&etag);
 	return rc;
 }
 
 void rio__listing_free(rio__listing *l)
 {
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->items[i].key);
+		free(l->items[i].etag);
+	}
 	free(l->items);
 	memset(l, 0, sizeof *l);
 }

@@ -160,3 +160,26 @@ int rio__remote_list(rio__remote *r, const char *bucket, const char *prefix,
 {
 	return unsupported(name, err);
 }
+
+void rio__remote_keep_listed(rio__remote *r)
+{
+	(void)r;
+}
+
+int rio__remote_keeps_listed(rio__remote *r)
+{
+	(void)r;
+	return 0;
+}
+
+int rio__remote_is_listed(rio__remote *r, const char *url)
+{
+	(void)r;
+	(void)url;
+	return 0;
+}
+
+int rio__robj_open_listed(rio__robj **out, rio__remote *r, const char *url, rio_error *err)
+{
+	return rio__robj_open(out, r, url, err);
+}

@@ -5,7 +5,9 @@
  *
  * Open is one GET of the first 16 bytes: its Content-Range gives the size,
  * its ETag the identity, its body the bytes compression is detected from
- * (an empty object answers 416; a HEAD then gives its size). Every read
+ * (an empty object answers 416; a HEAD then gives its size); or, through
+ * rio__robj_open_listed for an object the client's listings gave
+ * (listed.c), no request: the listing's size and ETag. Every read
  * after it carries If-Match with a strong ETag and checks the size the
  * answer gives, so a replaced object is RIO_ECHANGED, never a mixed read.
  */
@@ -47,7 +49,8 @@ static void get_init(rio__get *g, const rio__robj *o, uint64_t offset, size_t le
 	g->http.expect_total = o->size;
 }
 
-int rio__robj_open(rio__robj **out, rio__remote *r, const char *url, rio_error *err)
+static int robj_open(rio__robj **out, rio__remote *r, const char *url, int listed,
+                     rio_error *err)
 {
 	*out = NULL;
 	rio__robj *o = calloc(1, sizeof *o);
@@ -57,6 +60,12 @@ int rio__robj_open(rio__robj **out, rio__remote *r, const char *url, rio_error *
 	}
 	o->r = r;
 	int rc = rio__client_url(r, url, &o->url, &o->s3, err);
+	if (rc == 0 && listed && o->s3 &&
+	    rio__client_listed(r, url, &o->size, o->etag, sizeof o->etag)) {
+		o->strong = 1; /* listed.c keeps strong ETags only */
+		*out = o;
+		return 0;
+	}
 	rio__http q;
 	if (rc == 0) {
 		rio__http_init(&q, "GET", rio__text_str(&o->url), o->name, o->s3);
@@ -86,6 +95,16 @@ int rio__robj_open(rio__robj **out, rio__remote *r, const char *url, rio_error *
 	o->strong = o->etag[0] && strncmp(o->etag, "W/", 2) != 0;
 	*out = o;
 	return 0;
+}
+
+int rio__robj_open(rio__robj **out, rio__remote *r, const char *url, rio_error *err)
+{
+	return robj_open(out, r, url, 0, err);
+}
+
+int rio__robj_open_listed(rio__robj **out, rio__remote *r, const char *url, rio_error *err)
+{
+	return robj_open(out, r, url, 1, err);
 }
 
 void rio__robj_close(rio__robj *o)

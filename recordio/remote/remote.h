@@ -56,11 +56,17 @@ const rio_remote_opts *rio__remote_opts(const rio__remote *r);
  * its first bytes, which gives the size and ETag too). -ENOENT for an
  * object that is not there; errors named in `err`. */
 int rio__robj_open(rio__robj **out, rio__remote *r, const char *url, rio_error *err);
+/* The same, with no request when r keeps listed objects and listed it
+ * (rio__remote_keep_listed): for a caller that reads the object's bytes
+ * elsewhere (the shard cache's copy, named by the size and ETag), for
+ * which the first bytes would be a request for nothing. */
+int rio__robj_open_listed(rio__robj **out, rio__remote *r, const char *url, rio_error *err);
 void rio__robj_close(rio__robj *o);
 const char *rio__robj_name(const rio__robj *o); /* the URL as given */
 uint64_t rio__robj_size(const rio__robj *o);
 const char *rio__robj_etag(const rio__robj *o); /* "" when the server gave none */
-/* Its first min(size, 16) bytes, read at open (compression detection). */
+/* Its first min(size, 16) bytes, read at open (compression detection);
+ * none (*len 0) when rio__robj_open_listed took it from a listing. */
 const uint8_t *rio__robj_head(const rio__robj *o, size_t *len);
 
 /* Reads [offset, offset + len) clipped to the object's size into buf,
@@ -156,6 +162,7 @@ typedef struct rio__listed {
 	char *key;      /* the whole key */
 	uint64_t size;
 	int is_prefix;  /* a CommonPrefix ("path/"), not an object */
+	char *etag;     /* its ETag as the listing gives it, or NULL */
 } rio__listed;
 
 typedef struct rio__listing {
@@ -170,6 +177,20 @@ typedef struct rio__listing {
 int rio__remote_list(rio__remote *r, const char *bucket, const char *prefix,
                      const char *delimiter, const char *name, rio__listing *out, rio_error *err);
 void rio__listing_free(rio__listing *l);
+
+/* From now on r keeps the size and ETag of every object its listings
+ * give (those with a strong ETag), and rio__robj_open_listed of such an
+ * object's URL takes them from there, with no request: a set listed once
+ * is opened without a round trip per shard (the loader's shard cache then
+ * reads the copies at once). Its first bytes are then not taken
+ * (rio__robj_head gives none). The reads still send If-Match with that
+ * ETag, so an object replaced since the listing is RIO_ECHANGED, as one
+ * replaced since an open. */
+void rio__remote_keep_listed(rio__remote *r);
+int rio__remote_keeps_listed(rio__remote *r);
+/* 1 when r's listings gave the object at `url` (rio__robj_open then makes
+ * no request), else 0. */
+int rio__remote_is_listed(rio__remote *r, const char *url);
 
 /* ---- the set manifest (doc/recordio-format.md) ----------------------------- */
 

@@ -64,6 +64,36 @@ static int push_key(struct rio__setvec *v, const rio__url *u, const char *key, s
 	return rc < 0 ? rio__error_set(err, rc, item, UNK, UNK, NULL) : 0;
 }
 
+/* For a client that keeps listed objects (remote.h): one listing of the
+ * folder that holds the manifest m's shards (its generation, PREFIX.gNNNNNN/)
+ * gives every shard's size and ETag, and which .idx sidecars are there,
+ * where opening each shard would take a request of its own. A listing
+ * that fails is no error here: the shards are then opened one by one,
+ * which says what is wrong. */
+static void list_generation(struct rio__setvec *v, const rio__url *u, const char *key,
+                            size_t dir, const rio__manifest *m)
+{
+	size_t common = strlen(m->shards[0].name);
+	for (size_t i = 1; i < m->n; i++) {
+		size_t k = 0;
+		while (k < common && m->shards[i].name[k] == m->shards[0].name[k])
+			k++;
+		common = k;
+	}
+	while (common && m->shards[0].name[common - 1] != '/')
+		common--;
+	char *prefix = malloc(dir + common + 1);
+	if (!prefix)
+		return;
+	snprintf(prefix, dir + common + 1, "%.*s%.*s", (int)dir, key, (int)common,
+	         m->shards[0].name);
+	rio__listing l = {0};
+	rio_error e;
+	(void)rio__remote_list(v->remote, u->bucket, prefix, "/", key, &l, &e);
+	rio__listing_free(&l);
+	free(prefix);
+}
+
 /* The shards of the set whose manifest is the object `key`. */
 static int expand_manifest(struct rio__setvec *v, const rio__url *u, const char *key,
                            rio_error *err)
@@ -80,6 +110,8 @@ static int expand_manifest(struct rio__setvec *v, const rio__url *u, const char 
 		                    rc == -ENOMEM ? "" : why);
 	const char *slash = strrchr(key, '/');
 	size_t dir = slash ? (size_t)(slash - key) + 1 : 0;
+	if (rc == 0 && m.n > 1 && rio__remote_keeps_listed(v->remote))
+		list_generation(v, u, key, dir, &m);
 	for (size_t i = 0; rc == 0 && i < m.n; i++) {
 		size_t klen = dir + strlen(m.shards[i].name);
 		char *k = malloc(klen + 1);
