@@ -363,8 +363,11 @@ void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restri
 		tr_cuda_to_bf16(m->cuda, dZ16, dZ, (size_t)rows * cols);
 	});
 	(void)A;
-	int fast16 = rio__bf16_vec_available();
 	memset(db, 0, (size_t)cols * sizeof *db);
+	if (rio__bf16_vec_available()) {
+		tr_cpu16_relu_bias_backward(dZ, A16, rows, cols, db, dZ16);
+		return;
+	}
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = dZ + (size_t)r * cols;
 		const tr_bf16 *restrict a = A16 + (size_t)r * cols;
@@ -374,11 +377,8 @@ void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restri
 			z[c] = v;
 			db[c] += v;
 		}
-		if (fast16) /* the row while it is in cache */
-			rio__bf16_round_n(z16, z, (size_t)cols);
-		else
-			for (int c = 0; c < cols; c++)
-				z16[c] = rio__bf16_from_f32(z[c]);
+		for (int c = 0; c < cols; c++) /* the row while it is in cache */
+			z16[c] = rio__bf16_from_f32(z[c]);
 	}
 }
 

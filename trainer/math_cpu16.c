@@ -64,6 +64,30 @@ RIO_BF16_VEC_TARGET void tr_cpu16_adam(float *restrict param, const float *restr
 	}
 }
 
+/* math_cpu.c's tr_relu_bias_backward16 in one pass: dZ masked where the
+ * layer's bf16 output (widened: a shift) is not above zero, each column's
+ * sum taken row by row as there, the masked row rounded into dZ16. */
+RIO_BF16_VEC_TARGET void tr_cpu16_relu_bias_backward(float *restrict dZ,
+                                                     const tr_bf16 *restrict A16, int rows,
+                                                     int cols, float *restrict db,
+                                                     tr_bf16 *restrict dZ16)
+{
+	const __m512 zero = _mm512_setzero_ps();
+	for (int r = 0; r < rows; r++) {
+		size_t at = (size_t)r * cols, n = (size_t)cols;
+		for (size_t c = 0; c < n; c += 16) {
+			__mmask16 k = rio__bf16_vec_lanes(n, c);
+			__m512i a16 = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, A16 + at + c));
+			__m512 a = _mm512_castsi512_ps(_mm512_slli_epi32(a16, 16));
+			__mmask16 on = _mm512_mask_cmp_ps_mask(k, a, zero, _CMP_GT_OQ);
+			__m512 v = _mm512_maskz_loadu_ps(on, dZ + at + c);
+			_mm512_mask_storeu_ps(dZ + at + c, k, v);
+			_mm512_mask_storeu_ps(db + c, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, db + c), v));
+			rio__bf16_vec_store(dZ16 + at + c, v, k);
+		}
+	}
+}
+
 #else /* no such code in this build: never called (rio__bf16_vec_available) */
 
 void tr_cpu16_sgd(float *param, const float *grad, float *velocity, size_t n,
@@ -72,6 +96,11 @@ void tr_cpu16_sgd(float *param, const float *grad, float *velocity, size_t n,
 }
 void tr_cpu16_adam(float *param, const float *grad, float *m1, float *m2, size_t n,
                    const tr_adam_args *a)
+{
+}
+
+void tr_cpu16_relu_bias_backward(float *dZ, const tr_bf16 *A16, int rows, int cols, float *db,
+                                 tr_bf16 *dZ16)
 {
 }
 
