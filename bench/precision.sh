@@ -27,9 +27,15 @@
 # Usage: bench/precision.sh [BUILD_DIR]   (default build-bench/, built if missing)
 # Env: ROUNDS, GEMM_SECONDS (each GEMM-only rate, default 2), STEPS_SMALL
 #      (default 1000), STEPS_WIDE (default 60): the trainer's steps per run
-#      (--max-steps: the first step, which makes the oneDNN primitives and
-#      touches the memory, is in the figure), BENCH_DIR (scratch, default
-#      /tmp/recordio-bench-precision).
+#      (--max-steps, over as many epochs as that takes: 1000 steps of the
+#      small model are 2.1 epochs on 1 rank, 4.3 on 2), BENCH_DIR (scratch,
+#      default /tmp/recordio-bench-precision).
+# A run's figure is its median epoch (its metrics' lines by samples/s),
+# as bench/train.sh's: the small model's first epoch also makes the oneDNN
+# primitives and fills the loader's cache (the shards decoded by its
+# threads, on the ranks' cores), and on 2 ranks it was the whole run (234
+# steps, a quarter of a second) until --epochs 1 stopped cutting the runs
+# short. The wide model's 60 steps are part of one epoch, the first.
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -68,7 +74,7 @@ echo "fp32 runs with OpenBLAS ${OPENBLAS_CORETYPE:-detected} kernels"
 train() { # NP PRECISION SIZES STEPS METRICS
 	mpirun -np "$1" "$B/recordio-train" --train "$W/train" --x image --y label \
 		--hidden "$(echo "$3" | cut -d- -f2- | rev | cut -d- -f2- | rev | tr - ,)" \
-		--batch 128 --threads 1 --precision "$2" --max-steps "$4" --epochs 1 \
+		--batch 128 --threads 1 --precision "$2" --max-steps "$4" --epochs 100 \
 		--metrics "$5" >"$5.out"
 	sed -n 's/.*cpu (\(.*\))$/\1/p' "$5.out" | head -1 >"$5.kernels"
 }
@@ -101,6 +107,10 @@ import json, statistics, sys
 w, rounds, models = sys.argv[1], range(1, int(sys.argv[2]) + 1), sys.argv[3].split()
 def load(name):
     return json.loads(open(f"{w}/{name}").read().splitlines()[-1])
+def median_epoch(name):  # a run's median epoch by samples/s
+    e = sorted((json.loads(x) for x in open(f"{w}/{name}").read().splitlines()),
+               key=lambda x: x["samples_per_s"])
+    return e[(len(e) - 1) // 2]
 med = statistics.median
 for m in models:
     tag, sizes, steps = m.split(":")
@@ -115,7 +125,7 @@ for m in models:
               + load(f"g2b-{tag}-{p}-{r}.json")["step_samples_per_s"] for r in rounds]
         ceil = {1: med(x["step_samples_per_s"] for x in g1), 2: med(g2)}
         for n in (1, 2):
-            runs = [load(f"t{n}-{tag}-{p}-{r}.json") for r in rounds]
+            runs = [median_epoch(f"t{n}-{tag}-{p}-{r}.json") for r in rounds]
             e = sorted(runs, key=lambda x: x["samples_per_s"])[(len(runs) - 1) // 2]
             s = e["samples_per_s"]
             got[p, n] = s

@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += lib/librio_internal.la
 lib_librio_internal_la_SOURCES = \
 	lib/crc32c.c lib/crc32c.h \
-	lib/endian.h lib/rng.h lib/half.h \
+	lib/endian.h lib/rng.h lib/half.h lib/bf16_vec.c lib/bf16_vec.h \
 	lib/clock.h lib/decimal.h lib/exit_status.h \
 	lib/atomic_file.c lib/atomic_file.h \
 	lib/size.c lib/size.h \

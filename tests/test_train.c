@@ -1279,11 +1279,13 @@ static void test_bf16_rounding(void)
 		0xff800000, /* -infinity                                     */
 		0x80000000, /* -0                                            */
 		0x00000001, /* the smallest denormal: to +0                  */
+		0x007fffff, /* the largest denormal: up to the smallest normal */
+		0x80408001, /* a denormal above a tie: up in magnitude        */
 		0x7f800001, /* a signalling NaN: stays a NaN (quiet)         */
 		0xffc00000, /* -quiet NaN                                    */
 	};
-	static const uint16_t want[] = {0x3f80, 0x3f80, 0x3f82, 0x3f81, 0xbf80, 0x7f80,
-	                                0xff80, 0x8000, 0x0000, 0x7fc0, 0xffc0};
+	static const uint16_t want[] = {0x3f80, 0x3f80, 0x3f82, 0x3f81, 0xbf80, 0x7f80, 0xff80,
+	                                0x8000, 0x0000, 0x0080, 0x8041, 0x7fc0, 0xffc0};
 	enum { N = sizeof in / sizeof in[0] };
 	float f[N];
 	tr_bf16 got[N];

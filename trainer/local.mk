@@ -8,6 +8,7 @@ if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/math_cpu.c trainer/math_bf16.c trainer/math_bf16.h \
+	trainer/math_cpu16.c trainer/math_cpu16.h \
 	trainer/mlp.c trainer/mlp.h trainer/mlp_shape.c \
 	trainer/optim.c trainer/optim.h trainer/optim_lars.c \
 	trainer/embed.c trainer/embed.h \

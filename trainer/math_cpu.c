@@ -10,6 +10,8 @@
 #include "clock.h"
 #include "half.h"
 #include "math_bf16.h"
+#include "bf16_vec.h"
+#include "math_cpu16.h"
 
 #include <cblas.h>
 #include <errno.h>
@@ -293,7 +295,10 @@ static void to_bf16(tr_bf16 *restrict dst, const float *restrict src, size_t n)
 void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n)
 {
 	CUDA_DISPATCH(m, tr_cuda_to_bf16(m->cuda, dst, src, n));
-	to_bf16(dst, src, n);
+	if (rio__bf16_vec_available())
+		rio__bf16_round_n(dst, src, n);
+	else
+		to_bf16(dst, src, n);
 }
 
 VECTOR_CLONES
@@ -305,6 +310,7 @@ void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, 
 		if (Z16)
 			tr_cuda_to_bf16(m->cuda, Z16, Z, (size_t)rows * cols);
 	});
+	int fast16 = Z16 && rio__bf16_vec_available();
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = Z + (size_t)r * cols;
 		if (relu)
@@ -315,7 +321,9 @@ void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, 
 		else
 			for (int c = 0; c < cols; c++)
 				z[c] += bias[c];
-		if (Z16) /* the row while it is in cache */
+		if (Z16 && fast16) /* the row while it is in cache */
+			rio__bf16_round_n(Z16 + (size_t)r * cols, z, (size_t)cols);
+		else if (Z16)
 			for (int c = 0; c < cols; c++)
 				Z16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
 	}
@@ -357,6 +365,10 @@ void tr_relu_bias_backward16(tr_math *m, float *restrict dZ, const float *restri
 	});
 	(void)A;
 	memset(db, 0, (size_t)cols * sizeof *db);
+	if (rio__bf16_vec_available()) {
+		tr_cpu16_relu_bias_backward(dZ, A16, rows, cols, db, dZ16);
+		return;
+	}
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = dZ + (size_t)r * cols;
 		const tr_bf16 *restrict a = A16 + (size_t)r * cols;
@@ -446,7 +458,9 @@ void tr_sgd_step(tr_math *m, float *restrict param, const float *restrict grad,
 		if (a->param16)
 			tr_cuda_to_bf16(m->cuda, a->param16, param, n);
 	});
-	if (a->param16)
+	if (a->param16 && rio__bf16_vec_available())
+		tr_cpu16_sgd(param, grad, velocity, n, a);
+	else if (a->param16)
 		sgd_loop(param, grad, velocity, n, a, a->param16, 1);
 	else
 		sgd_loop(param, grad, velocity, n, a, NULL, 0);
@@ -481,7 +495,9 @@ void tr_adam_step(tr_math *m, float *restrict param, const float *restrict grad,
 		if (a->param16)
 			tr_cuda_to_bf16(m->cuda, a->param16, param, n);
 	});
-	if (a->param16)
+	if (a->param16 && rio__bf16_vec_available())
+		tr_cpu16_adam(param, grad, m1, m2, n, a);
+	else if (a->param16)
 		adam_loop(param, grad, m1, m2, n, a, a->param16, 1);
 	else
 		adam_loop(param, grad, m1, m2, n, a, NULL, 0);
