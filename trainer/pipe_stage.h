@@ -44,6 +44,7 @@
 #define RIO_TRAINER_PIPE_STAGE_H
 
 #include "mlp.h"
+#include "pipe_trace.h"
 #include "reducer.h"
 
 #include <mpi.h>
@@ -90,6 +91,7 @@ typedef struct tr_stage {
 	uint16_t *h_out, *h_din; /* compressed: what is sent, by slot        */
 	int overflowed;        /* compressed: a message received held an
 	                        * infinity (cleared by the caller)           */
+	tr_pipe_trace *trace;  /* RIO_PIPE_TRACE's timeline (lent), or NULL   */
 } tr_stage;
 
 /* A stage over `net` (built with max_rows >= tr_stage_rows()), its buffers
