@@ -296,8 +296,23 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	st->bytes += 2.0 * n * elem_bytes(st);
 }
 
+/* The biases' gradients of a microbatch's backward (in v's grads) into
+ * acc: copied (the step's first) or added (the weights' the backward's
+ * GEMMs sum into acc themselves). */
+static void add_biases(tr_stage *st, const tr_mlp *v, int first)
+{
+	for (int l = 0; l < v->nlayers; l++) {
+		size_t at = v->b_off[l];
+		int n = v->sizes[l + 1];
+		if (first)
+			memcpy(st->acc + at, v->grads + at, (size_t)n * sizeof(float));
+		else
+			cblas_saxpy(n, 1.0f, v->grads + at, 1, st->acc + at, 1);
+	}
+}
+
 /* Microbatch m of the step's batch backward, on the version its forward
- * used; its gradient added into acc. */
+ * used; its gradient summed into acc (written by the step's first). */
 static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float *stats)
 {
 	int64_t g = st->g0 + m;
@@ -317,8 +332,10 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 		tr_mlp_loss(&v, &x, stats, 1);
 	else
 		tr_mlp_output_grad(&v, dout_slot(st, k), rows);
+	v.wsum = st->acc; /* the weights' gradients summed by their GEMMs */
+	v.wsum_first = m == 0;
 	tr_mlp_backward(&v, &x, NULL, NULL);
-	cblas_saxpy((int)v.nparams, 1.0f, v.grads, 1, st->acc, 1);
+	add_biases(st, &v, m == 0);
 	straggle(st, t0, "B", m);
 	st->freed = g + 1;
 	if (st->p == 0) {
@@ -390,7 +407,6 @@ void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int c
 	double t0 = rio__now();
 	int M = st->M;
 	float *w = st->stash ? st->stash : st->net->params; /* the batch's weight version */
-	memset(st->acc, 0, st->net->nparams * sizeof *st->acc);
 	if (!st->labels_sent)
 		send_labels(st, in);
 	st->labels_sent = 0;
