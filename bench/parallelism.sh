@@ -31,7 +31,11 @@
 #      runs take MEM_STEPS, default 3: the plan and the peak), REPEATS
 #      (default 3), MS (microbatches, default "1 2 3 4 6 8 12 16"),
 #      LAYOUTS (1: part c), LINKS, PARTS (default "ab": parts a and b; ""
-#      with LAYOUTS=1: part c alone), BUBBLE_MODEL (part a's model options).
+#      with LAYOUTS=1: part c alone), BUBBLE_MODEL (part a's model options),
+#      TRACE (1: part a's runs write their timelines, RIO_PIPE_TRACE, and
+#      bench/pipe_trace.py reads each point's last into BENCH_DIR/trace.txt:
+#      the waits by kind, the hand-overs' latency, the bubble replayed with
+#      instant messages).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -65,10 +69,19 @@ case $PARTS in *a*)
 echo "== a. the bubble against (P - 1) / (M + P - 1), P = 2"
 for m in $MS; do
 	for s in gpipe 1f1b; do
+		[ "${TRACE:-0}" = 1 ] && export RIO_PIPE_TRACE="$W/trace-$s-$m" # the last run's
 		run "bubble-$s-$m" 2 $EQUAL --pipeline 2 --pipeline-schedule $s --microbatches $m
+		unset RIO_PIPE_TRACE
 	done
 done
 run "bubble-dp" 1 $EQUAL
+if [ "${TRACE:-0}" = 1 ]; then
+	for m in $MS; do
+		for s in gpipe 1f1b; do
+			python3 "$RIO_TOP/bench/pipe_trace.py" "$W/trace-$s-$m" $s $m
+		done
+	done | tee "$W/trace.txt"
+fi
 ;; esac
 
 case $PARTS in *b*)

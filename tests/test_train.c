@@ -222,6 +222,61 @@ static void test_input_gradient_check(void)
 	tr_math_close(g.m);
 }
 
+/* A pipeline stage's sum over microbatches (net->wsum): the first
+ * backward writes the weights' gradients there, a later one's GEMMs add
+ * into it (beta 1); the biases' gradients go to grads as ever, and the
+ * weights' part of grads is left alone. */
+static void test_weight_grads_summed(void)
+{
+	gc_net g;
+	gc_init(&g);
+	size_t n = g.net.nparams;
+	float *one = calloc(n, sizeof *one), *two = calloc(n, sizeof *two);
+	float *sum = calloc(n, sizeof *sum), *mark = calloc(n, sizeof *mark);
+	CU_ASSERT_FATAL(one && two && sum && mark);
+	float stats[2] = {0, 0};
+	for (int pass = 0; pass < 2; pass++) { /* plain: each microbatch's own */
+		if (pass) /* the second microbatch: other labels */
+			for (int i = 0; i < ROWS; i++)
+				g.y[i] = (i + 1) % 3;
+		tr_mlp_forward(&g.net, &g.in);
+		tr_mlp_loss(&g.net, &g.in, stats, 1);
+		tr_mlp_backward(&g.net, &g.in, NULL, NULL);
+		memcpy(pass ? two : one, g.net.grads, n * sizeof *one);
+	}
+	for (size_t i = 0; i < n; i++)
+		sum[i] = 1e3f; /* what the first must overwrite */
+	g.net.wsum = sum;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < ROWS; i++)
+			g.y[i] = (i + pass) % 3;
+		for (size_t i = 0; i < n; i++)
+			g.net.grads[i] = mark[i] = (float)i; /* grads' weights: untouched */
+		g.net.wsum_first = pass == 0;
+		tr_mlp_forward(&g.net, &g.in);
+		tr_mlp_loss(&g.net, &g.in, stats, 1);
+		tr_mlp_backward(&g.net, &g.in, NULL, NULL);
+		double worst = 0;
+		for (int l = 0; l < g.net.nlayers; l++) {
+			size_t w = g.net.w_off[l], b = g.net.b_off[l];
+			for (size_t i = w; i < b; i++) {
+				double want = pass ? (double)one[i] + two[i] : one[i];
+				worst = fmax(worst, fabs(sum[i] - want) / (1e-6 + fabs(want)));
+				CU_ASSERT_EQUAL(g.net.grads[i], mark[i]);
+			}
+			for (int i = 0; i < g.net.sizes[l + 1]; i++) /* the biases': grads */
+				CU_ASSERT_EQUAL(g.net.grads[b + i], (pass ? two : one)[b + i]);
+		}
+		CU_ASSERT(worst < 1e-5);
+	}
+	free(one);
+	free(two);
+	free(sum);
+	free(mark);
+	mlp_close(&g.net);
+	tr_math_close(g.m);
+}
+
 /* The model and the optimizer compute in memory lent to them (the
  * parameter store's) and refuse to start without it. */
 static void test_lent_buffers(void)
@@ -1379,6 +1434,7 @@ static void test_bf16_copies_in_passes(void)
 static const tu_test model_tests[] = {
 	{"gradients match finite differences", test_gradient_check},
 	{"input gradient matches finite differences", test_input_gradient_check},
+	{"weight gradients summed by their GEMMs (wsum)", test_weight_grads_summed},
 	{"softmax cross-entropy known values", test_loss_known_values},
 	{"ReLU mask and bias gradient in one pass", test_relu_bias_backward},
 	{"softmax, loss, gradient and bias gradient in one pass", test_softmax_xent_fused},

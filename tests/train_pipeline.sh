@@ -254,4 +254,30 @@ sys.exit(not (e["gemm_seconds"] > 0 and e["seconds"] >= 10 * e["gemm_seconds"]))
 	pass || fail "--straggler 0:10: the first stage's steps slowed"
 expect_exit 0 cmp slow-plain/checkpoint slow-0/checkpoint
 expect_exit 0 cmp slow-plain/checkpoint slow-1/checkpoint
+
+# -- RIO_PIPE_TRACE: each rank's timeline (pipe_trace.h), 2 steps of gpipe
+# with 3 microbatches: the first stage forwards, sends and backwards each
+# microbatch once a step, waiting for its gradient; the last waits for
+# its activations; every event ends at or after its start
+export RIO_PIPE_TRACE="$T/tl"
+expect_exit 0 mpi 2 $SLOW --max-steps 2 --pipeline-schedule gpipe --microbatches 3
+python3 -c 'import sys
+from collections import Counter
+def events(path):
+    rows = [l.rstrip("\n").split("\t") for l in open(path)][1:]
+    assert all(float(r[4]) >= float(r[3]) for r in rows), "an event ends before it starts"
+    return Counter((r[0], r[1]) for r in rows)
+first, last = events("tl.0.tsv"), events("tl.1.tsv")
+for step in "01":
+    for kind in "F", "B", "iA", "wG":
+        assert first[(step, kind)] == 3, (step, kind, first[(step, kind)])
+    for kind in "F", "B", "wA", "iG":
+        assert last[(step, kind)] == 3, (step, kind, last[(step, kind)])
+    assert first[(step, "X")] == 1 and last[(step, "X")] == 1
+' && pass || fail "RIO_PIPE_TRACE: the timelines"
+export RIO_PIPE_TRACE="$T/no/such/dir/tl"
+expect_exit 1 mpi 2 $SLOW --max-steps 1
+unset RIO_PIPE_TRACE
+expect_match '^recordio-train: RIO_PIPE_TRACE: cannot write .*/no/such/dir/tl\.[01]\.tsv: No such file or directory$' \
+	err "an unwritable RIO_PIPE_TRACE"
 finish

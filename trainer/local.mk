@@ -50,6 +50,7 @@ recordio_train_SOURCES = \
 	trainer/step_copies.c \
 	trainer/strategy_allreduce.c trainer/strategy_ps.c trainer/strategy_hybrid.c \
 	trainer/strategy_pipeline.c trainer/pipe_stage.c trainer/pipe_stage.h \
+	trainer/pipe_trace.c trainer/pipe_trace.h \
 	trainer/pipe_tables.c trainer/pipe_tables.h \
 	trainer/layout.c trainer/layout.h trainer/tensor_slice.c trainer/tensor_slice.h \
 	trainer/ps.h trainer/ps_run.c trainer/ps_run.h trainer/ps_ckpt.c \

@@ -252,22 +252,24 @@ void tr_mlp_output_grad(tr_mlp *net, float *dout, int rows)
 
 /* Layer l's weight gradient: dz^T times the layer's input (the feature
  * blocks, each into its columns, for the first layer); under bf16, dz16
- * (dz rounded) times the bf16 inputs. */
+ * (dz rounded) times the bf16 inputs. Into grads, or net->wsum's sum
+ * (added to by the GEMM itself: no pass over the sum of its own). */
 static void weight_grad(tr_mlp *net, const tr_input *in, int l, const float *dz,
                         const tr_bf16 *dz16)
 {
 	int rows = in->rows, fan_in = net->sizes[l], units = net->sizes[l + 1];
-	float *dW = net->grads + net->w_off[l];
+	float *dW = (net->wsum ? net->wsum : net->grads) + net->w_off[l];
+	float beta = net->wsum && !net->wsum_first ? 1.0f : 0.0f;
 	int nparts = l == 0 ? in->nparts : 1, col = 0;
 	for (int p = 0; p < nparts; p++) {
 		int width = l == 0 ? in->width[p] : fan_in;
 		if (bf16(net))
 			tr_gemm_bf16(net->math, 1, 0, units, width, rows, dz16, units,
-			             l == 0 ? net->part16[p] : net->out16[l - 1], width, 0.0f, dW + col,
+			             l == 0 ? net->part16[p] : net->out16[l - 1], width, beta, dW + col,
 			             fan_in);
 		else
 			tr_gemm(net->math, 1, 0, units, width, rows, 1.0f, dz, units,
-			        l == 0 ? in->part[p] : net->out[l - 1], width, 0.0f, dW + col, fan_in);
+			        l == 0 ? in->part[p] : net->out[l - 1], width, beta, dW + col, fan_in);
 		col += width;
 	}
 }

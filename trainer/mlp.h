@@ -105,6 +105,15 @@ typedef struct tr_mlp {
 	                                     * stage's input: the GEMM that
 	                                     * data-parallel training does
 	                                     * at that layer)              */
+	float *wsum;                        /* NULL, or where the weight
+	                                     * gradients go in place of
+	                                     * grads (laid out as grads): a
+	                                     * pipeline stage's sum over its
+	                                     * microbatches, added into by
+	                                     * the GEMMs (beta 1) unless
+	                                     * wsum_first; the biases'
+	                                     * gradients still go to grads */
+	int wsum_first;
 } tr_mlp;
 
 /* The layout alone of a model of these sizes (inputs, then the hidden

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "pipe_stage.h"
 #include "clock.h"
+#include "pipe_trace.h"
 #include "step.h"
 #include "strategy.h"
 
@@ -124,15 +125,28 @@ static MPI_Request *r_out(tr_stage *st, int k) { return &st->req[2 * st->slots +
 static MPI_Request *r_din(tr_stage *st, int k) { return &st->req[3 * st->slots + k]; }
 static MPI_Request *r_labels(tr_stage *st) { return &st->req[4 * st->slots]; }
 
-/* Waits for a request; a receive's wait is the stage's idle time. */
-static void wait_for(tr_stage *st, MPI_Request *r, int idle)
+/* Waits for a request, traced as `kind` (NULL: not) for microbatch m; a
+ * receive's wait is the stage's idle time. */
+static void wait_for(tr_stage *st, MPI_Request *r, int idle, const char *kind, int m)
 {
 	if (*r == MPI_REQUEST_NULL)
 		return;
 	double t0 = rio__now();
 	MPI_Wait(r, MPI_STATUS_IGNORE);
+	double t1 = rio__now();
 	if (idle)
-		st->idle += rio__now() - t0;
+		st->idle += t1 - t0;
+	if (kind)
+		tr_pipe_trace_add(st->trace, kind, m, t0, t1);
+}
+
+/* A message posted (pipe_trace.h's iA, iG, rA, rG) for microbatch m. */
+static void posted(const tr_stage *st, const char *kind, int m)
+{
+	if (st->trace) {
+		double t = rio__now();
+		tr_pipe_trace_add(st->trace, kind, m, t, t);
+	}
 }
 
 /* Microbatch m's first row and rows: the batch split as evenly as can be. */
@@ -185,11 +199,11 @@ static void *incoming(const tr_stage *st, uint16_t *h, float *f, int k, int widt
  * compressed one is widened once, as it arrives, and an infinity in it
  * noted. */
 static void arrived(tr_stage *st, MPI_Request *r, uint16_t *h, float *f, int k, int width,
-                    int rows)
+                    int rows, const char *kind, int m)
 {
 	if (*r == MPI_REQUEST_NULL)
 		return;
-	wait_for(st, r, 1);
+	wait_for(st, r, 1, kind, m);
 	if (!st->comp)
 		return;
 	float *to = f + (size_t)k * st->mb * width;
@@ -202,10 +216,11 @@ static void arrived(tr_stage *st, MPI_Request *r, uint16_t *h, float *f, int k, 
  * of the step's batch or, async, of the next). */
 static void post_in(tr_stage *st, int64_t g)
 {
-	int k = slot_of(st, g), lo, rows;
-	span(st, (int)((g - st->g0) % st->M), &lo, &rows);
+	int k = slot_of(st, g), m = (int)((g - st->g0) % st->M), lo, rows;
+	span(st, m, &lo, &rows);
 	MPI_Irecv(incoming(st, st->h_in, st->in, k, st->w_in), rows * st->w_in, elem_type(st),
 	          st->p - 1, TAG_ACT, st->comm, r_in(st, k));
+	posted(st, "rA", m);
 	st->bytes += (double)rows * st->w_in * elem_bytes(st);
 }
 
@@ -241,15 +256,18 @@ static void input_of(tr_stage *st, int m, int k, const tr_input *batch, tr_input
 	x->width[0] = st->w_in;
 	x->part[0] = st->p == 0 ? st->blank : in_slot(st, k);
 	if (st->p > 0)
-		arrived(st, r_in(st, k), st->h_in, st->in, k, st->w_in, rows);
+		arrived(st, r_in(st, k), st->h_in, st->in, k, st->w_in, rows, "wA", m);
 }
 
 /* --straggler: a microbatch's compute, begun at t0, made to take st->slow
- * times as long (a slow stage: its neighbours wait for its messages). */
-static void straggle(const tr_stage *st, double t0)
+ * times as long (a slow stage: its neighbours wait for its messages);
+ * traced as `kind` for microbatch m. */
+static void straggle(const tr_stage *st, double t0, const char *kind, int m)
 {
 	if (st->slow > 1)
 		tr_step_straggle(st->slow, rio__now() - t0);
+	if (st->trace)
+		tr_pipe_trace_add(st->trace, kind, m, t0, rio__now());
 }
 
 /* Microbatch g (m of its batch) forward, on weight version w. */
@@ -260,24 +278,41 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	tr_input x;
 	input_of(st, m, k, batch, &x);
 	tr_mlp v = view(st, k, w);
-	wait_for(st, r_out(st, k), 0); /* the slot's last activations are sent */
+	wait_for(st, r_out(st, k), 0, "sA", m); /* the slot's last activations are sent */
 	double t0 = rio__now();
 	tr_mlp_forward(&v, &x);
 	st->net->params16_stale = v.params16_stale; /* bf16: rounded once */
-	straggle(st, t0);
+	straggle(st, t0, "F", m);
 	if (st->p == st->P - 1)
 		return; /* the loss at the backward */
 	int n = rows * st->w_out;
 	void *act = outgoing(st, st->h_out ? h_slot(st, st->h_out, k, st->w_out) : NULL,
 	                     v.out[v.nlayers - 1], n);
 	MPI_Isend(act, n, elem_type(st), st->p + 1, TAG_ACT, st->comm, r_out(st, k));
+	posted(st, "iA", m);
 	MPI_Irecv(incoming(st, st->h_dout, st->dout, k, st->w_out), n, elem_type(st), st->p + 1,
 	          TAG_GRAD, st->comm, r_dout(st, k));
+	posted(st, "rG", m);
 	st->bytes += 2.0 * n * elem_bytes(st);
 }
 
+/* The biases' gradients of a microbatch's backward (in v's grads) into
+ * acc: copied (the step's first) or added (the weights' the backward's
+ * GEMMs sum into acc themselves). */
+static void add_biases(tr_stage *st, const tr_mlp *v, int first)
+{
+	for (int l = 0; l < v->nlayers; l++) {
+		size_t at = v->b_off[l];
+		int n = v->sizes[l + 1];
+		if (first)
+			memcpy(st->acc + at, v->grads + at, (size_t)n * sizeof(float));
+		else
+			cblas_saxpy(n, 1.0f, v->grads + at, 1, st->acc + at, 1);
+	}
+}
+
 /* Microbatch m of the step's batch backward, on the version its forward
- * used; its gradient added into acc. */
+ * used; its gradient summed into acc (written by the step's first). */
 static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float *stats)
 {
 	int64_t g = st->g0 + m;
@@ -287,18 +322,21 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	input_of(st, m, k, batch, &x);
 	tr_mlp v = view(st, k, w);
 	tr_mlp_bind16(&v, &x); /* bf16: the input as the forward rounded it */
-	if (st->p == st->P - 1) {
-		wait_for(st, r_labels(st), 1);
-		tr_mlp_loss(&v, &x, stats, 1);
-	} else {
-		arrived(st, r_dout(st, k), st->h_dout, st->dout, k, st->w_out, rows);
-		tr_mlp_output_grad(&v, dout_slot(st, k), rows);
-	}
-	wait_for(st, r_din(st, k), 0); /* the slot's last input gradient is sent */
+	if (st->p == st->P - 1)
+		wait_for(st, r_labels(st), 1, "wL", m);
+	else
+		arrived(st, r_dout(st, k), st->h_dout, st->dout, k, st->w_out, rows, "wG", m);
+	wait_for(st, r_din(st, k), 0, "sG", m); /* the slot's last input gradient is sent */
 	double t0 = rio__now();
+	if (st->p == st->P - 1)
+		tr_mlp_loss(&v, &x, stats, 1);
+	else
+		tr_mlp_output_grad(&v, dout_slot(st, k), rows);
+	v.wsum = st->acc; /* the weights' gradients summed by their GEMMs */
+	v.wsum_first = m == 0;
 	tr_mlp_backward(&v, &x, NULL, NULL);
-	cblas_saxpy((int)v.nparams, 1.0f, v.grads, 1, st->acc, 1);
-	straggle(st, t0);
+	add_biases(st, &v, m == 0);
+	straggle(st, t0, "B", m);
 	st->freed = g + 1;
 	if (st->p == 0) {
 		if (st->dbatch) /* at the microbatch's rows of the batch */
@@ -309,6 +347,7 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	int n = rows * st->w_in;
 	void *din = outgoing(st, st->h_din ? h_slot(st, st->h_din, k, st->w_in) : NULL, v.dinput, n);
 	MPI_Isend(din, n, elem_type(st), st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
+	posted(st, "iG", m);
 	st->bytes += (double)n * elem_bytes(st);
 	post_ready(st); /* the slot is free: a later microbatch's */
 }
@@ -321,7 +360,7 @@ static void send_labels(tr_stage *st, const tr_input *in)
 	if (st->P == 1)
 		return;
 	if (st->p == 0) {
-		wait_for(st, r_labels(st), 0); /* the batch before's are through */
+		wait_for(st, r_labels(st), 0, "sL", -1); /* the batch before's are through */
 		const int64_t *y = in ? in->labels : st->labels; /* zeros without a batch */
 		MPI_Isend(y, st->batch, MPI_INT64_T, st->P - 1, TAG_LABELS, st->comm, r_labels(st));
 	}
@@ -368,7 +407,6 @@ void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int c
 	double t0 = rio__now();
 	int M = st->M;
 	float *w = st->stash ? st->stash : st->net->params; /* the batch's weight version */
-	memset(st->acc, 0, st->net->nparams * sizeof *st->acc);
 	if (!st->labels_sent)
 		send_labels(st, in);
 	st->labels_sent = 0;
@@ -386,8 +424,10 @@ void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int c
 	if (cont) { /* the next batch's first microbatches in flight */
 		st->g0 += M;
 	} else { /* every message of the step is through: its buffers are free */
+		double t1 = rio__now();
 		for (int i = 0; i < 4 * st->slots + 1; i++)
-			wait_for(st, &st->req[i], 0);
+			wait_for(st, &st->req[i], 0, NULL, 0);
+		tr_pipe_trace_add(st->trace, "D", -1, t1, rio__now());
 		st->g0 = st->posted = st->freed = 0;
 	}
 	st->busy += rio__now() - t0;

@@ -44,6 +44,7 @@
 #define RIO_TRAINER_PIPE_STAGE_H
 
 #include "mlp.h"
+#include "pipe_trace.h"
 #include "reducer.h"
 
 #include <mpi.h>
@@ -90,6 +91,7 @@ typedef struct tr_stage {
 	uint16_t *h_out, *h_din; /* compressed: what is sent, by slot        */
 	int overflowed;        /* compressed: a message received held an
 	                        * infinity (cleared by the caller)           */
+	tr_pipe_trace *trace;  /* RIO_PIPE_TRACE's timeline (lent), or NULL   */
 } tr_stage;
 
 /* A stage over `net` (built with max_rows >= tr_stage_rows()), its buffers
@@ -111,7 +113,8 @@ int tr_stage_rows(int P, int p, int schedule, int M, int batch, int eval_rows);
 /* One step's schedule on every stage of the pipeline together. `in`: the
  * first stage's batch (NULL there when the rank has none: zeros go, and
  * the step is not applied); unused elsewhere. Gradients summed into acc
- * (zeroed first); the last stage adds each microbatch's summed loss and
+ * (the step's first backward writes it, the weight-gradient GEMMs of the
+ * later ones add into it: beta 1, no pass of its own); the last stage adds each microbatch's summed loss and
  * correct count into stats[0..1]. Async: `cont` 1 on every stage when the
  * next step follows at once, and then `next` is the first stage's next
  * batch (NULL: zeros), whose first forwards this step runs, on the net's

@@ -386,6 +386,8 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	tr_model_schedule(m, c, a->steps_per_epoch);
 	rc = build_stage(a);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
+	a->st.trace = tr_pipe_trace_open(c->w.rank, msg, sizeof msg); /* RIO_PIPE_TRACE */
+	tr_world_agree(&c->w, *msg != '\0', msg, EXIT_DATA);
 	if (a->steps_per_epoch == 0)
 		snprintf(msg, sizeof msg, "--train %s: a first stage's rank has fewer records than "
 		         "one batch of %d", c->o.train, c->batch);
@@ -466,6 +468,7 @@ static void exchange(pipeline *a, const struct held *h, float *head)
 	head[HEAD_GRADS] = finite ? 0.0f : 1.0f;
 	MPI_Allreduce(MPI_IN_PLACE, head, HEAD, MPI_FLOAT, MPI_SUM, c->w.comm);
 	a->t_exchange += rio__now() - t0;
+	tr_pipe_trace_add(a->st.trace, "X", -1, t0, rio__now());
 }
 
 /* The first stage: global step `at`'s batch into h. */
@@ -553,6 +556,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 		tr_optim_update(&m->opt, m->net.params, a->st.acc, 0, a->n);
 		tr_pipe_tables_update(m, 1.0f / head[TR_EXTRA_COUNT], k->global_step);
 		a->t_optimizer += rio__now() - t0;
+		tr_pipe_trace_add(a->st.trace, "O", -1, t0, rio__now());
 		k->ep_loss += head[TR_EXTRA_LOSS];
 		k->ep_correct += head[TR_EXTRA_CORRECT];
 		k->ep_count += head[TR_EXTRA_COUNT];
@@ -561,6 +565,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 		k->ep_skipped++;
 		a->overflows += head[HEAD_OVERFLOW] > 0;
 	}
+	tr_pipe_trace_step(a->st.trace);
 	k->global_step++;
 	k->step_in_epoch++;
 	a->steps++;
@@ -776,6 +781,7 @@ static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, s
 static void close_pipeline(tr_strategy_state *s)
 {
 	pipeline *a = (pipeline *)s;
+	tr_pipe_trace_close(a->st.trace);
 	tr_stage_free(&a->st);
 	tr_pipe_lookup_free(&a->ahead);
 	if (a->op != MPI_OP_NULL)
