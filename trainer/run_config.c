@@ -54,26 +54,32 @@ static void choose_batch(tr_config *c)
 	c->batch = o->global_batch / W;
 }
 
-void tr_config_init(tr_config *c, int argc, char **argv)
+void tr_config_parse(tr_config *c, int argc, char **argv)
 {
 	char msg[MSG] = "";
 	int rc = tr_options_parse(argc, argv, &c->o, msg, sizeof msg);
 	if (rc == 1 || rc == 2) {
-		if (c->w.rank == 0) {
+		if (tr_world_launched_rank() == 0) {
 			if (rc == 1)
 				tr_options_usage(stdout);
 			else
 				printf("recordio-train (recordio %s)\n", rio_version());
 		}
-		tr_world_finish(&c->w);
+		tr_options_free(&c->o);
 		exit(0);
 	}
 	if (rc < 0) {
 		size_t n = strlen(msg);
 		snprintf(msg + n, sizeof msg - n, "\nTry 'recordio-train --help'.");
+		tr_options_free(&c->o);
+		tr_world_refuse_unstarted(msg);
 	}
-	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
-	rc = tr_layout_shape(&c->layout, &c->o, c->w.rank, c->w.size, msg, sizeof msg);
+}
+
+void tr_config_init(tr_config *c)
+{
+	char msg[MSG] = "";
+	int rc = tr_layout_shape(&c->layout, &c->o, c->w.rank, c->w.size, msg, sizeof msg);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
 	tr_layout_open(&c->layout, &c->w);
 	c->ops = tr_strategy_of(&c->o);
