@@ -38,7 +38,9 @@ typedef struct tr_config {
 } tr_config;
 
 /* Before MPI_Init, on every rank: the command line parsed and checked
- * into c->o, which needs no world. --help and --version: rank 0 prints,
+ * into c->o, and where the launcher says the world's size (mpirun), the
+ * checks that need only that (the layout, the strategy's roles,
+ * --straggler, --global-batch). --help and --version: rank 0 prints,
  * every rank exits 0. A usage error: one line (rank 0's), and every rank
  * exits 2 (tr_world_refuse_unstarted). Why before MPI_Init: a command
  * line refused costs no MPI start-up (under AddressSanitizer, MPI_Init's

@@ -47,6 +47,17 @@ int tr_world_launched_rank(void)
 	return 0;
 }
 
+int tr_world_launched_size(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && atoi(v) > 0)
+			return atoi(v);
+	}
+	return 0;
+}
+
 /* SIGTERM from the launcher ending the job: the usage error's exit. */
 static void end_refused(int sig)
 {

@@ -26,6 +26,11 @@ int tr_world_init(tr_world *w, int *argc, char ***argv);
  * PMI_RANK); 0 without one (one process, no launcher). */
 int tr_world_launched_rank(void);
 
+/* Before MPI_Init: the world's size as the launcher put it in the
+ * environment (Open MPI's OMPI_COMM_WORLD_SIZE, MPICH's PMI_SIZE); 0 when
+ * none says it (one process started alone, or a launcher that does not). */
+int tr_world_launched_size(void);
+
 /* Before MPI_Init, on every rank, for a usage error that every rank finds
  * alike (the command line): rank 0 prints "recordio-train: MESSAGE" and
  * exits 2. The others print nothing and wait for the launcher to end them
