@@ -8,8 +8,8 @@
 # end) once, inside `make distcheck` of that build (the release tarball
 # builds, passes its tests, installs and uninstalls), installs the Python
 # package into that environment and runs its pytest suite against that
-# build's tools, runs the loader's suites again under ThreadSanitizer (its
-# worker, batcher and consumer threads) on the pread backend, then a
+# build's tools while the loader's suites run again under ThreadSanitizer
+# (its worker, batcher and consumer threads) on the pread backend, then a
 # 10-second smoke of each fuzz target (scripts/fuzz.sh).
 # Each stage's time is printed at its end.
 set -eu
@@ -86,20 +86,42 @@ sort -rn "$RIO_KEEP_LOGS/times" | head -10
 unset RIO_KEEP_LOGS
 stage_done "make check (ASan, UBSan) in make distcheck"
 
-echo "== the Python package: pip install ./python into the virtual environment, pytest (build-python/)"
-# the tests run the build's C tools
-"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall \
-	"$RIO_TOP/python" >"$RIO_TOP/build-python/pip.out" 2>&1 ||
-	{ tail -40 "$RIO_TOP/build-python/pip.out"; exit 1; }
-(cd "$RIO_TOP/python/tests" && RIO_BUILDDIR="$RIO_TOP/build-asan" RIO_TESTDATA="$RIO_TOP/tests/data" \
-	"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider .)
-stage_done "pytest"
+# pytest runs in the background while the loader's suites run under TSan:
+# those end on test_loader_compressed alone (about 2 minutes on one core)
+# and pytest mostly keeps one core busy, so the two stages take the time
+# of the longer. pytest's output goes to build-python/pytest.out and is
+# shown whole once both are done; either failing fails the run.
+echo "== the Python package: pip install ./python into the virtual environment, pytest (build-python/), in the background"
+pytest_out="$RIO_TOP/build-python/pytest.out"
+(
+	start=$(date +%s)
+	# the tests run the build's C tools
+	"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall \
+		"$RIO_TOP/python" >"$RIO_TOP/build-python/pip.out" 2>&1 ||
+		{ tail -40 "$RIO_TOP/build-python/pip.out"; exit 1; }
+	status=0
+	(cd "$RIO_TOP/python/tests" && RIO_BUILDDIR="$RIO_TOP/build-asan" RIO_TESTDATA="$RIO_TOP/tests/data" \
+		"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider .) || status=$?
+	echo "-- pytest: $(($(date +%s) - start)) s"
+	exit $status
+) >"$pytest_out" 2>&1 &
+pytest_pid=$!
+# pytest_join: waits for pytest, shows its output; its exit status
+pytest_join() {
+	rc=0
+	wait "$pytest_pid" || rc=$?
+	echo "== pytest's output (build-python/pytest.out)"
+	cat "$pytest_out"
+	return $rc
+}
 
-echo "== the loader's threads under ThreadSanitizer, on the pread backend (build-tsan/)"
+echo "== the loader's threads under ThreadSanitizer, on the pread backend (build-tsan/), alongside pytest"
 unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 # without the trainer: only the loader's suites run under TSan (make check
 # builds every check program, the trainer's too, whatever TESTS says)
-rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread --enable-trainer=no CFLAGS="-O1 -g"
+tsan_status=0
+rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread --enable-trainer=no CFLAGS="-O1 -g" ||
+	tsan_status=$?
 cd "$RIO_TOP/build-tsan"
 # RIO_LOADER_IO=pread: the whole of the loader's suites on the fallback that
 # machines without io_uring get (the ASan run above takes io_uring where the
@@ -107,16 +129,21 @@ cd "$RIO_TOP/build-tsan"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RIO_LOADER_IO=pread
 LOADER_TESTS="tests/test_loader tests/test_loader_uring tests/test_loader_compressed tests/test_loader_damage \
 	tests/test_loader_elastic tests/test_loader_bf16"
-status=0
-make -j"$(nproc)" check TESTS="$LOADER_TESTS" || status=$?
-if [ $status -ne 0 ]; then
-	for f in $(grep -l '^:test-result: FAIL' tests/*.trs 2>/dev/null); do
-		echo "---- ${f%.trs}.log"; tail -60 "${f%.trs}.log"
-	done
-	exit $status
+if [ $tsan_status -eq 0 ]; then
+	make -j"$(nproc)" check TESTS="$LOADER_TESTS" || tsan_status=$?
+	if [ $tsan_status -ne 0 ]; then
+		for f in $(grep -l '^:test-result: FAIL' tests/*.trs 2>/dev/null); do
+			echo "---- ${f%.trs}.log"; tail -60 "${f%.trs}.log"
+		done
+	fi
 fi
 unset TSAN_OPTIONS RIO_LOADER_IO
 stage_done "loader suites (TSan)"
+pytest_status=0
+pytest_join || pytest_status=$?
+stage_done "pytest's wait, after the TSan suites"
+[ $tsan_status -eq 0 ] || exit $tsan_status
+[ $pytest_status -eq 0 ] || exit $pytest_status
 
 echo "== fuzzing smoke: each target of tests/fuzz for 10 s (build-fuzz/)"
 status=0

@@ -40,6 +40,27 @@ expect_fail() {
 
 expect_exit 0 "$TRAIN" --help
 expect_match '^Usage: mpirun -np N recordio-train' out "--help"
+# a usage error is found before MPI_Init, on every rank: rank 0 says it,
+# the others (by the launcher's OMPI_COMM_WORLD_RANK) wait, silent, for
+# the launcher to end them (mpirun's SIGTERM, once rank 0 exits 2), then
+# exit 2 too; should nothing end one, it says the line itself after 10 s
+OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 "$TRAIN" --bogus >out 2>err &
+pid=$!
+# until its SIGTERM handler is in place (SigCgt's bit 15), at most 60 s
+i=0
+while [ $i -lt 600 ] && [ -r /proc/$pid/status ] &&
+	[ $((0x$(awk '/^SigCgt:/ { print $2 }' /proc/$pid/status) & 0x4000)) -eq 0 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -TERM $pid 2>/dev/null
+rc=0
+wait $pid || rc=$?
+expect_eq 2 "$rc" "rank 1's usage error ended by SIGTERM"
+expect_eq 0 "$(grep -c '^recordio-train: ' err)" "rank 1 leaves the line to rank 0"
+expect_exit 2 env OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 "$TRAIN" --bogus
+expect_match "^recordio-train: rank 1: unknown option '--bogus'\$" err "rank 1, ended by nothing, says it"
+one_message rank 1 ended by nothing
 expect_fail 2 "unknown option '--bogus'" --train "$TRAIN_SET" $MNIST_X --bogus
 expect_fail 2 "--train SHARDS is required" $MNIST_X
 expect_fail 2 "--lr: 'fast' is not a positive rate" --train "$TRAIN_SET" $MNIST_X --lr fast

@@ -3,7 +3,9 @@
  * The configuration (options, world, the resume plan), the data, the
  * model, the parameter store and the cursor each have one owner, here;
  * the strategy (--strategy) trains with them; the run loop (train.c)
- * drives the epochs. Every failure is agreed on where all ranks pass
+ * drives the epochs. The command line is parsed and checked before MPI
+ * starts (tr_config_parse): a refused one costs no MPI start-up. Every
+ * later failure is agreed on where all ranks pass
  * (tr_world_agree): one line from one rank, every rank exits; only a
  * failure inside a collective ends the job with MPI_Abort (world.c): no
  * rank is left waiting in a collective.
@@ -112,11 +114,15 @@ int main(int argc, char **argv)
 	tr_parts parts = {&cfg, &data, &model, &store, &cursor};
 
 	tr_choose_blas_kernels(argv);
+	/* the command line first: a refused one ends every rank before MPI
+	 * starts (run_config.h) */
+	tr_config_parse(&cfg, argc, argv);
 	if (tr_world_init(&cfg.w, &argc, &argv) < 0) {
 		fprintf(stderr, "recordio-train: MPI_Init failed\n");
+		tr_options_free(&cfg.o);
 		return EXIT_DATA;
 	}
-	tr_config_init(&cfg, argc, argv);
+	tr_config_init(&cfg);
 	if (cfg.o.resume) {
 		tr_resume_plan plan;
 		tr_start_read(&cfg, &ck, &plan);

@@ -37,13 +37,24 @@ typedef struct tr_config {
 	                              * --tensor)                            */
 } tr_config;
 
-/* Collective, once the world is up (c->w): the options parsed (--help and
- * --version printed by rank 0, then every rank exits 0), the strategy's
- * operations and roles, the D x P x T layout and its communicators
- * (layout.h), and the checks that need the world: the
- * strategy's, --straggler naming ranks that step, --global-batch splitting
- * evenly. A usage error: one line, and every rank exits 2. */
-void tr_config_init(tr_config *c, int argc, char **argv);
+/* Before MPI_Init, on every rank: the command line parsed and checked
+ * into c->o, and where the launcher says the world's size (mpirun), the
+ * checks that need only that (the layout, the strategy's roles,
+ * --straggler, --global-batch). --help and --version: rank 0 prints,
+ * every rank exits 0. A usage error: one line (rank 0's), and every rank
+ * exits 2 (tr_world_refuse_unstarted). Why before MPI_Init: a command
+ * line refused costs no MPI start-up (under AddressSanitizer, MPI_Init's
+ * many allocations each unwound the slow way took seconds a rank), and a
+ * run never starts a job it would end at once. */
+void tr_config_parse(tr_config *c, int argc, char **argv);
+
+/* Collective, once the world is up (c->w), the options parsed
+ * (tr_config_parse): the strategy's operations and roles, the D x P x T
+ * layout and its communicators (layout.h), and the checks that need the
+ * world: the strategy's, --straggler naming ranks that step,
+ * --global-batch splitting evenly. A usage error: one line, and every rank
+ * exits 2. */
+void tr_config_init(tr_config *c);
 
 /* The resume plan's decisions: the batch, the loaders' sharding (before
  * the loaders open). */

@@ -6,13 +6,17 @@
  * hang.
  */
 #include "config.h"
+#include "exit_status.h"
 #include "world.h"
 
 #include "recordio.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 int tr_world_init(tr_world *w, int *argc, char ***argv)
 {
@@ -31,6 +35,52 @@ int tr_world_init(tr_world *w, int *argc, char ***argv)
 }
 
 void tr_world_finish(const tr_world *w) { MPI_Finalize(); }
+
+int tr_world_launched_rank(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return atoi(v);
+	}
+	return 0;
+}
+
+int tr_world_launched_size(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && atoi(v) > 0)
+			return atoi(v);
+	}
+	return 0;
+}
+
+/* SIGTERM from the launcher ending the job: the usage error's exit. */
+static void end_refused(int sig)
+{
+	(void)sig;
+	_exit(EXIT_USAGE);
+}
+
+void tr_world_refuse_unstarted(const char *message)
+{
+	int rank = tr_world_launched_rank();
+	if (rank == 0) {
+		fprintf(stderr, "recordio-train: %s\n", message);
+		exit(EXIT_USAGE);
+	}
+	struct sigaction sa = {.sa_handler = end_refused};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	struct timespec left = {10, 0};
+	while (nanosleep(&left, &left) < 0) /* a signal that did not end us */
+		;
+	fprintf(stderr, "recordio-train: rank %d: %s\n", rank, message);
+	exit(EXIT_USAGE);
+}
 
 int tr_world_first_failure(const tr_world *w, int failed)
 {

@@ -20,6 +20,26 @@ typedef struct tr_world {
 } tr_world;
 
 int tr_world_init(tr_world *w, int *argc, char ***argv);
+
+/* Before MPI_Init: this process's rank as its launcher put it in the
+ * environment (Open MPI's OMPI_COMM_WORLD_RANK, PMIx's PMIX_RANK, MPICH's
+ * PMI_RANK); 0 without one (one process, no launcher). */
+int tr_world_launched_rank(void);
+
+/* Before MPI_Init: the world's size as the launcher put it in the
+ * environment (Open MPI's OMPI_COMM_WORLD_SIZE, MPICH's PMI_SIZE); 0 when
+ * none says it (one process started alone, or a launcher that does not). */
+int tr_world_launched_size(void);
+
+/* Before MPI_Init, on every rank, for a usage error that every rank finds
+ * alike (the command line): rank 0 prints "recordio-train: MESSAGE" and
+ * exits 2. The others print nothing and wait for the launcher to end them
+ * (mpirun sends SIGTERM once rank 0 exits non-zero), then exit 2 too: a
+ * rank that exited first would have had mpirun kill rank 0, perhaps before
+ * its line was out. Should nothing end a rank within 10 s (a launcher
+ * that lets the job go on, or a rank 0 that did not fail alike), it says
+ * "recordio-train: rank R: MESSAGE" itself and exits 2. */
+void tr_world_refuse_unstarted(const char *message) __attribute__((noreturn));
 void tr_world_finish(const tr_world *w);
 
 /* Collective: the lowest rank that passes failed != 0, or -1 when none
