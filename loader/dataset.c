@@ -364,9 +364,9 @@ static int open_threads(const rio__dataset *ds, const rio_loader_opts *o)
 {
 	if (!ds->sources.remote)
 		return 1;
-	int downloads = (int)(o->remote.inflight / RIO__SHARD_CACHE_PARTS);
 	if (!ds->sources.cache)
 		return (int)o->remote.inflight;
+	int downloads = (int)(o->remote.inflight / RIO__SHARD_CACHE_PARTS);
 	return downloads > o->workers ? downloads : o->workers;
 }
 
@@ -792,6 +792,13 @@ void rio__dataset_close(rio__dataset *ds)
 	memset(ds, 0, sizeof *ds);
 }
 
+/* A remote shard with no local copy (the shard cache's): its bytes come
+ * over the network. */
+static int remote_uncached(const rio__shard *sh)
+{
+	return sh->src.ops == &rio__source_remote && sh->src.fd < 0;
+}
+
 /* A shard read this epoch is resident when this share of it is in the
  * page cache: then reading it costs no device time worth waiting for. */
 #define RIO__RESIDENT 0.9
@@ -806,8 +813,7 @@ void rio__dataset_case(const rio__dataset *ds, int look, rio__case *c)
 	uint32_t last = UINT32_MAX;
 	for (size_t i = 0; i < ds->npieces; i++) {
 		const rio__shard *sh = &ds->shards[ds->pieces[i].shard];
-		/* a remote shard with no local copy (the shard cache's) */
-		int remote = sh->src.ops == &rio__source_remote && sh->src.fd < 0;
+		int remote = remote_uncached(sh);
 		c->records += ds->pieces[i].count;
 		c->remote_records += remote ? ds->pieces[i].count : 0;
 		if (ds->pieces[i].shard == last || sh->comp != RIO_COMPRESSION_NONE)
@@ -847,8 +853,7 @@ int rio__dataset_map(rio__dataset *ds, rio_error *err)
 	uint64_t fetch = 0; /* the bytes of the remote shards to fetch whole */
 	for (size_t i = 0; i < ds->npieces; i++) {
 		const rio__shard *sh = &ds->shards[ds->pieces[i].shard];
-		if (!want[ds->pieces[i].shard] && sh->src.ops == &rio__source_remote && !sh->map &&
-		    sh->src.fd < 0)
+		if (!want[ds->pieces[i].shard] && remote_uncached(sh) && !sh->map)
 			fetch += sh->src.size;
 		want[ds->pieces[i].shard] = 1;
 	}
