@@ -14,6 +14,14 @@
 
 #ifdef RIO_BF16_VEC
 
+/* The gradient as both updates take it: grad s + wd param (16 lanes, k of
+ * them loaded). */
+RIO_BF16_VEC_TARGET static inline __m512 decayed_grad(const float *grad, __mmask16 k, __m512 s,
+                                                      __m512 wd, __m512 p)
+{
+	return _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, grad), s), _mm512_mul_ps(wd, p));
+}
+
 /* math_cpu.c's sgd_loop: g = grad s + wd param, v = mu velocity + g,
  * param -= lr v. */
 RIO_BF16_VEC_TARGET void tr_cpu16_sgd(float *restrict param, const float *restrict grad,
@@ -25,8 +33,7 @@ RIO_BF16_VEC_TARGET void tr_cpu16_sgd(float *restrict param, const float *restri
 	for (size_t i = 0; i < n; i += 16) {
 		__mmask16 k = rio__bf16_vec_lanes(n, i);
 		__m512 p = _mm512_maskz_loadu_ps(k, param + i);
-		__m512 g = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, grad + i), s),
-		                         _mm512_mul_ps(wd, p));
+		__m512 g = decayed_grad(grad + i, k, s, wd, p);
 		__m512 v = _mm512_add_ps(_mm512_mul_ps(mu, _mm512_maskz_loadu_ps(k, velocity + i)), g);
 		_mm512_mask_storeu_ps(velocity + i, k, v);
 		p = _mm512_sub_ps(p, _mm512_mul_ps(lr, v));
@@ -49,8 +56,7 @@ RIO_BF16_VEC_TARGET void tr_cpu16_adam(float *restrict param, const float *restr
 	for (size_t i = 0; i < n; i += 16) {
 		__mmask16 k = rio__bf16_vec_lanes(n, i);
 		__m512 p = _mm512_maskz_loadu_ps(k, param + i);
-		__m512 g = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, grad + i), s),
-		                         _mm512_mul_ps(wd, p));
+		__m512 g = decayed_grad(grad + i, k, s, wd, p);
 		__m512 u = _mm512_add_ps(_mm512_mul_ps(b1, _mm512_maskz_loadu_ps(k, m1 + i)),
 		                         _mm512_mul_ps(nb1, g));
 		__m512 v = _mm512_add_ps(_mm512_mul_ps(b2, _mm512_maskz_loadu_ps(k, m2 + i)),
