@@ -286,19 +286,25 @@ void tr_dense_bf16(tr_math *m, int rows, int N, int K, const tr_bf16 *A, int lda
  * NaN), as the loader's bf16 columns and the 16-bit gradient exchange
  * round. */
 VECTOR_CLONES
-static void to_bf16(tr_bf16 *restrict dst, const float *restrict src, size_t n)
+static void to_bf16_loop(tr_bf16 *restrict dst, const float *restrict src, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		dst[i] = rio__bf16_from_f32(src[i]);
 }
 
-void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n)
+/* The same bits on AVX512_BF16's instruction where the CPU has it. */
+static void to_bf16(tr_bf16 *dst, const float *src, size_t n)
 {
-	CUDA_DISPATCH(m, tr_cuda_to_bf16(m->cuda, dst, src, n));
 	if (rio__bf16_vec_available())
 		rio__bf16_round_n(dst, src, n);
 	else
-		to_bf16(dst, src, n);
+		to_bf16_loop(dst, src, n);
+}
+
+void tr_to_bf16(tr_math *m, tr_bf16 *dst, const float *src, size_t n)
+{
+	CUDA_DISPATCH(m, tr_cuda_to_bf16(m->cuda, dst, src, n));
+	to_bf16(dst, src, n);
 }
 
 VECTOR_CLONES
@@ -310,7 +316,6 @@ void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, 
 		if (Z16)
 			tr_cuda_to_bf16(m->cuda, Z16, Z, (size_t)rows * cols);
 	});
-	int fast16 = Z16 && rio__bf16_vec_available();
 	for (int r = 0; r < rows; r++) {
 		float *restrict z = Z + (size_t)r * cols;
 		if (relu)
@@ -321,11 +326,8 @@ void tr_bias_act16(tr_math *m, float *Z, const float *bias, int rows, int cols, 
 		else
 			for (int c = 0; c < cols; c++)
 				z[c] += bias[c];
-		if (Z16 && fast16) /* the row while it is in cache */
-			rio__bf16_round_n(Z16 + (size_t)r * cols, z, (size_t)cols);
-		else if (Z16)
-			for (int c = 0; c < cols; c++)
-				Z16[(size_t)r * cols + c] = rio__bf16_from_f32(z[c]);
+		if (Z16) /* the row while it is in cache */
+			to_bf16(Z16 + (size_t)r * cols, z, (size_t)cols);
 	}
 }
 
