@@ -11,7 +11,6 @@
 #include "../lib/half.h"
 
 #include <cublas_v2.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cerrno>

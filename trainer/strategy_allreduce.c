@@ -56,6 +56,13 @@ typedef struct allreduce {
 	unsigned char *bad;   /* one rank on a GPU: each bucket's NaN flag       */
 } allreduce;
 
+/* One rank on a GPU: its gradient is the step's sum, kept and checked
+ * on the device; with several ranks the reducer sums host copies. */
+static int sums_on_device(const allreduce *a)
+{
+	return tr_step_on_gpu(a->p->model) && a->p->cfg->w.size == 1;
+}
+
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
 {
 	*r = (tr_roles){.data_rank = w->rank, .data_world = w->size};
@@ -207,7 +214,7 @@ static void open_allreduce(tr_strategy_state **out, const tr_parts *p)
 	rc = tr_model_build(m, c, p->data, p->store);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
 	rc = open_reducers(a, mode, &g);
-	if (rc == 0 && tr_step_on_gpu(m) && c->w.size == 1 && !(a->bad = calloc(a->red.nbuckets, 1)))
+	if (rc == 0 && sums_on_device(a) && !(a->bad = calloc(a->red.nbuckets, 1)))
 		rc = -ENOMEM;
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
@@ -383,13 +390,13 @@ static void update_buckets(step_ctx *s, int wait)
 	allreduce *a = s->a;
 	tr_model *m = a->p->model;
 	size_t np = m->nparams;
-	int gpu = tr_step_on_gpu(m), ranks = a->p->cfg->w.size;
+	int gpu = tr_step_on_gpu(m), on_device = sums_on_device(a);
 	if (!decide(s, wait))
 		return;
 	int whole = !tr_optim_bucketwise(&m->opt);
 	size_t begin, end;
 	int finite;
-	if (a->bad)
+	if (on_device)
 		update_on_device(s, wait, whole);
 	else
 		while (tr_reducer_take(&a->red, wait, &begin, &end, &finite)) {
@@ -398,7 +405,7 @@ static void update_buckets(step_ctx *s, int wait)
 			if (!s->apply || !finite || whole || a->red.sharded)
 				continue;
 			double t0 = rio__now();
-			/* on a GPU, the sum goes back */
+			/* on a GPU, the host's sum goes back */
 			if (gpu)
 				tr_math_from_host(m->math, m->net.grads + begin, a->red.sum + begin,
 				                  end - begin);
@@ -409,7 +416,7 @@ static void update_buckets(step_ctx *s, int wait)
 	/* an optimizer that needs whole layers: one pass once all are in */
 	if (wait && whole && s->apply && !s->partial) {
 		double t0 = rio__now();
-		if (gpu && ranks > 1)
+		if (gpu && !on_device)
 			tr_math_from_host(m->math, m->net.grads, a->red.sum, np);
 		tr_optim_update(&m->opt, m->net.params, gpu ? m->net.grads : a->red.sum, 0, np);
 		a->t_optimizer += rio__now() - t0;
@@ -422,8 +429,7 @@ static void grads_ready(void *ctx, size_t end)
 {
 	step_ctx *s = ctx;
 	tr_model *m = s->a->p->model;
-	/* on a GPU the reducer sums a host copy; one rank sums nothing */
-	if (tr_step_on_gpu(m) && s->a->p->cfg->w.size > 1 && end > s->staged) {
+	if (tr_step_on_gpu(m) && !sums_on_device(s->a) && end > s->staged) {
 		tr_math_to_host(m->math, m->staging + s->staged, m->net.grads + s->staged,
 		                end - s->staged);
 		s->staged = end;
