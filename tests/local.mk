@@ -182,17 +182,17 @@ EXTRA_DIST += tests/test_loader_cuda.c
 # mpirun in shell tests (tests/train_*.sh, with tests/ckpt_diff to compare
 # the parameters two runs ended with), and the CUDA backend against the CPU
 # one (skips, 77, without a GPU).
-# The slowest first (make -j starts them in this order, and packs the short
-# ones around them; TESTS takes them before the rest): the times of the
-# ASan build's make check
-TRAIN_TESTS = tests/train_reduce.sh tests/train_errors.sh tests/train_embed.sh \
-	tests/train_layout_accuracy.sh tests/train_pipeline.sh tests/train_pipeline_eval.sh tests/train_pipeline_embed.sh \
-	tests/train_pipeline_compress.sh tests/train_pipeline_bf16.sh \
-	tests/train_tensor.sh \
-	tests/train_elastic.sh tests/train_cache.sh tests/train_precision.sh tests/train_compress.sh \
-	tests/train_mpi.sh tests/train_resume.sh tests/train_dir.sh tests/train_synthetic.sh \
-	tests/train_watch.sh tests/train_ps.sh tests/train_metrics.sh tests/train_options.sh \
-	tests/train_loader_cpus.sh
+# The slowest first: make -j starts them in this order (and TESTS takes
+# them before the rest), so the short ones fill in around the long ones
+# and no long one runs alone at the end. By the seconds each took in
+# scripts/test.sh's run of 2026-11-28 (build-asan/suite-logs/times)
+TRAIN_TESTS = tests/train_errors.sh tests/train_pipeline.sh tests/train_ps.sh \
+	tests/train_reduce.sh tests/train_metrics.sh tests/train_embed.sh tests/train_tensor.sh \
+	tests/train_elastic.sh tests/train_precision.sh tests/train_mpi.sh tests/train_resume.sh \
+	tests/train_pipeline_embed.sh tests/train_pipeline_compress.sh \
+	tests/train_layout_accuracy.sh tests/train_pipeline_bf16.sh tests/train_compress.sh \
+	tests/train_cache.sh tests/train_options.sh tests/train_synthetic.sh tests/train_watch.sh \
+	tests/train_pipeline_eval.sh tests/train_loader_cpus.sh tests/train_dir.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py
 # ... and across hosts: namespace "hosts" on a bridge made by
 # tests/cluster/cluster.sh (root only; they skip, 77, elsewhere)
