@@ -207,7 +207,7 @@ tests_ckpt_diff_LDADD = $(TRAINER_LIBS)
 # the reducer alone under mpirun (tests/train_reduce.sh runs it)
 check_PROGRAMS += tests/test_reducer
 tests_test_reducer_SOURCES = tests/test_reducer.c trainer/reducer.c trainer/reducer_shm.c trainer/reducer_half.c \
-	trainer/shm_window.c trainer/store.c
+	trainer/shm_window.c trainer/store.c trainer/world.c
 tests_test_reducer_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer
 tests_test_reducer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_test_reducer_LDADD = $(TRAINER_LIBS) $(MPI_LIBS)

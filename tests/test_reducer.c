@@ -26,6 +26,7 @@
 #include "half.h"
 #include "reducer.h"
 #include "store.h"
+#include "world.h"
 
 #include <errno.h>
 #include <math.h>
@@ -297,9 +298,12 @@ static void run_comp(tr_reduce_mode mode, tr_grad_comp c, size_t bucket_bytes, s
 
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	/* the trainer's start (MPI_Init's own blocks not leak-checked) */
+	tr_world world;
+	if (tr_world_init(&world, &argc, &argv) < 0)
+		return 1;
+	rank = world.rank;
+	size = world.size;
 	const size_t n = 10007;
 	/* 64 bytes: 16 floats a bucket, some ranks' slices empty; 1000: not a
 	 * divisor of the buffer; 256K: all of it in one bucket */

@@ -38,15 +38,19 @@ export OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Under AddressSanitizer, LeakSanitizer checks every run of the trainer,
 # on one rank and on many: Open MPI's plugins stay loaded (the
-# tests/no_dlclose.so shim), so that what Open MPI, PMIx and hwloc leak in
-# MPI_Init is suppressed by library name (tests/lsan.supp); once
+# tests/no_dlclose.so shim), so that what Open MPI, PMIx and hwloc leak
+# after MPI_Init is suppressed by library name (tests/lsan.supp); once
 # unloaded, their stacks end in "<unknown module>", which nothing can tell
-# from ours. Stacks are unwound the slow way (fast_unwind_on_malloc=0):
-# the frame-pointer unwinder stops in glibc (asprintf), before the library
-# that called it. verify_asan_link_order=0: the shim comes before libasan,
-# which is harmless (it defines dlclose alone, nothing ASan intercepts),
-# and so mpirun, not built with ASan, never loads libasan. Without the
-# shim, leak detection is off (Open MPI's leaks cannot be told apart).
+# from ours. What MPI_Init itself allocates is not checked (trainer/world.c:
+# some of it through glibc's asprintf, past which the frame-pointer
+# unwinder cannot name the library). Stacks are unwound the fast way: the
+# slow one (fast_unwind_on_malloc=0, once needed for MPI_Init's asprintf)
+# parsed the unwind tables at every malloc, cuBLAS's constructors' too:
+# about 2 of a 2-rank run's 3 CPU seconds. verify_asan_link_order=0: the
+# shim comes before libasan, which is harmless (it defines dlclose alone,
+# nothing ASan intercepts), and so mpirun, not built with ASan, never loads
+# libasan. Without the shim, leak detection is off (Open MPI's leaks cannot
+# be told apart).
 # symbolize=0 unless ASAN_OPTIONS says otherwise: every run's exit matched
 # each of Open MPI's leaks against the suppressions frame by frame, and a
 # frame outside the libraries named there was symbolized first (the
@@ -54,17 +58,25 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 # run that trains nothing. Leaks and errors are found and reported as
 # before, their frames as module+offset (ASAN_OPTIONS=symbolize=1 names
 # them); the suppressions of ld.so's TLS functions match by module too.
-# malloc_context_size=12: the slow unwinder walks 12 frames a malloc, not
-# 30 (an Open MPI leak's library is within its first few; a shorter stack
-# matches fewer suppressions, never more).
 NO_DLCLOSE="$BIN/tests/no_dlclose.so"
 if [ -f "$NO_DLCLOSE" ]; then
 	export LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$NO_DLCLOSE"
-	export ASAN_OPTIONS="symbolize=0:malloc_context_size=12${ASAN_OPTIONS:+:$ASAN_OPTIONS}:verify_asan_link_order=0:fast_unwind_on_malloc=0"
+	export ASAN_OPTIONS="symbolize=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}:verify_asan_link_order=0"
 	export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0"
 else
 	echo "$(basename "$0"): $NO_DLCLOSE not built: no leak detection"
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+
+# OpenBLAS's kernels: where OpenBLAS takes the CPU for a generic one (this
+# virtual machine's), every run of the trainer restarted itself once with
+# OPENBLAS_CORETYPE set (trainer/cpus.h), each rank paying its start-up
+# twice. One run restarts here (OPENBLAS_VERBOSE=2: OpenBLAS says its core
+# at each start, the last is the one kept), and the tests' runs start with
+# those kernels
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+	core=$(OPENBLAS_VERBOSE=2 "$TRAIN" --help 2>&1 >/dev/null | sed -n 's/^Core: //p' | tail -1)
+	[ -n "$core" ] && export OPENBLAS_CORETYPE="$core"
 fi
 
 # mpi N ARGS...: recordio-train on N ranks
