@@ -25,12 +25,17 @@ fail() { FAILED=$((FAILED + 1)); echo "FAIL: $*" >&2; }
 # shimmed VAR=VALUE... -- PROGRAM ARGS: PROGRAM (the real binary behind a
 # libtool wrapper) with tests/fail_at.so ($SHIM: fails or kills the Nth
 # rename, write...) preloaded, after libasan when the tools are built with
-# AddressSanitizer (its runtime must come first). $SHIM_PRELOAD is the list.
+# AddressSanitizer (its runtime must come first). $SHIM_PRELOAD is the list,
+# found at the first call (ldd through libtool's wrapper: a tenth of a CPU
+# second, which tests/cli_setcommit.sh's 180 calls paid each time).
 SHIM="$BIN/tests/fail_at.so"
+SHIM_PRELOAD=""
 shimmed() {
 	if [ -x "$BIN/libtool" ]; then shim_run="$BIN/libtool --mode=execute"; else shim_run=""; fi
-	libasan=$($shim_run ldd "$PACK" 2>/dev/null | awk '/lib[at]san/ { print $3; exit }')
-	SHIM_PRELOAD="${libasan:+$libasan }$SHIM"
+	if [ -z "$SHIM_PRELOAD" ]; then
+		libasan=$($shim_run ldd "$PACK" 2>/dev/null | awk '/lib[at]san/ { print $3; exit }')
+		SHIM_PRELOAD="${libasan:+$libasan }$SHIM"
+	fi
 	vars=""
 	while [ "$1" != "--" ]; do vars="$vars $1"; shift; done
 	shift
