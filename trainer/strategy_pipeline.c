@@ -99,8 +99,6 @@ typedef struct pipeline {
 	                          * summed over D                              */
 	uint16_t *tens16;        /* ... T > 1: a tensor sum's values, 16 bits  */
 	MPI_Op op;               /* ... both summed by this 16-bit op          */
-	uint64_t overflows;      /* this epoch's steps skipped for an infinity
-	                          * in a 16-bit message or sum                 */
 	tr_copies copies;        /* --eval-every: this epoch's, of this rank's
 	                          * part                                      */
 } pipeline;
@@ -563,7 +561,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	} else {
 		k->skipped_steps++;
 		k->ep_skipped++;
-		a->overflows += head[HEAD_OVERFLOW] > 0;
+		k->ep_overflows += head[HEAD_OVERFLOW] > 0;
 	}
 	tr_pipe_trace_step(a->st.trace);
 	k->global_step++;
@@ -648,7 +646,6 @@ static void epoch_begin(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
 	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
-	a->overflows = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -685,7 +682,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->data_bytes = most[2];
 	f->tensor_bytes = most[3];
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
-	f->grad_overflows = a->overflows;
+	f->grad_overflows = p->cursor->ep_overflows;
 }
 
 /* Collective: every copy kept this epoch, each rank's part of it placed
