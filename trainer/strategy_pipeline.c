@@ -44,7 +44,8 @@
  * on as the unbroken run with the same checkpoints.
  *
  * --grad-compression bf16|fp16: the activations and their gradients go
- * between stages in 16 bits (pipe_stage.h), and the stage's gradient
+ * between stages in 16 bits (pipe_stage.h; fp16 scaled a message at a
+ * time: no finite value overflows), and the stage's gradient
  * is summed over its D ranks in 16 bits as the allreduce strategy's mpi
  * reducer sums a bucket (reducer_half.c's casts and user-defined op: fp16
  * divided by D first, widened and multiplied back), and so are the tensor
