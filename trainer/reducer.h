@@ -225,7 +225,6 @@ void tr_comp_widen(tr_grad_comp comp, float *out, const uint16_t *in, size_t len
  * fp32's range: s = 0. A message holding an infinity or a NaN goes
  * unscaled, the infinity arriving as one. */
 enum { TR_COMP_MSG_EXP_MAX = 126 };
-int tr_comp_msg_exponent(tr_grad_comp comp, const float *v, size_t n);
 /* out[0, len] = in[0, len) narrowed, scaled by 2^s, and s */
 void tr_comp_narrow_msg(tr_grad_comp comp, uint16_t *out, const float *in, size_t len);
 /* out[0, len) = in[0, len) widened and scaled back by 2^-in[len] */

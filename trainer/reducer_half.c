@@ -84,7 +84,8 @@ TR_VECTORIZE static uint32_t max_magnitude_bits(const float *restrict v, size_t 
 	return most;
 }
 
-int tr_comp_msg_exponent(tr_grad_comp comp, const float *v, size_t n)
+/* A message's s (reducer.h, tr_comp_narrow_msg). */
+static int msg_exponent(tr_grad_comp comp, const float *v, size_t n)
 {
 	uint32_t most = comp == TR_COMP_FP16 ? max_magnitude_bits(v, n) : 0;
 	if (most == 0 || most >= 0x7f800000u)
@@ -99,7 +100,7 @@ int tr_comp_msg_exponent(tr_grad_comp comp, const float *v, size_t n)
 
 void tr_comp_narrow_msg(tr_grad_comp comp, uint16_t *out, const float *in, size_t len)
 {
-	int s = tr_comp_msg_exponent(comp, in, len);
+	int s = msg_exponent(comp, in, len);
 	tr_comp_narrow(comp, out, in, len, ldexpf(1.0f, s));
 	out[len] = (uint16_t)(int16_t)s;
 }
