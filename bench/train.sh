@@ -28,7 +28,8 @@
 #   f. --precision bf16 against fp32 on 784-256-128-10 and the wide
 #      784-4096-4096-4096-10, each against its own GEMM-only rate (the bf16
 #      GEMMs alone, oneDNN, as the bf16 ceiling), with the kernels each run
-#      used: bench/precision.sh (PRECISION=skip leaves it out).
+#      used, bf16 also with oneDNN held to AVX512_BF16 (no AMX):
+#      bench/precision.sh (PRECISION=skip leaves it out).
 # Rounds: the machine's speed drifts by several % over minutes, and the
 # aims are ratios of runs made minutes apart, so the GEMM-only rates and
 # the 1- and 2-rank runs on real and --synthetic data are made in ROUNDS

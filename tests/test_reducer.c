@@ -18,7 +18,11 @@
  * magnitudes), alltoall's bit for bit the rank-order sum of the narrowed
  * values, every rank holds the same bits, and an fp16 overflow (one rank's
  * value past 65504 x ranks) makes its bucket, only it, not finite and
- * says so (overflowed) on every rank.
+ * says so (overflowed) on every rank. The pipeline's 16-bit messages
+ * (tr_comp_narrow_msg): fp16 values of 1e6 and 1e-7, which fp16 alone
+ * turns into infinities and subnormals, come back within fp16's rounding
+ * (2^-11 relative), as do values 2^-28 of the message's largest; an
+ * infinity comes back as one; bf16 is not scaled.
  * Prints one line per failure and "test_reducer: N checks, F failed" on
  * rank 0; exit 1 on any failure.
  */
@@ -45,6 +49,48 @@ static void check(int ok, const char *what, const char *mode, size_t bucket, int
 		fprintf(stderr, "rank %d of %d: --reduce %s, bucket %zu bytes, step %d: %s\n", rank,
 		        size, mode, bucket, step, what);
 	}
+}
+
+/* One message of n values, base x (1 + i / n) x (-1)^i, and one value
+ * 2^-27 x base (above 2^-28 of the largest), through tr_comp_narrow_msg and back: each within
+ * the relative bound `rel`; its exponent as `want_s`. */
+static void check_message(tr_grad_comp c, float base, double rel, int want_s, const char *what)
+{
+	enum { N = 100 };
+	float in[N], out[N];
+	uint16_t h[N + 1];
+	for (int i = 0; i < N; i++)
+		in[i] = base * (1.0f + (float)i / N) * (i % 2 ? -1.0f : 1.0f);
+	in[N - 1] = ldexpf(base, -27);
+	tr_comp_narrow_msg(c, h, in, N);
+	tr_comp_widen_msg(c, out, h, N);
+	int ok = (int16_t)h[N] == want_s;
+	for (int i = 0; i < N; i++)
+		ok &= fabs((double)out[i] - in[i]) <= rel * fabs((double)in[i]);
+	check(ok, what, tr_grad_comp_name(c), 0, 0);
+}
+
+static void check_messages(void)
+{
+	const double u16 = ldexp(1, -11), ub = ldexp(1, -8);
+	/* 1e6 x 2 and 1e-7: fp16 unscaled gives inf and subnormals (and 0
+	 * for 2^-28 of them) */
+	/* the largest, 1.98 x base, in [2^(e-1), 2^e): scaled by 2^(15 - e) */
+	check_message(TR_COMP_FP16, 1e6f, u16, 15 - 21, "fp16 message of 1e6 scaled back");
+	check_message(TR_COMP_FP16, 1e-7f, u16, 15 + 22, "fp16 message of 1e-7 scaled back");
+	check_message(TR_COMP_FP16, 1.0f, u16, 15 - 1, "fp16 message of 1 scaled back");
+	check_message(TR_COMP_BF16, 1e30f, ub, 0, "bf16 message of 1e30, not scaled");
+	float in[3] = {1.0f, INFINITY, 2.0f}, out[3];
+	uint16_t h[4];
+	tr_comp_narrow_msg(TR_COMP_FP16, h, in, 3);
+	tr_comp_widen_msg(TR_COMP_FP16, out, h, 3);
+	check(tr_has_inf(out, 3) && out[0] == 1.0f && out[2] == 2.0f,
+	      "fp16 message with an infinity: it arrives", "fp16", 0, 0);
+	float zero[2] = {0.0f, -0.0f};
+	tr_comp_narrow_msg(TR_COMP_FP16, h, zero, 2);
+	tr_comp_widen_msg(TR_COMP_FP16, out, h, 2);
+	check(h[2] == 0 && out[0] == 0.0f && out[1] == 0.0f && signbit(out[1]),
+	      "fp16 message of zeros", "fp16", 0, 0);
 }
 
 /* rank q's gradient i at step `step`: spread exponents, either sign */
@@ -317,6 +363,7 @@ int main(int argc, char **argv)
 		for (size_t m = 1; m < sizeof modes / sizeof *modes; m++)
 			for (size_t b = 1; b < sizeof buckets / sizeof *buckets; b++)
 				run_comp(modes[m], (tr_grad_comp)c, buckets[b], n);
+	check_messages();
 	/* shm sends nothing: compression there is refused */
 	if (size > 1) {
 		tr_reducer r;

@@ -668,6 +668,7 @@ static void ckpt_fill(tr_ckpt *c, float base)
 	c->total_samples = 4096;
 	c->total_gradients = 2000;
 	c->epoch_skipped = 1;
+	c->epoch_overflows = 1;
 	c->seconds = 12.25;
 }
 
@@ -731,6 +732,7 @@ static void ckpt_expect_equal(const tr_ckpt *a, const tr_ckpt *b)
 	CU_ASSERT_EQUAL(a->total_samples, b->total_samples);
 	CU_ASSERT_EQUAL(a->total_gradients, b->total_gradients);
 	CU_ASSERT_EQUAL(a->epoch_skipped, b->epoch_skipped);
+	CU_ASSERT_EQUAL(a->epoch_overflows, b->epoch_overflows);
 	CU_ASSERT_EQUAL_FATAL(a->strategy, b->strategy);
 	if (a->strategy) {
 		CU_ASSERT_EQUAL_FATAL(a->servers, b->servers);
@@ -885,7 +887,7 @@ static void ckpt_forget_v4(tr_ckpt *c)
 	c->shard_records = NULL;
 	c->sharding = c->nshards = c->ncolumns = 0;
 	c->total_samples = 0;
-	c->total_gradients = c->epoch_skipped = 0;
+	c->total_gradients = c->epoch_skipped = c->epoch_overflows = 0;
 }
 
 /* The bytes of DIR/checkpoint made an older version's: `cut` bytes before
@@ -913,7 +915,7 @@ static void ckpt_make_older(const char *dir, uint8_t version, size_t cut, size_t
 /* Version 4's tail for an allreduce run that knows nothing of its data:
  * sharding, nshards, ncolumns, total_samples, total_gradients,
  * epoch_skipped. */
-enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 + 12 /* and version 5's layout */ };
+enum { V4_EMPTY_TAIL = 4 + 4 + 4 + 8 + 8 + 8 + 12 + 8 /* and version 5's layout, 6's count */ };
 
 /* ckpt_fill's checkpoint, without version 4's fields, written to DIR and
  * made an older version's (ckpt_make_older), in a; read back into b. */
@@ -929,6 +931,25 @@ static void ckpt_older(const char *name, uint8_t version, size_t cut, size_t at,
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, b, err, sizeof err) == 0);
 }
 
+/* A version 5 checkpoint still reads, its epoch's 16-bit overflows not
+ * known (0: a resumed epoch counts them from there). */
+static void test_checkpoint_version5_reads(void)
+{
+	tr_ckpt a, b;
+	const char *dir = tu_path("ckpt-v5");
+	char err[512];
+	ckpt_fill(&a, 1.0f);
+	CU_ASSERT_FATAL(a.epoch_overflows != 0);
+	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
+	ckpt_make_older(dir, 5, 8, 0, 0);
+	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
+	CU_ASSERT_EQUAL(b.epoch_overflows, 0);
+	a.epoch_overflows = 0;
+	ckpt_expect_equal(&a, &b);
+	tr_ckpt_free(&a);
+	tr_ckpt_free(&b);
+}
+
 /* A version 4 checkpoint still reads, its layout data parallelism alone. */
 static void test_checkpoint_version4_reads(void)
 {
@@ -937,13 +958,14 @@ static void test_checkpoint_version4_reads(void)
 	char err[512];
 	ckpt_fill(&a, 1.0f);
 	CU_ASSERT_FATAL(tr_ckpt_write(dir, &a, err, sizeof err) == 0);
-	ckpt_make_older(dir, 4, 12, 0, 0);
+	ckpt_make_older(dir, 4, 12 + 8, 0, 0);
 	CU_ASSERT_FATAL(tr_ckpt_read(dir, &b, err, sizeof err) == 0);
 	CU_ASSERT_EQUAL(b.layout[0], a.world);
 	CU_ASSERT_EQUAL(b.layout[1], 1);
 	CU_ASSERT_EQUAL(b.layout[2], 1);
 	a.layout[0] = a.world;
 	a.layout[1] = 1;
+	a.epoch_overflows = 0;
 	ckpt_expect_equal(&a, &b);
 	tr_ckpt_free(&a);
 	tr_ckpt_free(&b);
@@ -1459,6 +1481,7 @@ static const tu_test checkpoint_tests[] = {
 	{"round trip, stale temporary ignored", test_checkpoint_round_trip},
 	{"damaged or cut checkpoint refused", test_checkpoint_damage_refused},
 	{"a version 1 checkpoint still reads", test_checkpoint_version1_reads},
+	{"a version 5 checkpoint still reads", test_checkpoint_version5_reads},
 	{"a version 4 checkpoint still reads", test_checkpoint_version4_reads},
 	{"a version 3 checkpoint still reads", test_checkpoint_version3_reads},
 	{"the training seconds in DIR/clock, tied to the checkpoint", test_checkpoint_clock},

@@ -3,8 +3,8 @@
 # under alltoall and mpi, with bytes_per_step half of the fp32 run's and
 # no step skipped; an fp16 sum that still overflows (inputs of 1e8, whose
 # gradients fp32 holds and fp16 cannot, even divided by the ranks) skips
-# every step on every rank, counted as grad_overflows, where bf16 and
-# none apply them; the same for parameter servers' pushes (pulls stay
+# every step on every rank, counted as grad_overflows (a resumed epoch
+# too: the checkpoint keeps its count), where bf16 and none apply them; the same for parameter servers' pushes (pulls stay
 # fp32 under --precision fp32: bf16 ones are train_precision.sh's); with
 # shm it is a usage error (and with hybrid: test_train_options).
 # (The sums themselves against fp32's: tests/test_reducer, run by
@@ -44,6 +44,16 @@ BIG="--train $T/big --x a,b,c,d --y label --hidden 8 --batch 8 --epochs 1 --seed
 expect_exit 0 mpi 2 $BIG --grad-compression fp16 --reduce alltoall --metrics over.json
 expect_eq "4 4 4" "$(json over.json steps) $(json over.json skipped_steps) \
 $(json over.json grad_overflows)" "fp16 overflow: steps, skipped, grad_overflows"
+# stopped after 2 of the 4 steps and resumed: the epoch's line counts the
+# overflows of both parts, as it does the skipped steps (the checkpoint
+# keeps the epoch's count)
+expect_exit 0 mpi 2 $BIG --grad-compression fp16 --reduce alltoall --max-steps 2 \
+	--checkpoint over-ck --metrics over-resumed.json
+expect_exit 0 mpi 2 $BIG --grad-compression fp16 --reduce alltoall --checkpoint over-ck --resume \
+	--metrics over-resumed.json
+expect_eq "2 4 4 4" "$(json_all over-resumed.json grad_overflows | cut -d' ' -f1) \
+$(json over-resumed.json steps) $(json over-resumed.json skipped_steps) \
+$(json over-resumed.json grad_overflows)" "fp16 overflow resumed: the partial line's, then the epoch's"
 for how in none bf16; do
 	expect_exit 0 mpi 2 $BIG --grad-compression $how --reduce mpi --max-steps 1 --metrics $how.json
 	expect_eq "0 0" "$(json $how.json skipped_steps) $(json $how.json grad_overflows)" \
@@ -65,6 +75,12 @@ done
 expect_exit 0 mpi 3 $BIG $PS --grad-compression fp16 --metrics ps-over.json
 expect_eq "$(python3 -c "print(2 * $(json ps-over.json steps))")" \
 	"$(json ps-over.json grad_overflows)" "ps, fp16 overflow: every push counted"
+expect_exit 0 mpi 3 $BIG $PS --grad-compression fp16 --max-steps 2 --checkpoint ps-over-ck \
+	--metrics ps-over-resumed.json
+expect_exit 0 mpi 3 $BIG $PS --grad-compression fp16 --checkpoint ps-over-ck --resume \
+	--metrics ps-over-resumed.json
+expect_eq "$(json ps-over.json grad_overflows)" "$(json ps-over-resumed.json grad_overflows)" \
+	"ps, fp16 overflow resumed: every push of the epoch counted"
 expect_exit 0 mpi 3 $BIG $PS --grad-compression bf16 --max-steps 1 --metrics ps-big.json
 expect_eq 0 "$(json ps-big.json skipped_steps)" "ps, bf16: the big gradients' step applied"
 

@@ -101,6 +101,8 @@ typedef struct tr_ckpt {
 	uint64_t total_gradients;   /* allreduce: each step's ranks, summed */
 	uint64_t epoch_skipped;     /* the epoch's steps skipped so far (ps:
 	                             * the workers')                        */
+	uint64_t epoch_overflows;   /* ... of them, for a 16-bit overflow
+	                             * (version 6; before: 0)               */
 	tr_ckpt_server *server;     /* ps, hybrid: one per server           */
 	/* DIR/clock, not in DIR/checkpoint: NAN when not known */
 	double seconds;             /* training seconds since the run began */

@@ -18,7 +18,8 @@
  * total_gradients | u64 epoch_skipped | strategy ps: (u64 updates,
  * gradients, dropped, skipped, staleness_max | f64 staleness_sum, samples
  * | u64 total_updates, total_gradients | f64 total_samples)[servers]) |
- * (version 5: u32 D, P, T: the layout that wrote it) | u32 crc32c.
+ * (version 5: u32 D, P, T: the layout that wrote it) | (version 6: u64
+ * epoch_overflows) | u32 crc32c.
  *
  * DIR/clock: "RIOCLOCK" | u32 version 1 | u32 the checkpoint's crc32c |
  * f64 seconds | u32 crc32c.
@@ -28,7 +29,7 @@
 
 #define TR_CKPT_MAGIC "RIOCKPT1"
 #define TR_CLOCK_MAGIC "RIOCLOCK"
-enum { TR_CKPT_VERSION = 5 }; /* 1 to 4 are read too */
+enum { TR_CKPT_VERSION = 6 }; /* 1 to 5 are read too */
 /* DIR/clock's bytes; a server's counts in version 4 */
 enum { TR_CLOCK_SIZE = 28, TR_CKPT_SERVER_BYTES = 80 };
 

@@ -225,6 +225,8 @@ static int decode(cursor *cur, tr_ckpt *c)
 	c->layout[1] = c->layout[2] = 1;
 	for (int i = 0; i < 3 && version >= 5; i++)
 		c->layout[i] = get32(cur);
+	if (version >= 6)
+		c->epoch_overflows = get64(cur);
 	/* every byte accounted for: a file longer than its fields is damaged */
 	return cur->short_read || cur->p != cur->end ? -EBADMSG : 0;
 }

@@ -171,6 +171,7 @@ static void encode(buf *b, const tr_ckpt *c)
 	encode_v4(b, c);
 	for (int i = 0; i < 3; i++) /* version 5 */
 		put32(b, c->layout[i]);
+	put64(b, c->epoch_overflows); /* version 6 */
 	put32(b, rio_crc32c(0, b->p, b->len));
 }
 

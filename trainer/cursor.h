@@ -22,6 +22,8 @@ typedef struct tr_cursor {
 	double ep_loss, ep_correct, ep_count; /* the epoch so far (allreduce:
 	                           * every rank's; ps: this worker's)         */
 	uint64_t ep_skipped;      /* the epoch's steps skipped so far           */
+	uint64_t ep_overflows;    /* ... of them, for an infinity in a 16-bit
+	                           * message (--grad-compression: grad_overflows) */
 	double total_samples;     /* allreduce: records trained on since the
 	                           * start (all ranks)                        */
 	uint64_t total_gradients; /* allreduce: each step's ranks, summed       */
@@ -41,7 +43,7 @@ static inline void tr_cursor_next_epoch(tr_cursor *c, uint64_t steps)
 	c->step_in_epoch = 0;
 	c->epoch_steps = steps;
 	c->ep_loss = c->ep_correct = c->ep_count = 0;
-	c->ep_skipped = 0;
+	c->ep_skipped = c->ep_overflows = 0;
 }
 
 #endif /* RIO_TRAINER_CURSOR_H */

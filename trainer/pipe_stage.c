@@ -87,9 +87,14 @@ void tr_stage_free(tr_stage *st)
 	memset(st, 0, sizeof *st);
 }
 
+/* A 16-bit message's elements past its values: the scale's exponent
+ * (reducer.h's tr_comp_narrow_msg). */
+enum { MSG_EXTRA = 1 };
+
 int tr_stage_compress(tr_stage *st, tr_grad_comp comp)
 {
-	size_t in = (size_t)st->slots * st->mb * st->w_in, out = (size_t)st->slots * st->mb * st->w_out;
+	size_t in = (size_t)st->slots * ((size_t)st->mb * st->w_in + MSG_EXTRA);
+	size_t out = (size_t)st->slots * ((size_t)st->mb * st->w_out + MSG_EXTRA);
 	if (!comp || st->P == 1)
 		return 0;
 	int ok = 1;
@@ -106,13 +111,16 @@ int tr_stage_compress(tr_stage *st, tr_grad_comp comp)
 /* A message's element: a float, or its 16 bits under compression. */
 static MPI_Datatype elem_type(const tr_stage *st) { return st->comp ? MPI_UINT16_T : MPI_FLOAT; }
 static double elem_bytes(const tr_stage *st) { return st->comp ? 2.0 : (double)sizeof(float); }
+/* A message's elements for n values: n, and the scale's under compression */
+static int elems(const tr_stage *st, int n) { return st->comp ? n + MSG_EXTRA : n; }
 
-/* The n values of v to send: v itself, or cast into h (compressed). */
+/* The n values of v to send (elems(n) elements): v itself, or cast into h
+ * with their scale (compressed). */
 static void *outgoing(tr_stage *st, uint16_t *h, const float *v, int n)
 {
 	if (!st->comp)
 		return (void *)v;
-	tr_comp_narrow(st->comp, h, v, (size_t)n, 1.0f);
+	tr_comp_narrow_msg(st->comp, h, v, (size_t)n);
 	return h;
 }
 
@@ -182,10 +190,10 @@ static float *dout_slot(const tr_stage *st, int k)
 
 static int slot_of(const tr_stage *st, int64_t g) { return (int)(g % st->slots); }
 
-/* Slot k of a 16-bit buffer of `width` columns. */
+/* Slot k of a 16-bit buffer of `width` columns (and a message's scale). */
 static uint16_t *h_slot(const tr_stage *st, uint16_t *h, int k, int width)
 {
-	return h + (size_t)k * st->mb * width;
+	return h + (size_t)k * ((size_t)st->mb * width + MSG_EXTRA);
 }
 
 /* A receive into slot k of f (width columns, `rows` rows): f itself, or
@@ -196,7 +204,8 @@ static void *incoming(const tr_stage *st, uint16_t *h, float *f, int k, int widt
 }
 
 /* Waits for the receive r of `rows` rows into slot k of f (and h): a
- * compressed one is widened once, as it arrives, and an infinity in it
+ * compressed one is widened once, as it arrives, scaled back, and an
+ * infinity in it (the sender's own: scaled, no finite value overflows)
  * noted. */
 static void arrived(tr_stage *st, MPI_Request *r, uint16_t *h, float *f, int k, int width,
                     int rows, const char *kind, int m)
@@ -208,7 +217,7 @@ static void arrived(tr_stage *st, MPI_Request *r, uint16_t *h, float *f, int k, 
 		return;
 	float *to = f + (size_t)k * st->mb * width;
 	size_t n = (size_t)rows * width;
-	tr_comp_widen(st->comp, to, h_slot(st, h, k, width), n, 1.0f);
+	tr_comp_widen_msg(st->comp, to, h_slot(st, h, k, width), n);
 	st->overflowed |= tr_has_inf(to, n);
 }
 
@@ -218,10 +227,10 @@ static void post_in(tr_stage *st, int64_t g)
 {
 	int k = slot_of(st, g), m = (int)((g - st->g0) % st->M), lo, rows;
 	span(st, m, &lo, &rows);
-	MPI_Irecv(incoming(st, st->h_in, st->in, k, st->w_in), rows * st->w_in, elem_type(st),
-	          st->p - 1, TAG_ACT, st->comm, r_in(st, k));
+	MPI_Irecv(incoming(st, st->h_in, st->in, k, st->w_in), elems(st, rows * st->w_in),
+	          elem_type(st), st->p - 1, TAG_ACT, st->comm, r_in(st, k));
 	posted(st, "rA", m);
-	st->bytes += (double)rows * st->w_in * elem_bytes(st);
+	st->bytes += elems(st, rows * st->w_in) * elem_bytes(st);
 }
 
 /* Stage p > 0: the receives of every microbatch before post_end whose
@@ -288,12 +297,12 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	int n = rows * st->w_out;
 	void *act = outgoing(st, st->h_out ? h_slot(st, st->h_out, k, st->w_out) : NULL,
 	                     v.out[v.nlayers - 1], n);
-	MPI_Isend(act, n, elem_type(st), st->p + 1, TAG_ACT, st->comm, r_out(st, k));
+	MPI_Isend(act, elems(st, n), elem_type(st), st->p + 1, TAG_ACT, st->comm, r_out(st, k));
 	posted(st, "iA", m);
-	MPI_Irecv(incoming(st, st->h_dout, st->dout, k, st->w_out), n, elem_type(st), st->p + 1,
-	          TAG_GRAD, st->comm, r_dout(st, k));
+	MPI_Irecv(incoming(st, st->h_dout, st->dout, k, st->w_out), elems(st, n), elem_type(st),
+	          st->p + 1, TAG_GRAD, st->comm, r_dout(st, k));
 	posted(st, "rG", m);
-	st->bytes += 2.0 * n * elem_bytes(st);
+	st->bytes += 2.0 * elems(st, n) * elem_bytes(st);
 }
 
 /* The biases' gradients of a microbatch's backward (in v's grads) into
@@ -346,9 +355,9 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	}
 	int n = rows * st->w_in;
 	void *din = outgoing(st, st->h_din ? h_slot(st, st->h_din, k, st->w_in) : NULL, v.dinput, n);
-	MPI_Isend(din, n, elem_type(st), st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
+	MPI_Isend(din, elems(st, n), elem_type(st), st->p - 1, TAG_GRAD, st->comm, r_din(st, k));
 	posted(st, "iG", m);
-	st->bytes += (double)n * elem_bytes(st);
+	st->bytes += elems(st, n) * elem_bytes(st);
 	post_ready(st); /* the slot is free: a later microbatch's */
 }
 

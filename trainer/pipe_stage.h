@@ -33,12 +33,13 @@
  *
  * --grad-compression bf16|fp16 (tr_stage_compress): the activations and
  * their gradients go in 16 bits, half the bytes: cast on send (reducer.h's
- * casts, nearest even), widened into fp32 on receive. Nothing is summed,
- * so nothing is scaled: fp16's 65504 is far above what a ReLU layer's
- * outputs and the per-row loss gradients reach; a value past it arrives
- * as an infinity, which the receiver sees (st->overflowed) and the step is
- * skipped on every rank, counted as a grad_overflow. Evaluation's
- * messages stay fp32.
+ * tr_comp_narrow_msg, nearest even), widened into fp32 on receive. fp16
+ * is scaled by a power of two per message, from its largest magnitude,
+ * sent as the message's last element: no finite value overflows 65504,
+ * and small ones keep their bits (an activation of 1e6 or 1e-7 as one of
+ * 1). An infinity that still arrives (the sender's own) is seen by the
+ * receiver (st->overflowed) and the step is skipped on every rank,
+ * counted as a grad_overflow. Evaluation's messages stay fp32.
  */
 #ifndef RIO_TRAINER_PIPE_STAGE_H
 #define RIO_TRAINER_PIPE_STAGE_H

@@ -60,10 +60,11 @@ static void place_counters(tr_ps_run *r, const tr_ckpt *c)
 	const tr_world *w = &cfg->w;
 	tr_cursor *k = r->p->cursor;
 	int S = cfg->o.servers, W = cfg->roles.data_world;
-	uint64_t u[4] = {0};
+	uint64_t u[5] = {0};
 	double d[3] = {0};
 	if (w->rank == 0) {
-		uint64_t v[4] = {c->epoch, c->server_version, c->optimizer_t, c->epoch_skipped};
+		uint64_t v[5] = {c->epoch, c->server_version, c->optimizer_t, c->epoch_skipped,
+		                 c->epoch_overflows};
 		memcpy(u, v, sizeof u);
 		d[0] = c->epoch_loss;
 		d[1] = c->epoch_correct;
@@ -108,6 +109,7 @@ static void place_counters(tr_ps_run *r, const tr_ckpt *c)
 			k->ep_correct = d[1];
 			k->ep_count = d[2];
 			k->ep_skipped = u[3];
+			k->ep_overflows = u[4];
 		}
 	}
 	free(steps);
@@ -140,9 +142,14 @@ void tr_ps_place(tr_strategy_state *st, const tr_ckpt *c)
 
 /* ---- checkpoints ------------------------------------------------------------------- */
 
+/* A worker's counters, as gathered: its steps in the epoch and since the
+ * start, its skipped steps since the start and in the epoch, and of
+ * those its 16-bit overflows */
+enum { COUNTERS = 5 };
+
 /* Rank 0: the checkpoint's worker part from the world's gathered blobs (a
- * server's is empty) and the workers' counters (4 a rank); the servers'
- * counts. */
+ * server's is empty) and the workers' counters (COUNTERS a rank); the
+ * servers' counts. */
 static int fill_counters(tr_ps_run *r, tr_ckpt *c, const uint64_t *counters)
 {
 	const tr_config *cfg = r->p->cfg;
@@ -162,8 +169,9 @@ static int fill_counters(tr_ps_run *r, tr_ckpt *c, const uint64_t *counters)
 	if (!c->worker_step_in_epoch || !c->worker_global_step)
 		return -1;
 	c->step_in_epoch = c->global_step = c->skipped_steps = c->epoch_skipped = 0;
+	c->epoch_overflows = 0;
 	for (int i = 0; i < W; i++) {
-		const uint64_t *k = counters + 4 * (S + i);
+		const uint64_t *k = counters + COUNTERS * (S + i);
 		c->worker_step_in_epoch[i] = k[0];
 		c->worker_global_step[i] = k[1];
 		if (k[0] > c->step_in_epoch)
@@ -172,6 +180,7 @@ static int fill_counters(tr_ps_run *r, tr_ckpt *c, const uint64_t *counters)
 			c->global_step = k[1];
 		c->skipped_steps += k[2];
 		c->epoch_skipped += k[3];
+		c->epoch_overflows += k[4];
 	}
 	return 0;
 }
@@ -196,14 +205,15 @@ static int collect_counters(tr_ps_run *r, tr_ckpt *c)
 	const tr_config *cfg = r->p->cfg;
 	const tr_cursor *k = r->p->cursor;
 	int root = cfg->w.rank == 0;
-	uint64_t mine[4] = {k->step_in_epoch, k->global_step, k->skipped_steps, k->ep_skipped};
-	uint64_t *counters = root ? calloc(4 * (size_t)cfg->w.size, sizeof *counters) : NULL;
+	uint64_t mine[COUNTERS] = {k->step_in_epoch, k->global_step, k->skipped_steps,
+	                           k->ep_skipped, k->ep_overflows};
+	uint64_t *counters = root ? calloc(COUNTERS * (size_t)cfg->w.size, sizeof *counters) : NULL;
 	tr_ckpt_server *servers = root ? calloc((size_t)cfg->w.size, sizeof *servers) : NULL;
 	double sums[3] = {k->ep_loss, k->ep_correct, k->ep_count}, total[3] = {0, 0, 0};
-	uint64_t dummy[4];
+	uint64_t dummy[COUNTERS];
 	tr_ckpt_server own = server_counts(r), none;
-	MPI_Gather(mine, 4, MPI_UINT64_T, counters ? counters : dummy, 4, MPI_UINT64_T, 0,
-	           cfg->w.comm);
+	MPI_Gather(mine, COUNTERS, MPI_UINT64_T, counters ? counters : dummy, COUNTERS,
+	           MPI_UINT64_T, 0, cfg->w.comm);
 	MPI_Gather(&own, sizeof own, MPI_BYTE, servers ? (void *)servers : &none, sizeof own,
 	           MPI_BYTE, 0, cfg->w.comm);
 	MPI_Reduce(sums, total, 3, MPI_DOUBLE, MPI_SUM, 0, cfg->w.comm);

@@ -283,7 +283,7 @@ static int step(tr_ps_run *r, int last, char *err, size_t errlen)
 	}
 	if (!failed && pw->comp) { /* an overflow is skipped as a NaN is */
 		int over = tr_ps_narrow(pw, m->staging);
-		r->overflows += over && !nonfinite;
+		k->ep_overflows += over && !nonfinite;
 		nonfinite |= over;
 	}
 	uint32_t flags = failed ? TR_PS_PULL | TR_PS_LAST | TR_PS_FAILED
@@ -412,7 +412,6 @@ void tr_ps_epoch_begin(tr_strategy_state *st)
 {
 	tr_ps_run *r = (tr_ps_run *)st;
 	r->t_wait = r->exchange = 0;
-	r->overflows = 0;
 }
 
 /* The servers' counts of the epoch: server 0's updates, the staleness
@@ -465,7 +464,7 @@ void tr_ps_figures(tr_strategy_state *st, tr_epoch_figures *f)
 	double v[11] = {k->ep_loss, k->ep_correct, k->ep_count, (double)k->ep_skipped, r->t_wait,
 	                r->exchange, r->worker ? 1 : 0, bytes,
 	                r->worker ? (double)(k->step_in_epoch - k->step0) : 0, k->ep_count0,
-	                (double)r->overflows};
+	                (double)k->ep_overflows};
 	double sum[11] = {0};
 	MPI_Reduce(v, sum, 11, MPI_DOUBLE, MPI_SUM, 0, c->w.comm);
 	if (r->worker)

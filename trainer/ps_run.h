@@ -47,8 +47,6 @@ struct tr_ps_run {
 	uint64_t own_steps;        /* this worker's (lockstep: every worker's) */
 	/* this epoch's time on this rank */
 	double t_wait, exchange;
-	uint64_t overflows;        /* a worker: this epoch's pushes whose fp16
-	                            * cast overflowed (--grad-compression)  */
 };
 
 /* The roles: servers first. */

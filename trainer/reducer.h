@@ -216,6 +216,19 @@ void tr_reducer_slice(const tr_reducer *r, int i, int s, size_t *begin, size_t *
 void tr_comp_narrow(tr_grad_comp comp, uint16_t *out, const float *in, size_t len, float scale);
 /* out = widened in * scale */
 void tr_comp_widen(tr_grad_comp comp, float *out, const uint16_t *in, size_t len, float scale);
+/* A message of values that are not summed (the pipeline's activations
+ * and their gradients), len values and one more element: fp16 scaled by
+ * the power of two 2^s that brings the largest magnitude into [2^14,
+ * 2^15), so that no finite value overflows 65504, and values down to
+ * 2^-28 of the largest keep fp16's 11 bits (down to 2^-38, fewer); s
+ * travels as the message's last element (int16; |s| <= 126). bf16 has
+ * fp32's range: s = 0. A message holding an infinity or a NaN goes
+ * unscaled, the infinity arriving as one. */
+enum { TR_COMP_MSG_EXP_MAX = 126 };
+/* out[0, len] = in[0, len) narrowed, scaled by 2^s, and s */
+void tr_comp_narrow_msg(tr_grad_comp comp, uint16_t *out, const float *in, size_t len);
+/* out[0, len) = in[0, len) widened and scaled back by 2^-in[len] */
+void tr_comp_widen_msg(tr_grad_comp comp, float *out, const uint16_t *in, size_t len);
 /* out = ((w(in[0]) + w(in[1])) + ...) in fp32, widened from 16 bits */
 void tr_comp_sum_ranked(tr_grad_comp comp, float *out, const uint16_t *const *in, int k,
                         size_t len);

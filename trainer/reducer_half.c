@@ -9,6 +9,7 @@
 #include "reducer.h"
 #include "half.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The loops are plain integer and float code: vectorised as the reducer's
@@ -69,6 +70,47 @@ void tr_comp_widen(tr_grad_comp comp, float *out, const uint16_t *in, size_t len
 		widen_fp16(out, in, len, scale);
 	else
 		widen_bf16(out, in, len, scale);
+}
+
+/* The largest magnitude's bits in v[0, n): |v| as an integer orders as
+ * |v| does, an infinity above every finite value and a NaN above both. */
+TR_VECTORIZE static uint32_t max_magnitude_bits(const float *restrict v, size_t n)
+{
+	uint32_t most = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = rio__f32_bits(v[i]) & 0x7fffffffu;
+		most = u > most ? u : most;
+	}
+	return most;
+}
+
+/* A message's s (reducer.h, tr_comp_narrow_msg). */
+static int msg_exponent(tr_grad_comp comp, const float *v, size_t n)
+{
+	uint32_t most = comp == TR_COMP_FP16 ? max_magnitude_bits(v, n) : 0;
+	if (most == 0 || most >= 0x7f800000u)
+		return 0; /* zeros; bf16's range is fp32's; an infinity or NaN goes as it is */
+	int e;
+	frexpf(rio__f32_from_bits(most), &e); /* most in [2^(e-1), 2^e) */
+	int s = 15 - e;                       /* most x 2^s in [2^14, 2^15)  */
+	return s < -TR_COMP_MSG_EXP_MAX ? -TR_COMP_MSG_EXP_MAX
+	       : s > TR_COMP_MSG_EXP_MAX ? TR_COMP_MSG_EXP_MAX
+	                                 : s;
+}
+
+void tr_comp_narrow_msg(tr_grad_comp comp, uint16_t *out, const float *in, size_t len)
+{
+	int s = msg_exponent(comp, in, len);
+	tr_comp_narrow(comp, out, in, len, ldexpf(1.0f, s));
+	out[len] = (uint16_t)(int16_t)s;
+}
+
+void tr_comp_widen_msg(tr_grad_comp comp, float *out, const uint16_t *in, size_t len)
+{
+	int s = (int16_t)in[len];
+	if (s < -TR_COMP_MSG_EXP_MAX || s > TR_COMP_MSG_EXP_MAX)
+		s = 0; /* not one tr_comp_narrow_msg writes */
+	tr_comp_widen(comp, out, in, len, ldexpf(1.0f, -s));
 }
 
 TR_VECTORIZE static void add_bf16(float *restrict out, const uint16_t *restrict in, size_t len)

@@ -45,6 +45,7 @@ static void describe_run(const tr_parts *p, tr_ckpt *c)
 	c->total_samples = k->total_samples;
 	c->total_gradients = k->total_gradients;
 	c->epoch_skipped = k->ep_skipped;
+	c->epoch_overflows = k->ep_overflows;
 	c->seconds = k->train_seconds + (k->t_epoch0 > 0 ? rio__now() - k->t_epoch0 : 0);
 }
 

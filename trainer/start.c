@@ -161,11 +161,12 @@ void tr_start_tables(const tr_parts *p, const tr_ckpt *c, tr_place_table_fn fn, 
 void tr_start_counters(const tr_parts *p, const tr_ckpt *c)
 {
 	tr_cursor *k = p->cursor;
-	uint64_t u[7];
+	uint64_t u[8];
 	double d[4];
 	if (p->cfg->w.rank == 0) {
-		uint64_t v[7] = {c->epoch,       c->step_in_epoch,   c->global_step,  c->skipped_steps,
-		                 c->optimizer_t, c->total_gradients, c->epoch_skipped};
+		uint64_t v[8] = {c->epoch,       c->step_in_epoch,   c->global_step,
+		                 c->skipped_steps, c->optimizer_t,  c->total_gradients,
+		                 c->epoch_skipped, c->epoch_overflows};
 		memcpy(u, v, sizeof u);
 		d[0] = c->epoch_loss;
 		d[1] = c->epoch_correct;
@@ -181,6 +182,7 @@ void tr_start_counters(const tr_parts *p, const tr_ckpt *c)
 	p->model->opt.t = u[4];
 	k->total_gradients = u[5];
 	k->ep_skipped = u[6];
+	k->ep_overflows = u[7];
 	k->ep_loss = d[0];
 	k->ep_correct = d[1];
 	k->ep_count = d[2];

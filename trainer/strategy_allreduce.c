@@ -52,7 +52,6 @@ typedef struct allreduce {
 	tr_copies copies;        /* --eval-every: this epoch's                 */
 	/* this epoch's time on this rank */
 	double t_wait, t_optimizer, t_tables;
-	uint64_t overflows;   /* this epoch's steps skipped for a 16-bit overflow */
 	unsigned char *bad;   /* one rank on a GPU: each bucket's NaN flag       */
 } allreduce;
 
@@ -575,7 +574,7 @@ static int step(allreduce *a, char *err, size_t errlen)
 	if (!s.apply || s.partial) {
 		k->skipped_steps++;
 		k->ep_skipped++;
-		a->overflows += s.apply && (a->red.overflowed || a->tables.overflowed);
+		k->ep_overflows += s.apply && (a->red.overflowed || a->tables.overflowed);
 	} else {
 		k->ep_loss += sum[TR_EXTRA_LOSS];
 		k->ep_correct += sum[TR_EXTRA_CORRECT];
@@ -617,7 +616,6 @@ static void epoch_begin(tr_strategy_state *s)
 	allreduce *a = (allreduce *)s;
 	a->t_wait = a->t_optimizer = a->t_tables = 0;
 	a->red.seconds = 0;
-	a->overflows = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -635,7 +633,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	double floats = (double)p->model->nparams + (double)p->model->embed.floats;
 	size_t bytes = p->cfg->o.grad_compression ? sizeof(uint16_t) : sizeof(float);
 	f->bytes_per_step = W > 1 ? 2.0 * (W - 1) / W * floats * bytes * 2 : 0;
-	f->grad_overflows = a->overflows;
+	f->grad_overflows = p->cursor->ep_overflows;
 }
 
 /* Collective: every copy kept this epoch evaluated (each rank its own, all

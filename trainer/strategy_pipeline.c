@@ -44,7 +44,8 @@
  * on as the unbroken run with the same checkpoints.
  *
  * --grad-compression bf16|fp16: the activations and their gradients go
- * between stages in 16 bits (pipe_stage.h), and the stage's gradient
+ * between stages in 16 bits (pipe_stage.h; fp16 scaled a message at a
+ * time: no finite value overflows), and the stage's gradient
  * is summed over its D ranks in 16 bits as the allreduce strategy's mpi
  * reducer sums a bucket (reducer_half.c's casts and user-defined op: fp16
  * divided by D first, widened and multiplied back), and so are the tensor
@@ -99,8 +100,6 @@ typedef struct pipeline {
 	                          * summed over D                              */
 	uint16_t *tens16;        /* ... T > 1: a tensor sum's values, 16 bits  */
 	MPI_Op op;               /* ... both summed by this 16-bit op          */
-	uint64_t overflows;      /* this epoch's steps skipped for an infinity
-	                          * in a 16-bit message or sum                 */
 	tr_copies copies;        /* --eval-every: this epoch's, of this rank's
 	                          * part                                      */
 } pipeline;
@@ -563,7 +562,7 @@ static int step(pipeline *a, char *err, size_t errlen)
 	} else {
 		k->skipped_steps++;
 		k->ep_skipped++;
-		a->overflows += head[HEAD_OVERFLOW] > 0;
+		k->ep_overflows += head[HEAD_OVERFLOW] > 0;
 	}
 	tr_pipe_trace_step(a->st.trace);
 	k->global_step++;
@@ -648,7 +647,6 @@ static void epoch_begin(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
 	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
-	a->overflows = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -685,7 +683,7 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->data_bytes = most[2];
 	f->tensor_bytes = most[3];
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
-	f->grad_overflows = a->overflows;
+	f->grad_overflows = p->cursor->ep_overflows;
 }
 
 /* Collective: every copy kept this epoch, each rank's part of it placed
