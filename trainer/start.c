@@ -23,7 +23,11 @@ static int read_summary(const tr_config *c, const char *path, tr_ckpt *ck, tr_ck
 	/* what is there is a regular file, before it is opened (a FIFO would
 	 * wait for a writer) */
 	int probed = path ? tr_ckpt_probe(c->o.checkpoint, err, errlen) : -ENOMEM;
-	int rc = probed == 0 ? tr_ckpt_read(c->o.checkpoint, ck, err, errlen) : probed;
+	/* (model parallelism: the tensors stay in the file, for each rank to
+	 * read its own) */
+	int rc = probed < 0             ? probed
+	         : c->ops->tensor_part ? tr_ckpt_read_meta(c->o.checkpoint, ck, err, errlen)
+	                               : tr_ckpt_read(c->o.checkpoint, ck, err, errlen);
 	if (rc == -ENOENT && probed == 0) {
 		fprintf(stderr, "recordio-train: no checkpoint in %s yet: starting from scratch\n",
 		        c->o.checkpoint);
