@@ -110,21 +110,9 @@ static void write_bytes(writer *wr, const void *data, size_t n, uint64_t at)
 	wr->pos = at + n;
 }
 
-/* n floats at `at`, little-endian, a block at a time. */
-static void write_floats(writer *wr, const float *v, size_t n, uint64_t at)
-{
-	enum { BLOCK = 1 << 14 };
-	uint8_t block[BLOCK * 4];
-	for (size_t i = 0; i < n; i += BLOCK) {
-		size_t k = n - i < BLOCK ? n - i : BLOCK;
-		for (size_t j = 0; j < k; j++) {
-			uint32_t u;
-			memcpy(&u, &v[i + j], 4);
-			rio__store_le32(block + 4 * j, u);
-		}
-		write_bytes(wr, block, k * 4, at + 4 * (uint64_t)i);
-	}
-}
+/* Floats a block of a run: what a rank holds for writing and reading a
+ * checkpoint besides its part (a MiB). */
+enum { BLOCK = 1 << 18 };
 
 /* What rank 0 tells the writers. */
 typedef struct plan {
@@ -132,15 +120,24 @@ typedef struct plan {
 	uint32_t name_len;                    /* 0: rank 0 failed, nothing to do */
 } plan;
 
-/* This rank's owned runs of every tensor written (mine: part->n floats). */
-static void write_part(writer *wr, const plan *pl, const tr_ckpt_part *part, float *mine)
+/* This rank's owned runs of every tensor written, a block at a time
+ * (fetched, made little-endian, written), then fsync'd. */
+static void write_part(writer *wr, const plan *pl, const tr_ckpt_part *part, float *block)
 {
 	for (int t = 0; t < part->tensors && wr->rc == 0; t++) {
-		part->fetch(part->ctx, t, mine);
 		uint64_t base = pl->tensors_at + (uint64_t)t * pl->nparams * 4;
-		for (size_t i = 0; i < part->nowned; i++) {
+		for (size_t i = 0; i < part->nowned && wr->rc == 0; i++) {
 			const tr_slice_run *r = &part->owned[i];
-			write_floats(wr, mine + r->mine_at, r->n, base + 4 * (uint64_t)r->whole_at);
+			for (size_t j = 0; j < r->n && wr->rc == 0; j += BLOCK) {
+				size_t k = r->n - j < BLOCK ? r->n - j : BLOCK;
+				part->fetch(part->ctx, t, r->mine_at + j, k, block);
+				for (size_t x = 0; x < k; x++) {
+					uint32_t u;
+					memcpy(&u, &block[x], 4);
+					rio__store_le32(&block[x], u);
+				}
+				write_bytes(wr, block, k * 4, base + 4 * (uint64_t)(r->whole_at + j));
+			}
 		}
 	}
 	if (wr->rc == 0 && fsync(wr->fd) < 0) {
@@ -211,14 +208,14 @@ static uint32_t write_mine(writer *wr, const plan *pl, const tr_ckpt_part *part,
 	}
 	if (root)
 		write_bytes(wr, ends, head, 0);
-	float *mine = part->writes ? malloc((part->n ? part->n : 1) * sizeof *mine) : NULL;
-	if (part->writes && !mine && wr->rc == 0) {
+	float *block = part->writes ? malloc(BLOCK * sizeof *block) : NULL;
+	if (part->writes && !block && wr->rc == 0) {
 		wr->rc = -ENOMEM;
 		snprintf(wr->err, wr->errlen, "out of memory writing a checkpoint");
 	}
-	if (mine && wr->rc == 0)
-		write_part(wr, pl, part, mine);
-	free(mine);
+	if (block && wr->rc == 0)
+		write_part(wr, pl, part, block);
+	free(block);
 	if (root) {
 		size_t tail = (size_t)(pl->length - pl->tensors_at) -
 		              (size_t)part->tensors * (size_t)pl->nparams * 4;
@@ -287,8 +284,8 @@ void tr_ckpt_split_read(const tr_world *w, const char *dir, const tr_ckpt *c,
 	memcpy(same.file_id, at + 2, sizeof same.file_id);
 	char err[2048] = "";
 	int fd = tr_ckpt_open(dir, &same, err, sizeof err), rc = fd < 0 ? fd : 0;
-	float *mine = malloc((part->n ? part->n : 1) * sizeof *mine);
-	if (!mine && rc == 0) {
+	float *block = malloc(BLOCK * sizeof *block);
+	if (!block && rc == 0) {
 		snprintf(err, sizeof err, "out of memory resuming from %s", dir);
 		rc = -ENOMEM;
 	}
@@ -296,16 +293,18 @@ void tr_ckpt_split_read(const tr_world *w, const char *dir, const tr_ckpt *c,
 		uint64_t base = at[0] + (uint64_t)t * at[1] * 4;
 		for (size_t i = 0; i < part->nheld && rc == 0; i++) {
 			const tr_slice_run *r = &part->held[i];
-			rc = tr_ckpt_read_floats(fd, base + 4 * (uint64_t)r->whole_at, mine + r->mine_at,
-			                         r->n);
+			for (size_t j = 0; j < r->n && rc == 0; j += BLOCK) {
+				size_t k = r->n - j < BLOCK ? r->n - j : BLOCK;
+				rc = tr_ckpt_read_floats(fd, base + 4 * (uint64_t)(r->whole_at + j), block, k);
+				if (rc == 0)
+					part->put(part->ctx, t, r->mine_at + j, k, block);
+			}
 		}
-		if (rc < 0 && !*err)
-			snprintf(err, sizeof err, "%s/checkpoint: read failed: %s", dir,
-			         rc == -EBADMSG ? "shorter than its header says" : strerror(-rc));
-		else if (rc == 0)
-			part->put(part->ctx, t, mine);
 	}
-	free(mine);
+	if (rc < 0 && !*err)
+		snprintf(err, sizeof err, "%s/checkpoint: read failed: %s", dir,
+		         rc == -EBADMSG ? "shorter than its header says" : strerror(-rc));
+	free(block);
 	if (fd >= 0)
 		close(fd);
 	tr_world_agree(w, rc < 0, err, EXIT_DATA);

@@ -8,7 +8,8 @@
  * the header and the fields after the tensors; each rank of one
  * data-parallel copy writes the runs of each tensor it owns (each float of
  * the model has one owner: tensor_slice.h) at their offsets (pwrite, a run
- * a row of a Megatron-LM pair's second layer) and fsyncs. The file's
+ * a row of a Megatron-LM pair's second layer; a MiB at a time) and
+ * fsyncs. The file's
  * CRC-32C is made of the ranks' own: each rank's CRC of the file as if it
  * held zeros but for its bytes, which the CRC's linearity sums (XOR, less
  * the CRC of zeros) into the whole file's. Only when every rank has
@@ -33,17 +34,17 @@
 /* This rank's part of the model's tensors (the parameters, then each of
  * the optimizer's states), in the whole model's layout. */
 typedef struct tr_ckpt_part { /* (strategy_ops.h names it) */
-	size_t n;                    /* this rank's floats per tensor         */
 	int tensors;                 /* 2, or 3 (Adam)                        */
 	int writes;                  /* one data-parallel copy's ranks write  */
 	const tr_slice_run *owned;   /* what it writes, ascending whole_at    */
 	size_t nowned;
 	const tr_slice_run *held;    /* what it reads: all it holds           */
 	size_t nheld;
-	/* tensor `which` (0 the parameters) from and to this rank's host
-	 * buffer of n floats; not collective */
-	void (*fetch)(void *ctx, int which, float *mine);
-	void (*put)(void *ctx, int which, const float *mine);
+	/* n floats from `at` of this rank's tensor `which` (0 the parameters,
+	 * in its own layout) to and from host memory, a block of a run at a
+	 * time: the part is never copied whole; not collective */
+	void (*fetch)(void *ctx, int which, size_t at, size_t n, float *dst);
+	void (*put)(void *ctx, int which, size_t at, size_t n, const float *src);
 	void *ctx;
 } tr_ckpt_part;
 
@@ -63,7 +64,7 @@ int tr_ckpt_split_write(const tr_world *w, const char *dir, const tr_ckpt *c, in
 
 /* Collective, on resume: each rank's part of DIR/checkpoint, which rank 0
  * read into c (tr_ckpt_read_meta; NULL elsewhere), read and handed to
- * part->put. A failure on any rank ends the run on every rank (one line,
+ * part->put a block at a time. A failure on any rank ends the run on every rank (one line,
  * exit 1). */
 void tr_ckpt_split_read(const tr_world *w, const char *dir, const tr_ckpt *c,
                         const tr_ckpt_part *part);

@@ -28,9 +28,11 @@
  * whole (pipe_tables.h): its pooled block goes in the first layer's input,
  * and the batch's input gradient of it comes back to the tables' backward.
  *
- * Checkpoints hold the whole model, as data-parallel training writes it:
- * rank 0 assembles it from every rank's part (the tables: its own), and a
- * resume hands each its part.
+ * Checkpoints hold the whole model, as data-parallel training writes it,
+ * but no rank holds it whole: each rank of data group 0 writes the part it
+ * owns into the file, and a resume has each rank read its own
+ * (checkpoint_split.h); the tables go whole through rank 0, which holds
+ * them.
  *
  * --pipeline-schedule async (PipeDream-2BW, pipe_stage.h): the first
  * stage reads the next step's batch during the step, and the stage keeps
@@ -365,8 +367,8 @@ static void check_open(const tr_config *c)
 	tr_world_agree(&c->w, bad, msg, EXIT_USAGE);
 }
 
-static void put_tensor(void *ctx, int which, const float *mine);
-static void fetch_tensor(void *ctx, int which, float *mine);
+static void put_tensor(void *ctx, int which, size_t at, size_t n, const float *src);
+static void fetch_tensor(void *ctx, int which, size_t at, size_t n, float *dst);
 
 /* This rank's part of a checkpoint: its runs of the whole model, those it
  * owns (written by data group 0) and all it holds (read). 0, or -ENOMEM
@@ -374,7 +376,7 @@ static void fetch_tensor(void *ctx, int which, float *mine);
 static int open_part(pipeline *a, char *err, size_t errlen)
 {
 	const tr_model *m = a->p->model;
-	a->part = (tr_ckpt_part){.n = a->n, .writes = a->l.d == 0, .fetch = fetch_tensor,
+	a->part = (tr_ckpt_part){.writes = a->l.d == 0, .fetch = fetch_tensor,
 	                         .put = put_tensor, .ctx = a};
 	a->owned = tr_ckpt_part_runs(&a->sl, &a->l, m->sizes, m->nlayers, 1, &a->part.nowned);
 	a->held = tr_ckpt_part_runs(&a->sl, &a->l, m->sizes, m->nlayers, 0, &a->part.nheld);
@@ -433,23 +435,20 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 
 /* ---- the starting point ---------------------------------------------------------- */
 
-/* Buffer `which` (0 the parameters, 1 and 2 the optimizer's state) of this
- * rank's part from `mine`, in its own layout (a checkpoint's part). */
-static void put_tensor(void *ctx, int which, const float *mine)
+/* n floats from `at` of buffer `which` (0 the parameters, 1 and 2 the
+ * optimizer's state) of this rank's part, from and to host memory (a
+ * checkpoint's blocks; after a put of the parameters, the caller calls
+ * tr_mlp_params_changed). */
+static void put_tensor(void *ctx, int which, size_t at, size_t n, const float *src)
 {
-	pipeline *a = ctx;
-	tr_model *m = a->p->model;
-	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), mine, a->n);
-	if (which == 0) /* bf16: the weights' copy made again from these */
-		tr_mlp_params_changed(&m->net);
+	tr_model *m = ((pipeline *)ctx)->p->model;
+	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which) + at, src, n);
 }
 
-/* ... and into `mine` (a checkpoint's part). */
-static void fetch_tensor(void *ctx, int which, float *mine)
+static void fetch_tensor(void *ctx, int which, size_t at, size_t n, float *dst)
 {
-	pipeline *a = ctx;
-	tr_model *m = a->p->model;
-	tr_math_to_host(m->math, mine, tr_optim_buffer(&m->opt, m->net.params, which), a->n);
+	tr_model *m = ((pipeline *)ctx)->p->model;
+	tr_math_to_host(m->math, dst, tr_optim_buffer(&m->opt, m->net.params, which) + at, n);
 }
 
 /* Buffer `which` of this rank's part from the whole model's `host`. */
@@ -461,8 +460,10 @@ static void place_tensor(void *ctx, int which, const float *host)
 	tr_world_agree(&a->p->cfg->w, !mine, "out of memory", EXIT_DATA);
 	/* (read only: to_whole 0) */
 	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, (float *)host, mine, 0);
-	put_tensor(a, which, mine);
+	put_tensor(a, which, 0, a->n, mine);
 	free(mine);
+	if (which == 0) /* bf16: the weights' copy made again from these */
+		tr_mlp_params_changed(&m->net);
 }
 
 static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
@@ -478,6 +479,7 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	tr_start_counters(p, c);
 	/* each rank its own runs, from the file (never the whole model) */
 	tr_ckpt_split_read(&cfg->w, cfg->o.checkpoint, c, tensor_part(s));
+	tr_mlp_params_changed(&p->model->net); /* bf16: the weights' copy */
 	tr_pipe_tables_place(p, c);
 	/* the readers' positions: each its own, or, when the run has another
 	 * number of readers than the checkpoint's, the rest of the epoch
