@@ -302,7 +302,7 @@ static int crc_of(int fd, uint64_t n, uint32_t *crc)
 static int decode_file(int fd, uint64_t size, tr_ckpt *c)
 {
 	uint8_t crc_bytes[4];
-	uint32_t crc, version;
+	uint32_t crc = 0, version = 0;
 	int rc = size < 4 ? -EBADMSG : read_at(fd, crc_bytes, 4, size - 4);
 	if (rc == 0)
 		rc = crc_of(fd, size - 4, &crc);

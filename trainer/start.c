@@ -65,11 +65,17 @@ void tr_start_read(const tr_config *c, tr_ckpt *ck, tr_resume_plan *plan)
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
 }
 
-/* Collective: rank 0's initial parameters on every rank. */
+/* Collective: rank 0's initial parameters on every rank (where no rank
+ * holds the whole model, each rank's own part made there). */
 static void fresh_start(const tr_parts *p, tr_strategy_state *s)
 {
 	const tr_config *c = p->cfg;
 	tr_model *m = p->model;
+	if (c->ops->tensor_part) { /* each rank its own part, from the seed */
+		c->ops->place_fresh(s, NULL);
+		tr_store_fence(p->store);
+		return;
+	}
 	size_t n = m->nparams;
 	float *host = malloc(n * sizeof *host);
 	tr_world_agree(&c->w, !host, "out of memory", EXIT_DATA);

@@ -105,7 +105,9 @@ typedef struct tr_strategy_ops {
 	 * store and placed, the steps per epoch agreed (the cursor's
 	 * epoch_steps), the rate's schedule set */
 	void (*open)(tr_strategy_state **s, const tr_parts *p);
-	/* collective: the starting parameters, rank 0's, on every rank */
+	/* collective: the starting parameters, rank 0's, on every rank (host
+	 * NULL where the strategy has tensor_part: each rank makes its own
+	 * part from the seed, tr_mlp_init_layer) */
 	void (*place_fresh)(tr_strategy_state *s, const float *host);
 	/* collective: rank 0's checkpoint c (NULL elsewhere) placed: the
 	 * cursor, the tensors, the tables, the loader positions; rank 0 says

@@ -466,7 +466,54 @@ static void place_tensor(void *ctx, int which, const float *host)
 		tr_mlp_params_changed(&m->net);
 }
 
-static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
+/* tr_mlp_init_layer's layer `layer` (its region of the whole model from
+ * `at`) into the runs of `mine` that fall in it. */
+struct fresh {
+	const float *layer;
+	size_t at, len;
+	float *mine;
+};
+
+static void fresh_run(void *ctx, const tr_slice_run *r)
+{
+	struct fresh *f = ctx;
+	if (r->whole_at >= f->at && r->whole_at < f->at + f->len)
+		memcpy(f->mine + r->mine_at, f->layer + (r->whole_at - f->at), r->n * sizeof(float));
+}
+
+/* The starting parameters: rank 0's whole model (host), or with host NULL
+ * this rank's part made here from the seed, a layer at a time (the same
+ * values: each layer has its own stream), never the whole model. */
+static void place_fresh(tr_strategy_state *s, const float *host)
+{
+	pipeline *a = (pipeline *)s;
+	tr_model *m = a->p->model;
+	if (host) {
+		place_tensor(s, 0, host);
+		return;
+	}
+	tr_mlp all;
+	tr_mlp_layout(&all, m->sizes, m->nlayers);
+	size_t widest = 0;
+	for (int j = 0; j < a->sl.nlayers; j++) {
+		int i = a->sl.first + j;
+		size_t len = (size_t)(m->sizes[i] + 1) * (size_t)m->sizes[i + 1];
+		widest = len > widest ? len : widest;
+	}
+	float *mine = malloc(a->n * sizeof *mine), *layer = malloc(widest * sizeof *layer);
+	tr_world_agree(&a->p->cfg->w, !mine || !layer, "out of memory", EXIT_DATA);
+	for (int j = 0; j < a->sl.nlayers; j++) {
+		int i = a->sl.first + j;
+		struct fresh f = {layer, all.w_off[i], (size_t)(m->sizes[i] + 1) * (size_t)m->sizes[i + 1],
+		                  mine};
+		tr_mlp_init_layer(m->sizes, i, a->p->cfg->o.seed, layer);
+		tr_slice_each_run(&a->sl, &a->l, m->sizes, m->nlayers, 0, fresh_run, &f);
+	}
+	put_tensor(a, 0, 0, a->n, mine);
+	tr_mlp_params_changed(&m->net);
+	free(mine);
+	free(layer);
+}
 
 /* Collective, on resume: the counters, the stage's block of each tensor
  * of the whole model, each reader's loader position. */
