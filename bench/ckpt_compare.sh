@@ -12,7 +12,10 @@
 #   hybrid --embed, 2 workers (1 server);
 #   stopped mid-epoch (--max-steps, --checkpoint-every) then --resume, under
 #     allreduce and ps;
-#   an elastic resume: stopped on 2 ranks, resumed on 4.
+#   an elastic resume: stopped on 2 ranks, resumed on 4;
+#   model parallelism (each rank writes and reads its own part): P2, T2,
+#     P2 x T2, D2 x P2, D2 x T2, P2 with --embed; stopped as P2 and resumed
+#     as T2, stopped as T2 and resumed as D2 x P2 and as one rank.
 # Data: tests/data/tfx-mnist.tfrecord (1000 Examples of 784 floats) as 10
 # shards, and a click-through set made by bench/ctr_gen (for --embed).
 # It needs git history, so it stays out of make check and the tarball.
@@ -88,6 +91,10 @@ CTR="--train $(list "$D/ctr" 4 0 2) --test $(list "$D/ctr" 4 3 3)
 	--x dense --embed cat0:500:4,cat1:500:4 --y label --classes 2 --hidden 16 --batch 32
 	--epochs 2 --quiet"
 
+# model parallelism: a model of 4 layers (two Megatron-LM pairs)
+MP="--train $(list "$D/mnist" 10 0 7) --test $(list "$D/mnist" 10 8 9)
+	--x image_floats --y image_class --hidden 64,32,16 --batch 16 --epochs 1 --quiet"
+
 fails=0
 # case NAME RANKS ARGS...: one run of each build; their checkpoints compared
 # (RANKS 1 runs without mpirun)
@@ -129,6 +136,21 @@ stop_resume() {
 	done
 	compare "$name"
 }
+# relayout NAME RANKS1 ARGS1 RANKS2 ARGS2 COMMON...: stopped at step 17
+# with ARGS1 on RANKS1 ranks, resumed with ARGS2 on RANKS2 (ARGS: one word,
+# split)
+relayout() {
+	name=$1 n1=$2 a1=$3 n2=$4 a2=$5; shift 5
+	rm -rf "$R/old-$name" "$R/new-$name"
+	for side in old new; do
+		[ $side = old ] && bin=$OLD || bin=$NEW
+		# shellcheck disable=SC2086
+		run "$bin" "$R/$side-$name" "$n1" "$@" $a1 --max-steps 17 &&
+			run "$bin" "$R/$side-$name" "$n2" "$@" $a2 --resume ||
+			{ fails=$((fails + 1)); return 0; }
+	done
+	compare "$name"
+}
 
 # shellcheck disable=SC2086
 {
@@ -146,6 +168,15 @@ stop_resume() {
 	stop_resume allreduce-stop-resume 2 2 37 10 $MNIST --optimizer adam
 	stop_resume ps-stop-resume 4 4 37 10 $MNIST --strategy ps --servers 2 --optimizer adam
 	stop_resume elastic-2-to-4 2 4 37 10 $MNIST_DATA --optimizer sgd --global-batch 32
+	case_ pipeline-p2-adam 2 $MP --optimizer adam --pipeline 2
+	case_ tensor-t2-sgd 2 $MP --optimizer sgd --tensor 2
+	case_ p2xt2-lars 4 $MP --optimizer lars --pipeline 2 --tensor 2
+	case_ d2xp2-adam 4 $MP --optimizer adam --pipeline 2
+	case_ d2xt2-adam 4 $MP --optimizer adam --tensor 2
+	case_ pipeline-embed 2 $CTR --optimizer adam --pipeline 2
+	relayout p2-to-t2 2 "--pipeline 2" 2 "--tensor 2" $MP --optimizer adam
+	relayout t2-to-d2xp2 2 "--tensor 2" 4 "--pipeline 2" $MP --optimizer adam
+	relayout t2-to-1-rank 2 "--tensor 2" 1 "" $MP --optimizer adam
 }
 echo
 if [ $fails -eq 0 ]; then

@@ -3,7 +3,7 @@ dist_noinst_SCRIPTS += bench/format.sh bench/loader.sh bench/train.sh bench/larg
 	bench/scaling.sh bench/python.sh bench/consistency.sh bench/embeddings.sh bench/gpu.sh \
 	bench/speed_compare.sh bench/ckpt_compare.sh bench/storage.sh bench/s3_loopback.sh \
 	bench/parallelism.sh bench/precision.sh bench/precision_accuracy.sh \
-	bench/pipeline_async.sh
+	bench/pipeline_async.sh bench/split_ckpt.sh
 EXTRA_PROGRAMS = bench/mkshards bench/randread bench/core_rtt
 bench_mkshards_SOURCES = bench/mkshards.c
 bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)

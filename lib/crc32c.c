@@ -162,3 +162,34 @@ uint32_t rio__crc32c(uint32_t crc, const void *data, size_t size)
 	pthread_once(&best_once, choose_crc);
 	return best_crc(crc, data, size);
 }
+
+/* ---- zeros: the register times x^(8n) modulo the polynomial --------------- */
+
+/* a(x) b(x) modulo the polynomial, reflected (bit 31 is x^0): zlib's
+ * multmodp. */
+static uint32_t mult_mod(uint32_t a, uint32_t b)
+{
+	uint32_t m = 1u << 31, p = 0;
+	for (;;) {
+		if (a & m) {
+			p ^= b;
+			if ((a & (m - 1)) == 0)
+				break;
+		}
+		m >>= 1;
+		b = b & 1 ? (b >> 1) ^ POLY : b >> 1;
+	}
+	return p;
+}
+
+uint32_t rio__crc32c_zeros(uint32_t crc, uint64_t n)
+{
+	/* x^(8n) by squaring: power holds x^(8 x 2^k) as n's bits go */
+	uint32_t power = 1u << 23, reg = ~crc; /* x^8 */
+	for (; n; n >>= 1) {
+		if (n & 1)
+			reg = mult_mod(power, reg);
+		power = mult_mod(power, power);
+	}
+	return ~reg;
+}

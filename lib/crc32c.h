@@ -16,6 +16,11 @@
  * init/final xor 0xFFFFFFFF convention, crc32c("123456789") = 0xE3069283. */
 uint32_t rio__crc32c(uint32_t crc, const void *data, size_t size);
 
+/* rio__crc32c(crc, n zero bytes) in O(log n) steps, without the bytes (a
+ * file's CRC from parts written apart: each part's CRC with zeros around
+ * it, and crc(a ^ b) = crc(a) ^ crc(b) ^ crc(zeros) for equal lengths). */
+uint32_t rio__crc32c_zeros(uint32_t crc, uint64_t n);
+
 /* The individual implementations, exposed for tests and benchmarks. The
  * hardware ones may only be called where rio__crc32c_have_*() returns 1. */
 uint32_t rio__crc32c_portable(uint32_t crc, const void *data, size_t size);

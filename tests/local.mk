@@ -191,6 +191,7 @@ TRAIN_TESTS = tests/train_errors.sh tests/train_pipeline.sh tests/train_ps.sh \
 	tests/train_elastic.sh tests/train_precision.sh tests/train_mpi.sh tests/train_resume.sh \
 	tests/train_pipeline_embed.sh tests/train_pipeline_compress.sh \
 	tests/train_layout_accuracy.sh tests/train_pipeline_bf16.sh tests/train_compress.sh \
+	tests/train_split_ckpt.sh \
 	tests/train_cache.sh tests/train_options.sh tests/train_synthetic.sh tests/train_watch.sh \
 	tests/train_pipeline_eval.sh tests/train_loader_cpus.sh tests/train_dir.sh
 EXTRA_DIST += $(TRAIN_TESTS) tests/train_lib.sh tests/tb_events.py

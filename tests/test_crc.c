@@ -91,6 +91,18 @@ static void test_implementations_agree(void)
 	free(buf);
 }
 
+/* rio__crc32c_zeros: as the zero bytes themselves, from any start. */
+static void test_zeros(void)
+{
+	static uint8_t zeros[70000];
+	const uint64_t lens[] = {0, 1, 3, 8, 255, 4096, 65537, 70000};
+	const uint32_t starts[] = {0, 0xE3069283u, 0xFFFFFFFFu, 0x12345678u};
+	for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+		for (size_t j = 0; j < sizeof starts / sizeof starts[0]; j++)
+			CU_ASSERT_EQUAL_FATAL(rio__crc32c_zeros(starts[j], lens[i]),
+			                      rio__crc32c_portable(starts[j], zeros, lens[i]));
+}
+
 static void test_mask(void)
 {
 	/* mask(c) = ((c >> 15) | (c << 17)) + 0xa282ead8 */
@@ -167,6 +179,7 @@ static const tu_test crc_tests[] = {
 	{"ISA-L known answers", test_isal},
 	{"dispatcher and public API", test_public_and_dispatch},
 	{"implementations agree on all lengths/alignments", test_implementations_agree},
+	{"zeros without the bytes", test_zeros},
 	{NULL, NULL},
 };
 

@@ -106,6 +106,11 @@ typedef struct tr_ckpt {
 	tr_ckpt_server *server;     /* ps, hybrid: one per server           */
 	/* DIR/clock, not in DIR/checkpoint: NAN when not known */
 	double seconds;             /* training seconds since the run began */
+	/* read: where the tensors are (tr_ckpt_read_meta leaves them there) */
+	uint64_t tensors_at;        /* params' byte offset in the file; then
+	                             * state1's, state2's, nparams x 4 apart */
+	uint64_t file_id[3];        /* the file read: st_dev, st_ino, size   */
+	uint32_t crc;               /* its CRC-32C (DIR/clock's tie)         */
 } tr_ckpt;
 
 /* The checkpoint's path in `dir` (malloc'd). */
@@ -135,6 +140,13 @@ int tr_ckpt_owns(const char *dir, const char *path);
  * errors (-EBADMSG) with a message naming the file when it is damaged or
  * of another version. */
 int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen);
+
+/* tr_ckpt_read without the tensors (params, state1, state2 stay NULL;
+ * c->tensors_at says where they are): every byte is still read once, a
+ * block at a time, for the CRC, but the model is never held whole. For
+ * model parallelism, whose ranks each read their own part
+ * (checkpoint_split.h). */
+int tr_ckpt_read_meta(const char *dir, tr_ckpt *c, char *err, size_t errlen);
 
 void tr_ckpt_free(tr_ckpt *c);
 

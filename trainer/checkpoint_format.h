@@ -27,6 +27,11 @@
 #ifndef RIO_TRAINER_CHECKPOINT_FORMAT_H
 #define RIO_TRAINER_CHECKPOINT_FORMAT_H
 
+#include "checkpoint.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
 #define TR_CKPT_MAGIC "RIOCKPT1"
 #define TR_CLOCK_MAGIC "RIOCLOCK"
 enum { TR_CKPT_VERSION = 6 }; /* 1 to 5 are read too */
@@ -35,5 +40,27 @@ enum { TR_CLOCK_SIZE = 28, TR_CKPT_SERVER_BYTES = 80 };
 
 /* DIR/NAME (malloc'd), or NULL. */
 char *tr_ckpt_file(const char *dir, const char *name);
+
+/* The checkpoint's bytes but its tensors and CRC, as tr_ckpt_write writes
+ * them: the header (to nparams, *head bytes), then what follows the
+ * tensors (*tail bytes), in one malloc'd buffer; NULL: out of memory. */
+uint8_t *tr_ckpt_encode_ends(const tr_ckpt *c, size_t *head, size_t *tail);
+
+/* DIR made if it is not there: 0, or a negative errno with a message. */
+int tr_ckpt_mkdir(const char *dir, char *err, size_t errlen);
+
+/* DIR/clock written atomically: `seconds`, tied to the checkpoint whose
+ * CRC is `crc`. 0, or a negative errno with a message. */
+int tr_ckpt_write_clock(const char *dir, uint32_t crc, double seconds, char *err,
+                        size_t errlen);
+
+/* DIR/checkpoint opened for reading, checked to be the file `c` was read
+ * from (tr_ckpt_read_meta's file_id): the fd, or a negative errno with a
+ * message. */
+int tr_ckpt_open(const char *dir, const tr_ckpt *c, char *err, size_t errlen);
+
+/* n floats at byte `at` of a checkpoint's fd: 0, -EBADMSG when the file
+ * ends before them, or a negative errno. */
+int tr_ckpt_read_floats(int fd, uint64_t at, float *dst, size_t n);
 
 #endif /* RIO_TRAINER_CHECKPOINT_FORMAT_H */

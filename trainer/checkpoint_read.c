@@ -11,10 +11,13 @@
 #include "recordio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- a bounded reader ---------------------------------------------------- */
 
@@ -124,14 +127,16 @@ static int decode_v4(cursor *cur, tr_ckpt *c)
 	return cur->short_read ? -EBADMSG : 0;
 }
 
-static int decode(cursor *cur, tr_ckpt *c)
+/* The header, to nparams: the version in *version. */
+static int decode_head(cursor *cur, tr_ckpt *c, uint32_t *version)
 {
 	const uint8_t *magic = take(cur, 8);
-	uint32_t version = magic ? get32(cur) : 0;
-	if (!magic || memcmp(magic, TR_CKPT_MAGIC, 8) != 0 || version < 1 || version > TR_CKPT_VERSION)
+	*version = magic ? get32(cur) : 0;
+	if (!magic || memcmp(magic, TR_CKPT_MAGIC, 8) != 0 || *version < 1 ||
+	    *version > TR_CKPT_VERSION)
 		return -EBADMSG;
 	c->world = get32(cur);
-	if (version >= 2) {
+	if (*version >= 2) {
 		c->global_batch = get32(cur);
 		uint32_t scale = get32(cur);
 		memcpy(&c->lr_scale, &scale, 4);
@@ -154,19 +159,17 @@ static int decode(cursor *cur, tr_ckpt *c)
 	c->nparams = get64(cur);
 	if (cur->short_read || c->nparams != tr_mlp_param_count(c->sizes, (int)c->nlayers))
 		return -EBADMSG;
-	c->params = get_floats(cur, c->nparams);
-	c->state1 = get_floats(cur, c->nparams);
-	if (c->optimizer == 1)
-		c->state2 = get_floats(cur, c->nparams);
-	if (cur->short_read)
-		return -EBADMSG;
-	if (!c->params || !c->state1 || (c->optimizer == 1 && !c->state2))
-		return -ENOMEM;
+	return 0;
+}
+
+/* The fields after the tensors, to the CRC, every byte accounted for. */
+static int decode_tail(cursor *cur, tr_ckpt *c, uint32_t version)
+{
 	c->nblobs = get32(cur);
-	if (c->nblobs != c->world)
+	if (cur->short_read || c->nblobs != c->world)
 		return -EBADMSG;
-	c->blob_size = calloc(c->nblobs, sizeof *c->blob_size);
-	c->blob = calloc(c->nblobs, sizeof *c->blob);
+	c->blob_size = calloc(c->nblobs ? c->nblobs : 1, sizeof *c->blob_size);
+	c->blob = calloc(c->nblobs ? c->nblobs : 1, sizeof *c->blob);
 	if (!c->blob_size || !c->blob)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < c->nblobs; i++) {
@@ -183,8 +186,8 @@ static int decode(cursor *cur, tr_ckpt *c)
 		c->server_version = get64(cur);
 		if (cur->short_read || c->strategy > 2 || c->servers < 1)
 			return -EBADMSG;
-		c->worker_step_in_epoch = calloc(c->nblobs, sizeof(uint64_t));
-		c->worker_global_step = calloc(c->nblobs, sizeof(uint64_t));
+		c->worker_step_in_epoch = calloc(c->nblobs ? c->nblobs : 1, sizeof(uint64_t));
+		c->worker_global_step = calloc(c->nblobs ? c->nblobs : 1, sizeof(uint64_t));
 		if (!c->worker_step_in_epoch || !c->worker_global_step)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < c->nblobs; i++) {
@@ -248,26 +251,90 @@ char *tr_ckpt_path(const char *dir)
 	return tr_ckpt_file(dir, "checkpoint");
 }
 
-/* The whole of a small file (malloc'd, *len), or NULL. */
-static uint8_t *slurp(FILE *f, size_t *len)
+/* All n bytes at `at` of fd: 0, -EBADMSG for a file that ends before
+ * them, or a negative errno. */
+static int read_at(int fd, void *dst, size_t n, uint64_t at)
 {
-	uint8_t *data = NULL;
-	size_t cap = 0;
-	*len = 0;
-	for (;;) {
-		if (*len == cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			uint8_t *p = realloc(data, cap);
-			if (!p)
-				break;
-			data = p;
-		}
-		size_t got = fread(data + *len, 1, cap - *len, f);
-		*len += got;
-		if (got == 0)
-			break;
+	uint8_t *p = dst;
+	while (n) {
+		ssize_t got = pread(fd, p, n, (off_t)at);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return got < 0 ? -errno : -EBADMSG;
+		p += got;
+		n -= (size_t)got;
+		at += (uint64_t)got;
 	}
-	return data;
+	return 0;
+}
+
+int tr_ckpt_read_floats(int fd, uint64_t at, float *dst, size_t n)
+{
+	int rc = read_at(fd, dst, n * sizeof *dst, at);
+	for (size_t i = 0; rc == 0 && i < n; i++) { /* little-endian in the file */
+		uint32_t u = rio__load_le32(&dst[i]);
+		memcpy(&dst[i], &u, 4);
+	}
+	return rc;
+}
+
+/* The CRC-32C of fd's first n bytes, read a block at a time: 0 or a
+ * negative errno. */
+static int crc_of(int fd, uint64_t n, uint32_t *crc)
+{
+	enum { BLOCK = 1 << 20 };
+	uint8_t *block = malloc(BLOCK);
+	if (!block)
+		return -ENOMEM;
+	int rc = 0;
+	*crc = 0;
+	for (uint64_t at = 0; rc == 0 && at < n; at += BLOCK) {
+		size_t len = n - at < BLOCK ? (size_t)(n - at) : BLOCK;
+		if ((rc = read_at(fd, block, len, at)) == 0)
+			*crc = rio_crc32c(*crc, block, len);
+	}
+	free(block);
+	return rc;
+}
+
+/* fd's checkpoint of `size` bytes into c, all but its tensors: the CRC
+ * over the whole file (a block at a time), then the header and the fields
+ * after the tensors. */
+static int decode_file(int fd, uint64_t size, tr_ckpt *c)
+{
+	uint8_t crc_bytes[4];
+	uint32_t crc = 0, version = 0;
+	int rc = size < 4 ? -EBADMSG : read_at(fd, crc_bytes, 4, size - 4);
+	if (rc == 0)
+		rc = crc_of(fd, size - 4, &crc);
+	if (rc == 0 && crc != rio__load_le32(crc_bytes))
+		rc = -EBADMSG;
+	if (rc < 0)
+		return rc;
+	c->crc = crc;
+	/* the header: its longest is that of the most layers */
+	uint8_t head[64 + 4 * (TR_MLP_MAX_LAYERS + 1) + 80];
+	size_t hn = size - 4 < sizeof head ? (size_t)(size - 4) : sizeof head;
+	if ((rc = read_at(fd, head, hn, 0)) < 0)
+		return rc;
+	cursor cur = {head, head + hn, 0};
+	if ((rc = decode_head(&cur, c, &version)) < 0)
+		return rc;
+	c->tensors_at = (uint64_t)(cur.p - head);
+	uint64_t tensors = c->nparams * 4 * (c->optimizer == 1 ? 3 : 2);
+	if (c->nparams > size / 4 || c->tensors_at + tensors > size - 4)
+		return -EBADMSG;
+	uint64_t at = c->tensors_at + tensors, n = size - 4 - at;
+	uint8_t *tail = malloc(n ? (size_t)n : 1);
+	if (!tail)
+		return -ENOMEM;
+	rc = read_at(fd, tail, (size_t)n, at);
+	cursor t = {tail, tail + n, 0};
+	if (rc == 0)
+		rc = decode_tail(&t, c, version);
+	free(tail);
+	return rc;
 }
 
 /* DIR/clock's seconds, when it belongs to the checkpoint whose CRC is
@@ -289,40 +356,94 @@ static double read_clock(const char *dir, uint32_t crc)
 	return getf64(&cur);
 }
 
-int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
+/* The message of a failed read of `path`. */
+static void read_error(char *err, size_t errlen, const char *path, int rc)
+{
+	snprintf(err, errlen, "%s: %s", path,
+	         rc == -EBADMSG ? "not a recordio-train checkpoint, or damaged (CRC or layout "
+	                          "mismatch)"
+	                        : strerror(-rc));
+}
+
+int tr_ckpt_open(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
+{
+	char *path = tr_ckpt_path(dir);
+	if (!path) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		return -ENOMEM;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int rc = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
+	if (rc == 0 && ((uint64_t)st.st_dev != c->file_id[0] ||
+	                (uint64_t)st.st_ino != c->file_id[1] || (uint64_t)st.st_size != c->file_id[2])) {
+		snprintf(err, errlen, "%s: replaced while the run resumed from it", path);
+		rc = -ESTALE;
+	} else if (rc < 0) {
+		read_error(err, errlen, path, rc);
+	}
+	if (rc < 0 && fd >= 0)
+		close(fd);
+	free(path);
+	return rc < 0 ? rc : fd;
+}
+
+int tr_ckpt_read_meta(const char *dir, tr_ckpt *c, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);
 	char *path = tr_ckpt_path(dir);
 	if (!path)
 		return -ENOMEM;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		free(path);
 		return -e;
 	}
-	size_t len;
-	uint8_t *data = slurp(f, &len);
-	int rc = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (rc == 0 && (len < 4 || rio__load_le32(data + len - 4) != rio_crc32c(0, data, len - 4)))
-		rc = -EBADMSG;
+	struct stat st;
+	int rc = fstat(fd, &st) < 0 ? -errno : 0;
 	if (rc == 0) {
-		cursor cur = {data, data + len - 4, 0};
-		rc = decode(&cur, c);
+		c->file_id[0] = (uint64_t)st.st_dev;
+		c->file_id[1] = (uint64_t)st.st_ino;
+		c->file_id[2] = (uint64_t)st.st_size;
+		rc = decode_file(fd, (uint64_t)st.st_size, c);
 	}
+	close(fd);
 	if (rc < 0) {
-		snprintf(err, errlen, "%s: %s", path,
-		         rc == -EBADMSG ? "not a recordio-train checkpoint, or damaged (CRC or "
-		                          "layout mismatch)"
-		                        : strerror(-rc));
+		read_error(err, errlen, path, rc);
 		tr_ckpt_free(c);
 	} else {
-		c->seconds = read_clock(dir, rio__load_le32(data + len - 4));
+		c->seconds = read_clock(dir, c->crc);
 	}
-	free(data);
 	free(path);
+	return rc;
+}
+
+int tr_ckpt_read(const char *dir, tr_ckpt *c, char *err, size_t errlen)
+{
+	int rc = tr_ckpt_read_meta(dir, c, err, errlen);
+	if (rc < 0)
+		return rc;
+	size_t n = (size_t)c->nparams;
+	float **dst[3] = {&c->params, &c->state1, &c->state2};
+	int tensors = c->optimizer == 1 ? 3 : 2, fd = tr_ckpt_open(dir, c, err, errlen);
+	rc = fd < 0 ? fd : 0;
+	for (int i = 0; rc == 0 && i < tensors; i++) {
+		if (!(*dst[i] = malloc((n ? n : 1) * sizeof(float)))) {
+			snprintf(err, errlen, "%s: out of memory reading its checkpoint", dir);
+			rc = -ENOMEM;
+		} else if ((rc = tr_ckpt_read_floats(fd, c->tensors_at + (uint64_t)i * n * 4, *dst[i],
+		                                     n)) < 0) {
+			char *path = tr_ckpt_path(dir);
+			read_error(err, errlen, path ? path : dir, rc);
+			free(path);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		tr_ckpt_free(c);
 	return rc;
 }
 

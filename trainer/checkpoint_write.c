@@ -117,7 +117,8 @@ static void encode_v4(buf *b, const tr_ckpt *c)
 	}
 }
 
-static void encode(buf *b, const tr_ckpt *c)
+/* The header: the fields before the tensors, to nparams. */
+static void encode_head(buf *b, const tr_ckpt *c)
 {
 	put(b, TR_CKPT_MAGIC, 8);
 	put32(b, TR_CKPT_VERSION);
@@ -140,10 +141,11 @@ static void encode(buf *b, const tr_ckpt *c)
 	putf64(b, c->epoch_correct);
 	putf64(b, c->epoch_count);
 	put64(b, c->nparams);
-	put_floats(b, c->params, c->nparams);
-	put_floats(b, c->state1, c->nparams);
-	if (c->state2)
-		put_floats(b, c->state2, c->nparams);
+}
+
+/* The fields after the tensors, to the CRC. */
+static void encode_tail(buf *b, const tr_ckpt *c)
+{
 	put32(b, c->nblobs);
 	for (uint32_t i = 0; i < c->nblobs; i++) {
 		put32(b, c->blob_size[i]);
@@ -172,7 +174,29 @@ static void encode(buf *b, const tr_ckpt *c)
 	for (int i = 0; i < 3; i++) /* version 5 */
 		put32(b, c->layout[i]);
 	put64(b, c->epoch_overflows); /* version 6 */
+}
+
+static void encode(buf *b, const tr_ckpt *c)
+{
+	encode_head(b, c);
+	put_floats(b, c->params, c->nparams);
+	put_floats(b, c->state1, c->nparams);
+	if (c->state2)
+		put_floats(b, c->state2, c->nparams);
+	encode_tail(b, c);
 	put32(b, rio_crc32c(0, b->p, b->len));
+}
+
+uint8_t *tr_ckpt_encode_ends(const tr_ckpt *c, size_t *head, size_t *tail)
+{
+	buf b = {0};
+	encode_head(&b, c);
+	*head = b.len;
+	encode_tail(&b, c);
+	*tail = b.len - *head;
+	if (b.oom)
+		free(b.p);
+	return b.oom ? NULL : b.p;
 }
 
 /* ---- files ---------------------------------------------------------------- */
@@ -198,7 +222,30 @@ static int write_atomic(const char *dir, const char *name, const uint8_t *p, siz
 	return rc;
 }
 
-int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
+/* DIR/clock: c's seconds, tied to the checkpoint whose CRC is `crc`. */
+static void encode_clock(buf *k, uint32_t crc, double seconds)
+{
+	put(k, TR_CLOCK_MAGIC, 8);
+	put32(k, 1);
+	put32(k, crc);
+	putf64(k, seconds);
+	put32(k, rio_crc32c(0, k->p, k->len));
+}
+
+int tr_ckpt_write_clock(const char *dir, uint32_t crc, double seconds, char *err, size_t errlen)
+{
+	buf k = {0};
+	encode_clock(&k, crc, seconds);
+	int rc = -ENOMEM;
+	if (k.oom)
+		snprintf(err, errlen, "%s: out of memory writing a checkpoint", dir);
+	else
+		rc = write_atomic(dir, "clock", k.p, k.len, err, errlen);
+	free(k.p);
+	return rc;
+}
+
+int tr_ckpt_mkdir(const char *dir, char *err, size_t errlen)
 {
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
 		int e = errno;
@@ -206,24 +253,24 @@ int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
 		         strerror(e));
 		return -e;
 	}
-	buf b = {0}, k = {0};
+	return 0;
+}
+
+int tr_ckpt_write(const char *dir, const tr_ckpt *c, char *err, size_t errlen)
+{
+	int rc = tr_ckpt_mkdir(dir, err, errlen);
+	if (rc < 0)
+		return rc;
+	buf b = {0};
 	encode(&b, c);
-	if (!b.oom) { /* the clock, tied to the checkpoint by its CRC */
-		put(&k, TR_CLOCK_MAGIC, 8);
-		put32(&k, 1);
-		put(&k, b.p + b.len - 4, 4);
-		putf64(&k, c->seconds);
-		put32(&k, rio_crc32c(0, k.p, k.len));
-	}
-	int rc;
-	if (b.oom || k.oom) {
+	if (b.oom) {
 		snprintf(err, errlen, "%s: out of memory writing a checkpoint", dir);
 		rc = -ENOMEM;
 	} else if ((rc = write_atomic(dir, "checkpoint", b.p, b.len, err, errlen)) == 0) {
-		rc = write_atomic(dir, "clock", k.p, k.len, err, errlen);
+		rc = tr_ckpt_write_clock(dir, rio__load_le32(b.p + b.len - 4), c->seconds, err,
+		                         errlen);
 	}
 	free(b.p);
-	free(k.p);
 	return rc;
 }
 

@@ -53,6 +53,7 @@ recordio_train_SOURCES = \
 	trainer/pipe_trace.c trainer/pipe_trace.h \
 	trainer/pipe_tables.c trainer/pipe_tables.h \
 	trainer/layout.c trainer/layout.h trainer/tensor_slice.c trainer/tensor_slice.h \
+	trainer/checkpoint_split.c trainer/checkpoint_split.h \
 	trainer/ps.h trainer/ps_run.c trainer/ps_run.h trainer/ps_ckpt.c \
 	trainer/ps_server.c trainer/ps_worker.c \
 	trainer/copies.c trainer/copies.h \

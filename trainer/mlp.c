@@ -134,18 +134,20 @@ static float uniform(rio__rng *r, float bound)
 	return (2.0f * rio__rng_float(r) - 1.0f) * bound;
 }
 
+void tr_mlp_init_layer(const int *sizes, int l, uint64_t seed, float *layer)
+{
+	rio__rng r;
+	rio__rng_seed(&r, seed, (uint64_t)l, 0x6d6c70 /* "mlp" */, 0);
+	int in = sizes[l], out = sizes[l + 1];
+	float bound = 1.0f / sqrtf((float)in);
+	for (size_t i = 0; i < (size_t)(in + 1) * out; i++) /* weights, then biases */
+		layer[i] = uniform(&r, bound);
+}
+
 void tr_mlp_init_params(const tr_mlp *net, uint64_t seed, float *host)
 {
-	for (int l = 0; l < net->nlayers; l++) {
-		rio__rng r;
-		rio__rng_seed(&r, seed, (uint64_t)l, 0x6d6c70 /* "mlp" */, 0);
-		int in = net->sizes[l], out = net->sizes[l + 1];
-		float bound = 1.0f / sqrtf((float)in);
-		for (size_t i = 0; i < (size_t)in * out; i++)
-			host[net->w_off[l] + i] = uniform(&r, bound);
-		for (int i = 0; i < out; i++)
-			host[net->b_off[l] + i] = uniform(&r, bound);
-	}
+	for (int l = 0; l < net->nlayers; l++)
+		tr_mlp_init_layer(net->sizes, l, seed, host + net->w_off[l]);
 }
 
 static int bf16(const tr_mlp *net) { return net->precision == TR_PRECISION_BF16; }

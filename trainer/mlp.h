@@ -138,6 +138,10 @@ size_t tr_mlp_param_count(const int *sizes, int nlayers);
 /* PyTorch's default initialisation of a Linear layer, from `seed`: W and b
  * uniform in +-1/sqrt(fan_in). Writes nparams floats of host memory. */
 void tr_mlp_init_params(const tr_mlp *net, uint64_t seed, float *host);
+/* Layer l's share of it alone: its weights then its biases (sizes[l + 1] x
+ * (sizes[l] + 1) floats, as they follow each other in host), each layer
+ * drawn from a stream of its own. */
+void tr_mlp_init_layer(const int *sizes, int l, uint64_t seed, float *layer);
 
 /* Forward through all layers: net->out[nlayers - 1] holds the logits. */
 void tr_mlp_forward(tr_mlp *net, const tr_input *in);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "exit_status.h"
 #include "save.h"
+#include "checkpoint_split.h"
 #include "clock.h"
 
 #include <stdio.h>
@@ -68,7 +69,11 @@ void tr_save(const tr_parts *p, tr_strategy_state *s)
 	/* every rank takes part in the strategy's collectives, rank 0 too when
 	 * out of memory (the strategy aborts where others would wait) */
 	int rs = cfg->ops->collect(s, root ? &c : NULL, msg, sizeof msg);
-	if (root && rc == 0 && rs == 0)
+	const tr_ckpt_part *part = cfg->ops->tensor_part ? cfg->ops->tensor_part(s) : NULL;
+	if (part) /* the tensors written by the ranks that hold them */
+		rc = tr_ckpt_split_write(&cfg->w, cfg->o.checkpoint, root ? &c : NULL,
+		                         rc < 0 || rs < 0, part, msg, sizeof msg);
+	else if (root && rc == 0 && rs == 0)
 		rc = tr_ckpt_write(cfg->o.checkpoint, &c, msg, sizeof msg);
 	if (rs < 0)
 		rc = -1;

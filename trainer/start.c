@@ -23,7 +23,11 @@ static int read_summary(const tr_config *c, const char *path, tr_ckpt *ck, tr_ck
 	/* what is there is a regular file, before it is opened (a FIFO would
 	 * wait for a writer) */
 	int probed = path ? tr_ckpt_probe(c->o.checkpoint, err, errlen) : -ENOMEM;
-	int rc = probed == 0 ? tr_ckpt_read(c->o.checkpoint, ck, err, errlen) : probed;
+	/* (model parallelism: the tensors stay in the file, for each rank to
+	 * read its own) */
+	int rc = probed < 0             ? probed
+	         : c->ops->tensor_part ? tr_ckpt_read_meta(c->o.checkpoint, ck, err, errlen)
+	                               : tr_ckpt_read(c->o.checkpoint, ck, err, errlen);
 	if (rc == -ENOENT && probed == 0) {
 		fprintf(stderr, "recordio-train: no checkpoint in %s yet: starting from scratch\n",
 		        c->o.checkpoint);
@@ -61,11 +65,17 @@ void tr_start_read(const tr_config *c, tr_ckpt *ck, tr_resume_plan *plan)
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_USAGE);
 }
 
-/* Collective: rank 0's initial parameters on every rank. */
+/* Collective: rank 0's initial parameters on every rank (where no rank
+ * holds the whole model, each rank's own part made there). */
 static void fresh_start(const tr_parts *p, tr_strategy_state *s)
 {
 	const tr_config *c = p->cfg;
 	tr_model *m = p->model;
+	if (c->ops->tensor_part) { /* each rank its own part, from the seed */
+		c->ops->place_fresh(s, NULL);
+		tr_store_fence(p->store);
+		return;
+	}
 	size_t n = m->nparams;
 	float *host = malloc(n * sizeof *host);
 	tr_world_agree(&c->w, !host, "out of memory", EXIT_DATA);

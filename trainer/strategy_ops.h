@@ -105,7 +105,9 @@ typedef struct tr_strategy_ops {
 	 * store and placed, the steps per epoch agreed (the cursor's
 	 * epoch_steps), the rate's schedule set */
 	void (*open)(tr_strategy_state **s, const tr_parts *p);
-	/* collective: the starting parameters, rank 0's, on every rank */
+	/* collective: the starting parameters, rank 0's, on every rank (host
+	 * NULL where the strategy has tensor_part: each rank makes its own
+	 * part from the seed, tr_mlp_init_layer) */
 	void (*place_fresh)(tr_strategy_state *s, const float *host);
 	/* collective: rank 0's checkpoint c (NULL elsewhere) placed: the
 	 * cursor, the tensors, the tables, the loader positions; rank 0 says
@@ -133,6 +135,13 @@ typedef struct tr_strategy_ops {
 	 * elsewhere), which holds the run's common fields already. 0, or -1
 	 * with a message (rank 0 out of memory) */
 	int (*collect)(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen);
+	/* model parallelism, where no rank holds the whole model: this rank's
+	 * part of the tensors, which it writes into checkpoints and reads
+	 * from them itself (checkpoint_split.h); collect then leaves c's
+	 * tensors NULL, a resume reads the file but them on rank 0
+	 * (tr_ckpt_read_meta) and place reads each rank's. NULL: collect puts
+	 * the whole model in rank 0's c, and place takes it from there */
+	const struct tr_ckpt_part *(*tensor_part)(tr_strategy_state *s);
 	/* the banner's words for the strategy: `line` after the model's
 	 * sizes, `tail` after the device */
 	void (*describe)(tr_strategy_state *s, char *line, size_t len, char *tail, size_t tlen);

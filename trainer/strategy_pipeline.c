@@ -28,9 +28,11 @@
  * whole (pipe_tables.h): its pooled block goes in the first layer's input,
  * and the batch's input gradient of it comes back to the tables' backward.
  *
- * Checkpoints hold the whole model, as data-parallel training writes it:
- * rank 0 assembles it from every rank's part (the tables: its own), and a
- * resume hands each its part.
+ * Checkpoints hold the whole model, as data-parallel training writes it,
+ * but no rank holds it whole: each rank of data group 0 writes the part it
+ * owns into the file, and a resume has each rank read its own
+ * (checkpoint_split.h); the tables go whole through rank 0, which holds
+ * them.
  *
  * --pipeline-schedule async (PipeDream-2BW, pipe_stage.h): the first
  * stage reads the next step's batch during the step, and the stage keeps
@@ -61,8 +63,10 @@
 #include "start.h"
 #include "step.h"
 #include "options_value.h"
+#include "checkpoint_split.h"
 #include "tensor_slice.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +106,8 @@ typedef struct pipeline {
 	MPI_Op op;               /* ... both summed by this 16-bit op          */
 	tr_copies copies;        /* --eval-every: this epoch's, of this rank's
 	                          * part                                      */
+	tr_ckpt_part part;       /* checkpoints: this rank's part of the file */
+	tr_slice_run *owned, *held; /* ... its runs (part's)                  */
 } pipeline;
 
 static int roles(const tr_options *o, const tr_world *w, tr_roles *r, char *err, size_t errlen)
@@ -360,6 +366,34 @@ static void check_open(const tr_config *c)
 	tr_world_agree(&c->w, bad, msg, EXIT_USAGE);
 }
 
+static void put_tensor(void *ctx, int which, size_t at, size_t n, const float *src);
+static void fetch_tensor(void *ctx, int which, size_t at, size_t n, float *dst);
+
+/* This rank's part of a checkpoint: its runs of the whole model, those it
+ * owns (written by data group 0) and all it holds (read). 0, or -ENOMEM
+ * with a message. */
+static int open_part(pipeline *a, char *err, size_t errlen)
+{
+	const tr_model *m = a->p->model;
+	a->part = (tr_ckpt_part){.writes = a->l.d == 0, .fetch = fetch_tensor,
+	                         .put = put_tensor, .ctx = a};
+	a->owned = tr_ckpt_part_runs(&a->sl, &a->l, m->sizes, m->nlayers, 1, &a->part.nowned);
+	a->held = tr_ckpt_part_runs(&a->sl, &a->l, m->sizes, m->nlayers, 0, &a->part.nheld);
+	a->part.owned = a->owned;
+	a->part.held = a->held;
+	if (a->owned && a->held)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+static const tr_ckpt_part *tensor_part(tr_strategy_state *s)
+{
+	pipeline *a = (pipeline *)s;
+	a->part.tensors = 1 + tr_optim_state_count(&a->p->model->opt);
+	return &a->part;
+}
+
 static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 {
 	const tr_config *c = p->cfg;
@@ -375,7 +409,9 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 	tr_slice_of(&a->sl, &a->l, m->sizes, m->nlayers);
 	a->n = a->sl.nparams;
 	char msg[MSG] = "";
-	int rc = open_store(a, msg, sizeof msg);
+	int rc = open_part(a, msg, sizeof msg);
+	if (rc == 0)
+		rc = open_store(a, msg, sizeof msg);
 	if (rc == 0 && c->o.synthetic && a->l.p == 0)
 		rc = tr_data_synthetic(p->data, m->math, m->sizes[0], c, a->l.d);
 	tr_world_agree(&c->w, rc < 0, msg, EXIT_DATA);
@@ -398,8 +434,23 @@ static void open_pipeline(tr_strategy_state **out, const tr_parts *p)
 
 /* ---- the starting point ---------------------------------------------------------- */
 
-/* Buffer `which` (0 the parameters, 1 and 2 the optimizer's state) of this
- * rank's part from the whole model's `host`. */
+/* n floats from `at` of buffer `which` (0 the parameters, 1 and 2 the
+ * optimizer's state) of this rank's part, from and to host memory (a
+ * checkpoint's blocks; after a put of the parameters, the caller calls
+ * tr_mlp_params_changed). */
+static void put_tensor(void *ctx, int which, size_t at, size_t n, const float *src)
+{
+	tr_model *m = ((pipeline *)ctx)->p->model;
+	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which) + at, src, n);
+}
+
+static void fetch_tensor(void *ctx, int which, size_t at, size_t n, float *dst)
+{
+	tr_model *m = ((pipeline *)ctx)->p->model;
+	tr_math_to_host(m->math, dst, tr_optim_buffer(&m->opt, m->net.params, which) + at, n);
+}
+
+/* Buffer `which` of this rank's part from the whole model's `host`. */
 static void place_tensor(void *ctx, int which, const float *host)
 {
 	pipeline *a = ctx;
@@ -408,13 +459,60 @@ static void place_tensor(void *ctx, int which, const float *host)
 	tr_world_agree(&a->p->cfg->w, !mine, "out of memory", EXIT_DATA);
 	/* (read only: to_whole 0) */
 	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, (float *)host, mine, 0);
-	tr_math_from_host(m->math, tr_optim_buffer(&m->opt, m->net.params, which), mine, a->n);
+	put_tensor(a, which, 0, a->n, mine);
 	free(mine);
 	if (which == 0) /* bf16: the weights' copy made again from these */
 		tr_mlp_params_changed(&m->net);
 }
 
-static void place_fresh(tr_strategy_state *s, const float *host) { place_tensor(s, 0, host); }
+/* tr_mlp_init_layer's layer `layer` (its region of the whole model from
+ * `at`) into the runs of `mine` that fall in it. */
+struct fresh {
+	const float *layer;
+	size_t at, len;
+	float *mine;
+};
+
+static void fresh_run(void *ctx, const tr_slice_run *r)
+{
+	struct fresh *f = ctx;
+	if (r->whole_at >= f->at && r->whole_at < f->at + f->len)
+		memcpy(f->mine + r->mine_at, f->layer + (r->whole_at - f->at), r->n * sizeof(float));
+}
+
+/* The starting parameters: rank 0's whole model (host), or with host NULL
+ * this rank's part made here from the seed, a layer at a time (the same
+ * values: each layer has its own stream), never the whole model. */
+static void place_fresh(tr_strategy_state *s, const float *host)
+{
+	pipeline *a = (pipeline *)s;
+	tr_model *m = a->p->model;
+	if (host) {
+		place_tensor(s, 0, host);
+		return;
+	}
+	tr_mlp all;
+	tr_mlp_layout(&all, m->sizes, m->nlayers);
+	size_t widest = 0;
+	for (int j = 0; j < a->sl.nlayers; j++) {
+		int i = a->sl.first + j;
+		size_t len = (size_t)(m->sizes[i] + 1) * (size_t)m->sizes[i + 1];
+		widest = len > widest ? len : widest;
+	}
+	float *mine = malloc(a->n * sizeof *mine), *layer = malloc(widest * sizeof *layer);
+	tr_world_agree(&a->p->cfg->w, !mine || !layer, "out of memory", EXIT_DATA);
+	for (int j = 0; j < a->sl.nlayers; j++) {
+		int i = a->sl.first + j;
+		struct fresh f = {layer, all.w_off[i], (size_t)(m->sizes[i] + 1) * (size_t)m->sizes[i + 1],
+		                  mine};
+		tr_mlp_init_layer(m->sizes, i, a->p->cfg->o.seed, layer);
+		tr_slice_each_run(&a->sl, &a->l, m->sizes, m->nlayers, 0, fresh_run, &f);
+	}
+	put_tensor(a, 0, 0, a->n, mine);
+	tr_mlp_params_changed(&m->net);
+	free(mine);
+	free(layer);
+}
 
 /* Collective, on resume: the counters, the stage's block of each tensor
  * of the whole model, each reader's loader position. */
@@ -425,7 +523,9 @@ static void place(tr_strategy_state *s, const tr_ckpt *c)
 	const tr_config *cfg = p->cfg;
 	tr_cursor *k = p->cursor;
 	tr_start_counters(p, c);
-	tr_start_tensors(p, c, place_tensor, a);
+	/* each rank its own runs, from the file (never the whole model) */
+	tr_ckpt_split_read(&cfg->w, cfg->o.checkpoint, c, tensor_part(s));
+	tr_mlp_params_changed(&p->model->net); /* bf16: the weights' copy */
 	tr_pipe_tables_place(p, c);
 	/* the readers' positions: each its own, or, when the run has another
 	 * number of readers than the checkpoint's, the rest of the epoch
@@ -697,25 +797,6 @@ static int eval_copies(tr_strategy_state *s, tr_copy_fn fn, void *ctx, char *err
 
 static uint64_t next_epoch_steps(tr_strategy_state *s) { return ((pipeline *)s)->steps_per_epoch; }
 
-/* Collective over the ranks of data group 0 (rank 0's): buffer `which` of
- * every rank's part into the whole model on rank 0 (whole: NULL
- * elsewhere). Each rank writes what it owns into zeros; their bitwise OR
- * is the whole model, bit for bit. */
-static void gather(pipeline *a, int which, float *whole)
-{
-	tr_model *m = a->p->model;
-	size_t n = m->nparams;
-	float *mine = malloc(a->n * sizeof *mine), *part = calloc(n, sizeof *part);
-	if (!mine || !part)
-		tr_world_abort(&a->p->cfg->w, "out of memory writing a checkpoint", EXIT_DATA);
-	tr_math_to_host(m->math, mine, tr_optim_buffer(&m->opt, m->net.params, which), a->n);
-	tr_slice_copy(&a->sl, &a->l, m->sizes, m->nlayers, part, mine, 1);
-	_Static_assert(sizeof(float) == sizeof(uint32_t), "a float is 32 bits");
-	MPI_Reduce(part, whole, (int)n, MPI_UINT32_T, MPI_BOR, 0, a->l.replica);
-	free(mine);
-	free(part);
-}
-
 /* Rank 0: the readers' loader positions alone (the first stage's rank of
  * each data group, tensor rank 0), in order: reader d's is world rank
  * d x P x T's. */
@@ -734,31 +815,19 @@ static void keep_readers(const tr_layout *l, tr_ckpt *c)
 	c->nblobs = c->world = (uint32_t)l->D;
 }
 
-/* Rank 0: the whole model and optimizer state, gathered from the stages:
- * the form data-parallel training writes, whatever the layout (which the
- * checkpoint names), and the readers' positions. */
+/* Rank 0: what the checkpoint keeps besides the tensors, which each rank
+ * of data group 0 writes itself (tensor_part): the readers' positions,
+ * the cursor, the tables. */
 static int collect(tr_strategy_state *s, tr_ckpt *c, char *err, size_t errlen)
 {
 	pipeline *a = (pipeline *)s;
 	const tr_parts *p = a->p;
-	tr_model *m = p->model;
 	if (c)
 		keep_readers(&a->l, c);
 	if (a->l.d != 0)
 		return 0;
-	size_t n = m->nparams;
-	int states = tr_optim_state_count(&m->opt);
-	if (c) {
+	if (c)
 		tr_step_collect_cursor(p, c);
-		c->params = malloc(n * sizeof(float));
-		c->state1 = malloc(n * sizeof(float));
-		if (states == 2)
-			c->state2 = malloc(n * sizeof(float));
-		if (!c->params || !c->state1 || (states == 2 && !c->state2))
-			tr_world_abort(&p->cfg->w, "out of memory writing a checkpoint", EXIT_DATA);
-	}
-	for (int i = 0; i <= states; i++)
-		gather(a, i, !c ? NULL : i == 0 ? c->params : i == 1 ? c->state1 : c->state2);
 	return tr_pipe_tables_collect(p, c, err, errlen);
 }
 
@@ -787,6 +856,8 @@ static void close_pipeline(tr_strategy_state *s)
 	free(a->cacc);
 	free(a->tens16);
 	tr_copies_free(&a->copies);
+	free(a->owned);
+	free(a->held);
 	free(a);
 }
 
@@ -805,6 +876,7 @@ const tr_strategy_ops tr_pipeline_ops = {
 	.eval_copies = eval_copies,
 	.next_epoch_steps = next_epoch_steps,
 	.collect = collect,
+	.tensor_part = tensor_part,
 	.describe = describe,
 	.close = close_pipeline,
 };

@@ -21,31 +21,55 @@ void tr_slice_of(tr_slice *s, const tr_layout *l, const int *sizes, int nlayers)
 	s->nparams = tr_mlp_param_count(s->sizes, s->nlayers);
 }
 
-void tr_slice_copy(const tr_slice *s, const tr_layout *l, const int *sizes, int nlayers,
-                   float *whole, float *mine, int to_whole)
+void tr_slice_each_run(const tr_slice *s, const tr_layout *l, const int *sizes, int nlayers,
+                       int owned, tr_slice_run_fn fn, void *ctx)
 {
 	tr_mlp all, part;
 	tr_mlp_layout(&all, sizes, nlayers);
 	tr_mlp_layout(&part, s->sizes, s->nlayers);
-	int owner = l->t == 0; /* of what the group holds whole */
+	int owner = !owned || l->t == 0; /* of what the group holds whole */
 	for (int j = 0; j < s->nlayers; j++) {
 		int i = s->first + j, out = sizes[i + 1], in = sizes[i], k = s->split[j];
-		float *W = whole + all.w_off[i], *b = whole + all.b_off[i];
-		float *w = mine + part.w_off[j], *bm = mine + part.b_off[j];
 		/* rows of W (row-major, out x in): the first of a pair's slice of
-		 * output units, or whole; the second's: columns, row by row */
+		 * output units, or whole (one run); the second's: columns, a run
+		 * a row */
 		size_t rows = k == TR_SPLIT_COLUMNS ? (size_t)out / l->T : (size_t)out;
 		size_t cols = k == TR_SPLIT_ROWS ? (size_t)in / l->T : (size_t)in;
 		size_t r0 = k == TR_SPLIT_COLUMNS ? (size_t)l->t * rows : 0;
 		size_t c0 = k == TR_SPLIT_ROWS ? (size_t)l->t * cols : 0;
 		int sliced = k != TR_SPLIT_NONE, bias_sliced = k == TR_SPLIT_COLUMNS;
-		for (size_t r = 0; r < rows && (!to_whole || sliced || owner); r++) {
-			float *at = W + (r0 + r) * (size_t)in + c0, *here = w + r * cols;
-			memcpy(to_whole ? at : here, to_whole ? here : at, cols * sizeof *at);
+		if (sliced || owner) {
+			size_t per = k == TR_SPLIT_ROWS ? 1 : rows; /* rows a run */
+			for (size_t r = 0; r < rows; r += per) {
+				tr_slice_run run = {all.w_off[i] + (r0 + r) * (size_t)in + c0,
+				                    part.w_off[j] + r * cols, per * cols};
+				fn(ctx, &run);
+			}
 		}
-		size_t nb = bias_sliced ? rows : (size_t)out;
-		float *bat = b + (bias_sliced ? r0 : 0);
-		if (!to_whole || bias_sliced || owner)
-			memcpy(to_whole ? bat : bm, to_whole ? bm : bat, nb * sizeof *bat);
+		if (bias_sliced || owner) {
+			tr_slice_run run = {all.b_off[i] + (bias_sliced ? r0 : 0), part.b_off[j],
+			                    bias_sliced ? rows : (size_t)out};
+			fn(ctx, &run);
+		}
 	}
+}
+
+/* tr_slice_copy's direction and buffers. */
+struct copy {
+	float *whole, *mine;
+	int to_whole;
+};
+
+static void copy_run(void *ctx, const tr_slice_run *r)
+{
+	struct copy *c = ctx;
+	float *at = c->whole + r->whole_at, *here = c->mine + r->mine_at;
+	memcpy(c->to_whole ? at : here, c->to_whole ? here : at, r->n * sizeof *at);
+}
+
+void tr_slice_copy(const tr_slice *s, const tr_layout *l, const int *sizes, int nlayers,
+                   float *whole, float *mine, int to_whole)
+{
+	struct copy c = {whole, mine, to_whole};
+	tr_slice_each_run(s, l, sizes, nlayers, to_whole, copy_run, &c);
 }

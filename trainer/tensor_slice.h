@@ -25,6 +25,20 @@ typedef struct tr_slice {
  * sizes, its stages set (tr_layout_stages). */
 void tr_slice_of(tr_slice *s, const tr_layout *l, const int *sizes, int nlayers);
 
+/* A run of floats this rank holds that is contiguous in the whole model's
+ * layout too: n floats at whole_at there, at mine_at in its own. */
+typedef struct tr_slice_run {
+	size_t whole_at, mine_at, n;
+} tr_slice_run;
+
+/* Calls fn for each run of this rank's part (a row of a pair's second
+ * layer, a whole block elsewhere), layer by layer: all it holds, or with
+ * `owned` only what it owns (its slices; what the group holds whole, only
+ * tensor rank 0: each float of the model owned by one rank of the copy). */
+typedef void (*tr_slice_run_fn)(void *ctx, const tr_slice_run *r);
+void tr_slice_each_run(const tr_slice *s, const tr_layout *l, const int *sizes, int nlayers,
+                       int owned, tr_slice_run_fn fn, void *ctx);
+
 /* Copies between this rank's parameters (`mine`, nparams floats of host
  * memory, in its network's layout) and the whole model's (`whole`, the
  * whole model's layout): to_whole 0 fills mine from whole; 1 writes mine
