@@ -10,7 +10,15 @@
   - the bubble measured from the timeline (1 - the ranks' forward and
     backward time / (2 x the longer schedule)), against a replay of the
     same compute times with messages that take no time, and against
-    (P - 1) / (M + P - 1).
+    (P - 1) / (M + P - 1); for 1f1b also the replay of 1f1b as it was
+    before h29 (one forward ahead on the first stage, one slot on the
+    last: the stages met at every microbatch), and the floor that the
+    stages' unequal compute puts under any schedule (1 - their compute /
+    (2 x the larger's));
+  - the bubble metric's own reading (--metrics' `bubble`), recomputed
+    from every step of the timeline: 1 - the ranks' schedule seconds
+    less their waits (w*, s*, D) / (2 x the sum over the steps of the
+    longer schedule, S), to check the metric against.
 
 Usage: bench/pipe_trace.py PREFIX SCHEDULE M   (SCHEDULE gpipe or 1f1b)
 """
@@ -31,39 +39,48 @@ def load(path):
     return steps
 
 
-def order(schedule, rank, M):
-    """The rank's forwards and backwards in its schedule's order."""
+AHEAD, LAST = 2, 2  # 1f1b at P = 2 (pipe_stage.c): the first stage's
+# forwards ahead, the last stage's slots
+
+
+def order(schedule, rank, M, ahead0):
+    """The rank's forwards and backwards in its schedule's order (1f1b:
+    ahead0 forwards ahead on the first stage, none on the last)."""
     if schedule == "gpipe":
         return [("F", m) for m in range(M)] + [("B", m) for m in range(M)]
-    ahead = min(1 - rank, M)
+    ahead = min(ahead0 if rank == 0 else 0, M)
     o = [("F", m) for m in range(ahead)]
     for i in range(M - ahead):
         o += [("F", i + ahead), ("B", i)]
     return o + [("B", i) for i in range(M - ahead, M)]
 
 
-def replay(schedule, M, dur):
-    """The schedule's span with these compute times and instant messages."""
-    slots = [M, M] if schedule == "gpipe" else [min(2, M), 1]
-    seq = [order(schedule, 0, M), order(schedule, 1, M)]
-    end, t, i = {}, [0.0, 0.0], [0, 0]
+def replay(schedule, M, dur, ahead0=AHEAD, last=LAST):
+    """The schedule's span with these compute times and messages that take
+    no time once the receiver reaches the forward or backward that needs
+    them (a rendezvous: the receiver takes the message in its wait), a
+    send's slot free again when its message is taken (1f1b: ahead0 + 1
+    slots on the first stage, `last` on the last)."""
+    slots = [M, M] if schedule == "gpipe" else [min(ahead0 + 1, M), min(last, M)]
+    seq = [order(schedule, 0, M, ahead0), order(schedule, 1, M, ahead0)]
+    end, taken, t, i = {}, {}, [0.0, 0.0], [0, 0]
     while i[0] < len(seq[0]) or i[1] < len(seq[1]):
         moved = False
         for r in (0, 1):
             if i[r] == len(seq[r]):
                 continue
             k, m = seq[r][i[r]]
-            need = []
-            if r == 1 and k == "F":  # its activations; a free slot
-                need.append((0, "F", m))
-                if m >= slots[1]:
-                    need.append((1, "B", m - slots[1]))
-            if r == 0 and k == "B":  # its output's gradient
-                need.append((1, "B", m))
-            if r == 0 and k == "F" and m >= slots[0]:  # the slot's last sent
-                need.append((1, "F", m - slots[0]))
-            if all(n in end for n in need):
-                t[r] = end[(r, k, m)] = max([t[r]] + [end[n] for n in need]) + dur[r][(k, m)]
+            got = (0, "F", m) if (r, k) == (1, "F") else (1, "B", m) if (r, k) == (0, "B") \
+                else None  # the message the step waits for: activations, gradient
+            need = [end.get(got)] if got else []
+            if (r, k) == (0, "F") and m >= slots[0]:  # its slot's activations taken
+                need.append(taken.get((0, m - slots[0])))
+            if (r, k) == (1, "B") and m >= slots[1]:  # its slot's gradient taken
+                need.append(taken.get((1, m - slots[1])))
+            if all(n is not None for n in need):
+                if got:
+                    taken[(got[0], m)] = max(end[got], t[r])
+                t[r] = end[(r, k, m)] = max([t[r]] + need) + dur[r][(k, m)]
                 i[r] += 1
                 moved = True
         if not moved:
@@ -85,10 +102,10 @@ def main():
     if not steps:
         raise SystemExit(f"pipe_trace.py: {prefix}: fewer than 5 steps traced")
     waits = collections.defaultdict(list)
-    measured, replayed = [], []
+    measured, replayed, before, floor = [], [], [], []
     lat = {"activations, stage 0 -> 1": [], "gradients, stage 1 -> 0": []}
     for s in steps:
-        ev = [[e for e in ranks[r][s] if e[0] not in ("X", "O")] for r in (0, 1)]
+        ev = [[e for e in ranks[r][s] if e[0] not in ("X", "O", "S")] for r in (0, 1)]
         dur = [{(k, m): b - a for k, m, a, b in ev[r] if k in ("F", "B")} for r in (0, 1)]
         if any(len(d) != 2 * M for d in dur):
             raise SystemExit(f"pipe_trace.py: step {s} has no {M} forwards and backwards")
@@ -99,6 +116,8 @@ def main():
         spans = [max(e[3] for e in ev[r]) - min(e[2] for e in ev[r]) for r in (0, 1)]
         measured.append(1 - compute / (2 * max(spans)))
         replayed.append(1 - compute / (2 * replay(schedule, M, dur)))
+        before.append(1 - compute / (2 * replay(schedule, M, dur, 1, 1)))
+        floor.append(1 - compute / (2 * max(sum(d.values()) for d in dur)))
         for name, (snd, sk, rcv, rk) in zip(lat, ((0, "iA", 1, "wA"), (1, "iG", 0, "wG"))):
             posts = {m: a for k, m, a, b in ev[snd] if k == sk}
             for k, m, a, b in ev[rcv]:
@@ -110,8 +129,31 @@ def main():
     for name, v in lat.items():
         print(f"hand-overs, {name}, the receiver waiting: {len(v)}; send to received, ms: "
               f"p10 {pct(v, .1) * 1e3:.3f} p50 {pct(v, .5) * 1e3:.3f} p90 {pct(v, .9) * 1e3:.3f}")
+    was = f", as 1f1b before (one forward ahead, one slot on the last stage) " \
+        f"{statistics.median(before):.3f}" \
+        if schedule == "1f1b" else ""
     print(f"bubble: formula {1 / (M + 1):.3f}, replay with instant messages "
-          f"{statistics.median(replayed):.3f}, measured {statistics.median(measured):.3f}")
+          f"{statistics.median(replayed):.3f}{was}, the stages' unequal compute's floor "
+          f"{statistics.median(floor):.3f}, measured {statistics.median(measured):.3f}")
+    bubble = metric(ranks)
+    print("the bubble metric from the timeline, every step: " +
+          (f"{bubble:.6f}" if bubble is not None else "(no schedules, S, traced: an older build)"))
+
+
+def metric(ranks):
+    """The bubble as --metrics counts it, over every step both ranks traced:
+    1 - the schedules' seconds less their waits / (2 x the sum of each
+    step's longer schedule); None without the schedules (S) traced."""
+    idle = ("wA", "wG", "wL", "sA", "sG", "sL", "D")
+    work = longest = 0.0
+    for s in sorted(set(ranks[0]) & set(ranks[1])):
+        sched = [sum(b - a for k, m, a, b in ranks[r][s] if k == "S") for r in (0, 1)]
+        if not all(sched):
+            return None
+        longest += max(sched)
+        for r in (0, 1):
+            work += sched[r] - sum(b - a for k, m, a, b in ranks[r][s] if k in idle)
+    return 1 - work / (2 * longest)
 
 
 if __name__ == "__main__":

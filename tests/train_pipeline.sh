@@ -83,6 +83,8 @@ run gpipe 2 --pipeline 2 --pipeline-schedule gpipe --microbatches 3
 same_params dp1-sgd gpipe "gpipe of 3 uneven microbatches"
 run seq3 3 --pipeline 3 --pipeline-schedule sequential
 same_params dp1-sgd seq3 "sequential at P = 3"
+run f1b3 3 --pipeline 3 --microbatches 5
+same_params dp1-sgd f1b3 "1f1b at P = 3, 5 microbatches"
 # ... which the comparison can tell from another global batch
 if "$CKPT_DIFF" dp1-sgd dp2 1e-5 l2 >/dev/null; then fail "1 rank against 2 agree"; else pass; fi
 # the same layout twice: the same bits
@@ -254,6 +256,12 @@ sys.exit(not (e["gemm_seconds"] > 0 and e["seconds"] >= 10 * e["gemm_seconds"]))
 	pass || fail "--straggler 0:10: the first stage's steps slowed"
 expect_exit 0 cmp slow-plain/checkpoint slow-0/checkpoint
 expect_exit 0 cmp slow-plain/checkpoint slow-1/checkpoint
+# ... and the last stage, next to no compute, idles half of every step or
+# more: waiting for its activations, for its sends to be taken and in the
+# drain, until the first stage's last backward (the drain counted as
+# compute, before: about 0.3)
+above "$(json slow-0.json bubble)" 0.45 && above 1 "$(json slow-0.json bubble)" && pass ||
+	fail "--straggler 0:10: the bubble $(json slow-0.json bubble), not 0.5 or near"
 
 # -- RIO_PIPE_TRACE: each rank's timeline (pipe_trace.h), 2 steps of gpipe
 # with 3 microbatches: the first stage forwards, sends and backwards each
@@ -275,6 +283,41 @@ for step in "01":
         assert last[(step, kind)] == 3, (step, kind, last[(step, kind)])
     assert first[(step, "X")] == 1 and last[(step, "X")] == 1
 ' && pass || fail "RIO_PIPE_TRACE: the timelines"
+# 1f1b: each stage but the last one forward further ahead than it needs
+# (P - p), the last none; at P = 3 with 5 microbatches, every step
+expect_exit 0 mpi 3 $MODEL --max-steps 2 --pipeline 3 --microbatches 5
+python3 -c 'import sys
+want = ["F0 F1 F2 F3 B0 F4 B1 B2 B3 B4", "F0 F1 F2 B0 F3 B1 F4 B2 B3 B4",
+        "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4"]
+for r in range(3):
+    rows = [l.rstrip("\n").split("\t") for l in open(f"tl.{r}.tsv")][1:]
+    for step in "01":
+        got = " ".join(k + m for s, k, m, a, b in rows if s == step and k in ("F", "B"))
+        assert got == want[r], (r, step, got)
+' && pass || fail "RIO_PIPE_TRACE: 1f1b's order at P = 3"
+# the bubble metric is the timeline's: each step as long as its longest
+# rank's schedule (S), and a rank idle in every wait within it, for a
+# receive, a send's slot or the drain (w*, s*, D); the first stage slowed,
+# so that the last waits in its drain
+expect_exit 0 mpi 2 $SLOW --max-steps 4 --microbatches 4 --straggler 0:4 --metrics tl.json
+python3 -c 'import json, sys
+idle = ("wA", "wG", "wL", "sA", "sG", "sL", "D")
+ev = [[l.rstrip("\n").split("\t") for l in open(f"tl.{r}.tsv")][1:] for r in (0, 1)]
+steps = sorted({e[0] for e in ev[0]})
+work = longest = 0.0
+for s in steps:
+    sched = [sum(float(e[4]) - float(e[3]) for e in ev[r] if e[0] == s and e[1] == "S")
+             for r in (0, 1)]
+    longest += max(sched)
+    for r in (0, 1):
+        work += sched[r] - sum(float(e[4]) - float(e[3]) for e in ev[r]
+                               if e[0] == s and e[1] in idle)
+drain = sum(float(e[4]) - float(e[3]) for e in ev[1] if e[1] == "D")
+want = 1 - work / (2 * longest)
+got = json.loads(open("tl.json").readline())["bubble"]
+print("bubble", got, "from the timeline", want, "the last stage drained", drain, "s")
+sys.exit(not (len(steps) == 4 and abs(got - want) <= 0.005))' &&
+	pass || fail "the bubble metric against the timeline"
 export RIO_PIPE_TRACE="$T/no/such/dir/tl"
 expect_exit 1 mpi 2 $SLOW --max-steps 1
 unset RIO_PIPE_TRACE

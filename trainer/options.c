@@ -304,7 +304,7 @@ static const tr_option_row table[OPT_COUNT] = {
 	                       AT(pipe_schedule, INT),
 	                       .name_of = tr_pipe_schedule_name,
 	                       .arg = "NAME",
-	                       .help = "1f1b (default: one forward, one backward; at most P "
+	                       .help = "1f1b (default: one forward, one backward; at most P + 1 "
 	                               "microbatches' activations held), gpipe (all forwards, then "
 	                               "all backwards), sequential (the batch whole, one stage "
 	                               "busy at a time) or async (1f1b without a flush between "
