@@ -34,8 +34,10 @@
 #      with LAYOUTS=1: part c alone), BUBBLE_MODEL (part a's model options),
 #      TRACE (1: part a's runs write their timelines, RIO_PIPE_TRACE, and
 #      bench/pipe_trace.py reads each point's last into BENCH_DIR/trace.txt:
-#      the waits by kind, the hand-overs' latency, the bubble replayed with
-#      instant messages).
+#      the waits by kind, the hand-overs' latency, the least bubble those
+#      compute times allow any schedule, the bubble replayed with instant
+#      messages (1f1b's also as it was before h29), the metric recomputed
+#      from the timeline).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train

@@ -12,9 +12,9 @@
     same compute times with messages that take no time, and against
     (P - 1) / (M + P - 1); for 1f1b also the replay of 1f1b as it was
     before h29 (one forward ahead on the first stage, one slot on the
-    last: the stages met at every microbatch), and the floor that the
-    stages' unequal compute puts under any schedule (1 - their compute /
-    (2 x the larger's));
+    last: the stages met at every microbatch); and the least bubble any
+    schedule has with these compute times (least(): the formula where
+    the stages cost the same, more where one is slower);
   - the bubble metric's own reading (--metrics' `bubble`), recomputed
     from every step of the timeline: 1 - the ranks' schedule seconds
     less their waits (w*, s*, D) / (2 x the sum over the steps of the
@@ -88,6 +88,16 @@ def replay(schedule, M, dur, ahead0=AHEAD, last=LAST):
     return max(t)
 
 
+def least(M, dur):
+    """The shortest span any schedule of these compute times has: the
+    first stage's compute, and the last's between the first stage's first
+    forward and last backward (the last stage starts with that forward's
+    activations and ends with the gradient that backward waits for). With
+    stages that cost the same it is (M + 1) (f + b): the formula's."""
+    c0, c1 = (sum(d.values()) for d in dur)
+    return max(c0, dur[0][("F", 0)] + c1 + dur[0][("B", M - 1)])
+
+
 def pct(v, q):
     v = sorted(v)
     return v[min(len(v) - 1, int(q * len(v)))] if v else float("nan")
@@ -117,7 +127,7 @@ def main():
         measured.append(1 - compute / (2 * max(spans)))
         replayed.append(1 - compute / (2 * replay(schedule, M, dur)))
         before.append(1 - compute / (2 * replay(schedule, M, dur, 1, 1)))
-        floor.append(1 - compute / (2 * max(sum(d.values()) for d in dur)))
+        floor.append(1 - compute / (2 * least(M, dur)))
         for name, (snd, sk, rcv, rk) in zip(lat, ((0, "iA", 1, "wA"), (1, "iG", 0, "wG"))):
             posts = {m: a for k, m, a, b in ev[snd] if k == sk}
             for k, m, a, b in ev[rcv]:
@@ -132,9 +142,9 @@ def main():
     was = f", as 1f1b before (one forward ahead, one slot on the last stage) " \
         f"{statistics.median(before):.3f}" \
         if schedule == "1f1b" else ""
-    print(f"bubble: formula {1 / (M + 1):.3f}, replay with instant messages "
-          f"{statistics.median(replayed):.3f}{was}, the stages' unequal compute's floor "
-          f"{statistics.median(floor):.3f}, measured {statistics.median(measured):.3f}")
+    print(f"bubble: formula {1 / (M + 1):.3f}, the least with these compute times "
+          f"{statistics.median(floor):.3f}, replay with instant messages "
+          f"{statistics.median(replayed):.3f}{was}, measured {statistics.median(measured):.3f}")
     bubble = metric(ranks)
     print("the bubble metric from the timeline, every step: " +
           (f"{bubble:.6f}" if bubble is not None else "(no schedules, S, traced: an older build)"))
