@@ -3,8 +3,8 @@
 (trainer/pipe_trace.h) of a P = 2 pipeline and says where its bubble goes:
 
   - each rank's waits a step, by kind (medians over the steps, the first
-    3 and the last left out): the receives' (wA, wG, wL: what the bubble
-    metric counts as idle), the sends' (sA, sG) and the step's drain (D);
+    3 and the last left out): the receives' (wA, wG, wL), the sends' (sA,
+    sG) and the step's drain (D), all idle time to the bubble metric;
   - each hand-over's latency where the receiver was already waiting: the
     wait's end minus the send's post (10th, 50th, 90th percentiles);
   - the bubble measured from the timeline (1 - the ranks' forward and
@@ -112,7 +112,7 @@ def main():
     if not steps:
         raise SystemExit(f"pipe_trace.py: {prefix}: fewer than 5 steps traced")
     waits = collections.defaultdict(list)
-    measured, replayed, before, floor = [], [], [], []
+    measured, replayed, before, lowest = [], [], [], []
     lat = {"activations, stage 0 -> 1": [], "gradients, stage 1 -> 0": []}
     for s in steps:
         ev = [[e for e in ranks[r][s] if e[0] not in ("X", "O", "S")] for r in (0, 1)]
@@ -127,7 +127,7 @@ def main():
         measured.append(1 - compute / (2 * max(spans)))
         replayed.append(1 - compute / (2 * replay(schedule, M, dur)))
         before.append(1 - compute / (2 * replay(schedule, M, dur, 1, 1)))
-        floor.append(1 - compute / (2 * least(M, dur)))
+        lowest.append(1 - compute / (2 * least(M, dur)))
         for name, (snd, sk, rcv, rk) in zip(lat, ((0, "iA", 1, "wA"), (1, "iG", 0, "wG"))):
             posts = {m: a for k, m, a, b in ev[snd] if k == sk}
             for k, m, a, b in ev[rcv]:
@@ -143,7 +143,7 @@ def main():
         f"{statistics.median(before):.3f}" \
         if schedule == "1f1b" else ""
     print(f"bubble: formula {1 / (M + 1):.3f}, the least with these compute times "
-          f"{statistics.median(floor):.3f}, replay with instant messages "
+          f"{statistics.median(lowest):.3f}, replay with instant messages "
           f"{statistics.median(replayed):.3f}{was}, measured {statistics.median(measured):.3f}")
     bubble = metric(ranks)
     print("the bubble metric from the timeline, every step: " +
