@@ -10,9 +10,10 @@
   - the bubble measured from the timeline (1 - the ranks' forward and
     backward time / (2 x the longer schedule)), against a replay of the
     same compute times with messages that take no time, and against
-    (P - 1) / (M + P - 1); for 1f1b also the replay of 1f1b as it was
-    before h29 (one forward ahead on the first stage, one slot on the
-    last: the stages met at every microbatch); and the least bubble any
+    (P - 1) / (M + P - 1); for 1f1b and eager-1f1b also the replay of
+    the other's order (1f1b: one forward ahead on the first stage, one
+    slot on the last, so that the stages meet at every microbatch;
+    eager-1f1b: two ahead, two slots); and the least bubble any
     schedule has with these compute times (least(): the formula where
     the stages cost the same, more where one is slower);
   - the bubble metric's own reading (--metrics' `bubble`), recomputed
@@ -20,7 +21,7 @@
     less their waits (w*, s*, D) / (2 x the sum over the steps of the
     longer schedule, S), to check the metric against.
 
-Usage: bench/pipe_trace.py PREFIX SCHEDULE M   (SCHEDULE gpipe or 1f1b)
+Usage: bench/pipe_trace.py PREFIX SCHEDULE M   (SCHEDULE gpipe, 1f1b or eager-1f1b)
 """
 import collections
 import statistics
@@ -39,13 +40,15 @@ def load(path):
     return steps
 
 
-AHEAD, LAST = 2, 2  # 1f1b at P = 2 (pipe_stage.c): the first stage's
-# forwards ahead, the last stage's slots
+# 1f1b and eager-1f1b at P = 2 (pipe_stage.c): the first stage's forwards
+# ahead, the last stage's slots
+SLACK = {"1f1b": (1, 1), "eager-1f1b": (2, 2)}
 
 
 def order(schedule, rank, M, ahead0):
-    """The rank's forwards and backwards in its schedule's order (1f1b:
-    ahead0 forwards ahead on the first stage, none on the last)."""
+    """The rank's forwards and backwards in its schedule's order (1f1b
+    and eager-1f1b: ahead0 forwards ahead on the first stage, none on the
+    last)."""
     if schedule == "gpipe":
         return [("F", m) for m in range(M)] + [("B", m) for m in range(M)]
     ahead = min(ahead0 if rank == 0 else 0, M)
@@ -55,12 +58,13 @@ def order(schedule, rank, M, ahead0):
     return o + [("B", i) for i in range(M - ahead, M)]
 
 
-def replay(schedule, M, dur, ahead0=AHEAD, last=LAST):
+def replay(schedule, M, dur):
     """The schedule's span with these compute times and messages that take
     no time once the receiver reaches the forward or backward that needs
     them (a rendezvous: the receiver takes the message in its wait), a
-    send's slot free again when its message is taken (1f1b: ahead0 + 1
-    slots on the first stage, `last` on the last)."""
+    send's slot free again when its message is taken (1f1b, eager-1f1b:
+    ahead0 + 1 slots on the first stage, `last` on the last; SLACK)."""
+    ahead0, last = SLACK.get(schedule, (0, 0))
     slots = [M, M] if schedule == "gpipe" else [min(ahead0 + 1, M), min(last, M)]
     seq = [order(schedule, 0, M, ahead0), order(schedule, 1, M, ahead0)]
     end, taken, t, i = {}, {}, [0.0, 0.0], [0, 0]
@@ -104,15 +108,16 @@ def pct(v, q):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[2] not in ("gpipe", "1f1b"):
-        raise SystemExit("usage: pipe_trace.py PREFIX gpipe|1f1b M")
+    if len(sys.argv) != 4 or sys.argv[2] not in ("gpipe", "1f1b", "eager-1f1b"):
+        raise SystemExit("usage: pipe_trace.py PREFIX gpipe|1f1b|eager-1f1b M")
     prefix, schedule, M = sys.argv[1], sys.argv[2], int(sys.argv[3])
     ranks = [load(f"{prefix}.{r}.tsv") for r in (0, 1)]
     steps = [s for s in sorted(ranks[0])[3:-1] if s in ranks[1]]
     if not steps:
         raise SystemExit(f"pipe_trace.py: {prefix}: fewer than 5 steps traced")
     waits = collections.defaultdict(list)
-    measured, replayed, before, lowest = [], [], [], []
+    other = {"1f1b": "eager-1f1b", "eager-1f1b": "1f1b"}.get(schedule)
+    measured, replayed, as_other, lowest = [], [], [], []
     lat = {"activations, stage 0 -> 1": [], "gradients, stage 1 -> 0": []}
     for s in steps:
         ev = [[e for e in ranks[r][s] if e[0] not in ("X", "O", "S")] for r in (0, 1)]
@@ -126,7 +131,8 @@ def main():
         spans = [max(e[3] for e in ev[r]) - min(e[2] for e in ev[r]) for r in (0, 1)]
         measured.append(1 - compute / (2 * max(spans)))
         replayed.append(1 - compute / (2 * replay(schedule, M, dur)))
-        before.append(1 - compute / (2 * replay(schedule, M, dur, 1, 1)))
+        if other:
+            as_other.append(1 - compute / (2 * replay(other, M, dur)))
         lowest.append(1 - compute / (2 * least(M, dur)))
         for name, (snd, sk, rcv, rk) in zip(lat, ((0, "iA", 1, "wA"), (1, "iG", 0, "wG"))):
             posts = {m: a for k, m, a, b in ev[snd] if k == sk}
@@ -139,9 +145,7 @@ def main():
     for name, v in lat.items():
         print(f"hand-overs, {name}, the receiver waiting: {len(v)}; send to received, ms: "
               f"p10 {pct(v, .1) * 1e3:.3f} p50 {pct(v, .5) * 1e3:.3f} p90 {pct(v, .9) * 1e3:.3f}")
-    was = f", as 1f1b before (one forward ahead, one slot on the last stage) " \
-        f"{statistics.median(before):.3f}" \
-        if schedule == "1f1b" else ""
+    was = f", in {other}'s order {statistics.median(as_other):.3f}" if other else ""
     print(f"bubble: formula {1 / (M + 1):.3f}, the least with these compute times "
           f"{statistics.median(lowest):.3f}, replay with instant messages "
           f"{statistics.median(replayed):.3f}{was}, measured {statistics.median(measured):.3f}")

@@ -17,17 +17,18 @@
  * kind goes in order, so a receive posted for microbatch m gets m. */
 enum { TAG_ACT = 1, TAG_GRAD = 2, TAG_LABELS = 3, TAG_EVAL = 4 };
 
-/* 1f1b and async: the forwards stage p runs ahead of its first backward.
- * Async: P - 1 - p (of this batch or the next), the fewest that keep every
- * stage busy. 1f1b: one more on every stage but the last, P - p, so that
- * the next stage's input is a forward ahead of its need: at P = 2 the
- * stages otherwise meet at every microbatch (the first stage's forward of
- * m + 1 ends as the last's backward of m does), and any spread of either's
- * compute idles both (doc/parallelism.md, "Study"). The last stage runs
- * none ahead: its backward of m is what the stage before waits for. */
+/* 1f1b, eager-1f1b and async: the forwards stage p runs ahead of its
+ * first backward. 1f1b and async: P - 1 - p (async's of this batch or the
+ * next), the fewest that keep every stage busy. eager-1f1b: one more on
+ * every stage but the last, P - p, so that the next stage's input is a
+ * forward ahead of its need: at P = 2 the stages otherwise meet at every
+ * microbatch (the first stage's forward of m + 1 ends as the last's
+ * backward of m does), and any spread of either's compute idles both
+ * (doc/parallelism.md, "Study"). The last stage runs none ahead: its
+ * backward of m is what the stage before waits for. */
 static int forwards_ahead(int P, int p, int schedule, int M)
 {
-	int ahead = schedule == TR_PIPE_ASYNC ? P - 1 - p : p < P - 1 ? P - p : 0;
+	int ahead = schedule != TR_PIPE_EAGER_1F1B ? P - 1 - p : p < P - 1 ? P - p : 0;
 	return ahead < M ? ahead : M;
 }
 
@@ -35,13 +36,14 @@ int tr_stage_slots(int P, int p, int schedule, int M)
 {
 	if (schedule == TR_PIPE_ASYNC) /* the ahead (of this batch or the next) and one */
 		return P - p;
-	if (schedule == TR_PIPE_1F1B) {
-		/* the ahead and one; the last stage two: its backward of m + 1
-		 * need not wait for the stage before to take m's input gradient
-		 * (a send's slot), nor its receive of m + 1's activations for m's
-		 * backward (the slack the other way) */
+	if (schedule == TR_PIPE_1F1B || schedule == TR_PIPE_EAGER_1F1B) {
+		/* the ahead and one (1f1b: P - p); eager-1f1b's last stage two:
+		 * its backward of m + 1 need not wait for the stage before to
+		 * take m's input gradient (a send's slot), nor its receive of
+		 * m + 1's activations for m's backward (the slack the other way) */
 		int held = forwards_ahead(P, p, schedule, M) + 1;
-		held = held > 2 ? held : 2;
+		if (schedule == TR_PIPE_EAGER_1F1B && held < 2)
+			held = 2;
 		return held < M ? held : M;
 	}
 	return M;
@@ -396,7 +398,7 @@ static void recv_labels(tr_stage *st)
 	}
 }
 
-/* 1f1b and async: the forwards ahead (forwards_ahead; less those the
+/* 1f1b, eager-1f1b and async: the forwards ahead (forwards_ahead; less those the
  * step before ran), then one forward and one backward; the last backwards
  * alternate with the next batch's first forwards when `cont` (async). */
 static void one_f_one_b(tr_stage *st, const tr_input *in, const tr_input *next, int cont,
@@ -434,7 +436,7 @@ void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int c
 	recv_labels(st);
 	st->post_end = st->g0 + (cont ? 2 : 1) * (int64_t)M;
 	post_ready(st);
-	if (st->schedule == TR_PIPE_1F1B || st->schedule == TR_PIPE_ASYNC) {
+	if (st->schedule != TR_PIPE_GPIPE && st->schedule != TR_PIPE_SEQUENTIAL) {
 		one_f_one_b(st, in, next, cont, w, stats);
 	} else { /* gpipe; sequential is gpipe of one microbatch */
 		for (int m = 0; m < M; m++)

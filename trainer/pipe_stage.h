@@ -16,13 +16,16 @@
  *   sequential  M = 1: one stage busy at a time;
  *   gpipe       every forward, then every backward: M microbatches'
  *               activations held;
- *   1f1b        stage p < P - 1 runs P - p forwards ahead (one more than
- *               it needs: slack for the next stage, whose input is then
- *               ready a forward early), the last stage none; then each
- *               alternates one forward and one backward: min(P - p + 1,
- *               M) held on stage p < P - 1, min(2, M) on the last (its
- *               backward need not wait for the stage before to take the
- *               previous input gradient): P + 1 at most, on the first.
+ *   1f1b        stage p runs P - 1 - p forwards ahead, then alternates one
+ *               forward and one backward: at most P - p held.
+ *   eager-1f1b  1f1b with one more forward ahead: stage p < P - 1 runs
+ *               P - p forwards ahead (slack for the next stage, whose
+ *               input is then ready a forward early), the last stage
+ *               none; then each alternates one forward and one backward:
+ *               min(P - p + 1, M) held on stage p < P - 1, min(2, M) on
+ *               the last (its backward need not wait for the stage before
+ *               to take the previous input gradient): P + 1 at most, on
+ *               the first.
  *   async       1f1b without the flush between batches (PipeDream-2BW):
  *               while a step's last backwards run, the next batch's first
  *               P - 1 - p forwards run in their place, on the newest
