@@ -2,7 +2,8 @@
 # parallelism.sh — the study of doc/parallelism.md: model parallelism
 # measured (figures, never pass/fail):
 #   a. the pipeline's bubble against GPipe's (P - 1) / (M + P - 1): the
-#      metrics' measured `bubble` of gpipe and 1f1b for M = 1..16 at P = 2,
+#      metrics' measured `bubble` of gpipe, 1f1b and eager-1f1b for
+#      M = 1..16 at P = 2,
 #      on a model whose two stages cost the same, forward and backward
 #      (BUBBLE_MODEL, default --synthetic=16 --hidden 512,512,512,512,512:
 #      two 512x512 layers a stage, beside a thin first and last layer; the
@@ -11,8 +12,8 @@
 #      backward is 3 GEMMs a microbatch to the second's 4, and the first
 #      stage idles a sixth of each microbatch whatever M), one rank a core;
 #   b. activation memory: each stage's planned bytes (what the schedule
-#      keeps) and peak resident bytes (VmHWM) for sequential, gpipe and
-#      1f1b at P = 2 and P = 4, against data parallelism;
+#      keeps) and peak resident bytes (VmHWM) for sequential, gpipe, 1f1b
+#      and eager-1f1b at P = 2 and P = 4, against data parallelism;
 #   c. (LAYOUTS=1, root: namespace hosts, tests/cluster/cluster.sh) the
 #      layouts D4, P4, T4, D2xP2, D2xT2, P2xT2 on 4 hosts of one slot, for
 #      LINKS (default "none 10gbit 1gbit", tc tbf as bench/scaling.sh):
@@ -34,8 +35,11 @@
 #      with LAYOUTS=1: part c alone), BUBBLE_MODEL (part a's model options),
 #      TRACE (1: part a's runs write their timelines, RIO_PIPE_TRACE, and
 #      bench/pipe_trace.py reads each point's last into BENCH_DIR/trace.txt:
-#      the waits by kind, the hand-overs' latency, the bubble replayed with
-#      instant messages).
+#      the waits by kind, the hand-overs' latency, the least bubble those
+#      compute times allow any schedule, the bubble replayed with instant
+#      messages (1f1b's and eager-1f1b's each also in the other's order),
+#      the metric recomputed
+#      from the timeline).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -68,7 +72,7 @@ EQUAL=${BUBBLE_MODEL:-"--synthetic=16 --hidden 512,512,512,512,512 --batch 512"}
 case $PARTS in *a*)
 echo "== a. the bubble against (P - 1) / (M + P - 1), P = 2"
 for m in $MS; do
-	for s in gpipe 1f1b; do
+	for s in gpipe 1f1b eager-1f1b; do
 		[ "${TRACE:-0}" = 1 ] && export RIO_PIPE_TRACE="$W/trace-$s-$m" # the last run's
 		run "bubble-$s-$m" 2 $EQUAL --pipeline 2 --pipeline-schedule $s --microbatches $m
 		unset RIO_PIPE_TRACE
@@ -77,7 +81,7 @@ done
 run "bubble-dp" 1 $EQUAL
 if [ "${TRACE:-0}" = 1 ]; then
 	for m in $MS; do
-		for s in gpipe 1f1b; do
+		for s in gpipe 1f1b eager-1f1b; do
 			python3 "$RIO_TOP/bench/pipe_trace.py" "$W/trace-$s-$m" $s $m
 		done
 	done | tee "$W/trace.txt"
@@ -85,13 +89,13 @@ fi
 ;; esac
 
 case $PARTS in *b*)
-echo "== b. activation memory: sequential, gpipe, 1f1b"
+echo "== b. activation memory: sequential, gpipe, 1f1b, eager-1f1b"
 WIDE="--synthetic=1024 --hidden 1024,1024,1024,1024,1024,1024,1024 --batch 512"
 export RUN_STEPS=${MEM_STEPS:-3}
 run "mem-dp" 1 $WIDE
 for p in 2 4; do
 	run "mem-p$p-sequential" $p $WIDE --pipeline $p --pipeline-schedule sequential
-	for s in gpipe 1f1b; do
+	for s in gpipe 1f1b eager-1f1b; do
 		run "mem-p$p-$s" $p $WIDE --pipeline $p --pipeline-schedule $s --microbatches 16
 	done
 done

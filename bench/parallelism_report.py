@@ -43,16 +43,19 @@ def bubble_table(w, ms, lines):
     P = 2
     dp = runs(w, "bubble-dp")
     lines.append("## a. The bubble at P = 2 (two 512x512 layers a stage)\n")
-    lines.append("| M | theory | gpipe | 1f1b | gpipe samples/s | 1f1b samples/s |")
-    lines.append("|---|--------|-------|------|-----------------|----------------|")
+    lines.append("| M | theory | gpipe | 1f1b | gpipe samples/s | 1f1b samples/s | eager-1f1b | "
+                 "eager-1f1b samples/s |")
+    lines.append("|---|--------|-------|------|-----------------|----------------|------------|"
+                 "----------------------|")
     data = []
     for m in ms:
         th = (P - 1) / (m + P - 1)
-        g, o = runs(w, "bubble-gpipe-%d" % m), runs(w, "bubble-1f1b-%d" % m)
+        g, o, e = (runs(w, "bubble-%s-%d" % (s, m)) for s in ("gpipe", "1f1b", "eager-1f1b"))
         row = (m, th, median(g, "bubble"), median(o, "bubble"), median(g, "samples_per_s"),
                median(o, "samples_per_s"))
         data.append(row)
-        lines.append("| %d | %.3f | %.3f | %.3f | %.0f | %.0f |" % row)
+        lines.append("| %d | %.3f | %.3f | %.3f | %.0f | %.0f | %.3f | %.0f |"
+                     % (row + (median(e, "bubble"), median(e, "samples_per_s"))))
     if dp:
         lines.append("\nOne rank, the whole model (no pipeline): %.0f samples/s.\n"
                      % median(dp, "samples_per_s"))
@@ -68,7 +71,7 @@ def memory_table(w, lines):
     lines.append("| run | planned MiB, rank by rank | peak MiB, rank by rank |")
     lines.append("|-----|---------------------------|------------------------|")
     names = ["mem-dp"] + ["mem-p%d-%s" % (p, s) for p in (2, 4)
-                          for s in ("sequential", "gpipe", "1f1b")]
+                          for s in ("sequential", "gpipe", "1f1b", "eager-1f1b")]
     rows = []
     for n in names:
         rs = runs(w, n)

@@ -97,7 +97,7 @@ static const refusal_case value_refusals[] = {
 	                       "e.g. 0-1,2-3"},
 	{BASE "--microbatches 0", "--microbatches: '0' is not 1 to 65536"},
 	{BASE "--pipeline-schedule zigzag",
-	 "--pipeline-schedule: 'zigzag': want 1f1b, gpipe, sequential or async"},
+	 "--pipeline-schedule: 'zigzag': want 1f1b, gpipe, sequential, async or eager-1f1b"},
 	{BASE "--tensor 0", "--tensor: '0' is not 1 to 65536"},
 	{BASE "--memory-limit 0", "--memory-limit: '0': want a size (e.g. 512M, 2G)"},
 	{BASE "--x a,,b", "--x: 'a,,b' is not a list of feature names"},

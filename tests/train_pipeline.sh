@@ -5,9 +5,10 @@
 # every rank; --tensor is its own option now, not --tensorboard's
 # abbreviation; pipeline training is data-parallel training on the same
 # global batch (P = 2 against 1 rank, D2 x P2 against 2 ranks, gpipe,
-# sequential at P = 3, SGD, Adam and LARS: after two steps the L2 norm of
-# the parameters' difference is at most 1e-5 of theirs), the same layout
-# twice gives the same bits, a run stopped mid-epoch and resumed ends as an
+# sequential, 1f1b and eager-1f1b at P = 3, SGD, Adam and LARS: after two
+# steps the L2 norm of the parameters' difference is at most 1e-5 of
+# theirs), the same layout twice gives the same bits (1f1b and eager-1f1b
+# too; their orders and held activations from RIO_PIPE_TRACE), a run stopped mid-epoch and resumed ends as an
 # unbroken one, the test data goes through the pipeline, the metrics
 # say the layout, the bubble and the bytes a step by kind; and the async
 # schedule (PipeDream-2BW): refused at P = 1, its first step 1f1b's, its
@@ -83,6 +84,16 @@ run gpipe 2 --pipeline 2 --pipeline-schedule gpipe --microbatches 3
 same_params dp1-sgd gpipe "gpipe of 3 uneven microbatches"
 run seq3 3 --pipeline 3 --pipeline-schedule sequential
 same_params dp1-sgd seq3 "sequential at P = 3"
+# 1f1b and eager-1f1b at P = 3, their timelines and plans kept for below
+export RIO_PIPE_TRACE="$T/f1b3-tl"
+run f1b3 3 --pipeline 3 --microbatches 5 --metrics f1b3.json
+export RIO_PIPE_TRACE="$T/e1f1b3-tl"
+run e1f1b3 3 --pipeline 3 --microbatches 5 --pipeline-schedule eager-1f1b --metrics e1f1b3.json
+unset RIO_PIPE_TRACE
+same_params dp1-sgd f1b3 "1f1b at P = 3, 5 microbatches"
+same_params dp1-sgd e1f1b3 "eager-1f1b at P = 3, 5 microbatches"
+# ... the same bits: only the forwards' order differs, not the sums'
+expect_exit 0 cmp f1b3/checkpoint e1f1b3/checkpoint
 # ... which the comparison can tell from another global batch
 if "$CKPT_DIFF" dp1-sgd dp2 1e-5 l2 >/dev/null; then fail "1 rank against 2 agree"; else pass; fi
 # the same layout twice: the same bits
@@ -254,6 +265,12 @@ sys.exit(not (e["gemm_seconds"] > 0 and e["seconds"] >= 10 * e["gemm_seconds"]))
 	pass || fail "--straggler 0:10: the first stage's steps slowed"
 expect_exit 0 cmp slow-plain/checkpoint slow-0/checkpoint
 expect_exit 0 cmp slow-plain/checkpoint slow-1/checkpoint
+# ... and the last stage, next to no compute, idles half of every step or
+# more: waiting for its activations, for its sends to be taken and in the
+# drain, until the first stage's last backward (the drain counted as
+# compute, before: 0.39)
+above "$(json slow-0.json bubble)" 0.45 && above 1 "$(json slow-0.json bubble)" && pass ||
+	fail "--straggler 0:10: the bubble $(json slow-0.json bubble), not 0.5 or near"
 
 # -- RIO_PIPE_TRACE: each rank's timeline (pipe_trace.h), 2 steps of gpipe
 # with 3 microbatches: the first stage forwards, sends and backwards each
@@ -275,6 +292,55 @@ for step in "01":
         assert last[(step, kind)] == 3, (step, kind, last[(step, kind)])
     assert first[(step, "X")] == 1 and last[(step, "X")] == 1
 ' && pass || fail "RIO_PIPE_TRACE: the timelines"
+# 1f1b: stage p runs P - 1 - p forwards ahead, P - p held at most;
+# eager-1f1b: one more on every stage but the last (P - p ahead, P - p + 1
+# held), the last none ahead but two planned (its slack both ways): at
+# P = 3 with 5 microbatches, every step (the runs above); each stage's
+# plan the larger for eager-1f1b's slots
+python3 -c 'import json, sys
+want = {"f1b3": ["F0 F1 F2 B0 F3 B1 F4 B2 B3 B4", "F0 F1 B0 F2 B1 F3 B2 F4 B3 B4",
+                 "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4"],
+        "e1f1b3": ["F0 F1 F2 F3 B0 F4 B1 B2 B3 B4", "F0 F1 F2 B0 F3 B1 F4 B2 B3 B4",
+                   "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4"]}
+held = {"f1b3": [3, 2, 1], "e1f1b3": [4, 3, 1]}
+for run in want:
+    for r in range(3):
+        rows = [l.rstrip("\n").split("\t") for l in open(f"{run}-tl.{r}.tsv")][1:]
+        for step in "01":
+            order = [k + m for s, k, m, a, b in rows if s == step and k in ("F", "B")]
+            got = " ".join(order)
+            assert got == want[run][r], (run, r, step, got)
+            most = max(sum(1 if e[0] == "F" else -1 for e in order[:i + 1])
+                       for i in range(len(order)))
+            assert most == held[run][r], (run, r, step, most)
+plan = {run: json.loads(open(f"{run}.json").read().splitlines()[-1])["planned_bytes"]
+        for run in want}
+print("planned_bytes 1f1b", plan["f1b3"], "eager-1f1b", plan["e1f1b3"])
+assert len(plan["f1b3"]) == 3 and all(e > f for f, e in zip(plan["f1b3"], plan["e1f1b3"]))
+' && pass || fail "RIO_PIPE_TRACE: 1f1b's and eager-1f1b's orders and plans at P = 3"
+# the bubble metric is the timeline's: each step as long as its longest
+# rank's schedule (S), and a rank idle in every wait within it, for a
+# receive, a send's slot or the drain (w*, s*, D); the first stage slowed,
+# so that the last waits in its drain
+expect_exit 0 mpi 2 $SLOW --max-steps 4 --microbatches 4 --straggler 0:4 --metrics tl.json
+python3 -c 'import json, sys
+idle = ("wA", "wG", "wL", "sA", "sG", "sL", "D")
+ev = [[l.rstrip("\n").split("\t") for l in open(f"tl.{r}.tsv")][1:] for r in (0, 1)]
+steps = sorted({e[0] for e in ev[0]})
+work = longest = 0.0
+for s in steps:
+    sched = [sum(float(e[4]) - float(e[3]) for e in ev[r] if e[0] == s and e[1] == "S")
+             for r in (0, 1)]
+    longest += max(sched)
+    for r in (0, 1):
+        work += sched[r] - sum(float(e[4]) - float(e[3]) for e in ev[r]
+                               if e[0] == s and e[1] in idle)
+drain = sum(float(e[4]) - float(e[3]) for e in ev[1] if e[1] == "D")
+want = 1 - work / (2 * longest)
+got = json.loads(open("tl.json").readline())["bubble"]
+print("bubble", got, "from the timeline", want, "the last stage drained", drain, "s")
+sys.exit(not (len(steps) == 4 and abs(got - want) <= 0.005))' &&
+	pass || fail "the bubble metric against the timeline"
 export RIO_PIPE_TRACE="$T/no/such/dir/tl"
 expect_exit 1 mpi 2 $SLOW --max-steps 1
 unset RIO_PIPE_TRACE

@@ -305,7 +305,9 @@ static const tr_option_row table[OPT_COUNT] = {
 	                       .name_of = tr_pipe_schedule_name,
 	                       .arg = "NAME",
 	                       .help = "1f1b (default: one forward, one backward; at most P "
-	                               "microbatches' activations held), gpipe (all forwards, then "
+	                               "microbatches' activations held), eager-1f1b (1f1b with one "
+	                               "more forward ahead: at most P + 1 held; a lower bubble "
+	                               "where stages' compute varies), gpipe (all forwards, then "
 	                               "all backwards), sequential (the batch whole, one stage "
 	                               "busy at a time) or async (1f1b without a flush between "
 	                               "batches: PipeDream-2BW, gradients one weight version "

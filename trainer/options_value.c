@@ -219,6 +219,7 @@ const char *tr_pipe_schedule_name(int value)
 {
 	static const char *const names[] = {[TR_PIPE_1F1B] = "1f1b", [TR_PIPE_GPIPE] = "gpipe",
 	                                    [TR_PIPE_SEQUENTIAL] = "sequential",
-	                                    [TR_PIPE_ASYNC] = "async"};
+	                                    [TR_PIPE_ASYNC] = "async",
+	                                    [TR_PIPE_EAGER_1F1B] = "eager-1f1b"};
 	return value >= 0 && value < (int)(sizeof names / sizeof *names) ? names[value] : NULL;
 }

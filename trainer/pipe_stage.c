@@ -17,12 +17,35 @@
  * kind goes in order, so a receive posted for microbatch m gets m. */
 enum { TAG_ACT = 1, TAG_GRAD = 2, TAG_LABELS = 3, TAG_EVAL = 4 };
 
+/* 1f1b, eager-1f1b and async: the forwards stage p runs ahead of its
+ * first backward. 1f1b and async: P - 1 - p (async's of this batch or the
+ * next), the fewest that keep every stage busy. eager-1f1b: one more on
+ * every stage but the last, P - p, so that the next stage's input is a
+ * forward ahead of its need: at P = 2 the stages otherwise meet at every
+ * microbatch (the first stage's forward of m + 1 ends as the last's
+ * backward of m does), and any spread of either's compute idles both
+ * (doc/parallelism.md, "Study"). The last stage runs none ahead: its
+ * backward of m is what the stage before waits for. */
+static int forwards_ahead(int P, int p, int schedule, int M)
+{
+	int ahead = schedule != TR_PIPE_EAGER_1F1B ? P - 1 - p : p < P - 1 ? P - p : 0;
+	return ahead < M ? ahead : M;
+}
+
 int tr_stage_slots(int P, int p, int schedule, int M)
 {
-	if (schedule == TR_PIPE_ASYNC) /* P - 1 - p ahead (of this batch or the next) and one */
+	if (schedule == TR_PIPE_ASYNC) /* the ahead (of this batch or the next) and one */
 		return P - p;
-	if (schedule == TR_PIPE_1F1B)
-		return P - p < M ? P - p : M;
+	if (schedule == TR_PIPE_1F1B || schedule == TR_PIPE_EAGER_1F1B) {
+		/* the ahead and one (1f1b: P - p); eager-1f1b's last stage two:
+		 * its backward of m + 1 need not wait for the stage before to
+		 * take m's input gradient (a send's slot), nor its receive of
+		 * m + 1's activations for m's backward (the slack the other way) */
+		int held = forwards_ahead(P, p, schedule, M) + 1;
+		if (schedule == TR_PIPE_EAGER_1F1B && held < 2)
+			held = 2;
+		return held < M ? held : M;
+	}
 	return M;
 }
 
@@ -133,17 +156,17 @@ static MPI_Request *r_out(tr_stage *st, int k) { return &st->req[2 * st->slots +
 static MPI_Request *r_din(tr_stage *st, int k) { return &st->req[3 * st->slots + k]; }
 static MPI_Request *r_labels(tr_stage *st) { return &st->req[4 * st->slots]; }
 
-/* Waits for a request, traced as `kind` (NULL: not) for microbatch m; a
- * receive's wait is the stage's idle time. */
-static void wait_for(tr_stage *st, MPI_Request *r, int idle, const char *kind, int m)
+/* Waits for a request, traced as `kind` (NULL: not) for microbatch m;
+ * every wait, for a receive, for a send's slot or in the drain, is the
+ * stage's idle time (the bubble's). */
+static void wait_for(tr_stage *st, MPI_Request *r, const char *kind, int m)
 {
 	if (*r == MPI_REQUEST_NULL)
 		return;
 	double t0 = rio__now();
 	MPI_Wait(r, MPI_STATUS_IGNORE);
 	double t1 = rio__now();
-	if (idle)
-		st->idle += t1 - t0;
+	st->idle += t1 - t0;
 	if (kind)
 		tr_pipe_trace_add(st->trace, kind, m, t0, t1);
 }
@@ -212,7 +235,7 @@ static void arrived(tr_stage *st, MPI_Request *r, uint16_t *h, float *f, int k, 
 {
 	if (*r == MPI_REQUEST_NULL)
 		return;
-	wait_for(st, r, 1, kind, m);
+	wait_for(st, r, kind, m);
 	if (!st->comp)
 		return;
 	float *to = f + (size_t)k * st->mb * width;
@@ -287,7 +310,7 @@ static void forward(tr_stage *st, int64_t g, int m, const tr_input *batch, float
 	tr_input x;
 	input_of(st, m, k, batch, &x);
 	tr_mlp v = view(st, k, w);
-	wait_for(st, r_out(st, k), 0, "sA", m); /* the slot's last activations are sent */
+	wait_for(st, r_out(st, k), "sA", m); /* the slot's last activations are sent */
 	double t0 = rio__now();
 	tr_mlp_forward(&v, &x);
 	st->net->params16_stale = v.params16_stale; /* bf16: rounded once */
@@ -332,10 +355,10 @@ static void backward(tr_stage *st, int m, const tr_input *batch, float *w, float
 	tr_mlp v = view(st, k, w);
 	tr_mlp_bind16(&v, &x); /* bf16: the input as the forward rounded it */
 	if (st->p == st->P - 1)
-		wait_for(st, r_labels(st), 1, "wL", m);
+		wait_for(st, r_labels(st), "wL", m);
 	else
 		arrived(st, r_dout(st, k), st->h_dout, st->dout, k, st->w_out, rows, "wG", m);
-	wait_for(st, r_din(st, k), 0, "sG", m); /* the slot's last input gradient is sent */
+	wait_for(st, r_din(st, k), "sG", m); /* the slot's last input gradient is sent */
 	double t0 = rio__now();
 	if (st->p == st->P - 1)
 		tr_mlp_loss(&v, &x, stats, 1);
@@ -369,7 +392,7 @@ static void send_labels(tr_stage *st, const tr_input *in)
 	if (st->P == 1)
 		return;
 	if (st->p == 0) {
-		wait_for(st, r_labels(st), 0, "sL", -1); /* the batch before's are through */
+		wait_for(st, r_labels(st), "sL", -1); /* the batch before's are through */
 		const int64_t *y = in ? in->labels : st->labels; /* zeros without a batch */
 		MPI_Isend(y, st->batch, MPI_INT64_T, st->P - 1, TAG_LABELS, st->comm, r_labels(st));
 	}
@@ -384,13 +407,13 @@ static void recv_labels(tr_stage *st)
 	}
 }
 
-/* 1f1b and async: P - 1 - p forwards ahead (less those the step before
- * ran), then one forward and one backward; the last backwards alternate
- * with the next batch's first forwards when `cont` (async). */
+/* 1f1b, eager-1f1b and async: the forwards ahead (forwards_ahead; less those the
+ * step before ran), then one forward and one backward; the last backwards
+ * alternate with the next batch's first forwards when `cont` (async). */
 static void one_f_one_b(tr_stage *st, const tr_input *in, const tr_input *next, int cont,
                         float *w, float *stats)
 {
-	int M = st->M, ahead = st->P - 1 - st->p < M ? st->P - 1 - st->p : M;
+	int M = st->M, ahead = forwards_ahead(st->P, st->p, st->schedule, M);
 	for (int m = st->fwd_ahead; m < ahead; m++)
 		forward(st, st->g0 + m, m, in, w);
 	for (int i = 0; i + ahead < M; i++) {
@@ -422,7 +445,7 @@ void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int c
 	recv_labels(st);
 	st->post_end = st->g0 + (cont ? 2 : 1) * (int64_t)M;
 	post_ready(st);
-	if (st->schedule == TR_PIPE_1F1B || st->schedule == TR_PIPE_ASYNC) {
+	if (st->schedule != TR_PIPE_GPIPE && st->schedule != TR_PIPE_SEQUENTIAL) {
 		one_f_one_b(st, in, next, cont, w, stats);
 	} else { /* gpipe; sequential is gpipe of one microbatch */
 		for (int m = 0; m < M; m++)
@@ -433,13 +456,15 @@ void tr_stage_step(tr_stage *st, const tr_input *in, const tr_input *next, int c
 	if (cont) { /* the next batch's first microbatches in flight */
 		st->g0 += M;
 	} else { /* every message of the step is through: its buffers are free */
-		double t1 = rio__now();
+		double td = rio__now();
 		for (int i = 0; i < 4 * st->slots + 1; i++)
-			wait_for(st, &st->req[i], 0, NULL, 0);
-		tr_pipe_trace_add(st->trace, "D", -1, t1, rio__now());
+			wait_for(st, &st->req[i], NULL, 0);
+		tr_pipe_trace_add(st->trace, "D", -1, td, rio__now());
 		st->g0 = st->posted = st->freed = 0;
 	}
-	st->busy += rio__now() - t0;
+	double t1 = rio__now();
+	st->busy += t1 - t0;
+	tr_pipe_trace_add(st->trace, "S", -1, t0, t1);
 }
 
 /* ---- evaluation ---------------------------------------------------------------- */

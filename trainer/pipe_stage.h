@@ -18,6 +18,14 @@
  *               activations held;
  *   1f1b        stage p runs P - 1 - p forwards ahead, then alternates one
  *               forward and one backward: at most P - p held.
+ *   eager-1f1b  1f1b with one more forward ahead: stage p < P - 1 runs
+ *               P - p forwards ahead (slack for the next stage, whose
+ *               input is then ready a forward early), the last stage
+ *               none; then each alternates one forward and one backward:
+ *               min(P - p + 1, M) held on stage p < P - 1, min(2, M) on
+ *               the last (its backward need not wait for the stage before
+ *               to take the previous input gradient): P + 1 at most, on
+ *               the first.
  *   async       1f1b without the flush between batches (PipeDream-2BW):
  *               while a step's last backwards run, the next batch's first
  *               P - 1 - p forwards run in their place, on the newest
@@ -83,8 +91,11 @@ typedef struct tr_stage {
 	                        * tr_step_slowdown; 1 or 0: none): each
 	                        * microbatch's forward and backward take
 	                        * this many times their compute            */
-	/* since tr_stage_clear: seconds waiting for a message in a step,
-	 * seconds of steps' schedules, bytes sent and received by messages */
+	/* since cleared (the caller zeroes them): seconds of steps' schedules
+	 * spent waiting for a message (a receive, a send's slot, the step's
+	 * drain: the stage's idle time; all else in a schedule is its
+	 * compute), seconds of steps' schedules, bytes sent and received by
+	 * messages */
 	double idle, busy, bytes;
 	tr_grad_comp comp;     /* the messages' 16 bits, or none              */
 	uint16_t *h_in, *h_dout; /* compressed: what is received (in, dout's

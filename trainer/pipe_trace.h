@@ -13,14 +13,17 @@
  *               backward's loss or output gradient, GEMMs, the gradient's
  *               sum into the step's);
  *   wA, wG, wL  a wait for a receive: the activations, the output's
- *               gradient, the labels (the stage's idle time);
+ *               gradient, the labels;
  *   sA, sG, sL  a wait for the slot's previous send to be through (the
  *               activations, the input's gradient; the labels: the
  *               batch before's) before it is reused;
  *   iA, iG      a send posted (instant: start = end): MPI_Isend of the
  *               activations, of the input's gradient;
  *   rA, rG      a receive posted (instant);
- *   D           the step's end: every message waited for;
+ *   D           the step's end: every message waited for (the drain);
+ *   S           the step's whole schedule (tr_stage_step), from its start
+ *               to the drain's end: the bubble metric's waits (its idle
+ *               time) are the w*, s* and D within it;
  *   X           the exchange after the schedule (the data allreduce and
  *               the step's head over the world);
  *   O           the optimizer's update.

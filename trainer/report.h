@@ -51,8 +51,9 @@ typedef struct tr_epoch_report {
 	int workers;
 	const uint64_t *worker_steps; /* workers                              */
 	/* model parallelism (--pipeline, --tensor): the layout ("D2xP2xT1";
-	 * NULL: none), the pipeline's bubble (the ranks' idle share of
-	 * the longest rank's schedules), a step's bytes by kind (the most any rank moves) */
+	 * NULL: none), the pipeline's bubble (the ranks' idle share, every
+	 * wait for a message, of the steps, each its longest rank's
+	 * schedule), a step's bytes by kind (the most any rank moves) */
 	const char *layout;
 	double bubble, pipe_bytes, tensor_bytes, data_bytes;
 	/* each rank's planned bytes (fit.h: parameters, gradients, optimizer

@@ -23,6 +23,8 @@ typedef enum tr_pipe_schedule {
 	TR_PIPE_SEQUENTIAL = 2, /* the batch whole, one stage at a time          */
 	TR_PIPE_ASYNC = 3,      /* 1f1b without a flush between batches, two
 	                         * weight versions (PipeDream-2BW)             */
+	TR_PIPE_EAGER_1F1B = 4, /* 1f1b with one more forward ahead: at most
+	                         * P + 1 in flight, slack where stages meet    */
 } tr_pipe_schedule;
 
 /* --staleness inf: fully asynchronous */

@@ -77,8 +77,9 @@ typedef struct tr_epoch_figures {
 	uint64_t *worker_steps;       /* workers of them (malloc'd: free it)  */
 	/* model parallelism (strategy_pipeline.c) */
 	char layout[32];              /* "D2xP2xT1"; "": not split            */
-	double bubble;                /* the ranks' idle share of the longest
-	                               * rank's schedules' time (GPipe's)    */
+	double bubble;                /* the ranks' idle share (every wait
+	                               * for a message) of the steps, each
+	                               * its longest rank's schedule (GPipe's) */
 	double pipe_bytes, tensor_bytes, data_bytes; /* a step's, by kind: the
 	                               * most any rank sends and receives    */
 } tr_epoch_figures;

@@ -73,6 +73,7 @@
 #include <string.h>
 
 enum { MSG = 2048, HEAD_GRADS = TR_MLP_EXTRA, HEAD_OVERFLOW, HEAD };
+enum { SPANS = 128 }; /* steps' schedule seconds kept before their maxima are taken */
 
 typedef struct pipeline {
 	tr_strategy_state base;
@@ -86,6 +87,11 @@ typedef struct pipeline {
 	uint64_t steps_per_epoch;
 	double t_wait, t_exchange, t_optimizer; /* this epoch's, seconds      */
 	double steps;            /* this epoch's, in this process              */
+	/* the bubble's span: each step's longest schedule over the ranks,
+	 * summed (rank 0's, this epoch), from the steps' own schedule
+	 * seconds, kept SPANS at a time until their maxima are taken */
+	double span_sum, span[SPANS];
+	int nspan;
 	int r_stash;             /* async: the store's region of the stash     */
 	int carried;             /* async: the step's batch's first forwards ran
 	                          * in the step before (it did not drain)     */
@@ -593,6 +599,27 @@ static void stash_newest(pipeline *a)
 		memcpy(a->st.stash, a->p->model->net.params, a->n * sizeof(float));
 }
 
+/* Collective (every rank, the same count): the kept steps' longest
+ * schedules over the world, added into span_sum on rank 0. */
+static void spans_reduce(pipeline *a)
+{
+	double most[SPANS];
+	MPI_Reduce(a->span, most, a->nspan, MPI_DOUBLE, MPI_MAX, 0, a->p->cfg->w.comm);
+	if (a->p->cfg->w.rank == 0)
+		for (int i = 0; i < a->nspan; i++)
+			a->span_sum += most[i];
+	a->nspan = 0;
+}
+
+/* A step's schedule seconds, kept (every rank steps together: the same
+ * count everywhere); their maxima taken every SPANS steps. */
+static void keep_span(pipeline *a, double seconds)
+{
+	a->span[a->nspan++] = seconds;
+	if (a->nspan == SPANS)
+		spans_reduce(a);
+}
+
 /* One training step on every rank (collective). 0; or, when some rank's
  * data failed, -1 on those ranks (with a message in err) and 1 on the
  * others. */
@@ -618,7 +645,9 @@ static int step(pipeline *a, char *err, size_t errlen)
 	memset(stats, 0, TR_MLP_EXTRA * sizeof *stats);
 	const tr_input *ahead = first && cont && next->go ? &next->in : NULL;
 	a->st.slow = tr_step_slowdown(p->cfg, k->global_step); /* --straggler */
+	double busy = a->st.busy;
 	tr_stage_step(&a->st, go ? &h->in : NULL, ahead, cont, stats);
+	keep_span(a, a->st.busy - busy);
 	/* a tensor group's ranks count the batch once: its rank 0 */
 	int once = a->l.t == 0;
 	float head[HEAD] = {0};
@@ -747,6 +776,8 @@ static void epoch_begin(tr_strategy_state *s)
 	pipeline *a = (pipeline *)s;
 	a->t_wait = a->t_exchange = a->t_optimizer = a->steps = 0;
 	a->st.idle = a->st.busy = a->st.bytes = a->tensor_bytes = 0;
+	a->span_sum = 0;
+	a->nspan = 0;
 }
 
 static void figures(tr_strategy_state *s, tr_epoch_figures *f)
@@ -758,30 +789,31 @@ static void figures(tr_strategy_state *s, tr_epoch_figures *f)
 	f->exchange = a->t_exchange;
 	f->optimizer = a->t_optimizer;
 	tr_layout_name(&a->l, f->layout, sizeof f->layout);
-	/* the bubble: the share of the ranks' steps they did not compute, a
-	 * step being the longest rank's schedule (the first stage's: it runs
-	 * the first forward and the last backward), as GPipe's (P - 1) /
-	 * (M + P - 1) counts it; so a stage done early, waiting at the step's
-	 * end in the exchange, idles too. Bytes a step: the most any rank
-	 * moved, by kind (the data allreduce as a ring moves it: 2 (D - 1) /
-	 * D x the stage's gradient, 16 bits an element under compression, and
-	 * the --embed tables' in fp32, sent and received) */
+	/* the bubble: the share of the ranks' steps they did not compute, as
+	 * GPipe's (P - 1) / (M + P - 1) counts it: each step lasts its longest
+	 * rank's schedule (so a stage done early, waiting at the step's end in
+	 * the exchange, idles too), and a rank computes whenever its schedule
+	 * is not waiting for a message (a receive, a send's slot, the drain).
+	 * Bytes a step: the most any rank moved, by kind (the data allreduce
+	 * as a ring moves it: 2 (D - 1) / D x the stage's gradient, 16 bits
+	 * an element under compression, and the --embed tables' in fp32,
+	 * sent and received) */
 	int D = a->l.D;
 	double steps = a->steps > 0 ? a->steps : 1;
 	double compute = a->st.busy - a->st.idle, sum;
+	spans_reduce(a);
 	double grad = (double)a->n * (a->cacc ? sizeof(uint16_t) : sizeof(float));
 	double bytes = grad + (double)p->model->embed.floats * sizeof(float);
-	double mine[4] = {a->st.busy, a->st.bytes / steps,
-	                  D > 1 ? 2.0 * (D - 1) / D * bytes * 2 : 0,
+	double mine[3] = {a->st.bytes / steps, D > 1 ? 2.0 * (D - 1) / D * bytes * 2 : 0,
 	                  a->tensor_bytes / steps};
-	double most[4];
+	double most[3];
 	MPI_Reduce(&compute, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, p->cfg->w.comm);
-	MPI_Reduce(mine, most, 4, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
-	double span = most[0] * p->cfg->w.size; /* every rank's step, the longest */
+	MPI_Reduce(mine, most, 3, MPI_DOUBLE, MPI_MAX, 0, p->cfg->w.comm);
+	double span = a->span_sum * p->cfg->w.size; /* every rank's steps, each the longest */
 	f->bubble = a->l.P > 1 && span > 0 ? 1 - sum / span : 0;
-	f->pipe_bytes = most[1];
-	f->data_bytes = most[2];
-	f->tensor_bytes = most[3];
+	f->pipe_bytes = most[0];
+	f->data_bytes = most[1];
+	f->tensor_bytes = most[2];
 	f->bytes_per_step = f->pipe_bytes + f->data_bytes + f->tensor_bytes;
 	f->grad_overflows = p->cursor->ep_overflows;
 }
