@@ -26,8 +26,10 @@
  */
 #include "config.h"
 #include "loader_internal.h"
+#include "parts.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -463,6 +465,8 @@ typedef struct claim {
 	rio__chunk *c;    /* the scratch buffer the reads land in */
 	rio__io *io;      /* the backend that reads them */
 	int rc;           /* the reads' outcome (each request says its own) */
+	rio_error err;    /* the first failed read's line from the epoch's
+	                   * parts (code 0: none, or not read from them) */
 } claim;
 
 /* Takes the next claim of up to `ahead` batches into *cl (cl->k 0 when
@@ -490,6 +494,15 @@ static int start_claim(rio__worker *w, claim *cl)
 	cl->req0[cl->k] = nreq;
 	if ((cl->rc = rio__chunk_grow(cl->c, 0, total ? total : 1)) < 0)
 		return cl->rc;
+	if (l->parts) { /* the epoch's parts are read ahead: copied out at finish */
+		for (size_t r = 0; r < nreq; r++) {
+			cl->reqs[r].buf = cl->c->buf + (uintptr_t)cl->reqs[r].buf;
+			cl->order[r] = &cl->reqs[r];
+			cl->sorted[r] = cl->reqs[r];
+		}
+		cl->nreq = nreq;
+		return 0;
+	}
 	void *bufs[RIO__IO_FIXED];
 	size_t lens[RIO__IO_FIXED];
 	unsigned nb = 0;
@@ -518,7 +531,20 @@ static int start_claim(rio__worker *w, claim *cl)
  * cl->rc is an error only where nothing was read (no submission). */
 static void finish_claim(rio__worker *w, claim *cl)
 {
-	if (cl->rc == 0)
+	rio_loader *l = w->l;
+	cl->err.code = 0;
+	if (l->parts) { /* the claim's bytes copied out of the parts as they come */
+		for (size_t r = 0; r < cl->nreq; r++) {
+			rio__io_req *q = &cl->sorted[r];
+			size_t shard = (size_t)((const rio__shard *)(const void *)((const char *)q->src -
+			                                                       offsetof(rio__shard, src)) -
+			                        l->ds.shards);
+			rio_error e = {0};
+			q->result = rio__parts_read(l->parts, (uint32_t)shard, q->offset, q->len, q->buf, &e);
+			if (q->result < 0 && !cl->err.code)
+				cl->err = e;
+		}
+	} else if (cl->rc == 0)
 		cl->rc = rio__io_finish(cl->io);
 	for (size_t r = 0; r < cl->nreq; r++)
 		cl->order[r]->result = cl->sorted[r].result;
@@ -548,7 +574,10 @@ static int deliver_claim(rio__worker *w, claim *cl)
 			               RIO__UNKNOWN, "read failed");
 		uint64_t file_bytes = 0, bytes = 0;
 		for (size_t r = cl->req0[j]; r < cl->req0[j + 1] && brc == 0; r++) {
-			if (reqs[r].result < 0) {
+			if (reqs[r].result < 0 && cl->err.code) { /* the source's line */
+				w->err = cl->err;
+				brc = cl->err.code;
+			} else if (reqs[r].result < 0) {
 				const place *p = &pl[f0];
 				while (p->req != r)
 					p++;
@@ -575,47 +604,110 @@ static int deliver_claim(rio__worker *w, claim *cl)
 	return 0;
 }
 
-/* Remote shards' claims: the loader's requests in flight (inflight parts
+/* Remote shards' claims without the epoch's parts (rio__placed_parts
+ * could not make them): the loader's requests in flight (inflight parts
  * of part_size) shared by its workers' claims, two a worker (so the read
  * ahead holds at most part_size x inflight bytes), between 4 MiB and
  * 64 MiB a claim, and at most RIO__REMOTE_AHEAD_RECORDS records (the
- * claim's places and requests). */
+ * claim's places and requests). With the parts, a claim is about a part
+ * (at most RIO__REMOTE_AHEAD_MAX): its batches are filled as soon as that
+ * part is in. */
 #define RIO__REMOTE_AHEAD_MIN (4ull << 20)
 #define RIO__REMOTE_AHEAD_MAX (64ull << 20)
 #define RIO__REMOTE_AHEAD_RECORDS 65536u
 
-/* The records a claim holds: RIO__DIRECT_AHEAD under O_DIRECT; for an
- * epoch in shard order that reads remote shards (sources read through
- * read_many, not a descriptor), those of a claim's bytes; else 0 (no
- * claims). A shuffled epoch of remote shards keeps a read per batch: a
- * claim's records, spread over the whole set, would have the engine fetch
- * the bytes between them too (nearby ranges are read together), many
- * times what they hold. */
-uint64_t rio__placed_ahead(const rio_loader *l)
+/* 1 when the epoch reads remote shards in shard order on the placed path
+ * (sources read through read_many, not a descriptor), 2 when every shard
+ * it reads is such (read ahead in parts, rio__placed_parts), else 0;
+ * *bytes and *records of the shards it reads. */
+static int remote_in_order(const rio_loader *l, uint64_t *bytes, uint64_t *records)
 {
-	if (l->route.reading == RIO__READ_DIRECT)
-		return RIO__DIRECT_AHEAD;
+	*bytes = *records = 0;
 	if (l->route.reading != RIO__READ_BUFFERED || l->plan.perm)
 		return 0;
-	uint64_t bytes = 0, records = 0;
-	int remote = 0;
+	int remote = 0, all = 1;
 	for (size_t i = 0; i < l->ds.nshards; i++) {
 		const rio__shard *sh = &l->ds.shards[i];
 		if (!sh->needed)
 			continue;
-		bytes += sh->data_end;
-		records += sh->count;
-		remote |= sh->src.fd < 0 && sh->src.ops && sh->src.ops->read_many;
+		*bytes += sh->data_end;
+		*records += sh->count;
+		int r = sh->src.fd < 0 && sh->src.ops && sh->src.ops->read_many;
+		remote |= r;
+		all &= r && sh->src.ops->read_start;
 	}
-	if (!remote)
+	return remote ? 1 + all : 0;
+}
+
+/* The records a claim holds: RIO__DIRECT_AHEAD under O_DIRECT; for an
+ * epoch in shard order that reads remote shards, those of a claim's bytes;
+ * else 0 (no claims). A shuffled epoch of remote shards keeps a read per
+ * batch: a claim's records, spread over the whole set, would have the
+ * engine fetch the bytes between them too (nearby ranges are read
+ * together), many times what they hold. */
+uint64_t rio__placed_ahead(const rio_loader *l)
+{
+	if (l->route.reading == RIO__READ_DIRECT)
+		return RIO__DIRECT_AHEAD;
+	uint64_t bytes, records;
+	if (!remote_in_order(l, &bytes, &records))
 		return 0;
-	uint64_t want = l->o.remote.part_size * l->o.remote.inflight / (2 * (uint64_t)l->nworkers);
-	want = want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
-	       : want > RIO__REMOTE_AHEAD_MAX ? RIO__REMOTE_AHEAD_MAX
-	                                      : want;
+	uint64_t want = l->parts ? l->o.remote.part_size
+	                         : l->o.remote.part_size * l->o.remote.inflight /
+	                                   (2 * (uint64_t)l->nworkers);
+	want = !l->parts && want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
+	       : want > RIO__REMOTE_AHEAD_MAX            ? RIO__REMOTE_AHEAD_MAX
+	                                                 : want;
 	uint64_t per = records ? (bytes + records - 1) / records : 1;
 	uint64_t n = want / (per ? per : 1);
 	return n < 1 ? 1 : n > RIO__REMOTE_AHEAD_RECORDS ? RIO__REMOTE_AHEAD_RECORDS : n;
+}
+
+/* The parts of the epoch's bytes (parts.h) from batch `first` on, when
+ * every shard it reads is remote and read in shard order: the records'
+ * frames, each shard's in one stretch, in part_size parts, inflight +
+ * workers of them asked for ahead (so that `inflight` GETs run while each
+ * worker copies a part out). l->parts, or NULL: the claims read their own
+ * bytes (no memory; a shard read in two stretches). */
+void rio__placed_parts(rio_loader *l, uint64_t first)
+{
+	uint64_t bytes, records;
+	rio__parts *ps = NULL;
+	l->parts = NULL;
+	if (remote_in_order(l, &bytes, &records) != 2 ||
+	    rio__parts_new(&ps, l->o.remote.part_size, l->o.remote.inflight + (size_t)l->nworkers,
+	                   l->ds.nshards) < 0)
+		return;
+	int rc = 0;
+	uint32_t in = UINT32_MAX; /* the stretch being gathered: shard `in`'s [lo, hi) */
+	uint64_t lo = 0, hi = 0;
+	for (uint64_t b = first; rc == 0 && b < l->plan.ntasks; b++) {
+		const rio__task *t = &l->plan.tasks[b];
+		for (uint64_t i = 0; rc == 0 && i < t->count; i++) {
+			uint32_t piece, shard;
+			uint64_t rec;
+			rio__dataset_locate(&l->ds, t->first + i, &piece, &shard, &rec);
+			const rio__shard *sh = &l->ds.shards[shard];
+			uint64_t off = sh->offset[rec], end = off + sh->framed[rec];
+			if (shard == in && off == hi) {
+				hi = end;
+				continue;
+			}
+			if (in != UINT32_MAX)
+				rc = rio__parts_add(ps, in, &l->ds.shards[in].src, lo, hi);
+			in = shard;
+			lo = off;
+			hi = end;
+		}
+	}
+	if (rc == 0 && in != UINT32_MAX)
+		rc = rio__parts_add(ps, in, &l->ds.shards[in].src, lo, hi);
+	if (rc < 0) {
+		rio__parts_free(ps);
+		return;
+	}
+	rio__parts_start(ps);
+	l->parts = ps;
 }
 
 /* The worker that reads ahead: claims taken two at a time, the next one's

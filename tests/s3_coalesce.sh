@@ -82,6 +82,20 @@ if [ "$gets" -le 12 ]; then pass; else
 # record once, in the local order
 same_order_through_faults 5 "global shuffle" $o "$B/c"
 
+# ---- shard order reads the epoch's bytes ahead in aligned parts
+# (loader/parts.c), copied out by the workers' claims: with 64 KiB parts
+# (6 a shard, claims of about a part), the local order over 2 epochs, through
+# faults too (retried, resumed where the body broke), and a part whose
+# attempts run out fails the epoch with the read's one line
+p="--shuffle none --batch 50 --epochs 2 --remote-part-size 64K"
+"$BENCH" $p --dump-order "$T/order.local" "$T/loc/c" >/dev/null
+same_order_through_faults 4 "shard order in parts" $p "$B/c"
+proxy_start --faults 503 --every 25
+expect_exit 1 "$BENCH" $p --remote-attempts 1 "$B/c"
+expect_lines 1 "$T/err" "shard order: a part that ran out of attempts: one line"
+expect_match "s3://$S3_BUCKET/c\.g000001/c-0000[0-2]-of-00003\.tfrecord.*HTTP 503 \(SlowDown\)" \
+	"$T/err" "shard order: the line names the URL, the status and the code"
+
 # ---- the loader's remote options (recordio-bench --remote-*), and a read
 # that runs out of attempts mid-epoch: one line naming the shard's URL, the
 # HTTP status and S3's code, as the tools say it (the 40th GET answers 503:
