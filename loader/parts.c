@@ -7,9 +7,10 @@
  * done: the GET queued or in flight), waited for (one reader in its
  * read_finish, the others on the condition variable), in. Parts are asked
  * for in order while fewer than `window` are asked for and not used up;
- * the reader that uses up a part's last bytes frees it and asks for the
- * next. Bytes are copied out of a part with the lock released: the part
- * stays until its bytes are all copied, and this copy is some of them.
+ * the reader that releases a part's last bytes gives its buffer to the
+ * next part and asks for it. A get points into the part that holds its
+ * bytes, or copies them (lock released: the parts stay until the bytes
+ * are released, which this caller has still to do) when two hold them.
  */
 #include "config.h"
 #include "parts.h"
@@ -28,7 +29,7 @@ typedef struct part {
 	uint32_t shard;
 	uint64_t from;      /* the object's bytes [from, from + len) */
 	size_t len;
-	size_t used;        /* bytes copied out */
+	size_t used;        /* bytes released */
 	int state;
 	rio__io_req req;    /* the read, into req.buf; its result once IN */
 	void *pending;      /* read_start's, until read_finish */
@@ -181,11 +182,12 @@ static part *find(rio__parts *ps, uint32_t shard, uint64_t offset)
 	return offset >= p->from && offset < p->from + p->len ? p : NULL;
 }
 
-ssize_t rio__parts_read(rio__parts *ps, uint32_t shard, uint64_t offset, size_t len, void *buf,
-                        rio_error *err)
+ssize_t rio__parts_get(rio__parts *ps, uint32_t shard, uint64_t offset, size_t len,
+                       void *scratch, const void **at, rio_error *err)
 {
 	size_t got = 0;
 	int rc = 0;
+	*at = scratch;
 	pthread_mutex_lock(&ps->mu);
 	part *p = len ? find(ps, shard, offset) : NULL;
 	if (len && !p)
@@ -203,25 +205,22 @@ ssize_t rio__parts_read(rio__parts *ps, uint32_t shard, uint64_t offset, size_t 
 				*err = p->err;
 			break;
 		}
-		uint64_t at = offset + got - p->from;
+		size_t into = (size_t)(offset + got - p->from);
 		size_t have = (size_t)p->req.result; /* short only at the object's end */
-		size_t n = len - got < p->len - at ? len - got : p->len - (size_t)at;
-		if (at + n > have) {
-			n = at < have ? have - (size_t)at : 0;
+		size_t n = len - got < p->len - into ? len - got : p->len - into;
+		if (into + n > have) {
+			n = into < have ? have - into : 0;
 			len = got + n; /* the object ended: a short read */
 		}
-		pthread_mutex_unlock(&ps->mu);
-		memcpy((uint8_t *)buf + got, (uint8_t *)p->req.buf + at, n);
-		pthread_mutex_lock(&ps->mu);
-		got += n;
-		p->used += n;
-		if (p->used >= p->len) { /* used up: its buffer kept, the next asked for */
-			ps->spare[ps->nspare++] = p->req.buf; /* fewer than window */
-			p->req.buf = NULL;
-			ps->out--;
-			ask(ps);
-			pthread_cond_broadcast(&ps->cv);
+		const uint8_t *src = (const uint8_t *)p->req.buf + into;
+		if (got == 0 && n == len) { /* one part holds them all */
+			*at = src;
+		} else { /* the part stays until released: copied unlocked */
+			pthread_mutex_unlock(&ps->mu);
+			memcpy((uint8_t *)scratch + got, src, n);
+			pthread_mutex_lock(&ps->mu);
 		}
+		got += n;
 		p++;
 	}
 	pthread_mutex_unlock(&ps->mu);
@@ -229,6 +228,26 @@ ssize_t rio__parts_read(rio__parts *ps, uint32_t shard, uint64_t offset, size_t 
 		rio__error_set(err, rc, NULL, offset, RIO__UNKNOWN,
 		                "bytes the read-ahead does not hold (shard %u)", (unsigned)shard);
 	return rc < 0 ? rc : (ssize_t)got;
+}
+
+void rio__parts_release(rio__parts *ps, uint32_t shard, uint64_t offset, size_t len)
+{
+	pthread_mutex_lock(&ps->mu);
+	part *p = len ? find(ps, shard, offset) : NULL;
+	for (size_t done = 0; p && done < len && p < ps->p + ps->n && p->shard == shard; p++) {
+		size_t into = (size_t)(offset + done - p->from);
+		size_t n = len - done < p->len - into ? len - done : p->len - into;
+		done += n;
+		p->used += n;
+		if (p->used >= p->len && p->req.buf) { /* its buffer to the next part */
+			ps->spare[ps->nspare++] = p->req.buf; /* fewer than window */
+			p->req.buf = NULL;
+			ps->out--;
+			ask(ps);
+			pthread_cond_broadcast(&ps->cv);
+		}
+	}
+	pthread_mutex_unlock(&ps->mu);
 }
 
 void rio__parts_stop(rio__parts *ps)

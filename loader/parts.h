@@ -5,15 +5,14 @@
  * part size of each object (the aligned ranges a plain parallel download
  * asks for: one GET a part, the same requests as curl's), asked for in
  * epoch order, `window` of them at a time, the next as soon as one is used
- * up. The placed path's workers (placed.c) copy their claims' bytes out as
- * the parts come in, so a claim's batches wait only for their own bytes,
- * and `inflight` GETs stay in flight whatever the claims' sizes and
- * boundaries.
+ * up. The placed path's workers (placed.c) check and copy their claims'
+ * records into the batches straight from the parts as they come in, so a
+ * claim's batches wait only for their own bytes, and `inflight` GETs stay
+ * in flight whatever the claims' sizes and boundaries.
  *
  * Thread-safe: the workers read through one rio__parts at once. A part is
- * freed once all its bytes were copied out; the reads of each byte once (a
- * byte read twice is never there the second time: an error, as one no run
- * holds).
+ * kept until all its bytes were released (each byte is got and released
+ * once), then its buffer goes to the next part.
  */
 #ifndef RIO_LOADER_PARTS_H
 #define RIO_LOADER_PARTS_H
@@ -38,13 +37,19 @@ int rio__parts_add(rio__parts *ps, uint32_t shard, const struct rio__source *src
                    uint64_t to);
 /* Asks for the first parts (after the last add). */
 void rio__parts_start(rio__parts *ps);
-/* Copies bytes [offset, offset + len) of shard `shard` into buf, waiting
- * for the parts that hold them: the count (short only where the object
- * ended early), or a negative error with its line in *err (the source's:
- * the URL, the HTTP status; -ECANCELED after rio__parts_stop; -EINVAL for
- * bytes no add gave, or given out already). */
-ssize_t rio__parts_read(rio__parts *ps, uint32_t shard, uint64_t offset, size_t len, void *buf,
-                        rio_error *err);
+/* Bytes [offset, offset + len) of shard `shard`, waiting for the parts
+ * that hold them: *at points at them, in their part when one holds them
+ * all (no copy), else at `scratch` (len bytes), where they are copied. The
+ * count (short only where the object ended early), or a negative error
+ * with its line in *err (the source's: the URL, the HTTP status;
+ * -ECANCELED after rio__parts_stop; -EINVAL for bytes no add gave). The
+ * bytes stay there until rio__parts_release of them. */
+ssize_t rio__parts_get(rio__parts *ps, uint32_t shard, uint64_t offset, size_t len,
+                       void *scratch, const void **at, rio_error *err);
+/* The caller is done with bytes [offset, offset + len) of shard `shard`
+ * (what a get gave): a part whose bytes are all released is freed, and
+ * the next part asked for. Each byte is released once. */
+void rio__parts_release(rio__parts *ps, uint32_t shard, uint64_t offset, size_t len);
 /* Makes every wait for a part that is not asked for return -ECANCELED
  * (the epoch stops: the workers that would use up the parts before it may
  * be gone). */

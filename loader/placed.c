@@ -126,11 +126,12 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 }
 
 /* Checks (and decodes) records [i0, i1) of the batch whose places start at
- * pl, read at `base`, into slot `s`: raw views point where they were read,
- * or, with `copy` (a scratch buffer), at their copy in the slot's arena.
- * Adds the delivered bytes to *bytes. 0 or an error in w->err. */
+ * pl into slot `s`, each where its read (reqs[pl[i].req]) put the bytes
+ * from the read's offset on: raw views point there, or, with `copy` (a
+ * scratch buffer, or the epoch's parts), at their copy in the slot's
+ * arena. Adds the delivered bytes to *bytes. 0 or an error in w->err. */
 static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, size_t i1,
-                   const rio__io_req *reqs, const uint8_t *base, int copy, uint64_t *bytes)
+                   const rio__io_req *reqs, int copy, uint64_t *bytes)
 {
 	rio_loader *l = w->l;
 	uint8_t *dst[l->cols.ncols ? l->cols.ncols : 1];
@@ -139,20 +140,21 @@ static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, siz
 	for (size_t i = i0; i < i1; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		const rio__io_req *q = &reqs[pl[i].req];
-		size_t got_end = (size_t)((const uint8_t *)q->buf - base) + (size_t)q->result;
-		size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
+		size_t into = (size_t)(pl[i].offset - q->offset); /* the record in its read */
+		const uint8_t *frame = (const uint8_t *)q->buf + into;
+		size_t avail = (size_t)q->result > into ? (size_t)q->result - into : 0;
 		if (avail > pl[i].framed)
 			avail = pl[i].framed;
 		uint64_t len = 0;
 		/* a decompressed copy's data CRCs were checked as it was made
 		 * (cache.c), and nothing writes to it since */
-		int d = rio__frame_check_entry(base + pl[i].at, avail, pl[i].framed,
+		int d = rio__frame_check_entry(frame, avail, pl[i].framed,
 		                               l->o.max_record_size, l->o.verify_crc && !sh->cache,
 		                               &len);
 		if (d < 0) /* the placed path runs under FAIL only */
 			return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec, avail, len,
 			                        l->o.max_record_size);
-		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
+		const uint8_t *data = frame + RIO_HEADER_SIZE;
 		rio_batch_record *br = &s->recs[i];
 		br->shard = pl[i].shard;
 		br->index = pl[i].rec;
@@ -255,7 +257,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t i1 = i;
 		while (i1 < n && pl[i1].req < r1)
 			i1++;
-		if ((rc = deliver(w, s, pl, i, i1, reqs, base, 0, &bytes)) < 0)
+		if ((rc = deliver(w, s, pl, i, i1, reqs, 0, &bytes)) < 0)
 			return rc;
 		i = i1;
 		r0 = r1;
@@ -391,7 +393,6 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 			continue;
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
-		pl[i].at = (size_t)pl[i].offset; /* deliver() reads at map + at */
 		pl[i].req = i;
 	}
 	s->arena_used = 0;
@@ -418,7 +419,7 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		reqs[i] = (rio__io_req){sh->src.fd, off, got, (void *)(uintptr_t)(sh->map + off),
 		                        (ssize_t)got, &sh->src};
 		file_bytes += sh->cache ? 0 : got; /* a decompressed copy: no file read */
-		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
+		if ((rc = deliver(w, s, pl, i, i + 1, reqs, 0, &bytes)) < 0)
 			return rc;
 	}
 	return finish(w, s, b, n, bytes, file_bytes);
@@ -494,12 +495,10 @@ static int start_claim(rio__worker *w, claim *cl)
 	cl->req0[cl->k] = nreq;
 	if ((cl->rc = rio__chunk_grow(cl->c, 0, total ? total : 1)) < 0)
 		return cl->rc;
-	if (l->parts) { /* the epoch's parts are read ahead: copied out at finish */
-		for (size_t r = 0; r < nreq; r++) {
+	if (l->parts) { /* the epoch's parts read ahead: taken at finish, the
+		                 * scratch only for bytes two parts hold */
+		for (size_t r = 0; r < nreq; r++)
 			cl->reqs[r].buf = cl->c->buf + (uintptr_t)cl->reqs[r].buf;
-			cl->order[r] = &cl->reqs[r];
-			cl->sorted[r] = cl->reqs[r];
-		}
 		cl->nreq = nreq;
 		return 0;
 	}
@@ -527,24 +526,44 @@ static int start_claim(rio__worker *w, claim *cl)
 	return cl->rc;
 }
 
+/* The shard that read `q` is of (its source is the shard's). */
+static uint32_t req_shard(const rio_loader *l, const rio__io_req *q)
+{
+	const rio__shard *sh =
+	        (const rio__shard *)(const void *)((const char *)q->src - offsetof(rio__shard, src));
+	return (uint32_t)(sh - l->ds.shards);
+}
+
+/* Claim `cl`'s bytes, once its batches are filled: released to the
+ * epoch's parts (which it got them from). */
+static void release_claim(rio_loader *l, claim *cl)
+{
+	for (size_t r = 0; l->parts && r < cl->nreq; r++)
+		if (cl->reqs[r].result > 0)
+			rio__parts_release(l->parts, req_shard(l, &cl->reqs[r]), cl->reqs[r].offset,
+			                   (size_t)cl->reqs[r].result);
+}
+
 /* Waits for claim `cl`'s reads; each request then says how it went, and
  * cl->rc is an error only where nothing was read (no submission). */
 static void finish_claim(rio__worker *w, claim *cl)
 {
 	rio_loader *l = w->l;
 	cl->err.code = 0;
-	if (l->parts) { /* the claim's bytes copied out of the parts as they come */
+	if (l->parts) { /* the claim's bytes where their parts hold them, as they come */
 		for (size_t r = 0; r < cl->nreq; r++) {
-			rio__io_req *q = &cl->sorted[r];
-			size_t shard = (size_t)((const rio__shard *)(const void *)((const char *)q->src -
-			                                                       offsetof(rio__shard, src)) -
-			                        l->ds.shards);
+			rio__io_req *q = &cl->reqs[r];
 			rio_error e = {0};
-			q->result = rio__parts_read(l->parts, (uint32_t)shard, q->offset, q->len, q->buf, &e);
+			const void *at;
+			q->result = rio__parts_get(l->parts, req_shard(l, q), q->offset, q->len, q->buf,
+			                           &at, &e);
+			q->buf = (void *)(uintptr_t)at;
 			if (q->result < 0 && !cl->err.code)
 				cl->err = e;
 		}
-	} else if (cl->rc == 0)
+		return;
+	}
+	if (cl->rc == 0)
 		cl->rc = rio__io_finish(cl->io);
 	for (size_t r = 0; r < cl->nreq; r++)
 		cl->order[r]->result = cl->sorted[r].result;
@@ -596,7 +615,7 @@ static int deliver_claim(rio__worker *w, claim *cl)
 			brc = rio__slot_reserve(s, need);
 		}
 		if (brc == 0)
-			brc = deliver(w, s, pl + f0, 0, f1 - f0, reqs, cl->c->buf, !l->cols.ncols, &bytes);
+			brc = deliver(w, s, pl + f0, 0, f1 - f0, reqs, !l->cols.ncols, &bytes);
 		if (brc == 0)
 			brc = finish(w, s, b, f1 - f0, bytes, file_bytes);
 		file_batches(w, &s, 1, b, brc < 0 ? 0 : 1, brc);
@@ -666,17 +685,18 @@ uint64_t rio__placed_ahead(const rio_loader *l)
 /* The parts of the epoch's bytes (parts.h) from batch `first` on, when
  * every shard it reads is remote and read in shard order: the records'
  * frames, each shard's in one stretch, in part_size parts, inflight +
- * workers of them asked for ahead (so that `inflight` GETs run while each
- * worker copies a part out). l->parts, or NULL: the claims read their own
- * bytes (no memory; a shard read in two stretches). */
+ * 2 x workers of them asked for ahead (so that `inflight` GETs run while
+ * each worker fills batches from the two parts its claim, about a part,
+ * spans). l->parts, or NULL: the claims read their own bytes (no memory;
+ * a shard read in two stretches). */
 void rio__placed_parts(rio_loader *l, uint64_t first)
 {
 	uint64_t bytes, records;
 	rio__parts *ps = NULL;
 	l->parts = NULL;
 	if (remote_in_order(l, &bytes, &records) != 2 ||
-	    rio__parts_new(&ps, l->o.remote.part_size, l->o.remote.inflight + (size_t)l->nworkers,
-	                   l->ds.nshards) < 0)
+	    rio__parts_new(&ps, l->o.remote.part_size,
+	                   l->o.remote.inflight + 2 * (size_t)l->nworkers, l->ds.nshards) < 0)
 		return;
 	int rc = 0;
 	uint32_t in = UINT32_MAX; /* the stretch being gathered: shard `in`'s [lo, hi) */
@@ -771,6 +791,8 @@ static void run_ahead(rio__worker *w, uint64_t records)
 		if (!other && n->k)
 			start_claim(w, n); /* in flight while c's batches are filled */
 		int stopped = deliver_claim(w, c);
+		if (!stopped)
+			release_claim(l, c);
 		c->k = 0;
 		if (stopped && n->k) {
 			finish_claim(w, n); /* no read may outlive its buffer */
