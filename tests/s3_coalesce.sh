@@ -96,6 +96,19 @@ expect_lines 1 "$T/err" "shard order: a part that ran out of attempts: one line"
 expect_match "s3://$S3_BUCKET/c\.g000001/c-0000[0-2]-of-00003\.tfrecord.*HTTP 503 \(SlowDown\)" \
 	"$T/err" "shard order: the line names the URL, the status and the code"
 
+# ---- recordio-bench --json says how many ranged GETs were in flight:
+# some, never more than --remote-inflight; none for the local copy
+proxy_stop
+export AWS_ENDPOINT_URL="$S3_ENDPOINT"
+inflight() { # the JSON's remote_gets_in_flight, remote_get_s
+	sed -n 's/.*"remote_get_s": \([0-9.]*\), "remote_gets_in_flight": \([0-9.]*\).*/\2 \1/p' "$T/out"
+}
+expect_exit 0 "$BENCH" --json $p --remote-inflight 2 "$B/c"
+if inflight | awk '{ exit !($1 > 0 && $1 <= 2 && $2 > 0) }'; then pass; else
+	fail "GETs in flight from S3 with --remote-inflight 2: '$(inflight)' (want 0 < n <= 2 over some time)"; fi
+expect_exit 0 "$BENCH" --json $p "$T/loc/c"
+expect_eq "0 0" "$(inflight | awk '{ print $1 + 0, $2 + 0 }')" "no GETs in flight for local shards"
+
 # ---- the loader's remote options (recordio-bench --remote-*), and a read
 # that runs out of attempts mid-epoch: one line naming the shard's URL, the
 # HTTP status and S3's code, as the tools say it (the 40th GET answers 503:
