@@ -96,10 +96,21 @@ expect_lines 1 "$T/err" "shard order: a part that ran out of attempts: one line"
 expect_match "s3://$S3_BUCKET/c\.g000001/c-0000[0-2]-of-00003\.tfrecord.*HTTP 503 \(SlowDown\)" \
 	"$T/err" "shard order: the line names the URL, the status and the code"
 
-# ---- recordio-bench --json says how many ranged GETs were in flight:
-# some, never more than --remote-inflight; none for the local copy
+# ---- shard order stopped mid-epoch (its parts in flight dropped) and
+# resumed from the saved state (parts from the batch resumed at on): the
+# local copy's records, in the order of one uninterrupted epoch
 proxy_stop
 export AWS_ENDPOINT_URL="$S3_ENDPOINT"
+expect_exit 0 "$BIN/tests/s3_resume" "$B/c" 50 7
+mv "$T/out" "$T/resume.s3"
+expect_exit 0 "$BIN/tests/s3_resume" "$T/loc/c" 50 7
+"$BENCH" --shuffle none --batch 50 --dump-order "$T/resume.order" "$T/loc/c" >/dev/null
+expect_eq 6000 "$(wc -l <"$T/resume.s3" | tr -d ' ')" "every record once, resumed from S3"
+if cmp -s "$T/out" "$T/resume.s3" && cut -d' ' -f1,2 "$T/out" | cmp -s - "$T/resume.order"; then
+	pass; else fail "shard order resumed from S3: not the local copy's records in order"; fi
+
+# ---- recordio-bench --json says how many ranged GETs were in flight:
+# some, never more than --remote-inflight; none for the local copy
 inflight() { # the JSON's remote_gets_in_flight, remote_get_s
 	sed -n 's/.*"remote_get_s": \([0-9.]*\), "remote_gets_in_flight": \([0-9.]*\).*/\2 \1/p' "$T/out"
 }
