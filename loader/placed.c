@@ -795,7 +795,9 @@ static void run_ahead(rio__worker *w, uint64_t records)
 			release_claim(l, c);
 		c->k = 0;
 		if (stopped && n->k) {
-			finish_claim(w, n); /* no read may outlive its buffer */
+			if (!l->parts) /* no read may outlive its buffer (the parts'
+			                * are the parts' own: nothing to wait for) */
+				finish_claim(w, n);
 			n->k = 0;
 		}
 		cur = 1 - cur;
