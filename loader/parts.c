@@ -52,21 +52,18 @@ struct rio__parts {
 	int stop;
 };
 
-int rio__parts_new(rio__parts **out, size_t part_size, size_t window, size_t nshards)
+int rio__parts_new(rio__parts **out, size_t part_size, size_t nshards)
 {
 	*out = NULL;
 	rio__parts *ps = calloc(1, sizeof *ps);
 	if (!ps)
 		return -ENOMEM;
 	ps->part = part_size ? part_size : 1;
-	ps->window = window ? window : 1;
 	ps->first = calloc(nshards ? nshards : 1, sizeof *ps->first);
 	ps->count = calloc(nshards ? nshards : 1, sizeof *ps->count);
-	ps->spare = calloc(ps->window, sizeof *ps->spare);
-	if (!ps->first || !ps->count || !ps->spare) {
+	if (!ps->first || !ps->count) {
 		free(ps->first);
 		free(ps->count);
-		free(ps->spare);
 		free(ps);
 		return -ENOMEM;
 	}
@@ -134,11 +131,15 @@ static void ask(rio__parts *ps)
 	}
 }
 
-void rio__parts_start(rio__parts *ps)
+int rio__parts_start(rio__parts *ps, size_t window)
 {
+	ps->window = window ? window : 1;
+	if (!(ps->spare = calloc(ps->window, sizeof *ps->spare)))
+		return -ENOMEM;
 	pthread_mutex_lock(&ps->mu);
 	ask(ps);
 	pthread_mutex_unlock(&ps->mu);
+	return 0;
 }
 
 /* Waits until part p is in (under mu, which it may drop): 0, or

@@ -26,17 +26,20 @@
 struct rio__source;
 typedef struct rio__parts rio__parts;
 
-/* An empty set of parts of `part` bytes for shards 0 .. nshards - 1, at most
- * `window` asked for and not used up at once. 0 or -ENOMEM. */
-int rio__parts_new(rio__parts **out, size_t part, size_t window, size_t nshards);
+/* An empty set of parts of `part` bytes for shards 0 .. nshards - 1. 0 or
+ * -ENOMEM. */
+int rio__parts_new(rio__parts **out, size_t part, size_t nshards);
 /* Adds bytes [from, to) of shard `shard` (read through `src`) as the next
  * the epoch reads: 0, or -EINVAL when the shard's bytes so far do not end
  * at `from` (a shard read in two stretches, or backwards: not in order;
  * the caller reads another way), -ENOMEM. */
 int rio__parts_add(rio__parts *ps, uint32_t shard, const struct rio__source *src, uint64_t from,
                    uint64_t to);
-/* Asks for the first parts (after the last add). */
-void rio__parts_start(rio__parts *ps);
+/* Asks for the first parts (after the last add), at most `window` asked
+ * for and not used up at once from now on: at least as many as one
+ * reader holds at once (got and not released), or it waits for ever. 0 or
+ * -ENOMEM (nothing asked for). */
+int rio__parts_start(rio__parts *ps, size_t window);
 /* Bytes [offset, offset + len) of shard `shard`, waiting for the parts
  * that hold them: *at points at them, in their part when one holds them
  * all (no copy), else at `scratch` (len bytes), where they are copied. The

@@ -664,6 +664,22 @@ static int remote_in_order(const rio_loader *l, uint64_t *bytes, uint64_t *recor
  * batch: a claim's records, spread over the whole set, would have the
  * engine fetch the bytes between them too (nearby ranges are read
  * together), many times what they hold. */
+/* The records of a claim of remote shards in shard order, read from the
+ * epoch's parts (`parts`) or by the claims themselves. */
+static uint64_t remote_claim_records(const rio_loader *l, int parts, uint64_t bytes,
+                                     uint64_t records)
+{
+	uint64_t want = parts ? l->o.remote.part_size
+	                      : l->o.remote.part_size * l->o.remote.inflight /
+	                                (2 * (uint64_t)l->nworkers);
+	want = !parts && want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
+	       : want > RIO__REMOTE_AHEAD_MAX         ? RIO__REMOTE_AHEAD_MAX
+	                                              : want;
+	uint64_t per = records ? (bytes + records - 1) / records : 1;
+	uint64_t n = want / (per ? per : 1);
+	return n < 1 ? 1 : n > RIO__REMOTE_AHEAD_RECORDS ? RIO__REMOTE_AHEAD_RECORDS : n;
+}
+
 uint64_t rio__placed_ahead(const rio_loader *l)
 {
 	if (l->route.reading == RIO__READ_DIRECT)
@@ -671,48 +687,56 @@ uint64_t rio__placed_ahead(const rio_loader *l)
 	uint64_t bytes, records;
 	if (!remote_in_order(l, &bytes, &records))
 		return 0;
-	uint64_t want = l->parts ? l->o.remote.part_size
-	                         : l->o.remote.part_size * l->o.remote.inflight /
-	                                   (2 * (uint64_t)l->nworkers);
-	want = !l->parts && want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
-	       : want > RIO__REMOTE_AHEAD_MAX            ? RIO__REMOTE_AHEAD_MAX
-	                                                 : want;
-	uint64_t per = records ? (bytes + records - 1) / records : 1;
-	uint64_t n = want / (per ? per : 1);
-	return n < 1 ? 1 : n > RIO__REMOTE_AHEAD_RECORDS ? RIO__REMOTE_AHEAD_RECORDS : n;
+	return remote_claim_records(l, l->parts != NULL, bytes, records);
 }
 
 /* The parts of the epoch's bytes (parts.h) from batch `first` on, when
  * every shard it reads is remote and read in shard order: the records'
- * frames, each shard's in one stretch, in part_size parts, inflight +
- * 2 x workers of them asked for ahead (so that `inflight` GETs run while
- * each worker fills batches from the two parts its claim, about a part,
- * spans). l->parts, or NULL: the claims read their own bytes (no memory;
- * a shard read in two stretches). */
+ * frames, each shard's in one stretch, in parts of part_size (at most
+ * RIO__REMOTE_AHEAD_MAX, as the claims without parts were), inflight + 2 x
+ * workers of them asked for ahead (so that `inflight` GETs run while each
+ * worker fills batches from the two parts its claim, about a part, spans),
+ * or as many as the largest claim spans. l->parts, or NULL: the claims
+ * read their own bytes (no memory; a shard read in two stretches). */
 void rio__placed_parts(rio_loader *l, uint64_t first)
 {
 	uint64_t bytes, records;
 	rio__parts *ps = NULL;
 	l->parts = NULL;
+	uint64_t part = l->o.remote.part_size < RIO__REMOTE_AHEAD_MAX ? l->o.remote.part_size
+	                                                                : RIO__REMOTE_AHEAD_MAX;
 	if (remote_in_order(l, &bytes, &records) != 2 ||
-	    rio__parts_new(&ps, l->o.remote.part_size,
-	                   l->o.remote.inflight + 2 * (size_t)l->nworkers, l->ds.nshards) < 0)
+	    rio__parts_new(&ps, (size_t)part, l->ds.nshards) < 0)
 		return;
+	/* the claims (run_ahead takes batches `ahead` at a time from `first`)
+	 * and the most parts one spans: the earliest claim's parts must fit in
+	 * the window, or its worker would wait for parts that later claims'
+	 * hold (a batch larger than a part) */
+	uint64_t ahead = remote_claim_records(l, 1, bytes, records) / l->o.batch_size;
+	ahead = ahead > 1 ? ahead : 1;
+	uint64_t claim_bytes = 0, stretches = 0, span = 0;
 	int rc = 0;
 	uint32_t in = UINT32_MAX; /* the stretch being gathered: shard `in`'s [lo, hi) */
 	uint64_t lo = 0, hi = 0;
 	for (uint64_t b = first; rc == 0 && b < l->plan.ntasks; b++) {
 		const rio__task *t = &l->plan.tasks[b];
+		if ((b - first) % ahead == 0) { /* a claim starts */
+			uint64_t s = claim_bytes / part + 2 + stretches;
+			span = s > span ? s : span;
+			claim_bytes = stretches = 0;
+		}
 		for (uint64_t i = 0; rc == 0 && i < t->count; i++) {
 			uint32_t piece, shard;
 			uint64_t rec;
 			rio__dataset_locate(&l->ds, t->first + i, &piece, &shard, &rec);
 			const rio__shard *sh = &l->ds.shards[shard];
 			uint64_t off = sh->offset[rec], end = off + sh->framed[rec];
+			claim_bytes += sh->framed[rec];
 			if (shard == in && off == hi) {
 				hi = end;
 				continue;
 			}
+			stretches++;
 			if (in != UINT32_MAX)
 				rc = rio__parts_add(ps, in, &l->ds.shards[in].src, lo, hi);
 			in = shard;
@@ -720,13 +744,17 @@ void rio__placed_parts(rio_loader *l, uint64_t first)
 			hi = end;
 		}
 	}
+	uint64_t s = claim_bytes / part + 2 + stretches;
+	span = s > span ? s : span;
 	if (rc == 0 && in != UINT32_MAX)
 		rc = rio__parts_add(ps, in, &l->ds.shards[in].src, lo, hi);
+	size_t window = l->o.remote.inflight + 2 * (size_t)l->nworkers;
+	if (rc == 0)
+		rc = rio__parts_start(ps, window > span ? window : (size_t)span);
 	if (rc < 0) {
 		rio__parts_free(ps);
 		return;
 	}
-	rio__parts_start(ps);
 	l->parts = ps;
 }
 

@@ -109,6 +109,15 @@ expect_eq 6000 "$(wc -l <"$T/resume.s3" | tr -d ' ')" "every record once, resume
 if cmp -s "$T/out" "$T/resume.s3" && cut -d' ' -f1,2 "$T/out" | cmp -s - "$T/resume.order"; then
 	pass; else fail "shard order resumed from S3: not the local copy's records in order"; fi
 
+# ---- a batch larger than the parts' window (2000 records: 5 parts of 64
+# KiB and more, where 1 in flight + 2 x 2 workers would be asked for): the
+# window grows to the largest claim, which would otherwise wait for ever
+"$BENCH" --shuffle none --batch 2000 --dump-order "$T/big.local" "$T/loc/c" >/dev/null
+expect_exit 0 timeout -s KILL 120 "$BENCH" --shuffle none --batch 2000 --remote-part-size 64K \
+	--remote-inflight 1 --dump-order "$T/big.s3" "$B/c"
+if [ -s "$T/big.s3" ] && cmp -s "$T/big.local" "$T/big.s3"; then pass; else
+	fail "batches larger than the parts' window: not the local order"; fi
+
 # ---- recordio-bench --json says how many ranged GETs were in flight:
 # some, never more than --remote-inflight; none for the local copy
 inflight() { # the JSON's remote_gets_in_flight, remote_get_s
