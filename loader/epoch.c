@@ -8,6 +8,7 @@
 #include "config.h"
 #include "clock.h"
 #include "loader_internal.h"
+#include "parts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -65,12 +66,13 @@ static int start_epoch(rio_loader *l)
 	/* the placed path: a task per batch; a saved position is a multiple
 	 * of the batch size, or the end of the epoch after a short last
 	 * batch: round up */
-	if (l->route.placed)
+	if (l->route.placed) {
+		uint64_t first = (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size;
+		rio__placed_parts(l, first);
 		rio__pool_epoch(&l->pool,
-		                rio__placed_ahead(l) ? RIO__ORDER_TURNS : RIO__ORDER_CLAIMS,
-		                (l->resume_skip + l->o.batch_size - 1) / l->o.batch_size,
+		                rio__placed_ahead(l) ? RIO__ORDER_TURNS : RIO__ORDER_CLAIMS, first,
 		                l->plan.ntasks);
-	else
+	} else
 		rio__pool_epoch(&l->pool, RIO__ORDER_FIFO, 0, 0);
 	l->running = 1;
 	/* records an .idx listed beyond what its shard holds: skipped by the
@@ -118,11 +120,14 @@ void rio__epoch_stop(rio_loader *l)
 	pthread_cond_broadcast(&l->done_cv);
 	pthread_mutex_unlock(&l->mu);
 	rio__pool_stop(&l->pool);
+	rio__parts_stop(l->parts);
 	for (int i = 0; i < l->nworkers; i++)
 		if (l->workers[i].started) {
 			pthread_join(l->workers[i].thread, NULL);
 			l->workers[i].started = 0;
 		}
+	rio__parts_free(l->parts);
+	l->parts = NULL;
 	if (l->batcher_started) {
 		pthread_join(l->batcher, NULL);
 		l->batcher_started = 0;

@@ -543,6 +543,11 @@ typedef struct rio_loader_stats {
 	                         * decompressed shards or, with columns,
 	                         * their decoded rows (0: no cache in use)  */
 	int io_uring;           /* 1 when the io_uring backend is in use     */
+	double remote_get_seconds; /* remote shards: the time one ranged GET
+	                         * or more was in flight, since open        */
+	double remote_gets_in_flight; /* ... and their mean number in flight
+	                         * over that time (opts.remote.inflight at
+	                         * most; 0: no GET yet)                     */
 } rio_loader_stats;
 
 RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats);

@@ -131,6 +131,9 @@ struct rio_loader {
 	uint64_t epoch_skip;    /* what the running epoch's threads took of it */
 	rio__plan plan;
 	rio__piece_stream *streams; /* one per piece (compressed shards)    */
+	struct rio__parts *parts; /* remote shards in shard order: the
+	                         * epoch's bytes read ahead (parts.h,
+	                         * rio__placed_parts), or NULL             */
 
 	/* threads: the pipeline's tasks, chunks and piece streams, the
 	 * statistics and the warning are under mu (the batch slots are the
@@ -255,5 +258,8 @@ void *rio__placed_main(void *arg);
  * one batch at a time; the pool then hands out slots in TURNS, not
  * CLAIMS (pool.h). For the epoch about to start (l->route set). */
 uint64_t rio__placed_ahead(const struct rio_loader *l);
+/* placed.c: l->parts for the epoch about to start (its plan's batches from
+ * `first` on), or NULL where it reads no remote shards in shard order. */
+void rio__placed_parts(struct rio_loader *l, uint64_t first);
 
 #endif /* RIO_LOADER_INTERNAL_H */

@@ -20,6 +20,7 @@ recordio_librecordio_la_SOURCES += \
 	loader/chunk.c \
 	loader/piece_stream.c \
 	loader/placed.c \
+	loader/parts.c loader/parts.h \
 	loader/cache.c \
 	loader/decode.c loader/decode.h \
 	loader/batcher.c \

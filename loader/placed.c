@@ -26,8 +26,10 @@
  */
 #include "config.h"
 #include "loader_internal.h"
+#include "parts.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,11 +126,12 @@ static void plan_batch(rio__worker *w, uint64_t b, place *pl, rio__io_req *reqs,
 }
 
 /* Checks (and decodes) records [i0, i1) of the batch whose places start at
- * pl, read at `base`, into slot `s`: raw views point where they were read,
- * or, with `copy` (a scratch buffer), at their copy in the slot's arena.
- * Adds the delivered bytes to *bytes. 0 or an error in w->err. */
+ * pl into slot `s`, each where its read (reqs[pl[i].req]) put the bytes
+ * from the read's offset on: raw views point there, or, with `copy` (a
+ * scratch buffer, or the epoch's parts), at their copy in the slot's
+ * arena. Adds the delivered bytes to *bytes. 0 or an error in w->err. */
 static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, size_t i1,
-                   const rio__io_req *reqs, const uint8_t *base, int copy, uint64_t *bytes)
+                   const rio__io_req *reqs, int copy, uint64_t *bytes)
 {
 	rio_loader *l = w->l;
 	uint8_t *dst[l->cols.ncols ? l->cols.ncols : 1];
@@ -137,20 +140,21 @@ static int deliver(rio__worker *w, rio__slot *s, const place *pl, size_t i0, siz
 	for (size_t i = i0; i < i1; i++) {
 		const rio__shard *sh = &l->ds.shards[pl[i].shard];
 		const rio__io_req *q = &reqs[pl[i].req];
-		size_t got_end = (size_t)((const uint8_t *)q->buf - base) + (size_t)q->result;
-		size_t avail = got_end > pl[i].at ? got_end - pl[i].at : 0;
+		size_t into = (size_t)(pl[i].offset - q->offset); /* the record in its read */
+		const uint8_t *frame = (const uint8_t *)q->buf + into;
+		size_t avail = (size_t)q->result > into ? (size_t)q->result - into : 0;
 		if (avail > pl[i].framed)
 			avail = pl[i].framed;
 		uint64_t len = 0;
 		/* a decompressed copy's data CRCs were checked as it was made
 		 * (cache.c), and nothing writes to it since */
-		int d = rio__frame_check_entry(base + pl[i].at, avail, pl[i].framed,
+		int d = rio__frame_check_entry(frame, avail, pl[i].framed,
 		                               l->o.max_record_size, l->o.verify_crc && !sh->cache,
 		                               &len);
 		if (d < 0) /* the placed path runs under FAIL only */
 			return rio__frame_error(&w->err, d, sh->path, pl[i].offset, pl[i].rec, avail, len,
 			                        l->o.max_record_size);
-		const uint8_t *data = base + pl[i].at + RIO_HEADER_SIZE;
+		const uint8_t *data = frame + RIO_HEADER_SIZE;
 		rio_batch_record *br = &s->recs[i];
 		br->shard = pl[i].shard;
 		br->index = pl[i].rec;
@@ -253,7 +257,7 @@ static int fill(rio__worker *w, rio__slot *s, uint64_t b)
 		size_t i1 = i;
 		while (i1 < n && pl[i1].req < r1)
 			i1++;
-		if ((rc = deliver(w, s, pl, i, i1, reqs, base, 0, &bytes)) < 0)
+		if ((rc = deliver(w, s, pl, i, i1, reqs, 0, &bytes)) < 0)
 			return rc;
 		i = i1;
 		r0 = r1;
@@ -389,7 +393,6 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 			continue;
 		pl[i].offset = sh->offset[pl[i].rec];
 		pl[i].framed = sh->framed[pl[i].rec];
-		pl[i].at = (size_t)pl[i].offset; /* deliver() reads at map + at */
 		pl[i].req = i;
 	}
 	s->arena_used = 0;
@@ -416,7 +419,7 @@ static int fill_mapped(rio__worker *w, rio__slot *s, uint64_t b)
 		reqs[i] = (rio__io_req){sh->src.fd, off, got, (void *)(uintptr_t)(sh->map + off),
 		                        (ssize_t)got, &sh->src};
 		file_bytes += sh->cache ? 0 : got; /* a decompressed copy: no file read */
-		if ((rc = deliver(w, s, pl, i, i + 1, reqs, sh->map, 0, &bytes)) < 0)
+		if ((rc = deliver(w, s, pl, i, i + 1, reqs, 0, &bytes)) < 0)
 			return rc;
 	}
 	return finish(w, s, b, n, bytes, file_bytes);
@@ -463,6 +466,8 @@ typedef struct claim {
 	rio__chunk *c;    /* the scratch buffer the reads land in */
 	rio__io *io;      /* the backend that reads them */
 	int rc;           /* the reads' outcome (each request says its own) */
+	rio_error err;    /* the first failed read's line from the epoch's
+	                   * parts (code 0: none, or not read from them) */
 } claim;
 
 /* Takes the next claim of up to `ahead` batches into *cl (cl->k 0 when
@@ -490,6 +495,13 @@ static int start_claim(rio__worker *w, claim *cl)
 	cl->req0[cl->k] = nreq;
 	if ((cl->rc = rio__chunk_grow(cl->c, 0, total ? total : 1)) < 0)
 		return cl->rc;
+	if (l->parts) { /* the epoch's parts read ahead: taken at finish, the
+		                 * scratch only for bytes two parts hold */
+		for (size_t r = 0; r < nreq; r++)
+			cl->reqs[r].buf = cl->c->buf + (uintptr_t)cl->reqs[r].buf;
+		cl->nreq = nreq;
+		return 0;
+	}
 	void *bufs[RIO__IO_FIXED];
 	size_t lens[RIO__IO_FIXED];
 	unsigned nb = 0;
@@ -514,10 +526,43 @@ static int start_claim(rio__worker *w, claim *cl)
 	return cl->rc;
 }
 
+/* The shard that read `q` is of (its source is the shard's). */
+static uint32_t req_shard(const rio_loader *l, const rio__io_req *q)
+{
+	const rio__shard *sh =
+	        (const rio__shard *)(const void *)((const char *)q->src - offsetof(rio__shard, src));
+	return (uint32_t)(sh - l->ds.shards);
+}
+
+/* Claim `cl`'s bytes, once its batches are filled: released to the
+ * epoch's parts (which it got them from). */
+static void release_claim(rio_loader *l, claim *cl)
+{
+	for (size_t r = 0; l->parts && r < cl->nreq; r++)
+		if (cl->reqs[r].result > 0)
+			rio__parts_release(l->parts, req_shard(l, &cl->reqs[r]), cl->reqs[r].offset,
+			                   (size_t)cl->reqs[r].result);
+}
+
 /* Waits for claim `cl`'s reads; each request then says how it went, and
  * cl->rc is an error only where nothing was read (no submission). */
 static void finish_claim(rio__worker *w, claim *cl)
 {
+	rio_loader *l = w->l;
+	cl->err.code = 0;
+	if (l->parts) { /* the claim's bytes where their parts hold them, as they come */
+		for (size_t r = 0; r < cl->nreq; r++) {
+			rio__io_req *q = &cl->reqs[r];
+			rio_error e = {0};
+			const void *at;
+			q->result = rio__parts_get(l->parts, req_shard(l, q), q->offset, q->len, q->buf,
+			                           &at, &e);
+			q->buf = (void *)(uintptr_t)at;
+			if (q->result < 0 && !cl->err.code)
+				cl->err = e;
+		}
+		return;
+	}
 	if (cl->rc == 0)
 		cl->rc = rio__io_finish(cl->io);
 	for (size_t r = 0; r < cl->nreq; r++)
@@ -548,7 +593,10 @@ static int deliver_claim(rio__worker *w, claim *cl)
 			               RIO__UNKNOWN, "read failed");
 		uint64_t file_bytes = 0, bytes = 0;
 		for (size_t r = cl->req0[j]; r < cl->req0[j + 1] && brc == 0; r++) {
-			if (reqs[r].result < 0) {
+			if (reqs[r].result < 0 && cl->err.code) { /* the source's line */
+				w->err = cl->err;
+				brc = cl->err.code;
+			} else if (reqs[r].result < 0) {
 				const place *p = &pl[f0];
 				while (p->req != r)
 					p++;
@@ -567,7 +615,7 @@ static int deliver_claim(rio__worker *w, claim *cl)
 			brc = rio__slot_reserve(s, need);
 		}
 		if (brc == 0)
-			brc = deliver(w, s, pl + f0, 0, f1 - f0, reqs, cl->c->buf, !l->cols.ncols, &bytes);
+			brc = deliver(w, s, pl + f0, 0, f1 - f0, reqs, !l->cols.ncols, &bytes);
 		if (brc == 0)
 			brc = finish(w, s, b, f1 - f0, bytes, file_bytes);
 		file_batches(w, &s, 1, b, brc < 0 ? 0 : 1, brc);
@@ -575,47 +623,139 @@ static int deliver_claim(rio__worker *w, claim *cl)
 	return 0;
 }
 
-/* Remote shards' claims: the loader's requests in flight (inflight parts
+/* Remote shards' claims without the epoch's parts (rio__placed_parts
+ * could not make them): the loader's requests in flight (inflight parts
  * of part_size) shared by its workers' claims, two a worker (so the read
  * ahead holds at most part_size x inflight bytes), between 4 MiB and
  * 64 MiB a claim, and at most RIO__REMOTE_AHEAD_RECORDS records (the
- * claim's places and requests). */
+ * claim's places and requests). With the parts, a claim is about a part
+ * (at most RIO__REMOTE_AHEAD_MAX): its batches are filled as soon as that
+ * part is in. */
 #define RIO__REMOTE_AHEAD_MIN (4ull << 20)
 #define RIO__REMOTE_AHEAD_MAX (64ull << 20)
 #define RIO__REMOTE_AHEAD_RECORDS 65536u
 
-/* The records a claim holds: RIO__DIRECT_AHEAD under O_DIRECT; for an
- * epoch in shard order that reads remote shards (sources read through
- * read_many, not a descriptor), those of a claim's bytes; else 0 (no
- * claims). A shuffled epoch of remote shards keeps a read per batch: a
- * claim's records, spread over the whole set, would have the engine fetch
- * the bytes between them too (nearby ranges are read together), many
- * times what they hold. */
-uint64_t rio__placed_ahead(const rio_loader *l)
+/* 1 when the epoch reads remote shards in shard order on the placed path
+ * (sources read through read_many, not a descriptor), 2 when every shard
+ * it reads is such (read ahead in parts, rio__placed_parts), else 0;
+ * *bytes and *records of the shards it reads. */
+static int remote_in_order(const rio_loader *l, uint64_t *bytes, uint64_t *records)
 {
-	if (l->route.reading == RIO__READ_DIRECT)
-		return RIO__DIRECT_AHEAD;
+	*bytes = *records = 0;
 	if (l->route.reading != RIO__READ_BUFFERED || l->plan.perm)
 		return 0;
-	uint64_t bytes = 0, records = 0;
-	int remote = 0;
+	int remote = 0, all = 1;
 	for (size_t i = 0; i < l->ds.nshards; i++) {
 		const rio__shard *sh = &l->ds.shards[i];
 		if (!sh->needed)
 			continue;
-		bytes += sh->data_end;
-		records += sh->count;
-		remote |= sh->src.fd < 0 && sh->src.ops && sh->src.ops->read_many;
+		*bytes += sh->data_end;
+		*records += sh->count;
+		int r = sh->src.fd < 0 && sh->src.ops && sh->src.ops->read_many;
+		remote |= r;
+		all &= r && sh->src.ops->read_start;
 	}
-	if (!remote)
-		return 0;
-	uint64_t want = l->o.remote.part_size * l->o.remote.inflight / (2 * (uint64_t)l->nworkers);
-	want = want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
-	       : want > RIO__REMOTE_AHEAD_MAX ? RIO__REMOTE_AHEAD_MAX
-	                                      : want;
+	return remote ? 1 + all : 0;
+}
+
+/* The records a claim holds: RIO__DIRECT_AHEAD under O_DIRECT; for an
+ * epoch in shard order that reads remote shards, those of a claim's bytes;
+ * else 0 (no claims). A shuffled epoch of remote shards keeps a read per
+ * batch: a claim's records, spread over the whole set, would have the
+ * engine fetch the bytes between them too (nearby ranges are read
+ * together), many times what they hold. */
+/* The records of a claim of remote shards in shard order, read from the
+ * epoch's parts (`parts`) or by the claims themselves. */
+static uint64_t remote_claim_records(const rio_loader *l, int parts, uint64_t bytes,
+                                     uint64_t records)
+{
+	uint64_t want = parts ? l->o.remote.part_size
+	                      : l->o.remote.part_size * l->o.remote.inflight /
+	                                (2 * (uint64_t)l->nworkers);
+	want = !parts && want < RIO__REMOTE_AHEAD_MIN ? RIO__REMOTE_AHEAD_MIN
+	       : want > RIO__REMOTE_AHEAD_MAX         ? RIO__REMOTE_AHEAD_MAX
+	                                              : want;
 	uint64_t per = records ? (bytes + records - 1) / records : 1;
 	uint64_t n = want / (per ? per : 1);
 	return n < 1 ? 1 : n > RIO__REMOTE_AHEAD_RECORDS ? RIO__REMOTE_AHEAD_RECORDS : n;
+}
+
+uint64_t rio__placed_ahead(const rio_loader *l)
+{
+	if (l->route.reading == RIO__READ_DIRECT)
+		return RIO__DIRECT_AHEAD;
+	uint64_t bytes, records;
+	if (!remote_in_order(l, &bytes, &records))
+		return 0;
+	return remote_claim_records(l, l->parts != NULL, bytes, records);
+}
+
+/* The parts of the epoch's bytes (parts.h) from batch `first` on, when
+ * every shard it reads is remote and read in shard order: the records'
+ * frames, each shard's in one stretch, in parts of part_size (at most
+ * RIO__REMOTE_AHEAD_MAX, as the claims without parts were), inflight + 2 x
+ * workers of them asked for ahead (so that `inflight` GETs run while each
+ * worker fills batches from the two parts its claim, about a part, spans),
+ * or as many as the largest claim spans. l->parts, or NULL: the claims
+ * read their own bytes (no memory; a shard read in two stretches). */
+void rio__placed_parts(rio_loader *l, uint64_t first)
+{
+	uint64_t bytes, records;
+	rio__parts *ps = NULL;
+	l->parts = NULL;
+	uint64_t part = l->o.remote.part_size < RIO__REMOTE_AHEAD_MAX ? l->o.remote.part_size
+	                                                                : RIO__REMOTE_AHEAD_MAX;
+	if (remote_in_order(l, &bytes, &records) != 2 ||
+	    rio__parts_new(&ps, (size_t)part, l->ds.nshards) < 0)
+		return;
+	/* the claims (run_ahead takes batches `ahead` at a time from `first`)
+	 * and the most parts one spans: the earliest claim's parts must fit in
+	 * the window, or its worker would wait for parts that later claims'
+	 * hold (a batch larger than a part) */
+	uint64_t ahead = remote_claim_records(l, 1, bytes, records) / l->o.batch_size;
+	ahead = ahead > 1 ? ahead : 1;
+	uint64_t claim_bytes = 0, stretches = 0, span = 0;
+	int rc = 0;
+	uint32_t in = UINT32_MAX; /* the stretch being gathered: shard `in`'s [lo, hi) */
+	uint64_t lo = 0, hi = 0;
+	for (uint64_t b = first; rc == 0 && b < l->plan.ntasks; b++) {
+		const rio__task *t = &l->plan.tasks[b];
+		if ((b - first) % ahead == 0) { /* a claim starts */
+			uint64_t s = claim_bytes / part + 2 + stretches;
+			span = s > span ? s : span;
+			claim_bytes = stretches = 0;
+		}
+		for (uint64_t i = 0; rc == 0 && i < t->count; i++) {
+			uint32_t piece, shard;
+			uint64_t rec;
+			rio__dataset_locate(&l->ds, t->first + i, &piece, &shard, &rec);
+			const rio__shard *sh = &l->ds.shards[shard];
+			uint64_t off = sh->offset[rec], end = off + sh->framed[rec];
+			claim_bytes += sh->framed[rec];
+			if (shard == in && off == hi) {
+				hi = end;
+				continue;
+			}
+			stretches++;
+			if (in != UINT32_MAX)
+				rc = rio__parts_add(ps, in, &l->ds.shards[in].src, lo, hi);
+			in = shard;
+			lo = off;
+			hi = end;
+		}
+	}
+	uint64_t s = claim_bytes / part + 2 + stretches;
+	span = s > span ? s : span;
+	if (rc == 0 && in != UINT32_MAX)
+		rc = rio__parts_add(ps, in, &l->ds.shards[in].src, lo, hi);
+	size_t window = l->o.remote.inflight + 2 * (size_t)l->nworkers;
+	if (rc == 0)
+		rc = rio__parts_start(ps, window > span ? window : (size_t)span);
+	if (rc < 0) {
+		rio__parts_free(ps);
+		return;
+	}
+	l->parts = ps;
 }
 
 /* The worker that reads ahead: claims taken two at a time, the next one's
@@ -679,9 +819,13 @@ static void run_ahead(rio__worker *w, uint64_t records)
 		if (!other && n->k)
 			start_claim(w, n); /* in flight while c's batches are filled */
 		int stopped = deliver_claim(w, c);
+		if (!stopped)
+			release_claim(l, c);
 		c->k = 0;
 		if (stopped && n->k) {
-			finish_claim(w, n); /* no read may outlive its buffer */
+			if (!l->parts) /* no read may outlive its buffer (the parts'
+			                * are the parts' own: nothing to wait for) */
+				finish_claim(w, n);
 			n->k = 0;
 		}
 		cur = 1 - cur;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "loader_internal.h"
+#include "../recordio/remote/remote.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,11 @@ RIO_API void rio_loader_stats_get(const rio_loader *l, rio_loader_stats *stats)
 	stats->cache_bytes = l->ds.cache_bytes;
 	pthread_mutex_unlock((pthread_mutex_t *)&l->mu);
 	stats->file_bytes = __atomic_load_n(&l->file_bytes, __ATOMIC_RELAXED);
+	double busy = 0, gets = 0;
+	if (l->ds.sources.remote)
+		rio__remote_gets_time(l->ds.sources.remote, &busy, &gets);
+	stats->remote_get_seconds = busy;
+	stats->remote_gets_in_flight = busy > 0 ? gets / busy : 0;
 }
 
 RIO_API size_t rio_loader_warning(const rio_loader *l, char *buf, size_t size)

@@ -126,6 +126,10 @@ EXTRA_DIST += $(S3_TESTS) tests/s3_lib.sh tests/s3_proxy.py tests/s3_server.sh
 check_PROGRAMS += tests/s3_engines
 tests_s3_engines_SOURCES = tests/s3_engines.c
 tests_s3_engines_LDADD = recordio/librecordio.la lib/librio_internal.la
+# and its loader stopped and resumed mid-epoch in shard order
+check_PROGRAMS += tests/s3_resume
+tests_s3_resume_SOURCES = tests/s3_resume.c
+tests_s3_resume_LDADD = recordio/librecordio.la lib/librio_internal.la
 # The commands of README.md and doc/*.md, run as the pages show them (the
 # marking of blocks that cannot run here: the script's header).
 TESTS += tests/docs_run.sh

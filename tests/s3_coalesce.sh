@@ -82,6 +82,53 @@ if [ "$gets" -le 12 ]; then pass; else
 # record once, in the local order
 same_order_through_faults 5 "global shuffle" $o "$B/c"
 
+# ---- shard order reads the epoch's bytes ahead in aligned parts
+# (loader/parts.c), copied out by the workers' claims: with 64 KiB parts
+# (6 a shard, claims of about a part), the local order over 2 epochs, through
+# faults too (retried, resumed where the body broke), and a part whose
+# attempts run out fails the epoch with the read's one line
+p="--shuffle none --batch 50 --epochs 2 --remote-part-size 64K"
+"$BENCH" $p --dump-order "$T/order.local" "$T/loc/c" >/dev/null
+same_order_through_faults 4 "shard order in parts" $p "$B/c"
+proxy_start --faults 503 --every 25
+expect_exit 1 "$BENCH" $p --remote-attempts 1 "$B/c"
+expect_lines 1 "$T/err" "shard order: a part that ran out of attempts: one line"
+expect_match "s3://$S3_BUCKET/c\.g000001/c-0000[0-2]-of-00003\.tfrecord.*HTTP 503 \(SlowDown\)" \
+	"$T/err" "shard order: the line names the URL, the status and the code"
+
+# ---- shard order stopped mid-epoch (its parts in flight dropped) and
+# resumed from the saved state (parts from the batch resumed at on): the
+# local copy's records, in the order of one uninterrupted epoch
+proxy_stop
+export AWS_ENDPOINT_URL="$S3_ENDPOINT"
+expect_exit 0 "$BIN/tests/s3_resume" "$B/c" 50 7
+mv "$T/out" "$T/resume.s3"
+expect_exit 0 "$BIN/tests/s3_resume" "$T/loc/c" 50 7
+"$BENCH" --shuffle none --batch 50 --dump-order "$T/resume.order" "$T/loc/c" >/dev/null
+expect_eq 6000 "$(wc -l <"$T/resume.s3" | tr -d ' ')" "every record once, resumed from S3"
+if cmp -s "$T/out" "$T/resume.s3" && cut -d' ' -f1,2 "$T/out" | cmp -s - "$T/resume.order"; then
+	pass; else fail "shard order resumed from S3: not the local copy's records in order"; fi
+
+# ---- a batch larger than the parts' window (2000 records: 5 parts of 64
+# KiB and more, where 1 in flight + 2 x 2 workers would be asked for): the
+# window grows to the largest claim, which would otherwise wait for ever
+"$BENCH" --shuffle none --batch 2000 --dump-order "$T/big.local" "$T/loc/c" >/dev/null
+expect_exit 0 timeout -s KILL 120 "$BENCH" --shuffle none --batch 2000 --remote-part-size 64K \
+	--remote-inflight 1 --dump-order "$T/big.s3" "$B/c"
+if [ -s "$T/big.s3" ] && cmp -s "$T/big.local" "$T/big.s3"; then pass; else
+	fail "batches larger than the parts' window: not the local order"; fi
+
+# ---- recordio-bench --json says how many ranged GETs were in flight:
+# some, never more than --remote-inflight; none for the local copy
+inflight() { # the JSON's remote_gets_in_flight, remote_get_s
+	sed -n 's/.*"remote_get_s": \([0-9.]*\), "remote_gets_in_flight": \([0-9.]*\).*/\2 \1/p' "$T/out"
+}
+expect_exit 0 "$BENCH" --json $p --remote-inflight 2 "$B/c"
+if inflight | awk '{ exit !($1 > 0 && $1 <= 2 && $2 > 0) }'; then pass; else
+	fail "GETs in flight from S3 with --remote-inflight 2: '$(inflight)' (want 0 < n <= 2 over some time)"; fi
+expect_exit 0 "$BENCH" --json $p "$T/loc/c"
+expect_eq "0 0" "$(inflight | awk '{ print $1 + 0, $2 + 0 }')" "no GETs in flight for local shards"
+
 # ---- the loader's remote options (recordio-bench --remote-*), and a read
 # that runs out of attempts mid-epoch: one line naming the shard's URL, the
 # HTTP status and S3's code, as the tools say it (the 40th GET answers 503:

@@ -205,6 +205,8 @@ static void print_json(const rio_loader *l, const rio_loader_opts *o, const resu
 	rio__json_member(stdout, "batches_per_s", (double)r->batches / s, 10);
 	rio__json_member(stdout, "wait_s", r->st.wait_seconds, 9);
 	rio__json_member(stdout, "wait_fraction", r->st.wait_seconds / s, 4);
+	rio__json_member(stdout, "remote_get_s", r->st.remote_get_seconds, 6);
+	rio__json_member(stdout, "remote_gets_in_flight", r->st.remote_gets_in_flight, 3);
 	printf("\"file_bytes\": %llu, \"peak_rss_bytes\": %ld, \"skipped\": %llu, "
 	       "\"index_mismatches\": %llu, \"cache_bytes\": %llu, \"io\": \"%s\", \"route\": \"%s\", "
 	       "\"workers\": %d, \"shuffle\": \"%s\", "

@@ -230,6 +230,15 @@ double rio__client_backoff(rio__remote *r, unsigned attempt)
 	return ceiling * ((double)x / 9007199254740992.0);
 }
 
+void rio__remote_gets_time(rio__remote *r, double *busy, double *gets)
+{
+	*busy = *gets = 0;
+	pthread_mutex_lock(&r->mu);
+	if (r->engine)
+		rio__engine_time(r->engine, busy, gets);
+	pthread_mutex_unlock(&r->mu);
+}
+
 struct rio__engine *rio__client_engine(rio__remote *r, rio_error *err)
 {
 	pthread_mutex_lock(&r->mu);

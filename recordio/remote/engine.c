@@ -37,7 +37,21 @@ struct rio__engine {
 	int stop;
 	CURL **idle;              /* handles between transfers              */
 	unsigned nidle;
+	double since;             /* when nrunning last changed             */
+	double busy_s, gets_s;    /* time with a GET running, and GETs x time */
 };
+
+/* Counts the time since nrunning last changed (under mu, before it
+ * changes). */
+static void account(rio__engine *e)
+{
+	double now = rio__now();
+	if (e->nrunning) {
+		e->busy_s += now - e->since;
+		e->gets_s += (now - e->since) * e->nrunning;
+	}
+	e->since = now;
+}
 
 static void finish(rio__engine *e, rio__get *g, int rc)
 {
@@ -129,11 +143,13 @@ static double start_due(rio__engine *e)
 			slot++;
 		unqueue(e, g);
 		g->state = RUNNING;
+		account(e);
 		e->nrunning++;
 		pthread_mutex_unlock(&e->mu);
 		int rc = start(e, g, slot);
 		pthread_mutex_lock(&e->mu);
 		if (rc < 0) {
+			account(e);
 			e->nrunning--;
 			finish(e, g, rc);
 		}
@@ -168,6 +184,7 @@ static void settle(rio__engine *e, rio__get *g, CURLcode cc)
 	}
 	rio__http_release(&g->http);
 	pthread_mutex_lock(&e->mu);
+	account(e);
 	e->nrunning--;
 	if (g->cancel)
 		finish(e, g, -ECANCELED);
@@ -192,6 +209,7 @@ static void drop_cancelled(rio__engine *e)
 		take_off(e, g);
 		rio__http_release(&g->http);
 		pthread_mutex_lock(&e->mu);
+		account(e);
 		e->nrunning--;
 		finish(e, g, -ECANCELED);
 		pthread_mutex_unlock(&e->mu);
@@ -326,6 +344,15 @@ int rio__engine_wait(rio__engine *e, rio__get *g)
 	int rc = g->rc;
 	pthread_mutex_unlock(&e->mu);
 	return rc;
+}
+
+void rio__engine_time(rio__engine *e, double *busy, double *gets)
+{
+	pthread_mutex_lock(&e->mu);
+	account(e);
+	*busy = e->busy_s;
+	*gets = e->gets_s;
+	pthread_mutex_unlock(&e->mu);
 }
 
 int rio__engine_done(rio__engine *e, rio__get *g)

@@ -43,6 +43,10 @@ void rio__engine_close(rio__engine *e);
 void rio__engine_submit(rio__engine *e, rio__get *const *gets, size_t n);
 /* Waits until g is done: g->rc. */
 int rio__engine_wait(rio__engine *e, rio__get *g);
+/* Since the engine started: the seconds a GET or more ran (*busy), and
+ * the sum over GETs of the seconds each ran (*gets: *gets / *busy is the
+ * mean number in flight while any was). */
+void rio__engine_time(rio__engine *e, double *busy, double *gets);
 /* 1 when g is done (never blocks). */
 int rio__engine_done(rio__engine *e, rio__get *g);
 /* Takes g back whether it ran or not: when this returns, the engine no

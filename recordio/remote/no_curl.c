@@ -166,6 +166,12 @@ void rio__remote_keep_listed(rio__remote *r)
 	(void)r;
 }
 
+void rio__remote_gets_time(rio__remote *r, double *busy, double *gets)
+{
+	(void)r;
+	*busy = *gets = 0;
+}
+
 int rio__remote_keeps_listed(rio__remote *r)
 {
 	(void)r;

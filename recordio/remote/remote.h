@@ -91,6 +91,11 @@ typedef struct rio__range {
  * (loader/source_remote.c). */
 #define RIO__REMOTE_COALESCE_GAP (256u * 1024u)
 
+/* The ranged GETs of r's engine so far (rio__remote_read_many, streams):
+ * the seconds one or more ran (*busy) and the sum of each one's seconds
+ * (*gets); both 0 before the first. */
+void rio__remote_gets_time(rio__remote *r, double *busy, double *gets);
+
 /* Runs n reads of any objects of r: ranges of one object that lie within
  * RIO__REMOTE_COALESCE_GAP of each other are fetched together (up to
  * part_size a request; larger ranges are split into parts), all requests
