@@ -18,6 +18,8 @@ import sys
 
 import numpy as np
 
+from alpha_beta import binomial, fit, ring
+
 W, OUT = sys.argv[1], sys.argv[2]
 META = json.load(open(os.path.join(W, "meta.json")))
 LINKS = META["links"]
@@ -33,16 +35,6 @@ def jlines(name):
 
 
 # ---- the models: seconds for one allreduce of S bytes over n ranks ------
-def ring(n, s, a, b):
-    return 0.0 if n < 2 else 2 * (n - 1) * a + 2 * (n - 1) / n * s * b
-
-
-def binomial(n, s, a, b):
-    """libnbc's in-place default: a binomial reduce to rank 0, then a
-    binomial broadcast; rank 0 takes ceil(log2 n) whole messages each way"""
-    return 0.0 if n < 2 else 2 * math.ceil(math.log2(n)) * (a + s * b)
-
-
 def rabenseifner(n, s, a, b):
     """reduce-scatter + allgather by recursive halving/doubling: the ring's
     bandwidth term with a logarithmic latency term"""
@@ -53,19 +45,6 @@ def buckets(total, size):
     """the byte sizes of the reducer's allreduces for a gradient of total bytes"""
     full, rest = divmod(total, size)
     return [size] * full + ([rest] if rest else [])
-
-
-def fit(rows):
-    """alpha, beta of the ring model by least squares on the relative error
-    (each point divided by its time: plain least squares would fit the
-    64 MiB points and ignore every small message)"""
-    x = np.array([[2 * (r["ranks"] - 1), 2 * (r["ranks"] - 1) / r["ranks"] * r["bytes"]]
-                  for r in rows])
-    t = np.array([r["seconds"] for r in rows])
-    coef, *_ = np.linalg.lstsq(x / t[:, None], np.ones_like(t), rcond=None)
-    a, b = max(coef[0], 0.0), coef[1]
-    pred = x @ np.array([a, b])
-    return a, b, float(np.sqrt(np.mean(((pred - t) / t) ** 2)))
 
 
 # ---- allreduce sweeps ---------------------------------------------------
