@@ -20,7 +20,14 @@
 #      samples/s, bytes a step by kind and planned bytes a rank, for the
 #      Fashion-MNIST MLP 784-256-256-128-10, a wide MLP (3 x 4096), and
 #      784-1024-1024-1024-10 with Adam under --memory-limit 42M, which
-#      does not fit one rank whole (refused as D4).
+#      does not fit one rank whole (refused as D4); and for the check of
+#      bench/parallelism_model.py's step() against each point (the aim:
+#      pipeline throughput at least 0.85 of the prediction on each link),
+#      this machine's constants in the same run: each model once on one
+#      rank (ref-MODEL-i.json: F a rank, the compute reference; big without
+#      its --memory-limit) and, on each link, a 2-rank ring allreduce of
+#      4 KiB to 16 MiB (bench/allreduce, ar-LINK.json: alpha and beta
+#      fitted as bench/scaling.sh does; a few seconds a link).
 # Each point is the median of REPEATS runs; the load average is printed
 # beside the figures (the machine's cores may be shared). Then
 # bench/parallelism_report.py: the tables (BENCH_DIR/tables.md) and the
@@ -110,25 +117,48 @@ if [ "${LAYOUTS:-0}" = 1 ]; then
 	sh "$CLUSTER" up "$C" 4
 	sh "$CLUSTER" hostfile "$C" "$C/hf4" 4 1
 	pack_fashion_mnist train "$W/train"
+	make -C "$B" -s bench/allreduce >/dev/null
+	# the models, one a line (bench/parallelism_model.py's LAYOUT_MODELS:
+	# keep alike), read by `while read`: mpirun's stdin is /dev/null, or
+	# it would eat the lines after its own
+	MODELS="fmnist:--train $W/train --x image --y label --hidden 256,256,128
+wide:--synthetic --hidden 4096,4096,4096
+big:--synthetic --hidden 1024,1024,1024 --optimizer adam --memory-limit 42M"
+	echo "== c. one rank a model: the compute reference (F a rank)"
+	echo "$MODELS" | while IFS= read -r model; do
+		mname=${model%%:*} mopts=${model#*:}
+		mopts=${mopts%% --memory-limit*} # one rank holds the whole model
+		i=1
+		while [ $i -le "$REPEATS" ]; do
+			timeout 900 "$C/mpirun" -np 1 --hostfile "$C/hf4" "$B/recordio-train" \
+				--threads 1 --quiet --global-batch 512 --max-steps "$STEPS" \
+				--metrics "$W/ref-$mname-$i.json" $mopts </dev/null >"$W/ref.out" 2>&1 ||
+				{ echo "reference $mname failed:"; tail -2 "$W/ref.out"; }
+			i=$((i + 1))
+		done
+	done
+	sh "$CLUSTER" hostfile "$C" "$C/hf2" 2 1
 	for link in $LINKS; do
 		case $link in
 		none) burst="" ;; 10gbit) burst=4mb ;; *) burst=1mb ;;
 		esac
 		sh "$CLUSTER" shape "$C" "$link" $burst
+		echo "== c. the link's alpha and beta: a 2-rank ring, 4 KiB to 16 MiB, links: $link"
+		timeout 300 "$C/mpirun" -np 2 --hostfile "$C/hf2" --mca coll_tuned_use_dynamic_rules 1 \
+			--mca coll_tuned_allreduce_algorithm 4 "$B/bench/allreduce" 4096 16777216 0.1 \
+			>"$W/ar-$link.json" 2>"$W/ar.err" || { echo "allreduce $link failed:"; tail -2 "$W/ar.err"; }
 		echo "== c. layouts on 4 hosts, links: $link"
 		for layout in "D4:" "P4:--pipeline 4" "T4:--tensor 4" "D2xP2:--pipeline 2" \
 			"D2xT2:--tensor 2" "P2xT2:--pipeline 2 --tensor 2"; do
 			name=${layout%%:*} opts=${layout#*:}
-			for model in "fmnist:--train $W/train --x image --y label --hidden 256,256,128" \
-				"wide:--synthetic --hidden 4096,4096,4096" \
-				"big:--synthetic --hidden 1024,1024,1024 --optimizer adam --memory-limit 42M"; do
+			echo "$MODELS" | while IFS= read -r model; do
 				mname=${model%%:*} mopts=${model#*:}
 				i=1
 				while [ $i -le "$REPEATS" ]; do
 					timeout 900 "$C/mpirun" -np 4 --hostfile "$C/hf4" "$B/recordio-train" \
 						--threads 1 --quiet --global-batch 512 --max-steps "$STEPS" \
 						--metrics "$W/lay-$link-$mname-$name-$i.json" $mopts $opts \
-						>"$W/lay.out" 2>&1 || {
+						</dev/null >"$W/lay.out" 2>&1 || {
 						echo "$link $mname $name failed:"; tail -2 "$W/lay.out"
 						: >"$W/lay-$link-$mname-$name-$i.json"; }
 					i=$((i + 1))

@@ -1,62 +1,140 @@
 #!/usr/bin/env python3
 """parallelism_model.py — doc/scaling.md's alpha-beta-plus-compute model
-extended to model parallelism (doc/scaling.md, "Model parallelism"), and
-its projection: the best D x P x T layout and its efficiency for a 1B- and
-a 10B-parameter MLP on 64, 256 and 1,024 ranks, 8 ranks a host.
+extended to model parallelism (doc/scaling.md, "Model parallelism"): one
+model, step(), used twice:
+  - the projection: the best D x P x T layout and its efficiency for a 1B-
+    and a 10B-parameter MLP on 64, 256 and 1,024 ranks, 8 ranks a host,
+    with ACCEL's constants (100 Gbit/s, 50 TFLOP/s a rank);
+  - the check of bench/parallelism.sh part c (doc/parallelism.md, "Which
+    layout wins where"): the samples/s it predicts for each layout, model
+    and link with constants of this machine measured in the same run
+    (machine()), set beside the measured ones by parallelism_report.py.
 
-A step of a layout (D, P, T) with M microbatches, for an MLP of L layers of
-width w (N = L w^2 parameters) and a global batch of G rows:
-  compute    C = 6 N G / (D P T F)                 (F: FLOP/s a rank)
-  bubble     C (M + P - 1) / M                      (GPipe's formula, 1F1B too)
-  pipeline   2 (P - 1) (alpha + b w 4 beta)         (fill and drain: the
-                                                     messages in the steady
-                                                     state hide under compute;
-                                                     b = G / (D M) rows)
-  tensor     L [2 (T - 1) M alpha_h + 2 (T-1)/T (G/D) w 4 beta_h]
-                                                    (one allreduce a layer
-                                                     pair each way: two a
-                                                     pair, on the critical
-                                                     path, within a host)
-  data       2 (D - 1) alpha + 2 (D-1)/D 4 N/(P T) beta, less what hides
-             under backward (two thirds of the compute), as doc/scaling.md
-  memory     16 N / (P T) (fp32 values, gradients, Adam's two moments)
-             + the activations 1F1B keeps: min(P, M) microbatches of the
-             stage's L/P layers, b w 4 bytes each (T: a slice of them)
+A step of a layout (D, P, T) with M microbatches, for an MLP of layer
+widths dims (layer l an in x out = dims[l] x dims[l+1] matrix, N the sum of
+in x out) and a global batch of G rows, b = G / (D M) rows a microbatch:
+  stages     P contiguous groups of layers balanced by in x out (the
+             trainer's split: the costliest stage as cheap as it can be);
+             in a stage, layers are paired (Megatron-LM) from its first
+             and a pair is split over T ranks, a lone layer is whole on each
+  compute    C = 6 n_s G / (D F), n_s the costliest stage's in x out a rank
+             (a pair's / T); F: FLOP/s of one rank on a core of its own
+  schedule   M + P - 1 slots of C / M each (GPipe's formula, 1F1B's is
+             the same), each slot stretched by max(1, busy / cores), busy
+             = D T k ranks when k stages compute in it: with a core a rank
+             (cores None) C (M + P - 1) / M; on 2 cores for 4 ranks the
+             all-busy slots take twice as long and the fill and drain less
+  pipeline   2 sum over the P - 1 boundaries (alpha + b w_i 4 beta) (fill
+             and drain: the messages of the steady state hide under
+             compute)
+  tensor     each pair, each microbatch, an allreduce over T forward (its
+             output width) and one backward (its input width), on the
+             critical path: the pairs of the costliest stage, times
+             (M + P - 1) / M like its compute, as a ring within a host
+             (alpha_h, beta_h) where T <= host, else between hosts
+  data       the allreduce of the rank's 4 n_r gradient bytes over D (ring,
+             or binomial: libnbc's in-place default, what the trainer
+             calls), less what hides under backward (two thirds of C)
+  memory     16 n_r (fp32 values, gradients, Adam's two moments) + the
+             activations 1F1B keeps: min(P, M) microbatches of the stage's
+             layers, b w 4 bytes each (a slice of them under T)
 The efficiency is C_ideal / step, C_ideal = 6 N G / (n F).
 
 Usage: parallelism_model.py [--check BENCH_DIR]  (prints markdown)
 """
+import collections
+import glob
 import json
+import os
+import re
+import statistics
 import sys
 
-F = 50e12              # FLOP/s sustained a rank (doc/scaling.md's accelerator)
-ALPHA, BETA = 5e-6, 8e-11          # between hosts: 100 Gbit/s, 5 us
-ALPHA_H, BETA_H = 2e-6, 1e-11      # within a host of 8: 100 GB/s, 2 us
-HOST = 8
+from alpha_beta import binomial, fit, ring
+
+# F: FLOP/s of a rank; alpha, beta: between hosts; alpha_h, beta_h: within a
+# host of `host` ranks; cores: the cores all ranks share (None: one a rank);
+# data: the data-parallel allreduce's algorithm (ring or binomial)
+Machine = collections.namedtuple("Machine", "F alpha beta alpha_h beta_h host cores data")
+ACCEL = Machine(F=50e12, alpha=5e-6, beta=8e-11, alpha_h=2e-6, beta_h=1e-11, host=8,
+                cores=None, data=ring)   # 100 Gbit/s and 5 us; 100 GB/s and 2 us
 MEM = 80e9                         # bytes a rank may hold
-G = 1 << 20                        # rows (tokens) a step
+G = 1 << 20                        # rows (tokens) a step of the projection
 
 
-def step(N, L, w, D, P, T, M):
+def split(dims, P):
+    """the trainer's balanced split: P contiguous stages (lists of layer
+    indices), the costliest stage's in x out the least (dynamic
+    programming over where the stages end)"""
+    L = len(dims) - 1
+    pre = [0]
+    for l in range(L):
+        pre.append(pre[-1] + dims[l] * dims[l + 1])
+    # best[p][e]: (the least worst stage, cuts) of layers 0..e-1 in p stages
+    best = {(0, 0): (0, ())}
+    for p in range(1, P + 1):
+        for e in range(p, L - (P - p) + 1):
+            best[p, e] = min((max(best[p - 1, s][0], pre[e] - pre[s]), best[p - 1, s][1] + (s,))
+                             for s in range(p - 1, e) if (p - 1, s) in best)
+    edges = best[P, L][1][1:] + (L,)
+    starts = (0,) + edges[:-1]
+    return [list(range(a, e)) for a, e in zip(starts, edges)]
+
+
+def busy_slots(M, P, DT, cores):
+    """the schedule's length in units of C / M: M + P - 1 slots, slot s
+    stretched by the ranks busy in it (k stages of D T ranks) over the cores"""
+    if cores is None:
+        return M + P - 1
+    return sum(max(1.0, DT * sum(1 for p in range(P) if 0 <= s - p < M) / cores)
+               for s in range(M + P - 1))
+
+
+def step(dims, G, D, P, T, M, m):
+    """seconds a step and bytes a rank of layout D x P x T with M
+    microbatches on machine m; also the terms, a dict"""
     b = G / (D * M)
-    C = 6 * N * G / (D * P * T * F)
-    bubble = C * (M + P - 1) / M
-    pipe = 2 * (P - 1) * (ALPHA + b * w * 4 * BETA)
-    # a tensor group within a host when T <= 8 (the placement's rule)
-    a, be = (ALPHA_H, BETA_H) if T <= HOST else (ALPHA, BETA)
-    tensor = L * (2 * (T - 1) * M * a + 2 * (T - 1) / T * (G / D) * w * 4 * be) if T > 1 else 0
-    ar = 2 * (D - 1) * ALPHA + 2 * (D - 1) / D * 4 * N / (P * T) * BETA if D > 1 else 0
-    data = max(0.0, ar - 2 / 3 * C)
-    mem = 16 * N / (P * T) + min(P, M) * (L / P) * b * w * 4 / T
-    return bubble + pipe + tensor + data, mem
+    stages = split(dims, P)
+    flops, params, tensor = [], [], []
+    for st in stages:
+        f = n = t = 0.0
+        pairs = [st[i:i + 2] for i in range(0, len(st), 2)]
+        for pr in pairs:
+            share = T if len(pr) == 2 else 1
+            cost = sum(dims[l] * dims[l + 1] for l in pr)
+            f += cost / share
+            n += cost / share
+            if len(pr) == 2 and T > 1:
+                a, be = (m.alpha_h, m.beta_h) if T <= m.host else (m.alpha, m.beta)
+                t += M * (ring(T, b * dims[pr[1] + 1] * 4, a, be) + ring(T, b * dims[pr[0]] * 4, a, be))
+        flops.append(f)
+        params.append(n)
+        tensor.append(t)
+    worst = max(range(P), key=lambda i: flops[i] + tensor[i] * m.F / (6 * G / D))
+    C = 6 * flops[worst] * G / (D * m.F)
+    compute = C / M * busy_slots(M, P, D * T, m.cores)
+    tens = tensor[worst] * (M + P - 1) / M
+    pipe = 2 * sum(m.alpha + b * dims[st[0]] * 4 * m.beta for st in stages[1:])
+    n_r = max(params)
+    data = max(0.0, m.data(D, 4 * n_r, m.alpha, m.beta) - 2 / 3 * C) if D > 1 else 0.0
+    acts = max(sum(b * dims[l + 1] * 4 for l in st) for st in stages)
+    mem = 16 * n_r + min(P, M) * acts / T
+    terms = {"compute": compute, "pipeline": pipe, "tensor": tens, "data": data}
+    return compute + pipe + tens + data, mem, terms
 
 
-def best(N, L, w, n, only=None):
-    """The best layout (efficiency, D, P, T, M, step, memory); only: a
-    predicate on (P, T) the layouts must meet."""
+def uniform(L, w):
+    """an MLP of L layers of width w (N = L w^2)"""
+    return (w,) * (L + 1)
+
+
+def best(L, w, n, only=None):
+    """The best layout (efficiency, D, P, T, M, step, memory) on ACCEL;
+    only: a predicate on (P, T) the layouts must meet."""
+    dims, N = uniform(L, w), L * w * w
     out = []
     T = 1
-    while T <= min(HOST, w):
+    while T <= min(ACCEL.host, w):
         P = 1
         while P <= L and P * T <= n:
             D = n // (P * T)
@@ -64,9 +142,9 @@ def best(N, L, w, n, only=None):
                 for M in ((1,) if P == 1 else (4 * P, 8 * P, 16 * P)):
                     if M > G // D or (only and not only(P, T)):
                         continue
-                    t, mem = step(N, L, w, D, P, T, M)
+                    t, mem, _ = step(dims, G, D, P, T, M, ACCEL)
                     if mem <= MEM:
-                        ideal = 6 * N * G / (n * F)
+                        ideal = 6 * N * G / (n * ACCEL.F)
                         out.append((ideal / t, D, P, T, M, t, mem))
             P *= 2
         T *= 2
@@ -85,17 +163,113 @@ def projection():
           "data alone | best with T > 1 |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, L, w in (("1B MLP (16 x 8192)", 16, 8192), ("10B MLP (40 x 16384)", 40, 16384)):
-        N = L * w * w
         for n in (64, 256, 1024):
-            r = best(N, L, w, n)
-            dp = best(N, L, w, n, lambda P, T: P == 1 and T == 1)
-            tp = best(N, L, w, n, lambda P, T: T > 1)
+            r = best(L, w, n)
+            dp = best(L, w, n, lambda P, T: P == 1 and T == 1)
+            tp = best(L, w, n, lambda P, T: T > 1)
             if not r:
                 print("| %s | %d | none fits | | | | | | |" % (name, n))
                 continue
             e, D, P, T, M, t, mem = r
             print("| %s | %d | D%dxP%dxT%d | %d | %.3f | %.2f | %.1f | %s | %s |" % (
                 name, n, D, P, T, M, t, e, mem / 1e9, said(dp), said(tp)))
+
+
+# ---- the check of part c: constants of this machine, from the same run ----
+# the models of bench/parallelism.sh part c (keep the two alike): widths,
+# input and classes included
+LAYOUT_MODELS = {"fmnist": (784, 256, 256, 128, 10),
+                 "wide": (784, 4096, 4096, 4096, 10),
+                 "big": (784, 1024, 1024, 1024, 10)}
+LAYOUT_BATCH = 512                 # part c's --global-batch
+# where the run did not measure a link (an older BENCH_DIR): alpha as
+# doc/scaling.md's fits found it on this machine (20-26 us, the software's),
+# 1/beta the tbf rate, unshaped the fitted 6.69 Gbit/s (the CPU's limit)
+LINK_FALLBACK = {"none": (22.4e-6, 1.196e-9), "10gbit": (26.3e-6, 0.8e-9),
+                 "1gbit": (20.2e-6, 8e-9)}
+
+
+def last_json(path):
+    """the last metrics line of a file, or None (empty: refused or failed)"""
+    try:
+        with open(path) as f:
+            return json.loads(f.read().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def layout_of(name):
+    """D, P, T of a part-c layout name (D4, D2xP2, P2xT2, ...)"""
+    got = dict(re.findall(r"([DPT])(\d+)", name))
+    return tuple(int(got.get(k, 1)) for k in "DPT")
+
+
+def flop_rate(w, model):
+    """(F, where from): FLOP/s of one rank on a core of its own, from part
+    c's one-rank reference run of the model (ref-MODEL-i.json: the trainer's
+    whole step, 6 N FLOPs a row, as doc/scaling.md's check takes compute at
+    1 rank); else the median GEMM rate of the layout runs (contended: an
+    older BENCH_DIR)"""
+    dims = LAYOUT_MODELS[model]
+    N = sum(dims[l] * dims[l + 1] for l in range(len(dims) - 1))
+    ref = [r for r in map(last_json, glob.glob(os.path.join(w, "ref-%s-*.json" % model))) if r]
+    if ref:
+        return 6 * N * statistics.median(r["samples_per_s"] for r in ref), "1-rank run"
+    lay = [r for r in map(last_json, glob.glob(os.path.join(w, "lay-*-%s-*.json" % model))) if r]
+    rates = [r["gemm_gflops"] * 1e9 for r in lay if r.get("gemm_gflops")]
+    return (statistics.median(rates), "GEMM rate of the 4-rank runs") if rates else (None, "none")
+
+
+def link_constants(w, link):
+    """(alpha, beta, where from) of a link: the ring fitted to part c's
+    2-rank allreduce sweep over it (ar-LINK.json), else LINK_FALLBACK"""
+    try:
+        rows = [json.loads(l) for l in open(os.path.join(w, "ar-%s.json" % link))
+                if l.startswith("{")]
+    except OSError:
+        rows = []
+    if len(rows) >= 2:
+        a, b, err = fit(rows)
+        return a, b, "fitted to the 2-rank sweep (rms %.0f %%)" % (100 * err)
+    a, b = LINK_FALLBACK.get(link, LINK_FALLBACK["none"])
+    return a, b, "not measured: doc/scaling.md's fit"
+
+
+def machine(w, link, model, cores):
+    """this machine's constants for a part-c point: every host one slot, so
+    every message crosses a link (host = 1); the trainer's in-place data
+    allreduce is libnbc's binomial tree"""
+    F, _ = flop_rate(w, model)
+    a, b, _ = link_constants(w, link)
+    return Machine(F=F, alpha=a, beta=b, alpha_h=a, beta_h=b, host=1, cores=cores,
+                   data=binomial)
+
+
+def predict(w, link, model, layout, cores):
+    """samples/s step() predicts for a part-c point (None: no F), with M
+    the trainer's default (4 P, at most a rank's batch)"""
+    m = machine(w, link, model, cores)
+    if m.F is None:
+        return None
+    D, P, T = layout_of(layout)
+    M = min(4 * P, LAYOUT_BATCH // D) if P > 1 else 1
+    t, _, _ = step(LAYOUT_MODELS[model], LAYOUT_BATCH, D, P, T, M, m)
+    return LAYOUT_BATCH / t
+
+
+def constants_lines(w, links, models, cores):
+    """markdown: the constants the prediction used, and where they came from"""
+    out = ["Constants of the prediction (%d cores shared by the 4 ranks: a slot "
+           "in which k ranks compute takes max(1, k / %d) times as long):\n" % (cores, cores),
+           "| model | F a rank (GFLOP/s) | from |", "|---|---|---|"]
+    for model in models:
+        F, src = flop_rate(w, model)
+        out.append("| %s | %s | %s |" % (model, "%.1f" % (F / 1e9) if F else "-", src))
+    out += ["", "| link | alpha (us) | 1/beta (Gbit/s) | from |", "|---|---|---|---|"]
+    for link in links:
+        a, b, src = link_constants(w, link)
+        out.append("| %s | %.1f | %.2f | %s |" % (link, a * 1e6, 8 / b / 1e9, src))
+    return out
 
 
 def check(w):

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """parallelism_report.py — bench/parallelism.sh's figures: tables (printed,
-and in BENCH_DIR/tables.md) and gnuplot PNGs in OUT.
+and in BENCH_DIR/tables.md) and gnuplot PNGs in OUT. Part c's table sets
+each point's samples/s beside what bench/parallelism_model.py's step()
+predicts for it with this machine's constants from the same run (the
+one-rank reference runs ref-MODEL-i.json for F, the 2-rank allreduce
+sweep ar-LINK.json for each link's alpha and beta; the constants printed
+above the table, with where each came from).
 
 Usage: parallelism_report.py BENCH_DIR OUT LOAD_BEFORE LOAD_AFTER "MS"
 """
@@ -11,6 +16,8 @@ import statistics
 import subprocess
 import sys
 
+import parallelism_model
+
 
 def last(path):
     with open(path) as f:
@@ -20,13 +27,6 @@ def last(path):
 def runs(w, name):
     """The last metrics line of each repeat of run NAME."""
     return [last(p) for p in sorted(glob.glob(os.path.join(w, name + "-*.json")))]
-
-
-def last_or_none(path):
-    try:
-        return last(path)
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def median(rs, key):
@@ -89,24 +89,33 @@ def memory_table(w, lines):
 
 
 def layout_table(w, lines):
-    """Part c: the layouts on 4 namespace hosts, where measured."""
+    """Part c: the layouts on 4 namespace hosts, where measured, beside
+    what parallelism_model.step() predicts with this run's constants"""
     files = glob.glob(os.path.join(w, "lay-*.json"))
     if not files:
         return
-    lines.append("\n## c. Layouts on 4 hosts (one slot each)\n")
-    lines.append("| link | model | layout | samples/s | pipeline B/step | tensor B/step | "
-                 "data B/step | planned MiB a rank (most) |")
-    lines.append("|---|---|---|---|---|---|---|---|")
     keys = sorted({os.path.basename(p).rsplit("-", 1)[0] for p in files})
-    for k in keys:
-        _, link, model, layout = k.split("-", 3)
-        rs = [r for r in (last_or_none(p) for p in
+    points = [k.split("-", 3)[1:] for k in keys]
+    order = ["none", "10gbit", "1gbit"]
+    links = sorted({p[0] for p in points}, key=lambda l: (l not in order, order.index(l) if l in order else 0, l))
+    models = sorted({p[1] for p in points})
+    cores = os.cpu_count()
+    lines.append("\n## c. Layouts on 4 hosts (one slot each)\n")
+    lines += parallelism_model.constants_lines(w, links, models, cores)
+    lines.append("\n| link | model | layout | samples/s | predicted | measured/predicted | "
+                 "pipeline B/step | tensor B/step | data B/step | planned MiB a rank (most) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    for k, (link, model, layout) in zip(keys, points):
+        rs = [r for r in (parallelism_model.last_json(p) for p in
                           sorted(glob.glob(os.path.join(w, k + "-*.json")))) if r]
         if not rs:
-            lines.append("| %s | %s | %s | refused or failed | | | | |" % (link, model, layout))
+            lines.append("| %s | %s | %s | refused or failed | | | | | | |" % (link, model, layout))
             continue
-        lines.append("| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.1f |" % (
-            link, model, layout, median(rs, "samples_per_s"),
+        got = median(rs, "samples_per_s")
+        pred = parallelism_model.predict(w, link, model, layout, cores)
+        lines.append("| %s | %s | %s | %.0f | %s | %s | %.0f | %.0f | %.0f | %.1f |" % (
+            link, model, layout, got, "%.0f" % pred if pred else "-",
+            "%.2f" % (got / pred) if pred else "-",
             median(rs, "pipeline_bytes_per_step") if "layout" in rs[0] else 0,
             median(rs, "tensor_bytes_per_step") if "layout" in rs[0] else 0,
             median(rs, "data_bytes_per_step") if "layout" in rs[0] else median(rs, "bytes_per_step"),
