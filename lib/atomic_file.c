@@ -32,6 +32,41 @@ int rio__write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
+int rio__pwrite_all(int fd, const void *data, size_t n, uint64_t at)
+{
+	const char *p = data;
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, (off_t)at);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO; /* no progress: never loop on it */
+		p += w;
+		n -= (size_t)w;
+		at += (uint64_t)w;
+	}
+	return 0;
+}
+
+ssize_t rio__pread_full(int fd, void *buf, size_t n, uint64_t at)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(at + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
 int rio__fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

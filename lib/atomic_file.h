@@ -3,7 +3,8 @@
  * looks whole: the bytes go to a hidden temporary name beside the target,
  * which is given its final mode, fsync'd, closed and renamed over the
  * target; then the directory is fsync'd, so that the rename itself
- * survives a crash. Also the write loop and the directory fsync alone.
+ * survives a crash. Also the write loops (at the file's offset, and at a
+ * given one), the positional read loop, and the directory fsync alone.
  *
  * Every step's failure is returned as a negative errno, none ignored: a
  * failed directory fsync too (the file is then in place but its name may
@@ -16,10 +17,21 @@
 #define RIO_ATOMIC_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 /* Writes all `n` bytes to fd, retrying short writes and EINTR: 0, or a
  * negative errno (-EIO for a write that wrote nothing). */
 int rio__write_all(int fd, const void *data, size_t n);
+
+/* rio__write_all at offset `at` (pwrite: the file offset unchanged), as
+ * several writers fill one file: 0, or a negative errno (-EIO for a
+ * write that wrote nothing). */
+int rio__pwrite_all(int fd, const void *data, size_t n, uint64_t at);
+
+/* Reads up to `n` bytes at offset `at`, retrying short reads and EINTR:
+ * the count (short only where the file ends), or a negative errno. */
+ssize_t rio__pread_full(int fd, void *buf, size_t n, uint64_t at);
 
 /* fsync(2) of the directory `dir`: 0 or a negative errno (its open's or
  * its fsync's). */

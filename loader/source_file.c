@@ -9,6 +9,8 @@
 #include "source.h"
 #include "internal.h"
 
+#include "atomic_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -51,18 +53,7 @@ static int file_direct(rio__source *src, int required, rio_error *err)
 
 static ssize_t file_read_at(const rio__source *src, void *buf, size_t len, uint64_t offset)
 {
-	size_t got = 0;
-	while (got < len) {
-		ssize_t r = pread(src->fd, (uint8_t *)buf + got, len - got, (off_t)(offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
+	return rio__pread_full(src->fd, buf, len, offset);
 }
 
 static int file_stream(const rio__source *src, rio_error *err)

@@ -382,6 +382,27 @@ static void test_commit_steps(void)
 	CU_ASSERT_EQUAL(rio__write_all(-1, "x", 1), -EBADF);
 }
 
+/* The positional loops: writes at offsets out of order fill one file,
+ * the file offset untouched; a read past the end is short, not an error */
+static void test_positional_io(void)
+{
+	const char *path = tu_path("positional");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(rio__pwrite_all(fd, "world", 5, 6), 0);
+	CU_ASSERT_EQUAL(rio__pwrite_all(fd, "hello ", 6, 0), 0);
+	CU_ASSERT_EQUAL(lseek(fd, 0, SEEK_CUR), 0);
+	char buf[16] = {0};
+	CU_ASSERT_EQUAL(rio__pread_full(fd, buf, 11, 0), 11);
+	CU_ASSERT_EQUAL(memcmp(buf, "hello world", 11), 0);
+	CU_ASSERT_EQUAL(rio__pread_full(fd, buf, 16, 6), 5);
+	CU_ASSERT_EQUAL(memcmp(buf, "world", 5), 0);
+	CU_ASSERT_EQUAL(rio__pread_full(fd, buf, 4, 11), 0);
+	close(fd);
+	CU_ASSERT_EQUAL(rio__pwrite_all(-1, "x", 1, 0), -EBADF);
+	CU_ASSERT_EQUAL(rio__pread_full(-1, buf, 1, 0), -EBADF);
+}
+
 static const tu_test size_tests[] = {
     {"units: K..T and KiB..TiB powers of 1024, KB..TB of 1000, B", test_size_units},
     {"fractions: exact, rounded down", test_size_fractions},
@@ -403,6 +424,7 @@ static const tu_test misc_tests[] = {
     {"rio__write_file_atomic: replaces, leaves no temporary", test_write_file_atomic},
     {"a failed fsync, of the file or of the directory, is reported", test_fsync_failures},
     {"rio__tmpfile_commit: no replace, a refusing check; directory fsyncs", test_commit_steps},
+    {"rio__pwrite_all, rio__pread_full: out-of-order offsets, short at the end", test_positional_io},
     {NULL, NULL},
 };
 

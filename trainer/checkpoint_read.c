@@ -7,6 +7,7 @@
 #include "checkpoint.h"
 #include "checkpoint_format.h"
 
+#include "atomic_file.h"
 #include "endian.h"
 #include "recordio.h"
 
@@ -255,18 +256,8 @@ char *tr_ckpt_path(const char *dir)
  * them, or a negative errno. */
 static int read_at(int fd, void *dst, size_t n, uint64_t at)
 {
-	uint8_t *p = dst;
-	while (n) {
-		ssize_t got = pread(fd, p, n, (off_t)at);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return got < 0 ? -errno : -EBADMSG;
-		p += got;
-		n -= (size_t)got;
-		at += (uint64_t)got;
-	}
-	return 0;
+	ssize_t got = rio__pread_full(fd, dst, n, at);
+	return got < 0 ? (int)got : (size_t)got < n ? -EBADMSG : 0;
 }
 
 int tr_ckpt_read_floats(int fd, uint64_t at, float *dst, size_t n)

@@ -93,18 +93,9 @@ static void write_bytes(writer *wr, const void *data, size_t n, uint64_t at)
 {
 	if (wr->rc < 0)
 		return;
-	const uint8_t *p = data;
-	for (size_t left = n; left;) {
-		ssize_t put = pwrite(wr->fd, p, left, (off_t)(at + (uint64_t)(p - (const uint8_t *)data)));
-		if (put < 0 && errno == EINTR)
-			continue;
-		if (put <= 0) {
-			wr->rc = put < 0 ? -errno : -EIO;
-			snprintf(wr->err, wr->errlen, "%s: write failed: %s", wr->tmp, strerror(-wr->rc));
-			return;
-		}
-		p += put;
-		left -= (size_t)put;
+	if ((wr->rc = rio__pwrite_all(wr->fd, data, n, at)) < 0) {
+		snprintf(wr->err, wr->errlen, "%s: write failed: %s", wr->tmp, strerror(-wr->rc));
+		return;
 	}
 	wr->crc = rio__crc32c(rio__crc32c_zeros(wr->crc, at - wr->pos), data, n);
 	wr->pos = at + n;
