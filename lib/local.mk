@@ -8,6 +8,7 @@ lib_librio_internal_la_SOURCES = \
 	lib/clock.h lib/decimal.h lib/exit_status.h \
 	lib/atomic_file.c lib/atomic_file.h \
 	lib/size.c lib/size.h \
+	lib/grow.c lib/grow.h \
 	lib/json.c lib/json.h
 lib_librio_internal_la_CFLAGS = $(AM_CFLAGS) $(VIS_CFLAGS) $(ISAL_CFLAGS) -DRIO_BUILDING_LIBRARY
 lib_librio_internal_la_LIBADD = $(ISAL_LIBS)

@@ -2,24 +2,35 @@
  * test_lib.c — lib/'s shared helpers: the size parser (every edge of its
  * grammar, and rio_size_parse(), its export), the byte formatter, the JSON
  * writer, the monotonic clock, and the atomic file writes with each failure
- * reported, a failed directory fsync included.
+ * reported, a failed directory fsync included; and the array grower
+ * (grow.h): growth by doubling, sizes past SIZE_MAX refused, and a failed
+ * realloc, each leaving the array as it was.
  *
  * How fsync fails here: this program defines fsync(2) itself. lib/ is linked
  * into it statically, and librecordio's calls resolve to it through the
  * dynamic linker, so every fsync of the code under test comes here; it
  * fails the call that `fsync_fail_at` names (counting from when the test
  * set it) with EIO, and passes the others to the kernel.
+ *
+ * How realloc fails here, likewise: this program defines realloc(3), which
+ * passes each call to the next one defined (the C library's, or the
+ * sanitizer's) unless `realloc_fail` is set; then it notes the size asked
+ * for in `realloc_asked` and returns NULL, as a realloc out of memory does.
+ * It is set only around single calls of lib/grow.c's functions.
  */
 #include "atomic_file.h"
 #include "clock.h"
+#include "grow.h"
 #include "json.h"
 #include "recordio.h"
 #include "size.h"
 #include "testutil.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +55,22 @@ static void fail_fsync(unsigned n)
 {
 	fsync_calls = 0;
 	fsync_fail_at = n;
+}
+
+static int realloc_fail;
+static size_t realloc_asked;
+
+void *realloc(void *p, size_t n)
+{
+	static void *(*next)(void *, size_t);
+	if (realloc_fail) {
+		realloc_asked = n;
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!next)
+		next = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	return next(p, n);
 }
 
 /* ---- sizes ------------------------------------------------------------- */
@@ -403,6 +430,101 @@ static void test_positional_io(void)
 	CU_ASSERT_EQUAL(rio__pread_full(-1, buf, 1, 0), -EBADF);
 }
 
+/* ---- growing arrays ---------------------------------------------------- */
+
+static void test_grow_cap(void)
+{
+	CU_ASSERT_EQUAL(rio__grow_cap(0, 1, 16), 16);
+	CU_ASSERT_EQUAL(rio__grow_cap(0, 17, 16), 32);
+	CU_ASSERT_EQUAL(rio__grow_cap(16, 16, 4), 16); /* holds them: unchanged */
+	CU_ASSERT_EQUAL(rio__grow_cap(16, 17, 4), 32);
+	CU_ASSERT_EQUAL(rio__grow_cap(16, 100, 4), 128);
+	CU_ASSERT_EQUAL(rio__grow_cap(0, 3, 0), 4); /* first 0 counts as 1 */
+	CU_ASSERT_EQUAL(rio__grow_cap(0, 0, 8), 0);
+	/* doubling past SIZE_MAX: need itself */
+	size_t half = SIZE_MAX / 2 + 1;
+	CU_ASSERT_EQUAL(rio__grow_cap(half, half + 1, 1), half + 1);
+	CU_ASSERT_EQUAL(rio__grow_cap(half, SIZE_MAX, 1), SIZE_MAX);
+}
+
+static void test_grow(void)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0;
+	CU_ASSERT_EQUAL(rio__grow(&v, &cap, 1, sizeof *v, 4), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+	CU_ASSERT_EQUAL(cap, 4);
+	for (uint32_t i = 0; i < 100; i++) {
+		CU_ASSERT_EQUAL_FATAL(rio__grow(&v, &cap, i + 1, sizeof *v, 4), 0);
+		CU_ASSERT_FATAL(cap >= i + 1);
+		v[i] = i * 7;
+	}
+	CU_ASSERT_EQUAL(cap, 128); /* 4 doubled five times */
+	uint32_t *before = v;
+	CU_ASSERT_EQUAL(rio__grow(&v, &cap, 128, sizeof *v, 4), 0); /* fits: nothing */
+	CU_ASSERT_PTR_EQUAL(v, before);
+	CU_ASSERT_EQUAL(rio__grow(&v, &cap, 1000, sizeof *v, 4), 0); /* many at once */
+	CU_ASSERT_EQUAL(cap, 1024);
+	int same = 1;
+	for (uint32_t i = 0; i < 100; i++)
+		same &= v[i] == i * 7;
+	CU_ASSERT(same);
+	/* bytes: item_size 1 */
+	char *b = NULL;
+	size_t bcap = 0;
+	CU_ASSERT_EQUAL(rio__grow(&b, &bcap, 5000, 1, 4096), 0);
+	CU_ASSERT_EQUAL(bcap, 8192);
+	memset(b, 'x', bcap);
+	free(b);
+	free(v);
+}
+
+/* A refused grow leaves the array, its items and the capacity alone. */
+static void expect_grow_refused(uint64_t **v, size_t *cap, size_t need, size_t item_size)
+{
+	uint64_t *before = *v;
+	size_t cap_before = *cap;
+	CU_ASSERT_EQUAL(rio__grow(v, cap, need, item_size, 16), -ENOMEM);
+	CU_ASSERT_PTR_EQUAL(*v, before);
+	CU_ASSERT_EQUAL(*cap, cap_before);
+	int same = 1;
+	for (size_t i = 0; i < cap_before; i++)
+		same &= (*v)[i] == 1000 + i;
+	CU_ASSERT(same);
+}
+
+static void test_grow_refused(void)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0;
+	CU_ASSERT_EQUAL_FATAL(rio__grow(&v, &cap, 16, sizeof *v, 16), 0);
+	for (size_t i = 0; i < cap; i++)
+		v[i] = 1000 + i;
+	/* need * item_size past SIZE_MAX: refused before any realloc */
+	realloc_fail = 1;
+	realloc_asked = 0;
+	expect_grow_refused(&v, &cap, SIZE_MAX / 8 + 1, sizeof *v);
+	expect_grow_refused(&v, &cap, SIZE_MAX, 2);
+	CU_ASSERT_EQUAL(realloc_asked, 0);
+	CU_ASSERT_EQUAL(rio__resize(&v, SIZE_MAX / 4 + 1, 4), -ENOMEM);
+	CU_ASSERT_EQUAL(realloc_asked, 0);
+	/* realloc out of memory */
+	expect_grow_refused(&v, &cap, 17, sizeof *v);
+	CU_ASSERT_EQUAL(realloc_asked, 32 * sizeof *v);
+	/* doubling would pass SIZE_MAX bytes, need would not: need is asked */
+	expect_grow_refused(&v, &cap, SIZE_MAX / 8 - 1, sizeof *v);
+	CU_ASSERT_EQUAL(realloc_asked, (SIZE_MAX / 8 - 1) * sizeof *v);
+	uint64_t *before = v;
+	CU_ASSERT_EQUAL(rio__resize(&v, 64, sizeof *v), -ENOMEM);
+	CU_ASSERT_PTR_EQUAL(v, before);
+	realloc_fail = 0;
+	/* and after all that, it still grows */
+	CU_ASSERT_EQUAL(rio__grow(&v, &cap, 17, sizeof *v, 16), 0);
+	CU_ASSERT_EQUAL(cap, 32);
+	CU_ASSERT_EQUAL(v[15], 1015);
+	free(v);
+}
+
 static const tu_test size_tests[] = {
     {"units: K..T and KiB..TiB powers of 1024, KB..TB of 1000, B", test_size_units},
     {"fractions: exact, rounded down", test_size_fractions},
@@ -428,10 +550,18 @@ static const tu_test misc_tests[] = {
     {NULL, NULL},
 };
 
+static const tu_test grow_tests[] = {
+    {"rio__grow_cap: first, doubling, need past SIZE_MAX / 2", test_grow_cap},
+    {"rio__grow: grows by doubling, keeps the items", test_grow},
+    {"rio__grow: overflow and a failed realloc leave the array intact", test_grow_refused},
+    {NULL, NULL},
+};
+
 static const tu_suite suites[] = {
     {"sizes", size_tests},
     {"JSON", json_tests},
     {"clock and files", misc_tests},
+    {"growing arrays", grow_tests},
     {NULL, NULL},
 };
 
