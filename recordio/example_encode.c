@@ -21,6 +21,7 @@
  */
 #include "config.h"
 #include "internal.h"
+#include "grow.h"
 #include "protobuf.h"
 
 #include <errno.h>
@@ -48,15 +49,8 @@ static int reserve(rio_example_builder *b, size_t more)
 		return 0;
 	if (more > SIZE_MAX / 2 - b->size)
 		return fail(b, -ENOMEM);
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap - b->size < more)
-		cap *= 2;
-	uint8_t *nb = realloc(b->buf, cap);
-	if (!nb)
-		return fail(b, -ENOMEM);
-	b->buf = nb;
-	b->cap = cap;
-	return 0;
+	int rc = rio__grow(&b->buf, &b->cap, b->size + more, 1, 256);
+	return rc ? fail(b, rc) : 0;
 }
 
 /* Reserves and writes an entry's head, up to the list's own tag:
@@ -218,16 +212,9 @@ RIO_API int rio_example_finish(rio_example_builder *b, const uint8_t **data, siz
 	if (b->failed)
 		return b->failed;
 	size_t total = field_size(b->size);
-	if (total > b->out_cap) {
-		size_t cap = b->out_cap ? b->out_cap : 256;
-		while (cap < total)
-			cap = cap > SIZE_MAX / 2 ? total : cap * 2;
-		uint8_t *nb = realloc(b->out, cap);
-		if (!nb)
-			return fail(b, -ENOMEM);
-		b->out = nb;
-		b->out_cap = cap;
-	}
+	int rc = rio__grow(&b->out, &b->out_cap, total, 1, 256);
+	if (rc)
+		return fail(b, rc);
 	uint8_t *p = b->out;
 	*p++ = 0x0a;
 	p = rio__pb_put_varint(p, b->size);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "internal.h"
 #include "decimal.h"
+#include "grow.h"
 #include "remote/remote.h"
 #include "remote/text.h"
 #include "remote/url.h"
@@ -35,15 +36,10 @@ RIO_API int rio_index_append(rio_index *idx, uint64_t offset, uint64_t framed_si
 	/* capacity is implicit: 64, then doubling at each power of two */
 	uint64_t n = idx->count;
 	if (n == 0 || (n >= 64 && (n & (n - 1)) == 0)) {
-		uint64_t cap = n ? 2 * n : 64;
-		uint64_t *o = realloc(idx->offset, cap * sizeof *o);
-		if (!o)
+		size_t cap = rio__grow_cap((size_t)n, (size_t)n + 1, 64);
+		if (rio__resize(&idx->offset, cap, sizeof *idx->offset) ||
+		    rio__resize(&idx->framed_size, cap, sizeof *idx->framed_size))
 			return -ENOMEM;
-		idx->offset = o;
-		uint64_t *f = realloc(idx->framed_size, cap * sizeof *f);
-		if (!f)
-			return -ENOMEM;
-		idx->framed_size = f;
 	}
 	idx->offset[n] = offset;
 	idx->framed_size[n] = framed_size;

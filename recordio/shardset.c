@@ -68,6 +68,7 @@
  */
 #include "config.h"
 #include "internal.h"
+#include "grow.h"
 #include "remote/remote.h"
 #include "remote/url.h"
 #include "shardset.h"
@@ -214,15 +215,10 @@ long rio__setvec_add_source(struct rio__setvec *v, enum rio__set_source_kind kin
 int rio__setvec_push(struct rio__setvec *v, const char *path, size_t source)
 {
 	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		char **p = realloc(v->paths, cap * sizeof *p);
-		if (!p)
+		size_t cap = rio__grow_cap(v->cap, v->n + 1, 16);
+		if (rio__resize(&v->paths, cap, sizeof *v->paths) ||
+		    rio__resize(&v->source, cap, sizeof *v->source))
 			return -ENOMEM;
-		v->paths = p;
-		size_t *src = realloc(v->source, cap * sizeof *src);
-		if (!src)
-			return -ENOMEM;
-		v->source = src;
 		v->cap = cap;
 	}
 	char *copy = strdup(path);
@@ -331,14 +327,8 @@ int rio__set_prefix_member(const char *name, const char *base, uint32_t *index)
 
 int rio__set_found_add(struct rio__set_found *fl, const char *path, uint32_t index)
 {
-	if (fl->n == fl->cap) {
-		size_t ncap = fl->cap ? fl->cap * 2 : 16;
-		void *nf = realloc(fl->f, ncap * sizeof *fl->f);
-		if (!nf)
-			return -ENOMEM;
-		fl->f = nf;
-		fl->cap = ncap;
-	}
+	if (rio__grow(&fl->f, &fl->cap, fl->n + 1, sizeof *fl->f, 16))
+		return -ENOMEM;
 	if (!(fl->f[fl->n].path = strdup(path)))
 		return -ENOMEM;
 	fl->f[fl->n].index = index;
