@@ -13,6 +13,7 @@
  * copies nothing into the shuffle buffer.
  */
 #include "config.h"
+#include "grow.h"
 #include "loader_internal.h"
 #include "rng.h"
 
@@ -191,13 +192,11 @@ static int shuffle_add(batcher *b, uint8_t *data, size_t size, size_t cap, uint3
 	entry *e;
 	if (b->nbuf < want) {
 		if (b->nbuf == b->capbuf) {
-			size_t n = b->capbuf ? b->capbuf * 2 : 1024;
+			size_t n = rio__grow_cap(b->capbuf, b->nbuf + 1, 1024);
 			if (n > want)
 				n = want;
-			entry *g = realloc(b->buf, n * sizeof *g);
-			if (!g)
+			if (rio__resize(&b->buf, n, sizeof *b->buf))
 				return -ENOMEM;
-			b->buf = g;
 			b->capbuf = n;
 		}
 		e = &b->buf[b->nbuf++];

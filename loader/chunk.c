@@ -5,6 +5,7 @@
  * path's scratch buffer (placed.c). Frames are checked by frame_scan.h.
  */
 #include "config.h"
+#include "grow.h"
 #include "loader_internal.h"
 
 #include <errno.h>
@@ -46,23 +47,11 @@ int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need)
 int rio__chunk_add(rio__chunk *c, const rio__colplan *cp, size_t off, size_t size, uint32_t shard,
                    uint64_t index)
 {
-	if (c->nrec == c->rec_cap) {
-		size_t n = c->rec_cap ? c->rec_cap * 2 : 256;
-		rio__chunk_rec *r = realloc(c->recs, n * sizeof *r);
-		if (!r)
-			return -ENOMEM;
-		c->recs = r;
-		c->rec_cap = n;
-	}
-	if (cp->ncols && !c->row_ptrs && c->nrec == c->rows_cap) {
-		size_t n = c->rows_cap ? c->rows_cap * 2 : 256, bytes;
-		uint8_t *r = __builtin_mul_overflow(n, cp->row_stride, &bytes) ? NULL
-		                                                                : realloc(c->rows, bytes);
-		if (!r)
-			return -ENOMEM;
-		c->rows = r;
-		c->rows_cap = n;
-	}
+	if (rio__grow(&c->recs, &c->rec_cap, c->nrec + 1, sizeof *c->recs, 256))
+		return -ENOMEM;
+	if (cp->ncols && !c->row_ptrs &&
+	    rio__grow(&c->rows, &c->rows_cap, c->nrec + 1, cp->row_stride, 256))
+		return -ENOMEM;
 	c->recs[c->nrec++] = (rio__chunk_rec){off, size, shard, index};
 	return 0;
 }
@@ -91,15 +80,10 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 	if (!c->row_ptrs)
 		return c->rows + i * l->cols.row_stride;
 	if (i >= c->rowp_cap) {
-		size_t n = c->rowp_cap ? c->rowp_cap * 2 : 256;
-		while (n <= i)
-			n *= 2;
-		uint8_t **r = realloc(c->rowp, n * sizeof *r);
-		if (!r)
+		size_t old = c->rowp_cap;
+		if (rio__grow(&c->rowp, &c->rowp_cap, i + 1, sizeof *c->rowp, 256))
 			return NULL;
-		memset(r + c->rowp_cap, 0, (n - c->rowp_cap) * sizeof *r);
-		c->rowp = r;
-		c->rowp_cap = n;
+		memset(c->rowp + old, 0, (c->rowp_cap - old) * sizeof *c->rowp);
 	}
 	if (!c->rowp[i]) { /* rows for this slot and the empty ones after it */
 		uint8_t *got[64];
@@ -119,15 +103,10 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 int rio__chunk_own(rio__chunk *c, rio_loader *l)
 {
 	if (c->nrec > c->own_cap) {
-		size_t n = c->own_cap ? c->own_cap : 256;
-		while (n < c->nrec)
-			n *= 2;
-		rio__recbuf *o = realloc(c->own, n * sizeof *o);
-		if (!o)
+		size_t old = c->own_cap;
+		if (rio__grow(&c->own, &c->own_cap, c->nrec, sizeof *c->own, 256))
 			return -ENOMEM;
-		memset(o + c->own_cap, 0, (n - c->own_cap) * sizeof *o);
-		c->own = o;
-		c->own_cap = n;
+		memset(c->own + old, 0, (c->own_cap - old) * sizeof *c->own);
 	}
 	/* buffers released batches gave back, for the slots without one */
 	size_t want = 0;

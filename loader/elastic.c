@@ -22,6 +22,7 @@
  */
 #include "config.h"
 #include "elastic.h"
+#include "grow.h"
 #include "internal.h"
 #include "rng.h"
 
@@ -86,14 +87,9 @@ static void share_free(share *sh)
 static int add_run(share *sh, size_t *cap, uint32_t shard, uint64_t first, uint64_t count)
 {
 	if (sh->nruns == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		rio__run *r = realloc(sh->runs, nc * sizeof *r);
-		if (r)
-			sh->runs = r;
-		uint32_t *s = realloc(sh->run_shard, nc * sizeof *s);
-		if (s)
-			sh->run_shard = s;
-		if (!r || !s)
+		size_t nc = rio__grow_cap(*cap, sh->nruns + 1, 64);
+		if (rio__resize(&sh->runs, nc, sizeof *sh->runs) ||
+		    rio__resize(&sh->run_shard, nc, sizeof *sh->run_shard))
 			return -ENOMEM;
 		*cap = nc;
 	}

@@ -10,6 +10,7 @@
  * with (seed, epoch, rank, purpose) and nothing else.
  */
 #include "config.h"
+#include "grow.h"
 #include "plan.h"
 #include "rng.h"
 
@@ -99,16 +100,10 @@ static uint64_t task_records(const rio__shard *s, const rio_loader_opts *o)
 	return n < RIO__CKPT ? RIO__CKPT : n;
 }
 
-static int push_task(rio__plan *p, uint64_t *cap, rio__task t)
+static int push_task(rio__plan *p, size_t *cap, rio__task t)
 {
-	if (p->ntasks == *cap) {
-		uint64_t nc = *cap ? *cap * 2 : 64;
-		rio__task *nt = realloc(p->tasks, nc * sizeof *nt);
-		if (!nt)
-			return -ENOMEM;
-		p->tasks = nt;
-		*cap = nc;
-	}
+	if (rio__grow(&p->tasks, cap, (size_t)p->ntasks + 1, sizeof *p->tasks, 64))
+		return -ENOMEM;
 	p->tasks[p->ntasks++] = t;
 	return 0;
 }
@@ -146,7 +141,7 @@ static int piece_next_task(const rio__dataset *ds, const rio_loader_opts *o, uin
 static int plan_sequential(rio__plan *p, const rio__dataset *ds, const rio_loader_opts *o,
                            uint64_t epoch)
 {
-	uint64_t cap = 0;
+	size_t cap = 0;
 	size_t n = ds->npieces;
 	uint32_t *order = malloc((n ? n : 1) * sizeof *order);
 	uint64_t *pos = malloc((n ? n : 1) * sizeof *pos);
@@ -230,7 +225,7 @@ static int plan_global(rio__plan *p, const rio__dataset *ds, const rio_loader_op
 		per = 1;
 	if (per > 4096)
 		per = 4096;
-	uint64_t cap = 0;
+	size_t cap = 0;
 	int rc = 0;
 	for (uint64_t i = 0; i < n && rc == 0; i += per)
 		rc = push_task(p, &cap,

@@ -12,6 +12,7 @@
  * batches at once and a released slot wakes one claiming worker.
  */
 #include "config.h"
+#include "grow.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -23,16 +24,8 @@
 
 static void spare_locked(rio__pool *p, const rio__recbuf *bufs, size_t n)
 {
-	if (n && p->nspare + n > p->capspare) {
-		size_t cap = p->capspare ? p->capspare : 256;
-		while (cap < p->nspare + n)
-			cap *= 2;
-		rio__recbuf *b = realloc(p->spare, cap * sizeof *b);
-		if (b) {
-			p->spare = b;
-			p->capspare = cap;
-		}
-	}
+	/* out of memory: the list stays as it is, and what does not fit is freed */
+	(void)rio__grow(&p->spare, &p->capspare, p->nspare + n, sizeof *p->spare, 256);
 	for (size_t k = 0; k < n; k++) {
 		if (p->nspare < p->capspare)
 			p->spare[p->nspare++] = bufs[k];
@@ -367,17 +360,8 @@ void rio__pool_spares_take(rio__pool *p, rio__recbuf *out, size_t n)
 /* room for `n` entries in the free-row list */
 static int free_rows_room(rio__pool *p, size_t n)
 {
-	if (p->nfree_rows + n <= p->capfree_rows)
-		return 0;
-	size_t cap = p->capfree_rows ? p->capfree_rows : 1024;
-	while (cap < p->nfree_rows + n)
-		cap *= 2;
-	uint8_t **f = realloc(p->free_rows, cap * sizeof *f);
-	if (!f)
-		return -ENOMEM;
-	p->free_rows = f;
-	p->capfree_rows = cap;
-	return 0;
+	return rio__grow(&p->free_rows, &p->capfree_rows, p->nfree_rows + n, sizeof *p->free_rows,
+	                 1024);
 }
 
 /* A new block of rows (at least n, 256 or more), under the lock. */

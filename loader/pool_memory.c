@@ -4,6 +4,7 @@
  * Where the slots are, and the memory passed between threads, is pool.c's.
  */
 #include "config.h"
+#include "grow.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -152,17 +153,7 @@ void rio__pool_free(rio__pool *p, const rio__colplan *cp)
 
 int rio__slot_reserve(rio__slot *s, size_t need)
 {
-	if (s->arena_used + need <= s->arena_cap)
-		return 0;
-	size_t cap = s->arena_cap ? s->arena_cap : 64 * 1024;
-	while (cap < s->arena_used + need)
-		cap *= 2;
-	uint8_t *a = realloc(s->arena, cap);
-	if (!a)
-		return -ENOMEM;
-	s->arena = a;
-	s->arena_cap = cap;
-	return 0;
+	return rio__grow(&s->arena, &s->arena_cap, s->arena_used + need, 1, 64 * 1024);
 }
 
 int rio__pool_to_device(rio__pool *p, rio__slot *s, size_t count, const rio__colplan *cp)

@@ -6,6 +6,7 @@
 #include "shard_cache.h"
 #include "../recordio/remote/remote.h"
 #include "atomic_file.h"
+#include "grow.h"
 #include "stream.h"
 
 #include <dirent.h>
@@ -148,14 +149,9 @@ static int scan(const rio__shard_cache *c, int reap, const char *key_hex, int *l
 			*used += (uint64_t)st.st_size;
 			if (!copies)
 				continue;
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 16;
-				copy *g = realloc(*copies, cap * sizeof *g);
-				if (!g) {
-					rc = -ENOMEM;
-					break;
-				}
-				*copies = g;
+			if (rio__grow(copies, &cap, *n + 1, sizeof **copies, 16)) {
+				rc = -ENOMEM;
+				break;
 			}
 			copy *k = &(*copies)[(*n)++];
 			/* is_copy: the name fits (strnlen: the compiler can see it) */
