@@ -11,6 +11,7 @@
 #include "crc32c.h"
 #include "endian.h"
 #include "exit_status.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,15 +33,9 @@ static void add_run(void *ctx, const tr_slice_run *r)
 	runs *a = ctx;
 	if (a->oom)
 		return;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		tr_slice_run *v = realloc(a->v, cap * sizeof *v);
-		if (!v) {
-			a->oom = 1;
-			return;
-		}
-		a->v = v;
-		a->cap = cap;
+	if (rio__grow(&a->v, &a->cap, a->n + 1, sizeof *a->v, 64)) {
+		a->oom = 1;
+		return;
 	}
 	a->v[a->n++] = *r;
 }

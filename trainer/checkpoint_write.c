@@ -12,6 +12,7 @@
 
 #include "atomic_file.h"
 #include "endian.h"
+#include "grow.h"
 #include "recordio.h"
 
 #include <errno.h>
@@ -34,17 +35,9 @@ static void put(buf *b, const void *data, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (rio__grow(&b->p, &b->cap, b->len + n, 1, 4096)) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->len, data, n);
 	b->len += n;

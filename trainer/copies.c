@@ -3,20 +3,15 @@
  */
 #include "config.h"
 #include "copies.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 tr_copy *tr_copies_add(tr_copies *c, size_t floats)
 {
-	if (c->n == c->cap) {
-		int cap = c->cap ? 2 * c->cap : 64;
-		tr_copy *v = realloc(c->v, (size_t)cap * sizeof *v);
-		if (!v)
-			return NULL;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (rio__grow(&c->v, &c->cap, (size_t)c->n + 1, sizeof *c->v, 64))
+		return NULL;
 	tr_copy *p = &c->v[c->n];
 	memset(p, 0, sizeof *p);
 	if (!(p->params = malloc((floats ? floats : 1) * sizeof(float))))

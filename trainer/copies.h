@@ -20,7 +20,8 @@ typedef struct tr_copy {
 
 typedef struct tr_copies {
 	tr_copy *v;
-	int n, cap;
+	int n;
+	size_t cap;
 } tr_copies;
 
 /* A new copy of `floats` parameters (their memory allocated, the rest

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "ps.h"
 #include "clock.h"
+#include "grow.h"
 #include "part.h"
 #include "reducer.h"
 
@@ -131,13 +132,7 @@ static int reserve(int64_t **ids, float **rows, size_t *cap, size_t n, int dim)
 	if (n <= *cap)
 		return 0;
 	size_t c = n > 2 * *cap ? n : 2 * *cap;
-	int64_t *a = realloc(*ids, c * sizeof *a);
-	if (a)
-		*ids = a;
-	float *b = realloc(*rows, c * (size_t)dim * sizeof *b);
-	if (b)
-		*rows = b;
-	if (!a || !b)
+	if (rio__resize(ids, c, sizeof **ids) || rio__resize(rows, c * (size_t)dim, sizeof **rows))
 		return -ENOMEM;
 	*cap = c;
 	return 0;
