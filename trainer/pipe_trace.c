@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "pipe_trace.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -46,14 +47,8 @@ void tr_pipe_trace_add(tr_pipe_trace *t, const char *kind, int m, double start, 
 {
 	if (!t)
 		return;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		event *ev = realloc(t->ev, cap * sizeof *ev);
-		if (!ev)
-			return; /* a diagnostic: the event is left out */
-		t->ev = ev;
-		t->cap = cap;
-	}
+	if (rio__grow(&t->ev, &t->cap, t->n + 1, sizeof *t->ev, 256))
+		return; /* a diagnostic: the event is left out */
 	event *e = &t->ev[t->n++];
 	snprintf(e->kind, sizeof e->kind, "%s", kind);
 	e->m = m;
