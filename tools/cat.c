@@ -20,6 +20,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "grow.h"
 #include "json.h"
 
 #include <errno.h>
@@ -337,17 +338,7 @@ typedef struct scratch {
 
 static void *scratch_get(scratch *s, size_t bytes)
 {
-	if (bytes > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		while (cap < bytes)
-			cap *= 2;
-		void *p = realloc(s->p, cap);
-		if (!p)
-			return NULL;
-		s->p = p;
-		s->cap = cap;
-	}
-	return s->p;
+	return rio__grow(&s->p, &s->cap, bytes, 1, 4096) ? NULL : s->p;
 }
 
 /* One feature's value as JSON: {"KIND": [values]}. */

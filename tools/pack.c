@@ -18,6 +18,7 @@
 #include "config.h"
 #include "clock.h"
 #include "common.h"
+#include "grow.h"
 #include "pack.h"
 #include "size.h"
 #include "rng.h"
@@ -127,31 +128,18 @@ static void usage(void)
 
 typedef struct record_store {
 	uint8_t *data;
-	uint64_t size, cap;
+	uint64_t size;
+	size_t cap;
 	uint64_t *start; /* n + 1 offsets: record i is [start[i], start[i+1]) */
-	uint64_t n, ncap;
+	uint64_t n;
+	size_t ncap;
 } record_store;
 
 static int store_add(record_store *st, const uint8_t *data, size_t size)
 {
-	if (st->size + size > st->cap) {
-		uint64_t cap = st->cap ? st->cap : 1 << 20;
-		while (cap < st->size + size)
-			cap *= 2;
-		uint8_t *p = realloc(st->data, cap);
-		if (!p)
-			return -1;
-		st->data = p;
-		st->cap = cap;
-	}
-	if (st->n + 2 > st->ncap) {
-		uint64_t cap = st->ncap ? st->ncap * 2 : 4096;
-		uint64_t *p = realloc(st->start, cap * sizeof *p);
-		if (!p)
-			return -1;
-		st->start = p;
-		st->ncap = cap;
-	}
+	if (rio__grow(&st->data, &st->cap, (size_t)st->size + size, 1, 1 << 20) ||
+	    rio__grow(&st->start, &st->ncap, (size_t)st->n + 2, sizeof *st->start, 4096))
+		return -1;
 	if (size)
 		memcpy(st->data + st->size, data, size);
 	st->start[st->n] = st->size;

@@ -27,6 +27,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "grow.h"
 #include "pack.h"
 
 #include <errno.h>
@@ -85,14 +86,10 @@ static int put(csv_reader *r, int c)
 	if (r->len == r->cap) {
 		if (r->cap && too_long(r))
 			return -1;
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-		char *p = realloc(r->buf, cap);
-		if (!p) {
+		if (rio__grow(&r->buf, &r->cap, r->len + 1, 1, 4096)) {
 			out_of_memory(r);
 			return -1;
 		}
-		r->buf = p;
-		r->cap = cap;
 	}
 	r->buf[r->len++] = (char)c;
 	return 0;
@@ -104,14 +101,9 @@ static int reserve_fields(csv_reader *r)
 {
 	if (r->nf + 1 < r->fcap)
 		return 0;
-	size_t cap = r->fcap ? r->fcap * 2 : 64;
-	size_t *s = realloc(r->start, cap * sizeof *s);
-	if (s)
-		r->start = s;
-	size_t *l = realloc(r->flen, cap * sizeof *l);
-	if (l)
-		r->flen = l;
-	if (!s || !l) {
+	size_t cap = rio__grow_cap(r->fcap, r->nf + 2, 64);
+	if (rio__resize(&r->start, cap, sizeof *r->start) ||
+	    rio__resize(&r->flen, cap, sizeof *r->flen)) {
 		out_of_memory(r);
 		return -1;
 	}

@@ -13,6 +13,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "grow.h"
 #include "pack.h"
 
 #include <dirent.h>
@@ -31,7 +32,8 @@ typedef struct dir_source {
 	size_t names_len, names_cap;
 	size_t *name_at; /* per file: its offset in names */
 	int64_t *label;  /* per file */
-	uint64_t n, cap, next_i;
+	uint64_t n, next_i;
+	size_t cap;
 	uint8_t *buf;    /* the current file's content */
 	size_t buf_cap;
 	rio_example_builder b;
@@ -45,25 +47,12 @@ static int visible(const struct dirent *e)
 static int add_file(dir_source *s, const char *cls, const char *file, int64_t label)
 {
 	size_t len = strlen(cls) + 1 + strlen(file) + 1;
-	if (s->names_len + len > s->names_cap) {
-		size_t cap = s->names_cap ? s->names_cap : 1 << 16;
-		while (cap < s->names_len + len)
-			cap *= 2;
-		char *p = realloc(s->names, cap);
-		if (!p)
-			return -1;
-		s->names = p;
-		s->names_cap = cap;
-	}
+	if (rio__grow(&s->names, &s->names_cap, s->names_len + len, 1, 1 << 16))
+		return -1;
 	if (s->n == s->cap) {
-		uint64_t cap = s->cap ? s->cap * 2 : 1024;
-		size_t *at = realloc(s->name_at, cap * sizeof *at);
-		if (at)
-			s->name_at = at;
-		int64_t *lb = realloc(s->label, cap * sizeof *lb);
-		if (lb)
-			s->label = lb;
-		if (!at || !lb)
+		size_t cap = rio__grow_cap(s->cap, (size_t)s->n + 1, 1024);
+		if (rio__resize(&s->name_at, cap, sizeof *s->name_at) ||
+		    rio__resize(&s->label, cap, sizeof *s->label))
 			return -1;
 		s->cap = cap;
 	}
@@ -170,18 +159,10 @@ static int read_file(dir_source *s, const char *path, size_t *size)
 			close(fd);
 			return -1;
 		}
-		if (len + 1 > s->buf_cap || want > s->buf_cap) {
-			size_t cap = s->buf_cap ? s->buf_cap : 1 << 16;
-			while (cap < want || cap < len + 1)
-				cap *= 2;
-			uint8_t *p = realloc(s->buf, cap);
-			if (!p) {
-				tool_error("%s: out of memory", path);
-				close(fd);
-				return -1;
-			}
-			s->buf = p;
-			s->buf_cap = cap;
+		if (rio__grow(&s->buf, &s->buf_cap, want > len + 1 ? want : len + 1, 1, 1 << 16)) {
+			tool_error("%s: out of memory", path);
+			close(fd);
+			return -1;
 		}
 		ssize_t n = read(fd, s->buf + len, s->buf_cap - len);
 		if (n < 0 && errno == EINTR)

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 #include "common.h"
+#include "grow.h"
 #include "pack.h"
 
 #include <errno.h>
@@ -90,16 +91,14 @@ static int fill(lines_source *s)
 		/* the line so far fills the buffer; it is at most the limit
 		 * (the caller checked), and one more byte tells it is longer */
 		size_t most = (size_t)s->base.max_record_size + 1;
-		size_t cap = s->cap ? s->cap * 2 : LINES_READ_SIZE;
+		size_t cap = rio__grow_cap(s->cap, s->cap + 1, LINES_READ_SIZE);
 		if (s->cap && cap > most)
 			cap = most; /* more than s->cap: the line is at most the limit */
-		uint8_t *p = realloc(s->buf, cap);
-		if (!p) {
+		if (rio__resize(&s->buf, cap, 1)) {
 			tool_error("%s:%llu: out of memory for a line of more than %zu bytes", s->name,
 			           (unsigned long long)s->lineno + 1, have);
 			return -1;
 		}
-		s->buf = p;
 		s->cap = cap;
 	}
 	for (;;) {

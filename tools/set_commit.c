@@ -13,6 +13,7 @@
 #include "set_commit.h"
 #include "atomic_file.h"
 #include "common.h"
+#include "grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -207,15 +208,7 @@ static void journal_free(journal *j)
 
 static int grow(char ***v, size_t n, size_t *cap)
 {
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	char **p = realloc(*v, c * sizeof *p);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
+	return rio__grow(v, cap, n + 1, sizeof **v, 16) ? -1 : 0;
 }
 
 /* Appends a rename of the last path components of from and to. */

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "shard_out.h"
 #include "common.h"
+#include "grow.h"
 #include "set_commit.h"
 
 #include <errno.h>
@@ -33,7 +34,8 @@ struct shard_out {
 	uint64_t cur_records, cur_bytes;
 	uint32_t opened;  /* shards opened so far; current = opened-1 */
 	char **staged;    /* completed shards' staging paths          */
-	uint32_t nstaged, cap;
+	uint32_t nstaged;
+	size_t cap;
 	char **finals;    /* their final paths (during finish)        */
 	uint64_t records, bytes, file_bytes;
 	int committed;
@@ -120,16 +122,10 @@ static int close_current(shard_out *s)
 		return -1;
 	}
 	/* from here the staged file exists: list it so an abort removes it */
-	if (s->nstaged == s->cap) {
-		uint32_t cap = s->cap ? s->cap * 2 : 16;
-		char **p = realloc(s->staged, cap * sizeof *p);
-		if (!p) {
-			remove_quietly(s->cur_path);
-			tool_error("out of memory");
-			return -1;
-		}
-		s->staged = p;
-		s->cap = cap;
+	if (rio__grow(&s->staged, &s->cap, (size_t)s->nstaged + 1, sizeof *s->staged, 16)) {
+		remove_quietly(s->cur_path);
+		tool_error("out of memory");
+		return -1;
 	}
 	if (!(s->staged[s->nstaged] = strdup(s->cur_path))) {
 		remove_quietly(s->cur_path);

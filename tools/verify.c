@@ -19,6 +19,7 @@
 #include "config.h"
 #include "common.h"
 #include "clock.h"
+#include "grow.h"
 #include "size.h"
 
 #include <errno.h>
@@ -326,13 +327,11 @@ static int make_jobs(verify *v, char *const *specs, int n, rio_shardset *sets)
 			rc = rio_shardset_expand_remote(spec, &sets[i], &v->remote, &err);
 		size_t need = v->njobs + (rc < 0 ? 1 : sets[i].count);
 		if (need > cap) {
-			cap = need * 2;
-			job *p = realloc(v->jobs, cap * sizeof *p);
-			if (!p) {
+			if (rio__resize(&v->jobs, need * 2, sizeof *v->jobs)) {
 				tool_error("out of memory");
 				return -1;
 			}
-			v->jobs = p;
+			cap = need * 2;
 		}
 		if (rc < 0) {
 			job *j = &v->jobs[v->njobs++];
