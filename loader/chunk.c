@@ -29,9 +29,7 @@ int rio__chunk_grow(rio__chunk *c, size_t keep, size_t need)
 {
 	if (need <= c->cap && c->buf) /* after it, a buffer is always there */
 		return 0;
-	size_t cap = c->cap ? c->cap : 1 << 20;
-	while (cap < need)
-		cap *= 2;
+	size_t cap = rio__grow_cap(c->cap, need ? need : 1, 1 << 20); /* never 0 */
 	uint8_t *b = c->huge ? rio__huge_alloc(RIO__IO_ALIGN, cap)
 	                     : rio__aligned_alloc(RIO__IO_ALIGN, cap);
 	if (!b)
