@@ -25,7 +25,8 @@ CLEANFILES += bench/mkshards bench/randread bench/core_rtt bench/sgemm_peak benc
 EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/gemm_only.c bench/ddp_baseline.py bench/gpu_torch.py bench/allreduce.c \
 	bench/scaling_model.py bench/python.py bench/consistency_report.py \
 	bench/storage_report.py bench/storage_tfdata.py bench/parallelism_report.py \
-	bench/parallelism_model.py bench/alpha_beta.py bench/pipe_trace.py
+	bench/parallelism_model.py bench/alpha_beta.py bench/pipe_trace.py \
+	bench/pipe_sched.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
