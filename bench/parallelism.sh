@@ -26,7 +26,8 @@
 #      this machine's constants in the same run: each model on one rank at
 #      REF_ROWS rows a step (default "32 64 128 256 512": the layouts'
 #      microbatches and ranks' batches; ref-MODEL-bROWS-i.json: F a rank at
-#      those rows, the compute reference; big without its --memory-limit)
+#      those rows, the compute reference, each over the rows of STEPS
+#      steps of 512; big without its --memory-limit)
 #      and, on each link, a 2-rank ring allreduce of
 #      4 KiB to 16 MiB (bench/allreduce, ar-LINK.json: alpha and beta
 #      fitted as bench/scaling.sh does; a few seconds a link).
@@ -159,8 +160,11 @@ big:--synthetic --hidden 1024,1024,1024 --optimizer adam --memory-limit 42M"
 		for rows in $REF_ROWS; do
 			i=1
 			while [ $i -le "$REPEATS" ]; do
+				# the rows of STEPS steps of the global batch: a few steps
+				# of 32 rows would be mostly the first step's page faults
 				timeout 900 "$C/mpirun" -np 1 --hostfile "$C/hf4" "$B/recordio-train" \
-					--threads 1 --quiet --global-batch "$rows" --max-steps "$STEPS" \
+					--threads 1 --quiet --global-batch "$rows" \
+					--max-steps $((STEPS * 512 / rows)) \
 					--metrics "$W/ref-$mname-b$rows-$i.json" $mopts </dev/null >"$W/ref.out" 2>&1 ||
 					{ echo "reference $mname $rows failed:"; tail -2 "$W/ref.out"; }
 				i=$((i + 1))
