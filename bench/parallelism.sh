@@ -52,7 +52,9 @@
 #      the metric recomputed
 #      from the timeline; and where `perf` records the kernel's
 #      sched_switch events, bench/pipe_sched.py: what else held each rank's
-#      core inside its forwards and backwards, and their times net of it).
+#      core inside its forwards and backwards, and their times net of it;
+#      and before the runs, bench/core_speed on each core at once for 10 s:
+#      the windows in which a core itself ran slow).
 set -eu
 . "$(dirname "$0")/bench_lib.sh"
 bench_build recordio-train
@@ -99,6 +101,22 @@ PARTS=${PARTS-ab}
 EQUAL=${BUBBLE_MODEL:-"--synthetic=16 --hidden 512,512,512,512,512 --batch 512"}
 case $PARTS in *a*)
 echo "== a. the bubble against (P - 1) / (M + P - 1), P = 2"
+if [ "${TRACE:-0}" = 1 ]; then
+	# each core's speed alone, window by window, both at once (no MPI, no
+	# trainer): the machine's own changes of speed, for trace.txt
+	make -C "$B" -s bench/core_speed >/dev/null
+	# OpenBLAS's kernels as the trainer picks them where the VM hides the
+	# CPU's model (trainer/cpus.c)
+	flags=$(grep -m1 '^flags' /proc/cpuinfo)
+	case $flags in
+	*avx512f*avx512bw*avx512vl*) core=SkylakeX ;; *avx2*) core=Haswell ;; *) core= ;;
+	esac
+	for c in 0 1; do
+		OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$core} taskset -c $c "$B/bench/core_speed" 10 \
+			>"$W/core-$c.tsv" &
+	done
+	wait
+fi
 for m in $MS; do
 	for s in gpipe 1f1b eager-1f1b; do
 		[ "${TRACE:-0}" = 1 ] && export RIO_PIPE_TRACE="$W/trace-$s-$m" # the last run's
@@ -117,7 +135,15 @@ if [ "${TRACE:-0}" = 1 ]; then
 				"$W/trace-$s-$m.stat"
 			rm -f "$W/trace-$s-$m.perf"
 		done
-	done | tee "$W/trace.txt"
+	done >"$W/trace.txt"
+	for c in 0 1; do # the windows of 0.1 s whose fastest call was 1.2 times the run's fastest
+		sort -n -k2 "$W/core-$c.tsv" | awk -v c=$c '
+			NR == 1 { f = $2 } { v[NR] = $2 }
+			END { for (i = 1; i <= NR; i++) if (v[i] > 1.2 * f) s++
+			      printf "core_speed, core %d alone (32 x 512 forward, 2 GEMMs): fastest %.1f us, median window %.1f, windows over 1.2x the fastest: %d of %d\n",
+			             c, f, v[int((NR + 1) / 2)], s, NR }'
+	done >>"$W/trace.txt"
+	cat "$W/trace.txt"
 fi
 ;; esac
 
