@@ -21,16 +21,22 @@ bench_ctr_gen_SOURCES = bench/ctr_gen.c
 bench_ctr_gen_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools
 bench_ctr_gen_LDADD = tools/libtoolcommon.la recordio/librecordio.la -lm
 CLEANFILES += bench/mkshards bench/randread bench/core_rtt bench/sgemm_peak bench/allreduce \
-	bench/gemm_only
-EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/gemm_only.c bench/ddp_baseline.py bench/gpu_torch.py bench/allreduce.c \
+	bench/gemm_only bench/core_speed
+EXTRA_DIST += bench/bench_lib.sh bench/sgemm_peak.c bench/gemm_only.c bench/core_speed.c bench/ddp_baseline.py bench/gpu_torch.py bench/allreduce.c \
 	bench/scaling_model.py bench/python.py bench/consistency_report.py \
 	bench/storage_report.py bench/storage_tfdata.py bench/parallelism_report.py \
-	bench/parallelism_model.py bench/alpha_beta.py bench/pipe_trace.py
+	bench/parallelism_model.py bench/alpha_beta.py bench/pipe_trace.py \
+	bench/pipe_sched.py
 if BUILD_TRAINER
 EXTRA_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
 bench_sgemm_peak_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 bench_sgemm_peak_LDADD = $(OPENBLAS_LIBS)
+# a core's speed window by window (bench/parallelism.sh part a, TRACE=1)
+EXTRA_PROGRAMS += bench/core_speed
+bench_core_speed_SOURCES = bench/core_speed.c
+bench_core_speed_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+bench_core_speed_LDADD = $(OPENBLAS_LIBS)
 # the GEMM-only rate of a step in fp32 or bf16 (bench/precision.sh)
 EXTRA_PROGRAMS += bench/gemm_only
 bench_gemm_only_SOURCES = bench/gemm_only.c

@@ -18,15 +18,28 @@ in x out) and a global batch of G rows, b = G / (D M) rows a microbatch:
              in a stage, layers are paired (Megatron-LM) from its first
              and a pair is split over T ranks, a lone layer is whole on each
   compute    C = 6 n_s G / (D F), n_s the costliest stage's in x out a rank
-             (a pair's / T); F: FLOP/s of one rank on a core of its own
+             (a pair's / T); F: FLOP/s of one rank on a core of its own, at
+             the GEMMs of a microbatch, b rows (Machine.rate(b, G / D)
+             where the machine has one: on a CPU a GEMM of 32 rows runs at
+             a quarter to two thirds of one of 512, bench/parallelism.sh
+             part c's reference runs; else F, an accelerator's at large
+             GEMMs)
   schedule   M + P - 1 slots of C / M each (GPipe's formula, 1F1B's is
              the same), each slot stretched by max(1, busy / cores), busy
              = D T k ranks when k stages compute in it: with a core a rank
              (cores None) C (M + P - 1) / M; on 2 cores for 4 ranks the
              all-busy slots take twice as long and the fill and drain less
   pipeline   2 sum over the P - 1 boundaries (alpha + b w_i 4 beta) (fill
-             and drain: the messages of the steady state hide under
-             compute)
+             and drain); the steady state's messages hide under compute
+             where a rank's messages cost no core (an accelerator's DMA:
+             Machine.msg_cpu None); where they take the cores that compute
+             (TCP through the kernel on this machine's 2 cores), each
+             microbatch adds the CPU of the busiest stage's messages, 2 a
+             boundary it touches (activations and their gradient), each
+             a_c + bytes b_c (msg_cpu: the unshaped link's alpha and beta,
+             the CPU's copy rate), stretched as the slots are; and a link
+             slower than that carries one message each way a microbatch:
+             the steady state takes at least M b w 4 beta
   tensor     each pair, each microbatch, an allreduce over T forward (its
              output width) and one backward (its input width), on the
              critical path: the pairs of the costliest stage, times
@@ -55,9 +68,17 @@ from alpha_beta import binomial, fit, ring
 # F: FLOP/s of a rank; alpha, beta: between hosts; alpha_h, beta_h: within a
 # host of `host` ranks; cores: the cores all ranks share (None: one a rank);
 # data: the data-parallel allreduce's algorithm (ring or binomial)
-Machine = collections.namedtuple("Machine", "F alpha beta alpha_h beta_h host cores data")
+# rate: FLOP/s of a rank at a microbatch of b rows out of a rank's batch of
+# R, rate(b, R) (None: F); msg_cpu: (alpha, beta) of the CPU a message takes
+# from the cores that compute (None: messages cost no core)
+Machine = collections.namedtuple("Machine", "F alpha beta alpha_h beta_h host cores data "
+                                 "rate msg_cpu", defaults=(None, None))
+HBM = 2e12                         # bytes/s of an accelerator's memory
+# 100 Gbit/s and 5 us; 100 GB/s and 2 us; a microbatch's GEMM reads each
+# fp32 weight (4 bytes) once for 2 b FLOPs: the roofline min(F, b HBM / 2)
+# (50 TFLOP/s from 50 rows up; the projection's microbatches have more)
 ACCEL = Machine(F=50e12, alpha=5e-6, beta=8e-11, alpha_h=2e-6, beta_h=1e-11, host=8,
-                cores=None, data=ring)   # 100 Gbit/s and 5 us; 100 GB/s and 2 us
+                cores=None, data=ring, rate=lambda b, R: min(50e12, b * HBM / 2))
 MEM = 80e9                         # bytes a rank may hold
 G = 1 << 20                        # rows (tokens) a step of the projection
 
@@ -110,17 +131,27 @@ def step(dims, G, D, P, T, M, m):
         flops.append(f)
         params.append(n)
         tensor.append(t)
-    worst = max(range(P), key=lambda i: flops[i] + tensor[i] * m.F / (6 * G / D))
-    C = 6 * flops[worst] * G / (D * m.F)
-    compute = C / M * busy_slots(M, P, D * T, m.cores)
+    F = m.rate(b, G / D) if m.rate else m.F
+    worst = max(range(P), key=lambda i: flops[i] + tensor[i] * F / (6 * G / D))
+    C = 6 * flops[worst] * G / (D * F)
+    slots = busy_slots(M, P, D * T, m.cores)
+    compute = C / M * slots
     tens = tensor[worst] * (M + P - 1) / M
     pipe = 2 * sum(m.alpha + b * dims[st[0]] * 4 * m.beta for st in stages[1:])
+    msgs = 0.0
+    if P > 1 and m.msg_cpu:
+        a_c, b_c = m.msg_cpu
+        edge = [b * dims[st[0]] * 4 for st in stages[1:]]   # boundary i: into stage i + 1
+        cpu = max(sum(2 * (a_c + edge[i] * b_c) for i in (p - 1, p) if 0 <= i < P - 1)
+                  for p in range(P))
+        msgs = M * cpu * slots / (M + P - 1)
+        msgs = max(compute + msgs, M * max(edge) * m.beta) - compute
     n_r = max(params)
     data = max(0.0, m.data(D, 4 * n_r, m.alpha, m.beta) - 2 / 3 * C) if D > 1 else 0.0
     acts = max(sum(b * dims[l + 1] * 4 for l in st) for st in stages)
     mem = 16 * n_r + min(P, M) * acts / T
-    terms = {"compute": compute, "pipeline": pipe, "tensor": tens, "data": data}
-    return compute + pipe + tens + data, mem, terms
+    terms = {"compute": compute, "pipeline": pipe + msgs, "tensor": tens, "data": data}
+    return compute + pipe + msgs + tens + data, mem, terms
 
 
 def uniform(L, w):
@@ -204,15 +235,48 @@ def layout_of(name):
     return tuple(int(got.get(k, 1)) for k in "DPT")
 
 
-def flop_rate(w, model):
-    """(F, where from): FLOP/s of one rank on a core of its own, from part
-    c's one-rank reference run of the model (ref-MODEL-i.json: the trainer's
-    whole step, 6 N FLOPs a row, as doc/scaling.md's check takes compute at
-    1 rank); else the median GEMM rate of the layout runs (contended: an
-    older BENCH_DIR)"""
+def refs(w, model, rows):
+    """part c's one-rank reference runs of a model at a batch of `rows`
+    (ref-MODEL-bROWS-i.json; at LAYOUT_BATCH also an older run's
+    ref-MODEL-i.json)"""
+    names = glob.glob(os.path.join(w, "ref-%s-b%d-*.json" % (model, rows)))
+    if rows == LAYOUT_BATCH and not names:
+        names = glob.glob(os.path.join(w, "ref-%s-[0-9]*.json" % model))
+    return [r for r in map(last_json, names) if r and r.get("samples")]
+
+
+def rows_rate(w, model):
+    """rate(b, R) of a model on this machine, from the reference runs at b
+    and at R rows (None where they are missing): 6 N FLOPs a row over the
+    seconds a row takes, the GEMMs' at b rows (gemm_seconds) and the rest
+    of the step's (the activations, the loss, the optimizer once a step) at
+    R, a rank's batch, as a pipeline's rank computes: its GEMMs a
+    microbatch at a time, its optimizer once for its R rows"""
     dims = LAYOUT_MODELS[model]
     N = sum(dims[l] * dims[l + 1] for l in range(len(dims) - 1))
-    ref = [r for r in map(last_json, glob.glob(os.path.join(w, "ref-%s-*.json" % model))) if r]
+
+    def per_row(rows, key):
+        got = refs(w, model, rows)
+        if not got:
+            return None
+        return statistics.median((r["seconds"] - r["gemm_seconds"] if key == "rest" else
+                                  r["gemm_seconds"]) / r["samples"] for r in got)
+
+    def rate(b, R):
+        g, rest = per_row(int(round(b)), "gemm"), per_row(int(round(R)), "rest")
+        return 6 * N / (g + rest) if g is not None and rest is not None else None
+    return rate
+
+
+def flop_rate(w, model):
+    """(F, where from): FLOP/s of one rank on a core of its own, from part
+    c's one-rank reference run of the model at the global batch
+    (ref-MODEL-b512-i.json: the trainer's whole step, 6 N FLOPs a row, as
+    doc/scaling.md's check takes compute at 1 rank); else the median GEMM
+    rate of the layout runs (contended: an older BENCH_DIR)"""
+    dims = LAYOUT_MODELS[model]
+    N = sum(dims[l] * dims[l + 1] for l in range(len(dims) - 1))
+    ref = refs(w, model, LAYOUT_BATCH)
     if ref:
         return 6 * N * statistics.median(r["samples_per_s"] for r in ref), "1-rank run"
     lay = [r for r in map(last_json, glob.glob(os.path.join(w, "lay-*-%s-*.json" % model))) if r]
@@ -238,11 +302,18 @@ def link_constants(w, link):
 def machine(w, link, model, cores):
     """this machine's constants for a part-c point: every host one slot, so
     every message crosses a link (host = 1); the trainer's in-place data
-    allreduce is libnbc's binomial tree"""
+    allreduce is libnbc's binomial tree; F at a microbatch's rows from the
+    reference runs at those rows where the run has them (rows_rate; else
+    F at the global batch for every b); a message's CPU the unshaped
+    link's alpha and beta (TCP through the kernel, on the cores that
+    compute: the namespace hosts share this machine's)"""
     F, _ = flop_rate(w, model)
     a, b, _ = link_constants(w, link)
+    a_c, b_c, _ = link_constants(w, "none")
+    measured = rows_rate(w, model)
     return Machine(F=F, alpha=a, beta=b, alpha_h=a, beta_h=b, host=1, cores=cores,
-                   data=binomial)
+                   data=binomial, rate=lambda rows, R: measured(rows, R) or F,
+                   msg_cpu=(a_c, b_c))
 
 
 def predict(w, link, model, layout, cores):
@@ -265,6 +336,19 @@ def constants_lines(w, links, models, cores):
     for model in models:
         F, src = flop_rate(w, model)
         out.append("| %s | %s | %s |" % (model, "%.1f" % (F / 1e9) if F else "-", src))
+    # F at a microbatch's rows (b) within a rank's batch (R), as step() takes it
+    pairs = [(32, 256), (32, 512), (64, 512), (128, 128), (256, 256)]
+    out += ["", "F a rank at b rows a microbatch of a rank's R (GFLOP/s; rows_rate(): the "
+            "GEMMs' seconds a row at b, the rest's at R, one-rank reference runs):\n",
+            "| model | " + " | ".join("b %d, R %d" % p for p in pairs) + " |",
+            "|---|" + "---|" * len(pairs)]
+    for model in models:
+        rate = rows_rate(w, model)
+        out.append("| %s | %s |" % (model, " | ".join(
+            "%.1f" % (rate(*p) / 1e9) if rate(*p) else "-" for p in pairs)))
+    a_c, b_c, _ = link_constants(w, "none")
+    out += ["", "A message's CPU (the steady state's messages, on the cores that compute): "
+            "the unshaped link's alpha %.1f us and %.2f Gbit/s." % (a_c * 1e6, 8 / b_c / 1e9)]
     out += ["", "| link | alpha (us) | 1/beta (Gbit/s) | from |", "|---|---|---|---|"]
     for link in links:
         a, b, src = link_constants(w, link)
