@@ -641,6 +641,14 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if (rio_is_url(ds->set.paths[s]) &&
 		    (rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
 			return rc;
+	/* a lone rank in shard order reads each shard from its start: the
+	 * shards' opens take their first parts (`inflight` of them at most),
+	 * which the epoch's first parts are then served from (remote.h) */
+	if (ds->sources.remote && !ds->sources.cache && ds->world == 1 &&
+	    o->shuffle == RIO_SHUFFLE_NONE) {
+		const rio_remote_opts *ro = rio__remote_opts(ds->sources.remote);
+		rio__remote_first_parts(ds->sources.remote, (size_t)ro->part_size * ro->inflight);
+	}
 	/* auto sharding takes records when every shard has an .idx: a local
 	 * one's asked until one has none; a URL's is read whole, with one GET
 	 * that says whether it is there, and kept for shard_count (one

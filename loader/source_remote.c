@@ -90,15 +90,17 @@ static int remote_open(rio__source *src, rio_error *err)
 }
 
 /* A read that the object's first bytes, taken at open, hold whole (the
- * dataset's compression check, the first header of its .idx check): the
- * count copied, with no request; or -1 when they do not hold it. */
+ * dataset's compression check, the first header of its .idx check; with
+ * the client's first parts, rio__remote_first_parts, the epoch's first
+ * part of the shard): the count copied, with no request; or -1 when they
+ * do not hold it. */
 static ssize_t head_read(const rio__source *src, void *buf, size_t len, uint64_t offset)
 {
 	const remote_src *p = src->priv;
 	size_t have;
 	const uint8_t *head = rio__robj_head(p->o, &have);
 	if (offset > have || (len > have - offset && have != src->size))
-		return -1;
+		return rio__robj_take_first(p->o, buf, len, offset);
 	size_t n = len < have - offset ? len : have - (size_t)offset;
 	memcpy(buf, head + offset, n);
 	return (ssize_t)n;
@@ -273,6 +275,7 @@ static void feeder_free(feeder *f)
 static int remote_stream(const rio__source *src, rio_error *err)
 {
 	remote_src *p = src->priv;
+	rio__robj_drop_first(p->o); /* a stream makes its own GETs */
 	if (p->copy) {
 		int fd = open(p->copy, O_RDONLY | O_CLOEXEC); /* held: not deleted */
 		return fd >= 0 ? fd : rio__error_set(err, -errno, p->copy, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
