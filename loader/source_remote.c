@@ -354,8 +354,16 @@ int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx)
 	return rc == 1;
 }
 
+/* The first part the open took (rio__remote_first_parts), handed over. */
+static void *remote_take_held(const rio__source *src, uint64_t offset, size_t len, size_t cap,
+                              ssize_t *got)
+{
+	const remote_src *p = src->priv;
+	return src->fd >= 0 ? NULL : rio__robj_give_first(p->o, offset, len, cap, got);
+}
+
 const rio__source_ops rio__source_remote = {
 	"remote", remote_open, remote_read_at, remote_stream, NULL, remote_map,
 	remote_unmap, remote_resident, remote_close,
-	remote_read_many, remote_read_start, remote_read_finish,
+	remote_read_many, remote_read_start, remote_read_finish, remote_take_held,
 };

@@ -94,6 +94,13 @@ if [ -s "$T/first.s3" ] && cmp -s "$T/first.local" "$T/first.s3"; then pass; els
 	fail "shard order with the open's first parts: the order differs from the local one"; fi
 expect_eq $first_gets "$(grep -c '^request GET .*\.tfrecord$' "$PROXY_LOG")" \
 	"shard order, 64 KiB parts: the open's GET serves the first part"
+# the first parts are handed over to the epoch's parts, buffers and all:
+# with 2 in flight (room for 2 first parts) more buffers go round than
+# the window of 2 + 2 x 2 workers keeps for the next parts
+expect_exit 0 "$BENCH" --shuffle none --batch 50 --remote-part-size 64K --remote-inflight 2 \
+	--workers 2 --dump-order "$T/first2.s3" "$B/c"
+if [ -s "$T/first2.s3" ] && cmp -s "$T/first.local" "$T/first2.s3"; then pass; else
+	fail "shard order with 2 first parts handed over: the order differs from the local one"; fi
 
 # ---- the same through resets, truncated bodies, 503 and 500: retried, every
 # record once, in the local order

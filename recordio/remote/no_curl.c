@@ -76,6 +76,11 @@ ssize_t rio__robj_take_first(rio__robj *o, void *buf, size_t len, uint64_t offse
 	return -1;
 }
 
+void *rio__robj_give_first(rio__robj *o, uint64_t offset, size_t len, size_t cap, ssize_t *got)
+{
+	return NULL;
+}
+
 void rio__robj_drop_first(rio__robj *o)
 {
 }

@@ -104,7 +104,7 @@ static int robj_open(rio__robj **out, rio__remote *r, const char *url, int liste
 			o->first_cap = part;
 		}
 		pthread_mutex_unlock(&r->mu);
-		if (o->first_cap && !(o->first = rio__huge_alloc(64, o->first_cap)))
+		if (o->first_cap && !(o->first = rio__huge_alloc(4096, o->first_cap)))
 			first_free(o); /* no memory: the 16 bytes will do */
 		rio__http_init(&q, "GET", rio__text_str(&o->url), o->name, o->s3);
 		q.range_len = o->first ? part : HEAD_BYTES;
@@ -207,6 +207,21 @@ ssize_t rio__robj_take_first(rio__robj *o, void *buf, size_t len, uint64_t offse
 	}
 	pthread_mutex_unlock(&o->first_mu);
 	return n;
+}
+
+void *rio__robj_give_first(rio__robj *o, uint64_t offset, size_t len, size_t cap, ssize_t *got)
+{
+	void *buf = NULL;
+	pthread_mutex_lock(&o->first_mu);
+	if (o->first && offset == 0 && o->first_cap >= cap &&
+	    (len <= o->first_len || o->first_len == o->size)) {
+		*got = (ssize_t)(len < o->first_len ? len : o->first_len);
+		buf = o->first;
+		o->first = NULL; /* the caller's now: only the room goes back */
+		first_free(o);
+	}
+	pthread_mutex_unlock(&o->first_mu);
+	return buf;
 }
 
 void rio__robj_drop_first(rio__robj *o)

@@ -83,6 +83,13 @@ void rio__remote_first_parts(rio__remote *r, size_t bytes);
  * hold them (none taken, or taken already). A read of the whole part is
  * its one use: the part is freed then. Any thread. */
 ssize_t rio__robj_take_first(rio__robj *o, void *buf, size_t len, uint64_t offset);
+/* o's first part itself, for a caller that reads [offset, offset + len)
+ * into buffers of `cap` bytes (which it frees with free()): the buffer,
+ * no longer o's, when offset is 0, the part holds len bytes (or the
+ * object's end) and its buffer has room for cap, *got the count; else
+ * NULL (the part, if any, stays). No copy where rio__robj_take_first
+ * would make one. Any thread. */
+void *rio__robj_give_first(rio__robj *o, uint64_t offset, size_t len, size_t cap, ssize_t *got);
 /* Frees o's first part (a caller that will not read it: a stream). */
 void rio__robj_drop_first(rio__robj *o);
 
