@@ -14,8 +14,10 @@
 # 256 of each BUILD (default build-bench/; a build of another commit
 # compares the two on the same server). Prints each run's GB/s (shard bytes
 # over the process's wall time, its open included, as bench/storage.sh
-# counts; the epoch alone and the open beside it), uptime after each
-# round, and the medians with each build's ratio to curl-16.
+# counts; the epoch alone and the open beside it: where the open fetches
+# each shard's first part, as in shard order now, the epoch alone leaves
+# those bytes out), uptime after each round, and the medians with each
+# build's ratio to curl-16. The scratch set is removed at exit.
 # SHUFFLES (default "none") lists the orders each build reads, each a row:
 # "none", "global" (the route auto picks: globally shuffled 4 KiB records
 # are fetched whole, loader/remote_whole.h) and "global-ranged" (global
@@ -41,6 +43,8 @@ export RIO_BUILDDIR
 . "$RIO_TOP/tests/cli_lib.sh"
 . "$RIO_TOP/tests/s3_lib.sh"
 s3_start
+# the scratch set (MIB MiB on S3 and as many locally) goes with the server
+trap 's3_stop; rm -rf "$T"' EXIT
 MIB=${MIB:-256}
 RUNS=${RUNS:-5}
 SHUFFLES=${SHUFFLES:-none}
@@ -66,7 +70,7 @@ case " $SHUFFLES " in *" global-s3fs "*)
 	if s3fs "$S3_BUCKET" "$T/mnt" -o "ro,passwd_file=$T/s3fs.passwd,url=$S3_ENDPOINT" \
 		-o use_path_request_style,endpoint=us-east-1 && sleep 1 &&
 		[ -e "$T/mnt/plain.g000001/$(basename "$(ls "$T"/loc/plain-*.tfrecord | head -1)")" ]; then
-		trap 'fusermount -u "$T/mnt" 2>/dev/null || umount "$T/mnt"; s3_stop' EXIT
+		trap 'fusermount -u "$T/mnt" 2>/dev/null || umount "$T/mnt"; s3_stop; rm -rf "$T"' EXIT
 	else
 		echo "no s3fs mount: the global-s3fs row is left out" >&2
 		SHUFFLES=$(echo " $SHUFFLES " | sed 's/ global-s3fs / /')

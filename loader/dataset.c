@@ -154,19 +154,24 @@ static int scan_entries(rio__shard *s, const rio_loader_opts *o, rio_index *idx,
 }
 
 /* The entries index_plausible checks: the first, the last and about 64
- * between; of a remote shard, the first (in the bytes taken at open), the
- * middle one and the last: each one far from the others is a request, and
- * 64 of them cost a large shard's open far more than its .idx (8 shards
- * of 32 MiB on a busy SeaweedFS: open 4.7-7.3 s with 64, 0.6-1.5 s with
- * 8, 0.16-0.5 s with these) */
+ * between; of a remote shard, the first (in the bytes taken at open) and
+ * the last: each one far from the others is a request, and 64 of them
+ * cost a large shard's open far more than its .idx (8 shards of 32 MiB on
+ * a busy SeaweedFS: open 4.7-7.3 s with 64, 0.6-1.5 s with 8, 0.16-0.5 s
+ * with 3). The middle one went too: a store that keeps objects in chunks
+ * reads a whole chunk for a few bytes (SeaweedFS: 16 GETs of 16 bytes in
+ * the middle of 8 MiB chunks took 0.07-0.14 s, 16 of 8 MiB 0.10-0.18 s,
+ * curl on loopback), so it cost a quarter of a 256 MiB set's reading; the
+ * last header sits in the object's last chunk, which the end == size check
+ * pins down too, and every record's header and CRC is checked as read */
 #define PLAUSIBLE_MAX 68
 #define PLAUSIBLE_STEPS 64
-#define PLAUSIBLE_STEPS_REMOTE 2
+#define PLAUSIBLE_STEPS_REMOTE 1
 
 /* 1 when what can be checked of an uncompressed shard without reading it
  * agrees with its index: its records end where the file ends, and the
- * header of the first, the last and about 64 entries between (1 for a
- * remote shard) is valid and gives the entry's size. The headers are read
+ * header of the first, the last and about 64 entries between (none for
+ * a remote shard) is valid and gives the entry's size. The headers are read
  * together where the source reads many at once (a remote shard: nearby
  * ones in one request, the requests in parallel, not a round trip each;
  * the first from the bytes taken at open). */
@@ -636,6 +641,14 @@ int rio__dataset_open(rio__dataset *ds, const char *spec, const rio_loader_opts 
 		if (rio_is_url(ds->set.paths[s]) &&
 		    (rc = rio__remote_open(&ds->sources.remote, &o->remote, err)) < 0)
 			return rc;
+	/* a lone rank in shard order reads each shard from its start: the
+	 * shards' opens take their first parts (`inflight` of them at most),
+	 * which the epoch's first parts are then served from (remote.h) */
+	if (ds->sources.remote && !ds->sources.cache && ds->world == 1 &&
+	    o->shuffle == RIO_SHUFFLE_NONE) {
+		const rio_remote_opts *ro = rio__remote_opts(ds->sources.remote);
+		rio__remote_first_parts(ds->sources.remote, (size_t)ro->part_size * ro->inflight);
+	}
 	/* auto sharding takes records when every shard has an .idx: a local
 	 * one's asked until one has none; a URL's is read whole, with one GET
 	 * that says whether it is there, and kept for shard_count (one

@@ -8,7 +8,10 @@
  * read_finish, the others on the condition variable), in. Parts are asked
  * for in order while fewer than `window` are asked for and not used up;
  * the reader that releases a part's last bytes gives its buffer to the
- * next part and asks for it. A get points into the part that holds its
+ * next part and asks for it. A part whose bytes its source holds already
+ * (source.h's take_held: a remote shard's first part, taken at open) is in
+ * at once, in the source's buffer, which then goes round with the others
+ * (one over the window's count is freed). A get points into the part that holds its
  * bytes, or copies them (lock released: the parts stay until the bytes
  * are released, which this caller has still to do) when two hold them.
  */
@@ -119,6 +122,17 @@ static void ask(rio__parts *ps)
 	while (ps->out < ps->window && ps->next < ps->n) {
 		part *p = &ps->p[ps->next++];
 		ps->out++;
+		ssize_t got;
+		const rio__source *src = p->req.src;
+		void *held = src->ops->take_held
+		                     ? src->ops->take_held(src, p->from, p->len, ps->part, &got)
+		                     : NULL;
+		if (held) { /* the source had its bytes: in at once, no copy */
+			p->req.buf = held;
+			p->req.result = got;
+			p->state = IN;
+			continue;
+		}
 		p->req.buf = ps->nspare ? ps->spare[--ps->nspare] : rio__huge_alloc(RIO__IO_ALIGN, ps->part);
 		if (!p->req.buf) {
 			p->req.result = -ENOMEM;
@@ -241,7 +255,10 @@ void rio__parts_release(rio__parts *ps, uint32_t shard, uint64_t offset, size_t 
 		done += n;
 		p->used += n;
 		if (p->used >= p->len && p->req.buf) { /* its buffer to the next part */
-			ps->spare[ps->nspare++] = p->req.buf; /* fewer than window */
+			if (ps->nspare < ps->window) /* a source's buffer may be one more */
+				ps->spare[ps->nspare++] = p->req.buf;
+			else
+				free(p->req.buf);
 			p->req.buf = NULL;
 			ps->out--;
 			ask(ps);

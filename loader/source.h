@@ -41,6 +41,12 @@
  *               memory, every result set, nothing in flight); the requests
  *               and their buffers stay untouched by the caller until
  *               read_finish, which sets every result: 0 or the first error.
+ *   - take_held: optional (NULL: none). Bytes [offset, offset + len) that
+ *               the source holds already (a remote shard's first part,
+ *               taken at open) in a buffer of `cap` bytes or more, handed
+ *               over (the caller frees it with free()), *got the count
+ *               (short only at the object's end); or NULL: not held, read
+ *               them. Each held buffer is handed over once.
  *   - stream:   a new descriptor that read() takes the whole object
  *               through, in order from its first byte (a pipe will do): a
  *               compressed shard is read this way (its offsets are in the
@@ -84,6 +90,8 @@ typedef struct rio__source_ops {
 	int (*read_many)(struct rio__io_req *reqs, size_t n, rio_error *err);
 	int (*read_start)(struct rio__io_req *reqs, size_t n, void **pending, rio_error *err);
 	int (*read_finish)(void *pending, rio_error *err);
+	void *(*take_held)(const rio__source *src, uint64_t offset, size_t len, size_t cap,
+	                   ssize_t *got);
 } rio__source_ops;
 
 struct rio__source {

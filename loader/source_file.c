@@ -145,6 +145,7 @@ static void file_close(rio__source *src)
 const rio__source_ops rio__source_file = {
 	"file", file_open, file_read_at, file_stream, file_direct, file_map, file_unmap, file_resident,
 	file_close, NULL, NULL, NULL, /* read_many (and its halves): a pread costs no round trip */
+	NULL,
 };
 
 const rio__source_ops *rio__source_kind(const char *path)

@@ -90,15 +90,17 @@ static int remote_open(rio__source *src, rio_error *err)
 }
 
 /* A read that the object's first bytes, taken at open, hold whole (the
- * dataset's compression check, the first header of its .idx check): the
- * count copied, with no request; or -1 when they do not hold it. */
+ * dataset's compression check, the first header of its .idx check; with
+ * the client's first parts, rio__remote_first_parts, the epoch's first
+ * part of the shard): the count copied, with no request; or -1 when they
+ * do not hold it. */
 static ssize_t head_read(const rio__source *src, void *buf, size_t len, uint64_t offset)
 {
 	const remote_src *p = src->priv;
 	size_t have;
 	const uint8_t *head = rio__robj_head(p->o, &have);
 	if (offset > have || (len > have - offset && have != src->size))
-		return -1;
+		return rio__robj_take_first(p->o, buf, len, offset);
 	size_t n = len < have - offset ? len : have - (size_t)offset;
 	memcpy(buf, head + offset, n);
 	return (ssize_t)n;
@@ -273,6 +275,7 @@ static void feeder_free(feeder *f)
 static int remote_stream(const rio__source *src, rio_error *err)
 {
 	remote_src *p = src->priv;
+	rio__robj_drop_first(p->o); /* a stream makes its own GETs */
 	if (p->copy) {
 		int fd = open(p->copy, O_RDONLY | O_CLOEXEC); /* held: not deleted */
 		return fd >= 0 ? fd : rio__error_set(err, -errno, p->copy, RIO__UNKNOWN, RIO__UNKNOWN, NULL);
@@ -351,8 +354,16 @@ int rio__source_remote_exists(const char *url, const rio__source_ctx *ctx)
 	return rc == 1;
 }
 
+/* The first part the open took (rio__remote_first_parts), handed over. */
+static void *remote_take_held(const rio__source *src, uint64_t offset, size_t len, size_t cap,
+                              ssize_t *got)
+{
+	const remote_src *p = src->priv;
+	return src->fd >= 0 ? NULL : rio__robj_give_first(p->o, offset, len, cap, got);
+}
+
 const rio__source_ops rio__source_remote = {
 	"remote", remote_open, remote_read_at, remote_stream, NULL, remote_map,
 	remote_unmap, remote_resident, remote_close,
-	remote_read_many, remote_read_start, remote_read_finish,
+	remote_read_many, remote_read_start, remote_read_finish, remote_take_held,
 };

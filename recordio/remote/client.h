@@ -43,6 +43,8 @@ struct rio__remote {
 	size_t nbufs;
 	rio__rng rng;                /* the retries' jitter                  */
 	int keep_listed;             /* listed.c: listings' objects kept     */
+	size_t first_room;           /* bytes opens may still take as first
+	                              * parts (rio__remote_first_parts)     */
 	struct rio__known *known;    /* ... by URL (sorted when known_sorted) */
 	size_t nknown, capknown, known_seq;
 	int known_sorted;

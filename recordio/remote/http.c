@@ -450,6 +450,7 @@ int rio__http_run(rio__remote *r, rio__http *q, rio_error *err)
 	if (!h)
 		return rio__error_set(err, -ENOMEM, q->name, UNK, UNK, "cannot make a curl handle");
 	int rc = 0;
+	char pinned[sizeof q->etag]; /* a probe's ETag once bytes came */
 	for (unsigned attempt = 1;; attempt++) {
 		if ((rc = rio__http_prepare(q, h, r, err)) < 0)
 			break;
@@ -460,6 +461,17 @@ int rio__http_run(rio__remote *r, rio__http *q, rio_error *err)
 		if (v == RIO__HTTP_FAIL || attempt >= r->opts.attempts) {
 			rio__http_error(q, rc, attempt, err);
 			break;
+		}
+		/* a probe resumed after some of its bytes came asks for the rest
+		 * of the same object: If-Match, the same size */
+		if (q->probe && q->got && !q->if_match) {
+			if (q->etag[0] && strncmp(q->etag, "W/", 2)) {
+				memcpy(pinned, q->etag, sizeof pinned);
+				q->if_match = pinned;
+				q->expect_total = q->total;
+			} else {
+				q->got = 0; /* nothing pins the object: from the start again */
+			}
 		}
 		rio__http_advance(q);
 		pause_for(rio__client_backoff(r, attempt));

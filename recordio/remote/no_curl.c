@@ -67,6 +67,24 @@ const uint8_t *rio__robj_head(const rio__robj *o, size_t *len)
 	return NULL;
 }
 
+void rio__remote_first_parts(rio__remote *r, size_t bytes)
+{
+}
+
+ssize_t rio__robj_take_first(rio__robj *o, void *buf, size_t len, uint64_t offset)
+{
+	return -1;
+}
+
+void *rio__robj_give_first(rio__robj *o, uint64_t offset, size_t len, size_t cap, ssize_t *got)
+{
+	return NULL;
+}
+
+void rio__robj_drop_first(rio__robj *o)
+{
+}
+
 ssize_t rio__robj_read(rio__robj *o, void *buf, size_t len, uint64_t offset, rio_error *err)
 {
 	return unsupported(NULL, err);

@@ -5,7 +5,14 @@
  *
  * Open is one GET of the first 16 bytes: its Content-Range gives the size,
  * its ETag the identity, its body the bytes compression is detected from
- * (an empty object answers 416; a HEAD then gives its size); or, through
+ * (an empty object answers 416; a HEAD then gives its size). Where the
+ * client has room for first parts (rio__remote_first_parts), that GET
+ * asks for the object's first part_size bytes instead and keeps them for
+ * the first read of them (rio__robj_take_first): a store that reads a
+ * whole chunk for a few bytes then reads the first chunk once, not for
+ * the open and again for the epoch's first part, and the first parts come
+ * in while the loader opens. A probe broken off is resumed from where it
+ * broke with If-Match on the ETag it gave (rio__http_run). Or, through
  * rio__robj_open_listed for an object the client's listings gave
  * (listed.c), no request: the listing's size and ETag. Every read
  * after it carries If-Match with a strong ETag and checks the size the
@@ -18,6 +25,7 @@
 #include "http.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +42,26 @@ struct rio__robj {
 	int strong; /* the ETag can be sent with If-Match (not W/"...") */
 	uint8_t head[HEAD_BYTES];
 	size_t head_len;
+	pthread_mutex_t first_mu; /* guards first (taken by one read)      */
+	uint8_t *first;     /* the first part taken at open, or NULL        */
+	size_t first_len;   /* its bytes that came                          */
+	size_t first_cap;   /* the client's first-part room it holds        */
 };
+
+/* Gives o's first part and its room back to the client (under first_mu,
+ * or with o private). */
+static void first_free(rio__robj *o)
+{
+	if (!o->first_cap)
+		return;
+	free(o->first);
+	o->first = NULL;
+	o->first_len = 0;
+	pthread_mutex_lock(&o->r->mu);
+	o->r->first_room += o->first_cap;
+	pthread_mutex_unlock(&o->r->mu);
+	o->first_cap = 0;
+}
 
 /* A GET of o's bytes [offset, offset + len) into dst. */
 static void get_init(rio__get *g, const rio__robj *o, uint64_t offset, size_t len, void *dst)
@@ -59,6 +86,7 @@ static int robj_open(rio__robj **out, rio__remote *r, const char *url, int liste
 		return rio__error_set(err, -ENOMEM, url, UNK, UNK, NULL);
 	}
 	o->r = r;
+	pthread_mutex_init(&o->first_mu, NULL);
 	int rc = rio__client_url(r, url, &o->url, &o->s3, err);
 	if (rc == 0 && listed && o->s3 &&
 	    rio__client_listed(r, url, &o->size, o->etag, sizeof o->etag)) {
@@ -68,11 +96,21 @@ static int robj_open(rio__robj **out, rio__remote *r, const char *url, int liste
 	}
 	rio__http q;
 	if (rc == 0) {
+		/* the first part, where the client has room for it */
+		size_t part = (size_t)r->opts.part_size;
+		pthread_mutex_lock(&r->mu);
+		if (r->first_room >= part && part > HEAD_BYTES) {
+			r->first_room -= part;
+			o->first_cap = part;
+		}
+		pthread_mutex_unlock(&r->mu);
+		if (o->first_cap && !(o->first = rio__huge_alloc(4096, o->first_cap)))
+			first_free(o); /* no memory: the 16 bytes will do */
 		rio__http_init(&q, "GET", rio__text_str(&o->url), o->name, o->s3);
-		q.range_len = HEAD_BYTES;
+		q.range_len = o->first ? part : HEAD_BYTES;
 		q.probe = 1;
-		q.dst = o->head;
-		q.dst_cap = HEAD_BYTES;
+		q.dst = o->first ? o->first : o->head;
+		q.dst_cap = (size_t)q.range_len;
 		rc = rio__http_run(r, &q, err);
 		if (rc == RIO_EREMOTE && q.status == 416) { /* empty: no byte 0 to ask for */
 			rio__http_release(&q);
@@ -90,7 +128,16 @@ static int robj_open(rio__robj **out, rio__remote *r, const char *url, int liste
 		return rc;
 	}
 	o->size = q.total;
-	o->head_len = q.got < o->size ? q.got : (size_t)o->size;
+	/* the bytes that came, over every try (rio__http_advance moved dst) */
+	size_t got = q.dst ? (size_t)(q.dst - (o->first ? o->first : o->head)) + q.got : 0;
+	got = got < o->size ? got : (size_t)o->size;
+	if (o->first) {
+		o->first_len = got;
+		memcpy(o->head, o->first, got < HEAD_BYTES ? got : HEAD_BYTES);
+		if (!got)
+			first_free(o);
+	}
+	o->head_len = got < HEAD_BYTES ? got : HEAD_BYTES;
 	snprintf(o->etag, sizeof o->etag, "%s", q.etag);
 	o->strong = o->etag[0] && strncmp(o->etag, "W/", 2) != 0;
 	*out = o;
@@ -111,6 +158,8 @@ void rio__robj_close(rio__robj *o)
 {
 	if (!o)
 		return;
+	first_free(o);
+	pthread_mutex_destroy(&o->first_mu);
 	free(o->name);
 	rio__text_free(&o->url);
 	free(o);
@@ -135,6 +184,51 @@ const uint8_t *rio__robj_head(const rio__robj *o, size_t *len)
 {
 	*len = o->head_len;
 	return o->head;
+}
+
+void rio__remote_first_parts(rio__remote *r, size_t bytes)
+{
+	pthread_mutex_lock(&r->mu);
+	r->first_room = bytes;
+	pthread_mutex_unlock(&r->mu);
+}
+
+ssize_t rio__robj_take_first(rio__robj *o, void *buf, size_t len, uint64_t offset)
+{
+	ssize_t n = -1;
+	pthread_mutex_lock(&o->first_mu);
+	/* held bytes, or the object's end within them */
+	if (o->first && offset <= o->first_len &&
+	    (len <= o->first_len - offset || o->first_len == o->size)) {
+		n = (ssize_t)(len < o->first_len - offset ? len : o->first_len - (size_t)offset);
+		memcpy(buf, o->first + offset, (size_t)n);
+		if (offset == 0 && (size_t)n == o->first_len) /* the whole part: its one use */
+			first_free(o);
+	}
+	pthread_mutex_unlock(&o->first_mu);
+	return n;
+}
+
+void *rio__robj_give_first(rio__robj *o, uint64_t offset, size_t len, size_t cap, ssize_t *got)
+{
+	void *buf = NULL;
+	pthread_mutex_lock(&o->first_mu);
+	if (o->first && offset == 0 && o->first_cap >= cap &&
+	    (len <= o->first_len || o->first_len == o->size)) {
+		*got = (ssize_t)(len < o->first_len ? len : o->first_len);
+		buf = o->first;
+		o->first = NULL; /* the caller's now: only the room goes back */
+		first_free(o);
+	}
+	pthread_mutex_unlock(&o->first_mu);
+	return buf;
+}
+
+void rio__robj_drop_first(rio__robj *o)
+{
+	pthread_mutex_lock(&o->first_mu);
+	first_free(o);
+	pthread_mutex_unlock(&o->first_mu);
 }
 
 /* ---- many reads at once ------------------------------------------------------ */

@@ -69,6 +69,30 @@ const char *rio__robj_etag(const rio__robj *o); /* "" when the server gave none 
  * none (*len 0) when rio__robj_open_listed took it from a listing. */
 const uint8_t *rio__robj_head(const rio__robj *o, size_t *len);
 
+/* From now on opens of r (rio__robj_open) take each object's first
+ * part_size bytes with its size and ETag (one GET either way), while
+ * `bytes` of room last: the room of a part comes back when it is taken
+ * or its object closed. For a caller that will read the objects from
+ * their start (the loader's epoch in shard order): a store that reads a
+ * whole chunk for a few bytes then reads each first chunk once, and the
+ * first parts come in while the caller opens the rest. 0: none (the
+ * default). */
+void rio__remote_first_parts(rio__remote *r, size_t bytes);
+/* Bytes [offset, offset + len) of o's first part taken at open, into
+ * buf: the count (short only at the object's end), or -1 when it does not
+ * hold them (none taken, or taken already). A read of the whole part is
+ * its one use: the part is freed then. Any thread. */
+ssize_t rio__robj_take_first(rio__robj *o, void *buf, size_t len, uint64_t offset);
+/* o's first part itself, for a caller that reads [offset, offset + len)
+ * into buffers of `cap` bytes (which it frees with free()): the buffer,
+ * no longer o's, when offset is 0, the part holds len bytes (or the
+ * object's end) and its buffer has room for cap, *got the count; else
+ * NULL (the part, if any, stays). No copy where rio__robj_take_first
+ * would make one. Any thread. */
+void *rio__robj_give_first(rio__robj *o, uint64_t offset, size_t len, size_t cap, ssize_t *got);
+/* Frees o's first part (a caller that will not read it: a stream). */
+void rio__robj_drop_first(rio__robj *o);
+
 /* Reads [offset, offset + len) clipped to the object's size into buf,
  * in parallel parts: the bytes read (short only at the end), or a
  * negative error with its message in `err`. */
