@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "parts.h"
+#include "grow.h"
 #include "internal.h"
 #include "io.h"
 #include "source.h"
@@ -97,14 +98,8 @@ int rio__parts_add(rio__parts *ps, uint32_t shard, const rio__source *src, uint6
 			from = end;
 			continue;
 		}
-		if (ps->n == ps->cap) {
-			size_t cap = ps->cap ? 2 * ps->cap : 64;
-			part *p = realloc(ps->p, cap * sizeof *p);
-			if (!p)
-				return -ENOMEM;
-			ps->p = p;
-			ps->cap = cap;
-		}
+		if (rio__grow(&ps->p, &ps->cap, ps->n + 1, sizeof *ps->p, 64))
+			return -ENOMEM;
 		if (!ps->count[shard])
 			ps->first[shard] = ps->n;
 		ps->count[shard]++;

@@ -5,6 +5,7 @@
 #include "list.h"
 
 #include "xml.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -13,14 +14,8 @@
 static int push(rio__listing *l, const char *key, size_t keylen, uint64_t size, int is_prefix,
                 const char *etag)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		rio__listed *it = realloc(l->items, cap * sizeof *it);
-		if (!it)
-			return -ENOMEM;
-		l->items = it;
-		l->cap = cap;
-	}
+	if (rio__grow(&l->items, &l->cap, l->n + 1, sizeof *l->items, 64))
+		return -ENOMEM;
 	char *k = strndup(key, keylen), *t = etag && *etag ? strdup(etag) : NULL;
 	if (!k || (etag && *etag && !t)) {
 		free(k);

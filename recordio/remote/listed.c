@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "client.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -78,15 +79,9 @@ int rio__client_note_listed(rio__remote *r, const char *bucket, const rio__listi
 		 * opened with a request, as unlisted */
 		if (it->is_prefix || !it->etag || !strncmp(it->etag, "W/", 2))
 			continue;
-		if (r->nknown == r->capknown) {
-			size_t cap = r->capknown ? 2 * r->capknown : 64;
-			struct rio__known *k = realloc(r->known, cap * sizeof *k);
-			if (!k) {
-				rc = -ENOMEM;
-				break;
-			}
-			r->known = k;
-			r->capknown = cap;
+		if (rio__grow(&r->known, &r->capknown, r->nknown + 1, sizeof *r->known, 64)) {
+			rc = -ENOMEM;
+			break;
 		}
 		size_t n = 5 + strlen(bucket) + 1 + strlen(it->key) + 1;
 		char *url = malloc(n), *etag = strdup(it->etag);

@@ -5,6 +5,7 @@
 #include "manifest.h"
 
 #include "remote.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -48,14 +49,8 @@ static int etag_ok(const char *etag, size_t len)
 static int add(rio__manifest *m, const char *name, size_t nlen, uint64_t size, const char *etag,
                size_t elen)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		rio__manifest_shard *s = realloc(m->shards, cap * sizeof *s);
-		if (!s)
-			return -ENOMEM;
-		m->shards = s;
-		m->cap = cap;
-	}
+	if (rio__grow(&m->shards, &m->cap, m->n + 1, sizeof *m->shards, 16))
+		return -ENOMEM;
 	rio__manifest_shard *s = &m->shards[m->n];
 	s->name = strndup(name, nlen);
 	s->etag = strndup(etag, elen);

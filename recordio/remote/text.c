@@ -3,6 +3,7 @@
  */
 #include "config.h"
 #include "text.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,17 +18,8 @@ static int reserve(rio__text *t, size_t more)
 		return t->failed;
 	if (more > (size_t)-1 / 2 - t->n)
 		return t->failed = -ENOMEM;
-	size_t need = t->n + more + 1;
-	if (need <= t->cap)
-		return 0;
-	size_t cap = t->cap ? t->cap : 64;
-	while (cap < need)
-		cap *= 2;
-	char *p = realloc(t->p, cap);
-	if (!p)
+	if (rio__grow(&t->p, &t->cap, t->n + more + 1, 1, 64))
 		return t->failed = -ENOMEM;
-	t->p = p;
-	t->cap = cap;
 	return 0;
 }
 
