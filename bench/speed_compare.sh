@@ -9,6 +9,8 @@
 #            epoch (all of them go into the median);
 #   train-2: the same on 2 ranks (gradients summed in shared memory);
 #   synth-2: 2 ranks on --synthetic batches (no input pipeline);
+#   train16-2: train-2 under --precision bf16 (where the CPU and both
+#            builds have bf16 GEMMs; left out otherwise);
 #   loader-none, loader-buffer, loader-global: recordio-bench over MIB MiB of
 #            4 KiB records in 8 uncompressed shards with .idx (warm), batch
 #            256, 2 workers, in shard order, buffer-shuffled and globally
@@ -72,6 +74,8 @@ round() { # NAME BUILD
 	train "$b" 1 "$W/m1.json" && epochs_rate "$W/m1.json" >>"$W/train-1.$n"
 	train "$b" 2 "$W/m2.json" && epochs_rate "$W/m2.json" >>"$W/train-2.$n"
 	train "$b" 2 "$W/ms.json" --synthetic && epochs_rate "$W/ms.json" >>"$W/synth-2.$n"
+	[ -z "$BF16" ] ||
+		{ train "$b" 2 "$W/m16.json" --precision bf16 && epochs_rate "$W/m16.json" >>"$W/train16-2.$n"; }
 	for s in none buffer global; do
 		bench "$b" "$W/l" bytes_per_s --batch 256 --shuffle $s --epochs 2 $PLAIN \
 			>>"$W/loader-$s.$n"
@@ -79,7 +83,13 @@ round() { # NAME BUILD
 	bench "$b" "$W/d" records_per_s --batch 256 --shuffle buffer --epochs 2 \
 		--decode image:u8:784,label:i64:1 "$W/train" >>"$W/loader-decode.$n"
 }
-CASES="train-1 train-2 synth-2 loader-none loader-buffer loader-global loader-decode"
+# bf16 where both builds run it (one step each)
+BF16=1
+for b in "$OLD" "$NEW"; do
+	"$b/recordio-train" --train "$W/train" --x image --y label --hidden 8 --batch 16 \
+		--max-steps 1 --quiet --precision bf16 >/dev/null 2>&1 || BF16=
+done
+CASES="train-1 train-2 synth-2${BF16:+ train16-2} loader-none loader-buffer loader-global loader-decode"
 for c in $CASES; do rm -f "$W/$c.old" "$W/$c.new"; done
 echo "speed of two builds, interleaved: $ROUNDS rounds, $(nproc) cores, $(date -u +%Y-%m-%d)"
 echo "  old: $OLD"

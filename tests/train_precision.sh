@@ -6,7 +6,9 @@
 # stopped part way under bf16 and resumed under bf16 ends with exactly the
 # uninterrupted run's checkpoint (the bf16 weights are made again from the
 # fp32 masters, as the optimizer's pass makes them), and so does one that
-# evaluates copies of the parameters on the way; a checkpoint written
+# evaluates copies of the parameters on the way, and one whose update is
+# replicated rather than sharded (the default under bf16 on one host: the
+# bf16 weights the host's one copy too); a checkpoint written
 # under bf16 resumes under fp32 and one written under fp32 resumes under
 # bf16 (the master weights are fp32: the file is the same kind); a NaN in
 # the inputs skips its step under bf16 as under fp32; one thread by
@@ -57,6 +59,21 @@ expect_exit 0 cmp full/checkpoint part/checkpoint
 # in the model and the epoch's own back: the bf16 weights with them
 expect_exit 0 mpi 2 $COMMON --precision bf16 --checkpoint evals --eval-every 7
 expect_exit 0 cmp full/checkpoint evals/checkpoint
+# on one host under bf16 the update is sharded by default (each rank its
+# slices of the host's one copy of the parameters, their bf16 copy and the
+# state), not with --eval-every (each rank evaluates its own copies) nor
+# with --reduce alltoall: the same bytes each way (the runs above: sharded,
+# resumed sharded, and replicated)
+expect_exit 0 mpi 2 $COMMON --precision bf16 --checkpoint a2a --reduce alltoall
+expect_exit 0 cmp full/checkpoint a2a/checkpoint
+SHORT="--train $TRAIN_SET $MNIST_X --hidden 32 --batch 16 --max-steps 2 --precision bf16"
+expect_exit 0 mpi 2 $SHORT
+expect_match "gradients summed by shm, each rank updating its slices$" out \
+	"bf16 on one host: the update sharded by default"
+expect_exit 0 mpi 2 $SHORT --test $TEST_SET --eval-every 1
+expect_match "gradients summed by shm$" out "bf16 with --eval-every: the update replicated"
+expect_exit 0 mpi 2 --train $TRAIN_SET $MNIST_X --hidden 32 --batch 16 --max-steps 2
+expect_match "gradients summed by shm$" out "fp32: the update replicated by default"
 
 # the precisions cross (one rank, without mpirun): 2 epochs under one,
 # the third under the other, resumed (its metrics: the third epoch alone)

@@ -87,7 +87,8 @@ void tr_model_plan(tr_model *m, const tr_config *c, const tr_data *d, tr_store *
 	                          (tr_place)at->grads);
 	if (o->precision == TR_PRECISION_BF16 && at->params >= 0) {
 		m->r_params16 = tr_store_add(s, "the parameters' bf16 copy", n, sizeof(tr_bf16),
-		                             TR_PLACE_BACKEND);
+		                             at->params16_shared ? TR_PLACE_HOST_SHARED
+		                                                 : TR_PLACE_BACKEND);
 		m->update16 = at->update16;
 	}
 	if (at->staging >= 0)

@@ -29,12 +29,17 @@ typedef struct tr_model_places {
 	                        * updates the whole model                   */
 	int tables;            /* --embed tables held whole (allreduce)      */
 	int table_grads;       /* ... and their dense gradient               */
-	int update16;          /* 1: this rank's optimizer alone writes the
-	                        * parameters, so under --precision bf16 its
-	                        * update writes their bf16 copy; the strategy
-	                        * says tr_mlp_params_changed for anything else
-	                        * that writes them. 0: the forward pass
-	                        * rounds them every step                     */
+	int update16;          /* 1: the optimizer's updates alone write the
+	                        * parameters (this rank's, or with params16
+	                        * shared the host's ranks' slices), so under
+	                        * --precision bf16 they write the bf16 copy;
+	                        * the strategy says tr_mlp_params_changed
+	                        * for anything else that writes them. 0: the
+	                        * forward pass rounds them every step       */
+	int params16_shared;   /* 1: the bf16 copy is the host's one copy
+	                        * (TR_PLACE_HOST_SHARED) beside shared
+	                        * parameters, each rank's sharded update
+	                        * writing its slices of it                  */
 } tr_model_places;
 
 typedef struct tr_model {

@@ -222,7 +222,8 @@ static const tr_option_row table[OPT_COUNT] = {
 	                                  "or --strategy ps (its pushes; pulls stay fp32, bf16 under --precision bf16)"},
 	[OPT_SHARD_OPTIMIZER] = {"shard-optimizer", .kind = TR_KIND_FLAG, AT(shard_optimizer, INT),
 	                         .help = "with shm: each rank updates only its slices of one shared "
-	                                 "copy of the parameters and optimizer state (SGD, Adam)"},
+	                                 "copy of the parameters and optimizer state (SGD, Adam); "
+	                                 "the default under --precision bf16 without --eval-every"},
 	[OPT_EVAL_BATCH] = {"eval-batch", .kind = TR_KIND_COUNT, AT(eval_batch, INT), .lo = 1,
 	                    .hi = RIO_LOADER_MAX_BATCH, .refusal = NOT_BATCH, .arg = "N",
 	                    .help = "records per evaluation batch (default 1024)"},

@@ -111,9 +111,11 @@ static void plan_buffers(allreduce *a, int shm, shm_regions *g)
 		.grads = shm && cpu ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
 		.staging = cpu ? -1 : shm ? TR_PLACE_RANK_SHARED : TR_PLACE_HOST,
 		.state = a->sharded ? TR_PLACE_HOST_SHARED : TR_PLACE_BACKEND,
-		/* the rank's own copy, updated whole by its optimizer (sharded:
-		 * the other ranks update slices of it) */
-		.update16 = !a->sharded,
+		/* bf16: the copy the GEMMs read is written by the update, the
+		 * rank's own (sharded: the host's one copy, each rank writing its
+		 * slices of it as it updates them: half the pass on 2 ranks) */
+		.update16 = 1,
+		.params16_shared = a->sharded,
 		.tables = TR_PLACE_BACKEND,
 		.table_grads = shm ? TR_PLACE_RANK_SHARED : TR_PLACE_BACKEND,
 	};
@@ -179,8 +181,15 @@ static tr_reduce_mode choose_mode(allreduce *a, MPI_Comm *node)
 	tr_world_agree(&c->w, mode < 0, msg, EXIT_DATA);
 	int shm = mode == TR_REDUCE_SHM && c->w.size > 1;
 	/* shm: the parameters and the optimizer's state, one copy per host,
-	 * each rank updating its slices */
-	a->sharded = o->shard_optimizer && cpu && o->optim.kind != TR_OPT_LARS && shm;
+	 * each rank updating its slices: asked for, or by default under
+	 * --precision bf16 (where --eval-every allows), where the other ranks'
+	 * forwards read only the bf16 copy the update writes (half the fp32
+	 * lines to fetch from the core that updated them, which made the
+	 * sharded fp32 update no faster on 2 cores) and the replicated update
+	 * was 15 % of a 2-rank step of 784-256-128-10 */
+	int can = cpu && o->optim.kind != TR_OPT_LARS && shm;
+	a->sharded = can && (o->shard_optimizer ||
+	                     (o->precision == TR_PRECISION_BF16 && !o->eval_every));
 	if (o->shard_optimizer && !a->sharded)
 		snprintf(msg, sizeof msg, "--shard-optimizer: needs the sums in shared memory (every "
 		         "rank on one host, more than one), the CPU and SGD or Adam");
@@ -231,13 +240,24 @@ static void open_allreduce(tr_strategy_state **out, const tr_parts *p)
 /* ---- the starting point ---------------------------------------------------------- */
 
 /* Parameters or optimizer state from the host: under a sharded update they
- * are the host's one copy, written by one rank (then fenced). */
+ * are the host's one copy (with their bf16 copy), written by one rank (then
+ * fenced). */
 static void load(allreduce *a, float *dst, const float *host)
 {
 	const tr_parts *p = a->p;
-	if (!a->sharded || p->cfg->w.rank == 0)
+	tr_mlp *net = &p->model->net;
+	int writer = !a->sharded || p->cfg->w.rank == 0;
+	if (writer)
 		tr_math_from_host(p->model->math, dst, host, p->model->nparams);
-	tr_mlp_params_changed(&p->model->net);
+	if (!a->sharded) {
+		tr_mlp_params_changed(net);
+	} else if (dst == net->params && net->params16) {
+		/* the host's one bf16 copy, rounded by its writer (fenced with
+		 * the parameters) rather than by every rank's next forward */
+		if (writer)
+			tr_to_bf16(net->math, net->params16, net->params, net->nparams);
+		net->params16_stale = 0;
+	}
 }
 
 static void place_fresh(tr_strategy_state *s, const float *host)
@@ -679,7 +699,8 @@ static void describe(tr_strategy_state *s, char *line, size_t len, char *tail, s
 	         (unsigned long long)a->steps_per_epoch,
 	         a->p->data->synth ? " of synthetic data" : "");
 	if (c->w.size > 1)
-		snprintf(tail, tlen, ", gradients summed by %s", tr_reduce_mode_name(a->red.mode));
+		snprintf(tail, tlen, ", gradients summed by %s%s", tr_reduce_mode_name(a->red.mode),
+		         a->sharded ? ", each rank updating its slices" : "");
 }
 
 static void close_allreduce(tr_strategy_state *s)
