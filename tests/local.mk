@@ -240,9 +240,9 @@ endif
 if HAVE_CUDA
 check_PROGRAMS += tests/test_train_math_cuda
 TESTS += tests/test_train_math_cuda
-tests_test_train_math_cuda_SOURCES = tests/test_train_math_cuda.c
-tests_test_train_math_cuda_CFLAGS = $(AM_CFLAGS)
-tests_test_train_math_cuda_LDADD = $(TRAINER_LIBS)
+tests_test_train_math_cuda_SOURCES = tests/test_train_math_cuda.c tests/cublas_linked.c
+tests_test_train_math_cuda_CFLAGS = $(AM_CFLAGS) $(CUDA_CFLAGS)
+tests_test_train_math_cuda_LDADD = $(TRAINER_LIBS) $(CUBLAS_LIBS)
 endif
 # --precision bf16 on the CPU (oneDNN); skips (77) without bf16 GEMMs
 check_PROGRAMS += tests/test_train_bf16
@@ -251,4 +251,4 @@ tests_test_train_bf16_SOURCES = tests/test_train_bf16.c
 tests_test_train_bf16_CFLAGS = $(AM_CFLAGS)
 tests_test_train_bf16_LDADD = $(TRAINER_LIBS)
 endif
-EXTRA_DIST += tests/test_train_math_cuda.c tests/check_report.h
+EXTRA_DIST += tests/test_train_math_cuda.c tests/cublas_linked.c tests/check_report.h
