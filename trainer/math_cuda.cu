@@ -263,6 +263,14 @@ void tr_cublas_unload(tr_cublas *b)
 	memset(b, 0, sizeof *b);
 }
 
+int tr_cuda_blas_probe(char *err, size_t errlen)
+{
+	tr_cublas b;
+	int rc = tr_cublas_load(&b, err, errlen);
+	tr_cublas_unload(&b);
+	return rc;
+}
+
 /* ---- the interface ---- */
 
 static int fail(char *err, size_t errlen, int rc, const char *what, const char *why)
