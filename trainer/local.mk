@@ -3,7 +3,7 @@
 # math backends, the optimizer, checkpoints, the memory limit) are a
 # convenience library the unit tests link too; with --with-cuda,
 # math_cuda.cu is compiled by nvcc.
-EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h
+EXTRA_DIST += trainer/math_cuda.cu trainer/math_cuda.h trainer/cublas_dl.h
 if BUILD_TRAINER
 noinst_LTLIBRARIES += trainer/libtrainer.la
 trainer_libtrainer_la_SOURCES = \
@@ -26,9 +26,12 @@ TRAINER_LIBS = trainer/libtrainer.la recordio/librecordio.la lib/librio_internal
 if HAVE_CUDA
 trainer_libtrainer_la_CFLAGS += $(CUDA_CFLAGS)
 TRAINER_CUDA_OBJ = trainer/math_cuda.$(OBJEXT)
-TRAINER_LIBS += $(TRAINER_CUDA_OBJ) $(CUDA_LIBS) $(CUBLAS_LIBS) -lstdc++
+# cuBLAS is not linked: math_cuda.cu loads it when a GPU backend opens
+# (trainer/cublas_dl.h); tests/test_train_math_cuda links it, the check
+# that the functions it loads are cuBLAS's
+TRAINER_LIBS += $(TRAINER_CUDA_OBJ) $(CUDA_LIBS) -ldl -lstdc++
 trainer/math_cuda.$(OBJEXT): $(srcdir)/trainer/math_cuda.cu $(srcdir)/trainer/math_cuda.h \
-		$(srcdir)/trainer/backend.h $(srcdir)/lib/half.h
+		$(srcdir)/trainer/cublas_dl.h $(srcdir)/trainer/backend.h $(srcdir)/lib/half.h
 	$(AM_V_GEN)$(MKDIR_P) trainer && \
 	$(NVCC) $(NVCCFLAGS) -std=c++17 -Xcompiler -fPIC -c -o $@ \
 		$(srcdir)/trainer/math_cuda.cu

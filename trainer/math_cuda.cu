@@ -9,9 +9,10 @@
  */
 #include "math_cuda.h"
 #include "../lib/half.h"
+#include "cublas_dl.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cerrno>
 #include <climits>
@@ -28,6 +29,7 @@ struct tr_cuda {
 	int gpu;
 	int sms; /* multiprocessors: caps the grid of grid-stride kernels */
 	cudaStream_t stream;
+	tr_cublas cb; /* cuBLAS's functions (cublas_dl.h) */
 	cublasHandle_t blas;
 	cudaEvent_t ev[RING][2]; /* start, end of each timed GEMM */
 	int head, pending;       /* pairs in flight: ev[head .. head + pending) */
@@ -229,6 +231,46 @@ static __global__ void k_adam(float *param, const float *grad, float *m1, float 
 	}
 }
 
+/* ---- cuBLAS, loaded at open (cublas_dl.h) ---- */
+
+int tr_cublas_load(tr_cublas *b, char *err, size_t errlen)
+{
+	/* the one type not taken from the header (cublas_dl.h): checked here */
+	(void)static_cast<tr_cublasGemmEx_fn>(&::cublasGemmEx);
+	memset(b, 0, sizeof *b);
+	b->lib = dlopen(TR_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!b->lib) {
+		if (err && errlen)
+			snprintf(err, errlen, "cuBLAS: %s", dlerror());
+		return -ENOENT;
+	}
+#define TR_CUBLAS_FIND(f, type)                                                                  \
+	if (!(b->f = (decltype(b->f))dlsym(b->lib, #f))) {                                       \
+		if (err && errlen)                                                               \
+			snprintf(err, errlen, "cuBLAS: no %s in %s", #f, TR_CUBLAS_SONAME);      \
+		tr_cublas_unload(b);                                                             \
+		return -ENOENT;                                                                  \
+	}
+	TR_CUBLAS_FUNCS(TR_CUBLAS_FIND)
+#undef TR_CUBLAS_FIND
+	return 0;
+}
+
+void tr_cublas_unload(tr_cublas *b)
+{
+	if (b->lib)
+		dlclose(b->lib);
+	memset(b, 0, sizeof *b);
+}
+
+int tr_cuda_blas_probe(char *err, size_t errlen)
+{
+	tr_cublas b;
+	int rc = tr_cublas_load(&b, err, errlen);
+	tr_cublas_unload(&b);
+	return rc;
+}
+
 /* ---- the interface ---- */
 
 static int fail(char *err, size_t errlen, int rc, const char *what, const char *why)
@@ -249,7 +291,7 @@ void tr_cuda_close(tr_cuda *c)
 			if (c->ev[i][j])
 				cudaEventDestroy(c->ev[i][j]);
 	if (c->blas)
-		cublasDestroy(c->blas);
+		c->cb.cublasDestroy(c->blas);
 	if (c->stream)
 		cudaStreamDestroy(c->stream);
 	if (c->flags)
@@ -257,6 +299,7 @@ void tr_cuda_close(tr_cuda *c)
 	if (c->flags_host)
 		cudaFreeHost(c->flags_host);
 	(void)cudaGetLastError();
+	tr_cublas_unload(&c->cb);
 	free(c);
 }
 
@@ -297,18 +340,25 @@ int tr_cuda_open(tr_cuda **out, int gpu, char *err, size_t errlen)
 		return fail(err, errlen, e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
 		            "cudaStreamCreate", cudaGetErrorString(e));
 	}
-	cublasStatus_t s = cublasCreate(&c->blas);
+	int rc = tr_cublas_load(&c->cb, err, errlen);
+	if (rc < 0) {
+		tr_cuda_close(c);
+		return rc;
+	}
+	cublasStatus_t s = c->cb.cublasCreate(&c->blas);
 	if (s != CUBLAS_STATUS_SUCCESS) {
 		c->blas = NULL;
+		const char *why = c->cb.cublasGetStatusString(s);
+		rc = s == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -EIO;
 		tr_cuda_close(c);
-		return fail(err, errlen, s == CUBLAS_STATUS_ALLOC_FAILED ? -ENOMEM : -EIO,
-		            "cublasCreate", cublasGetStatusString(s));
+		return fail(err, errlen, rc, "cublasCreate", why);
 	}
 	/* CUBLAS_DEFAULT_MATH: plain FP32, no TF32 tensor-op rounding */
-	if ((s = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
-	    (s = cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
+	if ((s = c->cb.cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
+	    (s = c->cb.cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
+		const char *why = c->cb.cublasGetStatusString(s);
 		tr_cuda_close(c);
-		return fail(err, errlen, -EIO, "cuBLAS setup", cublasGetStatusString(s));
+		return fail(err, errlen, -EIO, "cuBLAS setup", why);
 	}
 	for (int i = 0; i < RING; i++)
 		for (int j = 0; j < 2; j++)
@@ -316,7 +366,7 @@ int tr_cuda_open(tr_cuda **out, int gpu, char *err, size_t errlen)
 				(void)cudaGetLastError();
 				c->ev[i][j] = NULL;
 				tr_cuda_close(c);
-				int rc = e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+				rc = e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 				return fail(err, errlen, rc, "cudaEventCreate",
 				            cudaGetErrorString(e));
 			}
@@ -438,7 +488,7 @@ void tr_cuda_gemm(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K, flo
 	cudaEvent_t *p = gemm_timed_begin(c);
 	/* Row-major C is column-major C^T = op(B)^T op(A)^T: swap the operands
 	 * and the M/N roles, keep each operand's own transpose flag and ld. */
-	cublasStatus_t s = cublasSgemm(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+	cublasStatus_t s = c->cb.cublasSgemm(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
 	                               trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
 	                               ldb, A, lda, &beta, C, ldc);
 	gemm_timed_end(c, p, s);
@@ -454,7 +504,7 @@ void tr_cuda_gemm_bf16(tr_cuda *c, int trans_a, int trans_b, int M, int N, int K
 		return;
 	const float alpha = 1.0f;
 	cudaEvent_t *p = gemm_timed_begin(c);
-	cublasStatus_t s = cublasGemmEx(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+	cublasStatus_t s = c->cb.cublasGemmEx(c->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
 	                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
 	                                CUDA_R_16BF, ldb, A, CUDA_R_16BF, lda, &beta, C,
 	                                CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -593,7 +643,7 @@ int tr_cuda_norm2(tr_cuda *c, const float *x, size_t n, float *out_host)
 	while (n) {
 		size_t k = n > (1u << 30) ? (1u << 30) : n;
 		float piece = 0;
-		cublasStatus_t s = cublasSnrm2(c->blas, (int)k, x, 1, &piece);
+		cublasStatus_t s = c->cb.cublasSnrm2(c->blas, (int)k, x, 1, &piece);
 		if (s != CUBLAS_STATUS_SUCCESS) {
 			note(c, cudaErrorUnknown); /* the step's sync reports it */
 			return -EIO;

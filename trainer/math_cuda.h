@@ -17,6 +17,10 @@ extern "C" {
 typedef struct tr_cuda tr_cuda;
 
 int tr_cuda_open(tr_cuda **out, int gpu, char *err, size_t errlen);
+/* Loads cuBLAS as tr_cuda_open does (cublas_dl.h: every function it calls
+ * found) and unloads it: 0, or -ENOENT with why in err. Needs no device
+ * (tests/test_train_math_cuda runs it before looking for one). */
+int tr_cuda_blas_probe(char *err, size_t errlen);
 void tr_cuda_close(tr_cuda *c);
 void *tr_cuda_alloc_bytes(tr_cuda *c, size_t bytes);
 void tr_cuda_free(tr_cuda *c, void *p);
