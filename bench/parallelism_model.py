@@ -45,9 +45,11 @@ in x out) and a global batch of G rows, b = G / (D M) rows a microbatch:
              critical path: the pairs of the costliest stage, times
              (M + P - 1) / M like its compute, as a ring within a host
              (alpha_h, beta_h) where T <= host, else between hosts
-  data       the allreduce of the rank's 4 n_r gradient bytes over D (ring,
-             or binomial: libnbc's in-place default, what the trainer
-             calls), less what hides under backward (two thirds of C)
+  data       the allreduce of the rank's 4 n_r gradient bytes over D (ring:
+             the cost of the trainer's sums in slices, --reduce alltoall,
+             what it takes across hosts, doc/scaling.md; or binomial:
+             libnbc's in-place default, --reduce mpi), less what hides
+             under backward (two thirds of C)
   memory     16 n_r (fp32 values, gradients, Adam's two moments) + the
              activations 1F1B keeps: min(P, M) microbatches of the stage's
              layers, b w 4 bytes each (a slice of them under T)
@@ -63,11 +65,11 @@ import re
 import statistics
 import sys
 
-from alpha_beta import binomial, fit, ring
+from alpha_beta import fit, ring
 
 # F: FLOP/s of a rank; alpha, beta: between hosts; alpha_h, beta_h: within a
 # host of `host` ranks; cores: the cores all ranks share (None: one a rank);
-# data: the data-parallel allreduce's algorithm (ring or binomial)
+# data: the data-parallel allreduce's cost (ring: the trainer's sums in slices)
 # rate: FLOP/s of a rank at a microbatch of b rows out of a rank's batch of
 # R, rate(b, R) (None: F); msg_cpu: (alpha, beta) of the CPU a message takes
 # from the cores that compute (None: messages cost no core)
@@ -147,7 +149,11 @@ def step(dims, G, D, P, T, M, m):
         msgs = M * cpu * slots / (M + P - 1)
         msgs = max(compute + msgs, M * max(edge) * m.beta) - compute
     n_r = max(params)
-    data = max(0.0, m.data(D, 4 * n_r, m.alpha, m.beta) - 2 / 3 * C) if D > 1 else 0.0
+    # data parallelism alone overlaps its sums with the backward (buckets);
+    # a split model (P or T > 1) sums its stage's gradient after the
+    # schedule, MPI_Allreduce, nothing hidden (strategy_pipeline.c)
+    hidden = 2 / 3 * C if P == 1 and T == 1 else 0.0
+    data = max(0.0, m.data(D, 4 * n_r, m.alpha, m.beta) - hidden) if D > 1 else 0.0
     acts = max(sum(b * dims[l + 1] * 4 for l in st) for st in stages)
     mem = 16 * n_r + min(P, M) * acts / T
     terms = {"compute": compute, "pipeline": pipe + msgs, "tensor": tens, "data": data}
@@ -301,8 +307,10 @@ def link_constants(w, link):
 
 def machine(w, link, model, cores):
     """this machine's constants for a part-c point: every host one slot, so
-    every message crosses a link (host = 1); the trainer's in-place data
-    allreduce is libnbc's binomial tree; F at a microbatch's rows from the
+    every message crosses a link (host = 1); the trainer's data
+    allreduce sums in slices (--reduce alltoall, what --reduce auto takes
+    across hosts: a linear all-to-all and allgather, the ring's cost,
+    doc/scaling.md); F at a microbatch's rows from the
     reference runs at those rows where the run has them (rows_rate; else
     F at the global batch for every b); a message's CPU the unshaped
     link's alpha and beta (TCP through the kernel, on the cores that
@@ -312,7 +320,7 @@ def machine(w, link, model, cores):
     a_c, b_c, _ = link_constants(w, "none")
     measured = rows_rate(w, model)
     return Machine(F=F, alpha=a, beta=b, alpha_h=a, beta_h=b, host=1, cores=cores,
-                   data=binomial, rate=lambda rows, R: measured(rows, R) or F,
+                   data=ring, rate=lambda rows, R: measured(rows, R) or F,
                    msg_cpu=(a_c, b_c))
 
 
