@@ -93,7 +93,7 @@ def layout_table(w, lines):
     what parallelism_model.step() predicts with this run's constants"""
     files = glob.glob(os.path.join(w, "lay-*.json"))
     if not files:
-        return
+        return None
     keys = sorted({os.path.basename(p).rsplit("-", 1)[0] for p in files})
     points = [k.split("-", 3)[1:] for k in keys]
     order = ["none", "10gbit", "1gbit"]
@@ -105,6 +105,7 @@ def layout_table(w, lines):
     lines.append("\n| link | model | layout | samples/s | predicted | measured/predicted | "
                  "pipeline B/step | tensor B/step | data B/step | planned MiB a rank (most) |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    got_at = {}
     for k, (link, model, layout) in zip(keys, points):
         rs = [r for r in (parallelism_model.last_json(p) for p in
                           sorted(glob.glob(os.path.join(w, k + "-*.json")))) if r]
@@ -113,6 +114,7 @@ def layout_table(w, lines):
             continue
         got = median(rs, "samples_per_s")
         pred = parallelism_model.predict(w, link, model, layout, cores)
+        got_at[link, model, layout] = (got, pred)
         lines.append("| %s | %s | %s | %.0f | %s | %s | %.0f | %.0f | %.0f | %.1f |" % (
             link, model, layout, got, "%.0f" % pred if pred else "-",
             "%.2f" % (got / pred) if pred else "-",
@@ -120,6 +122,27 @@ def layout_table(w, lines):
             median(rs, "tensor_bytes_per_step") if "layout" in rs[0] else 0,
             median(rs, "data_bytes_per_step") if "layout" in rs[0] else median(rs, "bytes_per_step"),
             mib(max(rs[0]["planned_bytes"]))))
+    return layout_data(w, got_at, links, models, sorted({p[2] for p in points}))
+
+
+def layout_data(w, got_at, links, models, layouts):
+    """Part c's plot data: layouts-MODEL.dat (a layout a row, its samples/s
+    on each link, ? where refused) and model-check.dat (predicted and
+    measured samples/s, a point a row, and whether it is a pipeline);
+    returns the models and links plotted."""
+    for model in models:
+        with open(os.path.join(w, "layouts-%s.dat" % model), "w") as f:
+            f.write("layout %s\n" % " ".join(links))
+            for layout in layouts:
+                f.write("%s %s\n" % (layout, " ".join(
+                    "%.1f" % got_at[l, model, layout][0] if (l, model, layout) in got_at else "?"
+                    for l in links)))
+    with open(os.path.join(w, "model-check.dat"), "w") as f:
+        for (link, model, layout), (got, pred) in sorted(got_at.items()):
+            if pred:
+                f.write("%.1f %.1f %d # %s %s %s\n" % (pred, got, "P" in layout, link, model,
+                                                       layout))
+    return models, links
 
 
 BUBBLE_PLOT = """set output '%(out)s/parallelism-bubble.png'
@@ -145,18 +168,55 @@ plot '%(w)s/memory.dat' using 3:xtic(2) title 'planned', '' using 4 title 'peak 
 """
 
 
-def plot(w, out, bubble_rows, memory_rows):
+def layout_plots(w, out, layouts):
+    """Part c's two PNGs (gnuplot text): samples/s of each layout on each
+    link, a panel a model; measured against predicted, every point"""
+    if not layouts:
+        return ""
+    models, links = layouts
+    text = ["set output '%s/parallelism-layouts.png'" % out,
+            "set terminal pngcairo size 1200,420",
+            "set multiplot layout 1,%d title 'Layouts on 4 namespace hosts of one slot "
+            "(2 cores shared): samples/s, medians'" % len(models),
+            "set style data histograms", "set style histogram clustered gap 1",
+            "set style fill solid 0.7", "set datafile missing '?'",
+            "set key top center horizontal", "set offsets 0, 0, graph 0.12, 0",
+            "set xtics rotate by -30", "set yrange [0:*]", "unset xlabel"]
+    for model in models:
+        d = os.path.join(w, "layouts-%s.dat" % model)
+        text.append("set title '%s'" % model)
+        text.append("plot " + ", ".join(
+            "'%s' using %d:xtic(1) title columnheader(%d)" % (d, i + 2, i + 2)
+            for i in range(len(links))))
+    text += ["unset multiplot", "set terminal pngcairo size 800,500 noenhanced",
+             "set offsets 0, 0, 0, 0",
+             "set output '%s/parallelism-model-check.png'" % out,
+             "set style data points", "set logscale xy", "set xtics norotate",
+             "set yrange [*:*]", "set title 'parallelism_model.py step(): measured "
+             "against predicted, every point of part c'",
+             "set xlabel 'predicted samples/s'", "set ylabel 'measured samples/s'",
+             "set key top left",
+             "plot '%s/model-check.dat' using 1:($3 > 0 ? $2 : 1/0) pt 7 title 'pipelines "
+             "(P > 1)', '' using 1:($3 > 0 ? 1/0 : $2) pt 6 title 'D and T only', "
+             "x lw 1 title 'measured = predicted', 0.85 * x dt 2 title '0.85 (the aim, "
+             "pipelines)'" % w, "unset logscale"]
+    return "\n".join(text) + "\n"
+
+
+def plot(w, out, bubble_rows, memory_rows, layouts=None):
     """The PNGs of the parts that were run (gnuplot refuses an empty data
-    file: "x range is invalid"); none when neither was."""
+    file: "x range is invalid"); none when none was."""
     plots = [text for text, rows in ((BUBBLE_PLOT, bubble_rows), (MEMORY_PLOT, memory_rows))
              if rows]
-    if not plots:
+    extra = layout_plots(w, out, layouts)
+    if not plots and not extra:
         return
     gp = os.path.join(w, "plots.gp")
     with open(gp, "w") as f:
         f.write("set terminal pngcairo size 800,500\n")
         for text in plots:
             f.write(text % {"out": out, "w": w})
+        f.write(extra)
     try:
         subprocess.run(["gnuplot", gp], check=True)
     except (OSError, subprocess.CalledProcessError) as e:
@@ -169,12 +229,12 @@ def main():
     lines = ["Load average before: %s, after: %s (%d cores)\n" % (before, after, os.cpu_count())]
     bubble_rows = bubble_table(w, ms, lines)
     memory_rows = memory_table(w, lines)
-    layout_table(w, lines)
+    layouts = layout_table(w, lines)
     text = "\n".join(lines) + "\n"
     print(text)
     with open(os.path.join(w, "tables.md"), "w") as f:
         f.write(text)
-    plot(w, out, bubble_rows, memory_rows)
+    plot(w, out, bubble_rows, memory_rows, layouts)
 
 
 if __name__ == "__main__":
