@@ -30,26 +30,35 @@ import re
 import statistics
 import sys
 
-from pipe_trace import least, load
+from pipe_trace import least, load, pid_of
 
 SWITCH = re.compile(r"\[(\d+)\]\s+([\d.]+):.*prev_comm=(.*?) prev_pid=(\d+) .*"
                     r"next_comm=(.*?) next_pid=(\d+) ")
 
 
 def runs(path):
-    """{cpu: [(start, end, task)]}: who held each CPU, from the switches."""
+    """{cpu: [(start, end, task)]}: who held each CPU, from the switches;
+    the task a CPU's first switch takes off it held it from the
+    recording's start, the last one it puts on holds it to the end."""
     held = collections.defaultdict(list)
     last = {}
+    first = end = None
     with open(path) as f:
         for line in f:
             m = SWITCH.search(line)
             if not m:
                 continue
             cpu, t = int(m.group(1)), float(m.group(2))
+            first = t if first is None else first
+            end = t
             prev = f"{m.group(3)}:{m.group(4)}"
-            if cpu in last and last[cpu][1] == prev:
+            if cpu not in last:
+                last[cpu] = (first, prev)
+            if last[cpu][1] == prev:
                 held[cpu].append((last[cpu][0], t, prev))
             last[cpu] = (t, f"{m.group(5)}:{m.group(6)}")
+    for cpu, (t, task) in last.items():
+        held[cpu].append((t, end, task))
     return held
 
 
@@ -78,15 +87,22 @@ def main():
     lines, lowest, lowest_net = [], [], []
     for r in (0, 1):
         ops = [(k, m, a, b) for s in steps for k, m, a, b in ranks[r][s] if k in ("F", "B")]
-        # the rank's core and pid: the task running at its forwards' and
-        # backwards' ends (the rank itself, writing the time)
+        # the rank's core: where its process (its file's pid) ran at its
+        # forwards' and backwards' ends (the rank itself, writing the time);
+        # without the pid (an older file), the task most often running there
+        pid = pid_of(f"{prefix}.{r}.tsv")
         by = collections.Counter()
         for k, m, a, b in ops[:200]:
             for c in held:
-                got = inside(held[c], starts[c], b - 1e-6, b)
-                if got:
-                    by[(c, got.most_common(1)[0][0])] += 1
-        (cpu, me), _ = by.most_common(1)[0]
+                for task in inside(held[c], starts[c], b - 1e-6, b):
+                    if pid is None or task.endswith(f":{pid}"):
+                        by[(c, task)] += 1
+        if not by:  # no switch on its core while it ran: nothing else held it
+            lines.append(f"rank {r} (pid {pid}): never switched out while recorded; "
+                         "its times are its own")
+            held[None], starts[None], cpu, me = [], [], None, f"pid {pid}"
+        else:
+            (cpu, me), _ = by.most_common(1)[0]
         raw, net, others, total = collections.defaultdict(list), collections.defaultdict(list), \
             collections.Counter(), 0.0
         for k, m, a, b in ops:

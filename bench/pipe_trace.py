@@ -24,6 +24,7 @@
 Usage: bench/pipe_trace.py PREFIX SCHEDULE M   (SCHEDULE gpipe, 1f1b or eager-1f1b)
 """
 import collections
+import re
 import statistics
 import sys
 
@@ -38,6 +39,14 @@ def load(path):
                 continue
             steps[int(p[0])].append((p[1], int(p[2]), float(p[3]), float(p[4])))
     return steps
+
+
+def pid_of(path):
+    """the rank's process id from its file's first line ("# rank R, pid P";
+    None in a file written before the line was added)"""
+    with open(path) as f:
+        m = re.match(r"# rank \d+, pid (\d+)", f.readline())
+    return int(m.group(1)) if m else None
 
 
 # 1f1b and eager-1f1b at P = 2 (pipe_stage.c): the first stage's forwards

@@ -281,7 +281,10 @@ expect_exit 0 mpi 2 $SLOW --max-steps 2 --pipeline-schedule gpipe --microbatches
 python3 -c 'import sys
 from collections import Counter
 def events(path):
-    rows = [l.rstrip("\n").split("\t") for l in open(path)][1:]
+    lines = open(path).read().splitlines()
+    assert lines[0].startswith("# rank ") and ", pid " in lines[0], lines[0]
+    assert lines[1] == "step\tkind\tm\tstart\tend", lines[1]
+    rows = [l.split("\t") for l in lines[2:]]
     assert all(float(r[4]) >= float(r[3]) for r in rows), "an event ends before it starts"
     return Counter((r[0], r[1]) for r in rows)
 first, last = events("tl.0.tsv"), events("tl.1.tsv")
@@ -305,7 +308,7 @@ want = {"f1b3": ["F0 F1 F2 B0 F3 B1 F4 B2 B3 B4", "F0 F1 B0 F2 B1 F3 B2 F4 B3 B4
 held = {"f1b3": [3, 2, 1], "e1f1b3": [4, 3, 1]}
 for run in want:
     for r in range(3):
-        rows = [l.rstrip("\n").split("\t") for l in open(f"{run}-tl.{r}.tsv")][1:]
+        rows = [l.rstrip("\n").split("\t") for l in open(f"{run}-tl.{r}.tsv")][2:]
         for step in "01":
             order = [k + m for s, k, m, a, b in rows if s == step and k in ("F", "B")]
             got = " ".join(order)
@@ -325,7 +328,7 @@ assert len(plan["f1b3"]) == 3 and all(e > f for f, e in zip(plan["f1b3"], plan["
 expect_exit 0 mpi 2 $SLOW --max-steps 4 --microbatches 4 --straggler 0:4 --metrics tl.json
 python3 -c 'import json, sys
 idle = ("wA", "wG", "wL", "sA", "sG", "sL", "D")
-ev = [[l.rstrip("\n").split("\t") for l in open(f"tl.{r}.tsv")][1:] for r in (0, 1)]
+ev = [[l.rstrip("\n").split("\t") for l in open(f"tl.{r}.tsv")][2:] for r in (0, 1)]
 steps = sorted({e[0] for e in ev[0]})
 work = longest = 0.0
 for s in steps:

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct event {
 	char kind[3];
@@ -39,7 +40,7 @@ tr_pipe_trace *tr_pipe_trace_open(int rank, char *err, size_t errlen)
 	if (!t)
 		snprintf(err, errlen, "RIO_PIPE_TRACE: out of memory");
 	else
-		fprintf(t->f, "step\tkind\tm\tstart\tend\n");
+		fprintf(t->f, "# rank %d, pid %ld\nstep\tkind\tm\tstart\tend\n", rank, (long)getpid());
 	return t;
 }
 

@@ -3,7 +3,9 @@
  * time goes (RIO_PIPE_TRACE=PREFIX in the environment; off otherwise, and
  * then free: a NULL trace records nothing).
  *
- * Each rank writes PREFIX.<world rank>.tsv, one line an event:
+ * Each rank writes PREFIX.<world rank>.tsv: a first line "# rank R, pid
+ * P" (the process, for matching the kernel's scheduler events to the
+ * rank: bench/pipe_sched.py), a header line, then one line an event:
  *   step kind m start end
  * with the step's index in this process, the event's kind (below), the
  * microbatch's index in the step (-1: none) and the monotonic clock's
