@@ -235,8 +235,11 @@ static __global__ void k_adam(float *param, const float *grad, float *m1, float 
 
 int tr_cublas_load(tr_cublas *b, char *err, size_t errlen)
 {
-	/* the one type not taken from the header (cublas_dl.h): checked here */
-	(void)static_cast<tr_cublasGemmEx_fn>(&::cublasGemmEx);
+	/* the one type not taken from the header (cublas_dl.h), checked here;
+	 * in sizeof, unevaluated: no reference to the symbol, which a build
+	 * without optimisation would otherwise ask the linker for */
+	static_assert(sizeof(static_cast<tr_cublasGemmEx_fn>(&::cublasGemmEx)) != 0,
+	              "cublasGemmEx's C type");
 	memset(b, 0, sizeof *b);
 	b->lib = dlopen(TR_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!b->lib) {
