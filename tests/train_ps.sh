@@ -52,9 +52,12 @@ for k in 0 1 3; do
 	done
 done
 above "$(json k3.json staleness_mean)" 0 && pass || fail "K = 3 with a straggler: never stale"
-expect_exit 0 mpi 4 $RUN $SLOW --staleness inf --straggler 1:50 --metrics inf.json
+# (500x: the others' steps, mostly their exchange with the server, must be
+# several to one of the straggler's even when the suite's other tests load
+# the cores; at 50x a loaded run saw 3)
+expect_exit 0 mpi 4 $RUN $SLOW --staleness inf --straggler 1:500 --metrics inf.json
 above "$(json inf.json staleness_max)" 3 && pass ||
-	fail "asynchronous with a 50x straggler: staleness only $(json inf.json staleness_max)"
+	fail "asynchronous with a 500x straggler: staleness only $(json inf.json staleness_max)"
 # the straggler is the one rank whose metrics may lag: SSP lets the others
 # go 3 steps ahead, asynchrony as far as they like, both finish the epoch
 expect_eq "[33, 33, 33]" "$(json inf.json worker_steps)" "every worker's steps, asynchronous"
