@@ -10,7 +10,7 @@ bench_mkshards_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 bench_mkshards_LDADD = recordio/librecordio.la $(ZLIB_LIBS)
 bench_randread_SOURCES = bench/randread.c
 bench_randread_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS)
-bench_randread_LDADD = $(LIBURING_LIBS)
+bench_randread_LDADD = lib/librio_internal.la $(LIBURING_LIBS)
 # a cache line's round trip between two CPUs (bench/train.sh, each round)
 bench_core_rtt_SOURCES = bench/core_rtt.c
 bench_core_rtt_LDADD = -lpthread

@@ -13,6 +13,7 @@
  * Prints: <records> <seconds> <records/s> <GB/s>
  */
 #include "config.h"
+#include "grow.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -126,8 +127,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int *fds = calloc((size_t)nfiles, sizeof *fds);
-	size_t total = 0, cap = 1 << 20;
-	uint64_t *blocks = malloc(cap * sizeof *blocks);
+	size_t total = 0, cap = 0;
+	uint64_t *blocks = NULL;
+	if (!fds) {
+		fprintf(stderr, "randread: out of memory\n");
+		return 1;
+	}
 	for (int f = 0; f < nfiles; f++) {
 		struct stat st;
 		if ((fds[f] = open(argv[4 + f], O_RDONLY | (direct ? O_DIRECT : 0))) < 0 ||
@@ -136,8 +141,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		for (uint64_t k = 0; (k + 1) * size <= (uint64_t)st.st_size; k++) {
-			if (total == cap)
-				blocks = realloc(blocks, (cap *= 2) * sizeof *blocks);
+			if (rio__grow(&blocks, &cap, total + 1, sizeof *blocks, 1 << 20)) {
+				fprintf(stderr, "randread: out of memory at %zu blocks\n", total);
+				return 1;
+			}
 			blocks[total++] = (uint64_t)f << 40 | k;
 		}
 	}
