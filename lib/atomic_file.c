@@ -14,29 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int rio__write_all(int fd, const void *data, size_t n)
+/* The write loop of both: at the file's offset, or (positional) at `at`. */
+static int write_each(int fd, const char *p, size_t n, int positional, uint64_t at)
 {
-	const char *p = data;
 	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (w == 0)
-			return -EIO; /* no progress: never loop on it */
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-int rio__pwrite_all(int fd, const void *data, size_t n, uint64_t at)
-{
-	const char *p = data;
-	while (n) {
-		ssize_t w = pwrite(fd, p, n, (off_t)at);
+		ssize_t w = positional ? pwrite(fd, p, n, (off_t)at) : write(fd, p, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -49,6 +31,16 @@ int rio__pwrite_all(int fd, const void *data, size_t n, uint64_t at)
 		at += (uint64_t)w;
 	}
 	return 0;
+}
+
+int rio__write_all(int fd, const void *data, size_t n)
+{
+	return write_each(fd, data, n, 0, 0);
+}
+
+int rio__pwrite_all(int fd, const void *data, size_t n, uint64_t at)
+{
+	return write_each(fd, data, n, 1, at);
 }
 
 ssize_t rio__pread_full(int fd, void *buf, size_t n, uint64_t at)
