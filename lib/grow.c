@@ -47,3 +47,15 @@ int rio__grow(void *items, size_t *cap, size_t need, size_t item_size, size_t fi
 		*cap = c;
 	return rc;
 }
+
+int rio__grow_zeroed(void *items, size_t *cap, size_t need, size_t item_size, size_t first)
+{
+	size_t had = *cap;
+	int rc = rio__grow(items, cap, need, item_size, first);
+	if (rc == 0 && *cap > had) {
+		char *p;
+		memcpy(&p, items, sizeof p);
+		memset(p + had * item_size, 0, (*cap - had) * item_size);
+	}
+	return rc;
+}

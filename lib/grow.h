@@ -50,4 +50,8 @@ int rio__resize(void *items, size_t n, size_t item_size);
  * with *items and *cap untouched. New items are not initialised. */
 int rio__grow(void *items, size_t *cap, size_t need, size_t item_size, size_t first);
 
+/* rio__grow, the new items (from the old capacity to the new) zeroed:
+ * for arrays whose unused items must read as empty. */
+int rio__grow_zeroed(void *items, size_t *cap, size_t need, size_t item_size, size_t first);
+
 #endif /* RIO_GROW_H */

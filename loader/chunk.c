@@ -77,12 +77,8 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 {
 	if (!c->row_ptrs)
 		return c->rows + i * l->cols.row_stride;
-	if (i >= c->rowp_cap) {
-		size_t old = c->rowp_cap;
-		if (rio__grow(&c->rowp, &c->rowp_cap, i + 1, sizeof *c->rowp, 256))
-			return NULL;
-		memset(c->rowp + old, 0, (c->rowp_cap - old) * sizeof *c->rowp);
-	}
+	if (rio__grow_zeroed(&c->rowp, &c->rowp_cap, i + 1, sizeof *c->rowp, 256))
+		return NULL;
 	if (!c->rowp[i]) { /* rows for this slot and the empty ones after it */
 		uint8_t *got[64];
 		size_t want = 0, end = i + 64 < c->rowp_cap ? i + 64 : c->rowp_cap;
@@ -100,12 +96,8 @@ uint8_t *rio__chunk_row(rio__chunk *c, rio_loader *l, size_t i)
 
 int rio__chunk_own(rio__chunk *c, rio_loader *l)
 {
-	if (c->nrec > c->own_cap) {
-		size_t old = c->own_cap;
-		if (rio__grow(&c->own, &c->own_cap, c->nrec, sizeof *c->own, 256))
-			return -ENOMEM;
-		memset(c->own + old, 0, (c->own_cap - old) * sizeof *c->own);
-	}
+	if (rio__grow_zeroed(&c->own, &c->own_cap, c->nrec, sizeof *c->own, 256))
+		return -ENOMEM;
 	/* buffers released batches gave back, for the slots without one */
 	size_t want = 0;
 	for (size_t i = 0; i < c->nrec; i++)

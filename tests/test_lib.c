@@ -479,6 +479,35 @@ static void test_grow(void)
 	free(v);
 }
 
+/* rio__grow_zeroed: the new items zeroed, the old ones kept, nothing done
+ * when the array holds them already. */
+static void test_grow_zeroed(void)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0;
+	CU_ASSERT_EQUAL_FATAL(rio__grow_zeroed(&v, &cap, 3, sizeof *v, 4), 0);
+	CU_ASSERT_EQUAL(cap, 4);
+	int zero = 1;
+	for (size_t i = 0; i < cap; i++)
+		zero &= v[i] == 0;
+	CU_ASSERT(zero);
+	for (uint32_t i = 0; i < 4; i++)
+		v[i] = 0xdead0000u + i;
+	CU_ASSERT_EQUAL(rio__grow_zeroed(&v, &cap, 4, sizeof *v, 4), 0); /* fits */
+	CU_ASSERT_EQUAL(v[3], 0xdead0003u);
+	CU_ASSERT_EQUAL_FATAL(rio__grow_zeroed(&v, &cap, 9, sizeof *v, 4), 0);
+	CU_ASSERT_EQUAL(cap, 16);
+	int kept = 1;
+	for (uint32_t i = 0; i < 4; i++)
+		kept &= v[i] == 0xdead0000u + i;
+	CU_ASSERT(kept);
+	zero = 1;
+	for (size_t i = 4; i < cap; i++)
+		zero &= v[i] == 0;
+	CU_ASSERT(zero);
+	free(v);
+}
+
 /* A refused grow leaves the array, its items and the capacity alone. */
 static void expect_grow_refused(uint64_t **v, size_t *cap, size_t need, size_t item_size)
 {
@@ -553,6 +582,7 @@ static const tu_test misc_tests[] = {
 static const tu_test grow_tests[] = {
     {"rio__grow_cap: first, doubling, need past SIZE_MAX / 2", test_grow_cap},
     {"rio__grow: grows by doubling, keeps the items", test_grow},
+    {"rio__grow_zeroed: the new items zeroed, the old kept", test_grow_zeroed},
     {"rio__grow: overflow and a failed realloc leave the array intact", test_grow_refused},
     {NULL, NULL},
 };

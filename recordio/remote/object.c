@@ -309,12 +309,10 @@ static long plan_fetches(const rio__range *ranges, const size_t *order, size_t n
 		uint64_t pieces = direct && end - from > part ? (end - from + part - 1) / part : 1;
 		for (uint64_t k = 0; k < pieces; k++) {
 			if (m == cap) {
-				size_t had = cap;
-				if (rio__grow(&f, &cap, m + 1, sizeof *f, 0)) {
+				if (rio__grow_zeroed(&f, &cap, m + 1, sizeof *f, 0)) {
 					free(f);
 					return -ENOMEM;
 				}
-				memset(f + had, 0, (cap - had) * sizeof *f);
 			}
 			uint64_t pf = from + k * part, pe = pieces > 1 && pf + part < end ? pf + part : end;
 			f[m] = (struct fetch){.obj = a->obj, .from = pf, .len = (size_t)(pe - pf),
